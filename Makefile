@@ -1,0 +1,125 @@
+# bareperf — the one build entry point.
+#
+#   make            kernel.elf, the ESP tree and the host tools
+#   make run        boot in QEMU (UEFI=0 for PVH direct boot, KVM=1 on a real host)
+#   make test       host unit tests + in-guest tests; last line "N passed, N failed"
+#   make bench      BENCH <name> <value> <unit> lines
+#   make image      build/bareperf.img, a FAT image to dd onto a USB stick
+#
+# Each folder adds itself through its own fragment (*/*.mk). Outputs go to build/.
+
+BUILD        := build
+CROSS_COMPILE ?=
+
+KCC      := $(CROSS_COMPILE)gcc
+KLD      := $(CROSS_COMPILE)ld
+KNM      := $(CROSS_COMPILE)nm
+KOBJDUMP := $(CROSS_COMPILE)objdump
+KOBJCOPY := $(CROSS_COMPILE)objcopy
+NASM     := nasm
+HOSTCC   ?= cc
+PYTHON   ?= python3
+
+WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes
+
+# Kernel C: freestanding, no SIMD (apps may use it; the kernel never
+# saves vector state), frame pointers everywhere for backtraces.
+KCFLAGS_BASE := -std=gnu11 -O2 -g -ffreestanding -fno-builtin-printf \
+	-nostdinc -isystem $(shell $(KCC) -print-file-name=include) \
+	-fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
+	-fno-stack-protector -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-asynchronous-unwind-tables -fcf-protection=none -fno-strict-aliasing \
+	-fno-delete-null-pointer-checks \
+	-Iinclude -I. $(WARN) -MMD -MP
+KCFLAGS  := $(KCFLAGS_BASE) -mgeneral-regs-only
+# apps/ and guest tests may use SSE (the kernel enables it; see kernel/cpu.c).
+APPCFLAGS := $(KCFLAGS_BASE) -msse2
+NASMFLAGS := -f elf64 -Iinclude/ -MD
+
+HOSTCFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -Iinclude -I. $(WARN) -MMD -MP
+HOSTSAN    := -fsanitize=address,undefined -fno-sanitize-recover=all
+HOSTLIBS   :=
+
+# make V=1 shows the full commands.
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+# Filled by the fragments.
+KERNEL_C     :=
+KERNEL_ASM   :=
+APP_C        :=
+HOST_TESTS   :=
+HOST_TOOLS   :=
+BENCH_CMDS   :=
+CLEAN_EXTRA  :=
+
+all: kernel esp tools
+
+include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
+	apps/apps.mk tools/tools.mk test/test.mk
+
+KOBJS := $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \
+	 $(APP_C:%.c=$(BUILD)/k/%.o)
+
+# Flags live here: any change to the Makefile rebuilds everything.
+$(KOBJS): Makefile
+
+$(BUILD)/k/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(KCC) $(KCFLAGS) -c $< -o $@
+
+$(APP_C:%.c=$(BUILD)/k/%.o): $(BUILD)/k/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(KCC) $(APPCFLAGS) -c $< -o $@
+
+$(BUILD)/k/%.o: %.asm
+	@mkdir -p $(@D)
+	$(call say,NASM,$<)
+	$(Q)$(NASM) $(NASMFLAGS) -MF $(@:.o=.d) -MT $@ $< -o $@
+
+$(BUILD)/h/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -c $< -o $@
+
+# Two-pass link: the symbol table for backtraces (kallsyms) is generated
+# from pass 1 and lives in .ksyms, the last section, so adding it moves no
+# other symbol. The final link is checked against pass 1.
+KSYMS_GEN := tools/gen-ksyms.sh
+
+$(BUILD)/k/ksyms0.o: $(KSYMS_GEN)
+	@mkdir -p $(@D)
+	$(Q)sh $(KSYMS_GEN) < /dev/null > $(BUILD)/k/ksyms0.S
+	$(Q)$(KCC) -c $(BUILD)/k/ksyms0.S -o $@
+
+$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/k/ksyms0.o linker.ld $(KSYMS_GEN)
+	$(call say,LD,$@)
+	$(Q)$(KLD) -T linker.ld -nostdlib -z max-page-size=0x1000 --build-id=sha1 \
+		-o $(BUILD)/kernel.pass1.elf $(KOBJS) $(BUILD)/k/ksyms0.o
+	$(Q)$(KNM) -n --defined-only $(BUILD)/kernel.pass1.elf | sh $(KSYMS_GEN) > $(BUILD)/k/ksyms.S
+	$(Q)$(KCC) -c $(BUILD)/k/ksyms.S -o $(BUILD)/k/ksyms.o
+	$(Q)$(KLD) -T linker.ld -nostdlib -z max-page-size=0x1000 --build-id=sha1 \
+		-Map=$(BUILD)/kernel.ldmap -o $@ $(KOBJS) $(BUILD)/k/ksyms.o
+	$(Q)$(KNM) -n --defined-only $(BUILD)/kernel.pass1.elf | grep -v -e ' ksyms_' -e ' __kernel_end$$' > $(BUILD)/k/pass1.syms
+	$(Q)$(KNM) -n --defined-only $@ | grep -v -e ' ksyms_' -e ' __kernel_end$$' > $(BUILD)/kernel.map
+	$(Q)cmp -s $(BUILD)/k/pass1.syms $(BUILD)/kernel.map || \
+		{ echo "kernel.elf: symbols moved between link passes" >&2; rm -f $@; exit 1; }
+	$(Q)$(KOBJDUMP) -d -S --no-show-raw-insn $@ > $(BUILD)/kernel.lst
+
+kernel: $(BUILD)/kernel.elf
+
+tools: $(HOST_TOOLS)
+
+.PHONY: all kernel esp tools run test test-host test-guest bench image clean
+
+clean:
+	rm -rf $(BUILD) $(CLEAN_EXTRA)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

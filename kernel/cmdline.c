@@ -1,0 +1,146 @@
+/*
+ * cmdline.c — the kernel command line: from LoadOptions + \bareperf.cfg
+ * (UEFI) or -append (PVH). A word the kernel does not understand is an
+ * error, never silently ignored: a typo must not run the wrong experiment.
+ */
+#include "kernel/kernel.h"
+#include "kernel/cmdline.h"
+#include "kernel/uart.h"
+
+struct option {
+	const char *name;
+	const char *value_help;
+	const char *help;
+	int (*set)(struct kernel_options *o, char *val, char *err, size_t n);
+};
+
+static int set_app(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	(void)err, (void)n;
+	o->app = val;
+	return 0;
+}
+
+static int set_serial(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	static const u16 com[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
+	u64 port;
+
+	if (!strncmp(val, "com", 3) && val[3] >= '1' && val[3] <= '4' && !val[4]) {
+		o->serial_port = com[val[3] - '1'];
+		return 0;
+	}
+	if (parse_u64(val, &port) || port == 0 || port > 0xfff8) {
+		ksnprintf(err, n, "serial: '%s' is not com1..com4 or an I/O port like 0x3f8", val);
+		return -1;
+	}
+	o->serial_port = port;
+	return 0;
+}
+
+static int set_baud(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 baud;
+
+	if (parse_u64(val, &baud) || baud == 0 || baud > UART_CLOCK_BAUD ||
+	    UART_CLOCK_BAUD % baud) {
+		ksnprintf(err, n, "baud: '%s' is not a rate the 16550 can make "
+			  "(115200 divided by a whole number, e.g. 115200, 57600, 38400, 9600)", val);
+		return -1;
+	}
+	o->baud = baud;
+	return 0;
+}
+
+static const struct option options[] = {
+	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
+	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
+	{ "baud", "N", "console baud rate (default 115200)", set_baud },
+};
+
+void cmdline_defaults(struct kernel_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->app = CMDLINE_DEFAULT_APP;
+	o->serial_port = 0x3f8;
+	o->baud = 115200;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Cut the next word out of *p; NULL at the end. */
+static char *next_word(char **p)
+{
+	char *s = *p, *w;
+
+	while (is_space(*s))
+		s++;
+	if (!*s)
+		return NULL;
+	w = s;
+	while (*s && !is_space(*s))
+		s++;
+	if (*s)
+		*s++ = 0;
+	*p = s;
+	return w;
+}
+
+static int unknown(const char *key, char *err, size_t n)
+{
+	size_t len = ksnprintf(err, n, "unknown option '%s'; known options:", key);
+
+	for (size_t i = 0; i < ARRAY_SIZE(options) && len < n; i++)
+		len += ksnprintf(err + len, n - len, " %s", options[i].name);
+	return -1;
+}
+
+int cmdline_parse(char *line, struct kernel_options *o, char *err, size_t n)
+{
+	char *w;
+
+	while ((w = next_word(&line))) {
+		if (!strcmp(w, "--")) {
+			while ((w = next_word(&line))) {
+				if (o->app_argc == (int)ARRAY_SIZE(o->app_argv) - 1) {
+					ksnprintf(err, n, "more than %d app arguments after '--'",
+						  (int)ARRAY_SIZE(o->app_argv) - 1);
+					return -1;
+				}
+				o->app_argv[o->app_argc++] = w;
+			}
+			break;
+		}
+		char *eq = strchr(w, '=');
+		if (eq)
+			*eq = 0;
+		const struct option *opt = NULL;
+		for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+			if (!strcmp(options[i].name, w))
+				opt = &options[i];
+		if (!opt)
+			return unknown(w, err, n);
+		if (!eq || !eq[1]) {
+			ksnprintf(err, n, "option '%s' needs a value: %s=%s", w, w, opt->value_help);
+			return -1;
+		}
+		if (opt->set(o, eq + 1, err, n))
+			return -1;
+	}
+	o->app_argv[o->app_argc] = NULL;
+	return 0;
+}
+
+void cmdline_help(void (*out)(const char *line))
+{
+	char buf[160];
+
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		ksnprintf(buf, sizeof(buf), "  %s=%-20s %s", options[i].name,
+			  options[i].value_help, options[i].help);
+		out(buf);
+	}
+}

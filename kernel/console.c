@@ -1,0 +1,73 @@
+/*
+ * console.c — kernel text output. Goes to the UART; a lock keeps lines
+ * from different CPUs apart. A CPU reporting a fatal error takes the lock
+ * over rather than wait for it, so a crash is always printed.
+ */
+#include "kernel/kernel.h"
+#include "kernel/percpu.h"
+#include "kernel/uart.h"
+
+static u32 console_owner = ~0u;		/* cpu holding the console, or ~0 */
+static u32 console_depth;
+
+static void console_lock(void)
+{
+	u32 me = this_cpu()->cpu;
+
+	if (__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == me) {
+		console_depth++;		/* same CPU: a fault while printing */
+		return;
+	}
+	for (u64 spins = 0;; spins++) {
+		u32 free = ~0u;
+		if (__atomic_compare_exchange_n(&console_owner, &free, me, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		if (this_cpu()->in_fatal && spins > 100000000) {
+			__atomic_store_n(&console_owner, me, __ATOMIC_RELAXED);
+			break;
+		}
+		cpu_relax();
+	}
+	console_depth = 1;
+}
+
+static void console_unlock(void)
+{
+	if (--console_depth == 0)
+		__atomic_store_n(&console_owner, ~0u, __ATOMIC_RELEASE);
+}
+
+void console_write(const char *s, size_t len)
+{
+	console_lock();
+	uart_write(s, len);
+	console_unlock();
+}
+
+static void sink(const char *s, size_t n, void *ctx)
+{
+	(void)ctx;
+	uart_write(s, n);
+}
+
+int kvprintf(const char *fmt, va_list ap)
+{
+	int n;
+
+	console_lock();
+	n = kvprintf_sink(sink, NULL, fmt, ap);
+	console_unlock();
+	return n;
+}
+
+int kprintf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = kvprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}

@@ -1,0 +1,128 @@
+/*
+ * kernel.h — what apps/, pmu/, ringbuf/ and tests may call in kernel/.
+ *
+ * Unless a function says "NMI-safe", do not call it from an NMI handler.
+ */
+#ifndef BAREPERF_KERNEL_KERNEL_H
+#define BAREPERF_KERNEL_KERNEL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include "kernel/x86.h"
+#include "kernel/lib/string.h"
+#include "kernel/lib/printf.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a)	(((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+#define PAGE_SIZE	4096ul
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
+#define __noreturn	__attribute__((noreturn))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+/* Errors: 0 or one of these, negated. */
+enum {
+	E_OK = 0,
+	E_INVAL = 1,	/* bad argument */
+	E_NOMEM = 2,
+	E_NOENT = 3,	/* no such app, option, table, device */
+	E_RANGE = 4,
+	E_NODEV = 5,
+	E_BUSY = 6,
+	E_FAULT = 7,	/* a probed instruction faulted */
+};
+
+/* What the kernel reports to QEMU's isa-debug-exit (status = v * 2 + 1). */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,		/* the app or a test reported failure */
+	EXIT_USAGE = 2,		/* bad command line, unknown app */
+	EXIT_PANIC = 3,		/* CPU exception or broken invariant */
+};
+
+/* console.c — text to the serial console. kprintf is not NMI-safe. */
+int kprintf(const char *fmt, ...) __printf(1, 2);
+int kvprintf(const char *fmt, va_list ap);
+void console_write(const char *s, size_t len);
+
+/* panic.c */
+void panic(const char *fmt, ...) __printf(1, 2) __noreturn;
+#define BUG_ON(c) do { if (c) panic("%s: BUG_ON(%s) at %s:%d", __func__, #c, __FILE__, __LINE__); } while (0)
+/* Leave the machine: isa-debug-exit under QEMU, halt on hardware. */
+void machine_exit(enum exit_code code) __noreturn;
+/* Print a frame-pointer backtrace starting at (rip, rbp); leaf_ret, if not
+ * 0, is the return address of a frameless leaf holding rip. */
+void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
+/* The return address at rsp if rip is in a leaf called directly from it, else 0. */
+u64 leaf_return_address(u64 rip, u64 rsp);
+/* Symbol lookup in the built-in table: name and offset of addr, or NULL. */
+const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
+/* Address of a named text symbol, 0 if none. */
+u64 ksym_address(const char *name);
+
+/* cpu.c: features found at boot. */
+struct cpu_features {
+	char vendor[13];
+	char brand[49];
+	u32 family, model, stepping;
+	u32 max_leaf, max_ext_leaf;
+	bool hypervisor;
+	char hypervisor_id[13];
+	bool nx, pdpe1gb, xsave, avx, avx2, x2apic, tsc_deadline, invariant_tsc;
+	bool tsc;
+};
+extern struct cpu_features cpu_features;
+
+/* tsc.c */
+extern u64 tsc_hz;		/* 0 if it could not be determined */
+extern const char *tsc_hz_source;
+u64 tsc_to_ns(u64 ticks);
+
+/* pmm.c — physical pages, identity-mapped (phys == virt below the RAM top). */
+u64 pmm_alloc(size_t npages);		/* 0 when out of memory; zeroed */
+void pmm_free(u64 pa, size_t npages);
+size_t pmm_free_pages(void);
+size_t pmm_total_pages(void);
+
+/* paging.c */
+/* Map npages of fresh memory at a new kernel address, with an unmapped
+ * guard page below; returns the top (for stacks) or 0. */
+u64 vmalloc_stack(size_t npages);
+/* Is [va, va+len) mapped (present) in the kernel's page tables? */
+bool va_mapped(u64 va, size_t len);
+u64 virt_to_phys(const void *p);
+
+/* cmdline.c: the parsed kernel command line. */
+struct kernel_options {
+	const char *app;		/* app=NAME */
+	u16 serial_port;		/* serial=com1..com4|0xPORT */
+	u32 baud;			/* baud=N */
+	int app_argc;			/* words after "--" */
+	char *app_argv[32];
+};
+extern struct kernel_options kopt;
+
+/* Boot facts for apps and tests. */
+struct boot_info;
+extern const struct boot_info *boot_info;
+extern u64 boot_tsc_entry;		/* TSC at kernel entry */
+
+/* Apps: one C file each, registered with APP(); see apps/app.h. */
+struct app {
+	const char *name;
+	const char *desc;
+	int (*main)(int argc, char **argv);	/* returns an enum exit_code */
+	unsigned flags;
+};
+#define APP_TEST	(1u << 0)		/* a guest test, hidden from the app list */
+
+#define APP(n, d, fn, fl)						\
+	static const struct app __app_##n				\
+	__attribute__((used, section(".apps." #n), aligned(8))) =	\
+	{ .name = #n, .desc = (d), .main = (fn), .flags = (fl) }
+
+const struct app *app_find(const char *name);
+void app_list_print(void);
+
+#endif

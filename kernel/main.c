@@ -1,0 +1,182 @@
+/*
+ * main.c — from the entry stub to the app: take over the CPU, read the
+ * boot information and command line, set up memory, run the chosen app
+ * and leave with its status.
+ */
+#include "kernel/kernel.h"
+#include "kernel/cmdline.h"
+#include "kernel/mm.h"
+#include "kernel/percpu.h"
+#include "kernel/trap.h"
+#include "kernel/uart.h"
+#include <uapi/bootinfo.h>
+
+#define PVH_MARK	0x21485650	/* kernel/entry.asm */
+#define NT_GNU_BUILD_ID	3
+
+void kmain(void *info, u32 magic, u64 entry_tsc);
+void cpu_probe(void);
+void cpu_setup(void);
+void tsc_init(void);
+int pvh_to_boot_info(const void *start_info, struct boot_info *bi, const char **why);
+
+static struct boot_info bi;
+const struct boot_info *boot_info = &bi;
+u64 boot_tsc_entry;
+struct kernel_options kopt;
+static struct percpu bsp;
+static char cmdline[BOOT_CMDLINE_MAX];
+
+extern const char __notes_start[], __notes_end[];
+
+/* The GNU build id of this kernel, from its own notes (ELF gABI, "Note Section"). */
+static void print_build_id(void)
+{
+	const char *p = __notes_start;
+
+	while (p + 12 <= __notes_end) {
+		const u32 *h = (const u32 *)p;
+		u32 namesz = h[0], descsz = h[1], type = h[2];
+		const u8 *desc = (const u8 *)p + 12 + ALIGN_UP(namesz, 4);
+
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + 12, "GNU", 4)) {
+			kprintf("build-id ");
+			for (u32 i = 0; i < descsz; i++)
+				kprintf("%02x", desc[i]);
+			return;
+		}
+		p = (const char *)desc + ALIGN_UP(descsz, 4);
+	}
+	kprintf("build-id none");
+}
+
+static const char *take_boot_info(void *info, u32 magic)
+{
+	const char *why = NULL;
+
+	if (magic == PVH_MARK) {
+		pvh_to_boot_info(info, &bi, &why);
+		return why;
+	}
+	if (magic != BOOT_INFO_MAGIC)
+		return "entered with an unknown boot protocol (esi is neither PVH nor BOOT_INFO_MAGIC)";
+	const struct boot_info *in = info;
+	if (in->magic != BOOT_INFO_MAGIC || in->version < 1 || in->size < 64)
+		return "boot_info from the loader is malformed";
+	/* Append-only ABI: copy what both sides know, the rest stays zero. */
+	memcpy(&bi, in, MIN((size_t)in->size, sizeof(bi)));
+	bi.cmdline[sizeof(bi.cmdline) - 1] = 0;
+	bi.firmware_vendor[sizeof(bi.firmware_vendor) - 1] = 0;
+	if (bi.mmap_count > BOOT_MMAP_MAX)
+		return "boot_info memory map count is out of range";
+	return NULL;
+}
+
+static void print_help_line(const char *line)
+{
+	kprintf("%s\n", line);
+}
+
+static void print_memory(void)
+{
+	u64 usable = 0;
+
+	for (u32 i = 0; i < bi.mmap_count; i++)
+		if (bi.mmap[i].type == BOOT_MEM_USABLE)
+			usable += bi.mmap[i].length;
+	kprintf("mem: %lu MiB usable in a %u-entry map, %lu MiB free after boot\n",
+		usable >> 20, bi.mmap_count, (pmm_free_pages() * PAGE_SIZE) >> 20);
+}
+
+static void print_cpu(void)
+{
+	const struct cpu_features *f = &cpu_features;
+
+	kprintf("cpu: %s family %u model %u stepping %u \"%s\"\n",
+		f->vendor, f->family, f->model, f->stepping, f->brand);
+	kprintf("cpu: features:%s%s%s%s%s%s%s; %s%s\n",
+		f->nx ? " nx" : "", f->xsave ? " xsave" : "", f->avx ? " avx" : "",
+		f->avx2 ? " avx2" : "", f->x2apic ? " x2apic" : "",
+		f->tsc_deadline ? " tsc-deadline" : "", f->invariant_tsc ? " invariant-tsc" : "",
+		f->hypervisor ? "hypervisor " : "bare metal", f->hypervisor_id);
+	if (tsc_hz)
+		kprintf("tsc: %lu.%03lu MHz (%s)\n", tsc_hz / 1000000, tsc_hz / 1000 % 1000,
+			tsc_hz_source);
+	else
+		kprintf("tsc: frequency unknown (no CPUID 0x15/0x16, no PIT); times are in ticks\n");
+}
+
+static int run_app(void)
+{
+	const struct app *app = app_find(kopt.app);
+	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
+
+	if (!app) {
+		kprintf("bareperf: no app named '%s'. Apps:\n", kopt.app);
+		app_list_print();
+		return EXIT_USAGE;
+	}
+	argv[0] = (char *)app->name;
+	for (int i = 0; i <= kopt.app_argc; i++)
+		argv[i + 1] = kopt.app_argv[i];
+
+	u64 t0 = rdtsc_ordered();
+	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
+		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
+	kprintf("app: %s: start\n", app->name);
+	int rc = app->main(kopt.app_argc + 1, argv);
+	u64 t1 = rdtsc_ordered();
+	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
+		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
+	return rc;
+}
+
+void kmain(void *info, u32 magic, u64 entry_tsc)
+{
+	char err[256];
+
+	boot_tsc_entry = entry_tsc;
+	/* Our own GDT, TSS and IDT first, so any fault from here on is reported. */
+	percpu_init(&bsp, 0, 0);
+	idt_init();
+	cpu_probe();
+
+	const char *boot_err = take_boot_info(info, magic);
+	cmdline_defaults(&kopt);
+	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
+	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
+	uart_init(kopt.serial_port, kopt.baud);
+
+	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :
+		bi.source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
+	if (bi.firmware_vendor[0])
+		kprintf(" (firmware: %s)", bi.firmware_vendor);
+	kprintf(", ");
+	print_build_id();
+	kprintf("\n");
+	if (boot_err) {
+		kprintf("bareperf: cannot start: %s\n", boot_err);
+		machine_exit(EXIT_PANIC);
+	}
+	kprintf("cmdline: \"%s\"\n", bi.cmdline);
+	if (cmd_err) {
+		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
+		cmdline_help(print_help_line);
+		kprintf("  -- ARGS...                   words after -- go to the app\n");
+		machine_exit(EXIT_USAGE);
+	}
+
+	cpu_setup();
+	pmm_init(&bi);
+	paging_init(&bi);
+	percpu_alloc_stacks(&bsp);
+	tsc_init();
+	print_cpu();
+	print_memory();
+	if (bi.source == BOOT_SOURCE_UEFI && bi.loader_tsc && bi.exit_boot_tsc)
+		kprintf("boot: loader start to ExitBootServices: %lu TSC ticks (%lu us)\n",
+			bi.exit_boot_tsc - bi.loader_tsc,
+			tsc_to_ns(bi.exit_boot_tsc - bi.loader_tsc) / 1000);
+
+	machine_exit(run_app());
+}

@@ -1,0 +1,172 @@
+/*
+ * paging.c — the kernel's own page tables (SDM Vol. 3A 4.5, 4-level paging).
+ *
+ *   [0, top)            identity map of RAM and the 32-bit MMIO hole, 2 MiB
+ *                       pages, never executable; page 0 left unmapped so a
+ *                       NULL dereference faults; what is not RAM below
+ *                       4 GiB is uncached (APIC, IOAPIC, HPET, PCI BARs).
+ *   __kernel_start..    the image, 4 KiB pages: text R-X, rodata R--,
+ *                       data/bss RW- (W^X); the boot stack's guard page is
+ *                       left unmapped.
+ *   VMALLOC_BASE..      stacks with an unmapped guard page below each.
+ */
+#include "kernel/kernel.h"
+#include "kernel/mm.h"
+
+#define PTE_P		(1ul << 0)
+#define PTE_W		(1ul << 1)
+#define PTE_PWT		(1ul << 3)
+#define PTE_PCD		(1ul << 4)
+#define PTE_PS		(1ul << 7)
+#define PTE_NX		(1ul << 63)
+#define PTE_ADDR	0x000ffffffffff000ul
+
+#define SZ_2M		(2ul << 20)
+#define SZ_4G		(4ul << 30)
+#define VMALLOC_BASE	0xffffffffc0000000ul
+#define VMALLOC_END	0xffffffffff000000ul
+
+extern char boot_stack_guard[];
+
+static u64 *pml4;
+static u64 nx;			/* PTE_NX if the CPU has it, else 0 */
+static u64 vmalloc_next = VMALLOC_BASE;
+
+static u64 *table_at(u64 *entry)
+{
+	if (!(*entry & PTE_P)) {
+		u64 pa = pmm_alloc(1);
+		if (!pa)
+			panic("paging: out of memory for page tables");
+		*entry = pa | PTE_P | PTE_W;
+	}
+	BUG_ON(*entry & PTE_PS);
+	return (u64 *)(*entry & PTE_ADDR);
+}
+
+static u64 *pte_slot(u64 va, int level_stop)
+{
+	u64 *t = pml4;
+
+	for (int level = 3; level > level_stop; level--)
+		t = table_at(&t[(va >> (12 + 9 * level)) & 511]);
+	return &t[(va >> (12 + 9 * level_stop)) & 511];
+}
+
+static void map_4k(u64 va, u64 pa, u64 flags)
+{
+	*pte_slot(va, 0) = pa | flags | PTE_P;
+}
+
+static void map_2m(u64 va, u64 pa, u64 flags)
+{
+	*pte_slot(va, 1) = pa | flags | PTE_P | PTE_PS;
+}
+
+static bool is_ram(const struct boot_info *bi, u64 base, u64 len)
+{
+	for (u32 i = 0; i < bi->mmap_count; i++) {
+		const struct boot_mem_range *r = &bi->mmap[i];
+		if (r->type == BOOT_MEM_RESERVED || r->type == BOOT_MEM_MMIO)
+			continue;
+		if (base < r->base + r->length && r->base < base + len)
+			return true;
+	}
+	return false;
+}
+
+u64 mem_top(const struct boot_info *bi)
+{
+	u64 top = SZ_4G;
+
+	for (u32 i = 0; i < bi->mmap_count; i++)
+		if (bi->mmap[i].type != BOOT_MEM_RESERVED && bi->mmap[i].type != BOOT_MEM_MMIO)
+			top = MAX(top, bi->mmap[i].base + bi->mmap[i].length);
+	return ALIGN_UP(top, SZ_2M);
+}
+
+static u64 kernel_phys_base;
+
+u64 virt_to_phys(const void *p)
+{
+	u64 va = (u64)p;
+
+	if (va >= (u64)__kernel_start && va < (u64)__kernel_end)
+		return va - (u64)__kernel_start + kernel_phys_base;
+	if (va >= VMALLOC_BASE) {
+		u64 *e = pte_slot(va, 0);
+		return (*e & PTE_ADDR) | (va & 0xfff);
+	}
+	return va;		/* identity map */
+}
+
+static u64 image_flags(u64 va)
+{
+	if (va >= (u64)__text_start && va < (u64)__text_end)
+		return 0;				/* R-X */
+	if (va >= (u64)__data_start && va < (u64)__bss_end)
+		return PTE_W | nx;			/* RW- */
+	return nx;					/* R-- */
+}
+
+void paging_init(const struct boot_info *bi)
+{
+	u64 top = mem_top(bi);
+
+	nx = cpu_features.nx ? PTE_NX : 0;
+	kernel_phys_base = bi->kernel_phys;
+	pml4 = (u64 *)pmm_alloc(1);
+	if (!pml4)
+		panic("paging_init: out of memory");
+
+	for (u64 pa = 0; pa < top; pa += SZ_2M) {
+		u64 cache = is_ram(bi, pa, SZ_2M) ? 0 : PTE_PCD | PTE_PWT;
+		if (pa == 0) {
+			for (u64 p = PAGE_SIZE; p < SZ_2M; p += PAGE_SIZE)
+				map_4k(p, p, PTE_W | nx | cache);
+			continue;
+		}
+		map_2m(pa, pa, PTE_W | nx | cache);
+	}
+
+	for (u64 va = (u64)__kernel_start; va < (u64)__kernel_end; va += PAGE_SIZE) {
+		if (va == (u64)boot_stack_guard)
+			continue;
+		map_4k(va, va - (u64)__kernel_start + bi->kernel_phys, image_flags(va));
+	}
+	write_cr3((u64)pml4);
+}
+
+u64 vmalloc_stack(size_t npages)
+{
+	u64 base = vmalloc_next + PAGE_SIZE;		/* guard page stays unmapped */
+
+	if (base + npages * PAGE_SIZE > VMALLOC_END)
+		return 0;
+	for (size_t i = 0; i < npages; i++) {
+		u64 pa = pmm_alloc(1);
+		if (!pa)
+			return 0;
+		map_4k(base + i * PAGE_SIZE, pa, PTE_W | nx);
+	}
+	vmalloc_next = base + npages * PAGE_SIZE;
+	return vmalloc_next;
+}
+
+bool va_mapped(u64 va, size_t len)
+{
+	if (!pml4)		/* before paging_init: nothing is known to be safe */
+		return false;
+	for (u64 p = ALIGN_DOWN(va, PAGE_SIZE); p < va + len; p += PAGE_SIZE) {
+		u64 *t = pml4;
+		for (int level = 3; ; level--) {
+			u64 e = t[(p >> (12 + 9 * level)) & 511];
+			if (!(e & PTE_P))
+				return false;
+			if (level == 0 || (e & PTE_PS))
+				break;
+			t = (u64 *)(e & PTE_ADDR);
+		}
+	}
+	return true;
+}

@@ -1,0 +1,166 @@
+/*
+ * panic.c — leaving the machine, panics, and symbolized backtraces.
+ *
+ * The symbol table is generated at link time (tools/gen-ksyms.sh, two-pass
+ * link in the Makefile): sorted text addresses, and their names.
+ */
+#include "kernel/kernel.h"
+#include "kernel/mm.h"
+#include "kernel/percpu.h"
+#include "kernel/uart.h"
+
+/* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
+#define DEBUG_EXIT_PORT	0xf4
+
+extern const u64 ksyms_count;
+extern const u64 ksyms_addr[];
+extern const u32 ksyms_name_off[];
+extern const char ksyms_names[];
+
+const char *ksym_lookup(u64 addr, u64 *offset, u64 *size)
+{
+	u64 lo = 0, hi = ksyms_count;
+
+	if (addr < (u64)__text_start || addr >= (u64)__text_end || !hi)
+		return NULL;
+	/* Last symbol with address <= addr. */
+	while (hi - lo > 1) {
+		u64 mid = (lo + hi) / 2;
+		if (ksyms_addr[mid] <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ksyms_addr[lo] > addr)
+		return NULL;
+	u64 end = lo + 1 < ksyms_count ? ksyms_addr[lo + 1] : (u64)__text_end;
+	/* Several names may share an address; the next distinct one ends it. */
+	for (u64 i = lo + 1; i < ksyms_count && ksyms_addr[i] == ksyms_addr[lo]; i++)
+		end = i + 1 < ksyms_count ? ksyms_addr[i + 1] : (u64)__text_end;
+	if (offset)
+		*offset = addr - ksyms_addr[lo];
+	if (size)
+		*size = end - ksyms_addr[lo];
+	return ksyms_names + ksyms_name_off[lo];
+}
+
+u64 ksym_address(const char *name)
+{
+	for (u64 i = 0; i < ksyms_count; i++)
+		if (!strcmp(ksyms_names + ksyms_name_off[i], name))
+			return ksyms_addr[i];
+	return 0;
+}
+
+#define BACKTRACE_MAX	32
+
+static void print_frame(u64 pc, bool is_return, unsigned repeat)
+{
+	u64 off, size;
+	/* A return address may lie just past a noreturn call at the very end
+	 * of the caller: look up pc - 1, which is inside the call. */
+	const char *name = ksym_lookup(is_return ? pc - 1 : pc, &off, &size);
+
+	if (is_return)
+		off++;
+	if (name)
+		kprintf("  [<%016lx>] %s+%#lx/%#lx", pc, name, off, size);
+	else
+		kprintf("  [<%016lx>] ?", pc);
+	if (repeat > 1)
+		kprintf("  (x%u)", repeat);
+	kprintf("\n");
+}
+
+/*
+ * GCC 12 gives leaf functions no frame even with -mno-omit-leaf-frame-pointer,
+ * so a fault in a leaf would hide the leaf's caller. If the word at the top
+ * of the stack is a return address whose preceding instruction is a direct
+ * call (E8 rel32) to the function holding rip, it is that caller.
+ */
+u64 leaf_return_address(u64 rip, u64 rsp)
+{
+	u64 func_off, ret, target_off;
+
+	if (rsp & 7 || !va_mapped(rsp, 8) || !ksym_lookup(rip, &func_off, NULL))
+		return 0;
+	ret = *(u64 *)rsp;
+	if (ret < (u64)__text_start + 5 || ret >= (u64)__text_end)
+		return 0;
+	if (*(u8 *)(ret - 5) != 0xe8)
+		return 0;
+	u64 target = ret + (s64)*(s32 *)(ret - 4);
+	if (!ksym_lookup(target, &target_off, NULL) || target_off != 0)
+		return 0;
+	return target == rip - func_off ? ret : 0;
+}
+
+void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
+{
+	u64 pc = rip;
+	bool is_return = false;
+	unsigned repeat = 1, depth;
+
+	if (leaf_ret) {
+		print_frame(rip, false, 1);
+		pc = leaf_ret;
+		is_return = true;
+	}
+
+	for (depth = 0; depth < BACKTRACE_MAX; depth++) {
+		/* Frame: [rbp] = caller's rbp, [rbp + 8] = return address. Stop at
+		 * the outermost frame (rbp = 0) or anything that does not look
+		 * like a frame on a mapped kernel stack. */
+		u64 next_pc = 0, next = 0;
+		if (rbp && !(rbp & 7) && va_mapped(rbp, 16)) {
+			next = ((u64 *)rbp)[0];
+			next_pc = ((u64 *)rbp)[1];
+			if (next && next <= rbp)
+				next_pc = 0;
+		}
+		/* Runs of one frame (deep recursion) print once with a count. */
+		if (next_pc == pc && depth + 1 < BACKTRACE_MAX) {
+			repeat++;
+		} else {
+			print_frame(pc, is_return, repeat);
+			repeat = 1;
+		}
+		if (!next_pc)
+			return;
+		pc = next_pc;
+		is_return = true;
+		rbp = next;
+	}
+	kprintf("  ... (stopped after %d frames)\n", BACKTRACE_MAX);
+}
+
+void machine_exit(enum exit_code code)
+{
+	irq_disable();
+	uart_flush();
+	if (cpu_features.hypervisor)
+		outl(DEBUG_EXIT_PORT, code);
+	/* Bare hardware, or a VM without the exit device: stop here. */
+	kprintf("bareperf: halted (exit status %d); reset the machine to run again\n", code);
+	uart_flush();
+	for (;;)
+		halt();
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+	struct percpu *pc = this_cpu();
+
+	irq_disable();
+	__atomic_store_n(&pc->in_fatal, 1, __ATOMIC_RELAXED);
+	kprintf("\nbareperf: PANIC on cpu %u: ", pc->cpu);
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\nCall trace:\n");
+	u64 here;
+	asm volatile("leaq 0(%%rip), %0" : "=r"(here));
+	backtrace_print(here, (u64)__builtin_frame_address(0), 0);
+	machine_exit(EXIT_PANIC);
+}

@@ -1,0 +1,195 @@
+/*
+ * trap.c — the IDT, the one C dispatch for every vector, fault fix-ups for
+ * probing instructions, and the fatal-exception report.
+ */
+#include "kernel/kernel.h"
+#include "kernel/percpu.h"
+#include "kernel/trap.h"
+
+#define ISR_STUB_SIZE	16		/* kernel/isr.asm */
+#define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */
+
+struct idt_gate {
+	u16 off_lo;
+	u16 sel;
+	u8  ist;
+	u8  type;
+	u16 off_mid;
+	u32 off_hi;
+	u32 zero;
+} __attribute__((packed));
+_Static_assert(sizeof(struct idt_gate) == 16, "IDT gate layout");
+
+extern const char isr_stubs[];
+static struct idt_gate idt[256] __attribute__((aligned(16)));
+static trap_handler_t handlers[256];
+
+#define NMI_HANDLERS_MAX 8
+static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX];
+
+/* Exception table: probing instructions that may fault (x86.h *_safe). */
+struct extable_entry {
+	u64 insn;
+	u64 fixup;
+};
+extern const struct extable_entry __start_extable[], __stop_extable[];
+
+static const char *const exc_names[32] = {
+	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint",
+	"#OF overflow", "#BR bound range", "#UD invalid opcode", "#NM device not available",
+	"#DF double fault", "coprocessor segment overrun", "#TS invalid TSS", "#NP segment not present",
+	"#SS stack fault", "#GP general protection", "#PF page fault", "reserved 15",
+	"#MF x87 error", "#AC alignment check", "#MC machine check", "#XM SIMD exception",
+	"#VE virtualization", "#CP control protection", "reserved 22", "reserved 23",
+	"reserved 24", "reserved 25", "reserved 26", "reserved 27",
+	"#HV hypervisor injection", "#VC VMM communication", "#SX security", "reserved 31",
+};
+
+static void set_gate(unsigned v, u64 addr, unsigned ist)
+{
+	idt[v] = (struct idt_gate){
+		.off_lo = addr & 0xffff,
+		.sel = SEL_KCODE,
+		.ist = ist,
+		.type = GATE_INTR,
+		.off_mid = (addr >> 16) & 0xffff,
+		.off_hi = addr >> 32,
+	};
+}
+
+void idt_init(void)
+{
+	for (unsigned v = 0; v < 256; v++)
+		set_gate(v, (u64)isr_stubs + v * ISR_STUB_SIZE, 0);
+	/* Exceptions that can arrive on a bad stack, or inside other handlers,
+	 * get known-good stacks (SDM Vol. 3A 6.14.5). */
+	idt[VEC_NMI].ist = IST_NMI;
+	idt[VEC_DF].ist = IST_DF;
+	idt[VEC_MC].ist = IST_MC;
+	idt[VEC_DB].ist = IST_DB;
+	idt_load();
+}
+
+void idt_load(void)
+{
+	struct desc_ptr d = { sizeof(idt) - 1, (u64)idt };
+	lidt(&d);
+}
+
+void trap_set_handler(unsigned vector, trap_handler_t h)
+{
+	BUG_ON(vector > 255);
+	handlers[vector] = h;
+}
+
+int nmi_register(nmi_handler_t h)
+{
+	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
+		nmi_handler_t expected = NULL;
+		if (__atomic_compare_exchange_n(&nmi_handlers[i], &expected, h, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return 0;
+	}
+	return -E_BUSY;
+}
+
+static void nmi_dispatch(struct trap_frame *f)
+{
+	struct percpu *pc = this_cpu();
+	bool claimed = false;
+
+	pc->nmi_count++;
+	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
+		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
+		if (h && h(f))
+			claimed = true;
+	}
+	if (!claimed)
+		pc->nmi_unclaimed++;
+}
+
+static bool extable_fixup(struct trap_frame *f)
+{
+	for (const struct extable_entry *e = __start_extable; e < __stop_extable; e++) {
+		if (e->insn == f->rip) {
+			f->rip = e->fixup;
+			return true;
+		}
+	}
+	return false;
+}
+
+void trap_dispatch(struct trap_frame *f);
+void trap_dispatch(struct trap_frame *f)
+{
+	unsigned v = f->vector;
+
+	if (v == VEC_NMI) {
+		nmi_dispatch(f);
+		return;
+	}
+	if (handlers[v]) {
+		handlers[v](f);
+		return;
+	}
+	if (v < 32) {
+		if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
+			return;
+		fatal_trap(f, exc_names[v]);
+	}
+	fatal_trap(f, "unexpected interrupt");
+}
+
+static void print_pf_error(u64 err)
+{
+	/* SDM Vol. 3A 4.7: page-fault error code. */
+	kprintf("  error code %#lx [%s, %s%s%s%s]\n", err,
+		err & 2 ? "write" : "read",
+		err & 1 ? "protection violation" : "not present",
+		err & 8 ? ", reserved bit set" : "",
+		err & 16 ? ", instruction fetch" : "",
+		err & 4 ? ", user" : "");
+	kprintf("  CR2 %016lx (the address accessed)\n", read_cr2());
+}
+
+static void print_rip(const char *label, u64 rip)
+{
+	u64 off, size;
+	const char *name = ksym_lookup(rip, &off, &size);
+
+	if (name)
+		kprintf("  %s %016lx %s+%#lx/%#lx\n", label, rip, name, off, size);
+	else
+		kprintf("  %s %016lx ?\n", label, rip);
+}
+
+void fatal_trap(struct trap_frame *f, const char *why)
+{
+	struct percpu *pc = this_cpu();
+
+	irq_disable();
+	if (__atomic_exchange_n(&pc->in_fatal, 1, __ATOMIC_ACQ_REL)) {
+		/* A fault while reporting a fault: say so and leave at once. */
+		kprintf("\nbareperf: FATAL: nested fault (vector %lu, rip %016lx) while reporting\n",
+			f->vector, f->rip);
+		machine_exit(EXIT_PANIC);
+	}
+	kprintf("\nbareperf: FATAL: CPU exception %s (vector %lu) on cpu %u\n",
+		why, f->vector, pc->cpu);
+	if (f->vector == VEC_PF)
+		print_pf_error(f->error);
+	else
+		kprintf("  error code %#lx\n", f->error);
+	print_rip("RIP", f->rip);
+	kprintf("  RSP %016lx  RBP %016lx  RFLAGS %016lx\n", f->rsp, f->rbp, f->rflags);
+	kprintf("  RAX %016lx  RBX %016lx  RCX %016lx\n", f->rax, f->rbx, f->rcx);
+	kprintf("  RDX %016lx  RSI %016lx  RDI %016lx\n", f->rdx, f->rsi, f->rdi);
+	kprintf("  R8  %016lx  R9  %016lx  R10 %016lx\n", f->r8, f->r9, f->r10);
+	kprintf("  R11 %016lx  R12 %016lx  R13 %016lx\n", f->r11, f->r12, f->r13);
+	kprintf("  R14 %016lx  R15 %016lx\n", f->r14, f->r15);
+	kprintf("  CS %04lx SS %04lx  CR0 %016lx  CR3 %016lx  CR4 %016lx\n",
+		f->cs, f->ss, read_cr0(), read_cr3(), read_cr4());
+	kprintf("Call trace:\n");
+	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
+	machine_exit(EXIT_PANIC);
+}

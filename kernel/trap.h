@@ -1,0 +1,48 @@
+/*
+ * trap.h — the saved state of an interrupted context, and handler hooks.
+ */
+#ifndef BAREPERF_KERNEL_TRAP_H
+#define BAREPERF_KERNEL_TRAP_H
+
+#include <stddef.h>
+#include "kernel/x86.h"
+
+/* Layout written by kernel/isr.asm: GPRs pushed in reverse, then the stub's
+ * vector and error code, then what the CPU pushed (SDM Vol. 3A 6.14.1). */
+struct trap_frame {
+	u64 r15, r14, r13, r12, r11, r10, r9, r8;
+	u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	u64 vector, error;
+	u64 rip, cs, rflags, rsp, ss;
+};
+_Static_assert(offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm push order");
+_Static_assert(sizeof(struct trap_frame) == 22 * 8, "isr.asm frame size");
+
+#define VEC_DE	0
+#define VEC_DB	1
+#define VEC_NMI	2
+#define VEC_BP	3
+#define VEC_UD	6
+#define VEC_DF	8
+#define VEC_GP	13
+#define VEC_PF	14
+#define VEC_MC	18
+#define VEC_IRQ_BASE	32
+
+typedef void (*trap_handler_t)(struct trap_frame *f);
+/* Install a handler for a vector (exceptions included: it then decides). */
+void trap_set_handler(unsigned vector, trap_handler_t h);
+
+/* NMI handlers answer "was it mine?": return true if they handled it.
+ * Every registered handler runs on each NMI (several sources may fire at
+ * once); an NMI none claims is counted in percpu.nmi_unclaimed. */
+typedef bool (*nmi_handler_t)(struct trap_frame *f);
+int nmi_register(nmi_handler_t h);
+
+void idt_init(void);		/* builds the shared IDT (boot CPU) */
+void idt_load(void);		/* loads it (every CPU) */
+
+/* Print the register dump and backtrace for a fatal trap, then exit. */
+void fatal_trap(struct trap_frame *f, const char *why) __attribute__((noreturn));
+
+#endif

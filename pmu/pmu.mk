@@ -1,0 +1,1 @@
+# pmu/ build fragment (included by the top-level Makefile).

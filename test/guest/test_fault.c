@@ -1,0 +1,76 @@
+/*
+ * test_fault — provoke a CPU exception on purpose. The runner checks that
+ * the kernel prints the exception, the registers and a symbolized call
+ * trace through these functions, and exits with EXIT_PANIC.
+ *
+ *   -- null     write through a NULL pointer (#PF, page 0 is unmapped)
+ *   -- ud       ud2 (#UD)
+ *   -- gp       load from a non-canonical address (#GP)
+ *   -- div      divide by zero (#DE)
+ *   -- stack    unbounded recursion into the boot stack's guard page (#DF)
+ *   -- panic    a kernel panic()
+ */
+#include "kernel/kernel.h"
+
+static volatile int sink;
+static volatile int depth_limit = 1 << 30;	/* never reached: the guard page is */
+
+/* Each fault is one explicit instruction: the compiler may legally drop or
+ * rewrite a C-level NULL store or division by zero. */
+static void __attribute__((noinline)) fault_null(void)
+{
+	asm volatile("movl $1, (%0)" : : "r"(0ul) : "memory");
+}
+
+static void __attribute__((noinline)) fault_ud(void)
+{
+	asm volatile("ud2");
+}
+
+static void __attribute__((noinline)) fault_gp(void)
+{
+	asm volatile("movl (%0), %%eax" : : "r"(0x8000000000000000ul) : "rax", "memory");
+}
+
+static void __attribute__((noinline)) fault_div(void)
+{
+	asm volatile("xorl %%ecx, %%ecx; movl $1, %%eax; xorl %%edx, %%edx; divl %%ecx"
+		     : : : "rax", "rcx", "rdx");
+}
+
+static int __attribute__((noinline)) fault_stack(int depth)
+{
+	volatile char pad[512];
+
+	pad[0] = depth;
+	if (depth == depth_limit)
+		return 0;
+	return fault_stack(depth + 1) + pad[0];
+}
+
+static int test_fault_main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "null";
+
+	kprintf("test_fault: provoking '%s'\n", what);
+	if (!strcmp(what, "null"))
+		fault_null();
+	else if (!strcmp(what, "ud"))
+		fault_ud();
+	else if (!strcmp(what, "gp"))
+		fault_gp();
+	else if (!strcmp(what, "div"))
+		fault_div();
+	else if (!strcmp(what, "stack"))
+		sink = fault_stack(0);
+	else if (!strcmp(what, "panic"))
+		panic("test_fault: deliberate panic (%s)", what);
+	else {
+		kprintf("test_fault: unknown fault '%s'\n", what);
+		return EXIT_USAGE;
+	}
+	kprintf("test_fault: '%s' did not fault\n", what);
+	return EXIT_FAIL;
+}
+
+APP(test_fault, "guest test: deliberate CPU exceptions", test_fault_main, APP_TEST);
