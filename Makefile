@@ -60,6 +60,28 @@ CLEAN_EXTRA  :=
 
 all: kernel esp tools
 
+# make run: boot in QEMU and show the console. UEFI=1 (default) boots
+# through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
+# -enable-kvm -cpu host (on a Linux host with a PMU). APP=, SMP=, MEM=,
+# and ARGS= (words for the app, after --) pick what runs.
+UEFI ?= 1
+KVM  ?= 0
+SMP  ?= 1
+MEM  ?= 256
+APP  ?=
+ARGS ?=
+
+run: check-deps kernel $(if $(filter 1,$(UEFI)),esp)
+	$(Q)$(PYTHON) tools/bpqemu.py --build $(BUILD) $(if $(filter 1,$(UEFI)),--uefi) \
+		$(if $(filter 1,$(KVM)),--kvm) --smp $(SMP) --mem $(MEM) \
+		$(if $(APP),app=$(APP)) $(if $(ARGS),-- $(ARGS))
+
+check-deps:
+	$(Q)sh tools/deps.sh check
+
+deps:
+	$(Q)sh tools/deps.sh install
+
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
 	apps/apps.mk tools/tools.mk test/test.mk
 
@@ -117,7 +139,7 @@ kernel: $(BUILD)/kernel.elf
 
 tools: $(HOST_TOOLS)
 
-.PHONY: all kernel esp tools run test test-host test-guest bench image clean
+.PHONY: all kernel esp tools run test test-host test-guest bench image clean check-deps deps
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_EXTRA)

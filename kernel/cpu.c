@@ -117,10 +117,12 @@ void percpu_init(struct percpu *pc, u32 cpu, u32 apic_id)
 	pc->gdt[3] = gdt_tss_low((u64)&pc->tss, sizeof(pc->tss) - 1);
 	pc->gdt[4] = (u64)&pc->tss >> 32;
 	pc->tss.iomap_base = sizeof(pc->tss);	/* no I/O bitmap */
-	/* Until percpu_alloc_stacks() runs, the ISTs share small static stacks
-	 * (boot CPU only: paging is not ours yet, so no guarded stacks). */
+	/* Until percpu_alloc_stacks() runs, the ISTs use small static stacks
+	 * (boot CPU only: paging is not ours yet, so no guarded stacks; the
+	 * boot CPU allocates an AP's stacks before starting it). */
 	for (int i = 0; i < IST_COUNT; i++)
-		pc->tss.ist[i] = (u64)early_ist[i] + sizeof(early_ist[i]);
+		if (!pc->tss.ist[i])
+			pc->tss.ist[i] = (u64)early_ist[i] + sizeof(early_ist[i]);
 
 	struct desc_ptr d = { sizeof(pc->gdt) - 1, (u64)pc->gdt };
 	lgdt(&d);
@@ -191,5 +193,28 @@ int wrmsr_safe(u32 msr, u64 val)
 		     ".popsection"
 		     : [err] "=r"(err)
 		     : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32)) : "memory");
+	return err ? -E_FAULT : 0;
+}
+
+int rdpmc_safe(u32 ecx, u64 *val)
+{
+	u32 lo = 0, hi = 0;
+	int err;
+
+	asm volatile("lfence\n"
+		     "1: rdpmc\n\t"
+		     "xorl %[err], %[err]\n"
+		     "2:\n\t"
+		     "lfence\n\t"
+		     ".pushsection .text.fixup, \"ax\"\n"
+		     "3: movl $-1, %[err]\n\t"
+		     "jmp 2b\n\t"
+		     ".popsection\n\t"
+		     ".pushsection .extable, \"a\"\n\t"
+		     ".balign 8\n\t"
+		     ".quad 1b, 3b\n\t"
+		     ".popsection"
+		     : [err] "=r"(err), "+a"(lo), "+d"(hi) : "c"(ecx) : "memory");
+	*val = ((u64)hi << 32) | lo;
 	return err ? -E_FAULT : 0;
 }

@@ -122,6 +122,18 @@ struct app {
 	__attribute__((used, section(".apps." #n), aligned(8))) =	\
 	{ .name = #n, .desc = (d), .main = (fn), .flags = (fl) }
 
+/* smp.c: CPUs are numbered 0 (boot CPU) .. smp_cpus() - 1. */
+u32 smp_cpus(void);
+/* Run fn(arg) on a CPU (directly if it is this one). wait: until it returns.
+ * Returns -E_NOENT for no such CPU, -E_BUSY if it still runs an earlier call. */
+int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait);
+bool smp_call_done(u32 cpu);
+/* Run fn(arg) on every CPU at once, this one included, and wait for all. */
+void smp_call_all(void (*fn)(void *), void *arg);
+/* NMI every other CPU, have each print where it was, and stop it. */
+void smp_stop_others(void);
+u32 this_cpu_id(void);
+
 const struct app *app_find(const char *name);
 void app_list_print(void);
 

@@ -4,9 +4,13 @@
  * and leave with its status.
  */
 #include "kernel/kernel.h"
+#include "kernel/acpi.h"
+#include "kernel/apic.h"
 #include "kernel/cmdline.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "pmu/pmu.h"
 #include "kernel/trap.h"
 #include "kernel/uart.h"
 #include <uapi/bootinfo.h>
@@ -24,7 +28,6 @@ static struct boot_info bi;
 const struct boot_info *boot_info = &bi;
 u64 boot_tsc_entry;
 struct kernel_options kopt;
-static struct percpu bsp;
 static char cmdline[BOOT_CMDLINE_MAX];
 
 extern const char __notes_start[], __notes_end[];
@@ -99,11 +102,29 @@ static void print_cpu(void)
 		f->avx2 ? " avx2" : "", f->x2apic ? " x2apic" : "",
 		f->tsc_deadline ? " tsc-deadline" : "", f->invariant_tsc ? " invariant-tsc" : "",
 		f->hypervisor ? "hypervisor " : "bare metal", f->hypervisor_id);
+}
+
+static void print_tsc(void)
+{
 	if (tsc_hz)
 		kprintf("tsc: %lu.%03lu MHz (%s)\n", tsc_hz / 1000000, tsc_hz / 1000 % 1000,
 			tsc_hz_source);
 	else
 		kprintf("tsc: frequency unknown (no CPUID 0x15/0x16, no PIT); times are in ticks\n");
+}
+
+static void start_cpus(void)
+{
+	u32 ids[MAX_CPUS], n = 0;
+
+	for (u32 i = 0; i < acpi->madt.ncpus && n < MAX_CPUS; i++)
+		if (acpi->madt.cpu[i].enabled)
+			ids[n++] = acpi->madt.cpu[i].apic_id;
+	smp_init(ids, n);
+	if (acpi->madt.cpus_enabled > acpi->madt.ncpus)
+		kprintf("smp: the MADT lists %u CPUs; bareperf supports %u\n",
+			acpi->madt.cpus_enabled, MAX_CPUS);
+	kprintf("smp: %u CPU%s online\n", smp_cpus(), smp_cpus() == 1 ? "" : "s");
 }
 
 static int run_app(void)
@@ -137,7 +158,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 
 	boot_tsc_entry = entry_tsc;
 	/* Our own GDT, TSS and IDT first, so any fault from here on is reported. */
-	percpu_init(&bsp, 0, 0);
+	percpu_init(smp_boot_cpu(), 0, 0);
 	idt_init();
 	cpu_probe();
 
@@ -169,10 +190,17 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	cpu_setup();
 	pmm_init(&bi);
 	paging_init(&bi);
-	percpu_alloc_stacks(&bsp);
-	tsc_init();
+	percpu_alloc_stacks(smp_boot_cpu());
 	print_cpu();
 	print_memory();
+	acpi_init();
+	hpet_init();
+	tsc_init();
+	print_tsc();
+	apic_init();
+	ioapic_init();
+	pmu_init();
+	start_cpus();
 	if (bi.source == BOOT_SOURCE_UEFI && bi.loader_tsc && bi.exit_boot_tsc)
 		kprintf("boot: loader start to ExitBootServices: %lu TSC ticks (%lu us)\n",
 			bi.exit_boot_tsc - bi.loader_tsc,

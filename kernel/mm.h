@@ -7,8 +7,11 @@
 
 void pmm_init(const struct boot_info *bi);
 void paging_init(const struct boot_info *bi);
-/* Lowest page-aligned base of RAM used for page tables etc. */
+/* End of the identity map: max(4 GiB, top of the memory map). */
 u64 mem_top(const struct boot_info *bi);
+/* Make one identity-mapped page below 2 MiB executable and read-only
+ * (the AP trampoline), or back to read-write, no-execute. */
+void paging_set_exec(u64 pa, bool exec);
 
 extern char __kernel_start[], __kernel_end[];
 extern char __text_start[], __text_end[];

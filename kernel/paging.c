@@ -137,6 +137,13 @@ void paging_init(const struct boot_info *bi)
 	write_cr3((u64)pml4);
 }
 
+void paging_set_exec(u64 pa, bool exec)
+{
+	BUG_ON(pa >= SZ_2M || pa < PAGE_SIZE || (pa & (PAGE_SIZE - 1)));
+	*pte_slot(pa, 0) = pa | PTE_P | (exec ? 0 : PTE_W | nx);
+	invlpg(pa);
+}
+
 u64 vmalloc_stack(size_t npages)
 {
 	u64 base = vmalloc_next + PAGE_SIZE;		/* guard page stays unmapped */

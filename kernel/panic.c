@@ -64,7 +64,7 @@ static void print_frame(u64 pc, bool is_return, unsigned repeat)
 	if (is_return)
 		off++;
 	if (name)
-		kprintf("  [<%016lx>] %s+%#lx/%#lx", pc, name, off, size);
+		kprintf("  [<%016lx>] %s+0x%lx/0x%lx", pc, name, off, size);
 	else
 		kprintf("  [<%016lx>] ?", pc);
 	if (repeat > 1)
@@ -115,7 +115,10 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 		if (rbp && !(rbp & 7) && va_mapped(rbp, 16)) {
 			next = ((u64 *)rbp)[0];
 			next_pc = ((u64 *)rbp)[1];
-			if (next && next <= rbp)
+			/* Frames go up the stack; a return address outside the
+			 * kernel's text (the AP trampoline) ends the walk. */
+			if ((next && next <= rbp) || next_pc < (u64)__text_start ||
+			    next_pc >= (u64)__text_end)
 				next_pc = 0;
 		}
 		/* Runs of one frame (deep recursion) print once with a count. */
@@ -162,5 +165,6 @@ void panic(const char *fmt, ...)
 	u64 here;
 	asm volatile("leaq 0(%%rip), %0" : "=r"(here));
 	backtrace_print(here, (u64)__builtin_frame_address(0), 0);
+	smp_stop_others();
 	machine_exit(EXIT_PANIC);
 }

@@ -40,7 +40,11 @@ struct percpu {
 	u64 nmi_count;			/* NMIs taken */
 	u64 nmi_unclaimed;		/* NMIs no handler claimed */
 	u32 in_fatal;			/* a fatal exception is being reported */
-	u32 reserved;
+	u32 nmi_depth;			/* > 0 while an NMI handler runs */
+	/* smp_call() mailbox: the caller fills arg, then publishes fn. */
+	void (*call_fn)(void *);
+	void *call_arg;
+	u64 call_seq, call_done;
 	u64 gdt[GDT_ENTRIES] __attribute__((aligned(16)));
 	struct tss tss __attribute__((aligned(16)));
 };

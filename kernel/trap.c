@@ -93,11 +93,20 @@ int nmi_register(nmi_handler_t h)
 	return -E_BUSY;
 }
 
+/*
+ * NMIs are blocked from delivery until the handler's iretq. Any iretq
+ * unblocks them, so an exception handled inside an NMI handler would let a
+ * second NMI reuse the IST stack the first one is still on. We avoid that
+ * by rule rather than by Linux's nested-NMI dance: an exception in NMI
+ * context is fatal (trap_dispatch), so nothing irets before the NMI does.
+ */
 static void nmi_dispatch(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 	bool claimed = false;
 
+	if (pc->nmi_depth++)
+		fatal_trap(f, "NMI nested inside an NMI handler");
 	pc->nmi_count++;
 	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
 		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
@@ -106,6 +115,7 @@ static void nmi_dispatch(struct trap_frame *f)
 	}
 	if (!claimed)
 		pc->nmi_unclaimed++;
+	pc->nmi_depth--;
 }
 
 static bool extable_fixup(struct trap_frame *f)
@@ -128,6 +138,9 @@ void trap_dispatch(struct trap_frame *f)
 		nmi_dispatch(f);
 		return;
 	}
+	if (this_cpu()->nmi_depth && v < 32)
+		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
+			   "CPU exception in NMI context");
 	if (handlers[v]) {
 		handlers[v](f);
 		return;
@@ -158,7 +171,7 @@ static void print_rip(const char *label, u64 rip)
 	const char *name = ksym_lookup(rip, &off, &size);
 
 	if (name)
-		kprintf("  %s %016lx %s+%#lx/%#lx\n", label, rip, name, off, size);
+		kprintf("  %s %016lx %s+0x%lx/0x%lx\n", label, rip, name, off, size);
 	else
 		kprintf("  %s %016lx ?\n", label, rip);
 }
@@ -191,5 +204,6 @@ void fatal_trap(struct trap_frame *f, const char *why)
 		f->cs, f->ss, read_cr0(), read_cr3(), read_cr4());
 	kprintf("Call trace:\n");
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
+	smp_stop_others();
 	machine_exit(EXIT_PANIC);
 }

@@ -1,18 +1,22 @@
 /*
- * tsc.c — the TSC frequency.
- *
- * CPUID 0x15 (TSC/crystal ratio and crystal clock) when the CPU reports
- * it, else CPUID 0x16 (base frequency, MHz), else a calibration against
- * PIT channel 2 (8254, 1.193182 MHz), which every PC and QEMU's q35 have.
- * kernel/hpet.c refines this once ACPI is up (not here yet).
+ * tsc.c — the TSC frequency, from the best source the machine has:
+ *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
+ *   2. CPUID 0x16 (processor base frequency, MHz),
+ *   3. calibration against the HPET (ACPI HPET table),
+ *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
+ *   5. calibration against PIT channel 2 (8254, 1.193182 MHz).
+ * Call after acpi_init and hpet_init.
  */
 #include "kernel/kernel.h"
+#include "kernel/acpi.h"
+#include "kernel/apic.h"
 
 #define PIT_HZ		1193182ul
 #define PIT_CH2		0x42
 #define PIT_CMD		0x43
 #define PIT_GATE	0x61		/* bit 0: gate 2, bit 1: speaker, bit 5: OUT2 */
 #define CAL_MS		10
+#define SPIN_MAX	100000000ul
 
 u64 tsc_hz;
 const char *tsc_hz_source = "unknown";
@@ -38,7 +42,73 @@ static u64 from_cpuid(void)
 	return 0;
 }
 
-/* Count TSC ticks over CAL_MS of PIT channel 2 in mode 0 (one-shot). */
+/*
+ * One (TSC, reference) pair: the reference read is bracketed by two TSC
+ * reads and the tightest of several tries is kept, so an SMI or a
+ * preempted vCPU between the two reads cannot skew it.
+ */
+static void read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
+{
+	u64 best = ~0ul;
+
+	for (int i = 0; i < 16; i++) {
+		u64 a = rdtsc_ordered(), r = read(), b = rdtsc_ordered();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ref = r;
+		}
+	}
+}
+
+/* TSC frequency against a reference counter of ref_hz (masked to `mask`
+ * bits: the PM timer has 24): median of three CAL_MS windows; 0 if the
+ * reference does not move. */
+static u64 calibrate_against(u64 (*read)(void), u64 mask, u64 ref_hz)
+{
+	u64 span = ref_hz * CAL_MS / 1000, hz[3];
+
+	for (int i = 0; i < 3; i++) {
+		u64 t0, r0, t1, r1, spins = 0;
+		read_pair(read, &t0, &r0);
+		while (((read() - r0) & mask) < span)
+			if (++spins > SPIN_MAX)
+				return 0;
+		read_pair(read, &t1, &r1);
+		hz[i] = (t1 - t0) * ref_hz / ((r1 - r0) & mask);
+	}
+	/* median of three */
+	u64 lo = MIN(hz[0], hz[1]), hi = MAX(hz[0], hz[1]);
+	return MAX(lo, MIN(hi, hz[2]));
+}
+
+static u16 pm_port;
+static u64 pm_read(void) { return inl(pm_port); }
+
+static u64 from_hpet(void)
+{
+	u64 hz = hpet_hz() ? calibrate_against(hpet_read, ~0ul, hpet_hz()) : 0;
+
+	if (hz)
+		tsc_hz_source = "HPET calibration";
+	return hz;
+}
+
+static u64 from_pm_timer(void)
+{
+	u64 hz;
+
+	pm_port = acpi->fadt.pm_timer_port;
+	if (!pm_port)
+		return 0;
+	hz = calibrate_against(pm_read, acpi->fadt.pm_timer_32bit ? 0xfffffffful : 0xfffffful,
+			       ACPI_PM_TIMER_HZ);
+	if (hz)
+		tsc_hz_source = "ACPI PM timer calibration";
+	return hz;
+}
+
+/* PIT channel 2 in mode 0 (one-shot); OUT2 goes high at terminal count. */
 static u64 from_pit(void)
 {
 	u32 count = PIT_HZ * CAL_MS / 1000;
@@ -51,7 +121,7 @@ static u64 from_pit(void)
 	u64 t0 = rdtsc_ordered();
 	u64 spins = 0;
 	while (!(inb(PIT_GATE) & 0x20))
-		if (++spins > 100000000ul) {
+		if (++spins > SPIN_MAX) {
 			outb(PIT_GATE, gate);
 			return 0;	/* no PIT */
 		}
@@ -64,9 +134,10 @@ static u64 from_pit(void)
 void tsc_init(void);
 void tsc_init(void)
 {
-	tsc_hz = from_cpuid();
-	if (!tsc_hz)
-		tsc_hz = from_pit();
+	u64 (*const sources[])(void) = { from_cpuid, from_hpet, from_pm_timer, from_pit };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sources) && !tsc_hz; i++)
+		tsc_hz = sources[i]();
 }
 
 u64 tsc_to_ns(u64 ticks)

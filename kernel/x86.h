@@ -80,6 +80,9 @@ static inline void wrmsr(u32 msr, u64 val)
  */
 int rdmsr_safe(u32 msr, u64 *val);
 int wrmsr_safe(u32 msr, u64 val);
+/* RDPMC that turns #GP (bad index) or #UD (no PMU, e.g. QEMU TCG) into
+ * -E_FAULT; for probing (SDM Vol. 2B RDPMC). Serialized like rdpmc(). */
+int rdpmc_safe(u32 ecx, u64 *val);
 
 static inline u64 rdtsc(void)
 {

@@ -1,2 +1,48 @@
-# test/ build fragment: guest test apps, host unit tests, the runner.
-APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c
+# test/ build fragment: guest test apps, host unit tests, and the targets
+# that run them (test/runner.py prints one line per check and the totals).
+APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
+	test/guest/test_timers.c test/guest/test_smp.c
+
+# The kernel's string functions, renamed so they link beside the host libc.
+$(BUILD)/h/klib/string.o: kernel/lib/string.c
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
+
+KLIB_HOST := $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
+
+HOST_TESTS += $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline
+
+$(BUILD)/host/test_klib: $(BUILD)/h/test/host/test_klib.o $(KLIB_HOST)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+$(BUILD)/host/test_cmdline: $(BUILD)/h/test/host/test_cmdline.o $(BUILD)/h/kernel/cmdline.o $(KLIB_HOST)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# ACPI: the parsers against broken tables on the host; QEMU's tables in the guest.
+APP_C += test/guest/test_acpi.c
+HOST_TESTS += $(BUILD)/host/test_acpi
+
+$(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/acpi.o $(KLIB_HOST)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
+
+test-host: check-deps $(HOST_TESTS)
+	$(Q)$(RUNNER) --host $(HOST_TESTS)
+
+test-guest: check-deps kernel esp
+	$(Q)$(RUNNER) --guest $(if $(ONLY),--only '$(ONLY)')
+
+# Everything, one verdict: the last line is "N passed, N failed, N skipped".
+test: check-deps $(HOST_TESTS) kernel esp
+	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
+
+bench: $(BENCH_DEPS)
+	$(Q)for c in $(BENCH_CMDS); do sh -c "$$c" || exit 1; done

@@ -3,13 +3,12 @@
  *
  * Compiled into the kernel with -ffreestanding, and into a host test
  * (test/host/test_klib.c) with the names prefixed so they do not collide
- * with the host libc (KLIB_PREFIX).
+ * with the host libc (KLIB_HOST_TEST, test/host/klib_rename.h).
  */
-#include "kernel/lib/string.h"
-
 #ifdef KLIB_HOST_TEST
 #include "test/host/klib_rename.h"
 #endif
+#include "kernel/lib/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

@@ -1,0 +1,217 @@
+/*
+ * hpet.c — the High Precision Event Timer (IA-PC HPET Specification 1.0a).
+ *
+ * Used as a clock (TSC calibration, timestamps) and as the NMI source the
+ * soft PMU samples with on machines without a PMU: one comparator, routed
+ * through an IOAPIC pin whose redirection entry delivers an NMI.
+ *
+ * The comparator runs one-shot and the NMI handler re-arms it for the next
+ * expiry, first + k * period, so the phase never drifts. Periodic mode
+ * would save that write but its VAL_SET semantics vary between chipsets,
+ * and QEMU under -icount fires a periodic comparator twice per period (once
+ * at counter == comparator, once after advancing it). Edge-triggered: level
+ * mode needs its status bit cleared, and QEMU turns that clear into a
+ * second edge on the active-low GSIs 16-23.
+ *
+ * "Was it mine?" is answered from time: an NMI is ours when the main
+ * counter has passed an expiry not yet accounted for, and how many have
+ * passed says how many one NMI stands for (NMIs arriving while one is being
+ * handled merge; hpet_nmi_merged counts the extra ones).
+ */
+#include "kernel/kernel.h"
+#include "kernel/acpi.h"
+#include "kernel/apic.h"
+#include "kernel/trap.h"
+
+#define HPET_GCAP_ID	0x000
+#define   GCAP_NUM_TIM(c)	((((c) >> 8) & 0x1f) + 1)
+#define   GCAP_COUNT_64		(1ul << 13)
+#define   GCAP_PERIOD_FS(c)	((c) >> 32)
+#define HPET_GEN_CONF	0x010
+#define   CONF_ENABLE		(1ul << 0)
+#define HPET_MAIN_CNT	0x0f0
+#define HPET_TN_CONF(n)	(0x100 + 0x20 * (n))
+#define   TN_INT_ENB		(1ul << 2)
+#define   TN_ROUTE(gsi)		((u64)(gsi) << 9)
+#define   TN_ROUTE_CAP(c)	((c) >> 32)
+#define HPET_TN_CMP(n)	(0x108 + 0x20 * (n))
+
+#define FS_PER_S	1000000000000000ul
+
+static volatile u8 *mmio;
+static u64 hz;
+static u32 ntimers;
+
+static int nmi_timer = -1;
+static u32 nmi_gsi;
+static hpet_nmi_fn nmi_fn;
+static void *nmi_arg;
+static u64 nmi_count;		/* NMIs claimed */
+static u64 nmi_merged;		/* expiries that arrived folded into another */
+static u64 nmi_first;		/* main counter value of the first expiry */
+static u64 nmi_due;		/* expiries accounted for */
+static u64 nmi_period;
+static u64 nmi_armed;		/* comparator value last written */
+static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
+
+
+
+static u64 rd(u32 reg) { return *(volatile u64 *)(mmio + reg); }
+static u32 rd32(u32 reg) { return *(volatile u32 *)(mmio + reg); }
+static void wr(u32 reg, u64 v) { *(volatile u64 *)(mmio + reg) = v; }
+static void wr32(u32 reg, u32 v) { *(volatile u32 *)(mmio + reg) = v; }
+
+bool hpet_init(void)
+{
+	if (acpi->hpet.src == ACPI_SRC_NONE || !va_mapped(acpi->hpet.addr, 0x400))
+		return false;
+	mmio = (volatile u8 *)acpi->hpet.addr;
+	u64 cap = rd(HPET_GCAP_ID);
+	u64 period = GCAP_PERIOD_FS(cap);
+	/* The spec caps the period at 100 ns (10^8 fs). */
+	if (!period || period > 100000000ul) {
+		mmio = NULL;
+		return false;
+	}
+	hz = FS_PER_S / period;
+	ntimers = GCAP_NUM_TIM(cap);
+	for (u32 n = 0; n < ntimers; n++)
+		wr(HPET_TN_CONF(n), rd(HPET_TN_CONF(n)) & ~TN_INT_ENB);
+	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
+	kprintf("hpet: %lu.%03lu MHz, %u comparators, %s counter\n", hz / 1000000,
+		hz / 1000 % 1000, ntimers, cap & GCAP_COUNT_64 ? "64-bit" : "32-bit");
+	return true;
+}
+
+u64 hpet_hz(void) { return mmio ? hz : 0; }
+/* The main counter, read as two halves (QEMU splits 64-bit accesses) with
+ * the high half read twice so a carry between the reads is never torn. */
+u64 hpet_read(void)
+{
+	u32 hi, lo;
+
+	if (!mmio)
+		return 0;
+	do {
+		hi = rd32(HPET_MAIN_CNT + 4);
+		lo = rd32(HPET_MAIN_CNT);
+	} while (hi != rd32(HPET_MAIN_CNT + 4));
+	return (u64)hi << 32 | lo;
+}
+u64 hpet_nmi_count(void) { return nmi_count; }
+u64 hpet_nmi_merged(void) { return nmi_merged; }
+
+/*
+ * Write the comparator. Registers are 32 bits wide to QEMU; the high half
+ * changes only every 2^32 ticks (43 s at 100 MHz), and then the comparator
+ * is written with its interrupt off so no half-written value can fire.
+ */
+static void set_comparator(int n, u64 when)
+{
+	if (when >> 32 == nmi_armed >> 32) {
+		wr32(HPET_TN_CMP(n), (u32)when);
+	} else {
+		wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
+		wr32(HPET_TN_CMP(n) + 4, when >> 32);
+		wr32(HPET_TN_CMP(n), (u32)when);
+		wr32(HPET_TN_CONF(n), nmi_conf);
+	}
+	nmi_armed = when;
+}
+
+/* Arm the next expiry not yet accounted for. A one-shot comparator set in
+ * the past would not match again for 2^64 ticks, so check the counter after
+ * writing and account expiries that slipped by (spec 2.3.9.2.1). */
+static void rearm(void)
+{
+	for (;;) {
+		u64 when = nmi_first + nmi_due * nmi_period;
+		set_comparator(nmi_timer, when);
+		if (hpet_read() < when)
+			return;
+		nmi_due++;
+		nmi_merged++;
+	}
+}
+
+static bool hpet_nmi(struct trap_frame *f)
+{
+	if (nmi_timer < 0)
+		return false;
+	u64 now = hpet_read();
+	if (now < nmi_first + nmi_due * nmi_period)
+		return false;
+	u64 due = (now - nmi_first) / nmi_period + 1;
+	nmi_merged += due - nmi_due - 1;
+	nmi_due = due;
+	nmi_count++;
+	rearm();
+	if (nmi_fn)
+		nmi_fn(f, nmi_arg);
+	return true;
+}
+
+/* A comparator with a GSI it can drive that an IOAPIC serves and no ISA
+ * device owns. Highest GSI first: the PCI range. */
+static int pick_timer(u32 *gsi)
+{
+	for (u32 n = 0; n < ntimers; n++) {
+		u64 conf = rd(HPET_TN_CONF(n));
+		u32 cap = TN_ROUTE_CAP(conf);
+		for (int g = 31; g >= 0; g--) {
+			if ((cap & (1u << g)) && ioapic_has_gsi(g) && !ioapic_gsi_is_isa(g)) {
+				*gsi = g;
+				return n;
+			}
+		}
+	}
+	return -1;
+}
+
+int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
+{
+	static bool registered;
+	u32 gsi;
+
+	if (!mmio)
+		return -E_NODEV;
+	if (!ticks || ticks >= (1ul << 31))
+		return -E_RANGE;
+	if (nmi_timer >= 0)
+		return -E_BUSY;
+	int n = pick_timer(&gsi);
+	if (n < 0)
+		return -E_NODEV;
+	if (!registered) {
+		if (nmi_register(hpet_nmi))
+			return -E_BUSY;
+		registered = true;
+	}
+	nmi_fn = fn;
+	nmi_arg = arg;
+	nmi_count = nmi_merged = nmi_due = 0;
+	nmi_period = ticks;
+	nmi_gsi = gsi;
+	nmi_timer = n;
+
+	ioapic_route(gsi, 0, IOAPIC_DM_NMI, dest_apic_id);
+	/* With the main counter halted, so the first expiry is exactly `ticks`
+	 * away: comparator first (interrupt off), then enable. */
+	nmi_conf = TN_INT_ENB | TN_ROUTE(gsi);
+	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) & ~CONF_ENABLE);
+	wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
+	nmi_first = hpet_read() + ticks;
+	nmi_armed = ~nmi_first;			/* forces a two-half write */
+	set_comparator(n, nmi_first);
+	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
+	return 0;
+}
+
+void hpet_nmi_stop(void)
+{
+	if (nmi_timer < 0)
+		return;
+	wr(HPET_TN_CONF(nmi_timer), 0);
+	ioapic_mask(nmi_gsi, true);
+	nmi_timer = -1;
+}

@@ -1,0 +1,265 @@
+/*
+ * smp.c — starting the other CPUs, running functions on them, and stopping
+ * them all when one CPU panics.
+ *
+ * Bring-up (SDM Vol. 3A 9.4.4): INIT, 10 ms, SIPI, 200 us, SIPI again if the
+ * AP has not checked in; an AP that has not checked in after 100 ms is
+ * reported, sent INIT again to park it, and skipped — never waited for
+ * forever. APs are started one at a time because they share the trampoline.
+ *
+ * Idle APs sleep in hlt with interrupts on; smp_call() posts a function in
+ * the target's per-CPU mailbox and wakes it with a fixed IPI, so idle vCPUs
+ * cost nothing under QEMU.
+ */
+#include "kernel/kernel.h"
+#include "kernel/apic.h"
+#include "kernel/mm.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "kernel/trap.h"
+#include <uapi/bootinfo.h>
+
+#define AP_STACK_PAGES	16
+#define START_TIMEOUT_MS 100
+
+extern const char trampoline_start[], trampoline_end[];
+extern const char tp_gdt_base[], tp_far32[], tp_far64[], tp_base_imm[];
+extern const char tp_cr3[], tp_efer[], tp_stack[], tp_entry[], tp_arg[];
+extern const char tp_gdt[], tramp32[], tramp64[];
+
+static struct percpu cpus[MAX_CPUS];
+static u32 ncpus = 1;
+static volatile u32 ap_checked_in;
+static volatile u32 stop_from = ~0u;	/* cpu that asked everyone to stop */
+static volatile u32 stopped;
+
+void cpu_setup(void);
+
+struct percpu *smp_boot_cpu(void) { return &cpus[0]; }
+u32 this_cpu_id(void) { return this_cpu()->cpu; }
+u32 smp_cpus(void) { return ncpus; }
+struct percpu *smp_cpu(u32 i) { return i < ncpus ? &cpus[i] : NULL; }
+
+static void delay_us(u64 us)
+{
+	u64 t0 = rdtsc_ordered(), ticks = tsc_hz ? tsc_hz / 1000000 * us : us * 3000;
+
+	while (rdtsc_ordered() - t0 < ticks)
+		cpu_relax();
+}
+
+static void call_ipi(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();		/* the wake-up is the point; the idle loop does the work */
+}
+
+static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
+{
+	for (;;) {
+		irq_disable();
+		void (*fn)(void *) = __atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE);
+		if (fn) {
+			pc->call_fn = NULL;
+			irq_enable();
+			fn(pc->call_arg);
+			__atomic_store_n(&pc->call_done, pc->call_seq, __ATOMIC_RELEASE);
+			continue;
+		}
+		asm volatile("sti; hlt" : : : "memory");	/* sti's shadow covers hlt */
+	}
+}
+
+/* The first C code an AP runs, on its own stack, with the kernel's tables. */
+static void __attribute__((noreturn)) ap_entry(struct percpu *pc)
+{
+	percpu_init(pc, pc->cpu, 0);
+	idt_load();
+	cpu_setup();
+	apic_init();
+	__atomic_store_n(&ap_checked_in, 1, __ATOMIC_RELEASE);
+	ap_idle(pc);
+}
+
+static void patch32(u8 *page, const char *field, u64 val)
+{
+	*(u32 *)(page + (field - trampoline_start)) = val;
+}
+
+static void patch64(u8 *page, const char *field, u64 val)
+{
+	*(u64 *)(page + (field - trampoline_start)) = val;
+}
+
+/* A page below 1 MiB that the memory map says is RAM, for the trampoline. */
+static u64 trampoline_page(void)
+{
+	for (u32 i = 0; i < boot_info->mmap_count; i++) {
+		const struct boot_mem_range *r = &boot_info->mmap[i];
+		u64 pa = ALIGN_UP(MAX(r->base, 0x1000ul), PAGE_SIZE);
+		if (r->type == BOOT_MEM_USABLE && pa + PAGE_SIZE <= r->base + r->length &&
+		    pa + PAGE_SIZE <= 0x100000)
+			return pa;
+	}
+	return 0;
+}
+
+static int start_ap(u8 *page, struct percpu *pc)
+{
+	u64 stack = vmalloc_stack(AP_STACK_PAGES);
+
+	if (!stack)
+		return -E_NOMEM;
+	percpu_alloc_stacks(pc);
+	/* W^X: the page is writable while we patch it, executable while an AP
+	 * runs from it, never both. */
+	paging_set_exec((u64)page, false);
+	patch64(page, tp_stack, stack);
+	patch64(page, tp_arg, (u64)pc);
+	paging_set_exec((u64)page, true);
+	ap_checked_in = 0;
+
+	u32 sipi = APIC_DM_STARTUP | ((u64)page >> 12);
+	apic_send_ipi(pc->apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
+	delay_us(10000);
+	for (int i = 0; i < 2 && !ap_checked_in; i++) {
+		apic_send_ipi(pc->apic_id, sipi);
+		delay_us(200);
+	}
+	u64 t0 = rdtsc_ordered();
+	while (!__atomic_load_n(&ap_checked_in, __ATOMIC_ACQUIRE)) {
+		if (tsc_to_ns(rdtsc_ordered() - t0) > START_TIMEOUT_MS * 1000000ul) {
+			apic_send_ipi(pc->apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
+			return -E_BUSY;
+		}
+		cpu_relax();
+	}
+	return 0;
+}
+
+static bool stop_nmi(struct trap_frame *f);
+
+void smp_init(const u32 *apic_ids, u32 n)
+{
+	u32 self = apic_id();
+	u64 pa = trampoline_page();
+	size_t size = trampoline_end - trampoline_start;
+
+	trap_set_handler(VEC_IPI_CALL, call_ipi);
+	nmi_register(stop_nmi);
+	if (n <= 1)
+		return;
+	if (!pa || read_cr3() >= (1ul << 32)) {
+		kprintf("smp: no usable trampoline page below 1 MiB (or CR3 above 4 GiB); "
+			"running on the boot CPU only\n");
+		return;
+	}
+	u8 *page = (u8 *)pa;
+	memcpy(page, trampoline_start, size);
+	patch32(page, tp_gdt_base, pa + (tp_gdt - trampoline_start));
+	patch32(page, tp_far32, pa + (tramp32 - trampoline_start));
+	patch32(page, tp_far64, pa + (tramp64 - trampoline_start));
+	patch32(page, tp_base_imm, pa);
+	patch64(page, tp_cr3, read_cr3());
+	patch64(page, tp_efer, EFER_LME | (cpu_features.nx ? EFER_NXE : 0));
+	patch64(page, tp_entry, (u64)ap_entry);
+
+	for (u32 i = 0; i < n && ncpus < MAX_CPUS; i++) {
+		if (apic_ids[i] == self)
+			continue;
+		struct percpu *pc = &cpus[ncpus];
+		pc->cpu = ncpus;
+		pc->apic_id = apic_ids[i];
+		u64 t0 = rdtsc_ordered();
+		int err = start_ap(page, pc);
+		u64 took = rdtsc_ordered() - t0;
+		if (err) {
+			kprintf("smp: CPU with APIC id %u did not start (%s); skipping it\n",
+				apic_ids[i], err == -E_BUSY ? "no answer in 100 ms" : "no memory");
+			memset(pc, 0, sizeof(*pc));
+			continue;
+		}
+		kprintf("smp: cpu %u (APIC id %u) online in %lu us\n", ncpus, pc->apic_id,
+			tsc_to_ns(took) / 1000);
+		ncpus++;
+	}
+	paging_set_exec(pa, false);
+}
+
+int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait)
+{
+	struct percpu *pc = smp_cpu(cpu);
+
+	if (!pc)
+		return -E_NOENT;
+	if (pc == this_cpu()) {
+		fn(arg);
+		return 0;
+	}
+	if (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE))
+		return -E_BUSY;
+	u64 seq = ++pc->call_seq;
+	pc->call_arg = arg;
+	__atomic_store_n(&pc->call_fn, fn, __ATOMIC_RELEASE);
+	apic_send_ipi(pc->apic_id, APIC_DM_FIXED | VEC_IPI_CALL);
+	if (wait)
+		while (__atomic_load_n(&pc->call_done, __ATOMIC_ACQUIRE) != seq)
+			cpu_relax();
+	return 0;
+}
+
+bool smp_call_done(u32 cpu)
+{
+	struct percpu *pc = smp_cpu(cpu);
+
+	return !pc || __atomic_load_n(&pc->call_done, __ATOMIC_ACQUIRE) == pc->call_seq;
+}
+
+void smp_call_all(void (*fn)(void *), void *arg)
+{
+	for (u32 i = 0; i < ncpus; i++)
+		if (&cpus[i] != this_cpu())
+			smp_call(i, fn, arg, false);
+	fn(arg);
+	for (u32 i = 0; i < ncpus; i++)
+		while (!smp_call_done(i))
+			cpu_relax();
+}
+
+/* NMI from a panicking CPU: report where this CPU was, then stop. */
+static bool stop_nmi(struct trap_frame *f)
+{
+	struct percpu *pc = this_cpu();
+
+	if (stop_from == ~0u || stop_from == pc->cpu)
+		return false;
+	pc->in_fatal = 1;
+	kprintf("cpu %u: stopped by cpu %u; it was at:\n", pc->cpu, stop_from);
+	kprintf("  RIP %016lx  RSP %016lx  RBP %016lx  RFLAGS %016lx\n",
+		f->rip, f->rsp, f->rbp, f->rflags);
+	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
+	__atomic_add_fetch(&stopped, 1, __ATOMIC_RELEASE);
+	for (;;)
+		halt();
+}
+
+void smp_stop_others(void)
+{
+	u32 me = this_cpu()->cpu;
+
+	if (ncpus <= 1)
+		return;
+	u32 expected = ~0u;
+	if (!__atomic_compare_exchange_n(&stop_from, &expected, me, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		for (;;)		/* another CPU is already stopping everyone */
+			halt();
+	apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
+	u64 t0 = rdtsc_ordered();
+	while (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) < ncpus - 1 &&
+	       tsc_to_ns(rdtsc_ordered() - t0) < 500000000ul)
+		cpu_relax();
+	if (stopped < ncpus - 1)
+		kprintf("smp: %u of %u other CPUs did not answer the stop NMI\n",
+			ncpus - 1 - stopped, ncpus - 1);
+}

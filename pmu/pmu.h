@@ -1,0 +1,266 @@
+/*
+ * pmu.h — the hardware PMU: probing, event names, counting and the body of
+ * the overflow (PMI) handler. The one header apps/ and kernel/ include.
+ *
+ * Vocabulary (perfmon2): a context (struct pmu_ctx) owns a set of events,
+ * each programmed into one counter (a PMC configuration register plus a PMD
+ * data register); the context is started and stopped as a whole; after an
+ * overflow the counter is reloaded and counting restarts.
+ *
+ * Counts are 64-bit and virtualized: the hardware counter is 31..48 bits
+ * wide; every read folds (raw - prev_raw) masked to the width into a 64-bit
+ * count, and every counter has INT set so that it is folded and reloaded on
+ * overflow, before it can wrap twice. Sampling events reload with -period.
+ *
+ * Sources: Intel SDM Vol. 3B ch. 21 (architectural perfmon v1-v5), AMD APM
+ * Vol. 2 §13.2 (legacy counters, core extension, PerfMonV2).
+ *
+ * Concurrency: one active context per CPU, used only on that CPU. Functions
+ * marked "NMI-safe: yes" may run in the PMI handler, interrupting any other
+ * pmu_* call on the same CPU. Errors: 0 or -E_* (kernel/kernel.h), with a
+ * sentence in err[] naming the problem.
+ */
+#ifndef BAREPERF_PMU_PMU_H
+#define BAREPERF_PMU_PMU_H
+
+#include <stddef.h>
+#include "kernel/x86.h"
+
+#define PMU_MAX_GP	8		/* GP counters we drive (Intel <= 8, AMD <= 6) */
+#define PMU_MAX_FIXED	8		/* Intel fixed counters (v5 bitmap) */
+#define PMU_MAX_EVENTS	16		/* events in one context */
+#define PMU_NAME_MAX	32
+#define PMU_OVF_LOOPS	64		/* PMI handler passes before "stuck" */
+
+enum pmu_kind {
+	PMU_KIND_NONE,			/* no usable PMU: soft PMU only */
+	PMU_KIND_INTEL_ARCH,		/* Intel architectural perfmon v1-v5 */
+	PMU_KIND_AMD_LEGACY,		/* 4 counters at 0xC0010000/4 */
+	PMU_KIND_AMD_CORE_EXT,		/* PerfCtrExtCore: 6 at 0xC0010200, stride 2 */
+	PMU_KIND_AMD_V2,		/* PerfMonV2: core ext + global ctl/status */
+};
+
+/* Filled once by pmu_probe(); read-only afterwards. */
+struct pmu_caps {
+	enum pmu_kind kind;
+	bool intel, amd;		/* vendor (even when kind is NONE) */
+	u32 version;			/* Intel arch perfmon version; AMD: 2 for PerfMonV2, else 1 */
+	u32 family, model;
+
+	u32 nr_gp, gp_width;
+	u64 gp_mask;			/* (1 << gp_width) - 1 */
+	u32 gp_sel_base, gp_ctr_base, stride;	/* MSR of GP i: base + i * stride */
+	u32 gp_fw_base;			/* Intel IA32_A_PMC0 when full-width writes, else 0 */
+
+	u32 fixed_bitmap;		/* Intel: bit i = fixed counter i exists (v5 ECX | EDX[4:0]) */
+	u32 nr_fixed;			/* highest existing fixed index + 1 */
+	u32 fixed_width;
+	u64 fixed_mask;
+
+	u32 arch_events_len;		/* CPUID.0AH EAX[31:24] */
+	u32 arch_events_unavail;	/* CPUID.0AH EBX: bit set = event not available */
+
+	bool has_global;		/* GLOBAL_CTRL/STATUS (Intel v2+, AMD v2) */
+	u32 global_ctrl, global_status, global_ack;	/* MSRs, 0 if none */
+	bool fw_write;			/* IA32_PERF_CAPABILITIES.FW_WRITE */
+	bool freeze;			/* DEBUGCTL.FREEZE_PERFMON_ON_PMI (Intel v2+) */
+	bool freeze_streamlined;	/* v4: freeze sets GLOBAL_STATUS.CTR_FRZ */
+	bool anythread_deprecated;	/* CPUID.0AH EDX[15] */
+	u64 perf_capabilities;
+	u64 max_period;			/* largest period a reload can express */
+
+	bool rdpmc_ok;			/* probed: rdpmc works */
+	bool hypervisor;
+	char hypervisor_id[13];
+	char none_reason[96];		/* why kind == NONE */
+};
+
+/* Probe CPUID and the MSRs once. Always fills caps; returns 0 when a PMU
+ * was found, -E_NODEV with caps->none_reason set otherwise. Uses the
+ * _safe accessors: never faults. NMI-safe: no. */
+int pmu_probe(struct pmu_caps *caps);
+
+/* One line for the boot log, without "pmu: " and without newline, e.g.
+ * "Intel arch perfmon v2, 4 GP counters x 48 bits, 3 fixed x 48 bits,
+ * full-width writes". Returns buf. NMI-safe: yes. */
+const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len);
+
+/* Kernel only: probe the boot CPU into pmu_boot_caps and print the boot
+ * line ("pmu: ..."). Call once from kmain after cpu_setup(). */
+void pmu_init(void);
+extern struct pmu_caps pmu_boot_caps;
+
+/* ---- Events ---- */
+
+enum pmu_generic {
+	PMU_EV_CYCLES, PMU_EV_INSTRUCTIONS, PMU_EV_REF_CYCLES, PMU_EV_BUS_CYCLES,
+	PMU_EV_BRANCHES, PMU_EV_BRANCH_MISSES, PMU_EV_CACHE_REFERENCES,
+	PMU_EV_CACHE_MISSES, PMU_EV_STALLED_FRONTEND, PMU_EV_STALLED_BACKEND,
+	PMU_EV_TOPDOWN_SLOTS, PMU_EV_COUNT,
+	PMU_EV_RAW = -1,
+};
+
+#define PMU_ATTR_PINNED		(1u << 0)	/* must get a counter, or pmu_open fails */
+#define PMU_ATTR_SAMPLE		(1u << 1)	/* sampling: period (or freq) is set */
+#define PMU_ATTR_FREQ		(1u << 2)	/* period re-tuned to reach freq samples/s */
+#define PMU_ATTR_FIXED_ONLY	(1u << 3)	/* only a fixed counter can count it */
+
+struct pmu_event_attr {
+	char name[PMU_NAME_MAX];	/* for reports: the canonical name or the spec */
+	u64 config;			/* PERFEVTSEL bits: event, umask, edge, inv, cmask (AMD: + event[11:8]) */
+	u64 period;			/* sampling period, or the first period in freq mode */
+	u64 freq;			/* PMU_ATTR_FREQ: target samples per second */
+	u32 flags;			/* PMU_ATTR_* */
+	s32 generic;			/* enum pmu_generic, or PMU_EV_RAW */
+	s32 fixed;			/* Intel fixed counter that counts it, or -1 */
+};
+
+/*
+ * Parse one event spec:
+ *   cycles, instructions, ref-cycles, bus-cycles, branches, branch-misses,
+ *   cache-references, cache-misses, stalled-cycles-frontend/-backend,
+ *   topdown-slots (and perf's aliases: cpu-cycles, branch-instructions, ...)
+ *   r<hex>                    raw PERFEVTSEL bits, e.g. r01c2 (umask 01, event c2)
+ *   cpu/event=0xc0,umask=0,cmask=2,inv,edge/
+ *   NAME/TERMS/ or rHEX/TERMS/, terms also period=N, freq=N, pinned
+ * against caps (events this CPU lacks are errors). Returns 0 or -E_NOENT
+ * (unknown name: err lists the closest names), -E_INVAL (syntax, period 0,
+ * bits outside the raw fields), -E_NODEV (no PMU, or the CPU lacks the
+ * event: CPUID.0AH EBX mask, no AMD equivalent). NMI-safe: yes.
+ */
+int pmu_event_parse(const char *spec, const struct pmu_caps *caps,
+		    struct pmu_event_attr *out, char *err, size_t errlen);
+
+/* Name and description of generic event i (for help output); NULL past the end. */
+const char *pmu_event_name(int i, const char **desc);
+
+/* ---- Contexts ---- */
+
+enum pmu_hw { PMU_HW_NONE, PMU_HW_GP, PMU_HW_FIXED };
+
+struct pmu_counter {
+	struct pmu_event_attr attr;
+	u8 hw;				/* enum pmu_hw; NONE = not scheduled (multiplexing) */
+	u8 idx;				/* GP or fixed index */
+	u8 bit;				/* GLOBAL_CTRL/STATUS bit: idx or 32 + idx */
+	bool sampling;
+	u32 sel_msr, ctr_msr, rdpmc_idx;
+	u64 evtsel;			/* PERFEVTSEL value with EN and INT (GP) */
+	u64 period;			/* reload period: sample period, or max_period */
+	u64 prev_raw;			/* last raw value folded (atomic) */
+	u64 count;			/* 64-bit virtualized count (atomic) */
+	u64 overflows;			/* hardware overflows handled */
+	u64 samples;			/* emit() calls */
+};
+
+enum pmu_throttle_event { PMU_THROTTLE, PMU_UNTHROTTLE };
+
+struct pmu_ctx;
+typedef void (*pmu_emit_fn)(struct pmu_ctx *ctx, int idx, u64 period, void *arg);
+typedef void (*pmu_throttle_fn)(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg);
+
+/* Counted, never lost silently (the NMI layer reports them). */
+struct pmu_stats {
+	u64 pmi;			/* pmu_handle_overflow calls */
+	u64 handled;			/* ... that found an overflow */
+	u64 spurious;			/* ... that found none (not ours, or already handled) */
+	u64 unknown_status;		/* status bits no counter of ours explains */
+	u64 stuck;			/* gave up after PMU_OVF_LOOPS passes */
+	u64 throttled, unthrottled;
+	u64 lvt_rearm;			/* LVT PC unmasked after a PMI (Intel) */
+};
+
+#define PMU_OPEN_RDMSR		(1u << 0)	/* read with rdmsr, not rdpmc */
+#define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
+#define PMU_OPEN_MULTIPLEX	(1u << 2)	/* leave non-pinned events that do not fit unscheduled */
+#define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
+
+struct pmu_ops;
+
+struct pmu_ctx {
+	const struct pmu_caps *caps;
+	const struct pmu_ops *ops;
+	unsigned flags;			/* PMU_OPEN_* */
+	int n;
+	struct pmu_counter ctr[PMU_MAX_EVENTS];
+	u64 used;			/* counters taken, by GLOBAL_CTRL bit */
+	u64 en;				/* GLOBAL_CTRL bits to enable (less throttled ones) */
+	u64 fixed_ctrl;			/* IA32_FIXED_CTR_CTRL value */
+	u32 running;			/* between pmu_start and pmu_stop */
+	u32 dead;			/* stuck PMU: counters left disabled */
+
+	u32 max_per_tick;		/* samples allowed per pmu_tick period; 0 = no limit */
+	u32 tick_samples;
+	u32 throttled;
+	pmu_throttle_fn throttle_cb;
+	void *throttle_arg;
+
+	struct pmu_stats stats;
+};
+
+/*
+ * Assign counters to n events: on Intel, instructions/cycles/ref-cycles/
+ * topdown-slots go to their fixed counter when it exists and is free, the
+ * rest to GP counters; pinned events first. Pinned events that do not fit,
+ * fixed-only events whose counter is missing, a sampling period of 0 or
+ * one above caps->max_period are errors naming the event. Non-pinned events
+ * that do not fit are an error unless PMU_OPEN_MULTIPLEX, which leaves them
+ * unscheduled (hw = PMU_HW_NONE, count stays 0). Touches no hardware.
+ * NMI-safe: no.
+ */
+int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
+	     const struct pmu_event_attr *attrs, int n, unsigned flags,
+	     char *err, size_t errlen);
+
+/* Program the counters (count from 0; sampling ones from -period) and
+ * enable them. Not NMI-safe; the context's PMIs may arrive once it returns. */
+int pmu_start(struct pmu_ctx *ctx);
+/* Disable, fold the final counts, clear the control registers. Not NMI-safe. */
+void pmu_stop(struct pmu_ctx *ctx);
+
+/* 64-bit count of event idx: folds the hardware counter while running
+ * (rdpmc, or rdmsr with PMU_OPEN_RDMSR). NMI-safe: yes (a cmpxchg on the
+ * previous raw value orders it against the PMI handler). */
+u64 pmu_read(struct pmu_ctx *ctx, int idx);
+/* All counts at once, in event order; returns n. NMI-safe: yes. */
+int pmu_read_group(struct pmu_ctx *ctx, u64 *counts, int n);
+/* ECX for rdpmc of event idx (bit 30 for Intel fixed counters), or -1. */
+s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx);
+
+/*
+ * The body of the PMI (NMI) handler. Disables the context's counters, reads
+ * the overflow status, and for each overflowed counter: folds its count,
+ * calls emit(ctx, idx, period, arg) for sampling events (unless throttled),
+ * reloads it with -period (full-width write when available), acknowledges
+ * the status; on Intel unmasks LVT PC (the APIC masked it on delivery);
+ * re-enables. Loops while status is set, at most PMU_OVF_LOOPS passes, then
+ * declares the PMU stuck (stats.stuck, counters left off). Returns the
+ * number of overflows handled: 0 = not this PMU's NMI (stats.spurious).
+ * NMI-safe: yes (it is the NMI path). emit must be NMI-safe too.
+ */
+int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg);
+
+/* At most max_per_tick samples between pmu_tick() calls; past that the
+ * sampling events stop and cb(PMU_THROTTLE) runs (in NMI context); the next
+ * pmu_tick() restarts them and calls cb(PMU_UNTHROTTLE). 0 = unlimited. */
+void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb, void *arg);
+/* The throttling tick (timer interrupt, on the context's CPU). Not NMI-safe;
+ * an NMI may interrupt it. */
+void pmu_tick(struct pmu_ctx *ctx);
+
+/*
+ * The local APIC's LVT performance-counter entry (SDM Vol. 3A 11.5.1),
+ * supplied by the APIC driver: kernel/apic.c defines these two (strong
+ * symbols override the weak defaults in pmu/kernel.c, which report the entry
+ * masked and drop writes, so no PMI is routed until then). Called from the
+ * PMI handler: they must be NMI-safe. The host model defines them too.
+ */
+u32 pmu_lvtpc_read(void);
+void pmu_lvtpc_write(u32 v);
+
+/* Frequency mode: the period that would have produced target_rate samples
+ * per second, given that period produced observed_rate; moves half way
+ * there (damping) and clamps to [1, max_period]. Pure. NMI-safe: yes. */
+u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_period);
+
+#endif

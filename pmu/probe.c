@@ -1,0 +1,273 @@
+/*
+ * probe.c — find out, once, which PMU this CPU has and fill struct pmu_caps.
+ *
+ * Intel: CPUID leaf 0AH (SDM Vol. 3B 21.2.1-21.2.5 and Vol. 2A CPUID):
+ *   EAX version, GP counters, GP width, length of the EBX event mask;
+ *   EBX bit i set = architectural event i not available;
+ *   EDX[4:0] fixed counters, EDX[12:5] their width (v2+);
+ *   ECX (v5) bitmap of fixed counters: fixed i exists if ECX[i] or
+ *   EDX[4:0] > i, so the bitmap can have holes.
+ *   IA32_PERF_CAPABILITIES (if CPUID.1:ECX.PDCM) bit 13: full-width writes
+ *   through IA32_A_PMCx (SDM 21.2.6).
+ * AMD (APM Vol. 2 §13.2): 4 legacy counters on every K7+ part; CPUID
+ *   8000_0001 ECX[23] PerfCtrExtCore gives 6 at 0xC0010200 (CTL/CTR pairs);
+ *   CPUID 8000_0022 EAX[0] PerfMonV2 adds the global MSRs 0xC0000300-303 and
+ *   EBX[3:0] counts the core counters.
+ * Machines without a PMU: QEMU TCG reports CPUID.0AH as zero on Intel
+ * models, and on AMD models (qemu64 is "AuthenticAMD") reads 0 from every
+ * MSR and drops writes, so a counter that does not hold a written value is
+ * "no PMU" (the same test Linux's check_hw_exists() makes). RDPMC is probed
+ * with rdpmc_safe: TCG raises #UD.
+ */
+#include "pmu/internal.h"
+
+static void cpuid_r(u32 leaf, u32 sub, u32 r[4])
+{
+	pmu_hw_cpuid(leaf, sub, r);
+}
+
+static void none(struct pmu_caps *caps, const char *why)
+{
+	caps->kind = PMU_KIND_NONE;
+	caps->nr_gp = caps->nr_fixed = 0;
+	caps->fixed_bitmap = 0;
+	caps->has_global = false;
+	strlcpy(caps->none_reason, why, sizeof(caps->none_reason));
+}
+
+/* Does GP counter 0 hold what we write? Leaves it 0. */
+static bool counter_holds_value(u32 ctr_msr)
+{
+	const u64 probe = 0xabcd;	/* small, positive: legal for legacy and full writes */
+	u64 got;
+
+	if (pmu_hw_wrmsr_safe(ctr_msr, probe))
+		return false;
+	if (pmu_hw_rdmsr_safe(ctr_msr, &got))
+		return false;
+	pmu_hw_wrmsr_safe(ctr_msr, 0);
+	return got == probe;
+}
+
+static u64 width_mask(u32 bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
+{
+	u32 r[4];
+
+	if (max_leaf < CPUID_ARCH_PERFMON) {
+		none(caps, "CPUID has no leaf 0AH: no architectural perfmon");
+		return;
+	}
+	cpuid_r(CPUID_ARCH_PERFMON, 0, r);
+	u32 a = r[0], b = r[1], c = r[2], d = r[3];
+	if (!a && !b && !c && !d) {
+		none(caps, "CPUID.0AH is all zero: QEMU TCG or a hypervisor without a vPMU");
+		return;
+	}
+	caps->version = PERFMON_EAX_VERSION(a);
+	caps->nr_gp = MIN(PERFMON_EAX_NR_GP(a), (u32)PMU_MAX_GP);
+	caps->gp_width = PERFMON_EAX_GP_WIDTH(a);
+	caps->arch_events_len = PERFMON_EAX_EBX_LEN(a);
+	/* Events past the mask length are not enumerated: treat as absent. */
+	caps->arch_events_unavail = b | (caps->arch_events_len >= 32 ? 0 :
+					 ~0u << caps->arch_events_len);
+	if (!caps->version || !caps->nr_gp || caps->gp_width < 32) {
+		none(caps, "CPUID.0AH reports perfmon version 0 or no usable GP counters");
+		return;
+	}
+	caps->kind = PMU_KIND_INTEL_ARCH;
+	caps->gp_mask = width_mask(caps->gp_width);
+	caps->gp_sel_base = MSR_IA32_PERFEVTSEL0;
+	caps->gp_ctr_base = MSR_IA32_PMC0;
+	caps->stride = 1;
+
+	if (caps->version >= 2) {
+		u32 nfixed = PERFMON_EDX_NR_FIXED(d);
+		u32 bitmap = (nfixed >= 32 ? ~0u : (1u << nfixed) - 1);
+
+		if (caps->version >= 5)
+			bitmap |= c;		/* SDM 21.2.5: FxCtr[i] = ECX[i] || EDX[4:0] > i */
+		bitmap &= (1u << PMU_MAX_FIXED) - 1;
+		caps->fixed_bitmap = bitmap;
+		caps->nr_fixed = bitmap ? 32 - (u32)__builtin_clz(bitmap) : 0;
+		caps->fixed_width = PERFMON_EDX_FIXED_WIDTH(d);
+		if (caps->fixed_bitmap && !caps->fixed_width)
+			caps->fixed_width = caps->gp_width;	/* some hypervisors leave it 0 */
+		caps->fixed_mask = width_mask(caps->fixed_width);
+		caps->has_global = true;
+		caps->global_ctrl = MSR_IA32_PERF_GLOBAL_CTRL;
+		caps->global_status = MSR_IA32_PERF_GLOBAL_STATUS;
+		caps->global_ack = MSR_IA32_PERF_GLOBAL_OVF_CTRL;
+		/* SDM 17.4.1 / 21.2.x: DEBUGCTL.Freeze_PerfMon_On_PMI, "legacy"
+		 * (clears GLOBAL_CTRL) in v2-v3, "streamlined" (CTR_FRZ) in v4+. */
+		caps->freeze = true;
+		caps->freeze_streamlined = caps->version >= 4;
+		caps->anythread_deprecated = d & PERFMON_EDX_ANYTHREAD_DEPRECATED;
+	}
+	if (ecx1 & CPUID1_ECX_PDCM) {
+		u64 v;
+		if (!pmu_hw_rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &v)) {
+			caps->perf_capabilities = v;
+			caps->fw_write = v & PERF_CAP_FW_WRITE;
+		}
+	}
+	if (caps->fw_write)
+		caps->gp_fw_base = MSR_IA32_A_PMC0;
+	/*
+	 * Legacy IA32_PMCx writes take EAX sign-extended from bit 31 (SDM
+	 * 21.2.6), so -period fits only for period < 2^31; full-width writes
+	 * reach the counter's width, less one bit so the reload stays negative.
+	 */
+	caps->max_period = caps->fw_write ? caps->gp_mask >> 1 : (1ull << 31) - 1;
+	if (caps->fixed_bitmap && !caps->fw_write)
+		caps->max_period = MIN(caps->max_period, caps->fixed_mask >> 1);
+
+	if (!counter_holds_value(caps->gp_ctr_base))
+		none(caps, "IA32_PMC0 does not hold a written value: the vPMU is not functional");
+}
+
+static void probe_amd(struct pmu_caps *caps, u32 max_ext)
+{
+	u32 r[4];
+	u32 ecx81 = 0;
+
+	if (caps->family < 6) {
+		none(caps, "AMD before K7 has no performance counters");
+		return;
+	}
+	if (max_ext >= CPUID_EXT_FEATURES) {
+		cpuid_r(CPUID_EXT_FEATURES, 0, r);
+		ecx81 = r[2];
+	}
+	caps->version = 1;
+	caps->gp_width = AMD_CTR_WIDTH;
+	caps->gp_mask = width_mask(AMD_CTR_WIDTH);
+	/* The top bit tells "overflowed" on PMUs without a status register
+	 * (Linux amd_pmu: max_period = 2^47 - 1). */
+	caps->max_period = (1ull << (AMD_CTR_WIDTH - 1)) - 1;
+	if (ecx81 & CPUID81_ECX_PERFCTR_CORE) {
+		caps->kind = PMU_KIND_AMD_CORE_EXT;
+		caps->nr_gp = AMD_NR_CORE_EXT;
+		caps->gp_sel_base = MSR_F15H_PERF_CTL0;
+		caps->gp_ctr_base = MSR_F15H_PERF_CTR0;
+		caps->stride = 2;
+		if (max_ext >= CPUID_AMD_PERFMON) {
+			cpuid_r(CPUID_AMD_PERFMON, 0, r);
+			if (r[0] & AMD_PERFMON_EAX_V2) {
+				caps->kind = PMU_KIND_AMD_V2;
+				caps->version = 2;
+				if (AMD_PERFMON_EBX_NR_CORE(r[1]))
+					caps->nr_gp = MIN(AMD_PERFMON_EBX_NR_CORE(r[1]), (u32)PMU_MAX_GP);
+				caps->has_global = true;
+				caps->global_ctrl = MSR_AMD_PERF_CNTR_GLOBAL_CTL;
+				caps->global_status = MSR_AMD_PERF_CNTR_GLOBAL_STATUS;
+				caps->global_ack = MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR;
+			}
+		}
+	} else {
+		caps->kind = PMU_KIND_AMD_LEGACY;
+		caps->nr_gp = AMD_NR_LEGACY;
+		caps->gp_sel_base = MSR_K7_EVNTSEL0;
+		caps->gp_ctr_base = MSR_K7_PERFCTR0;
+		caps->stride = 1;
+	}
+	if (!counter_holds_value(caps->gp_ctr_base))
+		none(caps, "the AMD counter MSRs do not hold a written value: "
+		     "QEMU TCG or a hypervisor without a vPMU");
+}
+
+int pmu_probe(struct pmu_caps *caps)
+{
+	u32 r[4];
+	char vendor[13];
+
+	memset(caps, 0, sizeof(*caps));
+	cpuid_r(CPUID_VENDOR, 0, r);
+	u32 max_leaf = r[0];
+	memcpy(vendor + 0, &r[1], 4);
+	memcpy(vendor + 4, &r[3], 4);
+	memcpy(vendor + 8, &r[2], 4);
+	vendor[12] = 0;
+	caps->intel = !strcmp(vendor, "GenuineIntel");
+	caps->amd = !strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine");
+
+	u32 ecx1 = 0;
+	if (max_leaf >= CPUID_FEATURES) {
+		cpuid_r(CPUID_FEATURES, 0, r);
+		u32 a = r[0];
+		ecx1 = r[2];
+		/* SDM Vol. 2A CPUID.01H:EAX display family/model. */
+		caps->family = (a >> 8) & 0xf;
+		caps->model = (a >> 4) & 0xf;
+		if (caps->family == 0xf)
+			caps->family += (a >> 20) & 0xff;
+		if (caps->family == 0x6 || caps->family >= 0xf)
+			caps->model |= ((a >> 16) & 0xf) << 4;
+		caps->hypervisor = ecx1 & CPUID1_ECX_HYPERVISOR;
+	}
+	if (caps->hypervisor) {
+		cpuid_r(CPUID_HYPERVISOR, 0, r);
+		memcpy(caps->hypervisor_id + 0, &r[1], 4);
+		memcpy(caps->hypervisor_id + 4, &r[2], 4);
+		memcpy(caps->hypervisor_id + 8, &r[3], 4);
+		caps->hypervisor_id[12] = 0;
+	}
+	cpuid_r(CPUID_EXT_MAX, 0, r);
+	u32 max_ext = r[0] >= CPUID_EXT_MAX ? r[0] : 0;
+
+	if (caps->intel)
+		probe_intel(caps, max_leaf, ecx1);
+	else if (caps->amd)
+		probe_amd(caps, max_ext);
+	else
+		none(caps, "CPU vendor is neither Intel nor AMD");
+
+	/* RDPMC of counter 0: #UD under TCG, #GP if the index is bad. */
+	u64 v;
+	caps->rdpmc_ok = caps->kind != PMU_KIND_NONE && !pmu_hw_rdpmc_safe(0, &v);
+	return caps->kind == PMU_KIND_NONE ? -E_NODEV : 0;
+}
+
+const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
+{
+	char hv[64] = "";
+
+	if (caps->hypervisor)
+		ksnprintf(hv, sizeof(hv), " (virtual PMU under hypervisor \"%s\")",
+			  caps->hypervisor_id);
+	switch (caps->kind) {
+	case PMU_KIND_NONE:
+		ksnprintf(buf, len, "none (%s); sampling will use the soft PMU", caps->none_reason);
+		break;
+	case PMU_KIND_INTEL_ARCH: {
+		char fixed[48] = ", no fixed counters";
+		u32 nfix = pmu_popcount(caps->fixed_bitmap);
+
+		if (nfix == caps->nr_fixed && nfix)
+			ksnprintf(fixed, sizeof(fixed), ", %u fixed x %u bits", nfix, caps->fixed_width);
+		else if (nfix)
+			ksnprintf(fixed, sizeof(fixed), ", fixed counters 0x%x x %u bits",
+				  caps->fixed_bitmap, caps->fixed_width);
+		ksnprintf(buf, len, "Intel arch perfmon v%u, %u GP counters x %u bits%s%s%s%s%s%s",
+			  caps->version, caps->nr_gp, caps->gp_width, fixed,
+			  caps->fw_write ? ", full-width writes" : ", 31-bit reloads",
+			  caps->freeze ? (caps->freeze_streamlined ? ", streamlined freeze" :
+					  ", freeze on PMI") : "",
+			  caps->arch_events_unavail & 0x7f ? ", some arch events masked" : "",
+			  caps->rdpmc_ok ? "" : ", rdpmc faults", hv);
+		break;
+	}
+	default:
+		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s%s",
+			  caps->kind == PMU_KIND_AMD_V2 ? "PerfMonV2 (global ctl/status)" :
+			  caps->kind == PMU_KIND_AMD_CORE_EXT ? "core counter extension" :
+			  "legacy counters",
+			  caps->nr_gp, caps->gp_width, caps->rdpmc_ok ? "" : ", rdpmc faults", hv);
+		break;
+	}
+	return buf;
+}

@@ -1,0 +1,102 @@
+/*
+ * regs.h — PMU register names and fields, private to pmu/.
+ *
+ * Intel: SDM Vol. 3B ch. 21 "Performance Monitoring" (21.2 architectural
+ * performance monitoring, versions 1-5) and Vol. 4 (MSR list).
+ * AMD: APM Vol. 2 §13.2 "Hardware Performance Monitoring" (PerfEvtSel /
+ * PerfCtr, core performance counter extensions, PerfMonV2).
+ */
+#ifndef BAREPERF_PMU_REGS_H
+#define BAREPERF_PMU_REGS_H
+
+/* CPUID leaves and bits (SDM Vol. 2A CPUID; APM Vol. 3 appendix E). */
+#define CPUID_VENDOR			0x0
+#define CPUID_FEATURES			0x1
+#define   CPUID1_ECX_PDCM		(1u << 15)	/* IA32_PERF_CAPABILITIES exists */
+#define   CPUID1_ECX_HYPERVISOR		(1u << 31)
+#define CPUID_ARCH_PERFMON		0xa		/* SDM 21.2.1 */
+#define   PERFMON_EAX_VERSION(a)	((a) & 0xff)
+#define   PERFMON_EAX_NR_GP(a)		(((a) >> 8) & 0xff)
+#define   PERFMON_EAX_GP_WIDTH(a)	(((a) >> 16) & 0xff)
+#define   PERFMON_EAX_EBX_LEN(a)	(((a) >> 24) & 0xff)
+#define   PERFMON_EDX_NR_FIXED(d)	((d) & 0x1f)
+#define   PERFMON_EDX_FIXED_WIDTH(d)	(((d) >> 5) & 0xff)
+#define   PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15)
+#define CPUID_HYPERVISOR		0x40000000
+#define CPUID_EXT_MAX			0x80000000
+#define CPUID_EXT_FEATURES		0x80000001
+#define   CPUID81_ECX_PERFCTR_CORE	(1u << 23)	/* APM §13.2.2: 6 counters at 0xC0010200 */
+#define CPUID_AMD_PERFMON		0x80000022	/* APM §13.2.3 PerfMonV2 */
+#define   AMD_PERFMON_EAX_V2		(1u << 0)
+#define   AMD_PERFMON_EBX_NR_CORE(b)	((b) & 0xf)
+
+/* Intel architectural perfmon MSRs (SDM Vol. 4, table 2-2). */
+#define MSR_IA32_PMC0			0x0c1		/* legacy writes: 32 bits, sign-extended */
+#define MSR_IA32_PERFEVTSEL0		0x186
+#define MSR_IA32_FIXED_CTR0		0x309
+#define MSR_IA32_PERF_CAPABILITIES	0x345
+#define   PERF_CAP_FW_WRITE		(1ull << 13)	/* IA32_A_PMCx full-width writes */
+#define MSR_IA32_FIXED_CTR_CTRL		0x38d
+#define   FIXED_CTRL_OS			0x1ull		/* per counter, 4 bits each */
+#define   FIXED_CTRL_USR		0x2ull
+#define   FIXED_CTRL_ANY		0x4ull		/* v3+ AnyThread */
+#define   FIXED_CTRL_PMI		0x8ull
+#define   FIXED_CTRL_SHIFT(i)		(4 * (i))
+#define MSR_IA32_PERF_GLOBAL_STATUS	0x38e		/* read-only */
+#define MSR_IA32_PERF_GLOBAL_CTRL	0x38f
+#define MSR_IA32_PERF_GLOBAL_OVF_CTRL	0x390		/* v4: IA32_PERF_GLOBAL_STATUS_RESET */
+#define MSR_IA32_PERF_GLOBAL_STATUS_SET	0x391		/* v4 */
+#define   GLOBAL_STATUS_LBR_FRZ		(1ull << 58)	/* v4 */
+#define   GLOBAL_STATUS_CTR_FRZ		(1ull << 59)	/* v4 streamlined freeze */
+#define   GLOBAL_STATUS_OVF_BUF		(1ull << 62)	/* DS/PEBS buffer */
+#define   GLOBAL_STATUS_COND_CHGD	(1ull << 63)
+#define MSR_IA32_A_PMC0			0x4c1		/* full-width counter alias */
+#define MSR_IA32_DEBUGCTL		0x1d9
+#define   DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
+
+/* PERFEVTSELx (SDM 21.2.1.1, figure 21-1; AMD PerfEvtSeln, APM §13.2.1). */
+#define EVTSEL_EVENT			0x00000000ffull
+#define EVTSEL_UMASK			0x000000ff00ull
+#define   EVTSEL_UMASK_SHIFT		8
+#define EVTSEL_USR			(1ull << 16)
+#define EVTSEL_OS			(1ull << 17)
+#define EVTSEL_EDGE			(1ull << 18)
+#define EVTSEL_INT			(1ull << 20)
+#define EVTSEL_ANY			(1ull << 21)	/* Intel v3+ */
+#define EVTSEL_EN			(1ull << 22)
+#define EVTSEL_INV			(1ull << 23)
+#define EVTSEL_CMASK			0x00ff000000ull
+#define   EVTSEL_CMASK_SHIFT		24
+#define EVTSEL_AMD_EVENT_HI		0xf00000000ull	/* AMD EventSelect[11:8] */
+#define   EVTSEL_AMD_EVENT_HI_SHIFT	32
+
+/* What an event spec may set: the rest (EN, INT, OS, USR) is ours. */
+#define EVTSEL_RAW_INTEL	(EVTSEL_EVENT | EVTSEL_UMASK | EVTSEL_EDGE | EVTSEL_INV | EVTSEL_CMASK)
+#define EVTSEL_RAW_AMD		(EVTSEL_RAW_INTEL | EVTSEL_AMD_EVENT_HI)
+
+/* RDPMC ECX (SDM Vol. 2B RDPMC; 21.2.2). */
+#define RDPMC_FIXED			(1u << 30)
+#define RDPMC_FAST			(1u << 31)
+
+/* AMD (APM Vol. 2 §13.2). */
+#define MSR_K7_EVNTSEL0			0xc0010000	/* legacy: 4 counters, stride 1 */
+#define MSR_K7_PERFCTR0			0xc0010004
+#define MSR_F15H_PERF_CTL0		0xc0010200	/* core ext: CTL/CTR pairs, stride 2 */
+#define MSR_F15H_PERF_CTR0		0xc0010201
+#define MSR_AMD_PERF_CNTR_GLOBAL_STATUS	0xc0000300	/* PerfMonV2, read-only */
+#define MSR_AMD_PERF_CNTR_GLOBAL_CTL	0xc0000301
+#define MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302
+#define MSR_AMD_PERF_CNTR_GLOBAL_STATUS_SET 0xc0000303
+#define AMD_NR_LEGACY			4
+#define AMD_NR_CORE_EXT			6
+#define AMD_CTR_WIDTH			48		/* APM §13.2.1: 48-bit counters */
+
+/* Local APIC LVT performance-counter entry (SDM Vol. 3A 11.5.1). */
+#define LVT_DELIVERY_NMI		(4u << 8)
+#define LVT_MASKED			(1u << 16)
+
+/* Our unified counter index space: GP i is bit i, fixed i is bit 32 + i,
+ * as in IA32_PERF_GLOBAL_CTRL/STATUS (SDM 21.2.2). */
+#define PMU_FIXED_BIT(i)		(32 + (i))
+
+#endif

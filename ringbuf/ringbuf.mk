@@ -1,0 +1,1 @@
+# ringbuf/ build fragment (included by the top-level Makefile).

@@ -1,0 +1,108 @@
+/*
+ * pmu_model.h — a register-level model of the x86 PMU for host tests.
+ *
+ * It implements pmu/hw.h for the host build (-DPMU_HOST_MODEL): CPUID,
+ * RDMSR/WRMSR (+ _safe), RDPMC (+ _safe) and the LVT PC entry, with the
+ * semantics of Intel architectural perfmon v1/v2/v4/v5 and AMD legacy,
+ * core-extension and PerfMonV2 counters, so the real drivers in pmu/ run
+ * against it unchanged. Its register numbers and rules are written here
+ * from the manuals (Intel SDM Vol. 3B ch. 21, AMD APM Vol. 2 §13.2), not
+ * taken from pmu/regs.h, so a wrong constant in the driver shows up as a
+ * #GP or a wrong count rather than agreeing with itself.
+ *
+ * Work is described as signals per cycle (instructions, branches, ...); the
+ * model maps each counter's event encoding to a signal with its own table.
+ */
+#ifndef BAREPERF_TEST_HOST_PMU_MODEL_H
+#define BAREPERF_TEST_HOST_PMU_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef uint64_t mu64;
+typedef uint32_t mu32;
+
+enum model_flavour {
+	MODEL_TCG_INTEL,	/* QEMU TCG with an Intel CPU model: CPUID.0AH zero */
+	MODEL_TCG_AMD,		/* QEMU TCG qemu64 (AMD): MSRs read 0, writes dropped */
+	MODEL_INTEL_V1,		/* 2 GP x 40 bits, no fixed, no global MSRs */
+	MODEL_INTEL_V2,		/* 4 GP x 48, 3 fixed x 48, legacy writes only */
+	MODEL_KVM_V2,		/* KVM's vPMU: v2, 4 x 48, 3 fixed, FW writes, "KVMKVMKVM" */
+	MODEL_INTEL_V4,		/* 4 GP x 48, 3 fixed, full-width writes, streamlined freeze */
+	MODEL_INTEL_V5,		/* 8 GP x 48, fixed bitmap 0,1,3 (hole at 2), FW writes */
+	MODEL_AMD_LEGACY,	/* family 10h: 4 x 48 at 0xC0010000/4 */
+	MODEL_AMD_CORE_EXT,	/* family 15h: 6 x 48 at 0xC0010200, stride 2 */
+	MODEL_AMD_V2,		/* family 19h: PerfMonV2, 6 x 48, global ctl/status */
+	MODEL_FLAVOURS,
+};
+
+enum model_signal {
+	SIG_CYCLES, SIG_REF_CYCLES, SIG_INSTRUCTIONS, SIG_BRANCHES, SIG_BRANCH_MISSES,
+	SIG_LLC_REF, SIG_LLC_MISS, SIG_SLOTS, SIG_FE_STALL, SIG_BE_STALL, SIG_COUNT,
+};
+
+/* What happens in one cycle (cycles and ref-cycles are always 1). */
+struct model_cycle {
+	mu32 n[SIG_COUNT];
+};
+
+struct model_cfg {
+	const char *name;
+	bool intel, amd, tcg;
+	mu32 family, model;
+	const char *hypervisor;		/* CPUID 4000_0000 vendor, or NULL */
+	/* Intel */
+	mu32 version, nr_gp, gp_width, nr_fixed_edx, fixed_ecx, fixed_width;
+	mu32 ebx_unavail, ebx_len;
+	bool pdcm, fw_write, fast_rdpmc;
+	/* AMD */
+	bool core_ext, perfmon_v2;
+	mu32 amd_nr;
+};
+
+enum { MODEL_GP_MAX = 8, MODEL_FIXED_MAX = 8 };
+
+struct pmu_model {
+	struct model_cfg cfg;
+	mu64 gp_mask, fixed_mask;
+	mu32 nr_gp, fixed_present;
+	mu64 evtsel[MODEL_GP_MAX], gp[MODEL_GP_MAX], fixed[MODEL_FIXED_MAX];
+	bool cond_prev[MODEL_GP_MAX];	/* edge detect: condition in the last cycle */
+	mu64 fixed_ctrl, global_ctrl, global_status, debugctl;
+	mu32 lvtpc;
+	int cpl;
+
+	/* Faults (#GP = 13, #UD = 6). */
+	unsigned faults;
+	int last_vector;
+	char last_fault[160];
+	void (*unexpected_fault)(struct pmu_model *m, const char *what);
+
+	/* PMIs: raised by an overflow with INT; delivered as an NMI unless
+	 * LVT PC is masked (then lost); one more may be latched while the NMI
+	 * handler runs (SDM Vol. 3A 6.7.1: NMIs are blocked until IRET). */
+	unsigned pmi_raised, pmi_delivered, pmi_lost_masked, pmi_latched;
+	void (*nmi)(struct pmu_model *m, void *arg);
+	void *nmi_arg;
+	bool in_nmi, nmi_pending;
+	/* Work the test wants to happen inside the NMI handler (freeze tests). */
+	mu64 stuck_status;		/* ORed into GLOBAL_STATUS on every read */
+
+	/* Access counters, for cost accounting in tests. */
+	mu64 rdmsrs, wrmsrs, rdpmcs;
+};
+
+extern struct pmu_model *pmu_model;	/* the model pmu/hw.h talks to */
+
+const struct model_cfg *model_preset(enum model_flavour f);
+void model_init(struct pmu_model *m, const struct model_cfg *cfg);
+/* Run ncycles identical cycles, delivering PMIs as overflows happen. */
+void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
+/* ninsns cycles retiring one instruction each (and nothing else). */
+void model_retire(struct pmu_model *m, mu64 ninsns);
+/* Raw access the tests use to check the model itself (return 0 or -E_FAULT). */
+int model_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val);
+int model_wrmsr(struct pmu_model *m, mu32 msr, mu64 val);
+int model_rdpmc(struct pmu_model *m, mu32 ecx, mu64 *val);
+
+#endif

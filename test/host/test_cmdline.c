@@ -1,0 +1,140 @@
+/*
+ * test_cmdline — the kernel command-line parser: defaults, every option,
+ * app arguments, and a clear error for each kind of bad input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/kernel.h"
+#include "kernel/cmdline.h"
+
+static struct kernel_options o;
+static char err[256];
+
+static int parse(const char *text)
+{
+	static char line[1024];
+
+	strcpy(line, text);
+	cmdline_defaults(&o);
+	err[0] = 0;
+	return cmdline_parse(line, &o, err, sizeof(err));
+}
+
+static void defaults(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(""), 0);
+	assert_string_equal(o.app, CMDLINE_DEFAULT_APP);
+	assert_int_equal(o.serial_port, 0x3f8);
+	assert_int_equal(o.baud, 115200);
+	assert_int_equal(o.app_argc, 0);
+	assert_null(o.app_argv[0]);
+	assert_int_equal(parse("   \t \n "), 0);
+}
+
+static void options(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app=test_boot serial=com2 baud=9600"), 0);
+	assert_string_equal(o.app, "test_boot");
+	assert_int_equal(o.serial_port, 0x2f8);
+	assert_int_equal(o.baud, 9600);
+	assert_int_equal(parse("serial=0x3e8"), 0);
+	assert_int_equal(o.serial_port, 0x3e8);
+	assert_int_equal(parse("serial=com4 serial=com1"), 0);	/* last one wins */
+	assert_int_equal(o.serial_port, 0x3f8);
+}
+
+static void app_arguments(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app=x -- a b=c  --  d"), 0);
+	assert_string_equal(o.app, "x");
+	assert_int_equal(o.app_argc, 4);
+	assert_string_equal(o.app_argv[0], "a");
+	assert_string_equal(o.app_argv[1], "b=c");
+	assert_string_equal(o.app_argv[2], "--");		/* only the first -- splits */
+	assert_string_equal(o.app_argv[3], "d");
+	assert_null(o.app_argv[4]);
+}
+
+static void too_many_app_arguments(void **state)
+{
+	char line[512] = "--";
+	(void)state;
+
+	for (int i = 0; i < 40; i++)
+		strcat(line, " w");
+	assert_int_equal(parse(line), -1);
+	assert_non_null(strstr(err, "more than 31 app arguments"));
+}
+
+static void unknown_option(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app=x bogus=1"), -1);
+	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud");
+	assert_int_equal(parse("quiet"), -1);
+	assert_non_null(strstr(err, "unknown option 'quiet'"));
+}
+
+static void missing_value(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app="), -1);
+	assert_string_equal(err, "option 'app' needs a value: app=NAME");
+	assert_int_equal(parse("baud"), -1);
+	assert_string_equal(err, "option 'baud' needs a value: baud=N");
+}
+
+static void bad_values(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("baud=fast"), -1);
+	assert_non_null(strstr(err, "baud: 'fast' is not a rate"));
+	assert_int_equal(parse("baud=1234"), -1);		/* 115200 / 1234 is not whole */
+	assert_int_equal(parse("baud=0"), -1);
+	assert_int_equal(parse("baud=230400"), -1);		/* above the 16550's clock */
+	assert_int_equal(parse("serial=com5"), -1);
+	assert_non_null(strstr(err, "serial: 'com5' is not com1..com4"));
+	assert_int_equal(parse("serial=0x"), -1);
+	assert_int_equal(parse("serial=0x10000"), -1);
+	/* A failed option leaves the default in place for the error message's UART. */
+	assert_int_equal(parse("serial=nope"), -1);
+	assert_int_equal(o.serial_port, 0x3f8);
+}
+
+static unsigned help_lines;
+static void count_help(const char *line)
+{
+	assert_non_null(strstr(line, "="));
+	help_lines++;
+}
+
+static void help_lists_every_option(void **state)
+{
+	(void)state;
+	help_lines = 0;
+	cmdline_help(count_help);
+	assert_int_equal(help_lines, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(options),
+		cmocka_unit_test(app_arguments),
+		cmocka_unit_test(too_many_app_arguments),
+		cmocka_unit_test(unknown_option),
+		cmocka_unit_test(missing_value),
+		cmocka_unit_test(bad_values),
+		cmocka_unit_test(help_lists_every_option),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,757 @@
+/*
+ * test_pmu — the real drivers in pmu/ against the register-level PMU model,
+ * for every PMU flavour: probe, counting exactness, 64-bit counts across
+ * hardware overflow, sampling with reload, PMI delivery and the LVT PC
+ * re-arm, group reads, throttling, freeze on PMI, stuck and spurious PMIs,
+ * full-width vs legacy reloads, counter assignment and its errors.
+ * Scenarios follow kvm-unit-tests x86/pmu.c where it has one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kernel/kernel.h"
+#include "pmu/pmu.h"
+#include "test/host/pmu_model.h"
+
+#define LVT_NMI		0x400u
+#define LVT_MASKED	(1u << 16)
+
+static struct pmu_model M;
+static struct pmu_caps caps;
+static struct pmu_ctx ctx;
+static char err[256];
+
+/* What the emit callback saw. */
+static struct {
+	unsigned n, per_idx[PMU_MAX_EVENTS];
+	u64 last_period[PMU_MAX_EVENTS];
+	bool group_ok;			/* group read inside emit was consistent */
+	bool group_check;
+	unsigned throttle, unthrottle;
+	unsigned nmi_calls, nmi_lvt_masked_on_entry;
+	int handled;
+	u64 inject_in_nmi;		/* instructions to run inside the NMI, before handling */
+} log_;
+
+static void unexpected_fault(struct pmu_model *m, const char *what)
+{
+	(void)m;
+	fail_msg("unexpected fault in a non-_safe access: %s", what);
+}
+
+static void emit(struct pmu_ctx *c, int idx, u64 period, void *arg)
+{
+	(void)arg;
+	log_.n++;
+	log_.per_idx[idx]++;
+	log_.last_period[idx] = period;
+	if (log_.group_check) {
+		u64 v[PMU_MAX_EVENTS];
+		pmu_read_group(c, v, c->n);
+		/* The overflowed counter was just folded: exactly samples * period. */
+		if (v[idx] != c->ctr[idx].samples * period)
+			log_.group_ok = false;
+	}
+}
+
+static void on_nmi(struct pmu_model *m, void *arg)
+{
+	(void)arg;
+	log_.nmi_calls++;
+	if (m->lvtpc & LVT_MASKED)
+		log_.nmi_lvt_masked_on_entry++;
+	if (log_.inject_in_nmi) {
+		u64 n = log_.inject_in_nmi;
+		log_.inject_in_nmi = 0;
+		model_retire(m, n);
+	}
+	log_.handled += pmu_handle_overflow(&ctx, emit, NULL);
+}
+
+static void on_throttle(struct pmu_ctx *c, enum pmu_throttle_event ev, void *arg)
+{
+	(void)c;
+	(void)arg;
+	if (ev == PMU_THROTTLE)
+		log_.throttle++;
+	else
+		log_.unthrottle++;
+}
+
+static enum model_flavour flav(void **state)
+{
+	return (enum model_flavour)(uintptr_t)*state;
+}
+
+static void boot(enum model_flavour f)
+{
+	model_init(&M, model_preset(f));
+	M.unexpected_fault = unexpected_fault;
+	M.nmi = on_nmi;
+	memset(&log_, 0, sizeof(log_));
+	log_.group_ok = true;
+	assert_int_equal(pmu_probe(&caps), 0);
+	M.lvtpc = LVT_NMI;		/* what the APIC driver will set up */
+}
+
+static struct pmu_event_attr ev(const char *spec)
+{
+	struct pmu_event_attr a;
+	int rc = pmu_event_parse(spec, &caps, &a, err, sizeof(err));
+	if (rc)
+		fail_msg("parse '%s': %d %s", spec, rc, err);
+	return a;
+}
+
+static void open_n(const struct pmu_event_attr *a, int n, unsigned flags)
+{
+	int rc = pmu_open(&ctx, &caps, a, n, flags, err, sizeof(err));
+	if (rc)
+		fail_msg("pmu_open: %d %s", rc, err);
+}
+
+static bool contains(const char *s, const char *w)
+{
+	return strstr(s, w) != NULL;
+}
+
+/* ---- Probe ---- */
+
+static void probe(void **state)
+{
+	enum model_flavour f = flav(state);
+	const struct model_cfg *cfg = model_preset(f);
+	char line[256];
+
+	boot(f);
+	pmu_describe(&caps, line, sizeof(line));
+	print_message("# pmu: %s\n", line);
+	if (cfg->intel) {
+		assert_int_equal(caps.kind, PMU_KIND_INTEL_ARCH);
+		assert_int_equal(caps.version, cfg->version);
+		assert_int_equal(caps.nr_gp, cfg->nr_gp);
+		assert_int_equal(caps.gp_width, cfg->gp_width);
+		assert_int_equal(caps.fw_write, cfg->fw_write);
+		assert_int_equal(caps.has_global, cfg->version >= 2);
+		u32 bm = cfg->version >= 2 ? ((1u << cfg->nr_fixed_edx) - 1) |
+			 (cfg->version >= 5 ? cfg->fixed_ecx : 0) : 0;
+		assert_int_equal(caps.fixed_bitmap, bm);
+		char want[64];
+		snprintf(want, sizeof(want), "Intel arch perfmon v%u, %u GP counters x %u bits",
+			 cfg->version, cfg->nr_gp, cfg->gp_width);
+		assert_true(contains(line, want));
+		assert_true(contains(line, cfg->fw_write ? "full-width writes" : "31-bit reloads"));
+		assert_int_equal(caps.max_period, cfg->fw_write ? (1ull << 47) - 1 : (1ull << 31) - 1);
+	} else {
+		enum pmu_kind k = cfg->perfmon_v2 ? PMU_KIND_AMD_V2 : cfg->core_ext ?
+				  PMU_KIND_AMD_CORE_EXT : PMU_KIND_AMD_LEGACY;
+		assert_int_equal(caps.kind, k);
+		assert_int_equal(caps.nr_gp, cfg->perfmon_v2 ? cfg->amd_nr : cfg->core_ext ? 6 : 4);
+		assert_int_equal(caps.gp_width, 48);
+		assert_int_equal(caps.stride, cfg->core_ext ? 2 : 1);
+		assert_int_equal(caps.gp_ctr_base, cfg->core_ext ? 0xc0010201 : 0xc0010004);
+		assert_int_equal(caps.has_global, cfg->perfmon_v2);
+		assert_int_equal(caps.max_period, (1ull << 47) - 1);
+		assert_true(contains(line, "AMD"));
+	}
+	assert_true(caps.rdpmc_ok);
+	if (cfg->hypervisor)
+		assert_true(contains(line, "hypervisor \"KVMKVMKVM\""));
+	/* The probe used only the _safe accessors and left no fault behind
+	 * except those it expected (none on a machine with a PMU). */
+	assert_int_equal(M.faults, 0);
+}
+
+static void probe_none(void **state)
+{
+	enum model_flavour f = flav(state);
+	char line[256];
+
+	model_init(&M, model_preset(f));
+	M.unexpected_fault = unexpected_fault;
+	assert_int_equal(pmu_probe(&caps), -E_NODEV);
+	assert_int_equal(caps.kind, PMU_KIND_NONE);
+	assert_false(caps.rdpmc_ok);
+	pmu_describe(&caps, line, sizeof(line));
+	print_message("# pmu: %s\n", line);
+	assert_true(contains(line, "none ("));
+	assert_true(contains(line, "soft PMU"));
+	if (f == MODEL_TCG_INTEL)
+		assert_true(contains(line, "CPUID.0AH is all zero"));
+	else
+		assert_true(contains(line, "do not hold a written value"));
+	/* Everything refuses cleanly. */
+	struct pmu_event_attr a;
+	assert_int_equal(pmu_event_parse("cycles", &caps, &a, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "no"));
+	a.config = 0xc0;
+	assert_int_equal(pmu_open(&ctx, &caps, &a, 1, 0, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "no hardware PMU"));
+}
+
+/* ---- Counting ---- */
+
+static bool has_fixed2(void)
+{
+	return caps.intel && (caps.fixed_bitmap & 4);
+}
+
+static void count_exact_mode(enum model_flavour f, unsigned flags)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 3, [SIG_BRANCHES] = 1 } };
+	const u64 N = 1000003;
+
+	boot(f);
+	struct pmu_event_attr a[4] = { ev("instructions"), ev("cycles"), ev("branches") };
+	int n = caps.nr_gp >= 3 || caps.fixed_bitmap ? 3 : 2;	/* Intel v1 has 2 counters */
+	if (has_fixed2())
+		a[n++] = ev("ref-cycles");
+	open_n(a, n, flags);
+	model_run(&M, &c, 5);			/* before start: not counted */
+	assert_int_equal(pmu_start(&ctx), 0);
+	model_run(&M, &c, N);
+	assert_int_equal(pmu_read(&ctx, 0), 3 * N);	/* while running */
+	assert_int_equal(pmu_read(&ctx, 1), N);
+	pmu_stop(&ctx);
+	model_run(&M, &c, 77);			/* after stop: not counted */
+	assert_int_equal(pmu_read(&ctx, 0), 3 * N);
+	assert_int_equal(pmu_read(&ctx, 1), N);
+	if (n >= 3)
+		assert_int_equal(pmu_read(&ctx, 2), N);
+	if (n == 4)
+		assert_int_equal(pmu_read(&ctx, 3), N);
+	/* Restart counts from zero. */
+	assert_int_equal(pmu_start(&ctx), 0);
+	model_run(&M, &c, 10);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 30);
+	assert_int_equal(M.pmi_raised, 0);
+}
+
+static void count_exact(void **state)
+{
+	count_exact_mode(flav(state), 0);
+}
+
+static void count_exact_rdmsr(void **state)
+{
+	boot(flav(state));
+	u64 rdpmcs = M.rdpmcs;
+	count_exact_mode(flav(state), PMU_OPEN_RDMSR);
+	assert_int_equal(M.rdpmcs, rdpmcs);	/* the probe's own rdpmc came before */
+}
+
+/* 64-bit counts across hardware overflow: counting counters overflow every
+ * max_period events; the PMI folds and reloads them; nothing is lost. */
+static void count_across_overflow(void **state)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 4 } };
+
+	boot(flav(state));
+	u64 N = caps.max_period * 3 + 12345;	/* cycles; instructions overflow ~12 times */
+	struct pmu_event_attr a[2] = { ev("instructions"), ev("cycles") };
+	open_n(a, 2, 0);
+	pmu_start(&ctx);
+	model_run(&M, &c, N / 2);
+	assert_int_equal(pmu_read(&ctx, 0), 4 * (N / 2));
+	model_run(&M, &c, N - N / 2);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 4 * N);
+	assert_int_equal(pmu_read(&ctx, 1), N);
+	assert_true(ctx.ctr[0].overflows >= 12);
+	assert_true(ctx.ctr[1].overflows >= 3);
+	assert_int_equal(log_.n, 0);		/* counting events emit nothing */
+	assert_int_equal(M.pmi_lost_masked, 0);
+	assert_int_equal(ctx.stats.spurious, 0);
+	assert_int_equal(log_.nmi_calls, M.pmi_delivered);
+	if (caps.intel)
+		assert_int_equal(ctx.stats.lvt_rearm, log_.nmi_calls);
+}
+
+/* ---- Sampling ---- */
+
+static void sampling(void **state)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+
+	boot(flav(state));
+	struct pmu_event_attr a[2] = { ev("instructions/period=1000/"), ev("cycles/period=3000/") };
+	open_n(a, 2, 0);
+	log_.group_check = true;
+	pmu_start(&ctx);
+	model_run(&M, &c, 1000000);
+	pmu_stop(&ctx);
+	assert_int_equal(log_.per_idx[0], 1000);
+	assert_int_equal(log_.per_idx[1], 333);
+	assert_int_equal(log_.last_period[0], 1000);
+	assert_int_equal(log_.last_period[1], 3000);
+	assert_true(log_.group_ok);
+	assert_int_equal(pmu_read(&ctx, 0), 1000000);	/* no count lost to reloads */
+	assert_int_equal(pmu_read(&ctx, 1), 1000000);
+	assert_int_equal(log_.handled, 1333);
+	/* Both overflow together every 3000 cycles: one NMI handles both. */
+	assert_int_equal(M.pmi_delivered, 1000);
+	assert_int_equal(M.pmi_lost_masked, 0);
+	assert_int_equal(ctx.stats.spurious, 0);
+	assert_int_equal(ctx.stats.unknown_status, 0);
+	/* Intel: the APIC masked LVT PC on every delivery, the handler re-armed it. */
+	if (caps.intel)
+		assert_int_equal(log_.nmi_lvt_masked_on_entry, log_.nmi_calls);
+	else
+		assert_int_equal(log_.nmi_lvt_masked_on_entry, 0);
+	assert_int_equal(M.lvtpc, LVT_NMI);
+}
+
+/* A PMI reaches the handler only through an unmasked LVT PC: with it masked
+ * the overflow is lost as an interrupt but stays visible in the status (or
+ * the counter's top bit), so a later handler call still finds it. */
+static void pmi_needs_unmasked_lvt(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions/period=500/");
+	open_n(&a, 1, 0);
+	M.lvtpc = LVT_NMI | LVT_MASKED;
+	pmu_start(&ctx);
+	model_retire(&M, 700);
+	assert_int_equal(M.pmi_raised, 1);
+	assert_int_equal(M.pmi_lost_masked, 1);
+	assert_int_equal(log_.nmi_calls, 0);
+	assert_int_equal(pmu_handle_overflow(&ctx, emit, NULL), 1);
+	assert_int_equal(log_.per_idx[0], 1);
+	assert_int_equal(pmu_read(&ctx, 0), 700);
+	if (caps.intel)
+		assert_int_equal(M.lvtpc, LVT_NMI);	/* the handler unmasks it */
+	model_retire(&M, 500);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 1200);
+}
+
+/* An NMI handler that reloads the counter but does not unmask LVT PC:
+ * Intel then delivers the first PMI only (the APIC masked the entry);
+ * AMD keeps delivering. This is why pmu_handle_overflow re-arms it. */
+static void reload_only_nmi(struct pmu_model *m, void *arg)
+{
+	(void)arg;
+	log_.nmi_calls++;
+	if (caps.intel) {
+		assert_int_equal(model_wrmsr(m, caps.gp_ctr_base, 0xffffff9c), 0);
+		if (caps.has_global)
+			assert_int_equal(model_wrmsr(m, 0x390, 1), 0);
+	} else {
+		assert_int_equal(model_wrmsr(m, caps.gp_ctr_base, (1ull << 48) - 100), 0);
+		if (caps.has_global)
+			assert_int_equal(model_wrmsr(m, 0xc0000302, 1), 0);
+	}
+}
+
+static void lvt_rearm_needed(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions/period=100/");
+	open_n(&a, 1, PMU_OPEN_NO_FIXED);
+	M.nmi = reload_only_nmi;
+	pmu_start(&ctx);
+	model_retire(&M, 1000);
+	if (caps.intel) {
+		/* The second PMI is lost; nothing reloads after it. */
+		assert_int_equal(M.pmi_raised, 2);
+		assert_int_equal(M.pmi_delivered, 1);
+		assert_int_equal(M.pmi_lost_masked, 1);
+		assert_true(M.lvtpc & LVT_MASKED);
+	} else {
+		assert_int_equal(M.pmi_raised, 10);
+		assert_int_equal(M.pmi_delivered, 10);
+		assert_false(M.lvtpc & LVT_MASKED);
+	}
+	M.nmi = NULL;
+	pmu_stop(&ctx);
+}
+
+static void spurious_nmi(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions/period=100000/");
+	open_n(&a, 1, 0);
+	pmu_start(&ctx);
+	model_retire(&M, 10);
+	M.lvtpc |= LVT_MASKED;		/* as if a PMI had just been delivered */
+	assert_int_equal(pmu_handle_overflow(&ctx, emit, NULL), 0);
+	assert_int_equal(ctx.stats.spurious, 1);
+	assert_int_equal(ctx.stats.handled, 0);
+	if (caps.intel)
+		assert_int_equal(M.lvtpc, LVT_NMI);	/* re-armed regardless */
+	model_retire(&M, 10);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 20);
+	/* Not running: not ours. */
+	assert_int_equal(pmu_handle_overflow(&ctx, emit, NULL), 0);
+	assert_int_equal(ctx.stats.spurious, 2);
+}
+
+/* A status bit that never clears: the handler gives up after
+ * PMU_OVF_LOOPS passes, says so, and leaves the counters off. */
+static void stuck_pmu(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions");
+	open_n(&a, 1, 0);
+	pmu_start(&ctx);
+	model_retire(&M, 10);
+	M.stuck_status = caps.intel ? 1ull << 62 : 1ull << 5;
+	int h = pmu_handle_overflow(&ctx, emit, NULL);
+	assert_int_equal(h, 0);
+	assert_int_equal(ctx.stats.stuck, 1);
+	assert_true(ctx.stats.unknown_status >= 1);
+	assert_true(ctx.dead);
+	M.stuck_status = 0;
+	model_retire(&M, 1000);			/* counters stay off */
+	assert_int_equal(pmu_read(&ctx, 0), 10);
+	pmu_stop(&ctx);
+}
+
+/* ---- Throttling ---- */
+
+static void throttling(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[2] = { ev("instructions/period=100/"), ev("cycles") };
+	open_n(a, 2, 0);
+	pmu_set_throttle(&ctx, 5, on_throttle, NULL);
+	pmu_start(&ctx);
+	model_retire(&M, 10000);
+	assert_int_equal(log_.per_idx[0], 5);
+	assert_int_equal(log_.throttle, 1);
+	assert_int_equal(ctx.stats.throttled, 1);
+	/* The counting event keeps counting while sampling is throttled. */
+	assert_int_equal(pmu_read(&ctx, 1), 10000);
+	pmu_tick(&ctx);
+	assert_int_equal(log_.unthrottle, 1);
+	model_retire(&M, 300);
+	assert_int_equal(log_.per_idx[0], 8);
+	pmu_tick(&ctx);				/* not throttled: nothing to undo */
+	assert_int_equal(log_.unthrottle, 1);
+	model_retire(&M, 1000);
+	assert_int_equal(log_.per_idx[0], 13);	/* a fresh budget of 5, then throttled */
+	assert_int_equal(log_.throttle, 2);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 1), 11300);
+}
+
+/* ---- Reloads: legacy vs full-width writes ---- */
+
+static void period_limits(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions");
+	a.flags |= PMU_ATTR_SAMPLE;
+	a.period = caps.max_period + 1;
+	assert_int_equal(pmu_open(&ctx, &caps, &a, 1, 0, err, sizeof(err)), -E_RANGE);
+	assert_true(contains(err, "exceeds the largest reload"));
+	if (caps.intel && !caps.fw_write)
+		assert_true(contains(err, "legacy writes take 31 bits"));
+	a.period = 0;
+	assert_int_equal(pmu_open(&ctx, &caps, &a, 1, 0, err, sizeof(err)), -E_INVAL);
+	assert_true(contains(err, "period 0"));
+
+	/* The largest period reloads exactly: the counter holds -period. */
+	a.period = caps.max_period;
+	open_n(&a, 1, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	assert_int_equal(M.gp[0], (0 - caps.max_period) & caps.gp_mask);
+	if (caps.intel && !caps.fw_write)	/* 0x80000001 sign-extended by the CPU */
+		assert_int_equal(M.gp[0], 0xffffffff80000001ull & caps.gp_mask);
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+	model_run(&M, &c, caps.max_period - 1);
+	assert_int_equal(log_.n, 0);
+	model_run(&M, &c, 1);
+	assert_int_equal(log_.n, 1);
+	model_run(&M, &c, 5);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), caps.max_period + 5);
+}
+
+/* ---- Freeze on PMI (Intel v2+) ---- */
+
+static void freeze_on_pmi(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[2] = { ev("instructions/period=1000/"), ev("cycles") };
+	for (int frz = 0; frz < 2; frz++) {
+		memset(&log_, 0, sizeof(log_));
+		open_n(a, 2, frz ? PMU_OPEN_FREEZE : 0);
+		pmu_start(&ctx);
+		assert_int_equal(!!(M.debugctl & (1ull << 12)), frz);
+		model_retire(&M, 999);
+		/* 7 instructions "inside the NMI", before the handler runs. */
+		log_.inject_in_nmi = 7;
+		model_retire(&M, 1);
+		assert_int_equal(log_.per_idx[0], 1);
+		model_retire(&M, 1000);
+		pmu_stop(&ctx);
+		assert_int_equal(M.debugctl & (1ull << 12), 0);
+		/* Frozen: the handler's own 7 are not counted. */
+		assert_int_equal(pmu_read(&ctx, 1), frz ? 2000 : 2007);
+		assert_int_equal(M.global_status & (1ull << 59), 0);
+	}
+}
+
+/* ---- Counter assignment ---- */
+
+static void assignment(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[3] = { ev("cycles"), ev("instructions"), ev("cycles") };
+	int n = caps.nr_gp >= 3 || caps.fixed_bitmap ? 3 : 2;	/* Intel v1: 2 counters */
+	open_n(a, n, 0);
+	if (caps.intel && caps.fixed_bitmap & 2) {
+		assert_int_equal(ctx.ctr[0].hw, PMU_HW_FIXED);
+		assert_int_equal(ctx.ctr[0].idx, 1);
+		assert_int_equal(pmu_rdpmc_index(&ctx, 0), (1 << 30) | 1);
+		assert_int_equal(ctx.ctr[1].hw, PMU_HW_FIXED);
+		assert_int_equal(pmu_rdpmc_index(&ctx, 1), 1 << 30);
+		assert_int_equal(ctx.ctr[2].hw, PMU_HW_GP);	/* fixed 1 taken */
+	} else {
+		for (int i = 0; i < n; i++) {
+			assert_int_equal(ctx.ctr[i].hw, PMU_HW_GP);
+			assert_int_equal(pmu_rdpmc_index(&ctx, i), i);
+		}
+	}
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 2 } };
+	pmu_start(&ctx);
+	model_run(&M, &c, 1234);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 1234);
+	assert_int_equal(pmu_read(&ctx, 1), 2468);
+	if (n == 3)
+		assert_int_equal(pmu_read(&ctx, 2), 1234);
+
+	open_n(a, n, PMU_OPEN_NO_FIXED);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ctx.ctr[i].hw, PMU_HW_GP);
+	assert_int_equal(pmu_rdpmc_index(&ctx, 7), -1);
+}
+
+static void too_many_events(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+	u32 n = caps.nr_gp + 1;
+
+	for (u32 i = 0; i < n; i++)
+		a[i] = ev("branches/pinned/");
+	assert_int_equal(pmu_open(&ctx, &caps, a, (int)n, 0, err, sizeof(err)), -E_BUSY);
+	assert_true(contains(err, "too many pinned events"));
+	assert_true(contains(err, "'branches"));
+	/* Not pinned: an error unless multiplexing is allowed. */
+	for (u32 i = 0; i < n; i++)
+		a[i] = ev("branches");
+	assert_int_equal(pmu_open(&ctx, &caps, a, (int)n, 0, err, sizeof(err)), -E_BUSY);
+	assert_true(contains(err, "multiplexing"));
+	open_n(a, (int)n, PMU_OPEN_MULTIPLEX);
+	assert_int_equal(ctx.ctr[n - 1].hw, PMU_HW_NONE);
+	assert_int_equal(pmu_rdpmc_index(&ctx, (int)n - 1), -1);
+	struct model_cycle c = { .n = { [SIG_BRANCHES] = 1 } };
+	pmu_start(&ctx);
+	model_run(&M, &c, 100);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 100);
+	assert_int_equal(pmu_read(&ctx, (int)n - 1), 0);
+	/* A non-pinned event does not take a pinned one's counter. */
+	a[0] = ev("branches");
+	for (u32 i = 1; i < n; i++)
+		a[i] = ev("branch-misses/pinned/");
+	open_n(a, (int)n, PMU_OPEN_MULTIPLEX | PMU_OPEN_NO_FIXED);
+	assert_int_equal(ctx.ctr[0].hw, PMU_HW_NONE);
+	for (u32 i = 1; i < n; i++)
+		assert_int_equal(ctx.ctr[i].hw, PMU_HW_GP);
+	assert_int_equal(pmu_open(&ctx, &caps, a, 0, 0, err, sizeof(err)), -E_INVAL);
+	assert_int_equal(pmu_open(&ctx, &caps, a, PMU_MAX_EVENTS + 1, 0, err, sizeof(err)), -E_INVAL);
+}
+
+/* cmask / inv / edge through the driver, on a 2-0-2-0 instruction pattern. */
+static void cmask_inv_edge(void **state)
+{
+	struct model_cycle two = { .n = { [SIG_INSTRUCTIONS] = 2 } }, zero = { { 0 } };
+
+	boot(flav(state));
+	struct pmu_event_attr a[4] = {
+		ev("instructions"),
+		ev(caps.intel ? "cpu/event=0xc0,cmask=2/" : "cpu/event=0xc0,cmask=2/"),
+		ev("cpu/event=0xc0,cmask=1,inv/"),
+		ev("cpu/event=0xc0,cmask=1,edge/"),
+	};
+	open_n(a, caps.nr_gp >= 4 ? 4 : 2, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	for (int i = 0; i < 500; i++) {
+		model_run(&M, &two, 3);		/* one rising edge per 3-cycle burst */
+		model_run(&M, &zero, 2);
+	}
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 3000);	/* instructions */
+	assert_int_equal(pmu_read(&ctx, 1), 1500);	/* cycles with >= 2 */
+	if (ctx.n == 4) {
+		assert_int_equal(pmu_read(&ctx, 2), 1000);	/* cycles with < 1 */
+		assert_int_equal(pmu_read(&ctx, 3), 500);	/* bursts */
+	}
+}
+
+/* Intel v5: fixed counters 0, 1 and 3; no fixed 2. */
+static void v5_fixed_bitmap(void **state)
+{
+	(void)state;
+	boot(MODEL_INTEL_V5);
+	assert_int_equal(caps.fixed_bitmap, 0xb);
+	assert_int_equal(caps.nr_fixed, 4);
+	struct pmu_event_attr a[3] = { ev("instructions"), ev("cycles"), ev("topdown-slots") };
+	open_n(a, 3, 0);
+	assert_int_equal(ctx.ctr[2].hw, PMU_HW_FIXED);
+	assert_int_equal(ctx.ctr[2].idx, 3);
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1, [SIG_SLOTS] = 4 } };
+	pmu_start(&ctx);
+	model_run(&M, &c, 999);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 2), 4 * 999);
+	struct pmu_event_attr r;
+	assert_int_equal(pmu_event_parse("ref-cycles", &caps, &r, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "fixed counter 2, which this CPU lacks"));
+	assert_int_equal(M.fixed_ctrl, 0);
+}
+
+/* Events CPUID.0AH:EBX marks unavailable are refused, by name and raw. */
+static void unavailable_events(void **state)
+{
+	(void)state;
+	struct model_cfg cfg = *model_preset(MODEL_KVM_V2);
+	cfg.ebx_unavail = 1u << 5 | 1u << 2;	/* branches, ref (bus) cycles */
+	model_init(&M, &cfg);
+	M.unexpected_fault = unexpected_fault;
+	assert_int_equal(pmu_probe(&caps), 0);
+	struct pmu_event_attr a;
+	assert_int_equal(pmu_event_parse("branches", &caps, &a, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "CPUID.0AH:EBX bit 5"));
+	assert_int_equal(pmu_event_parse("r00c4", &caps, &a, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "branches retired"));
+	assert_int_equal(pmu_event_parse("bus-cycles", &caps, &a, err, sizeof(err)), -E_NODEV);
+	assert_int_equal(pmu_event_parse("branch-misses", &caps, &a, err, sizeof(err)), 0);
+	/* Events past the EBX length are not enumerated: unavailable too. */
+	cfg.ebx_unavail = 0;
+	cfg.ebx_len = 5;
+	model_init(&M, &cfg);
+	assert_int_equal(pmu_probe(&caps), 0);
+	assert_int_equal(pmu_event_parse("branch-misses", &caps, &a, err, sizeof(err)), -E_NODEV);
+}
+
+/* Fixed counters narrower than the GP ones (CPUID.0AH:EDX[12:5]). */
+static void narrow_fixed(void **state)
+{
+	(void)state;
+	struct model_cfg cfg = *model_preset(MODEL_KVM_V2);
+	cfg.fixed_width = 36;
+	model_init(&M, &cfg);
+	M.unexpected_fault = unexpected_fault;
+	M.nmi = on_nmi;
+	M.lvtpc = LVT_NMI;
+	memset(&log_, 0, sizeof(log_));
+	assert_int_equal(pmu_probe(&caps), 0);
+	struct pmu_event_attr a = ev("cycles/period=0x900000000/");	/* > 2^35 */
+	assert_int_equal(pmu_open(&ctx, &caps, &a, 1, 0, err, sizeof(err)), -E_RANGE);
+	assert_true(contains(err, "fixed counter 1's 36 bits"));
+	a = ev("cycles");
+	open_n(&a, 1, 0);
+	assert_int_equal(ctx.ctr[0].hw, PMU_HW_FIXED);
+	struct model_cycle c = { { 0 } };
+	pmu_start(&ctx);
+	model_run(&M, &c, (1ull << 37) + 99);		/* wraps a 36-bit counter twice */
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), (1ull << 37) + 99);
+	assert_true(ctx.ctr[0].overflows >= 4);
+}
+
+/* ---- Frequency mode ---- */
+
+static void freq_adjust(void **state)
+{
+	(void)state;
+	const u64 max = (1ull << 47) - 1;
+	/* Twice the wanted rate: the period moves half way to double. */
+	assert_int_equal(pmu_freq_adjust(1000, 2000, 1000, max), 1500);
+	assert_int_equal(pmu_freq_adjust(1000, 500, 1000, max), 750);
+	assert_int_equal(pmu_freq_adjust(1000, 1000, 1000, max), 1000);
+	assert_int_equal(pmu_freq_adjust(1000, 0, 1000, max), 750);	/* no samples: shorter */
+	assert_int_equal(pmu_freq_adjust(0, 10, 10, max), 1);
+	assert_int_equal(pmu_freq_adjust(1, 1, 1000000, max), 1);
+	assert_int_equal(pmu_freq_adjust(max, ~0ull, 1, max), max);	/* no overflow, clamped */
+	assert_int_equal(pmu_freq_adjust(1ull << 40, 1ull << 30, 1ull << 29, max), 3ull << 39);
+	/* Converges: a workload of 1e9 events/s, wanted 4000 samples/s. */
+	u64 p = 1000;
+	for (int i = 0; i < 60; i++)
+		p = pmu_freq_adjust(p, 1000000000ull / p, 4000, max);
+	assert_true(p > 249000 && p < 251000);
+}
+
+/* ---- The table of scenarios x flavours ---- */
+
+struct scenario {
+	const char *name;
+	void (*fn)(void **);
+	unsigned flavours;		/* bit per enum model_flavour */
+};
+
+#define F(x) (1u << (x))
+#define ALL_PMU (F(MODEL_INTEL_V1) | F(MODEL_INTEL_V2) | F(MODEL_KVM_V2) | F(MODEL_INTEL_V4) | \
+		 F(MODEL_INTEL_V5) | F(MODEL_AMD_LEGACY) | F(MODEL_AMD_CORE_EXT) | F(MODEL_AMD_V2))
+#define GLOBAL_PMU (ALL_PMU & ~(F(MODEL_INTEL_V1) | F(MODEL_AMD_LEGACY) | F(MODEL_AMD_CORE_EXT)))
+
+static const struct scenario scenarios[] = {
+	{ "probe", probe, ALL_PMU },
+	{ "probe_none", probe_none, F(MODEL_TCG_INTEL) | F(MODEL_TCG_AMD) },
+	{ "count_exact", count_exact, ALL_PMU },
+	{ "count_exact_rdmsr", count_exact_rdmsr, ALL_PMU },
+	{ "count_across_overflow", count_across_overflow, ALL_PMU },
+	{ "sampling", sampling, ALL_PMU },
+	{ "pmi_needs_unmasked_lvt", pmi_needs_unmasked_lvt, ALL_PMU },
+	{ "lvt_rearm_needed", lvt_rearm_needed, ALL_PMU },
+	{ "spurious_nmi", spurious_nmi, ALL_PMU },
+	{ "stuck_pmu", stuck_pmu, GLOBAL_PMU },
+	{ "throttling", throttling, ALL_PMU },
+	{ "period_limits", period_limits, ALL_PMU },
+	{ "freeze_on_pmi", freeze_on_pmi, F(MODEL_INTEL_V2) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) },
+	{ "assignment", assignment, ALL_PMU },
+	{ "too_many_events", too_many_events, ALL_PMU },
+	{ "cmask_inv_edge", cmask_inv_edge, ALL_PMU },
+	{ "v5_fixed_bitmap", v5_fixed_bitmap, 0 },
+	{ "unavailable_events", unavailable_events, 0 },
+	{ "narrow_fixed", narrow_fixed, 0 },
+	{ "freq_adjust", freq_adjust, 0 },
+};
+
+int main(void)
+{
+	static struct CMUnitTest tests[256];
+	static char names[256][64];
+	size_t n = 0;
+
+	for (size_t s = 0; s < ARRAY_SIZE(scenarios); s++) {
+		const struct scenario *sc = &scenarios[s];
+		if (!sc->flavours) {
+			tests[n] = (struct CMUnitTest){ sc->name, sc->fn, NULL, NULL, NULL };
+			n++;
+			continue;
+		}
+		for (int f = 0; f < MODEL_FLAVOURS; f++) {
+			if (!(sc->flavours >> f & 1))
+				continue;
+			snprintf(names[n], sizeof(names[n]), "%s/%s", sc->name, model_preset(f)->name);
+			tests[n] = (struct CMUnitTest){ names[n], sc->fn, NULL, NULL,
+							(void *)(uintptr_t)f };
+			n++;
+		}
+	}
+	return _cmocka_run_group_tests("pmu", tests, n, NULL, NULL);
+}

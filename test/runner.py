@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""bareperf test runner: host unit tests and in-guest tests, one verdict.
+
+Every check prints one line, PASS/FAIL/SKIP; the last line is
+"N passed, N failed, N skipped" and the exit status is 1 on any failure.
+A timeout is a failure; a skip is never a pass.
+
+Host tests: each binary prints TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP,
+or its own). Guest tests (test/guest_tests.py) boot kernel.elf in QEMU:
+  kind "tap":    the guest prints TAP lines; each is a check, and the
+                 kernel's exit code must agree with them;
+  kind "expect": regexes that must (and must not) appear, and an exit code.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, HERE)
+import bpqemu  # noqa: E402
+
+TAP_RE = re.compile(r"^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?(.*?)\s*$")
+SKIP_RE = re.compile(r"#\s*SKIP\b\s*(.*)$", re.I)
+
+
+class Results:
+    def __init__(self, log_dir):
+        self.passed = self.failed = self.skipped = 0
+        self.log_dir = log_dir
+
+    def add(self, status, name, detail=""):
+        line = f"{status} {name}" + (f": {detail}" if detail else "")
+        print(line, flush=True)
+        if status == "PASS":
+            self.passed += 1
+        elif status == "FAIL":
+            self.failed += 1
+        else:
+            self.skipped += 1
+
+    def tail(self, text, n=40):
+        lines = text.splitlines()[-n:]
+        print("    | " + "\n    | ".join(lines), flush=True)
+
+
+def parse_tap(text):
+    """[(status, name, reason)] from TAP lines anywhere in text."""
+    out = []
+    for line in text.splitlines():
+        m = TAP_RE.match(line.strip("\r"))
+        if not m:
+            continue
+        ok, _, desc = m.groups()
+        skip = SKIP_RE.search(desc)
+        name = SKIP_RE.sub("", desc).strip(" -#") or "(unnamed)"
+        if skip:
+            out.append(("SKIP", name, skip.group(1) or "skipped"))
+        else:
+            out.append(("PASS" if ok == "ok" else "FAIL", name, ""))
+    return out
+
+
+def run_host(binary, res, timeout):
+    name = "host/" + os.path.basename(binary)
+    env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([binary], capture_output=True, text=True, env=env,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        res.add("FAIL", name, f"timed out after {timeout} s")
+        res.tail((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""))
+        return
+    except OSError as e:
+        res.add("FAIL", name, f"cannot run: {e}")
+        return
+    out = p.stdout + p.stderr
+    with open(os.path.join(res.log_dir, os.path.basename(binary) + ".log"), "w") as f:
+        f.write(out)
+    checks = parse_tap(p.stdout)
+    for status, case, reason in checks:
+        res.add(status, f"{name}: {case}", reason)
+    nfail = sum(1 for c in checks if c[0] == "FAIL")
+    if p.returncode != 0 and nfail == 0:
+        res.add("FAIL", name, f"exited with status {p.returncode} "
+                f"without a failing check (crash or sanitizer report?)")
+        res.tail(out)
+    elif not checks:
+        res.add("FAIL", name, "printed no TAP results")
+        res.tail(out)
+    elif nfail:
+        res.tail(out, 60)
+    print(f"     ({name}: {time.monotonic() - t0:.1f} s)", flush=True)
+
+
+def prepare_esp(build, t, workdir):
+    """A private ESP for a UEFI test: kernel normal, missing or corrupt."""
+    esp = os.path.join(workdir, "esp-" + t["name"])
+    shutil.rmtree(esp, ignore_errors=True)
+    os.makedirs(os.path.join(esp, "EFI", "BOOT"))
+    shutil.copy(os.path.join(build, "esp", "EFI", "BOOT", "BOOTX64.EFI"),
+                os.path.join(esp, "EFI", "BOOT", "BOOTX64.EFI"))
+    kernel = os.path.join(build, "kernel.elf")
+    mode = t.get("kernel", "normal")
+    dst = os.path.join(esp, "kernel.elf")
+    if mode == "normal":
+        shutil.copy(kernel, dst)
+    elif mode == "truncated":
+        with open(kernel, "rb") as f:
+            data = f.read()
+        with open(dst, "wb") as f:
+            f.write(data[:200])
+    elif mode == "garbage":
+        with open(dst, "wb") as f:
+            f.write(bytes((i * 37 + 11) & 0xff for i in range(8192)))
+    elif mode != "missing":
+        raise ValueError(f"unknown kernel mode {mode}")
+    if t.get("cfg") is not None:
+        with open(os.path.join(esp, "bareperf.cfg"), "w") as f:
+            f.write(t["cfg"])
+    return esp
+
+
+def run_guest(t, build, workdir, res_lines):
+    """Run one guest test; returns (results, log text)."""
+    uefi = t.get("boot", "pvh") == "uefi"
+    esp = prepare_esp(build, t, workdir) if uefi else None
+    cmd = bpqemu.qemu_command(build, uefi=uefi, smp=t.get("smp", 1),
+                              mem=t.get("mem", 256), cmdline=t.get("append", ""),
+                              esp=esp, icount=t.get("icount", False),
+                              vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"))
+    timeout = t.get("timeout", 60 if uefi else 30)
+    stop_on = [re.compile(r) for r in t.get("stop_on", [])]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL)
+    out = []
+    timed_out = stopped = False
+    os.set_blocking(p.stdout.fileno(), False)
+    while True:
+        chunk = p.stdout.read()
+        if chunk:
+            out.append(chunk)
+            if stop_on and all(r.search(b"".join(out).decode(errors="replace"))
+                               for r in stop_on):
+                stopped = True
+                p.kill()
+        if p.poll() is not None:
+            rest = p.stdout.read()
+            if rest:
+                out.append(rest)
+            break
+        if time.monotonic() - t0 > timeout:
+            timed_out = True
+            p.kill()
+            p.wait()
+            break
+        time.sleep(0.02)
+    text = b"".join(out).decode(errors="replace").replace("\r", "")
+    took = time.monotonic() - t0
+    name = "guest/" + t["name"]
+    results = []
+
+    if timed_out:
+        results.append(("FAIL", name, f"timed out after {timeout} s"))
+        return results, text, took
+    code = None if stopped else bpqemu.kernel_status(p.returncode)
+    if t.get("kind", "tap") == "tap":
+        checks = parse_tap(text)
+        results += [(s, f"{name}: {c}", r) for s, c, r in checks]
+        nfail = sum(1 for c in checks if c[0] == "FAIL")
+        want = 1 if nfail else 0
+        if not checks:
+            results.append(("FAIL", name, "printed no TAP results"))
+        if code != want:
+            results.append(("FAIL", name, f"kernel exit code {code}, expected {want} "
+                            f"for {nfail} failed checks"))
+        plan = re.search(r"^1\.\.(\d+)$", text, re.M)
+        if checks and (not plan or int(plan.group(1)) != len(checks)):
+            results.append(("FAIL", name, "TAP plan missing or wrong: the guest stopped early?"))
+    else:
+        missing = [r for r in t.get("expect", []) if not re.search(r, text, re.M)]
+        present = [r for r in t.get("forbid", []) if re.search(r, text, re.M)]
+        want = t.get("exit")
+        problems = []
+        if missing:
+            problems.append("missing output: " + "; ".join(missing))
+        if present:
+            problems.append("unexpected output: " + "; ".join(present))
+        if want is not None and code != want:
+            problems.append(f"kernel exit code {code}, expected {want}")
+        if want is None and not stopped:
+            problems.append(f"expected to stop on output, but QEMU ended with {p.returncode}")
+        results.append(("FAIL" if problems else "PASS", name, "; ".join(problems)))
+    return results, text, took
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--host", nargs="*", default=[], help="host test binaries")
+    ap.add_argument("--guest", action="store_true", help="run the guest tests")
+    ap.add_argument("--only", help="regex: run the guest tests whose name matches")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--host-timeout", type=int, default=300)
+    a = ap.parse_args()
+
+    log_dir = os.path.join(a.build, "test", "logs")
+    os.makedirs(log_dir, exist_ok=True)
+    res = Results(log_dir)
+    t0 = time.monotonic()
+
+    for b in a.host:
+        run_host(b, res, a.host_timeout)
+
+    if a.guest:
+        import guest_tests
+        tests = [t for t in guest_tests.TESTS
+                 if not a.only or re.search(a.only, t["name"])]
+        workdir = os.path.join(a.build, "test")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+            futs = [(t, pool.submit(run_guest, t, a.build, workdir, None)) for t in tests]
+            for t, fut in futs:
+                results, text, took = fut.result()
+                with open(os.path.join(log_dir, t["name"] + ".log"), "w") as f:
+                    f.write(text)
+                for r in results:
+                    res.add(*r)
+                if any(r[0] == "FAIL" for r in results):
+                    res.tail(text)
+                print(f"     (guest/{t['name']}: {took:.1f} s)", flush=True)
+
+    print(f"# logs in {log_dir}; {time.monotonic() - t0:.0f} s")
+    print(f"{res.passed} passed, {res.failed} failed, {res.skipped} skipped")
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Boot the bareperf kernel in QEMU.
+
+Used by `make run` and by the test runner (test/runner.py). Two boot paths:
+  UEFI: OVMF firmware -> build/esp (BOOTX64.EFI loads kernel.elf); the
+        command line goes into the ESP's bareperf.cfg.
+  PVH:  QEMU -kernel build/kernel.elf -append CMDLINE (~0.1 s to long mode).
+
+The kernel leaves through isa-debug-exit: QEMU's status is (code << 1) | 1,
+so this script maps it back to the kernel's code (0 ok, 1 fail, 2 usage,
+3 panic). A QEMU status of 0 means the guest reset or powered off instead.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+# qboot (in Debian's qemu-system-data) starts a PVH kernel in ~0.1 s and,
+# unlike SeaBIOS, prints nothing of its own on the serial line.
+QBOOT = "/usr/share/qemu/qboot.rom"
+EXIT_NAMES = {0: "ok", 1: "failure reported", 2: "bad usage", 3: "panic"}
+
+
+def kernel_status(qemu_rc):
+    """The kernel's exit code, or None if it did not exit through isa-debug-exit."""
+    if qemu_rc is not None and qemu_rc > 0 and qemu_rc & 1:
+        return qemu_rc >> 1
+    return None
+
+
+def need(path, hint):
+    if not os.path.exists(path):
+        sys.exit(f"bpqemu: {path} is missing: {hint}")
+
+
+def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
+                 cmdline="", esp=None, vars_file=None, icount=False, extra=()):
+    qemu = shutil.which("qemu-system-x86_64")
+    if not qemu:
+        sys.exit("bpqemu: qemu-system-x86_64 not found: apt-get install qemu-system-x86")
+    cmd = [qemu, "-machine", "q35", "-m", str(mem), "-smp", str(smp),
+           "-nographic", "-no-reboot", "-display", "none", "-monitor", "none",
+           "-serial", "stdio", "-nic", "none",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if kvm:
+        cmd += ["-enable-kvm", "-cpu", "host"]
+    if icount:
+        # One TSC tick per retired instruction, timers on that clock: runs
+        # are deterministic (see DESIGN.md, "Facts about the machines").
+        cmd += ["-icount", "shift=0,sleep=off"]
+    if uefi:
+        need(OVMF_CODE, "apt-get install ovmf")
+        esp = esp or os.path.join(build, "esp")
+        need(os.path.join(esp, "EFI/BOOT/BOOTX64.EFI"), "run 'make esp' first")
+        vars_file = vars_file or os.path.join(build, "ovmf-vars.fd")
+        shutil.copyfile(OVMF_VARS, vars_file)
+        cmd += ["-drive", f"if=pflash,format=raw,readonly=on,file={OVMF_CODE}",
+                "-drive", f"if=pflash,format=raw,file={vars_file}",
+                "-drive", f"format=raw,file=fat:rw:{esp}"]
+    else:
+        kernel = os.path.join(build, "kernel.elf")
+        need(kernel, "run 'make' first")
+        if os.path.exists(QBOOT):
+            cmd += ["-bios", QBOOT]
+        cmd += ["-kernel", kernel, "-append", cmdline]
+    return cmd + list(extra)
+
+
+def write_cfg(esp, cmdline):
+    """The UEFI path takes its command line from \\bareperf.cfg on the ESP."""
+    with open(os.path.join(esp, "bareperf.cfg"), "w") as f:
+        f.write("# written by tools/bpqemu.py\n" + cmdline + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--uefi", action="store_true", help="boot through OVMF (default: PVH)")
+    ap.add_argument("--kvm", action="store_true", help="-enable-kvm -cpu host (real Linux hosts)")
+    ap.add_argument("--smp", type=int, default=1)
+    ap.add_argument("--mem", type=int, default=256, help="MiB")
+    ap.add_argument("--icount", action="store_true")
+    ap.add_argument("--timeout", type=float, default=0, help="seconds, 0 = none")
+    ap.add_argument("cmdline", nargs=argparse.REMAINDER, help="kernel command line words")
+    a = ap.parse_args()
+
+    cmdline = " ".join(a.cmdline)
+    if a.uefi:
+        write_cfg(os.path.join(a.build, "esp"), cmdline)
+    cmd = qemu_command(a.build, uefi=a.uefi, kvm=a.kvm, smp=a.smp, mem=a.mem,
+                       cmdline=cmdline, icount=a.icount)
+    print("bpqemu: " + " ".join(cmd), file=sys.stderr)
+    t0 = time.monotonic()
+    try:
+        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                            timeout=a.timeout or None).returncode
+    except subprocess.TimeoutExpired:
+        print(f"bpqemu: timed out after {a.timeout:.0f} s", file=sys.stderr)
+        return 124
+    code = kernel_status(rc)
+    took = time.monotonic() - t0
+    if code is None:
+        print(f"bpqemu: QEMU ended with status {rc} without a kernel exit code "
+              f"({took:.1f} s)", file=sys.stderr)
+        return 125
+    print(f"bpqemu: kernel exit code {code} ({EXIT_NAMES.get(code, '?')}), "
+          f"{took:.1f} s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
