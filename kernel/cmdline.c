@@ -52,10 +52,69 @@ static int set_baud(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+static int set_events(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	(void)err, (void)n;
+	o->events = val;	/* names are checked when the run starts (pmu/) */
+	return 0;
+}
+
+static int set_u64(u64 *dst, const char *name, const char *val, u64 min, u64 max,
+		   char *err, size_t n)
+{
+	u64 v;
+
+	if (parse_u64(val, &v) || v < min || v > max) {
+		ksnprintf(err, n, "%s: '%s' is not a number from %lu to %lu", name, val, min, max);
+		return -1;
+	}
+	*dst = v;
+	return 0;
+}
+
+static int set_period(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_u64(&o->period, "period", val, 1, ~0ul >> 1, err, n);
+}
+
+static int set_freq(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_u64(&o->freq, "freq", val, 1, 1000000, err, n);
+}
+
+static int set_callchain(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "callchain", val, 0, 1, err, n))
+		return -1;
+	o->callchain = v;
+	return 0;
+}
+
+static int set_ring_pages(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (parse_u64(val, &v) || v < 2 || v > 65536 || (v & (v - 1))) {
+		ksnprintf(err, n, "ring_pages: '%s' is not a power of two from 2 to 65536", val);
+		return -1;
+	}
+	o->ring_pages = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
 	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
 	{ "baud", "N", "console baud rate (default 115200)", set_baud },
+	{ "events", "LIST", "events to sample, comma-separated, or none "
+	  "(default cycles, or cpu-clock without a PMU)", set_events },
+	{ "period", "N", "sampling period: events, or ns for cpu-clock (default 250000 ns)", set_period },
+	{ "freq", "N", "sampling frequency in samples/s instead of a period", set_freq },
+	{ "callchain", "0|1", "record frame-pointer call chains (default 0)", set_callchain },
+	{ "ring_pages", "N", "ring buffer data pages per CPU, a power of two (default 256)",
+	  set_ring_pages },
 };
 
 void cmdline_defaults(struct kernel_options *o)
@@ -64,6 +123,8 @@ void cmdline_defaults(struct kernel_options *o)
 	o->app = CMDLINE_DEFAULT_APP;
 	o->serial_port = 0x3f8;
 	o->baud = 115200;
+	o->events = "";
+	o->ring_pages = 256;
 }
 
 static bool is_space(char c)

@@ -61,6 +61,9 @@ const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
 
+/* The kernel's GNU build-id (len bytes), NULL if it has none. */
+const u8 *kernel_build_id(u32 *len);
+
 /* cpu.c: features found at boot. */
 struct cpu_features {
 	char vendor[13];
@@ -98,6 +101,11 @@ struct kernel_options {
 	const char *app;		/* app=NAME */
 	u16 serial_port;		/* serial=com1..com4|0xPORT */
 	u32 baud;			/* baud=N */
+	const char *events;		/* events=LIST ("" = default, "none") */
+	u64 period;			/* period=N (0 = default) */
+	u64 freq;			/* freq=N samples/s (0 = default) */
+	bool callchain;			/* callchain=0|1 */
+	u32 ring_pages;			/* ring_pages=N data pages per CPU (2^n) */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };

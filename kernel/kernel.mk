@@ -6,3 +6,4 @@ KERNEL_C += kernel/main.c kernel/cpu.c kernel/trap.c kernel/paging.c \
 	kernel/apic.c kernel/ioapic.c kernel/hpet.c kernel/smp.c \
 	kernel/lib/string.c kernel/lib/printf.c
 KERNEL_C += kernel/acpi.c kernel/acpi_init.c
+KERNEL_C += kernel/pci.c

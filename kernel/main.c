@@ -31,9 +31,10 @@ struct kernel_options kopt;
 static char cmdline[BOOT_CMDLINE_MAX];
 
 extern const char __notes_start[], __notes_end[];
+extern char boot_stack[], boot_stack_top[];		/* kernel/entry.asm */
 
 /* The GNU build id of this kernel, from its own notes (ELF gABI, "Note Section"). */
-static void print_build_id(void)
+const u8 *kernel_build_id(u32 *len)
 {
 	const char *p = __notes_start;
 
@@ -43,14 +44,25 @@ static void print_build_id(void)
 		const u8 *desc = (const u8 *)p + 12 + ALIGN_UP(namesz, 4);
 
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + 12, "GNU", 4)) {
-			kprintf("build-id ");
-			for (u32 i = 0; i < descsz; i++)
-				kprintf("%02x", desc[i]);
-			return;
+			*len = descsz;
+			return desc;
 		}
 		p = (const char *)desc + ALIGN_UP(descsz, 4);
 	}
-	kprintf("build-id none");
+	*len = 0;
+	return NULL;
+}
+
+static void print_build_id(void)
+{
+	u32 len;
+	const u8 *id = kernel_build_id(&len);
+
+	kprintf("build-id ");
+	for (u32 i = 0; i < len; i++)
+		kprintf("%02x", id[i]);
+	if (!id)
+		kprintf("none");
 }
 
 static const char *take_boot_info(void *info, u32 magic)
@@ -131,10 +143,17 @@ static int run_app(void)
 {
 	const struct app *app = app_find(kopt.app);
 	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
+	static struct profile_cfg prof;
+	char err[200];
 
 	if (!app) {
 		kprintf("bareperf: no app named '%s'. Apps:\n", kopt.app);
 		app_list_print();
+		return EXIT_USAGE;
+	}
+	if (profile_parse(kopt.events, kopt.period, kopt.freq, kopt.callchain, kopt.ring_pages,
+			  &prof, err, sizeof(err))) {
+		kprintf("bareperf: %s\n", err);
 		return EXIT_USAGE;
 	}
 	argv[0] = (char *)app->name;
@@ -144,11 +163,17 @@ static int run_app(void)
 	u64 t0 = rdtsc_ordered();
 	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
 		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
+	if (profile_start(&prof, app->name, err, sizeof(err))) {
+		kprintf("bareperf: cannot start sampling: %s\n", err);
+		return EXIT_USAGE;
+	}
 	kprintf("app: %s: start\n", app->name);
 	int rc = app->main(kopt.app_argc + 1, argv);
 	u64 t1 = rdtsc_ordered();
+	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
+	profile_summary();
 	return rc;
 }
 
@@ -191,6 +216,8 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	pmm_init(&bi);
 	paging_init(&bi);
 	percpu_alloc_stacks(smp_boot_cpu());
+	smp_boot_cpu()->stack_lo = (u64)boot_stack;
+	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
 	print_cpu();
 	print_memory();
 	acpi_init();

@@ -41,6 +41,7 @@ struct percpu {
 	u64 nmi_unclaimed;		/* NMIs no handler claimed */
 	u32 in_fatal;			/* a fatal exception is being reported */
 	u32 nmi_depth;			/* > 0 while an NMI handler runs */
+	u64 stack_lo, stack_hi;		/* the CPU's main stack, for callchains */
 	/* smp_call() mailbox: the caller fills arg, then publishes fn. */
 	void (*call_fn)(void *);
 	void *call_arg;

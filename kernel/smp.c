@@ -54,7 +54,7 @@ static void call_ipi(struct trap_frame *f)
 	apic_eoi();		/* the wake-up is the point; the idle loop does the work */
 }
 
-static void __attribute__((noreturn)) ap_idle(struct percpu *pc)
+static void __attribute__((noreturn, noinline)) ap_idle(struct percpu *pc)
 {
 	for (;;) {
 		irq_disable();
@@ -115,6 +115,8 @@ static int start_ap(u8 *page, struct percpu *pc)
 	 * runs from it, never both. */
 	paging_set_exec((u64)page, false);
 	patch64(page, tp_stack, stack);
+	pc->stack_lo = stack - AP_STACK_PAGES * PAGE_SIZE;
+	pc->stack_hi = stack;
 	patch64(page, tp_arg, (u64)pc);
 	paging_set_exec((u64)page, true);
 	ap_checked_in = 0;

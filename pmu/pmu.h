@@ -263,4 +263,37 @@ void pmu_lvtpc_write(u32 v);
  * there (damping) and clamps to [1, max_period]. Pure. NMI-safe: yes. */
 u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_period);
 
+/*
+ * Sampling runs (pmu/profile.c): per-CPU rings of perf-ABI records
+ * (ringbuf/), run metadata, and SAMPLE records from PMIs or, where there is
+ * no PMU, from the soft PMU ("cpu-clock": HPET NMIs, period in ns).
+ */
+struct bp_ring;
+
+struct profile_cfg {
+	int nevents;			/* 0: no sampling */
+	struct pmu_event_attr attrs[PMU_MAX_EVENTS];
+	bool soft;			/* the one event is cpu-clock */
+	u64 sample_type;		/* BP_SAMPLE_* */
+	u32 ring_pages;			/* data pages per CPU ring, 2^n */
+};
+
+/* Turn the command-line words into a run; "" picks cycles (or cpu-clock
+ * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
+int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
+		  u32 ring_pages, struct profile_cfg *out, char *err, size_t n);
+/* Start sampling on every CPU for the app about to run. Not NMI-safe. */
+int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
+/* Stop, and record the app's exit status. */
+void profile_stop(int status);
+bool profile_active(void);
+const struct profile_cfg *profile_config(void);
+u32 profile_cpus(void);
+struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
+u64 profile_samples(u32 cpu);			/* SAMPLE records written */
+u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
+u64 profile_soft_merged(u32 cpu);		/* ticks a CPU could not sample (late) */
+/* Print the hottest functions from the rings (without consuming them). */
+void profile_summary(void);
+
 #endif

@@ -15,8 +15,13 @@ TESTS = [
     dict(name="boot_pvh_1g", mem=1024, append="app=test_boot -- source=pvh mem=1024"),
     dict(name="default_app", kind="expect", append="",
          expect=[r"^app: loopnest: start", r"9592 primes.*results correct",
-                 r"^boot: kernel entry to app start: \d+ TSC ticks"],
+                 r"^boot: kernel entry to app start: \d+ TSC ticks",
+                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU, 0 lost",
+                 # matmul is the hot spot by construction: first line of the table.
+                 r"^profile: .*\n +\d+\.\d% +\d+  matmul\n"],
          exit=0),
+    dict(name="events_unknown_without_pmu", kind="expect", append="events=cycles", exit=2,
+         expect=[r"event 'cycles': this machine has no PMU .*use events=cpu-clock"]),
     dict(name="fault_null", kind="expect", append="app=test_fault -- null", exit=3,
          expect=FAULT_REPORT + [r"#PF page fault \(vector 14\)",
                                 r"CR2 0000000000000000",
@@ -44,12 +49,15 @@ TESTS = [
     # Timers, NMIs and CPUs.
     # Rates under icount: virtual time then follows the instruction count, not
     # the host's scheduling of two QEMUs on two cores, so tolerances hold.
-    dict(name="timers_rates", icount=True, append="app=test_timers -- rates"),
-    dict(name="timers_nmi", append="app=test_timers -- nmi"),
-    dict(name="timers_icount", icount=True, append="app=test_timers -- icount"),
+    dict(name="timers_rates", icount=True, append="events=none app=test_timers -- rates"),
+    dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
+    dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
+    # Sampling: the soft PMU writes SAMPLE records into the per-CPU rings.
+    dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
+    dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
     dict(name="smp_panic_stops_others", kind="expect", smp=4, exit=3,
          append="app=test_smp -- panic",
          expect=[r"PANIC on cpu 1: test_smp: deliberate panic on cpu 1",

@@ -1,7 +1,7 @@
 # test/ build fragment: guest test apps, host unit tests, and the targets
 # that run them (test/runner.py prints one line per check and the totals).
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
-	test/guest/test_timers.c test/guest/test_smp.c
+	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c
 
 # The kernel's string functions, renamed so they link beside the host libc.
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
@@ -46,3 +46,6 @@ test: check-deps $(HOST_TESTS) kernel esp
 
 bench: $(BENCH_DEPS)
 	$(Q)for c in $(BENCH_CMDS); do sh -c "$$c" || exit 1; done
+
+# virtio: PCI enumeration and the virtio-console driver (test/guest/test_virtio.c).
+APP_C += test/guest/test_virtio.c

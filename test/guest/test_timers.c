@@ -9,6 +9,8 @@
  *                 interrupt handler leave its state intact
  *   -- icount     (under -icount shift=0) the number of HPET NMIs during a
  *                 run equals elapsed virtual time / period, exactly
+ *
+ * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
@@ -236,10 +238,15 @@ static void check_icount(void)
 
 	nmi_samples = 0;
 	nmi_entry_cost = nmi_exit_start = 0;
-	hpet_nmi_start(period, apic_id(), record_hpet, NULL);
+	int err = hpet_nmi_start(period, apic_id(), record_hpet, NULL);
+	if (err) {
+		report(false, "HPET NMI starts (err %d; run with events=none)", err);
+		return;
+	}
 	/* Spin reading the TSC until well past the third NMI: the jump in the
 	 * TSC across it is the whole NMI, split by the handler's timestamps. */
-	while (nmi_samples < 4) {
+	u64 deadline = rdtsc() + 100 * period * (tsc_hz / hpet_hz());
+	while (nmi_samples < 4 && rdtsc() < deadline) {
 		u64 t = rdtsc();
 		/* t may predate the NMI if it landed just after the read. */
 		if (nmi_exit_start && !exit_cost && t > nmi_exit_start)

@@ -34,6 +34,9 @@ static void defaults(void **state)
 	assert_int_equal(o.baud, 115200);
 	assert_int_equal(o.app_argc, 0);
 	assert_null(o.app_argv[0]);
+	assert_string_equal(o.events, "");
+	assert_int_equal(o.ring_pages, 256);
+	assert_false(o.callchain);
 	assert_int_equal(parse("   \t \n "), 0);
 }
 
@@ -48,6 +51,25 @@ static void options(void **state)
 	assert_int_equal(o.serial_port, 0x3e8);
 	assert_int_equal(parse("serial=com4 serial=com1"), 0);	/* last one wins */
 	assert_int_equal(o.serial_port, 0x3f8);
+}
+
+static void profiling_options(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("events=cycles,instructions period=100000 callchain=1 ring_pages=64"), 0);
+	assert_string_equal(o.events, "cycles,instructions");
+	assert_int_equal(o.period, 100000);
+	assert_true(o.callchain);
+	assert_int_equal(o.ring_pages, 64);
+	assert_int_equal(parse("freq=4000"), 0);
+	assert_int_equal(o.freq, 4000);
+	assert_int_equal(parse("ring_pages=3"), -1);
+	assert_non_null(strstr(err, "ring_pages: '3' is not a power of two"));
+	assert_int_equal(parse("ring_pages=1"), -1);
+	assert_int_equal(parse("period=0"), -1);
+	assert_non_null(strstr(err, "period: '0' is not a number from 1"));
+	assert_int_equal(parse("freq=2000000"), -1);
+	assert_int_equal(parse("callchain=2"), -1);
 }
 
 static void app_arguments(void **state)
@@ -78,7 +100,8 @@ static void unknown_option(void **state)
 {
 	(void)state;
 	assert_int_equal(parse("app=x bogus=1"), -1);
-	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud");
+	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
+			    "events period freq callchain ring_pages");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
 }
@@ -121,7 +144,7 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 3);
+	assert_int_equal(help_lines, 8);
 }
 
 int main(void)
@@ -129,6 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(options),
+		cmocka_unit_test(profiling_options),
 		cmocka_unit_test(app_arguments),
 		cmocka_unit_test(too_many_app_arguments),
 		cmocka_unit_test(unknown_option),

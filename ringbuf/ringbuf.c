@@ -1,0 +1,620 @@
+/*
+ * ringbuf/ringbuf.c — the data area: setup, writers, LOST accounting,
+ * wakeups, overwrite mode, SAMPLE records and the reader.
+ *
+ * The writer follows the shape of Linux's perf_output_begin/end
+ * (kernel/events/ring_buffer.c), rewritten for C11 atomics: a nest counter
+ * says how many writers are active on this CPU; each reserves its bytes by
+ * a compare-and-swap on the private head; only the outermost one publishes
+ * data_head, and it looks at the head again after letting go, so space that
+ * an NMI reserved meanwhile is published as well. Barrier names A/B/C/D
+ * are those of include/uapi/perf_ring.h.
+ */
+#include "ringbuf/ringbuf.h"
+
+#define PAGE		BP_RING_PAGE_SIZE
+#define LOST_SIZE	((uint32_t)sizeof(struct bp_record_lost))
+
+static const char *const error_names[BP_ERING_NR_ERRORS] = {
+	[-BP_RING_OK]		= "success",
+	[-BP_ERING_INVAL]	= "invalid argument",
+	[-BP_ERING_ALIGN]	= "ring memory is not page-aligned",
+	[-BP_ERING_SIZE]	= "ring size is not one control page plus 0 or 2^n (n >= 1) data pages",
+	[-BP_ERING_NODATA]	= "metadata-only ring has no data area",
+	[-BP_ERING_RECSIZE]	= "record size is 0, not a multiple of 8, or too large",
+	[-BP_ERING_NOSPACE]	= "no room in the ring: record dropped and counted as lost",
+	[-BP_ERING_PAUSED]	= "ring paused: record dropped and counted as lost",
+	[-BP_ERING_OVERFLOW]	= "copy past the end of the reservation",
+	[-BP_ERING_VERSION]	= "ring written by a newer, incompatible producer",
+	[-BP_ERING_CORRUPT]	= "ring geometry or record header is inconsistent",
+	[-BP_ERING_BUFSZ]	= "buffer too small for a wrapped record",
+	[-BP_ERING_SAMPLE]	= "unsupported sample_type bit or sample too large",
+	[-BP_EAUX_NONE]		= "ring has no AUX area",
+	[-BP_EAUX_SIZE]		= "AUX size is not 2^n pages",
+	[-BP_EAUX_OFFSET]	= "AUX area overlaps the data area or is not page-aligned",
+	[-BP_EAUX_NESTED]	= "nested AUX writer refused",
+	[-BP_EAUX_FULL]		= "AUX area full: producer stopped",
+	[-BP_EAUX_STOPPED]	= "AUX producer stopped until the consumer frees space",
+	[-BP_EAUX_SKIP]		= "AUX skip larger than the space in the handle",
+	[-BP_EAUX_COMMIT]	= "AUX commit larger than the space in the handle",
+	[-BP_EAUX_FLAGS]	= "unknown AUX flag",
+	[-BP_EAUX_HANDLE]	= "AUX handle is not open",
+};
+
+const char *bp_ring_strerror(int err)
+{
+	if (err > 0 || err <= -BP_ERING_NR_ERRORS || !error_names[-err])
+		return "unknown error";
+	return error_names[-err];
+}
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                               */
+
+/*
+ * Seed 000 ("new output ABI"): the size is one page plus 2^n pages, or
+ * plus 0 pages for a metadata-only mapping. One data page is refused:
+ * a single page is already full when the consumer is woken.
+ */
+static bool data_pages_valid(uint64_t pages)
+{
+	return pages == 0 || (pages >= 2 && is_pow2(pages));
+}
+
+int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
+		 const struct bp_ring_config *cfg)
+{
+	static const struct bp_ring_config defaults;
+	struct bp_ring_ctl *ctl = mem;
+	uint64_t data_size;
+
+	if (!rb || !mem)
+		return BP_ERING_INVAL;
+	if (!cfg)
+		cfg = &defaults;
+	if (cfg->flags & ~BP_RING_F_OVERWRITE)
+		return BP_ERING_INVAL;
+	if ((uintptr_t)mem % PAGE)
+		return BP_ERING_ALIGN;
+	if (mem_size < PAGE || mem_size % PAGE || !data_pages_valid(mem_size / PAGE - 1))
+		return BP_ERING_SIZE;
+	data_size = mem_size - PAGE;
+	if (cfg->watermark > data_size)
+		return BP_ERING_INVAL;
+
+	__builtin_memset(rb, 0, sizeof(*rb));
+	/* Zeroed data lets an overwrite-mode reader see where data ends. */
+	__builtin_memset(mem, 0, mem_size);
+
+	rb->ctl = ctl;
+	rb->data = (uint8_t *)mem + PAGE;
+	rb->data_size = data_size;
+	rb->mask = data_size - 1;
+	rb->max_record = data_size < BP_RECORD_MAX ? (uint32_t)data_size : BP_RECORD_MAX;
+	rb->watermark = cfg->watermark ? cfg->watermark : data_size / 2;
+	rb->id = cfg->id;
+	rb->notify = cfg->notify;
+	rb->notify_arg = cfg->notify_arg;
+	/*
+	 * Heads are 64-bit byte counters and do not wrap in practice (2^64
+	 * bytes), so "head >= wakeup_next" is a plain compare. A flight
+	 * recorder has no one to wake; its head runs down from 2^64 and
+	 * never reaches UINT64_MAX, which is not a multiple of 8.
+	 */
+	rb->wakeup_next = rb->watermark;
+	if (cfg->flags & BP_RING_F_OVERWRITE) {
+		rb->wakeup_next = UINT64_MAX;
+		bp_store_relaxed(&rb->slow, BP_RING_S_OVERWRITE);
+	}
+
+	ctl->version = BP_RING_VERSION;
+	ctl->compat_version = BP_RING_COMPAT_VERSION;
+	ctl->page_size = PAGE;
+	ctl->flags = cfg->flags;
+	ctl->data_offset = PAGE;
+	ctl->data_size = data_size;
+	ctl->data_watermark = (cfg->flags & BP_RING_F_OVERWRITE) ? 0 : rb->watermark;
+	ctl->ring_id = cfg->id;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Producer                                                            */
+
+void bp_ring_post_wakeup(struct bp_ring *rb, uint32_t what)
+{
+	bp_or32(&rb->wakeup, what);
+	if (rb->notify)
+		rb->notify(rb, rb->notify_arg);
+}
+
+/* The watermark was crossed: tell the consumer, arm the next one. */
+void bp_ring__wakeup(struct bp_ring *rb, uint64_t head)
+{
+	bp_local_set(&rb->wakeup_next, head + rb->watermark);
+	bp_ring_post_wakeup(rb, BP_WAKEUP_DATA);
+}
+
+/* A failed write: count it for the next LOST record, then let go. */
+void bp_ring__drop(struct bp_ring *rb, uint64_t count)
+{
+	bp_add64(&rb->slow, count);
+	bp_ring__put(rb);
+}
+
+/*
+ * The cached tail says there is no room; ask the consumer's real one.
+ * A: acquire pairs with D in read_end: the consumer is done with
+ * everything below tail before we overwrite it. A cached value came from
+ * an earlier acquire on this CPU, so it orders our writes as well.
+ */
+bool bp_ring__tail_allows(struct bp_ring *rb, uint64_t new_head)
+{
+	uint64_t tail = bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+
+	bp_local_set(&rb->tail_cache, tail);
+	return new_head - tail <= rb->data_size;
+}
+
+static void ring_put_lost(struct bp_ring *rb, uint64_t pos, uint64_t lost)
+{
+	struct bp_record_lost rec = {
+		.header = { .type = BP_RECORD_LOST, .misc = 0, .size = LOST_SIZE },
+		.id = rb->id,
+		.lost = lost,
+	};
+	struct bp_ring_handle h = { .rb = rb, .pos = pos, .end = pos + LOST_SIZE };
+
+	bp_ring_output_copy(&h, &rec, LOST_SIZE);
+}
+
+/*
+ * Take the count of dropped records, leaving the mode bits. An exchange,
+ * so drops by an NMI that interrupts us are neither lost nor reported
+ * twice; a writer that fails gives the count back, plus one for itself.
+ */
+static uint64_t ring_take_lost(struct bp_ring *rb)
+{
+	return bp_fetch_and64(&rb->slow, ~BP_RING_S_LOST_MASK) & BP_RING_S_LOST_MASK;
+}
+
+/* Records were dropped: the LOST record goes first, in the same reservation. */
+static int ring_begin_lost(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+{
+	uint64_t lost = ring_take_lost(rb);
+	uint32_t extra = lost ? LOST_SIZE : 0;
+	uint64_t head;
+
+	if (!bp_ring__reserve(rb, (uint64_t)size + extra, &head)) {
+		bp_ring__drop(rb, lost + 1);
+		return BP_ERING_NOSPACE;
+	}
+	if (lost)
+		ring_put_lost(rb, head, lost);
+	*pos = head + extra;
+	return 0;
+}
+
+/*
+ * Overwrite mode writes backward (perf's write_backward): the new record
+ * ends where the previous one starts, so data_head is always the start of
+ * the newest record and a reader walks forward from it. The only bytes we
+ * may not overwrite are those of records interrupted writers are still
+ * filling, in [head, data_head): refuse rather than corrupt them.
+ */
+static int ring_begin_backward(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+{
+	uint64_t lost = ring_take_lost(rb);
+	uint32_t extra = lost ? LOST_SIZE : 0;
+	uint64_t head, new_head, published;
+
+	do {
+		head = bp_local_read(&rb->head);
+		new_head = head - size - extra;
+		published = bp_load_relaxed(bp_atomic64(&rb->ctl->data_head));
+		if (published - new_head > rb->data_size) {
+			bp_ring__drop(rb, lost + 1);
+			return BP_ERING_NOSPACE;
+		}
+	} while (!bp_local_cmpxchg64(&rb->head, head, new_head));
+
+	/* Read newest first, the LOST record comes after the record it precedes. */
+	if (lost)
+		ring_put_lost(rb, new_head + size, lost);
+	*pos = new_head;
+	return 0;
+}
+
+int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+{
+	uint64_t slow = bp_load_relaxed(&rb->slow);
+
+	if (slow & BP_RING_S_PAUSED) {
+		bp_ring__drop(rb, 1);
+		return BP_ERING_PAUSED;
+	}
+	if (slow & BP_RING_S_OVERWRITE)
+		return ring_begin_backward(rb, size, pos);
+	return ring_begin_lost(rb, size, pos);
+}
+
+void bp_ring_copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
+{
+	uint64_t first = rb->data_size - off;
+
+	__builtin_memcpy(rb->data + off, src, first);
+	__builtin_memcpy(rb->data, (const uint8_t *)src + first, len - first);
+}
+
+int bp_ring_output(struct bp_ring *rb, const void *record)
+{
+	const struct bp_record_header *hdr = record;
+	struct bp_ring_handle h;
+	int err;
+
+	err = bp_ring_output_begin(rb, &h, hdr->size);
+	if (err)
+		return err;
+	bp_ring_output_copy(&h, record, hdr->size);
+	bp_ring_output_end(&h);
+	return 0;
+}
+
+void bp_ring_pause(struct bp_ring *rb, bool paused)
+{
+	if (paused)
+		bp_or64(&rb->slow, BP_RING_S_PAUSED);
+	else
+		bp_fetch_and64(&rb->slow, ~BP_RING_S_PAUSED);
+}
+
+uint64_t bp_ring_free(struct bp_ring *rb)
+{
+	uint64_t used;
+
+	if (bp_load_relaxed(&rb->slow) & BP_RING_S_OVERWRITE)
+		return rb->data_size;
+	/* A: pairs with D, as in bp_ring__tail_allows. */
+	used = bp_local_read(&rb->head) - bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+	return used >= rb->data_size ? 0 : rb->data_size - used;
+}
+
+uint64_t bp_ring_lost(struct bp_ring *rb)
+{
+	return bp_load_relaxed(&rb->slow) & BP_RING_S_LOST_MASK;
+}
+
+uint32_t bp_ring_wakeup_take(struct bp_ring *rb)
+{
+	return bp_xchg32(&rb->wakeup, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* SAMPLE records                                                      */
+
+/* The one-word fields, each 8 bytes in the record. */
+static const uint64_t sample_words[] = {
+	BP_SAMPLE_IDENTIFIER, BP_SAMPLE_IP, BP_SAMPLE_TID, BP_SAMPLE_TIME,
+	BP_SAMPLE_ADDR, BP_SAMPLE_ID, BP_SAMPLE_CPU, BP_SAMPLE_PERIOD,
+};
+
+uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
+{
+	uint64_t size = sizeof(struct bp_record_header);
+	size_t i;
+
+	if (type & ~BP_SAMPLE_SUPPORTED)
+		return 0;
+	for (i = 0; i < sizeof(sample_words) / sizeof(sample_words[0]); i++)
+		if (type & sample_words[i])
+			size += sizeof(uint64_t);
+	if (type & BP_SAMPLE_READ)
+		size += sizeof(struct bp_read_group) +
+			(uint64_t)s->nr_group * sizeof(struct bp_group_entry);
+	if (type & BP_SAMPLE_CALLCHAIN)
+		size += sizeof(uint64_t) + (uint64_t)s->nr_ips * sizeof(uint64_t);
+	return size > BP_RECORD_MAX ? 0 : (uint32_t)size;
+}
+
+static void put_u64(struct bp_ring_handle *h, uint64_t v)
+{
+	bp_ring_output_copy(h, &v, sizeof(v));
+}
+
+static void put_u32x2(struct bp_ring_handle *h, uint32_t lo, uint32_t hi)
+{
+	uint32_t v[2] = { lo, hi };
+
+	bp_ring_output_copy(h, v, sizeof(v));
+}
+
+int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
+			  const struct bp_sample *s)
+{
+	uint32_t size = bp_sample_size(type, s);
+	struct bp_record_header hdr = { .type = BP_RECORD_SAMPLE, .misc = misc, .size = (uint16_t)size };
+	struct bp_ring_handle h;
+	int err;
+
+	if (!size)
+		return BP_ERING_SAMPLE;
+	err = bp_ring_output_begin(rb, &h, size);
+	if (err)
+		return err;
+
+	/* Field order is perf's; see perf_ring.h. */
+	bp_ring_output_copy(&h, &hdr, sizeof(hdr));
+	if (type & BP_SAMPLE_IDENTIFIER)
+		put_u64(&h, s->id);
+	if (type & BP_SAMPLE_IP)
+		put_u64(&h, s->ip);
+	if (type & BP_SAMPLE_TID)
+		put_u32x2(&h, s->pid, s->tid);
+	if (type & BP_SAMPLE_TIME)
+		put_u64(&h, s->time);
+	if (type & BP_SAMPLE_ADDR)
+		put_u64(&h, s->addr);
+	if (type & BP_SAMPLE_ID)
+		put_u64(&h, s->id);
+	if (type & BP_SAMPLE_CPU)
+		put_u32x2(&h, s->cpu, 0);
+	if (type & BP_SAMPLE_PERIOD)
+		put_u64(&h, s->period);
+	if (type & BP_SAMPLE_READ) {
+		struct bp_read_group g = {
+			.nr = s->nr_group,
+			.time_enabled = s->time_enabled,
+			.time_running = s->time_running,
+		};
+
+		bp_ring_output_copy(&h, &g, sizeof(g));
+		if (s->nr_group)
+			bp_ring_output_copy(&h, s->group, s->nr_group * sizeof(*s->group));
+	}
+	if (type & BP_SAMPLE_CALLCHAIN) {
+		put_u64(&h, s->nr_ips);
+		if (s->nr_ips)
+			bp_ring_output_copy(&h, s->ips, s->nr_ips * sizeof(*s->ips));
+	}
+	bp_ring_output_end(&h);
+	return 0;
+}
+
+struct sample_cursor {
+	const uint8_t *p;
+	const uint8_t *end;
+	bool bad;
+};
+
+static uint64_t take_u64(struct sample_cursor *c)
+{
+	uint64_t v = 0;
+
+	if (c->end - c->p < (ptrdiff_t)sizeof(v)) {
+		c->bad = true;
+		return 0;
+	}
+	__builtin_memcpy(&v, c->p, sizeof(v));
+	c->p += sizeof(v);
+	return v;
+}
+
+static void take_u32x2(struct sample_cursor *c, uint32_t *lo, uint32_t *hi)
+{
+	uint64_t v = take_u64(c);
+
+	*lo = (uint32_t)v;
+	*hi = (uint32_t)(v >> 32);
+}
+
+/* An array of n elements of size bytes; NULL (and c->bad) if it overruns. */
+static const void *take_array(struct sample_cursor *c, uint64_t n, uint64_t size)
+{
+	const void *p = c->p;
+
+	if (n > (uint64_t)(c->end - c->p) / size) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n * size;
+	return p;
+}
+
+int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp_sample *s)
+{
+	struct sample_cursor c = {
+		.p = (const uint8_t *)(rec + 1),
+		.end = (const uint8_t *)rec + rec->size,
+	};
+	uint32_t res;
+	uint64_t n;
+
+	if (type & ~BP_SAMPLE_SUPPORTED)
+		return BP_ERING_SAMPLE;
+	if (rec->type != BP_RECORD_SAMPLE || rec->size < sizeof(*rec) ||
+	    rec->size % BP_RECORD_ALIGN)
+		return BP_ERING_CORRUPT;
+	__builtin_memset(s, 0, sizeof(*s));
+
+	if (type & BP_SAMPLE_IDENTIFIER)
+		s->id = take_u64(&c);
+	if (type & BP_SAMPLE_IP)
+		s->ip = take_u64(&c);
+	if (type & BP_SAMPLE_TID)
+		take_u32x2(&c, &s->pid, &s->tid);
+	if (type & BP_SAMPLE_TIME)
+		s->time = take_u64(&c);
+	if (type & BP_SAMPLE_ADDR)
+		s->addr = take_u64(&c);
+	if (type & BP_SAMPLE_ID)
+		s->id = take_u64(&c);
+	if (type & BP_SAMPLE_CPU)
+		take_u32x2(&c, &s->cpu, &res);
+	if (type & BP_SAMPLE_PERIOD)
+		s->period = take_u64(&c);
+	if (type & BP_SAMPLE_READ) {
+		n = take_u64(&c);
+		s->time_enabled = take_u64(&c);
+		s->time_running = take_u64(&c);
+		s->group = take_array(&c, n, sizeof(struct bp_group_entry));
+		s->nr_group = (uint32_t)n;
+	}
+	if (type & BP_SAMPLE_CALLCHAIN) {
+		n = take_u64(&c);
+		s->ips = take_array(&c, n, sizeof(uint64_t));
+		s->nr_ips = (uint32_t)n;
+	}
+	if (c.bad || c.p != c.end)
+		return BP_ERING_CORRUPT;
+	return 0;
+}
+
+uint32_t bp_callchain_fp(uint64_t ip, uint64_t fp, uint64_t stack_lo,
+			 uint64_t stack_hi, uint64_t *ips, uint32_t max)
+{
+	/* x86-64 with frame pointers: push rbp; mov rsp, rbp. */
+	enum { FRAME_SAVED_FP = 0, FRAME_RET = 1, FRAME_BYTES = 16 };
+	const uint64_t *frame;
+	uint32_t n = 0;
+
+	if (max == 0)
+		return 0;
+	ips[n++] = ip;
+	while (n < max) {
+		if (fp < stack_lo || fp >= stack_hi || stack_hi - fp < FRAME_BYTES ||
+		    fp % sizeof(uint64_t))
+			break;
+		frame = (const uint64_t *)(uintptr_t)fp;
+		if (!frame[FRAME_RET])
+			break;
+		ips[n++] = frame[FRAME_RET];
+		/* The caller's frame is higher up the stack; anything else is a loop or garbage. */
+		if (frame[FRAME_SAVED_FP] <= fp)
+			break;
+		fp = frame[FRAME_SAVED_FP];
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Consumer                                                            */
+
+static bool reader_geometry_valid(const struct bp_ring_ctl *ctl, uint64_t mem_size)
+{
+	uint64_t data_end;
+
+	if (ctl->page_size != PAGE || ctl->data_offset != PAGE)
+		return false;
+	if (ctl->data_size % PAGE || !data_pages_valid(ctl->data_size / PAGE))
+		return false;
+	if (ctl->data_size > mem_size - PAGE)
+		return false;
+	if (!ctl->aux_size)
+		return true;
+	data_end = PAGE + ctl->data_size;
+	return ctl->aux_size % PAGE == 0 && is_pow2(ctl->aux_size / PAGE) &&
+	       ctl->aux_offset % PAGE == 0 && ctl->aux_offset >= data_end &&
+	       ctl->aux_size <= mem_size && ctl->aux_offset <= mem_size - ctl->aux_size;
+}
+
+int bp_ring_reader_init(struct bp_ring_reader *r, void *mem, uint64_t mem_size)
+{
+	struct bp_ring_ctl *ctl = mem;
+
+	if (!r || !mem || mem_size < PAGE)
+		return BP_ERING_INVAL;
+	if (ctl->version == 0)
+		return BP_ERING_CORRUPT;
+	if (ctl->compat_version > BP_RING_VERSION)
+		return BP_ERING_VERSION;
+	if (!reader_geometry_valid(ctl, mem_size))
+		return BP_ERING_CORRUPT;
+
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ctl = ctl;
+	r->data = (const uint8_t *)mem + PAGE;
+	r->data_size = ctl->data_size;
+	r->aux = ctl->aux_size ? (const uint8_t *)mem + ctl->aux_offset : NULL;
+	r->aux_size = ctl->aux_size;
+	r->flags = ctl->flags;
+	r->tail = bp_load_relaxed(bp_atomic64(&ctl->data_tail));
+	r->head = r->tail;
+	return 0;
+}
+
+uint64_t bp_ring_read_begin(struct bp_ring_reader *r)
+{
+	/* C: pairs with B in bp_ring__put: every byte below head is written. */
+	r->head = bp_load_acquire(bp_atomic64(&r->ctl->data_head));
+	if (r->flags & BP_RING_F_OVERWRITE) {
+		r->tail = r->head;
+		r->end = r->head + r->data_size;
+		return r->data_size;
+	}
+	return r->head - r->tail;
+}
+
+/*
+ * Overwrite mode ends the walk, without error, at a never-written header
+ * (size 0) or at a record whose end lies past data_head + data_size: the
+ * newest records have overwritten it.
+ */
+static int reader_check_size(const struct bp_ring_reader *r, uint32_t size, uint64_t avail)
+{
+	bool overwrite = r->flags & BP_RING_F_OVERWRITE;
+
+	if (overwrite && (size == 0 || size > avail))
+		return 0;
+	if (size < sizeof(struct bp_record_header) || size % BP_RECORD_ALIGN || size > avail)
+		return BP_ERING_CORRUPT;
+	return 1;
+}
+
+int bp_ring_read_next(struct bp_ring_reader *r, const struct bp_record_header **rec,
+		      void *buf, uint32_t buflen)
+{
+	uint64_t limit = (r->flags & BP_RING_F_OVERWRITE) ? r->end : r->head;
+	uint64_t avail = limit - r->tail;
+	const struct bp_record_header *hdr;
+	uint64_t off, first;
+	uint32_t size;
+	int ok;
+
+	if (avail == 0 || r->data_size == 0)
+		return 0;
+	if (avail > r->data_size || avail % BP_RECORD_ALIGN)
+		return BP_ERING_CORRUPT;
+	off = r->tail & (r->data_size - 1);
+	/* Headers are 8 bytes at 8-aligned offsets: never split. */
+	hdr = (const struct bp_record_header *)(r->data + off);
+	size = hdr->size;
+	ok = reader_check_size(r, size, avail);
+	if (ok <= 0)
+		return ok;
+
+	if (off + size <= r->data_size) {
+		*rec = hdr;
+	} else {
+		if (size > buflen)
+			return BP_ERING_BUFSZ;
+		first = r->data_size - off;
+		__builtin_memcpy(buf, r->data + off, first);
+		__builtin_memcpy((uint8_t *)buf + first, r->data, size - first);
+		*rec = buf;
+	}
+	r->tail += size;
+	return 1;
+}
+
+void bp_ring_read_end(struct bp_ring_reader *r)
+{
+	if (r->flags & BP_RING_F_OVERWRITE)
+		return;
+	/* D: pairs with A in bp_ring__tail_allows: we are done below tail. */
+	bp_store_release(bp_atomic64(&r->ctl->data_tail), r->tail);
+}
