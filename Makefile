@@ -139,7 +139,7 @@ kernel: $(BUILD)/kernel.elf
 
 tools: $(HOST_TOOLS)
 
-.PHONY: all kernel esp tools run test test-host test-guest bench image clean check-deps deps
+.PHONY: all kernel esp tools run test test-host test-guest test-kvm bench image clean check-deps deps
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_EXTRA)

@@ -21,6 +21,7 @@
 #include "kernel/kernel.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
+#include "kernel/percpu.h"
 #include "kernel/trap.h"
 
 #define HPET_GCAP_ID	0x000
@@ -53,6 +54,7 @@ static u64 nmi_due;		/* expiries accounted for */
 static u64 nmi_period;
 static u64 nmi_armed;		/* comparator value last written */
 static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
+static u32 nmi_dest;		/* APIC id the NMIs go to */
 
 
 
@@ -136,7 +138,9 @@ static void rearm(void)
 
 static bool hpet_nmi(struct trap_frame *f)
 {
-	if (nmi_timer < 0)
+	/* Every CPU runs every NMI handler; only the destination owns the
+	 * HPET state (an NMI IPI elsewhere must not claim an expiry). */
+	if (nmi_timer < 0 || this_cpu()->apic_id != nmi_dest)
 		return false;
 	u64 now = hpet_read();
 	if (now < nmi_first + nmi_due * nmi_period)
@@ -191,6 +195,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	nmi_arg = arg;
 	nmi_count = nmi_merged = nmi_due = 0;
 	nmi_period = ticks;
+	nmi_dest = dest_apic_id;
 	nmi_gsi = gsi;
 	nmi_timer = n;
 

@@ -93,3 +93,14 @@ TESTS = [
     # PMU
     dict(name="pmu_probe_tcg", append="app=test_pmu_probe -- expect=none"),
 ]
+
+# make test-kvm: the same kernel under -enable-kvm -cpu host, for a Linux host
+# with a PMU. The runner reports every one as SKIP, with the reason, where
+# there is no usable /dev/kvm or the host CPU has no PMU.
+KVM_TESTS = [
+    dict(name="kvm_pmu_probe", kvm=True, append="app=test_pmu_probe"),
+    dict(name="kvm_pmu_hw", kvm=True, append="events=none app=test_pmu_hw"),
+    dict(name="kvm_default_app", kvm=True, kind="expect", append="events=cycles",
+         expect=[r"^pmu: (Intel|AMD)", r"^profile: cycles, \d+ samples",
+                 r"^ +\d+\.\d% +\d+  matmul$"], exit=0),
+]

@@ -131,7 +131,7 @@ def run_guest(t, build, workdir, res_lines):
     """Run one guest test; returns (results, log text)."""
     uefi = t.get("boot", "pvh") == "uefi"
     esp = prepare_esp(build, t, workdir) if uefi else None
-    cmd = bpqemu.qemu_command(build, uefi=uefi, smp=t.get("smp", 1),
+    cmd = bpqemu.qemu_command(build, uefi=uefi, kvm=t.get("kvm", False), smp=t.get("smp", 1),
                               mem=t.get("mem", 256), cmdline=t.get("append", ""),
                               esp=esp, icount=t.get("icount", False),
                               vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"))
@@ -201,11 +201,28 @@ def run_guest(t, build, workdir, res_lines):
     return results, text, took
 
 
+def kvm_unusable():
+    """Why `make test-kvm` cannot run here, or None."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "no usable /dev/kvm"
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        flags = []
+    if "arch_perfmon" not in flags and "perfctr_core" not in flags:
+        return ("the host CPU shows no PMU (neither arch_perfmon nor perfctr_core "
+                "in /proc/cpuinfo flags)")
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--host", nargs="*", default=[], help="host test binaries")
     ap.add_argument("--guest", action="store_true", help="run the guest tests")
+    ap.add_argument("--kvm", action="store_true",
+                    help="run the KVM_TESTS (real PMU) instead of the TCG guest tests")
     ap.add_argument("--only", help="regex: run the guest tests whose name matches")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--host-timeout", type=int, default=300)
@@ -219,10 +236,15 @@ def main():
     for b in a.host:
         run_host(b, res, a.host_timeout)
 
-    if a.guest:
+    if a.guest or a.kvm:
         import guest_tests
-        tests = [t for t in guest_tests.TESTS
+        tests = [t for t in (guest_tests.KVM_TESTS if a.kvm else guest_tests.TESTS)
                  if not a.only or re.search(a.only, t["name"])]
+        why = kvm_unusable() if a.kvm else None
+        if why:
+            for t in tests:
+                res.add("SKIP", "guest/" + t["name"], why)
+            tests = []
         workdir = os.path.join(a.build, "test")
         with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
             futs = [(t, pool.submit(run_guest, t, a.build, workdir, None)) for t in tests]

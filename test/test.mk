@@ -1,7 +1,8 @@
 # test/ build fragment: guest test apps, host unit tests, and the targets
 # that run them (test/runner.py prints one line per check and the totals).
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
-	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c
+	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
+	test/guest/test_pmu_hw.c
 
 # The kernel's string functions, renamed so they link beside the host libc.
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
@@ -43,6 +44,10 @@ test-guest: check-deps kernel esp
 # Everything, one verdict: the last line is "N passed, N failed, N skipped".
 test: check-deps $(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
+
+# The guest PMU suite under KVM with the host's PMU (a real Linux host).
+test-kvm: check-deps kernel
+	$(Q)$(RUNNER) --kvm $(if $(ONLY),--only '$(ONLY)')
 
 bench: $(BENCH_DEPS)
 	$(Q)for c in $(BENCH_CMDS); do sh -c "$$c" || exit 1; done
