@@ -85,8 +85,9 @@ deps:
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
 	apps/apps.mk tools/tools.mk test/test.mk
 
-KOBJS := $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \
-	 $(APP_C:%.c=$(BUILD)/k/%.o)
+# $(sort) also drops a file two fragments both name.
+KOBJS := $(sort $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \
+	 $(APP_C:%.c=$(BUILD)/k/%.o))
 
 # Flags live here: any change to the Makefile rebuilds everything.
 $(KOBJS): Makefile

@@ -104,6 +104,26 @@ static int set_ring_pages(struct kernel_options *o, char *val, char *err, size_t
 	return 0;
 }
 
+static int set_stream(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	if (strcmp(val, "off") && strcmp(val, "uart") && strcmp(val, "virtio")) {
+		ksnprintf(err, n, "stream: '%s' is not off, uart or virtio", val);
+		return -1;
+	}
+	o->stream = val;
+	return 0;
+}
+
+static int set_pace(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "pace", val, 300, 10000000, err, n))
+		return -1;
+	o->pace = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
 	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
@@ -115,6 +135,9 @@ static const struct option options[] = {
 	{ "callchain", "0|1", "record frame-pointer call chains (default 0)", set_callchain },
 	{ "ring_pages", "N", "ring buffer data pages per CPU, a power of two (default 256)",
 	  set_ring_pages },
+	{ "stream", "off|uart|virtio", "send the records to the host, framed (default off)",
+	  set_stream },
+	{ "pace", "BAUD", "hold the UART stream to a real line's rate, e.g. 115200", set_pace },
 };
 
 void cmdline_defaults(struct kernel_options *o)
@@ -125,6 +148,7 @@ void cmdline_defaults(struct kernel_options *o)
 	o->baud = 115200;
 	o->events = "";
 	o->ring_pages = 256;
+	o->stream = "off";
 }
 
 static bool is_space(char c)

@@ -1,16 +1,21 @@
 /*
- * console.c — kernel text output. Goes to the UART; a lock keeps lines
- * from different CPUs apart. A CPU reporting a fatal error takes the lock
- * over rather than wait for it, so a crash is always printed.
+ * console.c — kernel text output, and the lock that serializes everything
+ * leaving the machine: console text and the drain's frames
+ * (kernel/stream.c) never interleave. Text goes to the UART as plain
+ * lines until a stream starts, then as CONSOLE frames on the UART
+ * transport (and on the UART plus the stream with virtio). A CPU reporting
+ * a fatal error takes the lock over rather than wait for it, so a crash is
+ * always printed.
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
+#include "kernel/stream.h"
 #include "kernel/uart.h"
 
 static u32 console_owner = ~0u;		/* cpu holding the console, or ~0 */
 static u32 console_depth;
 
-static void console_lock(void)
+void console_lock_output(void)
 {
 	u32 me = this_cpu()->cpu;
 
@@ -32,32 +37,54 @@ static void console_lock(void)
 	console_depth = 1;
 }
 
-static void console_unlock(void)
+bool console_trylock(void)
+{
+	u32 me = this_cpu()->cpu, free = ~0u;
+
+	if (!__atomic_compare_exchange_n(&console_owner, &free, me, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	console_depth = 1;
+	return true;
+}
+
+void console_unlock_output(void)
 {
 	if (--console_depth == 0)
 		__atomic_store_n(&console_owner, ~0u, __ATOMIC_RELEASE);
 }
 
+static void emit(const char *s, size_t n)
+{
+	if (!stream_active()) {
+		uart_write(s, n);
+		return;
+	}
+	if (stream_transport() != STREAM_UART)
+		uart_write(s, n);
+	stream_console(s, n);
+}
+
 void console_write(const char *s, size_t len)
 {
-	console_lock();
-	uart_write(s, len);
-	console_unlock();
+	console_lock_output();
+	emit(s, len);
+	console_unlock_output();
 }
 
 static void sink(const char *s, size_t n, void *ctx)
 {
 	(void)ctx;
-	uart_write(s, n);
+	emit(s, n);
 }
 
 int kvprintf(const char *fmt, va_list ap)
 {
 	int n;
 
-	console_lock();
+	console_lock_output();
 	n = kvprintf_sink(sink, NULL, fmt, ap);
-	console_unlock();
+	console_unlock_output();
 	return n;
 }
 

@@ -45,6 +45,10 @@ enum exit_code {
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);
 void console_write(const char *s, size_t len);
+/* The output lock (console text and stream frames); recursive on one CPU. */
+void console_lock_output(void);
+bool console_trylock(void);
+void console_unlock_output(void);
 
 /* panic.c */
 void panic(const char *fmt, ...) __printf(1, 2) __noreturn;
@@ -106,6 +110,8 @@ struct kernel_options {
 	u64 freq;			/* freq=N samples/s (0 = default) */
 	bool callchain;			/* callchain=0|1 */
 	u32 ring_pages;			/* ring_pages=N data pages per CPU (2^n) */
+	const char *stream;		/* stream=off|uart|virtio */
+	u32 pace;			/* pace=BAUD: hold the stream to a line rate */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };

@@ -10,6 +10,7 @@
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
+#include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
 #include "kernel/uart.h"
@@ -163,6 +164,7 @@ static int run_app(void)
 	u64 t0 = rdtsc_ordered();
 	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
 		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
+	stream_start();
 	if (profile_start(&prof, app->name, err, sizeof(err))) {
 		kprintf("bareperf: cannot start sampling: %s\n", err);
 		return EXIT_USAGE;
@@ -173,7 +175,8 @@ static int run_app(void)
 	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
-	profile_summary();
+	profile_summary();		/* reads the rings: before the drain empties them */
+	stream_drain(false);
 	return rc;
 }
 
@@ -228,6 +231,9 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	ioapic_init();
 	pmu_init();
 	start_cpus();
+	enum stream_transport st;
+	stream_parse(kopt.stream, &st);		/* the option parser checked it */
+	stream_init(st, kopt.pace);
 	if (bi.source == BOOT_SOURCE_UEFI && bi.loader_tsc && bi.exit_boot_tsc)
 		kprintf("boot: loader start to ExitBootServices: %lu TSC ticks (%lu us)\n",
 			bi.exit_boot_tsc - bi.loader_tsc,

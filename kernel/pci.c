@@ -5,6 +5,7 @@
 #include "kernel/kernel.h"
 #include "kernel/acpi.h"
 #include "kernel/pci.h"
+#include <uapi/bootinfo.h>
 
 /* Configuration mechanism #1 (PCI 3.0 3.2.2.3.2): write the address of a
  * dword to CONFIG_ADDRESS, then access it through CONFIG_DATA. */
@@ -356,11 +357,12 @@ int pci_bar(const struct pci_dev *d, int n, struct pci_bar *out)
 		return -E_RANGE;
 	u32 hi = is64 ? pci_read32(d, off + 4) : 0;
 
-	/* Sizing (PCI 3.0 6.2.5.1): with decoding off, so that the all-ones
-	 * address never claims a bus cycle, write all-ones, read the mask of
-	 * writable bits back, restore. */
+	/* Sizing (PCI 3.0 6.2.5.1): with decoding of this BAR's space off, so
+	 * that the all-ones address never claims a bus cycle, write all-ones,
+	 * read the mask of writable bits back, restore. The other space keeps
+	 * decoding (a PCI UART's I/O BAR is not disturbed by memory sizing). */
 	u16 cmd = pci_read16(d, PCI_COMMAND);
-	pci_write16(d, PCI_COMMAND, cmd & ~(PCI_COMMAND_IO | PCI_COMMAND_MEMORY));
+	pci_write16(d, PCI_COMMAND, cmd & ~(io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY));
 	pci_write32(d, off, 0xffffffffu);
 	u64 mask = pci_read32(d, off);
 	pci_write32(d, off, lo);
@@ -389,6 +391,199 @@ int pci_bar(const struct pci_dev *d, int n, struct pci_bar *out)
 		return -E_RANGE;
 	}
 	out->mapped = !io && out->addr && va_mapped(out->addr, out->size);
+	return 0;
+}
+
+/* ---- placing memory BARs ---- */
+
+#define HOLE_END		0xfec00000ul	/* IOAPIC, HPET, local APIC, flash above */
+#define FOUR_GIB		(1ul << 32)
+#define MAX_BUSY		(BOOT_MMAP_MAX + 3 * PCI_MAX_DEVICES + 8)
+
+struct range {
+	u64 lo, hi;		/* [lo, hi) */
+};
+
+struct busy {
+	struct range r[MAX_BUSY];
+	u32 n;
+	bool overflow;
+};
+
+static void busy_add(struct busy *b, u64 lo, u64 hi)
+{
+	if (lo >= FOUR_GIB || hi <= lo)
+		return;
+	if (b->n >= MAX_BUSY) {
+		b->overflow = true;
+		return;
+	}
+	b->r[b->n++] = (struct range){ lo, MIN(hi, FOUR_GIB) };
+}
+
+/* A bridge's memory windows (PCI-to-PCI Bridge Architecture 1.2, 3.2.5.8-9):
+ * base and limit hold address bits 31:20; the limit's low 20 bits are ones. */
+static void busy_add_bridge(struct busy *b, const struct pci_dev *d)
+{
+	u64 base = (u64)(pci_read16(d, PCI_BRIDGE_MEM_BASE) & 0xfff0) << 16;
+	u64 limit = ((u64)(pci_read16(d, PCI_BRIDGE_MEM_LIMIT) & 0xfff0) << 16) | 0xfffff;
+	if (base <= limit)
+		busy_add(b, base, limit + 1);
+	u16 pb = pci_read16(d, PCI_BRIDGE_PREF_BASE), pl = pci_read16(d, PCI_BRIDGE_PREF_LIMIT);
+	base = (u64)(pb & 0xfff0) << 16;
+	limit = ((u64)(pl & 0xfff0) << 16) | 0xfffff;
+	if ((pb & 0xf) == 1) {		/* 64-bit window */
+		base |= (u64)pci_read32(d, PCI_BRIDGE_PREF_BASE_HI) << 32;
+		limit |= (u64)pci_read32(d, PCI_BRIDGE_PREF_LIMIT_HI) << 32;
+	}
+	if (base <= limit)
+		busy_add(b, base, limit + 1);
+}
+
+/* Everything below 4 GiB that a new BAR must not overlap; the BARs of
+ * `self` in skip_mask are left out (they are the ones being placed). */
+static u64 busy_collect(struct busy *b, const struct pci_dev *self, u32 skip_mask)
+{
+	u64 hole = 0;
+
+	b->n = 0;
+	b->overflow = false;
+	busy_add(b, 0, 1ull << 20);			/* real-mode area, ROMs */
+	busy_add(b, HOLE_END, FOUR_GIB);
+	for (u32 i = 0; boot_info && i < boot_info->mmap_count; i++) {
+		const struct boot_mem_range *r = &boot_info->mmap[i];
+		busy_add(b, r->base, r->base + r->length);
+		if (r->base < HOLE_END)
+			hole = MAX(hole, r->base + r->length);
+	}
+	if (method == PCI_METHOD_ECAM) {
+		u64 lo = ecam_base + ((u64)ecam_bus_start << ECAM_BUS_SHIFT);
+		u64 hi = ecam_base + ((u64)(ecam_bus_end + 1) << ECAM_BUS_SHIFT);
+		busy_add(b, lo, hi);
+		if (lo < HOLE_END)
+			hole = MAX(hole, hi);
+	}
+	for (u32 i = 0; i < ndevs; i++) {
+		const struct pci_dev *d = &devs[i];
+		if (d->header_type == PCI_HEADER_BRIDGE)
+			busy_add_bridge(b, d);
+		for (int n = 0; n < bar_count(d); n++) {
+			struct pci_bar bar;
+			if (d == self && (skip_mask & (1u << n)))
+				continue;
+			/* Size only memory BARs holding an address below 4 GiB:
+			 * sizing touches the device, so leave the rest alone. */
+			u32 raw = pci_read32(d, PCI_BAR0 + 4 * n);
+			if (raw & PCI_BAR_IO || upper_half(d, n))
+				continue;
+			u64 addr = raw & PCI_BAR_MEM_MASK & 0xffffffffu;
+			if ((raw & PCI_BAR_MEM_TYPE_MASK) == PCI_BAR_MEM_TYPE_64 && n + 1 < bar_count(d))
+				addr |= (u64)pci_read32(d, PCI_BAR0 + 4 * n + 4) << 32;
+			if (!addr || addr >= FOUR_GIB)
+				continue;
+			if (!pci_bar(d, n, &bar) && !bar.io && bar.addr)
+				busy_add(b, bar.addr, bar.addr + bar.size);
+		}
+	}
+	return hole;
+}
+
+/* The lowest size-aligned [a, a + size) in [hole, HOLE_END) clear of b. */
+static u64 find_free(const struct busy *b, u64 hole, u64 size)
+{
+	u64 a = ALIGN_UP(MAX(hole, 1ull << 20), size);
+
+	/* Each retry moves a past the end of one busy range: bounded. */
+	for (u32 tries = 0; tries <= b->n && a + size <= HOLE_END; tries++) {
+		bool clash = false;
+		for (u32 i = 0; i < b->n; i++) {
+			if (a < b->r[i].hi && b->r[i].lo < a + size) {
+				a = ALIGN_UP(b->r[i].hi, size);
+				clash = true;
+				break;
+			}
+		}
+		if (!clash)
+			return a;
+	}
+	return 0;
+}
+
+static u32 root_bus(void)
+{
+	return method == PCI_METHOD_ECAM ? ecam_bus_start : 0;
+}
+
+int pci_setup_memory(const struct pci_dev *d)
+{
+	struct pci_bar bar[6];
+	u32 place = 0;
+	char name[16];
+	int err = 0;
+
+	pci_name(d, name, sizeof(name));
+	for (int n = 0; n < bar_count(d); n++) {
+		int rc = pci_bar(d, n, &bar[n]);
+		if (rc == -E_NOENT || (!rc && bar[n].io))
+			continue;
+		if (rc) {
+			kprintf("pci: %s BAR%d: malformed (error %d)\n", name, n, rc);
+			return rc;
+		}
+		if (!bar[n].addr || !bar[n].mapped)
+			place |= 1u << n;
+	}
+	if (place && d->bus != root_bus()) {
+		kprintf("pci: %s: a memory BAR is %s, and the function is behind a bridge "
+			"(bus %02x): cannot place it\n", name,
+			bar[__builtin_ctz(place)].addr ? "outside the identity map" : "unassigned",
+			d->bus);
+		return -E_RANGE;
+	}
+
+	u16 cmd = pci_read16(d, PCI_COMMAND);
+	if (place)
+		pci_write16(d, PCI_COMMAND, cmd & ~PCI_COMMAND_MEMORY);
+	for (int n = 0; n < bar_count(d) && place; n++) {
+		if (!(place & (1u << n)))
+			continue;
+		static struct busy b;		/* large; single-threaded use only */
+		u64 hole = busy_collect(&b, d, place);
+		u64 size = MAX(bar[n].size, PAGE_SIZE);	/* whole pages for the map */
+		u64 a = b.overflow ? 0 : find_free(&b, hole, size);
+		if (!a) {
+			kprintf("pci: %s BAR%d: no free %lu KiB in the 32-bit hole %#lx-%#lx%s\n",
+				name, n, size >> 10, hole, HOLE_END,
+				b.overflow ? " (too many busy ranges)" : "");
+			err = -E_NOMEM;
+			break;
+		}
+		u16 off = PCI_BAR0 + 4 * n;
+		u32 type = pci_read32(d, off) & 0xf;
+		pci_write32(d, off, (u32)a | type);
+		if (bar[n].is64)
+			pci_write32(d, off + 4, 0);
+		struct pci_bar now;
+		if (pci_bar(d, n, &now) || now.addr != a || !now.mapped) {
+			kprintf("pci: %s BAR%d: wrote %#lx, reads back %#lx\n", name, n, a, now.addr);
+			err = -E_RANGE;
+			break;
+		}
+		if (bar[n].addr)
+			kprintf("pci: %s BAR%d (%s%s, %lu KiB): at %#lx, outside the identity map; "
+				"moved to %#lx\n", name, n, bar[n].is64 ? "64-bit" : "32-bit",
+				bar[n].prefetch ? " prefetchable" : "", bar[n].size >> 10, bar[n].addr, a);
+		else
+			kprintf("pci: %s BAR%d (%s%s, %lu KiB): unassigned; placed at %#lx\n", name, n,
+				bar[n].is64 ? "64-bit" : "32-bit", bar[n].prefetch ? " prefetchable" : "",
+				bar[n].size >> 10, a);
+		place &= ~(1u << n);
+	}
+	if (err) {
+		pci_write16(d, PCI_COMMAND, cmd & ~PCI_COMMAND_MEMORY);
+		return err;
+	}
+	pci_write16(d, PCI_COMMAND, cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "kernel/uart.h"
 
 #define UART_THR	0	/* transmit holding (DLAB=0) */
+#define UART_RBR	0	/* receive buffer (DLAB=0) */
 #define UART_DLL	0	/* divisor latch low (DLAB=1) */
 #define UART_IER	1
 #define UART_DLM	1
@@ -19,6 +20,7 @@
 #define UART_MCR	4
 #define   MCR_DTR_RTS_OUT2 0x0b
 #define UART_LSR	5
+#define   LSR_DR	0x01	/* a received byte is waiting */
 #define   LSR_THRE	0x20	/* room in the transmit FIFO */
 #define   LSR_TEMT	0x40	/* transmitter completely idle */
 #define UART_SCR	7
@@ -72,6 +74,26 @@ void uart_write(const char *s, size_t len)
 			put('\r');
 		put(s[i]);
 	}
+}
+
+void uart_write_raw(const void *p, size_t len)
+{
+	const u8 *s = p;
+
+	for (size_t i = 0; i < len && present; i++)
+		put(s[i]);
+}
+
+int uart_getc(void)
+{
+	if (!present || !(inb(port + UART_LSR) & LSR_DR))
+		return -1;
+	return inb(port + UART_RBR);
+}
+
+bool uart_present(void)
+{
+	return present;
 }
 
 void uart_flush(void)

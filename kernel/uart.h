@@ -12,5 +12,10 @@ bool uart_init(u16 port, u32 baud);
 void uart_write(const char *s, size_t len);
 /* Wait until the transmitter has sent every byte (before exit or halt). */
 void uart_flush(void);
+/* Bytes as they are (no \n -> \r\n): the binary stream. */
+void uart_write_raw(const void *p, size_t len);
+/* One received byte, or -1 if none is waiting. */
+int uart_getc(void);
+bool uart_present(void);
 
 #endif

@@ -257,12 +257,21 @@ static void check_icount(void)
 	u64 h_end = hpet_read();
 	hpet_nmi_stop();
 
+	/* QEMU delivers an interrupt at the end of a translation block, so the
+	 * handler's timestamp trails the (exact) expiry by up to a block:
+	 * intervals sit on the grid within that, and nothing accumulates. */
+	const u64 jitter = 8;			/* HPET ticks: 80 instructions */
 	u32 n = MIN(nmi_samples, (u32)MAX_SAMPLES), regular = 0;
-	for (u32 i = 1; i < n; i++)
-		regular += nmi_at_hpet[i] - nmi_at_hpet[i - 1] == period;
+	for (u32 i = 1; i < n; i++) {
+		u64 d = nmi_at_hpet[i] - nmi_at_hpet[i - 1];
+		regular += d + jitter >= period && d <= period + jitter;
+	}
 	report(n > 100 && regular == n - 1,
-	       "all %u HPET NMIs exactly %lu HPET ticks apart (%u intervals of %u)",
-	       n, period, regular, n - 1);
+	       "all %u HPET NMIs %lu +- %lu HPET ticks apart (%u intervals of %u)",
+	       n, period, jitter, regular, n - 1);
+	u64 span = nmi_at_hpet[n - 1] - nmi_at_hpet[0], span_want = (n - 1) * period;
+	report(span + jitter >= span_want && span <= span_want + jitter,
+	       "no drift: first to last NMI %lu HPET ticks for %u periods", span, n - 1);
 	/* Expiries from the first one to the end: the count is exact. */
 	u64 handler_latency = nmi_at_hpet[0] % period;	/* same for every NMI */
 	u64 first = nmi_at_hpet[0] - handler_latency;

@@ -1,0 +1,305 @@
+/*
+ * wire.h — the byte stream between the bareperf kernel and the host tool,
+ * and the capture file the host tool writes from it.
+ *
+ * Shared by kernel/wire.c (encoder, and the frame check the kernel uses on
+ * what the host sends), tools/wire_dec.c (decoder) and tools/capture.c.
+ * Fixed-width, versioned, append-only, like perf_ring.h: never reorder,
+ * resize or renumber anything; new channels, item tags, flags and control
+ * types are appended; anything that changes how existing bytes read needs
+ * a new WIRE_VERSION. Every multi-byte field is little-endian.
+ *
+ * 1. The stream
+ *
+ * Before the stream starts, the kernel's console is plain ASCII lines, so
+ * a terminal (minicom, screen) shows the boot messages as they are. The
+ * stream starts with one 0x00 byte; from then on everything the kernel
+ * sends is frames, each COBS-encoded and followed by a 0x00 delimiter:
+ *
+ *	boot text ... \n 00 <cobs frame> 00 <cobs frame> 00 ...
+ *
+ * COBS (Cheshire & Baker, "Consistent Overhead Byte Stuffing", 1999)
+ * removes every 0x00 from a frame at a cost of one byte per 254, so 0x00
+ * only ever means "a frame ends here". A receiver that joins mid-stream or
+ * meets damaged, dropped or inserted bytes loses at most the frames the
+ * damage touches: it discards bytes up to the next 0x00 and starts over.
+ * Extra 0x00 bytes (empty frames) are allowed anywhere and ignored. Bytes
+ * that do not form a valid frame (boot text before the first 0x00, noise)
+ * are not data: a decoder may show them as text but never as records.
+ *
+ * On a plain terminal, once streaming: COBS changes only the 0x00 bytes of
+ * a frame, so the text of a CONSOLE frame appears verbatim, with a few
+ * bytes of header, CRC and COBS code around it (the console stays
+ * readable, with some noise at line starts). RECORDS and AUX frames are
+ * binary and show as noise; they can contain control characters (BEL,
+ * SO/SI, ESC), so a terminal may beep or switch character sets: `reset`
+ * restores it. A terminal that answers ENQ or ESC queries sends its answer
+ * back to the kernel; the kernel reads only CONTROL frames that pass the
+ * CRC, so such answers are ignored like any other noise.
+ *
+ * The same framing carries CONTROL frames from the host to the kernel,
+ * with cpu = WIRE_CPU_HOST.
+ *
+ * 2. A frame (before COBS)
+ *
+ *	offset 0  u8   version << 4 | channel    (WIRE_VERSION, enum wire_channel)
+ *	       1  u8   flags                     WIRE_F_*
+ *	       2  u16  cpu                       sender's CPU index (WIRE_CPU_HOST from the host)
+ *	       4  u32  seq                       per (channel, cpu): 0, 1, 2, ... wrapping
+ *	       8  u8   payload[n]                0 <= n <= WIRE_PAYLOAD_MAX, by channel
+ *	     8+n  u32  crc                       CRC32C of bytes [0, 8+n)
+ *
+ * There is no length field: the delimiters give the length, the CRC
+ * guards it. CRC32C is the Castagnoli CRC (iSCSI, RFC 3720 B.4):
+ * polynomial 0x1EDC6F41, reflected (0x82F63B78), initial value and final
+ * XOR 0xFFFFFFFF; crc32c("123456789") = 0xE3069283. It detects every
+ * error of up to 3 bits in a frame of any size this format allows, and
+ * every burst up to 32 bits. A receiver accepts a frame only if the CRC
+ * matches, the version is one it reads, and the whole payload is well
+ * formed; it never uses any byte of a frame that fails any of these.
+ *
+ * Sequence numbers let the receiver count what it lost: for each
+ * (channel, cpu) the sender numbers frames from 0 (the first one carries
+ * WIRE_F_START). A gap of k means k frames were lost; a number that goes
+ * backwards is a duplicate and is dropped (a new run that restarts at 0
+ * carries WIRE_F_START again). A receiver that joins mid-stream counts the
+ * frames before the first one it saw as lost.
+ *
+ * 3. Payloads
+ *
+ * CONSOLE: console text (ASCII/UTF-8), split anywhere.
+ * AUX:     u64 aux_pos, then data: the bytes of the AUX area at counter
+ *          aux_pos onward (perf_ring.h; the AUX records in RECORDS say
+ *          which ranges hold what). A lost AUX frame is a known hole.
+ * CONTROL: one message, struct wire_ctl_msg below.
+ * RECORDS: a sequence of items, each a tag byte and its body:
+ *
+ *	WIRE_ITEM_RAW (0x01): one record verbatim (perf_ring.h), size from
+ *	  its header: 8 <= size, size % 8 == 0.
+ *	WIRE_ITEM_SAMPLE (0x80 | flags): one SAMPLE record, compacted.
+ *	any other tag: the frame is malformed.
+ *
+ * 4. Compact SAMPLE items
+ *
+ * Each field is coded against a prediction ("prev"): its value in the
+ * last SAMPLE item of the same frame that had the field. At every frame
+ * start all predictions are 0 and no sample_type is known, so every frame
+ * decodes on its own and a lost frame never damages the next. Integers are LEB128 varints:
+ * uvarint = 7 bits per byte, low first, high bit = more (at most 10
+ * bytes, no bits beyond 64); svarint = uvarint of the zigzag code
+ * (v << 1) ^ (v >> 63) of a signed 64-bit v. Differences are modulo 2^64,
+ * so every value round-trips exactly.
+ *
+ *	tag = 0x80 | flags:
+ *	  WIRE_S_TYPE   (0x01) uvarint sample_type follows (required in the
+ *	                       first SAMPLE item of a frame); else prev's
+ *	  WIRE_S_MISC   (0x02) uvarint misc follows; else prev's (0 at frame start)
+ *	  WIRE_S_STICKY (0x04) a byte of WIRE_SK_* bits follows: those fields
+ *	                       changed; each comes as svarint (value - prev)
+ *	                       in bit order; fields without their bit = prev
+ *	  WIRE_S_PERIOD (0x08) svarint (period - prev) follows; else prev
+ *	  0x70                 reserved, must be 0
+ *	then, for each field of sample_type in perf's order (perf_ring.h):
+ *	  IDENTIFIER, TID, ID, CPU, PERIOD: nothing (sticky, above)
+ *	  IP         svarint (ip - prev.ip)
+ *	  TIME       svarint ((time - prev.time) - prev.dtime);
+ *	             dtime = time - prev.time becomes the next prev.dtime
+ *	  ADDR       svarint (addr - prev.addr)
+ *	  READ       uvarint nr; svarint (time_enabled - prev),
+ *	             svarint (time_running - prev); for each entry i:
+ *	             svarint (config - pc[i]), svarint (count - pn[i]), where
+ *	             pc[i], pn[i] are prev's entry i for i < WIRE_PRED_READ,
+ *	             else 0
+ *	  CALLCHAIN  uvarint nr; ips[0]: svarint (ips[0] - ip) if IP is in
+ *	             sample_type, else svarint (ips[0] - prev.ips[0]);
+ *	             ips[i], i >= 1: svarint (ips[i] - prev.ips[i]) for
+ *	             i < WIRE_PRED_CHAIN, else svarint (ips[i] - ips[i-1])
+ *	The record rebuilt is {BP_RECORD_SAMPLE, misc, size} with size
+ *	computed from sample_type and the two nr; it must not exceed
+ *	BP_RECORD_MAX. Predictions for read entries and callchain slots a
+ *	sample does not have keep their old value.
+ *
+ * A hot loop sampled with a fixed period costs about 4 bytes a sample:
+ * the tag, an IP delta of one byte, a time delta-of-delta of one or two;
+ * the frame (header, CRC, COBS, delimiter) adds 14 bytes per ~1 KiB.
+ * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
+ * cannot parse, or whose compact form would be longer).
+ *
+ * 5. Control messages (placeholder: layout reserved, not implemented yet)
+ *
+ * 6. Capture files: struct wire_capture_header, then the stream bytes
+ * exactly as received, delimiters, noise and all, from the first byte the
+ * recorder read. See the struct.
+ */
+#ifndef BAREPERF_UAPI_WIRE_H
+#define BAREPERF_UAPI_WIRE_H
+
+#include <stdint.h>
+
+#define WIRE_VERSION		1
+#define WIRE_DELIM		0x00
+
+enum wire_channel {
+	WIRE_CH_CONSOLE		= 0,	/* console text */
+	WIRE_CH_RECORDS		= 1,	/* ring records, items */
+	WIRE_CH_AUX		= 2,	/* AUX area data */
+	WIRE_CH_CONTROL		= 3,	/* commands and replies */
+	WIRE_NR_CHANNELS	= 4,	/* 4..15: reserved */
+};
+
+/* wire_frame_header.cpu of frames the host sends. */
+#define WIRE_CPU_HOST		0xffffu
+
+/* wire_frame_header.flags; unknown bits are ignored by a receiver. */
+#define WIRE_F_START		(1u << 0)	/* first frame of this (channel, cpu): seq 0 */
+
+struct wire_frame_header {
+	uint8_t  vc;			/* WIRE_VERSION << 4 | channel */
+	uint8_t  flags;			/* WIRE_F_* */
+	uint16_t cpu;
+	uint32_t seq;
+};
+_Static_assert(sizeof(struct wire_frame_header) == 8, "wire_frame_header ABI");
+
+#define WIRE_VC(channel)	((uint8_t)(WIRE_VERSION << 4 | (channel)))
+#define WIRE_VC_VERSION(vc)	((vc) >> 4)
+#define WIRE_VC_CHANNEL(vc)	((vc) & 0xf)
+
+#define WIRE_HEADER_SIZE	8u
+#define WIRE_CRC_SIZE		4u
+#define WIRE_PAYLOAD_MAX	65536u		/* holds any record: 1 + BP_RECORD_MAX */
+#define WIRE_FRAME_MIN		(WIRE_HEADER_SIZE + WIRE_CRC_SIZE)
+#define WIRE_FRAME_MAX		(WIRE_HEADER_SIZE + WIRE_PAYLOAD_MAX + WIRE_CRC_SIZE)
+/* COBS output for n input bytes, at most (one code byte per 254, plus one). */
+#define WIRE_COBS_MAX(n)	((n) + (n) / 254u + 1u)
+/* A frame on the wire, delimiter included, at most. */
+#define WIRE_ENCODED_MAX	(WIRE_COBS_MAX(WIRE_FRAME_MAX) + 1u)
+
+#define WIRE_CRC32C_POLY	0x82f63b78u	/* reflected 0x1EDC6F41 */
+
+/* RECORDS items */
+#define WIRE_ITEM_RAW		0x01
+#define WIRE_ITEM_SAMPLE	0x80		/* | WIRE_S_* */
+#define   WIRE_S_TYPE		0x01
+#define   WIRE_S_MISC		0x02
+#define   WIRE_S_STICKY		0x04
+#define   WIRE_S_PERIOD		0x08
+#define   WIRE_S_RESERVED	0x70
+
+/* The WIRE_S_STICKY byte: fields that changed, coded in this bit order. */
+#define WIRE_SK_IDENTIFIER	(1u << 0)
+#define WIRE_SK_PID		(1u << 1)
+#define WIRE_SK_TID		(1u << 2)
+#define WIRE_SK_ID		(1u << 3)
+#define WIRE_SK_CPU		(1u << 4)
+#define WIRE_SK_RES		(1u << 5)	/* the u32 after cpu */
+#define WIRE_SK_RESERVED	0xc0u
+
+#define WIRE_PRED_READ		8	/* read entries with a per-slot prediction */
+#define WIRE_PRED_CHAIN		16	/* callchain slots with a per-slot prediction */
+
+/* AUX payload: this, then the data. */
+struct wire_aux_header {
+	uint64_t aux_pos;		/* AUX counter of the first data byte */
+};
+_Static_assert(sizeof(struct wire_aux_header) == 8, "wire_aux_header ABI");
+
+/*
+ * Control messages. PLACEHOLDER: the numbers and layouts below are
+ * reserved for the control channel and may change until it is
+ * implemented; nothing sends or reads them yet.
+ *
+ * A CONTROL frame holds one message: a type, the length of the value, and
+ * the value. START_RUN's value is a sequence of the same {type, len,
+ * value} triples with WIRE_RUN_* types. Text is UTF-8, not NUL-terminated.
+ * The host sends one request and waits for the replies, which end with
+ * OK or ERROR; list replies send one ITEM per entry first.
+ */
+struct wire_ctl_msg {
+	uint16_t type;			/* enum wire_ctl_type */
+	uint16_t len;			/* bytes of value that follow */
+	/* uint8_t value[len]; */
+};
+_Static_assert(sizeof(struct wire_ctl_msg) == 4, "wire_ctl_msg ABI");
+
+enum wire_ctl_type {
+	/* host -> kernel */
+	WIRE_CTL_LIST_APPS	= 0x0001,	/* no value */
+	WIRE_CTL_LIST_EVENTS	= 0x0002,	/* no value */
+	WIRE_CTL_START_RUN	= 0x0003,	/* value: WIRE_RUN_* triples */
+	/* kernel -> host */
+	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
+	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */
+	WIRE_CTL_ITEM		= 0x8003,	/* value: one list entry, text */
+};
+
+enum wire_run_param {
+	WIRE_RUN_APP		= 1,	/* text: app name */
+	WIRE_RUN_EVENT		= 2,	/* text: one event; repeat for more */
+	WIRE_RUN_PERIOD		= 3,	/* u64: sample period */
+	WIRE_RUN_FREQ		= 4,	/* u64: target samples per second */
+	WIRE_RUN_CPUS		= 5,	/* text: CPU list, "0-3,6" */
+	WIRE_RUN_ARG		= 6,	/* text: one app argument; repeat for more */
+};
+
+/*
+ * Capture files (`bareperf record`): this header, then the stream bytes
+ * as received. header_size is the offset of the data.
+ *
+ * The writer keeps a valid file at every moment: it writes the header
+ * first (flags without COMPLETE, data_size 0), appends the stream, and on
+ * close rewrites the header with COMPLETE, data_size and end_ns. A file
+ * without COMPLETE (the recorder was killed) is valid: its data is
+ * everything after the header. A file shorter than header_size +
+ * data_size was truncated after it was closed; a reader reports that and
+ * reads what is there.
+ *
+ * A reader accepts version >= 1 with compat_version <= the version it
+ * knows, and reads only the fields it knows (header_size may grow).
+ */
+#define WIRE_CAPTURE_MAGIC	"\x89" "BPC\r\n\x1a\n"	/* 8 bytes, no NUL */
+#define WIRE_CAPTURE_MAGIC_LEN	8
+#define WIRE_CAPTURE_VERSION	1
+#define WIRE_CAPTURE_COMPAT_VERSION 1
+
+/* wire_capture_header.flags */
+#define WIRE_CAPF_COMPLETE	(1u << 0)	/* closed by the writer: data_size, end_ns final */
+#define WIRE_CAPF_INTERRUPTED	(1u << 1)	/* the user stopped it (Ctrl-C) before the run ended */
+#define WIRE_CAPF_TRUNCATED	(1u << 2)	/* the writer lost data (write error) */
+
+enum wire_link {
+	WIRE_LINK_UNKNOWN	= 0,
+	WIRE_LINK_TTY		= 1,	/* serial device; baud set */
+	WIRE_LINK_QEMU_SERIAL	= 2,	/* QEMU 16550 chardev (pipe, socket, pty) */
+	WIRE_LINK_QEMU_VIRTIO	= 3,	/* QEMU virtio-console chardev */
+	WIRE_LINK_FILE		= 4,	/* replayed from a file */
+};
+
+struct wire_capture_header {
+	uint8_t  magic[8];		/* WIRE_CAPTURE_MAGIC */
+	uint32_t version;		/* WIRE_CAPTURE_VERSION of the writer */
+	uint32_t compat_version;	/* oldest reader version that can read it */
+	uint32_t header_size;		/* offset of the data, >= 512 */
+	uint32_t flags;			/* WIRE_CAPF_* */
+	uint64_t data_size;		/* stream bytes after the header (with COMPLETE) */
+	uint64_t start_ns;		/* host CLOCK_REALTIME at the first byte, ns */
+	uint64_t end_ns;		/* ... at close, 0 until then */
+	uint32_t wire_version;		/* WIRE_VERSION the writer decodes */
+	uint32_t link_kind;		/* enum wire_link */
+	uint32_t baud;			/* WIRE_LINK_TTY: line speed, else 0 */
+	uint8_t  build_id_size;		/* 0: unknown, else bytes used in build_id */
+	uint8_t  reserved_u8[3];
+	uint8_t  build_id[20];		/* GNU build-id of the kernel.elf that ran */
+	uint8_t  reserved_id[12];
+	char     link[64];		/* "/dev/ttyUSB0", "qemu:stdio", ..., NUL-padded */
+	char     run_args[256];		/* what was asked for, NUL-padded */
+	char     tool[32];		/* the writer, e.g. "bareperf 0.1", NUL-padded */
+	uint8_t  reserved[64];
+};
+_Static_assert(sizeof(struct wire_capture_header) == 512, "wire_capture_header ABI");
+_Static_assert(__builtin_offsetof(struct wire_capture_header, build_id) == 64,
+	       "wire_capture_header ABI");
+_Static_assert(__builtin_offsetof(struct wire_capture_header, link) == 96,
+	       "wire_capture_header ABI");
+
+#endif

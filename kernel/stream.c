@@ -1,0 +1,199 @@
+/*
+ * stream.c — the drain: records from the per-CPU rings, COBS-framed with a
+ * CRC (kernel/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
+ *
+ * The drain is the rings' consumer (ringbuf.h): it reads records with the
+ * reader's acquire ordering and releases them (data_tail) only after their
+ * frames were handed to the transport, so a record is either on the wire
+ * or still in the ring, never in between. It runs at run end, and during a
+ * run from the APIC timer tick on the boot CPU when a ring has crossed its
+ * watermark — never inside an NMI.
+ *
+ * One lock covers all output (the console's, kernel/console.c): frames
+ * from the drain and console text never interleave on the wire. A timer
+ * drain that finds the output busy skips that tick rather than wait.
+ *
+ * Pacing (pace=BAUD) holds the UART to a real line's rate, 10 bits a byte,
+ * so QEMU's otherwise instant 16550 behaves like a serial cable and ring
+ * overflow (LOST records) can be exercised.
+ */
+#include "kernel/kernel.h"
+#include "kernel/apic.h"
+#include "kernel/stream.h"
+#include "kernel/trap.h"
+#include "kernel/uart.h"
+#include "kernel/virtio.h"
+#include "kernel/wire.h"
+#include "pmu/pmu.h"
+#include "ringbuf/ringbuf.h"
+
+#define MAX_STREAM_CPUS	64
+#define STAGE_SIZE	(128u << 10)	/* records per encode pass; > 2 * BP_RECORD_MAX */
+#define TICK_HZ		100
+
+static enum stream_transport transport;
+static bool active;
+static u64 pace_ticks_per_byte, pace_next;
+static struct wire_enc enc[MAX_STREAM_CPUS];
+static struct stream_stats stats;
+
+static u8 stage[STAGE_SIZE] __attribute__((aligned(8)));
+static u8 out[WIRE_ENC_OUT_MIN];
+static u8 recbuf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+
+int stream_parse(const char *s, enum stream_transport *t)
+{
+	if (!strcmp(s, "off"))
+		*t = STREAM_OFF;
+	else if (!strcmp(s, "uart"))
+		*t = STREAM_UART;
+	else if (!strcmp(s, "virtio"))
+		*t = STREAM_VIRTIO;
+	else
+		return -1;
+	return 0;
+}
+
+enum stream_transport stream_transport(void) { return transport; }
+bool stream_active(void) { return active; }
+void stream_get_stats(struct stream_stats *o) { *o = stats; }
+
+static void tx(const void *p, size_t n)
+{
+	stats.bytes += n;
+	if (transport == STREAM_VIRTIO) {
+		if (vcon_write(p, n) < 0)
+			stats.write_errors++;
+		return;
+	}
+	if (!pace_ticks_per_byte) {
+		uart_write_raw(p, n);
+		return;
+	}
+	const u8 *b = p;
+	for (size_t i = 0; i < n; i++) {
+		while ((s64)(rdtsc() - pace_next) < 0)
+			cpu_relax();
+		uart_write_raw(&b[i], 1);
+		pace_next += pace_ticks_per_byte;
+	}
+}
+
+void stream_init(enum stream_transport t, u32 pace_baud)
+{
+	transport = t;
+	if (t == STREAM_VIRTIO && vcon_init()) {
+		kprintf("stream: no virtio-console port (QEMU: -device virtio-serial-pci,"
+			"disable-legacy=on -device virtserialport,name=bareperf.0,...); "
+			"streaming on the UART instead\n");
+		transport = STREAM_UART;
+	}
+	if (pace_baud && tsc_hz)
+		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
+		struct wire_enc_config c = { .cpu = i };
+		wire_encoder_init(&enc[i], &c);
+	}
+	if (transport != STREAM_OFF)
+		kprintf("stream: %s%s\n", transport == STREAM_UART ? "framed records on the UART" :
+			"framed records on virtio-console", pace_baud ? ", paced" : "");
+}
+
+void stream_console(const char *s, size_t n)
+{
+	size_t done = 0, used;
+
+	if (!active)
+		return;
+	while (done < n) {
+		size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONSOLE, s + done,
+					     n - done, &used, out, sizeof(out));
+		tx(out, w);
+		done += used;
+		if (!used)
+			break;
+	}
+}
+
+static void tick(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();
+	stream_drain(true);
+}
+
+void stream_start(void)
+{
+	if (transport == STREAM_OFF || active)
+		return;
+	kprintf("stream: starting; what follows is framed (bareperf record decodes it)\n");
+	uart_flush();
+	pace_next = rdtsc();
+	active = true;
+	/* The CONSOLE channel's first frame: the stream's leading 0x00 is
+	 * written by the encoder. On the virtio transport the UART keeps
+	 * the plain console as well. */
+	trap_set_handler(VEC_APIC_TIMER, tick);
+	if (apic_timer_hz())
+		apic_timer_periodic(apic_timer_hz() / TICK_HZ);
+}
+
+/* Send the records of one ring: stage whole records, encode, send, then
+ * release them. */
+static void drain_ring(u32 cpu, struct bp_ring *rb)
+{
+	struct bp_ring_reader r;
+	const struct bp_record_header *rec;
+
+	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, (u64)BP_RING_PAGE_SIZE + rb->data_size))
+		return;
+	for (;;) {
+		size_t len = 0;
+		bp_ring_read_begin(&r);
+		while (len + BP_RECORD_MAX <= sizeof(stage) &&
+		       bp_ring_read_next(&r, &rec, recbuf, sizeof(recbuf)) == 1) {
+			memcpy(stage + len, rec, rec->size);
+			len += rec->size;
+			stats.records++;
+		}
+		if (!len)
+			return;
+		for (size_t done = 0, used; done < len; done += used) {
+			size_t w = wire_encode_records(&enc[cpu], stage + done, len - done, &used,
+						       out, sizeof(out));
+			tx(out, w);
+			if (!used)
+				break;		/* malformed record: counted by the encoder */
+		}
+		bp_ring_read_end(&r);
+		stats.drains++;
+	}
+}
+
+void stream_drain(bool from_tick)
+{
+	if (!active)
+		return;
+	if (from_tick) {
+		if (!console_trylock()) {
+			stats.skipped_busy++;
+			return;
+		}
+	} else {
+		console_lock_output();
+	}
+	for (u32 cpu = 0; cpu < profile_cpus() && cpu < MAX_STREAM_CPUS; cpu++) {
+		struct bp_ring *rb = profile_ring(cpu);
+		if (!rb)
+			continue;
+		if (from_tick && !(bp_ring_wakeup_take(rb) & BP_WAKEUP_DATA))
+			continue;
+		drain_ring(cpu, rb);
+	}
+	if (transport == STREAM_UART)
+		uart_flush();
+	stats.frames = 0;
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
+		stats.frames += enc[i].stats.frames;
+	console_unlock_output();
+}

@@ -1,0 +1,43 @@
+/*
+ * stream.h — getting records off the machine (kernel/stream.c): the drain
+ * from the per-CPU rings to a transport, in the wire format of
+ * include/uapi/wire.h.
+ */
+#ifndef BAREPERF_KERNEL_STREAM_H
+#define BAREPERF_KERNEL_STREAM_H
+
+#include "kernel/x86.h"
+
+enum stream_transport {
+	STREAM_OFF,		/* plain console only; rings stay in memory */
+	STREAM_UART,		/* frames on the console UART */
+	STREAM_VIRTIO,		/* frames on virtio-console; the UART stays plain text */
+};
+
+struct stream_stats {
+	u64 bytes;		/* bytes handed to the transport */
+	u64 frames;
+	u64 records;		/* ring records sent */
+	u64 drains;		/* drain passes that moved data */
+	u64 skipped_busy;	/* timer drains skipped: output in use */
+	u64 write_errors;	/* transport refused or timed out */
+};
+
+/* Parse "off|uart|virtio" (kernel command line). */
+int stream_parse(const char *s, enum stream_transport *out);
+/* Bring up the chosen transport (virtio falls back to the UART with a
+ * message). Call once after the console and PCI are up. */
+void stream_init(enum stream_transport t, u32 pace_baud);
+enum stream_transport stream_transport(void);
+/* Switch to framed output: from here on console text goes out as CONSOLE
+ * frames (on the UART transport) and the rings are drained. Idempotent. */
+void stream_start(void);
+bool stream_active(void);
+/* Send every record the rings hold (run end), or only rings past their
+ * watermark (from_tick). Not NMI-safe. */
+void stream_drain(bool from_tick);
+/* Called by the console with the output lock held. */
+void stream_console(const char *s, size_t n);
+void stream_get_stats(struct stream_stats *out);
+
+#endif
