@@ -15,6 +15,16 @@ const struct app *app_find(const char *name)
 	return NULL;
 }
 
+const struct app *app_next(const struct app *prev)
+{
+	const struct app *a = prev ? prev + 1 : __start_apps;
+
+	for (; a < __stop_apps; a++)
+		if (!(a->flags & APP_TEST))
+			return a;
+	return NULL;
+}
+
 void app_list_print(void)
 {
 	for (const struct app *a = __start_apps; a < __stop_apps; a++)

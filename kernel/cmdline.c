@@ -124,6 +124,16 @@ static int set_pace(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+static int set_control(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "control", val, 0, 1, err, n))
+		return -1;
+	o->control = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
 	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
@@ -138,6 +148,8 @@ static const struct option options[] = {
 	{ "stream", "off|uart|virtio", "send the records to the host, framed (default off)",
 	  set_stream },
 	{ "pace", "BAUD", "hold the UART stream to a real line's rate, e.g. 115200", set_pace },
+	{ "control", "0|1", "serve runs the host asks for over the stream (default 0)",
+	  set_control },
 };
 
 void cmdline_defaults(struct kernel_options *o)

@@ -112,6 +112,7 @@ struct kernel_options {
 	u32 ring_pages;			/* ring_pages=N data pages per CPU (2^n) */
 	const char *stream;		/* stream=off|uart|virtio */
 	u32 pace;			/* pace=BAUD: hold the stream to a line rate */
+	bool control;			/* control=1: serve runs the host asks for */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };
@@ -149,6 +150,8 @@ void smp_stop_others(void);
 u32 this_cpu_id(void);
 
 const struct app *app_find(const char *name);
+/* The app after prev (NULL: the first), test apps skipped; NULL at the end. */
+const struct app *app_next(const struct app *prev);
 void app_list_print(void);
 
 #endif

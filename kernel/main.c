@@ -10,6 +10,7 @@
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
+#include "kernel/run.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
@@ -140,7 +141,53 @@ static void start_cpus(void)
 	kprintf("smp: %u CPU%s online\n", smp_cpus(), smp_cpus() == 1 ? "" : "s");
 }
 
-static int run_app(void)
+struct remote_app {
+	const struct app *app;
+	int argc;
+	char **argv;
+	int rc;
+};
+
+static void remote_main(void *arg)
+{
+	struct remote_app *r = arg;
+
+	r->rc = r->app->main(r->argc, r->argv);
+}
+
+/* Run one app (on CPU cpu), sampled as cfg says, and stream what it produced. */
+int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
+	       const struct profile_cfg *cfg)
+{
+	char err[200];
+	struct remote_app r = { app, argc, argv, 0 };
+
+	u64 t0 = rdtsc_ordered();
+	stream_start();
+	if (profile_start(cfg, app->name, err, sizeof(err))) {
+		kprintf("bareperf: cannot start sampling: %s\n", err);
+		return EXIT_USAGE;
+	}
+	kprintf("app: %s: start on cpu %u\n", app->name, cpu);
+	if (smp_call(cpu, remote_main, &r, true))
+		r.rc = EXIT_USAGE;
+	int rc = r.rc;
+	u64 t1 = rdtsc_ordered();
+	profile_stop(rc);
+	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
+		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
+	profile_summary();		/* reads the rings: before the drain empties them */
+	stream_drain(false);
+	return rc;
+}
+
+int app_run(const struct app *app, int argc, char **argv, const struct profile_cfg *cfg)
+{
+	return app_run_on(this_cpu_id(), app, argc, argv, cfg);
+}
+
+/* The run the command line asks for. */
+static int run_cmdline_app(void)
 {
 	const struct app *app = app_find(kopt.app);
 	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
@@ -160,24 +207,10 @@ static int run_app(void)
 	argv[0] = (char *)app->name;
 	for (int i = 0; i <= kopt.app_argc; i++)
 		argv[i + 1] = kopt.app_argv[i];
-
 	u64 t0 = rdtsc_ordered();
 	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
 		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
-	stream_start();
-	if (profile_start(&prof, app->name, err, sizeof(err))) {
-		kprintf("bareperf: cannot start sampling: %s\n", err);
-		return EXIT_USAGE;
-	}
-	kprintf("app: %s: start\n", app->name);
-	int rc = app->main(kopt.app_argc + 1, argv);
-	u64 t1 = rdtsc_ordered();
-	profile_stop(rc);
-	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
-		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
-	profile_summary();		/* reads the rings: before the drain empties them */
-	stream_drain(false);
-	return rc;
+	return app_run(app, kopt.app_argc + 1, argv, &prof);
 }
 
 void kmain(void *info, u32 magic, u64 entry_tsc)
@@ -239,5 +272,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 			bi.exit_boot_tsc - bi.loader_tsc,
 			tsc_to_ns(bi.exit_boot_tsc - bi.loader_tsc) / 1000);
 
-	machine_exit(run_app());
+	if (kopt.control)
+		machine_exit(control_serve());
+	machine_exit(run_cmdline_app());
 }

@@ -170,6 +170,34 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 	}
 }
 
+size_t stream_recv(void *buf, size_t cap)
+{
+	u8 *b = buf;
+	size_t n = 0;
+	int c;
+
+	if (transport == STREAM_VIRTIO) {
+		int got = vcon_read(buf, cap);
+		return got > 0 ? (size_t)got : 0;
+	}
+	while (n < cap && (c = uart_getc()) >= 0)
+		b[n++] = c;
+	return n;
+}
+
+void stream_control_send(const void *msg, size_t len)
+{
+	size_t used;
+
+	console_lock_output();
+	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
+				     out, sizeof(out));
+	tx(out, w);
+	if (transport == STREAM_UART)
+		uart_flush();
+	console_unlock_output();
+}
+
 void stream_drain(bool from_tick)
 {
 	if (!active)

@@ -39,5 +39,9 @@ void stream_drain(bool from_tick);
 /* Called by the console with the output lock held. */
 void stream_console(const char *s, size_t n);
 void stream_get_stats(struct stream_stats *out);
+/* Bytes the host sent on the transport, non-blocking: count or 0. */
+size_t stream_recv(void *buf, size_t cap);
+/* Send one CONTROL message (struct wire_ctl_msg + value) as a frame. */
+void stream_control_send(const void *msg, size_t len);
 
 #endif

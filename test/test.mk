@@ -33,6 +33,10 @@ $(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/acpi
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
+# End to end: the control channel, driven by an independent encoder of the
+# wire format (needs build/kernel.elf).
+HOST_TESTS += test/e2e/control.py
+
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
 test-host: check-deps $(HOST_TESTS)

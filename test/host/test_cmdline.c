@@ -101,7 +101,7 @@ static void unknown_option(void **state)
 	(void)state;
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
-			    "events period freq callchain ring_pages stream pace");
+			    "events period freq callchain ring_pages stream pace control");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
 }
@@ -144,7 +144,7 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 10);
+	assert_int_equal(help_lines, 11);
 }
 
 int main(void)

@@ -1,0 +1,26 @@
+/*
+ * run.h — running apps: from the command line (kernel/main.c) or at the
+ * host's request over the stream (kernel/control.c). The top of the
+ * kernel's stack: it drives pmu/ (sampling) and kernel/stream.c.
+ */
+#ifndef BAREPERF_KERNEL_RUN_H
+#define BAREPERF_KERNEL_RUN_H
+
+#include "kernel/x86.h"
+
+struct app;
+struct profile_cfg;
+
+/* Run one app, sampled as cfg says, then drain its records to the host.
+ * Returns the app's exit code. */
+int app_run(const struct app *app, int argc, char **argv, const struct profile_cfg *cfg);
+/* The same with the app itself running on CPU cpu (sampling stays driven
+ * from this one). */
+int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
+	       const struct profile_cfg *cfg);
+
+/* control=1: serve CONTROL requests until the host sends none for ever;
+ * returns an exit code only if the transport fails. */
+int control_serve(void);
+
+#endif

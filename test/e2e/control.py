@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""End-to-end test of the control channel (kernel/control.c): boot with
+control=1 stream=uart, then over the serial line list apps and events, run
+an app twice in one boot, and send requests that must be refused. Prints
+TAP. An independent encoder of the wire format (include/uapi/wire.h): COBS,
+CRC32C, the frame header and wire_ctl_msg, written from the header's text.
+"""
+import os
+import struct
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import bpqemu  # noqa: E402
+
+CH_CONTROL, CPU_HOST = 3, 0xFFFF
+LIST_APPS, LIST_EVENTS, START_RUN = 1, 2, 3
+OK, ERROR, ITEM = 0x8001, 0x8002, 0x8003
+RUN_APP, RUN_EVENT, RUN_PERIOD = 1, 2, 3
+
+
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def cobs_encode(data):
+    out, block = bytearray(), bytearray()
+    for b in data:
+        if b == 0:
+            out += bytes([len(block) + 1]) + block
+            block = bytearray()
+        else:
+            block.append(b)
+            if len(block) == 254:
+                out += bytes([255]) + block
+                block = bytearray()
+    return bytes(out + bytes([len(block) + 1]) + block)
+
+
+def cobs_decode(data):
+    out, i = bytearray(), 0
+    while i < len(data):
+        code, end = data[i], i + data[i]
+        if code == 0 or end > len(data):
+            return None
+        out += data[i + 1:end]
+        i = end
+        if code < 255 and i < len(data):
+            out.append(0)
+    return bytes(out)
+
+
+seq = 0
+
+
+def frame(payload):
+    global seq
+    hdr = struct.pack("<BBHI", 1 << 4 | CH_CONTROL, 1 if seq == 0 else 0, CPU_HOST, seq)
+    seq += 1
+    body = hdr + payload
+    return b"\0" + cobs_encode(body + struct.pack("<I", crc32c(body))) + b"\0"
+
+
+def msg(kind, value=b""):
+    return frame(struct.pack("<HH", kind, len(value)) + value)
+
+
+def param(kind, value):
+    return struct.pack("<HH", kind, len(value)) + value
+
+
+class Link:
+    def __init__(self, proc):
+        self.p, self.buf = proc, b""
+        os.set_blocking(proc.stdout.fileno(), False)
+
+    def replies(self, timeout=30):
+        """CONTROL messages from the kernel until OK or ERROR."""
+        out, t0 = [], time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            chunk = self.p.stdout.read() or b""
+            self.buf += chunk
+            while b"\0" in self.buf:
+                raw, self.buf = self.buf.split(b"\0", 1)
+                f = cobs_decode(raw) if raw else None
+                if not f or len(f) < 12 or crc32c(f[:-4]) != struct.unpack("<I", f[-4:])[0]:
+                    continue
+                if f[0] & 0xF != CH_CONTROL:
+                    continue
+                kind, n = struct.unpack("<HH", f[8:12])
+                out.append((kind, f[12:12 + n].decode(errors="replace")))
+                if kind in (OK, ERROR):
+                    return out
+            if not chunk:
+                time.sleep(0.02)
+        return out + [("timeout", "")]
+
+    def send(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+
+def main():
+    cmd = bpqemu.qemu_command("build", cmdline="control=1 stream=uart events=none")
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    link, n, failed = Link(p), 0, 0
+
+    def check(ok, what):
+        nonlocal n, failed
+        n += 1
+        failed += not ok
+        print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
+
+    try:
+        link.send(msg(LIST_APPS))
+        r = link.replies()
+        items = [v for k, v in r if k == ITEM]
+        check(r[-1][0] == OK and any(i.startswith("loopnest\t") for i in items)
+              and not any(i.startswith("test_") for i in items),
+              f"LIST_APPS: {len(items)} apps, loopnest among them, no test apps")
+        link.send(msg(LIST_EVENTS))
+        r = link.replies()
+        check(r[-1][0] == OK and any(v.startswith("cpu-clock\t") for k, v in r if k == ITEM),
+              "LIST_EVENTS lists cpu-clock")
+        for i in range(2):
+            link.send(msg(START_RUN, param(RUN_APP, b"loopnest")
+                          + param(RUN_EVENT, b"cpu-clock")
+                          + param(RUN_PERIOD, struct.pack("<Q", 100000))))
+            r = link.replies(timeout=60)
+            check(r[-1] == (OK, "exit 0"), f"START_RUN loopnest, run {i + 1} of one boot: {r[-1]}")
+        cases = [
+            (msg(0x77), "unknown request type 0x77"),
+            (msg(START_RUN, param(RUN_APP, b"nosuchapp")), "no app named 'nosuchapp'"),
+            (msg(START_RUN, param(99, b"x")), "unknown parameter 99"),
+            (msg(START_RUN, struct.pack("<HH", RUN_APP, 200) + b"loop"), "runs past the message"),
+            (msg(START_RUN, param(RUN_PERIOD, b"\1\2\3")), "parameter 3 is malformed"),
+            (frame(struct.pack("<HH", LIST_APPS, 9)), "says 9 bytes of value"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_EVENT, b"cyclez")),
+             "cyclez"),
+        ]
+        for data, want in cases:
+            link.send(data)
+            r = link.replies()
+            check(r[-1][0] == ERROR and want in r[-1][1], f"refused: {r[-1][1]!r}")
+        # A damaged frame is ignored (no reply); the next request still works.
+        bad = bytearray(msg(LIST_APPS))
+        bad[5] ^= 0x40
+        link.send(bytes(bad) + msg(LIST_EVENTS))
+        r = link.replies()
+        check(r[-1][0] == OK and any(v.startswith("cpu-clock") for k, v in r if k == ITEM)
+              and not any(v.startswith("loopnest") for k, v in r if k == ITEM),
+              "a frame with a bad CRC is ignored; the next request is answered")
+    finally:
+        p.kill()
+        p.wait()
+    print(f"1..{n}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
