@@ -7,4 +7,3 @@ KERNEL_C += kernel/main.c kernel/cpu.c kernel/trap.c kernel/paging.c \
 	kernel/wire.c kernel/pci.c kernel/virtio.c kernel/virtio_console.c kernel/control.c \
 	kernel/lib/string.c kernel/lib/printf.c
 KERNEL_C += kernel/acpi.c kernel/acpi_init.c
-KERNEL_C += kernel/pci.c kernel/virtio.c kernel/virtio_console.c

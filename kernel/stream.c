@@ -58,11 +58,14 @@ enum stream_transport stream_transport(void) { return transport; }
 bool stream_active(void) { return active; }
 void stream_get_stats(struct stream_stats *o) { *o = stats; }
 
+/* Queue bytes for the transport; tx_flush() hands them over. virtio is
+ * queued so a drain pass costs one notification round trip (~100 us in
+ * QEMU), not one per frame. */
 static void tx(const void *p, size_t n)
 {
 	stats.bytes += n;
 	if (transport == STREAM_VIRTIO) {
-		if (vcon_write(p, n) < 0)
+		if (vcon_queue(p, n) < 0)
 			stats.write_errors++;
 		return;
 	}
@@ -76,6 +79,18 @@ static void tx(const void *p, size_t n)
 			cpu_relax();
 		uart_write_raw(&b[i], 1);
 		pace_next += pace_ticks_per_byte;
+	}
+}
+
+/* Wait until the transport has taken everything: a record is released
+ * from its ring only after this. */
+static void tx_flush(void)
+{
+	if (transport == STREAM_VIRTIO) {
+		if (vcon_flush() < 0)
+			stats.write_errors++;
+	} else {
+		uart_flush();
 	}
 }
 
@@ -113,6 +128,8 @@ void stream_console(const char *s, size_t n)
 		if (!used)
 			break;
 	}
+	if (transport == STREAM_VIRTIO)
+		tx_flush();
 }
 
 static void tick(struct trap_frame *f)
@@ -165,6 +182,7 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 			if (!used)
 				break;		/* malformed record: counted by the encoder */
 		}
+		tx_flush();
 		bp_ring_read_end(&r);
 		stats.drains++;
 	}
@@ -193,8 +211,7 @@ void stream_control_send(const void *msg, size_t len)
 	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
 				     out, sizeof(out));
 	tx(out, w);
-	if (transport == STREAM_UART)
-		uart_flush();
+	tx_flush();
 	console_unlock_output();
 }
 
@@ -218,8 +235,6 @@ void stream_drain(bool from_tick)
 			continue;
 		drain_ring(cpu, rb);
 	}
-	if (transport == STREAM_UART)
-		uart_flush();
 	stats.frames = 0;
 	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
 		stats.frames += enc[i].stats.frames;

@@ -210,7 +210,11 @@ int virtio_negotiate(struct virtio_dev *vd, u64 wanted)
 		virtio_fail(vd);
 		return -E_NODEV;
 	}
-	vd->features = vd->offered & (wanted | VIRTIO_FEATURE(VIRTIO_F_VERSION_1));
+	/* VIRTIO_F_ACCESS_PLATFORM (6): the device then goes through the
+	 * platform's DMA translation; this kernel never enables an IOMMU, so
+	 * that is the identity and the addresses we give stay right. */
+	vd->features = vd->offered & (wanted | VIRTIO_FEATURE(VIRTIO_F_VERSION_1) |
+				      VIRTIO_FEATURE(VIRTIO_F_ACCESS_PLATFORM));
 	vd->common->driver_feature_select = 0;
 	vd->common->driver_feature = (u32)vd->features;
 	vd->common->driver_feature_select = 1;

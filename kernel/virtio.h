@@ -248,7 +248,7 @@ static inline u16 virtq_in_flight(const struct virtq *vq) { return vq->size - vq
 #define VIRTIO_CONSOLE_F_MULTIPORT	1
 #define VIRTIO_CONSOLE_F_EMERG_WRITE	2
 #define VCON_TIMEOUT_MS		2000	/* default: no progress for this long is an error */
-#define VCON_TX_BUF_SIZE	(16 * 1024)	/* one notification per full buffer at most */
+#define VCON_TX_BUF_SIZE	(64 * 1024)	/* one notification per full buffer at most */
 #define VCON_TX_BUFS		16
 
 /* 0, or -E_NODEV with a clear message (no device, no usable port, the
@@ -262,7 +262,8 @@ bool vcon_ready(void);
  * initialized, or the port was removed); -E_NOENT (the host side is not
  * connected: QEMU would discard the data, so none is sent); -E_BUSY (the
  * host stopped taking data: no buffer came back for the timeout; buffers
- * still with the device are reclaimed by later calls).
+ * still with the device are reclaimed by later calls, and until one comes
+ * back later calls fail at once with -E_BUSY instead of waiting again).
  * Each call costs a notification round trip (~100 us in QEMU with
  * ioeventfd): for many small pieces use vcon_queue and one vcon_flush.
  */
@@ -288,7 +289,8 @@ int vcon_read(void *buf, size_t cap);
 void vcon_set_timeout_ms(u32 ms);
 /* Is the host side of the port open (the last PORT_OPEN from the device)? */
 bool vcon_host_connected(void);
-const char *vcon_port_name(void);
+const char *vcon_port_name(void);	/* "" if unnamed or not up */
+int vcon_port(void);			/* the port number in use, -1 if not up */
 
 struct vcon_stats {
 	u64 bytes_written;	/* consumed by the device */

@@ -4,7 +4,12 @@ Fields: name, boot ("pvh" | "uefi"), append (PVH command line), cfg (UEFI:
 the ESP's bareperf.cfg), kernel (UEFI: normal | missing | truncated |
 garbage), smp, mem, icount, timeout (s), kind ("tap" | "expect"), expect /
 forbid (regexes), exit (the kernel's exit code: 0 ok, 1 fail, 2 usage,
-3 panic; None = QEMU is stopped once every stop_on regex has appeared).
+3 panic; None = QEMU is stopped once every stop_on regex has appeared),
+qemu_args (more QEMU arguments; "{host_file}" and "{workdir}" in them are
+replaced), host_file (dict: path, relative to build/test; the runner
+removes any old file there, or makes a FIFO if fifo=True, before booting,
+and afterwards checks it against sha256, expect_bytes and expect_regex,
+whichever are given: one more check line).
 """
 
 FAULT_REPORT = [r"^Call trace:$", r"RIP [0-9a-f]{16} ", r"RSP [0-9a-f]{16}",
@@ -103,4 +108,74 @@ KVM_TESTS = [
     dict(name="kvm_default_app", kvm=True, kind="expect", append="events=cycles",
          expect=[r"^pmu: (Intel|AMD)", r"^profile: cycles, \d+ samples",
                  r"^ +\d+\.\d% +\d+  matmul$"], exit=0),
+]
+
+# virtio: PCI enumeration and the virtio-console driver (test/guest/test_virtio.c).
+# The pattern the guest writes, for the host-file check: little-endian u32
+# words w[0] = 0x12345678, w[i+1] = w[i] * 1664525 + 1013904223 mod 2^32,
+# then a trailer line.
+def _virtio_pattern(nbytes=1 << 20):
+    import struct
+    words, x = [], 0x12345678
+    for _ in range(nbytes // 4):
+        words.append(x)
+        x = (x * 1664525 + 1013904223) & 0xffffffff
+    data = struct.pack(f"<{len(words)}I", *words)
+    return data + f"bareperf virtio pattern end: {nbytes} bytes\n".encode()
+
+
+def _virtio_args(chardev, port="name=bareperf.0"):
+    return ["-device", "virtio-serial-pci,disable-legacy=on", "-chardev", chardev,
+            "-device", f"virtserialport,chardev=vc0,{port}"]
+
+
+def _virtio_sha256():
+    import hashlib
+    data = _virtio_pattern()
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+_VIRTIO_BYTES, _VIRTIO_SHA256 = _virtio_sha256()
+
+TESTS += [
+    dict(name="virtio_console", append="app=test_virtio",
+         qemu_args=_virtio_args("file,id=vc0,path={host_file}"),
+         host_file=dict(path="virtio-console.out", expect_bytes=_VIRTIO_BYTES,
+                        sha256=_VIRTIO_SHA256)),
+    dict(name="virtio_missing", kind="expect", append="app=test_virtio -- missing", exit=0,
+         expect=[r"^vcon: no virtio-console device \(PCI 1af4:1043\); in QEMU add "
+                 r"-device virtio-serial-pci,disable-legacy=on",
+                 r"^ok 1 - no virtio-console: vcon_init returns -E_NODEV",
+                 r"^# 2 passed, 0 failed"]),
+    dict(name="virtio_no_port", kind="expect", append="app=test_virtio -- missing", exit=0,
+         qemu_args=["-device", "virtio-serial-pci,disable-legacy=on"],
+         expect=[r"^vcon: 00:0\d\.0 announced no ports \(add -device virtserialport,",
+                 r"^ok 1 - no virtio-console: vcon_init returns -E_NODEV",
+                 r"^# 2 passed, 0 failed"]),
+    dict(name="virtio_unnamed", append="app=test_virtio -- unnamed",
+         qemu_args=_virtio_args("file,id=vc0,path={host_file}", port="nr=3"),
+         host_file=dict(path="virtio-unnamed.out",
+                        expect_regex=r"\Abareperf unnamed port 3\n\Z")),
+    dict(name="virtio_disconnected", append="app=test_virtio -- disconnected",
+         qemu_args=_virtio_args("socket,id=vc0,path={workdir}/virtio-disconnected.sock,"
+                                "server=on,wait=off")),
+    dict(name="virtio_loopback", append="app=test_virtio -- loopback",
+         qemu_args=_virtio_args("pipe,id=vc0,path={host_file}"),
+         host_file=dict(path="virtio-loopback.fifo", fifo=True)),
+    # 15 ports, bareperf.0 the last: every DEVICE_ADD arrives at once, and
+    # the names only if the control buffers go back before PORT_READY.
+    dict(name="virtio_many_ports", append="app=test_virtio",
+         qemu_args=["-device", "virtio-serial-pci,disable-legacy=on",
+                    "-chardev", "null,id=vcn", "-device", "virtconsole,chardev=vcn"] +
+         sum((["-chardev", f"null,id=vn{i}", "-device",
+               f"virtserialport,chardev=vn{i},name=other.{i}"] for i in range(13)), []) +
+         ["-chardev", "file,id=vc0,path={host_file}",
+          "-device", "virtserialport,chardev=vc0,name=bareperf.0"],
+         host_file=dict(path="virtio-many-ports.out", expect_bytes=_VIRTIO_BYTES,
+                        sha256=_VIRTIO_SHA256)),
+    # OVMF puts the 64-bit BAR above 4 GiB, outside the identity map: moved.
+    dict(name="virtio_uefi", boot="uefi", cfg="app=test_virtio\n",
+         qemu_args=_virtio_args("file,id=vc0,path={host_file}"),
+         host_file=dict(path="virtio-uefi.out", expect_bytes=_VIRTIO_BYTES,
+                        sha256=_VIRTIO_SHA256)),
 ]

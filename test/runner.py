@@ -13,6 +13,7 @@ or its own). Guest tests (test/guest_tests.py) boot kernel.elf in QEMU:
 """
 import argparse
 import concurrent.futures
+import hashlib
 import os
 import re
 import shutil
@@ -127,14 +128,49 @@ def prepare_esp(build, t, workdir):
     return esp
 
 
+def prepare_host_file(path, hf):
+    """No stale host file can pass: remove it; make a FIFO if asked."""
+    if os.path.lexists(path):
+        os.remove(path)
+    if hf.get("fifo"):
+        os.mkfifo(path)
+
+
+def check_host_file(name, path, hf):
+    """The host file against sha256 / expect_bytes / expect_regex, or None (FIFO)."""
+    if hf.get("fifo"):
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return ("FAIL", f"{name}: host file", f"cannot read {path}: {e}")
+    problems = []
+    if "expect_bytes" in hf and len(data) != hf["expect_bytes"]:
+        problems.append(f"{len(data)} bytes, expected {hf['expect_bytes']}")
+    if "sha256" in hf and hashlib.sha256(data).hexdigest() != hf["sha256"]:
+        problems.append("sha256 differs")
+    if "expect_regex" in hf and not re.search(hf["expect_regex"].encode(), data, re.M):
+        problems.append(f"no match for {hf['expect_regex']!r}")
+    return ("FAIL" if problems else "PASS", f"{name}: host file {path} ({len(data)} bytes)",
+            "; ".join(problems))
+
+
 def run_guest(t, build, workdir, res_lines):
     """Run one guest test; returns (results, log text)."""
     uefi = t.get("boot", "pvh") == "uefi"
     esp = prepare_esp(build, t, workdir) if uefi else None
+    hf = t.get("host_file")
+    hf_path = os.path.join(workdir, hf["path"]) if hf else ""
+    if hf:
+        prepare_host_file(hf_path, hf)
+    extra = [a.replace("{host_file}", hf_path).replace("{workdir}", workdir)
+             for a in t.get("qemu_args", [])]
     cmd = bpqemu.qemu_command(build, uefi=uefi, kvm=t.get("kvm", False), smp=t.get("smp", 1),
                               mem=t.get("mem", 256), cmdline=t.get("append", ""),
                               esp=esp, icount=t.get("icount", False),
-                              vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"))
+                              vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"),
+                              extra=extra)
     timeout = t.get("timeout", 60 if uefi else 30)
     stop_on = [re.compile(r) for r in t.get("stop_on", [])]
     t0 = time.monotonic()
@@ -198,6 +234,10 @@ def run_guest(t, build, workdir, res_lines):
         if want is None and not stopped:
             problems.append(f"expected to stop on output, but QEMU ended with {p.returncode}")
         results.append(("FAIL" if problems else "PASS", name, "; ".join(problems)))
+    if hf:
+        r = check_host_file(name, hf_path, hf)
+        if r:
+            results.append(r)
     return results, text, took
 
 
