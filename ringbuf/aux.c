@@ -67,7 +67,7 @@ static void aux_stop(struct bp_ring *rb, uint64_t tail)
 {
 	bp_local_set(&rb->aux_stop_tail, tail);
 	bp_local_set(&rb->aux_stopped, 1);
-	bp_ring_post_wakeup(rb, BP_WAKEUP_AUX);
+	bp_ring__post_wakeup(rb, BP_WAKEUP_AUX);
 }
 
 int bp_aux_output_begin(struct bp_ring *rb, struct bp_aux_handle *h)
@@ -183,7 +183,7 @@ int bp_aux_output_end(struct bp_aux_handle *h, uint64_t size, uint64_t flags)
 		aux_stop(rb, bp_load_acquire(bp_atomic64(&rb->ctl->aux_tail)));
 	} else if (new_head >= bp_local_read(&rb->aux_wakeup_next)) {
 		bp_local_set(&rb->aux_wakeup_next, new_head + rb->aux_watermark);
-		bp_ring_post_wakeup(rb, BP_WAKEUP_AUX);
+		bp_ring__post_wakeup(rb, BP_WAKEUP_AUX);
 	}
 
 	h->rb = NULL;

@@ -2,8 +2,8 @@
  * ringbuf/ringbuf.c — the data area: setup, writers, LOST accounting,
  * wakeups, overwrite mode, SAMPLE records and the reader.
  *
- * The writer follows the shape of Linux's perf_output_begin/end
- * (kernel/events/ring_buffer.c), rewritten for C11 atomics: a nest counter
+ * The writer uses the design of Linux's perf_output_begin/end
+ * (kernel/events/ring_buffer.c), expressed with C11 atomics: a nest counter
  * says how many writers are active on this CPU; each reserves its bytes by
  * a compare-and-swap on the private head; only the outermost one publishes
  * data_head, and it looks at the head again after letting go, so space that
@@ -126,7 +126,7 @@ int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
 /* ------------------------------------------------------------------ */
 /* Producer                                                            */
 
-void bp_ring_post_wakeup(struct bp_ring *rb, uint32_t what)
+void bp_ring__post_wakeup(struct bp_ring *rb, uint32_t what)
 {
 	bp_or32(&rb->wakeup, what);
 	if (rb->notify)
@@ -137,7 +137,7 @@ void bp_ring_post_wakeup(struct bp_ring *rb, uint32_t what)
 void bp_ring__wakeup(struct bp_ring *rb, uint64_t head)
 {
 	bp_local_set(&rb->wakeup_next, head + rb->watermark);
-	bp_ring_post_wakeup(rb, BP_WAKEUP_DATA);
+	bp_ring__post_wakeup(rb, BP_WAKEUP_DATA);
 }
 
 /* A failed write: count it for the next LOST record, then let go. */
@@ -243,7 +243,7 @@ int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos)
 	return ring_begin_lost(rb, size, pos);
 }
 
-void bp_ring_copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
+void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
 {
 	uint64_t first = rb->data_size - off;
 

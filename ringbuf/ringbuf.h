@@ -176,7 +176,11 @@ struct bp_ring_handle {
 static inline int bp_ring_output_begin(struct bp_ring *rb, struct bp_ring_handle *h,
 				       uint32_t size);
 
-/* Copy len bytes into the record; wraps at the end of the data area. */
+/*
+ * Copy len bytes into the record at the handle's position, wrapping at
+ * the end of the data area. BP_ERING_OVERFLOW, and nothing written, if
+ * len exceeds what is left of the reservation.
+ */
 static inline int bp_ring_output_copy(struct bp_ring_handle *h, const void *src,
 				      uint32_t len);
 
@@ -198,10 +202,13 @@ int bp_ring_output(struct bp_ring *rb, const void *record);
  */
 void bp_ring_pause(struct bp_ring *rb, bool paused);
 
-/* Bytes a writer could reserve now (loads data_tail, A). NMI-safe: yes. */
+/*
+ * Bytes a writer could reserve now (loads data_tail, A); for producers
+ * that would rather wait than drop. NMI-safe: yes, on the ring's CPU.
+ */
 uint64_t bp_ring_free(struct bp_ring *rb);
 
-/* Drops not yet reported in a LOST record. NMI-safe: yes. */
+/* Drops not yet reported in a LOST record. NMI-safe: yes, any CPU. */
 uint64_t bp_ring_lost(struct bp_ring *rb);
 
 /*
@@ -225,8 +232,8 @@ struct bp_sample {
 	uint64_t time_running;
 	uint32_t nr_group;
 	const struct bp_group_entry *group;
-	uint32_t nr_ips;		/* CALLCHAIN */
-	const uint64_t *ips;
+	uint32_t nr_ips;		/* CALLCHAIN: ips[0] = ip, then return */
+	const uint64_t *ips;		/*   addresses (bp_callchain_fp) */
 };
 
 /*
@@ -363,8 +370,8 @@ int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos);
 void bp_ring__drop(struct bp_ring *rb, uint64_t count);
 bool bp_ring__tail_allows(struct bp_ring *rb, uint64_t new_head);
 void bp_ring__wakeup(struct bp_ring *rb, uint64_t head);
-void bp_ring_copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len);
-void bp_ring_post_wakeup(struct bp_ring *rb, uint32_t what);
+void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len);
+void bp_ring__post_wakeup(struct bp_ring *rb, uint32_t what);
 
 /*
  * Reserve size bytes at the head. An NMI may reserve in between; the
@@ -466,7 +473,7 @@ static inline int bp_ring_output_copy(struct bp_ring_handle *h, const void *src,
 	if (bp_likely(off + len <= rb->data_size))
 		__builtin_memcpy(rb->data + off, src, len);
 	else
-		bp_ring_copy_wrap(rb, off, src, len);
+		bp_ring__copy_wrap(rb, off, src, len);
 	h->pos += len;
 	return 0;
 }

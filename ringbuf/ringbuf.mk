@@ -3,6 +3,8 @@
 # The same two .c files build into the kernel (KERNEL_C, $(KCFLAGS)) and
 # into the host tests:
 #   test_ringbuf          cmocka unit tests, ASan+UBSan
+#   test_ringbuf_step     the single-step test (a nested writer at every
+#                         instruction boundary), no sanitizers, -O2
 #   stress_ringbuf_asan   producer/consumer threads + signal "NMIs", ASan+UBSan
 #   stress_ringbuf_tsan   the same under ThreadSanitizer; BP_ATOMIC_GENERIC
 #                         replaces the x86 unlocked local ops by C11 ones so

@@ -38,9 +38,16 @@
 #include "ringbuf/ringbuf.h"
 
 #ifdef __SANITIZE_THREAD__
-#define THREAD_RECORDS	1000000		/* TSan runs ~10x slower */
+#define THREAD_RECORDS	1200000		/* TSan runs ~10x slower */
+
+/* A race is a failure: stop at the first report, exit non-zero. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "halt_on_error=1";
+}
 #else
-#define THREAD_RECORDS	3000000
+#define THREAD_RECORDS	5000000
 #endif
 #define DATA_PAGES	16
 #define AUX_PAGES	8
@@ -74,7 +81,7 @@ static _Atomic uint64_t dropped[NR_SRC];
 static volatile sig_atomic_t in_record, in_aux;
 static uint64_t raises_in_record, raised_mid_record, timer_mid_record;
 static uint64_t aux_refused, aux_guard_errors, aux_record_drops;
-static _Atomic bool producer_done, holding;
+static _Atomic bool producer_done, holding, consumer_failed;
 
 /* Consumer side. */
 static uint64_t seen[NR_SRC], gaps[NR_SRC], last_seq[NR_SRC];
@@ -217,7 +224,7 @@ static timer_t start_timer(void)
 	struct itimerspec its = { .it_interval = { 0, TIMER_NS }, .it_value = { 0, TIMER_NS } };
 	timer_t timer;
 
-	ev._sigev_un._tid = gettid();
+	ev._sigev_un._tid = gettid();		/* sigev_notify_thread_id */
 	if (timer_create(CLOCK_MONOTONIC, &ev, &timer) || timer_settime(timer, 0, &its, NULL)) {
 		perror("timer");
 		exit(2);
@@ -225,11 +232,16 @@ static timer_t start_timer(void)
 	return timer;
 }
 
+static bool consumer_gone(void)
+{
+	return atomic_load_explicit(&consumer_failed, memory_order_relaxed);
+}
+
 /* Flow control, outside the ring: the thread waits for room unless held. */
 static void wait_for_room(void)
 {
 	while (!atomic_load_explicit(&holding, memory_order_relaxed) &&
-	       bp_ring_free(&ring) < ROOM_MIN)
+	       bp_ring_free(&ring) < ROOM_MIN && !consumer_gone())
 		sched_yield();
 }
 
@@ -240,7 +252,7 @@ static void *producer(void *arg)
 	sigset_t all;
 
 	(void)arg;
-	for (n = 0; n < THREAD_RECORDS; n++) {
+	for (n = 0; n < THREAD_RECORDS && !consumer_gone(); n++) {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
@@ -254,8 +266,10 @@ static void *producer(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	/* Drops not yet reported: one more record carries the LOST record. */
-	while (bp_ring_lost(&ring))
+	while (bp_ring_lost(&ring) && !consumer_gone()) {
+		wait_for_room();
 		write_record(SRC_THREAD, 0, NULL);
+	}
 	atomic_store(&producer_done, true);
 	return NULL;
 }
@@ -364,8 +378,10 @@ static void *consumer(void *arg)
 		if (ret < 0)
 			error("read_next failed: error, consumed", (uint64_t)-ret, consumed);
 		bp_ring_read_end(&rd);
-		if (errors)
+		if (errors) {
+			atomic_store(&consumer_failed, true);
 			break;
+		}
 		if (consumed >= next_hold) {
 			next_hold += HOLD_EVERY;
 			hold();
