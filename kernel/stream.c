@@ -6,8 +6,9 @@
  * reader's acquire ordering and releases them (data_tail) only after their
  * frames were handed to the transport, so a record is either on the wire
  * or still in the ring, never in between. It runs at run end, and during a
- * run from the APIC timer tick on the boot CPU when a ring has crossed its
- * watermark — never inside an NMI.
+ * run from the run tick on the boot CPU (pmu/profile.c: the APIC timer on
+ * every CPU of a run) when a ring has crossed its watermark — never inside
+ * an NMI.
  *
  * One lock covers all output (the console's, kernel/console.c): frames
  * from the drain and console text never interleave on the wire. A timer
@@ -29,7 +30,6 @@
 
 #define MAX_STREAM_CPUS	64
 #define STAGE_SIZE	(128u << 10)	/* records per encode pass; > 2 * BP_RECORD_MAX */
-#define TICK_HZ		100
 
 static enum stream_transport transport;
 static bool active;
@@ -132,13 +132,6 @@ void stream_console(const char *s, size_t n)
 		tx_flush();
 }
 
-static void tick(struct trap_frame *f)
-{
-	(void)f;
-	apic_eoi();
-	stream_drain(true);
-}
-
 void stream_start(void)
 {
 	if (transport == STREAM_OFF || active)
@@ -150,9 +143,6 @@ void stream_start(void)
 	/* The CONSOLE channel's first frame: the stream's leading 0x00 is
 	 * written by the encoder. On the virtio transport the UART keeps
 	 * the plain console as well. */
-	trap_set_handler(VEC_APIC_TIMER, tick);
-	if (apic_timer_hz())
-		apic_timer_periodic(apic_timer_hz() / TICK_HZ);
 }
 
 /* Send the records of one ring: stage whole records, encode, send, then
@@ -231,6 +221,9 @@ void stream_drain(bool from_tick)
 		struct bp_ring *rb = profile_ring(cpu);
 		if (!rb)
 			continue;
+		/* Only CPU 0's ring carries EVENT_DESC: tell every encoder the
+		 * run's sample_type so all CPUs' samples go compact. */
+		wire_encoder_set_sample_type(&enc[cpu], profile_config()->sample_type);
 		if (from_tick && !(bp_ring_wakeup_take(rb) & BP_WAKEUP_DATA))
 			continue;
 		drain_ring(cpu, rb);

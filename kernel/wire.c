@@ -85,7 +85,7 @@ static inline uint32_t crc_step(uint32_t crc, uint8_t b)
 	return (crc >> 8) ^ crc32c_table[(crc ^ b) & 0xff];
 }
 
-uint32_t wire_crc32c(uint32_t crc, const void *p, size_t n)
+uint32_t wire_crc32c_table(uint32_t crc, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
@@ -93,6 +93,33 @@ uint32_t wire_crc32c(uint32_t crc, const void *p, size_t n)
 	while (n--)
 		crc = crc_step(crc, *b++);
 	return ~crc;
+}
+
+#if __STDC_HOSTED__ && defined(__x86_64__)
+/* The host decoder's CRC: SSE4.2 crc32 computes exactly CRC32C. */
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_sse42(uint32_t crc, const uint8_t *p, size_t n)
+{
+	uint64_t c = ~crc;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	while (n--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return ~(uint32_t)c;
+}
+#endif
+
+uint32_t wire_crc32c(uint32_t crc, const void *p, size_t n)
+{
+#if __STDC_HOSTED__ && defined(__x86_64__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return crc32c_sse42(crc, p, n);
+#endif
+	return wire_crc32c_table(crc, p, n);
 }
 
 size_t wire_put_uvarint(uint8_t *out, uint64_t v)
@@ -105,26 +132,6 @@ size_t wire_put_uvarint(uint8_t *out, uint64_t v)
 	}
 	out[n++] = (uint8_t)v;
 	return n;
-}
-
-size_t wire_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < 10; i++) {
-		if (p + i >= end)
-			return 0;
-		uint8_t b = p[i];
-		/* The tenth byte holds bit 63 only. */
-		if (i == 9 && b > 1)
-			return 0;
-		r |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
 }
 
 /* Fields of one u64 (or two u32) each. */
@@ -314,6 +321,11 @@ void wire_encoder_init(struct wire_enc *e, const struct wire_enc_config *cfg)
 	e->sample_type = cfg->sample_type;
 }
 
+void wire_encoder_set_sample_type(struct wire_enc *e, uint64_t sample_type)
+{
+	e->sample_type = sample_type;
+}
+
 int wire_encoder_add_event(struct wire_enc *e, uint64_t id, uint64_t sample_type)
 {
 	for (uint32_t i = 0; i < e->nr_events; i++) {
@@ -389,26 +401,14 @@ static size_t frame_close(struct wire_enc *e, struct cw *w, unsigned channel)
 
 /* ---- compact SAMPLE items ------------------------------------------- */
 
-/* A SAMPLE record taken apart by sample_type (perf_ring.h field order). */
-struct sview {
-	uint64_t st;
-	uint16_t misc;
-	uint64_t identifier, ip, time, addr, id, period;
-	uint32_t pid, tid, cpu, res;
-	uint64_t nr_read, time_enabled, time_running;
-	const uint8_t *read;		/* nr_read {config, count} pairs */
-	uint64_t nr_ips;
-	const uint8_t *ips;
-};
-
 /* True if rec (size bytes) is exactly a SAMPLE laid out for st. */
-static bool sample_parse(uint64_t st, const uint8_t *rec, uint32_t size, struct sview *v)
+static bool sample_parse(uint64_t st, const uint8_t *rec, uint32_t size, struct wire_sample *v)
 {
 	const uint8_t *p = rec + sizeof(struct bp_record_header), *end = rec + size;
 
 	if (st & ~BP_SAMPLE_SUPPORTED)
 		return false;
-	v->st = st;
+	v->sample_type = st;
 	v->misc = ld16(rec + 4);
 	/* Every fixed field is 8 bytes: check the room once. */
 	if (wire_sample_size(st & SAMPLE_WORDS, 0, 0) > size)
@@ -464,9 +464,9 @@ static inline uint64_t chain_pred(const struct wire_pred *p, uint64_t st, uint64
 	return i < WIRE_PRED_CHAIN ? p->chain[i] : prev_entry;
 }
 
-static void put_sample(struct cw *w, const struct wire_pred *p, const struct sview *v)
+static void put_sample(struct cw *w, const struct wire_pred *p, const struct wire_sample *v)
 {
-	uint64_t st = v->st;
+	uint64_t st = v->sample_type;
 	uint8_t tag = WIRE_ITEM_SAMPLE, sticky = 0;
 
 	if (!p->have_type || p->sample_type != st)
@@ -546,10 +546,9 @@ static void put_sample(struct cw *w, const struct wire_pred *p, const struct svi
 	}
 }
 
-/* After a compact item is committed: what the next one predicts from. */
-static void pred_update(struct wire_pred *p, const struct sview *v)
+void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
 {
-	uint64_t st = v->st;
+	uint64_t st = v->sample_type;
 
 	p->sample_type = st;
 	p->have_type = true;
@@ -585,19 +584,9 @@ static void pred_update(struct wire_pred *p, const struct sview *v)
 			p->chain[i] = ld64(v->ips + 8 * i);
 }
 
-bool wire_pred_update(struct wire_pred *p, uint64_t sample_type, const void *rec)
-{
-	struct sview v;
-
-	if (!sample_parse(sample_type, rec, ld16((const uint8_t *)rec + 6), &v))
-		return false;
-	pred_update(p, &v);
-	return true;
-}
-
 /* The sample_type a SAMPLE record was written with, as far as we know. */
 static bool sample_view(const struct wire_enc *e, const uint8_t *rec, uint32_t size,
-			struct sview *v)
+			struct wire_sample *v)
 {
 	if (size >= 16) {
 		uint64_t id = ld64(rec + 8);
@@ -631,14 +620,14 @@ static bool put_record(struct wire_enc *e, struct cw *w, const uint8_t *rec,
 		       uint32_t size, size_t limit)
 {
 	struct cw save = *w;
-	struct sview v;
+	struct wire_sample v;
 	uint32_t type = ld32(rec);
 
 	if (type == BP_RECORD_SAMPLE && sample_view(e, rec, size, &v)) {
 		put_sample(w, &e->pred, &v);
 		/* Compact only if it is no longer than raw. */
 		if (!w->full && cw_payload(w) <= limit && w->raw - save.raw <= 1 + (size_t)size) {
-			pred_update(&e->pred, &v);
+			wire_pred_commit(&e->pred, &v);
 			e->stats.samples_compact++;
 			e->stats.records++;
 			return true;

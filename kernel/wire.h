@@ -36,15 +36,37 @@ enum wire_error {
 /*
  * CRC32C (Castagnoli, reflected 0x82F63B78). Pass 0 to start; pass the
  * previous result to continue: wire_crc32c(wire_crc32c(0, a, n), b, m) is
- * the CRC of a then b.
+ * the CRC of a then b. Hosted builds use the CPU's crc32 instruction
+ * (SSE4.2) when it has one; wire_crc32c_table is the portable version the
+ * kernel always uses. Both give the same result.
  */
 uint32_t wire_crc32c(uint32_t crc, const void *p, size_t n);
+uint32_t wire_crc32c_table(uint32_t crc, const void *p, size_t n);
 
 /* LEB128 varints (uapi/wire.h §4). put: bytes written (1..10), out must
  * have 10 bytes. get: bytes read, or 0 if the varint is cut short by end
  * or has bits beyond 64. */
 size_t wire_put_uvarint(uint8_t *out, uint64_t v);
-size_t wire_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v);
+
+static inline size_t wire_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < 10; i++) {
+		if (p + i >= end)
+			return 0;
+		uint8_t b = p[i];
+		/* The tenth byte holds bit 63 only. */
+		if (i == 9 && b > 1)
+			return 0;
+		r |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
 
 static inline uint64_t wire_zigzag(uint64_t v)
 {
@@ -113,13 +135,23 @@ struct wire_pred {
 	uint64_t chain[WIRE_PRED_CHAIN];
 };
 
+/* A SAMPLE record taken apart by its sample_type (perf_ring.h order). */
+struct wire_sample {
+	uint64_t sample_type;
+	uint16_t misc;
+	uint64_t identifier, ip, time, addr, id, period;
+	uint32_t pid, tid, cpu, res;
+	uint64_t nr_read, time_enabled, time_running;
+	const uint8_t *read;		/* nr_read {config, count} pairs, little-endian */
+	uint64_t nr_ips;
+	const uint8_t *ips;		/* nr_ips u64, little-endian */
+};
+
 /*
- * Update the predictions after the SAMPLE record rec (written for
- * sample_type, sized by its header) was coded: the rule of uapi/wire.h §4,
- * shared by the encoder and the decoder. False, and p unchanged, if rec is
- * not a SAMPLE laid out for sample_type.
+ * After a compact SAMPLE item is coded: what the next one predicts from
+ * (uapi/wire.h §4). The one rule, shared by the encoder and the decoder.
  */
-bool wire_pred_update(struct wire_pred *p, uint64_t sample_type, const void *rec);
+void wire_pred_commit(struct wire_pred *p, const struct wire_sample *s);
 
 struct wire_enc_config {
 	uint16_t cpu;			/* goes into every frame; one encoder per cpu */
@@ -156,6 +188,13 @@ struct wire_enc {
 };
 
 void wire_encoder_init(struct wire_enc *e, const struct wire_enc_config *cfg);
+
+/*
+ * Set the default sample_type (as wire_enc_config.sample_type), e.g. at
+ * the start of each run: a CPU whose ring carries no EVENT_DESC learns it
+ * no other way, and sends its samples raw (exact, but ~10x larger).
+ */
+void wire_encoder_set_sample_type(struct wire_enc *e, uint64_t sample_type);
 
 /*
  * Tell the encoder the sample_type of an event's SAMPLE records (id is

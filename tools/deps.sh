@@ -6,21 +6,25 @@
 set -eu
 
 PACKAGES="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools gdisk
-	python3 libcmocka-dev libck-dev valgrind libelf-dev libdw-dev libpfm4-dev"
+	python3 libcmocka-dev libck-dev valgrind libelf-dev libdw-dev libpfm4-dev
+	clang libclang-rt-14-dev"
 
-# command-or-file  package
+# command-or-file:package (set -f: globs stay unexpanded until the check)
 CHECKS="gcc:build-essential nasm:nasm /usr/include/efi/efi.h:gnu-efi
 	qemu-system-x86_64:qemu-system-x86 /usr/share/OVMF/OVMF_CODE_4M.fd:ovmf
 	mformat:mtools mkfs.fat:dosfstools sgdisk:gdisk python3:python3
 	/usr/include/cmocka.h:libcmocka-dev /usr/include/ck_ring.h:libck-dev
 	valgrind:valgrind /usr/include/libelf.h:libelf-dev
-	/usr/include/elfutils/libdw.h:libdw-dev /usr/include/perfmon/pfmlib.h:libpfm4-dev"
+	/usr/include/elfutils/libdw.h:libdw-dev /usr/include/perfmon/pfmlib.h:libpfm4-dev
+	clang:clang /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev"
 
 missing() {
+	set -f
 	for c in $CHECKS; do
+		set +f
 		what=${c%%:*} pkg=${c#*:}
 		case $what in
-		/*) [ -e "$what" ] || echo "$pkg" ;;
+		/*) ls $what >/dev/null 2>&1 || echo "$pkg" ;;	# paths may hold a glob
 		*) command -v "$what" >/dev/null 2>&1 || [ -x "/usr/sbin/$what" ] || [ -x "/sbin/$what" ] || echo "$pkg" ;;
 		esac
 	done | sort -u

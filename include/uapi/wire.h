@@ -125,7 +125,8 @@
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
- * 5. Control messages (placeholder: layout reserved, not implemented yet)
+ * 5. Control messages: struct wire_ctl_msg below (kernel/control.c serves
+ *    them when the kernel boots with control=1).
  *
  * 6. Capture files: struct wire_capture_header, then the stream bytes
  * exactly as received, delimiters, noise and all, from the first byte the
@@ -205,9 +206,7 @@ struct wire_aux_header {
 _Static_assert(sizeof(struct wire_aux_header) == 8, "wire_aux_header ABI");
 
 /*
- * Control messages. PLACEHOLDER: the numbers and layouts below are
- * reserved for the control channel and may change until it is
- * implemented; nothing sends or reads them yet.
+ * Control messages.
  *
  * A CONTROL frame holds one message: a type, the length of the value, and
  * the value. START_RUN's value is a sequence of the same {type, len,
@@ -238,7 +237,7 @@ enum wire_run_param {
 	WIRE_RUN_EVENT		= 2,	/* text: one event; repeat for more */
 	WIRE_RUN_PERIOD		= 3,	/* u64: sample period */
 	WIRE_RUN_FREQ		= 4,	/* u64: target samples per second */
-	WIRE_RUN_CPUS		= 5,	/* text: CPU list, "0-3,6" */
+	WIRE_RUN_CPUS		= 5,	/* text: the CPU the app runs on, "2" */
 	WIRE_RUN_ARG		= 6,	/* text: one app argument; repeat for more */
 };
 
