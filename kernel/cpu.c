@@ -155,22 +155,30 @@ void percpu_alloc_stacks(struct percpu *pc)
 	}
 }
 
+/*
+ * One probing instruction that may fault: label 1 is the instruction; on
+ * success %[err] = 0, and a #GP or #UD there resumes (trap.c's extable
+ * lookup) at label 3, which sets %[err] = -1 and jumps past it to 2.
+ */
+#define SAFE_INSN(insn)						\
+	"1: " insn "\n\t"						\
+	"xorl %[err], %[err]\n"					\
+	"2:\n\t"						\
+	".pushsection .text.fixup, \"ax\"\n"			\
+	"3: movl $-1, %[err]\n\t"				\
+	"jmp 2b\n\t"						\
+	".popsection\n\t"					\
+	".pushsection .extable, \"a\"\n\t"			\
+	".balign 8\n\t"						\
+	".quad 1b, 3b\n\t"					\
+	".popsection\n\t"
+
 int rdmsr_safe(u32 msr, u64 *val)
 {
 	u32 lo = 0, hi = 0;
 	int err;
 
-	asm volatile("1: rdmsr\n\t"
-		     "xorl %[err], %[err]\n"
-		     "2:\n\t"
-		     ".pushsection .text.fixup, \"ax\"\n"
-		     "3: movl $-1, %[err]\n\t"
-		     "jmp 2b\n\t"
-		     ".popsection\n\t"
-		     ".pushsection .extable, \"a\"\n\t"
-		     ".balign 8\n\t"
-		     ".quad 1b, 3b\n\t"
-		     ".popsection"
+	asm volatile(SAFE_INSN("rdmsr")
 		     : [err] "=r"(err), "+a"(lo), "+d"(hi) : "c"(msr));
 	*val = ((u64)hi << 32) | lo;
 	return err ? -E_FAULT : 0;
@@ -180,40 +188,21 @@ int wrmsr_safe(u32 msr, u64 val)
 {
 	int err;
 
-	asm volatile("1: wrmsr\n\t"
-		     "xorl %[err], %[err]\n"
-		     "2:\n\t"
-		     ".pushsection .text.fixup, \"ax\"\n"
-		     "3: movl $-1, %[err]\n\t"
-		     "jmp 2b\n\t"
-		     ".popsection\n\t"
-		     ".pushsection .extable, \"a\"\n\t"
-		     ".balign 8\n\t"
-		     ".quad 1b, 3b\n\t"
-		     ".popsection"
+	asm volatile(SAFE_INSN("wrmsr")
 		     : [err] "=r"(err)
 		     : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32)) : "memory");
 	return err ? -E_FAULT : 0;
 }
 
+/* rdpmc serialized on both sides, as x86.h's rdpmc(). */
 int rdpmc_safe(u32 ecx, u64 *val)
 {
 	u32 lo = 0, hi = 0;
 	int err;
 
-	asm volatile("lfence\n"
-		     "1: rdpmc\n\t"
-		     "xorl %[err], %[err]\n"
-		     "2:\n\t"
-		     "lfence\n\t"
-		     ".pushsection .text.fixup, \"ax\"\n"
-		     "3: movl $-1, %[err]\n\t"
-		     "jmp 2b\n\t"
-		     ".popsection\n\t"
-		     ".pushsection .extable, \"a\"\n\t"
-		     ".balign 8\n\t"
-		     ".quad 1b, 3b\n\t"
-		     ".popsection"
+	asm volatile("lfence\n\t"
+		     SAFE_INSN("rdpmc")
+		     "lfence"
 		     : [err] "=r"(err), "+a"(lo), "+d"(hi) : "c"(ecx) : "memory");
 	*val = ((u64)hi << 32) | lo;
 	return err ? -E_FAULT : 0;
