@@ -134,6 +134,54 @@ static int set_control(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+static int set_count(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	(void)err, (void)n;
+	o->count = val;		/* names are checked when the run starts (pmu/) */
+	return 0;
+}
+
+static int set_max_rate(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "max_rate", val, 0, 10000000, err, n))
+		return -1;
+	o->max_rate = v;
+	return 0;
+}
+
+/* trace=[sstep:|pt:]all|FUNC|START-END: checked here for its shape; the
+ * symbols are resolved when the run starts (pmu/trace.c). */
+static int set_trace(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	const char *what = val;
+
+	if (!strncmp(what, "sstep:", 6))
+		what += 6;
+	else if (!strncmp(what, "pt:", 3))
+		what += 3;
+	if (!*what || *what == '-' || what[strlen(what) - 1] == '-' ||
+	    (strchr(what, '-') && strchr(strchr(what, '-') + 1, '-'))) {
+		ksnprintf(err, n, "trace: '%s' is not [sstep:|pt:]all, a function, or START-END", val);
+		return -1;
+	}
+	o->trace = val;
+	return 0;
+}
+
+static int set_aux_pages(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (parse_u64(val, &v) || v < 1 || v > 65536 || (v & (v - 1))) {
+		ksnprintf(err, n, "aux_pages: '%s' is not a power of two from 1 to 65536", val);
+		return -1;
+	}
+	o->aux_pages = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
 	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
@@ -150,6 +198,14 @@ static const struct option options[] = {
 	{ "pace", "BAUD", "hold the UART stream to a real line's rate, e.g. 115200", set_pace },
 	{ "control", "0|1", "serve runs the host asks for over the stream (default 0)",
 	  set_control },
+	{ "count", "LIST", "events to count, as events= or tsc, cpu-clock, task-clock; "
+	  "COUNTS records (bareperf stat; no sampling unless events= is given)", set_count },
+	{ "max_rate", "N", "samples/s per CPU before sampling is throttled, 0 = no limit "
+	  "(default 100000)", set_max_rate },
+	{ "trace", "[sstep:|pt:]all|FUNC|START-END", "trace every instruction the app runs, "
+	  "or those in a function or address range (AUX area; default off)", set_trace },
+	{ "aux_pages", "N", "AUX area pages per CPU for trace=, a power of two (default 64)",
+	  set_aux_pages },
 };
 
 void cmdline_defaults(struct kernel_options *o)
@@ -161,6 +217,10 @@ void cmdline_defaults(struct kernel_options *o)
 	o->events = "";
 	o->ring_pages = 256;
 	o->stream = "off";
+	o->count = "";
+	o->max_rate = 100000;		/* PROFILE_MAX_RATE, perf's default */
+	o->trace = "";
+	o->aux_pages = 64;
 }
 
 static bool is_space(char c)

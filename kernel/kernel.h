@@ -113,6 +113,10 @@ struct kernel_options {
 	const char *stream;		/* stream=off|uart|virtio */
 	u32 pace;			/* pace=BAUD: hold the stream to a line rate */
 	bool control;			/* control=1: serve runs the host asks for */
+	const char *count;		/* count=LIST: events to count ("" = none) */
+	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
+	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace.c */
+	u32 aux_pages;			/* aux_pages=N: AUX area pages per CPU (2^n) */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };

@@ -152,7 +152,9 @@ static void remote_main(void *arg)
 {
 	struct remote_app *r = arg;
 
+	profile_app_enter();		/* the counting window: exactly the app's main */
 	r->rc = r->app->main(r->argc, r->argv);
+	profile_app_exit();
 }
 
 /* Run one app (on CPU cpu), sampled as cfg says, and stream what it produced. */
@@ -199,8 +201,12 @@ static int run_cmdline_app(void)
 		app_list_print();
 		return EXIT_USAGE;
 	}
-	if (profile_parse(kopt.events, kopt.period, kopt.freq, kopt.callchain, kopt.ring_pages,
-			  &prof, err, sizeof(err))) {
+	/* count= alone is a counting run (bareperf stat): no sampling unless
+	 * events= asks for it too. */
+	const char *events = *kopt.count && !*kopt.events ? "none" : kopt.events;
+	if (profile_parse(events, kopt.period, kopt.freq, kopt.callchain, kopt.ring_pages,
+			  &prof, err, sizeof(err)) ||
+	    profile_parse_count(kopt.count, &prof, err, sizeof(err))) {
 		kprintf("bareperf: %s\n", err);
 		return EXIT_USAGE;
 	}

@@ -126,6 +126,14 @@ static inline u64 read_rflags(void)
 	return f;
 }
 
+/* DR6, the debug status register (SDM Vol. 3B 18.2.3). The processor
+ * never clears its condition bits: a #DB handler writes DR6_CLEAR (bit 16,
+ * RTM, is active-low and stays set) before returning. */
+#define DR6_BS			(1ul << 14)	/* single step (RFLAGS.TF) */
+#define DR6_CLEAR		0xffff0ff0ul
+static inline u64 read_dr6(void) { u64 v; asm volatile("mov %%dr6, %0" : "=r"(v)); return v; }
+static inline void write_dr6(u64 v) { asm volatile("mov %0, %%dr6" : : "r"(v)); }
+
 static inline void outb(u16 port, u8 v) { asm volatile("outb %0, %1" : : "a"(v), "Nd"(port)); }
 static inline void outw(u16 port, u16 v) { asm volatile("outw %0, %1" : : "a"(v), "Nd"(port)); }
 static inline void outl(u16 port, u32 v) { asm volatile("outl %0, %1" : : "a"(v), "Nd"(port)); }

@@ -11,6 +11,17 @@
  * retries: no count is lost or added twice. Every counter has INT set and
  * starts at -period (counting: -max_period), so the handler folds it before
  * it could wrap past prev_raw.
+ *
+ * Multiplexing follows perfmon2's event sets: pmu_open packs the events
+ * that do not fit into further sets, pmu_tick switches sets round-robin,
+ * and every event keeps time_enabled/time_running so a count can be
+ * scaled to the whole run. Against the PMI (an NMI, which nothing can
+ * hold off) the tick uses two things: ctx->active, the events whose
+ * counter the handler and readers may touch (cleared before an event
+ * leaves its counter, set once it is on one), and ctx->paused, which
+ * makes a handler that runs meanwhile leave the PMU disabled for the tick
+ * to re-enable (Linux: active_mask in x86_pmu_handle_irq, and the
+ * cpuc->enabled test before the handler re-enables).
  */
 #include "pmu/internal.h"
 
@@ -39,18 +50,26 @@ static u64 fold(struct pmu_ctx *ctx, struct pmu_counter *c)
 	return __atomic_add_fetch(&c->count, (now - prev) & mask, __ATOMIC_RELAXED);
 }
 
-/* Load -period; the next overflow comes after exactly period events. */
-static void reload(struct pmu_ctx *ctx, struct pmu_counter *c)
-{
-	u64 start = (0 - c->period) & pmu_ctr_mask(ctx, c);
-
-	ctx->ops->write_ctr(ctx, c, start);
-	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
-}
-
 static bool scheduled(const struct pmu_counter *c)
 {
 	return c->hw != PMU_HW_NONE;
+}
+
+static bool is_active(const struct pmu_ctx *ctx, int i)
+{
+	return __atomic_load_n(&ctx->active, __ATOMIC_RELAXED) >> i & 1;
+}
+
+/* The tick and the NMI handler run on the same CPU: ordering the compiler
+ * is all it takes (a signal fence), the CPU sees its own program order. */
+static void set_active(struct pmu_ctx *ctx, int i, bool on)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (on)
+		__atomic_or_fetch(&ctx->active, 1u << i, __ATOMIC_RELAXED);
+	else
+		__atomic_and_fetch(&ctx->active, ~(1u << i), __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* ---- Helpers for PMUs without global control ---- */
@@ -64,11 +83,12 @@ void pmu_gp_program(struct pmu_ctx *ctx, struct pmu_counter *c, bool on)
 	pmu_hw_wrmsr(c->sel_msr, v);
 }
 
+/* Active events only: an event the tick is moving has no counter yet. */
 void pmu_evtsel_enable_all(struct pmu_ctx *ctx)
 {
 	for (int i = 0; i < ctx->n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
-		if (scheduled(c) && (ctx->en >> c->bit & 1))
+		if (is_active(ctx, i) && (ctx->en >> c->bit & 1))
 			pmu_hw_wrmsr(c->sel_msr, c->evtsel | EVTSEL_EN);
 	}
 }
@@ -77,7 +97,7 @@ void pmu_evtsel_disable_all(struct pmu_ctx *ctx)
 {
 	for (int i = 0; i < ctx->n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
-		if (scheduled(c))
+		if (is_active(ctx, i))
 			pmu_hw_wrmsr(c->sel_msr, c->evtsel & ~EVTSEL_EN);
 	}
 }
@@ -93,7 +113,7 @@ u64 pmu_topbit_status(struct pmu_ctx *ctx)
 
 	for (int i = 0; i < ctx->n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
-		if (!scheduled(c))
+		if (!is_active(ctx, i))
 			continue;
 		u64 top = 1ull << (ctx->caps->gp_width - 1);
 		if (!(pmu_hw_rdmsr(c->ctr_msr) & top))
@@ -118,6 +138,14 @@ static const char *owner(const struct pmu_ctx *ctx, u32 bit)
 	return "?";
 }
 
+/* The largest period counter c can reload with. */
+static u64 ctr_limit(const struct pmu_ctx *ctx, const struct pmu_counter *c)
+{
+	u64 max = ctx->caps->max_period;
+
+	return c->hw == PMU_HW_FIXED ? MIN(max, ctx->caps->fixed_mask >> 1) : max;
+}
+
 static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u32 idx)
 {
 	const struct pmu_caps *caps = ctx->caps;
@@ -138,6 +166,10 @@ static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u3
 		/* OS and USR: the kernel and its apps share one address space. */
 		c->evtsel = c->attr.config | EVTSEL_OS | EVTSEL_USR | EVTSEL_INT | EVTSEL_EN;
 	}
+	/* Counting events reload with the largest period the counter takes; a
+	 * fixed counter may be narrower than the GP ones (CPUID.0AH:EDX). */
+	if (!c->sampling)
+		c->period = ctr_limit(ctx, c);
 	ctx->used |= 1ull << c->bit;
 }
 
@@ -182,6 +214,97 @@ static int assign(struct pmu_ctx *ctx, struct pmu_counter *c, char *err, size_t 
 	pmu_err(err, errlen, "'%s' does not fit: all %u GP counters are in use; more events than "
 		"counters need multiplexing (PMU_OPEN_MULTIPLEX)", a->name, caps->nr_gp);
 	return -E_BUSY;
+}
+
+/* A sampling period the counter it landed on cannot hold is an error. */
+static int check_width(struct pmu_ctx *ctx, struct pmu_counter *c, char *err, size_t errlen)
+{
+	if (c->sampling && c->hw == PMU_HW_FIXED && c->period > ctr_limit(ctx, c)) {
+		pmu_err(err, errlen, "'%s': period %lu exceeds fixed counter %u's %u bits",
+			c->attr.name, (unsigned long)c->period, c->idx, ctx->caps->fixed_width);
+		return -E_RANGE;
+	}
+	return 0;
+}
+
+static bool fixed_held_by_unpinned(const struct pmu_ctx *ctx, const struct pmu_counter *c)
+{
+	const struct pmu_caps *caps = ctx->caps;
+	s32 f = c->attr.fixed;
+
+	return (c->attr.flags & PMU_ATTR_FIXED_ONLY) && f >= 0 && (caps->fixed_bitmap >> f & 1) &&
+	       !(ctx->flags & PMU_OPEN_NO_FIXED) && !(ctx->pinned_used >> PMU_FIXED_BIT(f) & 1);
+}
+
+/*
+ * Pack the non-pinned events into event sets: each set starts from the
+ * counters the pinned events leave and takes, in order, every remaining
+ * event that fits (perfmon2's sets, filled greedily). Without
+ * PMU_OPEN_MULTIPLEX an event that does not fit is an error (assign says
+ * so), so there is one set. Events that fit in no set stay PMU_SET_NEVER.
+ */
+static int make_sets(struct pmu_ctx *ctx, char *err, size_t errlen)
+{
+	u32 todo = 0;
+
+	for (int i = 0; i < ctx->n; i++) {
+		if (ctx->ctr[i].set == PMU_SET_PINNED)
+			continue;
+		ctx->ctr[i].set = PMU_SET_NEVER;
+		todo |= 1u << i;
+	}
+	ctx->nsets = 0;
+	while (todo && ctx->nsets < PMU_MAX_EVENTS) {
+		u32 placed = 0;
+
+		ctx->used = ctx->pinned_used;
+		ctx->fixed_ctrl = ctx->pinned_fixed_ctrl;
+		for (int i = 0; i < ctx->n; i++) {
+			struct pmu_counter *c = &ctx->ctr[i];
+			if (!(todo >> i & 1))
+				continue;
+			c->hw = PMU_HW_NONE;
+			int rc = assign(ctx, c, err, errlen);
+			if (rc) {
+				/* A fixed-only event whose counter another
+				 * event of this set took: a later set. */
+				if (!(ctx->flags & PMU_OPEN_MULTIPLEX) || !fixed_held_by_unpinned(ctx, c))
+					return rc;
+				if (err && errlen)
+					err[0] = 0;
+				continue;
+			}
+			if (!scheduled(c))
+				continue;
+			rc = check_width(ctx, c, err, errlen);
+			if (rc)
+				return rc;
+			c->set = (s32)ctx->nsets;
+			placed |= 1u << i;
+		}
+		if (!placed)
+			break;
+		todo &= ~placed;
+		ctx->nsets++;
+	}
+	if (!ctx->nsets)
+		ctx->nsets = 1;
+	return 0;
+}
+
+/* Put set s's events on counters (placement only: no hardware). The same
+ * greedy order as make_sets, so each event gets the counter it got there. */
+static void load_set(struct pmu_ctx *ctx, u32 s)
+{
+	ctx->used = ctx->pinned_used;
+	ctx->fixed_ctrl = ctx->pinned_fixed_ctrl;
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->ctr[i].set != PMU_SET_PINNED)
+			ctx->ctr[i].hw = PMU_HW_NONE;
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->ctr[i].set == (s32)s)
+			(void)assign(ctx, &ctx->ctr[i], NULL, 0);	/* fit at open: cannot fail */
+	ctx->cur_set = s;
 }
 
 int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
@@ -238,32 +361,27 @@ int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
 		}
 	}
 	/* Pinned events choose first, so a non-pinned one cannot starve them. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < n; i++) {
-			struct pmu_counter *c = &ctx->ctr[i];
-			if (!!(c->attr.flags & PMU_ATTR_PINNED) != (pass == 0))
-				continue;
-			int rc = assign(ctx, c, err, errlen);
-			if (rc) {
-				ctx->n = 0;
-				return rc;
-			}
-		}
-	}
-	/* A fixed counter may be narrower than the GP ones (CPUID.0AH:EDX). */
 	for (int i = 0; i < n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
-		u64 limit = caps->fixed_mask >> 1;
-		if (c->hw != PMU_HW_FIXED || c->period <= limit)
+		if (!(c->attr.flags & PMU_ATTR_PINNED))
 			continue;
-		if (c->sampling) {
-			pmu_err(err, errlen, "'%s': period %lu exceeds fixed counter %u's %u bits",
-				c->attr.name, (unsigned long)c->period, c->idx, caps->fixed_width);
+		c->set = PMU_SET_PINNED;
+		int rc = assign(ctx, c, err, errlen);
+		if (!rc)
+			rc = check_width(ctx, c, err, errlen);
+		if (rc) {
 			ctx->n = 0;
-			return -E_RANGE;
+			return rc;
 		}
-		c->period = limit;
 	}
+	ctx->pinned_used = ctx->used;
+	ctx->pinned_fixed_ctrl = ctx->fixed_ctrl;
+	int rc = make_sets(ctx, err, errlen);
+	if (rc) {
+		ctx->n = 0;
+		return rc;
+	}
+	load_set(ctx, 0);
 	ctx->en = ctx->used;
 	return 0;
 }
@@ -285,6 +403,72 @@ static void set_freeze(struct pmu_ctx *ctx, bool on)
 	pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, v);
 }
 
+/* Load -n; the next overflow comes after exactly n events. */
+static void load(struct pmu_ctx *ctx, struct pmu_counter *c, u64 n)
+{
+	u64 start = (0 - n) & pmu_ctr_mask(ctx, c);
+
+	ctx->ops->write_ctr(ctx, c, start);
+	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
+}
+
+/* A new period: frequency mode may have re-tuned it since the last one. */
+static void reload(struct pmu_ctx *ctx, struct pmu_counter *c)
+{
+	u64 p = __atomic_load_n(&c->period, __ATOMIC_RELAXED);
+
+	c->last_period = p;
+	load(ctx, c, p);
+}
+
+/* Put event i, placed on its counter, to work (PMU disabled). */
+static void sched_in(struct pmu_ctx *ctx, int i, u64 now)
+{
+	struct pmu_counter *c = &ctx->ctr[i];
+
+	/* Sampling: the rest of the period it was switched out in, unless
+	 * frequency mode has shortened the period below that meanwhile. */
+	if (c->sampling && c->left && c->left <= c->period)
+		load(ctx, c, c->left);
+	else
+		reload(ctx, c);
+	c->left = 0;
+	ctx->ops->program(ctx, c, true);
+	c->t_in = now;
+	set_active(ctx, i, true);
+}
+
+/*
+ * Take event i off its counter (PMU disabled). Time first, then the
+ * active bit, then the last fold, so a reader in an NMI sees the running
+ * time without a gap and no fold can follow ours. A sampling event keeps
+ * what remains of its period; one that overflowed without its PMI being
+ * handled yet loses that sample (counted in missed), never its count.
+ * Returns its status bit.
+ */
+static u64 sched_out(struct pmu_ctx *ctx, int i, u64 now)
+{
+	struct pmu_counter *c = &ctx->ctr[i];
+	u64 mask = pmu_ctr_mask(ctx, c), top = mask ^ (mask >> 1);
+
+	c->t_running += now - c->t_in;
+	c->t_in = now;
+	set_active(ctx, i, false);
+	fold(ctx, c);
+	if (c->sampling) {
+		u64 raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
+		if (raw & top) {
+			c->left = (0 - raw) & mask;
+		} else {
+			c->left = 0;
+			c->missed++;
+			ctx->stats.missed++;
+		}
+	}
+	ctx->ops->program(ctx, c, false);
+	return 1ull << c->bit;
+}
+
 int pmu_start(struct pmu_ctx *ctx)
 {
 	if (!ctx->ops || !ctx->n)
@@ -294,20 +478,26 @@ int pmu_start(struct pmu_ctx *ctx)
 	/* GLOBAL_CTRL comes out of reset with the GP enables set (SDM 21.2.2;
 	 * KVM emulates that): gate everything off before programming. */
 	ctx->ops->disable_all(ctx);
+	if (ctx->cur_set)
+		load_set(ctx, 0);
+	u64 now = pmu_hw_rdtsc();
+	ctx->t_start = now;
+	ctx->t_stop = 0;
 	for (int i = 0; i < ctx->n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
 		__atomic_store_n(&c->count, 0, __ATOMIC_RELAXED);
-		c->overflows = c->samples = 0;
-		if (!scheduled(c))
-			continue;
-		reload(ctx, c);
-		ctx->ops->program(ctx, c, true);
+		c->overflows = c->samples = c->missed = 0;
+		c->left = c->t_running = c->freq_count = c->freq_time = 0;
+		c->t_in = now;
+		if (scheduled(c))
+			sched_in(ctx, i, now);
 	}
 	ack_ours(ctx);
 	ctx->en = ctx->used;
 	ctx->throttled = 0;
 	ctx->tick_samples = 0;
 	ctx->dead = 0;
+	ctx->paused = 0;
 	set_freeze(ctx, true);
 	__atomic_store_n(&ctx->running, 1, __ATOMIC_RELEASE);
 	ctx->ops->enable_all(ctx);
@@ -319,15 +509,13 @@ void pmu_stop(struct pmu_ctx *ctx)
 	if (!ctx->running)
 		return;
 	ctx->ops->disable_all(ctx);
-	for (int i = 0; i < ctx->n; i++) {
-		struct pmu_counter *c = &ctx->ctr[i];
-		if (!scheduled(c))
-			continue;
-		fold(ctx, c);
-		ctx->ops->program(ctx, c, false);
-	}
+	u64 now = pmu_hw_rdtsc();
+	for (int i = 0; i < ctx->n; i++)
+		if (is_active(ctx, i))
+			sched_out(ctx, i, now);
 	ack_ours(ctx);
 	set_freeze(ctx, false);
+	ctx->t_stop = now;
 	__atomic_store_n(&ctx->running, 0, __ATOMIC_RELEASE);
 }
 
@@ -336,7 +524,7 @@ u64 pmu_read(struct pmu_ctx *ctx, int idx)
 	if (idx < 0 || idx >= ctx->n)
 		return 0;
 	struct pmu_counter *c = &ctx->ctr[idx];
-	if (scheduled(c) && __atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE))
+	if (is_active(ctx, idx) && __atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE))
 		return fold(ctx, c);
 	return __atomic_load_n(&c->count, __ATOMIC_RELAXED);
 }
@@ -347,6 +535,46 @@ int pmu_read_group(struct pmu_ctx *ctx, u64 *counts, int n)
 	for (int i = 0; i < n; i++)
 		counts[i] = pmu_read(ctx, i);
 	return n;
+}
+
+void pmu_read_value(struct pmu_ctx *ctx, int idx, struct pmu_value *v)
+{
+	v->count = v->enabled = v->running = 0;
+	if (idx < 0 || idx >= ctx->n)
+		return;
+	const struct pmu_counter *c = &ctx->ctr[idx];
+	bool on = __atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE);
+	u64 now = on ? pmu_hw_rdtsc() : ctx->t_stop;
+	/* Times before the count: an NMI reading between the two sees at most
+	 * the events of its own few instructions more than the time says. */
+	u64 run = c->t_running + (on && is_active(ctx, idx) ? now - c->t_in : 0);
+
+	v->enabled = now - ctx->t_start;
+	v->running = MIN(run, v->enabled);
+	v->count = pmu_read(ctx, idx);
+}
+
+u64 pmu_mul_div(u64 a, u64 b, u64 c)
+{
+	unsigned __int128 p = (unsigned __int128)a * b;
+	u64 hi = (u64)(p >> 64), lo = (u64)p, q, r;
+
+	if (!c || hi >= c)
+		return ~0ull;
+	/* 128 by 64 bits in one divq (SDM Vol. 2A DIV): the kernel links no
+	 * libgcc for __udivti3; hi < c keeps the quotient in 64 bits. */
+	asm("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "rm"(c));
+	(void)r;
+	return q;
+}
+
+u64 pmu_scaled(const struct pmu_value *v)
+{
+	if (!v->running)
+		return 0;
+	if (v->running >= v->enabled)
+		return v->count;
+	return pmu_mul_div(v->count, v->enabled, v->running);
 }
 
 s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx)
@@ -361,8 +589,9 @@ s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx)
 static void throttle(struct pmu_ctx *ctx)
 {
 	ctx->throttled = 1;
+	ctx->throttle_time = pmu_hw_rdtsc();
 	for (int i = 0; i < ctx->n; i++)
-		if (ctx->ctr[i].sampling && scheduled(&ctx->ctr[i]))
+		if (ctx->ctr[i].sampling && is_active(ctx, i))
 			ctx->en &= ~(1ull << ctx->ctr[i].bit);
 	ctx->stats.throttled++;
 	if (ctx->throttle_cb)
@@ -378,7 +607,7 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 	if (c->sampling && !ctx->throttled) {
 		c->samples++;
 		if (emit)
-			emit(ctx, i, c->period, arg);
+			emit(ctx, i, c->last_period, arg);
 		if (ctx->max_per_tick && ++ctx->tick_samples >= ctx->max_per_tick)
 			throttle(ctx);
 	}
@@ -413,9 +642,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		ops->ack_status(ctx, status);
 		if (status & ~ctx->used & ~(GLOBAL_STATUS_CTR_FRZ | GLOBAL_STATUS_LBR_FRZ))
 			ctx->stats.unknown_status++;
+		/* Only active events: one the tick is taking off its counter
+		 * is the tick's to fold. */
 		for (int i = 0; i < ctx->n; i++) {
 			struct pmu_counter *c = &ctx->ctr[i];
-			if (scheduled(c) && (status >> c->bit & 1)) {
+			if (is_active(ctx, i) && (status >> c->bit & 1)) {
 				handle_counter(ctx, i, emit, arg);
 				handled++;
 			}
@@ -429,7 +660,8 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		pmu_lvtpc_write(LVT_DELIVERY_NMI);
 		ctx->stats.lvt_rearm++;
 	}
-	if (!ctx->dead)
+	/* Paused: the tick we interrupted re-enables when it is done. */
+	if (!ctx->dead && !__atomic_load_n(&ctx->paused, __ATOMIC_RELAXED))
 		ops->enable_all(ctx);
 	if (handled)
 		ctx->stats.handled++;
@@ -438,7 +670,7 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	return handled;
 }
 
-/* ---- Throttling and frequency mode ---- */
+/* ---- The tick: throttling, frequency mode, multiplexing ---- */
 
 void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb, void *arg)
 {
@@ -447,25 +679,122 @@ void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb,
 	ctx->throttle_arg = arg;
 }
 
+void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz)
+{
+	ctx->clock_hz = hz;
+}
+
+static void pause_pmu(struct pmu_ctx *ctx)
+{
+	__atomic_add_fetch(&ctx->paused, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ctx->ops->disable_all(ctx);
+}
+
+static void resume_pmu(struct pmu_ctx *ctx)
+{
+	u64 en = ctx->used;
+
+	if (ctx->throttled)
+		for (int i = 0; i < ctx->n; i++)
+			if (ctx->ctr[i].sampling && is_active(ctx, i))
+				en &= ~(1ull << ctx->ctr[i].bit);
+	ctx->en = en;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&ctx->paused, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!ctx->dead)
+		ctx->ops->enable_all(ctx);
+}
+
+/* Switch to event set s (PMU paused). */
+static void switch_set(struct pmu_ctx *ctx, u32 s, u64 now)
+{
+	u64 out = 0;
+
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->ctr[i].set != PMU_SET_PINNED && is_active(ctx, i))
+			out |= sched_out(ctx, i, now);
+	/* An overflow of an event just taken off must not be blamed on the
+	 * next event on its counter. */
+	if (out && ctx->caps->has_global)
+		ctx->ops->ack_status(ctx, out);
+	load_set(ctx, s);
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->ctr[i].set == (s32)s && scheduled(&ctx->ctr[i]))
+			sched_in(ctx, i, now);
+	ctx->stats.rotations++;
+}
+
+/*
+ * Frequency mode (perf_adjust_freq_unthr_context): the events counted
+ * since the last tick over the time the event ran give its rate; the
+ * period that turns that rate into freq samples/s is rate / freq.
+ * pmu_freq_adjust takes rates in samples/s; both the observed one
+ * (rate / period) and the target are passed multiplied by the period, so
+ * a fraction of a sample still counts. A throttled event stopped counting
+ * at throttle_time: that part of the interval is left out.
+ */
+static void freq_tick(struct pmu_ctx *ctx, u64 now)
+{
+	for (int i = 0; i < ctx->n; i++) {
+		struct pmu_counter *c = &ctx->ctr[i];
+		if (!c->sampling || !(c->attr.flags & PMU_ATTR_FREQ) || !is_active(ctx, i))
+			continue;
+		u64 count = fold(ctx, c), run = c->t_running + (now - c->t_in);
+		u64 dc = count - c->freq_count, dt = run - c->freq_time;
+		c->freq_count = count;
+		c->freq_time = run;
+		if (ctx->throttled) {
+			u64 off = now - ctx->throttle_time;
+			dt = dt > off ? dt - off : 0;
+		}
+		if (!dc || !dt || !ctx->clock_hz || !c->attr.freq)
+			continue;
+		u64 rate = pmu_mul_div(dc, ctx->clock_hz, dt);		/* events/s */
+		u64 p = __atomic_load_n(&c->period, __ATOMIC_RELAXED), t = c->attr.freq;
+		while (t > ~0ull / p) {
+			t >>= 1;
+			rate >>= 1;
+		}
+		if (!rate || !t)
+			continue;
+		u64 next = pmu_freq_adjust(p, rate, t * p, ctr_limit(ctx, c));
+		if (next != p) {
+			__atomic_store_n(&c->period, next, __ATOMIC_RELAXED);
+			ctx->stats.retuned++;
+		}
+	}
+}
+
 void pmu_tick(struct pmu_ctx *ctx)
 {
 	ctx->tick_samples = 0;
-	if (!ctx->throttled || !ctx->running || ctx->dead)
+	if (!__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE) || ctx->dead)
 		return;
-	ctx->ops->disable_all(ctx);
-	for (int i = 0; i < ctx->n; i++) {
-		struct pmu_counter *c = &ctx->ctr[i];
-		if (c->sampling && scheduled(c)) {
-			fold(ctx, c);
-			reload(ctx, c);
+	u64 now = pmu_hw_rdtsc();
+	freq_tick(ctx, now);
+	bool unthrottle = ctx->throttled;
+	if (!unthrottle && ctx->nsets < 2)
+		return;
+	pause_pmu(ctx);
+	if (unthrottle) {
+		/* Throttled events restart from a whole period. */
+		for (int i = 0; i < ctx->n; i++) {
+			struct pmu_counter *c = &ctx->ctr[i];
+			if (c->sampling && is_active(ctx, i)) {
+				fold(ctx, c);
+				reload(ctx, c);
+			}
 		}
+		ctx->throttled = 0;
+		ctx->stats.unthrottled++;
+		if (ctx->throttle_cb)
+			ctx->throttle_cb(ctx, PMU_UNTHROTTLE, ctx->throttle_arg);
 	}
-	ctx->throttled = 0;
-	ctx->en = ctx->used;
-	ctx->stats.unthrottled++;
-	if (ctx->throttle_cb)
-		ctx->throttle_cb(ctx, PMU_UNTHROTTLE, ctx->throttle_arg);
-	ctx->ops->enable_all(ctx);
+	if (ctx->nsets > 1)
+		switch_set(ctx, (ctx->cur_set + 1) % ctx->nsets, now);
+	resume_pmu(ctx);
 }
 
 u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_period)

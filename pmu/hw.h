@@ -2,7 +2,8 @@
  * hw.h — how pmu/ reaches the hardware: MSRs, RDPMC, CPUID and the local
  * APIC's LVT performance-counter entry. Private to pmu/ (and the host model).
  *
- * Kernel build: thin wrappers over kernel/x86.h. The LVT PC hooks are
+ * Kernel build: thin wrappers over kernel/x86.h (and the TSC as the clock
+ * of event times). The LVT PC hooks are
  * pmu_lvtpc_read/pmu_lvtpc_write, defined weak (no-ops) in pmu/kernel.c
  * until the local APIC driver defines the real ones.
  *
@@ -25,6 +26,8 @@ int pmu_hw_wrmsr_safe(u32 msr, u64 val);
 u64 pmu_hw_rdpmc(u32 ecx);
 int pmu_hw_rdpmc_safe(u32 ecx, u64 *val);
 void pmu_hw_cpuid(u32 leaf, u32 sub, u32 r[4]);
+/* The clock event times are measured with: the model's cycle count. */
+u64 pmu_hw_rdtsc(void);
 
 #else
 
@@ -39,6 +42,8 @@ static inline void pmu_hw_cpuid(u32 leaf, u32 sub, u32 r[4])
 {
 	cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]);
 }
+/* The clock of time_enabled/time_running: the TSC (NMI-safe). */
+static inline u64 pmu_hw_rdtsc(void) { return rdtsc(); }
 
 #endif
 #endif

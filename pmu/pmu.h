@@ -138,19 +138,31 @@ const char *pmu_event_name(int i, const char **desc);
 
 enum pmu_hw { PMU_HW_NONE, PMU_HW_GP, PMU_HW_FIXED };
 
+#define PMU_SET_PINNED	(-1)		/* pmu_counter.set: pinned, in every event set */
+#define PMU_SET_NEVER	(-2)		/* ... fits in no set: never counts */
+
 struct pmu_counter {
 	struct pmu_event_attr attr;
 	u8 hw;				/* enum pmu_hw; NONE = not scheduled (multiplexing) */
 	u8 idx;				/* GP or fixed index */
 	u8 bit;				/* GLOBAL_CTRL/STATUS bit: idx or 32 + idx */
 	bool sampling;
+	s32 set;			/* event set it belongs to, or PMU_SET_* */
 	u32 sel_msr, ctr_msr, rdpmc_idx;
 	u64 evtsel;			/* PERFEVTSEL value with EN and INT (GP) */
-	u64 period;			/* reload period: sample period, or max_period */
+	u64 period;			/* reload period: sample period, or max_period (atomic:
+					 * frequency mode re-tunes it from the tick) */
+	u64 last_period;		/* the period the counter was last loaded with (emit's) */
+	u64 left;			/* sampling: events still due when scheduled out; 0 = a period */
 	u64 prev_raw;			/* last raw value folded (atomic) */
 	u64 count;			/* 64-bit virtualized count (atomic) */
 	u64 overflows;			/* hardware overflows handled */
 	u64 samples;			/* emit() calls */
+	u64 missed;			/* overflows found when scheduled out: no sample */
+	/* Time on a counter (pmu clock ticks): t_running, plus now - t_in
+	 * while the event is active. Written by the tick, read from NMIs. */
+	u64 t_running, t_in;
+	u64 freq_count, freq_time;	/* frequency mode: count and running time at the last tick */
 };
 
 enum pmu_throttle_event { PMU_THROTTLE, PMU_UNTHROTTLE };
@@ -168,11 +180,14 @@ struct pmu_stats {
 	u64 stuck;			/* gave up after PMU_OVF_LOOPS passes */
 	u64 throttled, unthrottled;
 	u64 lvt_rearm;			/* LVT PC unmasked after a PMI (Intel) */
+	u64 rotations;			/* event-set switches (multiplexing) */
+	u64 missed;			/* sampling overflows met at a switch: counted, no sample */
+	u64 retuned;			/* frequency-mode period changes */
 };
 
 #define PMU_OPEN_RDMSR		(1u << 0)	/* read with rdmsr, not rdpmc */
 #define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
-#define PMU_OPEN_MULTIPLEX	(1u << 2)	/* leave non-pinned events that do not fit unscheduled */
+#define PMU_OPEN_MULTIPLEX	(1u << 2)	/* events that do not fit go to more event sets */
 #define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
 
 struct pmu_ops;
@@ -192,8 +207,25 @@ struct pmu_ctx {
 	u32 max_per_tick;		/* samples allowed per pmu_tick period; 0 = no limit */
 	u32 tick_samples;
 	u32 throttled;
+	u64 throttle_time;		/* pmu clock when the last throttle began */
 	pmu_throttle_fn throttle_cb;
 	void *throttle_arg;
+
+	/* Multiplexing (perfmon2's event sets): each non-pinned event belongs
+	 * to one set; pinned events are in all of them; pmu_tick switches to
+	 * the next set, round-robin. */
+	u32 nsets, cur_set;
+	u64 pinned_used, pinned_fixed_ctrl;
+	/* Events (bit = index) live on a counter. The PMI handler and the
+	 * readers fold only these; the tick clears a bit before it takes the
+	 * event off its counter and sets it once the event is back on one
+	 * (Linux x86_pmu_handle_irq skips counters not in active_mask). */
+	u32 active;
+	/* > 0 while the tick re-programs the PMU: a PMI in that window
+	 * handles the active events but leaves the PMU disabled. */
+	u32 paused;
+	u64 clock_hz;			/* pmu clock (TSC) ticks per second; 0 = unknown */
+	u64 t_start, t_stop;		/* pmu clock at pmu_start / pmu_stop */
 
 	struct pmu_stats stats;
 };
@@ -204,9 +236,12 @@ struct pmu_ctx {
  * rest to GP counters; pinned events first. Pinned events that do not fit,
  * fixed-only events whose counter is missing, a sampling period of 0 or
  * one above caps->max_period are errors naming the event. Non-pinned events
- * that do not fit are an error unless PMU_OPEN_MULTIPLEX, which leaves them
- * unscheduled (hw = PMU_HW_NONE, count stays 0). Touches no hardware.
- * NMI-safe: no.
+ * that do not fit are an error unless PMU_OPEN_MULTIPLEX, which packs them
+ * greedily, in order, into further event sets (ctx->nsets; pmu_tick
+ * rotates them); set 0 is placed, the others are unscheduled (hw =
+ * PMU_HW_NONE) until their turn. An event that fits in no set beside the
+ * pinned ones is left out (set PMU_SET_NEVER: count and time_running 0).
+ * Touches no hardware. NMI-safe: no.
  */
 int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
 	     const struct pmu_event_attr *attrs, int n, unsigned flags,
@@ -224,6 +259,24 @@ void pmu_stop(struct pmu_ctx *ctx);
 u64 pmu_read(struct pmu_ctx *ctx, int idx);
 /* All counts at once, in event order; returns n. NMI-safe: yes. */
 int pmu_read_group(struct pmu_ctx *ctx, u64 *counts, int n);
+
+/*
+ * An event's count with the times perf reads beside it: time_enabled runs
+ * from pmu_start to now (or pmu_stop), time_running only while the event
+ * was on a counter; in pmu clock ticks (the TSC). Without multiplexing the
+ * two are equal. NMI-safe: yes.
+ */
+struct pmu_value {
+	u64 count, enabled, running;
+};
+void pmu_read_value(struct pmu_ctx *ctx, int idx, struct pmu_value *v);
+/* The estimate for the whole enabled time, count * enabled / running (perf
+ * stat's scaling); count itself when running == enabled; 0 when it never
+ * ran. NMI-safe: yes. */
+u64 pmu_scaled(const struct pmu_value *v);
+/* a * b / c with a 128-bit product; ~0 when the quotient does not fit or
+ * c is 0. NMI-safe: yes. */
+u64 pmu_mul_div(u64 a, u64 b, u64 c);
 /* ECX for rdpmc of event idx (bit 30 for Intel fixed counters), or -1. */
 s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx);
 
@@ -244,8 +297,25 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg);
  * sampling events stop and cb(PMU_THROTTLE) runs (in NMI context); the next
  * pmu_tick() restarts them and calls cb(PMU_UNTHROTTLE). 0 = unlimited. */
 void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb, void *arg);
-/* The throttling tick (timer interrupt, on the context's CPU). Not NMI-safe;
- * an NMI may interrupt it. */
+/* The rate of the clock the context's times are in (the TSC: tsc_hz), for
+ * frequency mode; without it (0) periods are not re-tuned. */
+void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz);
+
+/*
+ * The context's periodic tick (a timer interrupt on its CPU, interrupts
+ * off; an NMI may interrupt it). In order:
+ *  - frequency mode: each active PMU_ATTR_FREQ event's period is re-tuned
+ *    with pmu_freq_adjust from the events it counted since the last tick
+ *    over its running time (perf_adjust_freq_unthr_context does the
+ *    same), and applies from its next reload;
+ *  - throttling: a new budget of max_per_tick samples; throttled sampling
+ *    events restart from a full period and cb(PMU_UNTHROTTLE) runs;
+ *  - multiplexing: the next event set goes on the counters. Sampling
+ *    events keep the part of their period still due.
+ * A switch or restart disables the PMU (ctx->paused tells the PMI handler
+ * to leave it so) and takes events off their counters through ctx->active.
+ * Not NMI-safe.
+ */
 void pmu_tick(struct pmu_ctx *ctx);
 
 /*
@@ -264,16 +334,46 @@ void pmu_lvtpc_write(u32 v);
 u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_period);
 
 /*
- * Sampling runs (pmu/profile.c): per-CPU rings of perf-ABI records
- * (ringbuf/), run metadata, and SAMPLE records from PMIs or, where there is
- * no PMU, from the soft PMU ("cpu-clock": HPET NMIs, period in ns).
+ * Runs (pmu/profile.c): per-CPU rings of perf-ABI records (ringbuf/), run
+ * metadata, SAMPLE records from PMIs or, where there is no PMU, from the
+ * soft PMU ("cpu-clock": HPET NMIs, period in ns), and COUNTS records of
+ * counting events at the end.
+ *
+ * The run tick: every CPU of a run takes the APIC timer at PROFILE_TICK_HZ
+ * (vector VEC_APIC_TIMER, handled here) for multiplexing rotation,
+ * frequency re-tuning and unthrottling; the boot CPU also drains the
+ * rings to the stream (kernel/stream.c). 250 Hz is perf's rotation and
+ * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
  */
+#define PROFILE_TICK_HZ		250
+#define PROFILE_MAX_RATE	100000	/* samples/s per CPU: perf_event_max_sample_rate */
+
+/* Soft events, counted from the TSC (no PMU needed). */
+enum profile_soft {
+	PROFILE_HW,			/* a PMU event */
+	PROFILE_CPU_CLOCK,		/* ns this CPU took part in the run */
+	PROFILE_TASK_CLOCK,		/* ns the app ran on this CPU */
+	PROFILE_TSC,			/* TSC ticks this CPU took part (QEMU -icount:
+					 * instructions retired) */
+};
+
 struct bp_ring;
 
+/*
+ * A run: nevents sampling events (attrs[0, nevents)), then ncount counting
+ * events (attrs[nevents, nevents + ncount)); the event id in records is the
+ * index. A run that both samples and counts is one group: every SAMPLE
+ * carries READ, the counts of all its events, and its events must fit the
+ * counters together (no multiplexing inside a group, as perf schedules a
+ * group whole or not at all). Otherwise events beyond the counters are
+ * multiplexed.
+ */
 struct profile_cfg {
-	int nevents;			/* 0: no sampling */
+	int nevents;			/* sampling events; 0: no sampling */
+	int ncount;			/* counting events */
 	struct pmu_event_attr attrs[PMU_MAX_EVENTS];
-	bool soft;			/* the one event is cpu-clock */
+	u8 soft_ev[PMU_MAX_EVENTS];	/* enum profile_soft of each event */
+	bool soft;			/* the one sampling event is cpu-clock */
 	u64 sample_type;		/* BP_SAMPLE_* */
 	u32 ring_pages;			/* data pages per CPU ring, 2^n */
 };
@@ -282,10 +382,21 @@ struct profile_cfg {
  * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
 int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 		  u32 ring_pages, struct profile_cfg *out, char *err, size_t n);
-/* Start sampling on every CPU for the app about to run. Not NMI-safe. */
+/* Add counting events (count=LIST: the names events= takes, and the soft
+ * events tsc, cpu-clock, task-clock) to a parsed run; "" adds none. With
+ * sampling events too, the run becomes a group (BP_SAMPLE_READ). */
+int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
+/* Start the run on every CPU for the app about to run. Not NMI-safe. */
 int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
-/* Stop, and record the app's exit status. */
+/* Stop: each CPU writes its COUNTS and the app's exit status. */
 void profile_stop(int status);
+/* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's
+ * counts cover exactly this window; the other CPUs', and those of runs
+ * started without an app, cover the whole run. Not NMI-safe. */
+void profile_app_enter(void);
+void profile_app_exit(void);
+/* The run tick, on each CPU of a run (interrupt context). */
+void profile_tick(void);
 bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);
@@ -293,7 +404,9 @@ struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
 u64 profile_samples(u32 cpu);			/* SAMPLE records written */
 u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
 u64 profile_soft_merged(u32 cpu);		/* ticks a CPU could not sample (late) */
-/* Print the hottest functions from the rings (without consuming them). */
+u64 profile_ticks(u32 cpu);			/* run ticks the CPU took */
+/* Print the hottest functions from the rings (without consuming them), and
+ * a "count:" line per counting event of the app's CPU. */
 void profile_summary(void);
 
 #endif

@@ -5,7 +5,7 @@
 # into their own object directory $(BUILD)/hpmu.
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
 KERNEL_C += $(PMU_C) pmu/kernel.c pmu/profile.c
-APP_C += test/guest/test_pmu_probe.c
+APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
 # (test/host/klib_rename.h); the model and the tests use libc.

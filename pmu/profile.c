@@ -1,18 +1,27 @@
 /*
- * profile.c — a sampling run: per-CPU perf-ABI rings (ringbuf/), the
- * metadata that makes a capture self-describing, and the NMI paths that
- * write SAMPLE records:
+ * profile.c — a run: per-CPU perf-ABI rings (ringbuf/), the metadata that
+ * makes a capture self-describing, the NMI paths that write SAMPLE
+ * records, the per-CPU run tick, and the COUNTS of counting events:
  *
  *   hardware PMU   PMI (LVT PC, NMI) -> pmu_handle_overflow -> emit_sample
  *   soft PMU       HPET comparator -> IOAPIC -> NMI on CPU 0 -> a sample
  *                  there, and an NMI IPI to every other CPU in the run, each
  *                  of which samples itself ("cpu-clock", period in ns)
+ *   run tick       APIC timer (VEC_APIC_TIMER) on every CPU of the run at
+ *                  PROFILE_TICK_HZ -> profile_tick: pmu_tick (frequency
+ *                  mode, unthrottling, event-set rotation), the soft PMU's
+ *                  unthrottling; on the boot CPU also the stream drain
+ *   counting       hardware events in the same PMU context (multiplexed
+ *                  when they do not fit), soft ones (tsc, cpu-clock,
+ *                  task-clock) from the TSC; a COUNTS record per CPU at stop
  *
- * Everything on the NMI path touches only this CPU's ring and counters.
+ * Everything on the NMI path touches only this CPU's ring and counters;
+ * the tick touches only this CPU's context, with interrupts off.
  */
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
@@ -30,10 +39,24 @@ struct cpu_prof {
 	void *mem;
 	u64 mem_pages;
 	struct pmu_ctx pmu;
+	bool pmu_on;			/* the context is open and started here */
+	bool ticking;			/* the run tick is on */
+	bool irq_was;			/* interrupts were on before the run */
 	u32 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
 	u64 soft_merged;		/* ticks that arrived while one was pending */
 	u64 nmis;
+	u64 ticks;			/* run ticks taken */
+	u32 soft_tick_samples;		/* soft PMU throttling (perf throttles cpu-clock too) */
+	u32 soft_throttled;
+	u64 missed_reported;		/* pmu.stats.missed already in LOST_SAMPLES */
+	/* Counting: the CPU's window is [t_start, t_stop]; the app's CPU
+	 * narrows it to [app_t0, app_t1] around app->main. */
+	u64 t_start, t_stop;
+	bool app_here;
+	u64 app_t0, app_t1;
+	struct pmu_value app_base[PMU_MAX_EVENTS], app_end[PMU_MAX_EVENTS];
+	struct pmu_value counts[PMU_MAX_EVENTS];	/* final, written at stop */
 };
 
 static struct cpu_prof cpus[MAX_CPUS_PROF];
@@ -42,8 +65,29 @@ static u32 ncpus;
 static bool active, soft;
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
 static u64 run_id;
+static const char *app_name;
+static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
+/* The run's PMU events: cfg index -> context index (-1: soft), and back. */
+static int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;
+static struct pmu_event_attr hw_attrs[PMU_MAX_EVENTS];
+static struct pmu_ctx probe_ctx;	/* profile_start's dry run of pmu_open */
 extern struct pmu_caps pmu_boot_caps;
 extern char __text_start[], __text_end[];
+
+static const struct {
+	const char *name;
+	enum profile_soft kind;
+	u64 config;
+} soft_events[] = {
+	{ "tsc", PROFILE_TSC, BP_CONFIG_SOFT_TSC },
+	{ "cpu-clock", PROFILE_CPU_CLOCK, BP_CONFIG_SOFT_CPU_CLOCK },
+	{ "task-clock", PROFILE_TASK_CLOCK, BP_CONFIG_SOFT_TASK_CLOCK },
+};
+
+static int events_total(void)
+{
+	return cfg.nevents + cfg.ncount;
+}
 
 struct bp_ring *profile_ring(u32 cpu)
 {
@@ -55,6 +99,39 @@ u64 profile_samples(u32 cpu)
 	return cpu < ncpus ? cpus[cpu].samples : 0;
 }
 
+u64 profile_ticks(u32 cpu)
+{
+	return cpu < ncpus ? cpus[cpu].ticks : 0;
+}
+
+/* ---- values of events ------------------------------------------------ */
+
+/* Event i's value on this CPU at TSC now: PMU events from the context,
+ * soft ones from the TSC over the CPU's part of the run. NMI-safe. */
+static void event_value(struct cpu_prof *cp, int i, u64 now, struct pmu_value *v)
+{
+	u64 window = now - cp->t_start;
+
+	v->count = v->enabled = v->running = 0;
+	switch (cfg.soft_ev[i]) {
+	case PROFILE_HW:
+		if (cp->pmu_on)
+			pmu_read_value(&cp->pmu, hw_idx[i], v);
+		return;
+	case PROFILE_TSC:
+		v->count = window;
+		break;
+	case PROFILE_CPU_CLOCK:
+		v->count = tsc_to_ns(window);
+		break;
+	case PROFILE_TASK_CLOCK:
+		if (cp->app_here && cp->app_t0 && now > cp->app_t0)
+			v->count = tsc_to_ns((cp->app_t1 ? MIN(cp->app_t1, now) : now) - cp->app_t0);
+		break;
+	}
+	v->enabled = v->running = window;
+}
+
 /* ---- the NMI paths ------------------------------------------------ */
 
 static void take_sample(struct trap_frame *f, u64 id, u64 period)
@@ -62,6 +139,7 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 	struct percpu *pc = this_cpu();
 	struct cpu_prof *cp = &cpus[pc->cpu];
 	u64 ips[MAX_CALLCHAIN];
+	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s = {
 		.ip = f->rip,
 		.pid = run_id,
@@ -79,8 +157,46 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 						      ips, MAX_CALLCHAIN)
 				    : (ips[0] = f->rip, 1);
 	}
+	/* A group run: the counts of all its events, read now. A group does
+	 * not multiplex, so its time running is its time enabled. */
+	if (cfg.sample_type & BP_SAMPLE_READ) {
+		for (int i = 0; i < events_total(); i++) {
+			struct pmu_value v;
+			event_value(cp, i, s.time, &v);
+			grp[i] = (struct bp_group_entry){ cfg.attrs[i].config, v.count };
+		}
+		s.nr_group = events_total();
+		s.group = grp;
+		s.time_enabled = s.time_running = s.time - cp->t_start;
+	}
 	if (!bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s))
 		cp->samples++;
+}
+
+static void write_throttle(struct cpu_prof *cp, u32 type)
+{
+	struct bp_record_throttle r = {
+		.header = { type, 0, sizeof(r) },
+		.time = rdtsc(),
+	};
+
+	bp_ring_output(&cp->ring, &r);
+}
+
+/* A soft-PMU sample, unless this CPU is throttled: perf throttles its
+ * cpu-clock like any sampling event. The HPET keeps firing; the samples
+ * stop until the next run tick. */
+static void soft_sample(struct trap_frame *f)
+{
+	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+
+	if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED))
+		return;
+	take_sample(f, 0, soft_period_ns);
+	if (max_per_tick && ++cp->soft_tick_samples >= max_per_tick) {
+		__atomic_store_n(&cp->soft_throttled, 1, __ATOMIC_RELAXED);
+		write_throttle(cp, BP_RECORD_THROTTLE);
+	}
 }
 
 static void soft_tick(struct trap_frame *f, void *arg)
@@ -96,7 +212,7 @@ static void soft_tick(struct trap_frame *f, void *arg)
 				__atomic_add_fetch(&cpus[i].soft_pending, 1, __ATOMIC_RELEASE);
 		apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
 	}
-	take_sample(f, 0, soft_period_ns);
+	soft_sample(f);
 }
 
 /*
@@ -125,36 +241,84 @@ static bool soft_ipi_nmi(struct trap_frame *f)
 		cp->soft_merged += ticks - 1;
 		bp_ring_output(&cp->ring, &r);
 	}
-	take_sample(f, 0, soft_period_ns);
+	soft_sample(f);
 	return true;
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
 	(void)ctx;
-	take_sample(arg, idx, period);
+	take_sample(arg, hw_cfg[idx], period);
 }
 
 static void throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
 {
-	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
-	struct bp_record_throttle r = {
-		.header = { ev == PMU_THROTTLE ? BP_RECORD_THROTTLE : BP_RECORD_UNTHROTTLE, 0,
-			    sizeof(r) },
-		.time = rdtsc(),
-	};
-
 	(void)ctx, (void)arg;
-	bp_ring_output(&cp->ring, &r);
+	write_throttle(&cpus[this_cpu()->cpu],
+		       ev == PMU_THROTTLE ? BP_RECORD_THROTTLE : BP_RECORD_UNTHROTTLE);
 }
 
 static bool pmi_nmi(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 
-	if (!active || soft || pc->cpu >= ncpus)
+	if (!active || pc->cpu >= ncpus || !cpus[pc->cpu].pmu_on)
 		return false;
 	return pmu_handle_overflow(&cpus[pc->cpu].pmu, emit_sample, f) > 0;
+}
+
+/* ---- the run tick ---------------------------------------------------- */
+
+/* Samples the PMU could not take at an event-set switch: said, not lost
+ * silently. */
+static void report_missed(struct cpu_prof *cp)
+{
+	u64 missed = cp->pmu.stats.missed;
+
+	if (missed == cp->missed_reported)
+		return;
+	struct bp_record_lost_samples r = {
+		.header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(r) },
+		.lost = missed - cp->missed_reported,
+	};
+	cp->missed_reported = missed;
+	bp_ring_output(&cp->ring, &r);
+}
+
+void profile_tick(void)
+{
+	struct percpu *pc = this_cpu();
+
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || pc->cpu >= ncpus)
+		return;
+	struct cpu_prof *cp = &cpus[pc->cpu];
+	if (!cp->ticking)
+		return;			/* pending when the timer was stopped */
+	cp->ticks++;
+	if (cp->pmu_on) {
+		pmu_tick(&cp->pmu);
+		report_missed(cp);
+	}
+	if (soft) {
+		/* UNTHROTTLE before the samples resume, so it precedes them. */
+		cp->soft_tick_samples = 0;
+		if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED)) {
+			write_throttle(cp, BP_RECORD_UNTHROTTLE);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			__atomic_store_n(&cp->soft_throttled, 0, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/* VEC_APIC_TIMER during a run: every CPU's tick; the boot CPU also drains
+ * rings that crossed their watermark to the stream. */
+static void run_tick(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();
+	profile_tick();
+	if (this_cpu()->cpu == 0)
+		stream_drain(true);
 }
 
 /* ---- set-up --------------------------------------------------------- */
@@ -189,7 +353,11 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 		struct pmu_event_attr *a = &out->attrs[out->nevents];
 		if (!strcmp(p, SOFT_EVENT_NAME)) {
 			out->soft = true;
+			out->soft_ev[out->nevents] = PROFILE_CPU_CLOCK;
 			strlcpy(a->name, SOFT_EVENT_NAME, sizeof(a->name));
+			a->config = BP_CONFIG_SOFT_CPU_CLOCK;
+			a->generic = PMU_EV_RAW;
+			a->fixed = -1;
 			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
 			a->flags = PMU_ATTR_SAMPLE;
 		} else {
@@ -219,6 +387,63 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 	return 0;
 }
 
+int profile_parse_count(const char *list, struct profile_cfg *out, char *err, size_t n)
+{
+	char buf[256];
+	bool have_pmu = pmu_boot_caps.kind != PMU_KIND_NONE;
+
+	if (!list || !*list)
+		return 0;
+	if (strlcpy(buf, list, sizeof(buf)) >= sizeof(buf)) {
+		ksnprintf(err, n, "count: the list is longer than %zu characters", sizeof(buf) - 1);
+		return -E_INVAL;
+	}
+	for (char *p = buf, *next; p && *p; p = next) {
+		next = strchr(p, ',');
+		if (next)
+			*next++ = 0;
+		int i = out->nevents + out->ncount;
+		if (i == PMU_MAX_EVENTS) {
+			ksnprintf(err, n, "count: more than %d events in a run (sampled and counted)",
+				  PMU_MAX_EVENTS);
+			return -E_INVAL;
+		}
+		struct pmu_event_attr *a = &out->attrs[i];
+		memset(a, 0, sizeof(*a));
+		out->soft_ev[i] = PROFILE_HW;
+		for (size_t k = 0; k < ARRAY_SIZE(soft_events); k++) {
+			if (strcmp(p, soft_events[k].name))
+				continue;
+			strlcpy(a->name, p, sizeof(a->name));
+			a->config = soft_events[k].config;
+			a->generic = PMU_EV_RAW;
+			a->fixed = -1;
+			out->soft_ev[i] = soft_events[k].kind;
+		}
+		if (out->soft_ev[i] == PROFILE_HW) {
+			if (!have_pmu) {
+				ksnprintf(err, n, "count: event '%s': this machine has no PMU (%s); "
+					  "soft events: tsc, cpu-clock, task-clock", p,
+					  cpu_features.hypervisor ? "a hypervisor without a vPMU" :
+					  "none found");
+				return -E_NODEV;
+			}
+			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			if (e)
+				return e;
+			if (a->flags & PMU_ATTR_SAMPLE) {
+				ksnprintf(err, n, "count: '%s' has a period or freq: sampled events go "
+					  "in events=", p);
+				return -E_INVAL;
+			}
+		}
+		out->ncount++;
+	}
+	if (out->nevents && out->ncount)
+		out->sample_type |= BP_SAMPLE_READ;
+	return 0;
+}
+
 static void write_meta(struct bp_ring *rb)
 {
 	struct bp_record_run_meta m = {
@@ -233,6 +458,7 @@ static void write_meta(struct bp_ring *rb)
 	};
 	u32 len;
 	const u8 *id = kernel_build_id(&len);
+	bool group = cfg.sample_type & BP_SAMPLE_READ;
 
 	/* ns = (tsc * mult) >> shift with the largest shift that keeps mult
 	 * below 2^32 (perf's time_mult/time_shift); 10^9 << 32 fits 64 bits. */
@@ -247,14 +473,17 @@ static void write_meta(struct bp_ring *rb)
 		memcpy(m.build_id, id, MIN(len, (u32)sizeof(m.build_id)));
 	bp_ring_output(rb, &m);
 
-	for (int i = 0; i < cfg.nevents; i++) {
+	/* Counting events have sample_period 0. Their sample_type is the
+	 * run's all the same: readers learn how to parse SAMPLEs from it. */
+	for (int i = 0; i < events_total(); i++) {
 		struct bp_record_event_desc d = {
 			.header = { BP_RECORD_EVENT_DESC, 0, sizeof(d) },
 			.id = i,
 			.config = cfg.attrs[i].config,
 			.sample_type = cfg.sample_type,
-			.sample_period = cfg.attrs[i].period,
-			.group_id = 0,
+			.sample_period = i < cfg.nevents ? cfg.attrs[i].period : 0,
+			.group_id = group ? 0 : i,
+			.flags = group && i == 0 ? BP_EVENT_F_LEADER : 0,
 		};
 		strlcpy(d.name, cfg.attrs[i].name, sizeof(d.name));
 		bp_ring_output(rb, &d);
@@ -295,7 +524,8 @@ static void write_cpu_records(struct bp_ring *rb, u32 cpu)
 	bp_ring_output(rb, &pc);
 }
 
-static void app_record(const char *app, u64 text_start, u64 text_end, bool start, s64 status)
+/* APP_START or APP_STOP on this CPU's ring, stamped with time. */
+static void app_record(const char *app, u64 time, bool start, s64 status)
 {
 	u32 cpu = this_cpu()->cpu;
 	struct bp_ring *rb = &cpus[cpu].ring;
@@ -303,18 +533,78 @@ static void app_record(const char *app, u64 text_start, u64 text_end, bool start
 	if (start) {
 		struct bp_record_app_start r = {
 			.header = { BP_RECORD_APP_START, 0, sizeof(r) },
-			.app_id = run_id, .cpu = cpu, .time = rdtsc(),
-			.text_start = text_start, .text_end = text_end,
+			.app_id = run_id, .cpu = cpu, .time = time,
+			.text_start = (u64)__text_start, .text_end = (u64)__text_end,
 		};
 		strlcpy(r.name, app, sizeof(r.name));
 		bp_ring_output(rb, &r);
 	} else {
 		struct bp_record_app_stop r = {
 			.header = { BP_RECORD_APP_STOP, 0, sizeof(r) },
-			.app_id = run_id, .cpu = cpu, .time = rdtsc(), .status = status,
+			.app_id = run_id, .cpu = cpu, .time = time, .status = status,
 		};
 		bp_ring_output(rb, &r);
 	}
+}
+
+/* The final counts of the CPU's counting events: over the app's window
+ * where it ran, else over the CPU's part of the run. */
+static void final_counts(struct cpu_prof *cp)
+{
+	for (int j = 0; j < cfg.ncount; j++) {
+		int i = cfg.nevents + j;
+		struct pmu_value *v = &cp->counts[j];
+
+		if (!cp->app_here || !cp->app_t1) {
+			event_value(cp, i, cp->t_stop, v);
+		} else if (cfg.soft_ev[i] == PROFILE_HW) {
+			v->count = cp->app_end[j].count - cp->app_base[j].count;
+			v->enabled = cp->app_end[j].enabled - cp->app_base[j].enabled;
+			v->running = cp->app_end[j].running - cp->app_base[j].running;
+		} else {
+			u64 window = cp->app_t1 - cp->app_t0;
+			v->count = cfg.soft_ev[i] == PROFILE_TSC ? window : tsc_to_ns(window);
+			v->enabled = v->running = window;
+		}
+	}
+}
+
+static void write_counts(struct cpu_prof *cp, u32 cpu)
+{
+	struct {
+		struct bp_record_counts h;
+		struct bp_count_entry e[PMU_MAX_EVENTS];
+	} r;
+	u32 nr = cfg.ncount;
+
+	r.h = (struct bp_record_counts){
+		.header = { BP_RECORD_COUNTS, 0, sizeof(r.h) + nr * sizeof(r.e[0]) },
+		.app_id = run_id, .cpu = cpu, .nr = nr,
+	};
+	for (u32 j = 0; j < nr; j++)
+		r.e[j] = (struct bp_count_entry){ cfg.nevents + j, cp->counts[j].count,
+						  cp->counts[j].enabled, cp->counts[j].running };
+	bp_ring_output(&cp->ring, &r);
+}
+
+static unsigned open_flags(void)
+{
+	/* A group goes on the counters whole: no multiplexing inside it. */
+	return cfg.sample_type & BP_SAMPLE_READ ? 0 : PMU_OPEN_MULTIPLEX;
+}
+
+static bool irq_save(void)
+{
+	bool on = read_rflags() & RFLAGS_IF;
+
+	irq_disable();
+	return on;
+}
+
+static void irq_restore(bool on)
+{
+	if (on)
+		irq_enable();
 }
 
 struct start_args {
@@ -322,7 +612,7 @@ struct start_args {
 	int err;
 };
 
-/* On each CPU: its records, and its PMU context started. */
+/* On each CPU: its records, its PMU context started, its tick. */
 static void start_cpu(void *arg)
 {
 	struct start_args *a = arg;
@@ -330,27 +620,59 @@ static void start_cpu(void *arg)
 	struct cpu_prof *cp = &cpus[cpu];
 	char err[120];
 
+	if (cpu >= ncpus)
+		return;
+	cp->irq_was = read_rflags() & RFLAGS_IF;
 	write_cpu_records(&cp->ring, cpu);
-	app_record(a->app, (u64)__text_start, (u64)__text_end, true, 0);
-	if (soft)
-		return;
-	if (pmu_open(&cp->pmu, &pmu_boot_caps, cfg.attrs, cfg.nevents, 0, err, sizeof(err))) {
-		kprintf("profile: cpu %u: %s\n", cpu, err);
-		a->err = -E_INVAL;
-		return;
+	if (hw_n) {
+		if (pmu_open(&cp->pmu, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err,
+			     sizeof(err))) {
+			kprintf("profile: cpu %u: %s\n", cpu, err);
+			a->err = -E_INVAL;
+			return;
+		}
+		pmu_set_throttle(&cp->pmu, max_per_tick, throttled, NULL);
+		pmu_set_clock_hz(&cp->pmu, tsc_hz);
+		apic_lvtpc_set_nmi();
+		cp->pmu_on = true;
 	}
-	pmu_set_throttle(&cp->pmu, 0, throttled, NULL);
-	apic_lvtpc_set_nmi();
-	pmu_start(&cp->pmu);
+	irq_disable();
+	cp->t_start = rdtsc_ordered();
+	app_record(a->app, cp->t_start, true, 0);
+	if (cp->pmu_on)
+		pmu_start(&cp->pmu);
+	if (apic_timer_hz()) {
+		cp->ticking = true;
+		apic_timer_periodic(apic_timer_hz() / PROFILE_TICK_HZ);
+	}
+	/* The tick needs interrupts on for the whole run, also on the boot
+	 * CPU, which otherwise runs with them off; stop_cpu puts them back. */
+	irq_enable();
 }
 
 static void stop_cpu(void *arg)
 {
 	u32 cpu = this_cpu()->cpu;
+	struct cpu_prof *cp = &cpus[cpu];
 
-	if (!soft)
-		pmu_stop(&cpus[cpu].pmu);
-	app_record(NULL, 0, 0, false, *(int *)arg);
+	if (cpu >= ncpus)
+		return;
+	irq_disable();
+	if (cp->ticking) {
+		apic_timer_stop();
+		cp->ticking = false;
+	}
+	if (cp->pmu_on) {
+		pmu_stop(&cp->pmu);
+		report_missed(cp);
+	}
+	cp->t_stop = rdtsc_ordered();
+	if (cfg.ncount) {
+		final_counts(cp);
+		write_counts(cp, cpu);
+	}
+	app_record(NULL, cp->t_stop, false, *(int *)arg);
+	irq_restore(cp->irq_was);
 }
 
 int profile_start(const struct profile_cfg *c, const char *app, char *err, size_t n)
@@ -358,17 +680,47 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	static bool registered;
 	struct start_args args = { app, 0 };
 
-	if (!c->nevents)
-		return 0;
 	cfg = *c;
+	if (!c->nevents && !c->ncount)
+		return 0;
 	soft = c->soft;
+	app_name = app;
 	ncpus = MIN(smp_cpus(), (u32)MAX_CPUS_PROF);
+	hw_n = 0;
+	for (int i = 0; i < events_total(); i++) {
+		hw_idx[i] = -1;
+		if (cfg.soft_ev[i] != PROFILE_HW)
+			continue;
+		hw_idx[i] = hw_n;
+		hw_cfg[hw_n] = i;
+		hw_attrs[hw_n++] = cfg.attrs[i];
+	}
+	/* pmu_open touches no hardware: find a bad set of events here, with
+	 * its reason, rather than on every CPU. */
+	int e = hw_n ? pmu_open(&probe_ctx, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err, n) : 0;
+	if (e) {
+		if (e == -E_BUSY && (cfg.sample_type & BP_SAMPLE_READ)) {
+			char why[160];
+			strlcpy(why, err, sizeof(why));
+			ksnprintf(err, n, "events= with count= is one group, read in every sample; "
+				  "its PMU events must fit the counters together: %s", why);
+		}
+		return e;
+	}
+	/* perf: max_samples_per_tick = DIV_ROUND_UP(max_sample_rate, HZ).
+	 * Without a tick nothing would unthrottle: no limit then. */
+	max_per_tick = kopt.max_rate && apic_timer_hz() ?
+		       (kopt.max_rate + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ : 0;
+	if (!apic_timer_hz())
+		kprintf("profile: no APIC timer rate: no run tick (no multiplexing, frequency "
+			"re-tuning or throttling)\n");
 	run_id++;
 	if (!registered) {
 		nmi_register(soft_ipi_nmi);
 		nmi_register(pmi_nmi);
 		registered = true;
 	}
+	trap_set_handler(VEC_APIC_TIMER, run_tick);
 	for (u32 i = 0; i < ncpus; i++) {
 		struct cpu_prof *cp = &cpus[i];
 		if (!cp->mem || cp->mem_pages != c->ring_pages) {
@@ -384,13 +736,15 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 			cp->mem_pages = c->ring_pages;
 		}
 		struct bp_ring_config rc = { .id = i };
-		int e = bp_ring_init(&cp->ring, cp->mem, (1 + c->ring_pages) * PAGE_SIZE, &rc);
+		e = bp_ring_init(&cp->ring, cp->mem, (1 + c->ring_pages) * PAGE_SIZE, &rc);
 		if (e) {
 			ksnprintf(err, n, "ring on cpu %u: %s", i, bp_ring_strerror(e));
 			return -E_INVAL;
 		}
-		cp->samples = cp->soft_merged = 0;
-		cp->soft_pending = 0;
+		cp->samples = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
+		cp->soft_pending = cp->soft_tick_samples = cp->soft_throttled = 0;
+		cp->pmu_on = cp->ticking = cp->app_here = false;
+		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
 	}
 	write_meta(&cpus[0].ring);
 	__atomic_store_n(&active, true, __ATOMIC_RELEASE);
@@ -403,7 +757,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft) {
 		soft_period_ns = cfg.attrs[0].period;
 		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
-		int e = hpet_nmi_start(ticks ? ticks : 1, apic_id(), soft_tick, NULL);
+		e = hpet_nmi_start(ticks ? ticks : 1, apic_id(), soft_tick, NULL);
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
 				  "no HPET comparator can deliver NMIs here" :
@@ -423,6 +777,37 @@ void profile_stop(int status)
 		hpet_nmi_stop();
 	smp_call_all(stop_cpu, &status);
 	__atomic_store_n(&active, false, __ATOMIC_RELEASE);
+}
+
+void profile_app_enter(void)
+{
+	u32 cpu = this_cpu_id();
+
+	if (!active || cpu >= ncpus || !cfg.ncount)
+		return;
+	struct cpu_prof *cp = &cpus[cpu];
+	bool irq = irq_save();
+	u64 now = rdtsc_ordered();
+	for (int j = 0; j < cfg.ncount; j++)
+		event_value(cp, cfg.nevents + j, now, &cp->app_base[j]);
+	cp->app_here = true;
+	cp->app_t0 = rdtsc_ordered();		/* the window starts here */
+	irq_restore(irq);
+}
+
+void profile_app_exit(void)
+{
+	u64 t1 = rdtsc_ordered();		/* ... and ends here */
+	u32 cpu = this_cpu_id();
+
+	if (!active || cpu >= ncpus || !cpus[cpu].app_here)
+		return;
+	struct cpu_prof *cp = &cpus[cpu];
+	bool irq = irq_save();
+	cp->app_t1 = t1;
+	for (int j = 0; j < cfg.ncount; j++)
+		event_value(cp, cfg.nevents + j, t1, &cp->app_end[j]);
+	irq_restore(irq);
 }
 
 bool profile_active(void)
@@ -465,12 +850,49 @@ struct hot {
  * reads without releasing (no bp_ring_read_end), so the stream to the host
  * still carries every record. Not NMI-safe.
  */
+/*
+ * One line per counting event for the app's CPU (CPU 0 if no app ran
+ * inside the run), perf stat's way: a multiplexed count is shown scaled,
+ * with the factor and the share of the time it ran.
+ */
+static void print_counts(void)
+{
+	u32 cpu = 0;
+
+	for (u32 i = 0; i < ncpus; i++)
+		if (cpus[i].app_here && cpus[i].app_t1) {
+			cpu = i;
+			break;
+		}
+	const struct cpu_prof *cp = &cpus[cpu];
+	u64 win = cp->app_here && cp->app_t1 ? cp->app_t1 - cp->app_t0 : cp->t_stop - cp->t_start;
+	kprintf("count: %s on cpu %u: %lu TSC ticks (%lu us)%s\n", app_name ? app_name : "run",
+		cpu, win, tsc_to_ns(win) / 1000,
+		ncpus > 1 ? "; every CPU's counts are in its COUNTS record" : "");
+	for (int j = 0; j < cfg.ncount; j++) {
+		const struct pmu_value *v = &cp->counts[j];
+		const char *name = cfg.attrs[cfg.nevents + j].name;
+		if (!v->running) {
+			kprintf("count: %s <not counted>\n", name);
+		} else if (v->running >= v->enabled) {
+			kprintf("count: %s %lu\n", name, v->count);
+		} else {
+			u64 x100 = pmu_mul_div(v->enabled, 100, v->running);
+			u64 pct10 = pmu_mul_div(v->running, 1000, v->enabled);
+			kprintf("count: %s %lu (scaled x%lu.%02lu, running %lu.%lu%%)\n", name,
+				pmu_scaled(v), x100 / 100, x100 % 100, pct10 / 10, pct10 % 10);
+		}
+	}
+}
+
 void profile_summary(void)
 {
 	static struct hot table[SUMMARY_SLOTS];
 	static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
 	u64 total = 0, lost = 0, other = 0;
 
+	if (cfg.ncount && ncpus)
+		print_counts();
 	if (!cfg.nevents)
 		return;
 	memset(table, 0, sizeof(table));

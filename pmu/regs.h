@@ -99,4 +99,66 @@
  * as in IA32_PERF_GLOBAL_CTRL/STATUS (SDM 21.2.2). */
 #define PMU_FIXED_BIT(i)		(32 + (i))
 
+
+/* Intel Processor Trace (SDM Vol. 3C ch. 33; Vol. 4 table 2-2). Issue 9,
+ * pmu/pt.c. */
+#define CPUID_EXT_FEATURES_7		0x7		/* sub-leaf 0 */
+#define   CPUID7_EBX_INTEL_PT		(1u << 25)
+#define CPUID_PT			0x14		/* 33.3.1: capability enumeration */
+#define   PT0_EBX_CR3_FILTER		(1u << 0)
+#define   PT0_EBX_PSB_CYC		(1u << 1)	/* configurable PSB, cycle-accurate mode */
+#define   PT0_EBX_IP_FILTER		(1u << 2)	/* IP filtering, TraceStop */
+#define   PT0_EBX_MTC			(1u << 3)
+#define   PT0_EBX_PTWRITE		(1u << 4)
+#define   PT0_ECX_TOPA			(1u << 0)	/* ToPA output */
+#define   PT0_ECX_TOPA_MULTI		(1u << 1)	/* ToPA tables with many output entries */
+#define   PT0_ECX_SINGLE_RANGE		(1u << 2)	/* single-range output */
+#define   PT0_ECX_TRANSPORT		(1u << 3)	/* output to the trace transport subsystem */
+#define   PT0_ECX_LIP			(1u << 31)	/* IP payloads are LIPs (CS base added) */
+#define   PT1_EAX_NR_RANGES(a)		((a) & 7)
+#define   PT1_EBX_PSB_FREQ(b)		((b) >> 16)
+
+#define MSR_IA32_RTIT_OUTPUT_BASE	0x560		/* 33.2.8.7 */
+#define MSR_IA32_RTIT_OUTPUT_MASK_PTRS	0x561		/* 33.2.8.8 */
+#define   RTIT_MASK_LOWER		0x7full		/* bits 6:0, always 1s */
+#define   RTIT_MASK_TABLE_OFFSET_SHIFT	7		/* ToPA: entry index (offset >> 3) */
+#define   RTIT_MASK_OUTPUT_OFFSET_SHIFT	32		/* offset in the current region */
+#define MSR_IA32_RTIT_CTL		0x570		/* 33.2.8.2 */
+#define   RTIT_CTL_TRACEEN		(1ull << 0)
+#define   RTIT_CTL_CYCEN		(1ull << 1)
+#define   RTIT_CTL_OS			(1ull << 2)
+#define   RTIT_CTL_USER			(1ull << 3)
+#define   RTIT_CTL_PWREVTEN		(1ull << 4)
+#define   RTIT_CTL_FUPONPTW		(1ull << 5)
+#define   RTIT_CTL_FABRICEN		(1ull << 6)
+#define   RTIT_CTL_CR3FILTER		(1ull << 7)
+#define   RTIT_CTL_TOPA			(1ull << 8)
+#define   RTIT_CTL_MTCEN		(1ull << 9)
+#define   RTIT_CTL_TSCEN		(1ull << 10)
+#define   RTIT_CTL_DISRETC		(1ull << 11)
+#define   RTIT_CTL_PTWEN		(1ull << 12)
+#define   RTIT_CTL_BRANCHEN		(1ull << 13)
+#define   RTIT_CTL_PSBFREQ_SHIFT	24		/* bits 27:24 */
+#define   RTIT_CTL_ADDR0_CFG_SHIFT	32		/* bits 35:32; 1 = FilterEn */
+#define   RTIT_CTL_ADDR_CFG_FILTER	1ull
+#define MSR_IA32_RTIT_STATUS		0x571		/* 33.2.8.4 */
+#define   RTIT_STATUS_FILTEREN		(1ull << 0)
+#define   RTIT_STATUS_CONTEXTEN		(1ull << 1)
+#define   RTIT_STATUS_TRIGGEREN		(1ull << 2)
+#define   RTIT_STATUS_ERROR		(1ull << 4)
+#define   RTIT_STATUS_STOPPED		(1ull << 5)
+#define MSR_IA32_RTIT_CR3_MATCH		0x572
+#define MSR_IA32_RTIT_ADDR0_A		0x580		/* 33.2.8.5; ADDRn at 0x580 + 2n */
+#define MSR_IA32_RTIT_ADDR0_B		0x581
+
+/* ToPA table entries (33.2.7.2, table 33-3). */
+#define TOPA_END			(1ull << 0)
+#define TOPA_INT			(1ull << 2)
+#define TOPA_STOP			(1ull << 4)
+#define TOPA_SIZE_SHIFT			6		/* bits 9:6: region = 4 KiB << size */
+#define TOPA_BASE_MASK			(~0xfffull)
+
+/* IA32_PERF_GLOBAL_STATUS / _OVF_CTRL: the ToPA PMI (SDM Vol. 3B 21.2.4). */
+#define GLOBAL_STATUS_TRACE_TOPA_PMI	(1ull << 55)
+
 #endif

@@ -179,3 +179,66 @@ TESTS += [
          host_file=dict(path="virtio-uefi.out", expect_bytes=_VIRTIO_BYTES,
                         sha256=_VIRTIO_SHA256)),
 ]
+
+# bench
+# The microbenchmark harness (apps/bench.c, test/guest/test_bench.c): exact
+# counts under icount with no sampling; then each suite app on 1 and 2 CPUs
+# inside the kernel's soft-PMU sampling run, its BENCH records checked in
+# the rings (4 MiB of ring per CPU: no sample may crowd a record out); and
+# the suite as `make run` shows it.
+TESTS += [
+    dict(name="bench_exact", icount=True, timeout=60,
+         append="events=none app=test_bench -- exact"),
+] + [
+    dict(name=f"bench_{app[6:]}_smp{n}", smp=n, timeout=60,
+         append=f"ring_pages=1024 app=test_bench -- records app={app} quick=1" +
+         (" cpu=all" if n > 1 else ""))
+    for app in ("bench_memlat", "bench_membw", "bench_branch", "bench_insn", "bench_priv")
+    for n in (1, 2)
+] + [
+    # QEMU's "max" CPU has POPCNT, RDTSCP, AVX and AVX2: the rows qemu64 skips.
+    dict(name=f"bench_{app[6:]}_cpu_max", timeout=60, qemu_args=["-cpu", "max"],
+         append=f"ring_pages=1024 app=test_bench -- records app={app} quick=1")
+    for app in ("bench_membw", "bench_insn", "bench_priv")
+] + [
+    dict(name="bench_suite", kind="expect", smp=2, timeout=60, append="app=suite", exit=0,
+         expect=[r"^suite: no PMU here \(QEMU TCG: .*\), so there are no real cycle counts",
+                 r"^memlat: pointer chase on 2 MiB pages",
+                 r"^memlat: 4 KiB pages: (knee|no knee)",
+                 r"^membw: read, write, copy passes",
+                 r"^branch: one conditional branch per copy",
+                 r"^  add r64 lat +tsc +\d+\.\d{3}",
+                 r"^  NMI round trip with cpu 1 +tsc",
+                 r"^  IPI round trip with cpu 1 +tsc",
+                 r"^suite: 5 benchmark groups, 0 failed, in \d+ TSC ticks",
+                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 2 CPUs"],
+         forbid=[r"FATAL", r"malformed"]),
+]
+
+# counting
+# Counting runs (count=, COUNTS records), group reads (READ in samples) and
+# throttling, with the soft events that need no PMU (test/guest/test_count.c);
+# exact counts under icount, where the TSC counts retired instructions.
+TESTS += [
+    dict(name="count_exact", icount=True, append="events=none app=test_count -- exact"),
+    dict(name="count_smp", smp=2, append="events=none app=test_count -- smp"),
+    dict(name="count_read", icount=True, append="events=none app=test_count -- read"),
+    dict(name="count_throttle", icount=True,
+         append="events=none max_rate=2500 app=test_count -- throttle"),
+    dict(name="count_stat", kind="expect", append="count=tsc,cpu-clock,task-clock", exit=0,
+         expect=[r"^count: loopnest on cpu 0: \d+ TSC ticks \(\d+ us\)$", r"^count: tsc \d+$",
+                 r"^count: cpu-clock \d+$", r"^count: task-clock \d+$"],
+         forbid=[r"^profile: "]),
+    dict(name="count_without_pmu", kind="expect", append="count=tsc,instructions", exit=2,
+         expect=[r"count: event 'instructions': this machine has no PMU .*"
+                 r"soft events: tsc, cpu-clock, task-clock"]),
+]
+# counting on a real PMU (make test-kvm): ten events on fewer counters are
+# multiplexed, and the console shows the scaled counts perf stat's way.
+KVM_TESTS += [
+    dict(name="kvm_count_multiplex", kvm=True, kind="expect", exit=0,
+         append="count=instructions,cycles,branches,branch-misses,cache-references,"
+                "cache-misses,branches,branch-misses,cache-references,cache-misses",
+         expect=[r"^count: loopnest on cpu 0: \d+ TSC ticks",
+                 r"^count: branches \d+ \(scaled x\d+\.\d\d, running \d+\.\d%\)$"]),
+]

@@ -141,7 +141,9 @@ enum bp_record_type {
 	BP_RECORD_EVENT_DESC	= 0x4003,	/* struct bp_record_event_desc */
 	BP_RECORD_APP_START	= 0x4004,	/* struct bp_record_app_start */
 	BP_RECORD_APP_STOP	= 0x4005,	/* struct bp_record_app_stop */
-	/* 0x4006 .. 0x7fff: reserved for future bareperf records */
+	BP_RECORD_COUNTS	= 0x4006,	/* struct bp_record_counts + bp_count_entry[nr] */
+	BP_RECORD_BENCH		= 0x4007,	/* struct bp_record_bench */
+	/* 0x4008 .. 0x7fff: reserved for future bareperf records */
 	BP_RECORD_BAREPERF_LAST	= 0x7fff,
 };
 
@@ -374,5 +376,107 @@ struct bp_record_app_stop {
 	uint8_t  reserved[16];
 };
 _Static_assert(sizeof(struct bp_record_app_stop) == 56, "bp_record_app_stop ABI");
+
+/*
+ * COUNTS: the counting events of a run (bareperf stat), one record per
+ * CPU, written when the app stops, before APP_STOP. nr entries follow the
+ * fixed part: the READ group entry widened by the event's own times.
+ * time_running < time_enabled means the event was multiplexed: count is
+ * what it counted while on a counter, and count * time_enabled /
+ * time_running estimates the whole window (perf stat's scaling; a report
+ * marks such a count as scaled); time_running 0: never counted. Times are
+ * TSC ticks. The window is the app's main on the CPU it ran on, the whole
+ * run on the others; time_enabled says how long it was.
+ */
+struct bp_count_entry {
+	uint64_t id;			/* the event: EVENT_DESC id (sample_period 0) */
+	uint64_t count;
+	uint64_t time_enabled;
+	uint64_t time_running;
+};
+_Static_assert(sizeof(struct bp_count_entry) == 32, "bp_count_entry ABI");
+
+struct bp_record_counts {
+	struct bp_record_header header;
+	uint32_t app_id;
+	uint32_t cpu;
+	uint64_t nr;			/* struct bp_count_entry that follow */
+};
+_Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
+
+/*
+ * The config (EVENT_DESC, READ entries) of soft events, which the kernel
+ * derives from the TSC rather than a PMU counter. Bit 63 lies outside
+ * every PERFEVTSEL encoding. Under QEMU -icount shift=0 the TSC advances
+ * one tick per retired instruction, so tsc counts instructions exactly.
+ */
+#define BP_CONFIG_SOFT			(1ull << 63)
+#define BP_CONFIG_SOFT_CPU_CLOCK	(BP_CONFIG_SOFT | 0)	/* ns: perf's cpu-clock */
+#define BP_CONFIG_SOFT_TASK_CLOCK	(BP_CONFIG_SOFT | 1)	/* ns the app ran: task-clock */
+#define BP_CONFIG_SOFT_TSC		(BP_CONFIG_SOFT | 0x100)	/* TSC ticks */
+
+/*
+ * A microbenchmark result (apps/bench.h): one per benchmark, event and CPU.
+ * The harness measures the body unrolled n and 2n times, `loops` block
+ * iterations each, n_reps times after `warmup` discarded runs; m(n) and
+ * m(2n) are aggregated over the repetitions, then
+ *     value = (agg(m(2n)) - agg(m(n))) / (unroll * loops * work)
+ * is the count of `event` per unit of work (work_unit), x1000, rounded.
+ * A table is the records sharing `table`; a line of a sweep (a plot) those
+ * sharing table, name and event, x = param.
+ */
+/* bp_record_bench.param_unit: what param counts */
+#define BP_BENCH_PARAM_NONE	0	/* no parameter: a row of a table */
+#define BP_BENCH_PARAM_BYTES	1	/* working-set size */
+#define BP_BENCH_PARAM_LENGTH	2	/* pattern length (period) */
+#define BP_BENCH_PARAM_COUNT	3	/* a count of something, e.g. threads */
+#define BP_BENCH_PARAM_CPU	4	/* the other CPU of a round trip */
+
+/* bp_record_bench.work_unit: what one unit of work is */
+#define BP_BENCH_WORK_COPY	0	/* one copy of the body */
+#define BP_BENCH_WORK_INSN	1	/* one instruction of the kind measured */
+#define BP_BENCH_WORK_LOAD	2	/* one dependent load (pointer chase) */
+#define BP_BENCH_WORK_LINE	3	/* one 64-byte line read, written or copied */
+#define BP_BENCH_WORK_BRANCH	4	/* one conditional branch */
+#define BP_BENCH_WORK_ROUND_TRIP 5	/* one round trip between two CPUs */
+#define BP_BENCH_WORK_OP	6	/* one operation (instruction + its set-up) */
+
+/* bp_record_bench.flags */
+#define BP_BENCH_F_EXACT	(1u << 0)	/* every repetition counted the same (min == max) */
+#define BP_BENCH_F_TSC		(1u << 1)	/* event is the TSC, not a PMU counter */
+#define BP_BENCH_F_ICOUNT	(1u << 2)	/* the TSC counts retired instructions (QEMU -icount) */
+#define BP_BENCH_F_NO_PMU	(1u << 3)	/* no PMU: TSC ticks, cycles are not real */
+#define BP_BENCH_F_LOOPED	(1u << 4)	/* C body: its loop overhead per copy is included */
+#define BP_BENCH_F_DISTURBED	(1u << 5)	/* `disturbed` repetitions kept an NMI */
+
+struct bp_record_bench {
+	struct bp_record_header header;
+	uint32_t app_id;		/* as APP_START, 0 if unknown */
+	uint32_t cpu;			/* the CPU measured on */
+	char     table[16];		/* NUL-terminated: "memlat", "insn", ... */
+	char     name[32];		/* NUL-terminated: "chase 4k-pages", "add r64 lat" */
+	char     event[32];		/* NUL-terminated: "tsc" or a PMU event spec */
+	uint64_t param;			/* e.g. working-set bytes; param_unit says */
+	uint16_t param_unit;		/* BP_BENCH_PARAM_* */
+	uint16_t work_unit;		/* BP_BENCH_WORK_* */
+	uint32_t flags;			/* BP_BENCH_F_* */
+	uint32_t n_reps;		/* repetitions aggregated */
+	uint32_t warmup;		/* runs discarded before them */
+	uint32_t unroll;		/* n */
+	uint32_t disturbed;		/* repetitions that kept an NMI after retries */
+	uint64_t loops;			/* block iterations per measurement */
+	uint64_t work;			/* units of work per copy of the body */
+	int64_t  min;			/* x1000 per unit of work: from the minima */
+	int64_t  median;		/* ... from the medians */
+	int64_t  trimmed_mean;		/* ... from the means of the middle 60% */
+	int64_t  max;			/* ... from the maxima */
+	uint64_t median_n;		/* raw median count of one n-run (overhead included) */
+	uint64_t median_2n;		/* ... of one 2n-run */
+	uint64_t time;			/* TSC when the result was written */
+	uint8_t  reserved[32];
+};
+_Static_assert(sizeof(struct bp_record_bench) == 232, "bp_record_bench ABI");
+_Static_assert(__builtin_offsetof(struct bp_record_bench, param) == 96, "bp_record_bench ABI");
+_Static_assert(__builtin_offsetof(struct bp_record_bench, min) == 144, "bp_record_bench ABI");
 
 #endif

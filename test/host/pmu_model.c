@@ -378,6 +378,7 @@ static mu64 step(struct pmu_model *m, const struct model_cycle *c, mu64 n)
 		}
 		*v = (*v + add) & mask;
 	}
+	m->tsc += d;
 	/* Edge state after these cycles (constant inside a step). */
 	for (mu32 i = 0; i < m->nr_gp; i++)
 		if (gp_enabled(m, (int)i))
@@ -719,6 +720,11 @@ mu64 pmu_hw_rdpmc(mu32 ecx)
 int pmu_hw_rdpmc_safe(mu32 ecx, mu64 *val)
 {
 	return model_rdpmc(pmu_model, ecx, val);
+}
+
+mu64 pmu_hw_rdtsc(void)
+{
+	return pmu_model->tsc;
 }
 
 mu32 pmu_lvtpc_read(void)

@@ -88,6 +88,10 @@ struct pmu_model {
 	/* Work the test wants to happen inside the NMI handler (freeze tests). */
 	mu64 stuck_status;		/* ORed into GLOBAL_STATUS on every read */
 
+	/* Time: one tick per cycle run (pmu_hw_rdtsc, the clock of event
+	 * times); advanced before the PMI of an overflow is raised. */
+	mu64 tsc;
+
 	/* Access counters, for cost accounting in tests. */
 	mu64 rdmsrs, wrmsrs, rdpmcs;
 };

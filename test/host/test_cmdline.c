@@ -70,6 +70,41 @@ static void profiling_options(void **state)
 	assert_non_null(strstr(err, "period: '0' is not a number from 1"));
 	assert_int_equal(parse("freq=2000000"), -1);
 	assert_int_equal(parse("callchain=2"), -1);
+	assert_string_equal(o.count, "");
+	assert_int_equal(o.max_rate, 100000);
+	assert_int_equal(parse("count=tsc,cpu-clock,instructions max_rate=0"), 0);
+	assert_string_equal(o.count, "tsc,cpu-clock,instructions");
+	assert_int_equal(o.max_rate, 0);
+	assert_int_equal(parse("max_rate=2500"), 0);
+	assert_int_equal(o.max_rate, 2500);
+	assert_int_equal(parse("max_rate=many"), -1);
+	assert_non_null(strstr(err, "max_rate: 'many' is not a number from 0 to 10000000"));
+	assert_int_equal(parse("count="), -1);
+	assert_string_equal(err, "option 'count' needs a value: count=LIST");
+}
+
+static void trace_options(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(""), 0);
+	assert_string_equal(o.trace, "");
+	assert_int_equal(o.aux_pages, 64);
+	assert_int_equal(parse("trace=all aux_pages=1"), 0);
+	assert_string_equal(o.trace, "all");
+	assert_int_equal(o.aux_pages, 1);
+	assert_int_equal(parse("trace=sstep:tt_fib"), 0);
+	assert_string_equal(o.trace, "sstep:tt_fib");
+	assert_int_equal(parse("trace=pt:0x100000-0x200000"), 0);
+	assert_int_equal(parse("trace=tt_begin-tt_end"), 0);
+	assert_int_equal(parse("trace=a-b-c"), -1);
+	assert_non_null(strstr(err, "trace: 'a-b-c' is not [sstep:|pt:]all, a function, or START-END"));
+	assert_int_equal(parse("trace=pt:"), -1);
+	assert_int_equal(parse("trace=-x"), -1);
+	assert_int_equal(parse("trace=x-"), -1);
+	assert_int_equal(parse("aux_pages=3"), -1);
+	assert_non_null(strstr(err, "aux_pages: '3' is not a power of two from 1 to 65536"));
+	assert_int_equal(parse("aux_pages=0"), -1);
+	assert_int_equal(parse("aux_pages=131072"), -1);
 }
 
 static void app_arguments(void **state)
@@ -101,7 +136,8 @@ static void unknown_option(void **state)
 	(void)state;
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
-			    "events period freq callchain ring_pages stream pace control");
+			    "events period freq callchain ring_pages stream pace control count max_rate "
+			    "trace aux_pages");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
 }
@@ -144,7 +180,7 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 11);
+	assert_int_equal(help_lines, 15);
 }
 
 int main(void)
@@ -153,6 +189,7 @@ int main(void)
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(options),
 		cmocka_unit_test(profiling_options),
+		cmocka_unit_test(trace_options),
 		cmocka_unit_test(app_arguments),
 		cmocka_unit_test(too_many_app_arguments),
 		cmocka_unit_test(unknown_option),

@@ -3,7 +3,9 @@
  * for every PMU flavour: probe, counting exactness, 64-bit counts across
  * hardware overflow, sampling with reload, PMI delivery and the LVT PC
  * re-arm, group reads, throttling, freeze on PMI, stuck and spurious PMIs,
- * full-width vs legacy reloads, counter assignment and its errors.
+ * full-width vs legacy reloads, counter assignment and its errors;
+ * multiplexing (event sets rotated by pmu_tick, scaled counts), frequency
+ * mode and throttling on the tick, group reads inside the PMI.
  * Scenarios follow kvm-unit-tests x86/pmu.c where it has one.
  */
 #include <setjmp.h>
@@ -695,6 +697,395 @@ static void freq_adjust(void **state)
 	assert_true(p > 249000 && p < 251000);
 }
 
+/* ---- Multiplexing: event sets rotated by pmu_tick ---- */
+
+/* What a counter adds per cycle in mux_cycle, per event name below. */
+static const struct { const char *name; u64 rate; } mux_events[] = {
+	{ "instructions", 3 }, { "branches", 2 }, { "branch-misses", 1 }, { "cycles", 1 },
+};
+static const struct model_cycle mux_cycle = {
+	.n = { [SIG_INSTRUCTIONS] = 3, [SIG_BRANCHES] = 2, [SIG_BRANCH_MISSES] = 1 } };
+
+static int open_mux(int n, int pinned, u64 *rate)
+{
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+
+	for (int i = 0; i < n; i++) {
+		char spec[64];
+		int k = i < pinned ? 3 : i % 4;
+		snprintf(spec, sizeof(spec), "%s%s", mux_events[k].name, i < pinned ? "/pinned/" : "");
+		a[i] = ev(spec);
+		rate[i] = mux_events[k].rate;
+	}
+	open_n(a, n, PMU_OPEN_MULTIPLEX | PMU_OPEN_NO_FIXED);
+	return n;
+}
+
+/*
+ * Twice as many events as GP counters: two event sets that alternate on
+ * every tick. Each event runs half the time, and its count scaled by
+ * enabled / running is the whole run's count exactly (the model's work is
+ * uniform and its clock only moves with it). Intervals long enough that
+ * counters overflow and are folded across the switches; an odd number of
+ * them, so set 0 runs one interval more than set 1.
+ */
+static void multiplex_scaling(void **state)
+{
+	u64 rate[PMU_MAX_EVENTS];
+
+	boot(flav(state));
+	int n = (int)MIN(2 * caps.nr_gp, (u32)PMU_MAX_EVENTS);
+	open_mux(n, 0, rate);
+	assert_int_equal(ctx.nsets, 2);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(ctx.ctr[i].set, i < (int)caps.nr_gp ? 0 : 1);
+	const u64 K = caps.max_period / 2 + 12345, T = 11;
+	pmu_start(&ctx);
+	u64 t0 = M.tsc;
+	for (u64 t = 0; t < T; t++) {
+		model_run(&M, &mux_cycle, K);
+		if (t + 1 < T)
+			pmu_tick(&ctx);
+	}
+	pmu_stop(&ctx);
+	assert_int_equal(ctx.stats.rotations, T - 1);
+	assert_int_equal(M.tsc - t0, K * T);
+	for (int i = 0; i < n; i++) {
+		struct pmu_value v;
+		u64 ran = i < (int)caps.nr_gp ? (T + 1) / 2 : T / 2;
+		pmu_read_value(&ctx, i, &v);
+		assert_int_equal(v.enabled, K * T);
+		assert_int_equal(v.running, K * ran);
+		assert_int_equal(v.count, rate[i] * K * ran);
+		assert_int_equal(pmu_scaled(&v), rate[i] * K * T);
+	}
+	assert_true(ctx.ctr[0].overflows >= 2);
+	assert_int_equal(ctx.stats.unknown_status, 0);
+	assert_int_equal(ctx.stats.missed, 0);
+	/* Even: each set exactly half, time_running = time_enabled / 2. */
+	u64 w = 0, r = 0, p = 0;
+	pmu_start(&ctx);
+	for (u64 t = 0; t < 10; t++) {
+		model_run(&M, &mux_cycle, 1000);
+		u64 w0 = M.wrmsrs, r0 = M.rdmsrs, p0 = M.rdpmcs;
+		pmu_tick(&ctx);
+		w += M.wrmsrs - w0, r += M.rdmsrs - r0, p += M.rdpmcs - p0;
+	}
+	pmu_stop(&ctx);
+	/* What one rotation costs in register accesses. */
+	print_message("# rotation of %d events on %u counters: %lu wrmsr, %lu rdmsr, %lu rdpmc per tick\n",
+		      n, caps.nr_gp, (unsigned long)w / 10, (unsigned long)r / 10, (unsigned long)p / 10);
+	for (int i = 0; i < n; i++) {
+		struct pmu_value v;
+		pmu_read_value(&ctx, i, &v);
+		assert_int_equal(2 * v.running, v.enabled);
+		assert_int_equal(pmu_scaled(&v), rate[i] * 10000);
+	}
+}
+
+/* A pinned event stays on its counter in every set (time_running ==
+ * time_enabled); the rest make three sets. */
+static void multiplex_pinned(void **state)
+{
+	u64 rate[PMU_MAX_EVENTS];
+
+	boot(flav(state));
+	int free = (int)caps.nr_gp - 1;
+	int n = 1 + MIN(3 * free, PMU_MAX_EVENTS - 1);
+	open_mux(n, 1, rate);
+	assert_int_equal(ctx.nsets, 3);
+	assert_int_equal(ctx.ctr[0].set, PMU_SET_PINNED);
+	pmu_start(&ctx);
+	for (int t = 0; t < 9; t++) {
+		model_run(&M, &mux_cycle, 3000);
+		pmu_tick(&ctx);
+	}
+	pmu_stop(&ctx);
+	for (int i = 0; i < n; i++) {
+		struct pmu_value v;
+		pmu_read_value(&ctx, i, &v);
+		assert_int_equal(v.enabled, 27000);
+		assert_int_equal(v.running, i ? 9000 : 27000);
+		assert_int_equal(pmu_scaled(&v), rate[i] * 27000);
+	}
+	/* An event that fits in no set beside the pinned ones never counts. */
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+	for (u32 i = 0; i < caps.nr_gp; i++)
+		a[i] = ev("branches/pinned/");
+	a[caps.nr_gp] = ev("instructions");
+	open_n(a, (int)caps.nr_gp + 1, PMU_OPEN_MULTIPLEX | PMU_OPEN_NO_FIXED);
+	assert_int_equal(ctx.ctr[caps.nr_gp].set, PMU_SET_NEVER);
+	pmu_start(&ctx);
+	model_run(&M, &mux_cycle, 100);
+	pmu_tick(&ctx);
+	pmu_stop(&ctx);
+	struct pmu_value v;
+	pmu_read_value(&ctx, (int)caps.nr_gp, &v);
+	assert_int_equal(v.count, 0);
+	assert_int_equal(v.running, 0);
+	assert_int_equal(v.enabled, 100);
+	assert_int_equal(pmu_scaled(&v), 0);
+}
+
+/* Sampling events multiplexed: a period interrupted by a switch resumes
+ * where it stopped, so samples = counted events / period, not one per
+ * stint. */
+static void multiplex_sampling(void **state)
+{
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+
+	boot(flav(state));
+	int n = (int)MIN(2 * caps.nr_gp, (u32)PMU_MAX_EVENTS);
+	for (int i = 0; i < n; i++)
+		a[i] = ev("instructions/period=1000/");
+	open_n(a, n, PMU_OPEN_MULTIPLEX | PMU_OPEN_NO_FIXED);
+	assert_int_equal(ctx.nsets, 2);
+	pmu_start(&ctx);
+	for (int t = 0; t < 20; t++) {
+		model_retire(&M, 1500);
+		pmu_tick(&ctx);
+	}
+	pmu_stop(&ctx);
+	for (int i = 0; i < n; i++) {
+		struct pmu_value v;
+		pmu_read_value(&ctx, i, &v);
+		assert_int_equal(v.count, 15000);
+		assert_int_equal(v.running, 15000);
+		assert_int_equal(log_.per_idx[i], 15);
+		assert_int_equal(log_.last_period[i], 1000);
+	}
+	assert_int_equal(ctx.stats.missed, 0);
+	assert_int_equal(ctx.stats.unknown_status, 0);
+}
+
+/* Intel: fixed counters rotate too. instructions and cycles alternate, so
+ * each set puts its first of each on fixed counters 0 and 1 and the rest
+ * on GP counters; every event's scaled count is still exact. */
+static void multiplex_fixed(void **state)
+{
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+	u64 rate[PMU_MAX_EVENTS];
+
+	boot(flav(state));
+	int n = (int)MIN(2 * (caps.nr_gp + 2), (u32)PMU_MAX_EVENTS);
+	for (int i = 0; i < n; i++) {
+		a[i] = ev(i % 2 ? "cycles" : "instructions");
+		rate[i] = i % 2 ? 1 : 3;
+	}
+	open_n(a, n, PMU_OPEN_MULTIPLEX);
+	assert_int_equal(ctx.nsets, 2);
+	assert_int_equal(ctx.ctr[0].hw, PMU_HW_FIXED);
+	assert_int_equal(ctx.ctr[1].hw, PMU_HW_FIXED);
+	pmu_start(&ctx);
+	for (int t = 0; t < 6; t++) {
+		model_run(&M, &mux_cycle, caps.max_period / 3 + 777);
+		pmu_tick(&ctx);
+	}
+	pmu_stop(&ctx);
+	u64 total = 6 * (caps.max_period / 3 + 777);
+	for (int i = 0; i < n; i++) {
+		struct pmu_value v;
+		pmu_read_value(&ctx, i, &v);
+		assert_int_equal(v.enabled, total);
+		assert_int_equal(2 * v.running, total);
+		assert_int_equal(pmu_scaled(&v), rate[i] * total);
+	}
+	assert_int_equal(M.fixed_ctrl, 0);
+	assert_int_equal(ctx.stats.unknown_status, 0);
+}
+
+/* Two events only fixed counter 2 counts (ref-cycles): an error, or with
+ * multiplexing one event set each. */
+static void multiplex_fixed_only(void **state)
+{
+	struct model_cycle c = { { 0 } };
+
+	(void)state;
+	boot(MODEL_INTEL_V4);
+	struct pmu_event_attr two[2] = { ev("ref-cycles"), ev("ref-cycles") };
+	assert_int_equal(pmu_open(&ctx, &caps, two, 2, 0, err, sizeof(err)), -E_BUSY);
+	assert_true(contains(err, "already taken by 'ref-cycles'"));
+	open_n(two, 2, PMU_OPEN_MULTIPLEX);
+	assert_int_equal(ctx.nsets, 2);
+	assert_int_equal(ctx.ctr[1].set, 1);
+	pmu_start(&ctx);
+	model_run(&M, &c, 100);
+	pmu_tick(&ctx);
+	model_run(&M, &c, 300);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 100);
+	assert_int_equal(pmu_read(&ctx, 1), 300);
+	assert_int_equal(ctx.ctr[1].hw, PMU_HW_FIXED);
+}
+
+/* ---- Frequency mode: the tick re-tunes the period ---- */
+
+#define MODEL_HZ	1000000000ull		/* one model cycle = 1 ns */
+#define TICK_CYCLES	(MODEL_HZ / 250)
+
+static void freq_convergence(void **state)
+{
+	struct model_cycle one = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+	struct model_cycle three = { .n = { [SIG_INSTRUCTIONS] = 3 } };
+
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions/freq=4000/");
+	open_n(&a, 1, 0);
+	pmu_set_clock_hz(&ctx, MODEL_HZ);
+	assert_int_equal(ctx.ctr[0].period, 100000);	/* the first period */
+	pmu_start(&ctx);
+	unsigned before = 0;
+	for (int t = 0; t < 30; t++) {
+		before = log_.per_idx[0];
+		model_run(&M, &one, TICK_CYCLES);
+		pmu_tick(&ctx);
+	}
+	/* 1e9 instructions/s at 4000 samples/s: 250000 per sample, 16 a tick. */
+	u64 p = ctx.ctr[0].period;
+	print_message("# freq 4000/s at 1e9 events/s: period %lu after 30 ticks\n", (unsigned long)p);
+	assert_true(p > 247500 && p < 252500);
+	assert_true(log_.per_idx[0] - before >= 15 && log_.per_idx[0] - before <= 17);
+	/* Three times the work: the period follows. */
+	for (int t = 0; t < 30; t++)
+		model_run(&M, &three, TICK_CYCLES), pmu_tick(&ctx);
+	p = ctx.ctr[0].period;
+	assert_true(p > 742500 && p < 757500);
+	pmu_stop(&ctx);
+	assert_true(ctx.stats.retuned > 10);
+	assert_int_equal(pmu_read(&ctx, 0), 30 * TICK_CYCLES * 4);
+}
+
+/* Throttling on the tick, with frequency mode: a period far too short
+ * hits the budget every tick (THROTTLE, then UNTHROTTLE at the tick);
+ * the rate measured up to the throttle still re-tunes the period, until
+ * no tick throttles any more. */
+static void freq_throttle(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[2] = { ev("instructions/freq=4000/"), ev("cycles") };
+	a[0].period = 10;
+	open_n(a, 2, PMU_OPEN_NO_FIXED);
+	pmu_set_clock_hz(&ctx, MODEL_HZ);
+	pmu_set_throttle(&ctx, 100, on_throttle, NULL);
+	pmu_start(&ctx);
+	model_retire(&M, TICK_CYCLES);
+	assert_int_equal(log_.throttle, 1);
+	assert_int_equal(log_.per_idx[0], 100);	/* exactly the budget */
+	pmu_tick(&ctx);
+	assert_int_equal(log_.unthrottle, 1);
+	unsigned thr = 0;
+	for (int t = 0; t < 40; t++) {
+		thr = log_.throttle;
+		model_retire(&M, TICK_CYCLES);
+		pmu_tick(&ctx);
+	}
+	assert_int_equal(log_.throttle, thr);		/* the last tick did not throttle */
+	assert_int_equal(log_.unthrottle, log_.throttle);
+	assert_int_equal(ctx.stats.throttled, log_.throttle);
+	print_message("# freq 4000/s from period 10, 100 samples/tick max: %u throttled ticks, "
+		      "period %lu\n", log_.throttle, (unsigned long)ctx.ctr[0].period);
+	assert_true(ctx.ctr[0].period > 240000 && ctx.ctr[0].period < 260000);
+	pmu_stop(&ctx);
+	/* The counting event never stopped. */
+	assert_int_equal(pmu_read(&ctx, 1), 41 * TICK_CYCLES);
+}
+
+/* Throttle and unthrottle on every tick at a fixed period: the budget is
+ * exact per tick, and the count of the throttled event stops meanwhile. */
+static void throttle_ticks(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a[2] = { ev("instructions/period=100/"), ev("cycles") };
+	open_n(a, 2, 0);
+	pmu_set_throttle(&ctx, 7, on_throttle, NULL);
+	pmu_start(&ctx);
+	for (int t = 0; t < 10; t++) {
+		model_retire(&M, 10000);
+		assert_int_equal(log_.per_idx[0], 7 * (t + 1));
+		assert_int_equal(log_.throttle, t + 1);
+		pmu_tick(&ctx);
+		assert_int_equal(log_.unthrottle, t + 1);
+	}
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 10 * 700);
+	assert_int_equal(pmu_read(&ctx, 1), 100000);
+}
+
+/* ---- Group reads in samples: counts and times of every event ---- */
+
+static struct {
+	bool check;
+	u64 t0;
+	unsigned bad;
+} grp;
+
+static void emit_group(struct pmu_ctx *c, int idx, u64 period, void *arg)
+{
+	(void)arg;
+	emit(c, idx, period, arg);
+	struct pmu_value v[PMU_MAX_EVENTS];
+	for (int i = 0; i < c->n; i++)
+		pmu_read_value(c, i, &v[i]);
+	u64 now = M.tsc - grp.t0;
+	/* The sampler has exactly samples * period; cycles equals the clock;
+	 * branches one in two cycles; every event ran all the time. */
+	grp.bad += v[0].count != c->ctr[0].samples * period;
+	grp.bad += v[1].count != now;
+	grp.bad += c->n > 2 && v[2].count != now / 2;
+	for (int i = 0; i < c->n; i++)
+		grp.bad += v[i].enabled != now || v[i].running != now;
+}
+
+static void group_nmi(struct pmu_model *m, void *arg)
+{
+	(void)m, (void)arg;
+	log_.handled += pmu_handle_overflow(&ctx, emit_group, NULL);
+}
+
+static void group_read(void **state)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+	struct model_cycle cb = { .n = { [SIG_INSTRUCTIONS] = 1, [SIG_BRANCHES] = 1 } };
+
+	boot(flav(state));
+	struct pmu_event_attr a[3] = { ev("instructions/period=1000/"), ev("cycles"), ev("branches") };
+	int n = caps.nr_gp >= 3 || caps.fixed_bitmap ? 3 : 2;	/* Intel v1: 2 counters */
+	open_n(a, n, 0);
+	M.nmi = group_nmi;
+	memset(&grp, 0, sizeof(grp));
+	pmu_start(&ctx);
+	grp.t0 = M.tsc;
+	for (int i = 0; i < 5000; i++) {
+		model_run(&M, &c, 1);
+		model_run(&M, &cb, 1);
+	}
+	pmu_stop(&ctx);
+	assert_int_equal(log_.per_idx[0], 10);
+	assert_int_equal(grp.bad, 0);
+	struct pmu_value v;
+	pmu_read_value(&ctx, n - 1, &v);
+	assert_int_equal(v.count, n == 3 ? 5000 : 10000);
+	assert_int_equal(v.enabled, 10000);
+}
+
+static void mul_div(void **state)
+{
+	(void)state;
+	assert_int_equal(pmu_mul_div(6, 7, 3), 14);
+	assert_int_equal(pmu_mul_div(1ull << 62, 1ull << 10, 1ull << 20), 1ull << 52);
+	assert_int_equal(pmu_mul_div(~0ull, ~0ull, ~0ull), ~0ull);
+	assert_int_equal(pmu_mul_div(~0ull, 2, 1), ~0ull);		/* does not fit */
+	assert_int_equal(pmu_mul_div(5, 5, 0), ~0ull);
+	assert_int_equal(pmu_mul_div(1000000007ull * 3, 999999937ull, 999999937ull),
+			 1000000007ull * 3);
+	struct pmu_value v = { 1000, 3000, 1500 };
+	assert_int_equal(pmu_scaled(&v), 2000);
+	v = (struct pmu_value){ 1000, 3000, 3000 };
+	assert_int_equal(pmu_scaled(&v), 1000);
+	v = (struct pmu_value){ 0, 3000, 0 };
+	assert_int_equal(pmu_scaled(&v), 0);
+}
+
 /* ---- The table of scenarios x flavours ---- */
 
 struct scenario {
@@ -729,6 +1120,16 @@ static const struct scenario scenarios[] = {
 	{ "unavailable_events", unavailable_events, 0 },
 	{ "narrow_fixed", narrow_fixed, 0 },
 	{ "freq_adjust", freq_adjust, 0 },
+	{ "multiplex_scaling", multiplex_scaling, ALL_PMU },
+	{ "multiplex_pinned", multiplex_pinned, ALL_PMU },
+	{ "multiplex_sampling", multiplex_sampling, ALL_PMU },
+	{ "multiplex_fixed", multiplex_fixed, GLOBAL_PMU & ~(F(MODEL_AMD_V2) | F(MODEL_INTEL_V5)) },
+	{ "freq_convergence", freq_convergence, ALL_PMU },
+	{ "freq_throttle", freq_throttle, ALL_PMU },
+	{ "throttle_ticks", throttle_ticks, ALL_PMU },
+	{ "group_read", group_read, ALL_PMU },
+	{ "mul_div", mul_div, 0 },
+	{ "multiplex_fixed_only", multiplex_fixed_only, 0 },
 };
 
 int main(void)

@@ -1,0 +1,816 @@
+/*
+ * bench.c — the microbenchmark harness: nanoBench's n / 2n unrolling,
+ * serialized counter reads, LVT masking, repetitions and their statistics,
+ * BENCH records, console tables; and the helpers the suite apps share
+ * (pointer chases, working-set memory, CPUID cache sizes). See bench.h.
+ */
+#include "apps/bench.h"
+#include "kernel/apic.h"
+#include "kernel/percpu.h"
+#include "pmu/pmu.h"
+#include "ringbuf/ringbuf.h"
+
+#define TRIM_PERCENT	20		/* trimmed mean: drop this much at each end */
+#define SPREAD_NOTE	10		/* tables flag a spread of the 2n-runs from this % */
+#define SZ_2M		(2ul << 20)
+#define VMALLOC_MAX	(512ul << 20)	/* 4 KiB-page buffers: the vmalloc area is ~1 GiB */
+#define MEM_HEADROOM	(16ul << 20)	/* left free for rings, stacks, page tables */
+
+/* ---- options --------------------------------------------------------- */
+
+void bench_opts_default(struct bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cpu = this_cpu_id();
+	o->pages = "both";
+}
+
+static int parse_size(const char *s, u64 *out)
+{
+	char num[24];
+	size_t n = strlen(s);
+	u64 mult = 1;
+
+	if (!n || n >= sizeof(num))
+		return -1;
+	switch (s[n - 1]) {
+	case 'k': case 'K': mult = 1ul << 10; n--; break;
+	case 'm': case 'M': mult = 1ul << 20; n--; break;
+	case 'g': case 'G': mult = 1ul << 30; n--; break;
+	}
+	memcpy(num, s, n);
+	num[n] = 0;
+	if (parse_u64(num, out) || *out > (~0ul / mult))
+		return -1;
+	*out *= mult;
+	return 0;
+}
+
+static int set_events(struct bench_opts *o, const char *list)
+{
+	o->nevents = 0;
+	while (*list) {
+		const char *end = strchr(list, ',');
+		size_t len = end ? (size_t)(end - list) : strlen(list);
+		if (o->nevents == BENCH_MAX_EVENTS || !len || len >= BENCH_NAME_MAX) {
+			kprintf("bench: events: at most %d events of fewer than %d characters\n",
+				BENCH_MAX_EVENTS, BENCH_NAME_MAX);
+			return -E_INVAL;
+		}
+		memcpy(o->events[o->nevents], list, len);
+		o->events[o->nevents++][len] = 0;
+		list += len + (end ? 1 : 0);
+	}
+	return 0;
+}
+
+int bench_parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	bench_opts_default(o);
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i], *v = strchr(a, '=');
+		u64 x;
+		int bad = 0;
+
+		if (!v) {
+			kprintf("bench: '%s' is not key=value\n", a);
+			return -E_INVAL;
+		}
+		size_t klen = v++ - a;
+#define KEY(k) (klen == sizeof(k) - 1 && !strncmp(a, k, klen))
+		if (KEY("cpu")) {
+			if (!strcmp(v, "all"))
+				o->cpu = -1, o->cpu_column = true;
+			else if (parse_u64(v, &x) || x >= smp_cpus())
+				bad = 1;
+			else
+				o->cpu = x;
+		} else if (KEY("events")) {
+			if (set_events(o, v))
+				return -E_INVAL;
+		} else if (KEY("reps")) {
+			bad = parse_u64(v, &x) || x < 1 || x > BENCH_MAX_REPS;
+			o->reps = x;
+		} else if (KEY("warmup")) {
+			bad = parse_u64(v, &x) || x > 1000;
+			o->warmup = x;
+		} else if (KEY("min")) {
+			bad = parse_size(v, &o->min_bytes);
+		} else if (KEY("max")) {
+			bad = parse_size(v, &o->max_bytes);
+		} else if (KEY("pattern")) {
+			bad = parse_u64(v, &x) || x < 2 || x > (1u << 24) || (x & (x - 1));
+			o->max_pattern = x;
+		} else if (KEY("pages")) {
+			bad = strcmp(v, "4k") && strcmp(v, "2m") && strcmp(v, "both");
+			o->pages = v;
+		} else if (KEY("quick")) {
+			o->quick = strcmp(v, "0");
+		} else if (KEY("quiet")) {
+			o->quiet = strcmp(v, "0");
+		} else if (KEY("records")) {
+			o->no_records = !strcmp(v, "0");
+		} else {
+			kprintf("bench: unknown option '%s'; options: cpu=N|all events=LIST "
+				"reps=N warmup=N min=SIZE max=SIZE pattern=N pages=4k|2m|both "
+				"quick=0|1 quiet=0|1 records=0|1\n", a);
+			return -E_INVAL;
+		}
+#undef KEY
+		if (bad) {
+			kprintf("bench: bad value in '%s'%s\n", a,
+				!strncmp(a, "cpu", 3) ? " (a CPU number or all)" :
+				!strncmp(a, "reps", 4) ? " (1 to 1001)" :
+				!strncmp(a, "pattern", 7) ? " (a power of two, 2 to 2^24)" : "");
+			return -E_INVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+/* The probe: blocks of 1000 and 2000 nops. */
+BENCH_ASM(tsc_probe, 1000, "", "nop", "");
+
+static u64 __attribute__((noinline)) measure_tsc(bench_fn fn, void *arg, u64 count)
+{
+	u64 t0 = rdtsc_ordered();
+	fn(arg, count);
+	return rdtsc_ordered() - t0;
+}
+
+static u64 __attribute__((noinline)) measure_pmc(bench_fn fn, void *arg, u64 count, u32 ecx)
+{
+	u64 c0 = rdpmc(ecx);		/* lfence; rdpmc; lfence */
+	fn(arg, count);
+	return rdpmc(ecx) - c0;
+}
+
+bool bench_tsc_counts_insns(void)
+{
+	static int known = -1;
+
+	/* Three undisturbed probes must all find the 1000 extra nops to be
+	 * exactly 1000 ticks; one NMI-free pair in 20 tries is plenty. */
+	if (known < 0) {
+		int good = 0;
+		known = 1;
+		for (int tries = 0; tries < 20 && good < 3 && known; tries++) {
+			u64 nmi = __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
+			u64 a = measure_tsc(tsc_probe.run_n, NULL, 1);
+			u64 b = measure_tsc(tsc_probe.run_2n, NULL, 1);
+			if (nmi != __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED))
+				continue;
+			good++;
+			known = b - a == 1000;
+		}
+		known &= good == 3;
+	}
+	return known;
+}
+
+/* Does the active run program the hardware PMU (sampling or counting)? */
+static bool run_uses_pmu(void)
+{
+	const struct profile_cfg *p = profile_config();
+
+	if (!profile_active())
+		return false;
+	for (int i = 0; i < p->nevents + p->ncount; i++)
+		if (p->soft_ev[i] == PROFILE_HW)
+			return true;
+	return false;
+}
+
+bool bench_pmu_usable(const char **why)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+
+	if (c->kind == PMU_KIND_NONE) {
+		*why = c->none_reason[0] ? c->none_reason : "no PMU";
+		return false;
+	}
+	if (!c->rdpmc_ok) {
+		*why = "rdpmc does not work here";
+		return false;
+	}
+	if (run_uses_pmu()) {
+		*why = "the run has the hardware PMU (boot with events=none and no count= to "
+		       "count here)";
+		return false;
+	}
+	*why = NULL;
+	return true;
+}
+
+const char *bench_tsc_meaning(void)
+{
+	if (bench_tsc_counts_insns())
+		return "TSC (counts instructions under QEMU -icount)";
+	if (pmu_boot_caps.kind == PMU_KIND_NONE)
+		return "TSC ticks (no PMU: cycles are not real)";
+	return "TSC ticks";
+}
+
+bool bench_is_tcg(void)
+{
+	return cpu_features.hypervisor && !strcmp(cpu_features.hypervisor_id, "TCGTCGTCGTCG");
+}
+
+const char *bench_events_meaning(const struct bench_opts *o)
+{
+	const char *why;
+
+	for (u32 i = 0; i < o->nevents; i++)
+		if (strcmp(o->events[i], "tsc"))
+			return "counts of each event";
+	if (!o->nevents && bench_pmu_usable(&why))
+		return "counts of each event";
+	return bench_tsc_meaning();
+}
+
+struct bench_event {
+	char name[BENCH_NAME_MAX];
+	bool tsc;
+	struct pmu_event_attr attr;
+};
+
+/* The events to measure: o->events, or the defaults (cycles and
+ * instructions with a usable PMU, else tsc). */
+static int resolve_events(const struct bench_opts *o, struct bench_event *ev)
+{
+	const char *why;
+	bool pmu = bench_pmu_usable(&why);
+	int n = 0;
+
+	if (!o->nevents) {
+		if (pmu) {
+			strlcpy(ev[0].name, "cycles", BENCH_NAME_MAX);
+			strlcpy(ev[1].name, "instructions", BENCH_NAME_MAX);
+			n = 2;
+		} else {
+			strlcpy(ev[0].name, "tsc", BENCH_NAME_MAX);
+			n = 1;
+		}
+	} else {
+		for (u32 i = 0; i < o->nevents; i++)
+			strlcpy(ev[n++].name, o->events[i], BENCH_NAME_MAX);
+	}
+	for (int i = 0; i < n; i++) {
+		char err[160];
+		ev[i].tsc = !strcmp(ev[i].name, "tsc");
+		if (ev[i].tsc)
+			continue;
+		if (!pmu) {
+			kprintf("bench: event '%s': %s; use events=tsc\n", ev[i].name, why);
+			return -E_NODEV;
+		}
+		if (pmu_event_parse(ev[i].name, &pmu_boot_caps, &ev[i].attr, err, sizeof(err))) {
+			kprintf("bench: event '%s': %s\n", ev[i].name, err);
+			return -E_INVAL;
+		}
+		ev[i].attr.flags &= ~(PMU_ATTR_SAMPLE | PMU_ATTR_FREQ);
+		ev[i].attr.period = 0;
+	}
+	return n;
+}
+
+/* ---- the measurement ---------------------------------------------------- */
+
+/* LVT entries held masked while measuring (SDM Vol. 3A 11.5.1). */
+struct lvt_state {
+	u32 timer, therm, pc, error;
+	bool has_therm, mask_pc;
+};
+
+static void lvt_mask(struct lvt_state *s)
+{
+	u32 max_lvt = (apic_read(APIC_VERSION) >> 16) & 0xff;
+
+	/* MaxLVT + 1 entries: 5 = timer, thermal, PC, LINT0, LINT1, error. */
+	s->has_therm = max_lvt >= 5;
+	/* A run on the hardware PMU owns LVT PC: a PMI lost while masked
+	 * would leave its counter silent, so leave it (its NMIs are retried).
+	 * Masking the timer pauses the run tick (multiplexing, re-tuning,
+	 * the drain) for the length of one benchmark. */
+	s->mask_pc = max_lvt >= 4 && !run_uses_pmu();
+	s->timer = apic_read(APIC_LVT_TIMER);
+	apic_write(APIC_LVT_TIMER, s->timer | APIC_LVT_MASKED);
+	if (s->has_therm) {
+		s->therm = apic_read(APIC_LVT_THERM);
+		apic_write(APIC_LVT_THERM, s->therm | APIC_LVT_MASKED);
+	}
+	if (s->mask_pc) {
+		s->pc = apic_read(APIC_LVT_PC);
+		apic_write(APIC_LVT_PC, s->pc | APIC_LVT_MASKED);
+	}
+	s->error = apic_read(APIC_LVT_ERROR);
+	apic_write(APIC_LVT_ERROR, s->error | APIC_LVT_MASKED);
+}
+
+static void lvt_restore(const struct lvt_state *s)
+{
+	apic_write(APIC_LVT_ERROR, s->error);
+	if (s->mask_pc)
+		apic_write(APIC_LVT_PC, s->pc);
+	if (s->has_therm)
+		apic_write(APIC_LVT_THERM, s->therm);
+	apic_write(APIC_LVT_TIMER, s->timer);
+}
+
+/* One (bench, CPU) job; the arrays are static: bench_run is not reentrant
+ * and runs one CPU at a time. */
+struct job {
+	const struct bench *b;
+	const struct bench_event *ev;
+	int nev;
+	u32 reps, warmup;
+	bool records;
+	struct bench_result *res;	/* nev results for this CPU */
+	int err;
+};
+
+static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS];
+static struct pmu_ctx bench_pmu;
+static u8 scan_buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+
+static void sort_u64(u64 *v, u32 n)
+{
+	for (u32 i = 1; i < n; i++) {
+		u64 x = v[i];
+		u32 j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+struct agg {
+	s64 min, median, tmean, max;	/* x1000, one measurement */
+};
+
+static void aggregate(u64 *v, u32 n, struct agg *a)
+{
+	u32 trim = n * TRIM_PERCENT / 100;
+	u64 sum = 0;
+
+	sort_u64(v, n);
+	a->min = v[0] * 1000;
+	a->max = v[n - 1] * 1000;
+	a->median = n & 1 ? v[n / 2] * 1000 : (v[n / 2 - 1] + v[n / 2]) * 500;
+	for (u32 i = trim; i < n - trim; i++)
+		sum += v[i];
+	a->tmean = sum * 1000 / (n - 2 * trim);
+}
+
+/* x / d rounded to nearest, for signed x. */
+static s64 div_round(s64 x, u64 d)
+{
+	return x >= 0 ? (s64)(((u64)x + d / 2) / d) : -(s64)(((u64)-x + d / 2) / d);
+}
+
+/* The app id of the run on this CPU's ring: its APP_START record, which
+ * sits near the start of the ring (the run writes it before the app). */
+static u32 run_app_id(struct bp_ring *rb, u32 cpu)
+{
+	struct bp_ring_reader r;
+	const struct bp_record_header *rec;
+
+	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, (u64)BP_RING_PAGE_SIZE + rb->data_size))
+		return 0;
+	bp_ring_read_begin(&r);
+	while (bp_ring_read_next(&r, &rec, scan_buf, sizeof(scan_buf)) == 1) {
+		const struct bp_record_app_start *s = (const void *)rec;
+		if (rec->type == BP_RECORD_APP_START && s->cpu == cpu)
+			return s->app_id;
+	}
+	return 0;
+}
+
+static void write_record(const struct bench *b, const struct bench_result *r)
+{
+	u32 cpu = this_cpu_id();
+	struct bp_ring *rb = profile_active() ? profile_ring(cpu) : NULL;
+	struct bp_record_bench rec = {
+		.header = { BP_RECORD_BENCH, 0, sizeof(rec) },
+		.cpu = cpu,
+		.param = b->param,
+		.param_unit = b->param_unit,
+		.work_unit = b->work_unit,
+		.flags = r->flags,
+		.n_reps = r->reps,
+		.warmup = r->warmup,
+		.unroll = r->unroll,
+		.disturbed = r->disturbed,
+		.loops = r->loops,
+		.work = r->work,
+		.min = r->min,
+		.median = r->median,
+		.trimmed_mean = r->tmean,
+		.max = r->max,
+		.median_n = r->median_n,
+		.median_2n = r->median_2n,
+	};
+
+	if (!rb)
+		return;
+	rec.app_id = run_app_id(rb, cpu);
+	strlcpy(rec.table, b->table, sizeof(rec.table));
+	strlcpy(rec.name, b->name, sizeof(rec.name));
+	strlcpy(rec.event, r->event, sizeof(rec.event));
+	rec.time = rdtsc();
+	bp_ring_output(rb, &rec);
+}
+
+/* Measure one event: warm-up, then reps pairs of (n, 2n) measurements. */
+static int measure_event(struct job *j, const struct bench_event *e, struct bench_result *r)
+{
+	const struct bench *b = j->b;
+	bool c_body = !b->code;
+	u32 n = c_body ? MAX(b->unroll, 1u) : b->code->n;
+	u64 loops = MAX(b->loops, 1ul), work = MAX(b->work, 1ul);
+	bench_fn fn_n = c_body ? b->body : b->code->run_n;
+	bench_fn fn_2n = c_body ? b->body : b->code->run_2n;
+	u64 cnt_n = c_body ? n * loops : loops, cnt_2n = c_body ? 2 * n * loops : loops;
+	u64 width_mask = ~0ul;
+	u32 ecx = 0;
+	struct percpu *pc = this_cpu();
+	struct lvt_state lvt = { 0 };
+	char err[160];
+
+	memset(r, 0, sizeof(*r));
+	if (!e->tsc) {
+		if (pmu_open(&bench_pmu, &pmu_boot_caps, &e->attr, 1, 0, err, sizeof(err))) {
+			kprintf("bench: %s: event %s: %s\n", b->name, e->name, err);
+			return -E_INVAL;
+		}
+		s64 idx = pmu_rdpmc_index(&bench_pmu, 0);
+		if (idx < 0) {
+			kprintf("bench: %s: event %s got no counter rdpmc can read\n", b->name,
+				e->name);
+			return -E_NODEV;
+		}
+		ecx = idx;
+		pmu_start(&bench_pmu);
+		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? pmu_boot_caps.fixed_mask
+								 : pmu_boot_caps.gp_mask;
+	}
+#define MEASURE(fn, cnt) ((e->tsc ? measure_tsc(fn, b->arg, cnt) \
+			  : measure_pmc(fn, b->arg, cnt, ecx)) & width_mask)
+	lvt_mask(&lvt);
+	for (u32 w = 0; w < j->warmup; w++) {
+		(void)MEASURE(fn_n, cnt_n);
+		(void)MEASURE(fn_2n, cnt_2n);
+	}
+	/* A repetition that took an NMI is measured again; once one has
+	 * been hit on every try, NMIs come faster than a repetition takes
+	 * and retrying only costs time: keep what comes from then on. */
+	u32 retries = b->flags & BENCH_NMI_OK ? 0 : BENCH_NMI_RETRIES;
+	for (u32 i = 0; i < j->reps; i++) {
+		for (u32 tries = 0; ; tries++) {
+			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
+			m_n[i] = MEASURE(fn_n, cnt_n);
+			m_2n[i] = MEASURE(fn_2n, cnt_2n);
+			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED))
+				break;
+			if (tries >= retries) {
+				r->disturbed += !(b->flags & BENCH_NMI_OK);
+				retries = 0;
+				break;
+			}
+		}
+	}
+	lvt_restore(&lvt);
+#undef MEASURE
+	if (!e->tsc)
+		pmu_stop(&bench_pmu);
+
+	struct agg a1, a2;
+	bool exact;
+	u64 d = n * loops * work;
+
+	aggregate(m_n, j->reps, &a1);
+	aggregate(m_2n, j->reps, &a2);
+	exact = a1.min == a1.max && a2.min == a2.max;
+	r->cpu = pc->cpu;
+	strlcpy(r->event, e->name, sizeof(r->event));
+	r->reps = j->reps;
+	r->warmup = j->warmup;
+	r->unroll = n;
+	r->loops = loops;
+	r->work = work;
+	r->min = div_round(a2.min - a1.min, d);
+	r->median = div_round(a2.median - a1.median, d);
+	r->tmean = div_round(a2.tmean - a1.tmean, d);
+	r->max = div_round(a2.max - a1.max, d);
+	r->median_n = a1.median / 1000;
+	r->median_2n = a2.median / 1000;
+	r->spread = a2.median ? MIN((a2.max - a2.min) * 100 / a2.median, (s64)9999) : 0;
+	r->flags = (exact ? BP_BENCH_F_EXACT : 0) | (c_body ? BP_BENCH_F_LOOPED : 0) |
+		   (r->disturbed ? BP_BENCH_F_DISTURBED : 0);
+	if (e->tsc)
+		r->flags |= BP_BENCH_F_TSC | (bench_tsc_counts_insns() ? BP_BENCH_F_ICOUNT : 0) |
+			    (pmu_boot_caps.kind == PMU_KIND_NONE ? BP_BENCH_F_NO_PMU : 0);
+	return 0;
+}
+
+static void run_job(void *arg)
+{
+	struct job *j = arg;
+	const struct bench *b = j->b;
+
+	if ((b->flags & BENCH_PER_CPU_SETUP) && b->setup && b->setup(b->arg)) {
+		j->err = 1;		/* skipped: the set-up said why */
+		return;
+	}
+	for (int i = 0; i < j->nev; i++) {
+		int e = measure_event(j, &j->ev[i], &j->res[i]);
+		if (e) {
+			j->err = e;
+			break;
+		}
+		if (j->records)
+			write_record(b, &j->res[i]);
+	}
+	if ((b->flags & BENCH_PER_CPU_SETUP) && b->teardown)
+		b->teardown(b->arg);
+}
+
+/* ---- console ------------------------------------------------------------ */
+
+const char *bench_fmt_x1000(s64 v, char *buf, size_t n)
+{
+	u64 a = v < 0 ? -(u64)v : (u64)v;
+
+	ksnprintf(buf, n, "%s%lu.%03lu", v < 0 ? "-" : "", a / 1000, a % 1000);
+	return buf;
+}
+
+const char *bench_fmt_bytes(u64 b, char *buf, size_t n)
+{
+	if (b >= (1ul << 30) && !(b & ((1ul << 30) - 1)))
+		ksnprintf(buf, n, "%lu GiB", b >> 30);
+	else if (b >= (1ul << 20) && !(b & ((1ul << 20) - 1)))
+		ksnprintf(buf, n, "%lu MiB", b >> 20);
+	else if (b >= 1024 && !(b & 1023))
+		ksnprintf(buf, n, "%lu KiB", b >> 10);
+	else
+		ksnprintf(buf, n, "%lu B", b);
+	return buf;
+}
+
+void bench_table(const char *table, const char *title, const char *param_label,
+		 const struct bench_opts *o)
+{
+	if (o->quiet)
+		return;
+	kprintf("\n%s: %s\n", table, title);
+	kprintf("  %s%-28s %-14s %10s %10s %10s %5s  %s\n", o->cpu_column ? "cpu " : "",
+		param_label, "event", "min", "median", "t-mean", "reps", "note");
+}
+
+static void print_row(const struct bench *b, const struct bench_opts *o,
+		      const struct bench_result *r)
+{
+	char label[48], p[24], v1[24], v2[24], v3[24], note[40] = "";
+
+	if (b->param_unit == BP_BENCH_PARAM_BYTES)
+		ksnprintf(label, sizeof(label), "%s %s", b->name, bench_fmt_bytes(b->param, p, sizeof(p)));
+	else if (b->param_unit == BP_BENCH_PARAM_CPU)
+		ksnprintf(label, sizeof(label), "%s cpu %lu", b->name, b->param);
+	else if (b->param_unit != BP_BENCH_PARAM_NONE)
+		ksnprintf(label, sizeof(label), "%s %lu", b->name, b->param);
+	else
+		strlcpy(label, b->name, sizeof(label));
+	if (r->flags & BP_BENCH_F_EXACT)
+		strlcpy(note, "exact", sizeof(note));
+	else if (r->spread >= SPREAD_NOTE)
+		ksnprintf(note, sizeof(note), "spread %u%%", r->spread);
+	if (r->disturbed)
+		ksnprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%u kept an NMI",
+			  note[0] ? ", " : "", r->disturbed);
+	if (o->cpu_column)
+		kprintf("  %3u ", r->cpu);
+	else
+		kprintf("  ");
+	kprintf("%-28s %-14s %10s %10s %10s %5u  %s\n", label, r->event,
+		bench_fmt_x1000(r->min, v1, sizeof(v1)), bench_fmt_x1000(r->median, v2, sizeof(v2)),
+		bench_fmt_x1000(r->tmean, v3, sizeof(v3)), r->reps, note);
+}
+
+/* ---- bench_run ------------------------------------------------------------ */
+
+int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
+	      u32 def_warmup, struct bench_result *res, int max_res)
+{
+	static struct bench_event ev[BENCH_MAX_EVENTS];
+	int nev = resolve_events(o, ev), nres = 0;
+	u32 first = o->cpu < 0 ? 0 : (u32)o->cpu;
+	u32 last = o->cpu < 0 ? smp_cpus() - 1 : (u32)o->cpu;
+
+	if (nev < 0)
+		return nev;
+	if (first >= smp_cpus()) {
+		kprintf("bench: no CPU %u (%u online)\n", first, smp_cpus());
+		return -E_NOENT;
+	}
+	if (!(b->flags & BENCH_PER_CPU_SETUP) && b->setup && b->setup(b->arg))
+		return 0;
+	for (u32 cpu = first; cpu <= last; cpu++) {
+		if (nres + nev > max_res) {
+			kprintf("bench: %s: more results than the %d-entry array holds\n",
+				b->name, max_res);
+			break;
+		}
+		struct job j = {
+			.b = b, .ev = ev, .nev = nev,
+			.reps = MIN(o->reps ? o->reps : MAX(def_reps, 1u), (u32)BENCH_MAX_REPS),
+			.warmup = o->warmup ? o->warmup : def_warmup,
+			.records = !o->no_records,
+			.res = res + nres,
+		};
+		int e = smp_call(cpu, run_job, &j, true);
+		if (e) {
+			kprintf("bench: %s: cpu %u is busy or missing (%d)\n", b->name, cpu, e);
+			continue;
+		}
+		if (j.err == 1)
+			continue;
+		if (j.err)
+			return j.err;
+		for (int i = 0; i < nev; i++)
+			if (!o->quiet)
+				print_row(b, o, &res[nres + i]);
+		nres += nev;
+	}
+	if (!(b->flags & BENCH_PER_CPU_SETUP) && b->teardown)
+		b->teardown(b->arg);
+	return nres;
+}
+
+/* ---- helpers for the suite ------------------------------------------------ */
+
+u64 bench_rand(u64 *s)
+{
+	/* xorshift64* (Vigna 2016); never seeded with 0. */
+	u64 x = *s ? *s : 0x9e3779b97f4a7c15ul;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dul;
+}
+
+void *bench_chase_build(void *buf, u64 nodes, u64 stride, u64 seed)
+{
+	u8 *base = buf;
+	u64 s = seed;
+
+	/* Sattolo's algorithm, in place: node i's word holds a[i], starting
+	 * from the identity; swapping a[i] with an a[j], j < i, for i from the
+	 * top down leaves a cyclic permutation (one cycle through all). */
+	for (u64 i = 0; i < nodes; i++)
+		*(u64 *)(base + i * stride) = i;
+	for (u64 i = nodes - 1; i > 0; i--) {
+		u64 j = (u64)(((unsigned __int128)bench_rand(&s) * i) >> 64);	/* [0, i) */
+		u64 *a = (u64 *)(base + i * stride), *c = (u64 *)(base + j * stride);
+		u64 t = *a;
+		*a = *c;
+		*c = t;
+	}
+	for (u64 i = 0; i < nodes; i++) {
+		u64 *w = (u64 *)(base + i * stride);
+		*w = (u64)(base + *w * stride);
+	}
+	return base;
+}
+
+u64 bench_chase_cycle(const void *buf, u64 nodes, u64 stride)
+{
+	const u8 *base = buf, *p = buf;
+	u64 steps = 0;
+
+	do {
+		u64 next = *(const u64 *)p;
+		if (next < (u64)base || next >= (u64)base + nodes * stride ||
+		    (next - (u64)base) % stride)
+			return 0;
+		p = (const u8 *)next;
+		steps++;
+	} while (p != base && steps <= nodes);
+	return p == base ? steps : 0;
+}
+
+u64 bench_mem_cap(void)
+{
+	u64 free = pmm_free_pages() * PAGE_SIZE, cap = 1ul << 12;
+
+	if (free <= MEM_HEADROOM + SZ_2M)
+		return 0;
+	free -= MEM_HEADROOM + SZ_2M;		/* + the 2 MiB alignment slack */
+	while (cap * 2 <= free)
+		cap *= 2;
+	return cap;
+}
+
+/* Small buffers are not worth a 2 MiB alignment (pmm_alloc zeroes what
+ * it hands out): they take their pages as they come. */
+#define SMALL_BUF	(1ul << 20)
+
+void *bench_mem_2m(u64 bytes)
+{
+	u64 pages = ALIGN_UP(bytes, SZ_2M) / PAGE_SIZE + SZ_2M / PAGE_SIZE;
+	u64 pa;
+
+	if (bytes <= SMALL_BUF)
+		return (void *)pmm_alloc(ALIGN_UP(bytes, PAGE_SIZE) / PAGE_SIZE);
+	if (pages * PAGE_SIZE + MEM_HEADROOM > pmm_free_pages() * PAGE_SIZE)
+		return NULL;
+	pa = pmm_alloc(pages);
+	if (!pa)
+		return NULL;
+	/* The identity map is made of 2 MiB pages (kernel/paging.c); start on
+	 * one so the buffer spans as few as possible. The slack before the
+	 * aligned start is given back, and so is what follows the buffer. */
+	u64 start = ALIGN_UP(pa, SZ_2M), end = start + ALIGN_UP(bytes, SZ_2M);
+	if (start > pa)
+		pmm_free(pa, (start - pa) / PAGE_SIZE);
+	if (pa + pages * PAGE_SIZE > end)
+		pmm_free(end, (pa + pages * PAGE_SIZE - end) / PAGE_SIZE);
+	return (void *)start;
+}
+
+void bench_mem_2m_free(void *p, u64 bytes)
+{
+	if (p)
+		pmm_free((u64)p, ALIGN_UP(bytes, bytes <= SMALL_BUF ? PAGE_SIZE : SZ_2M) / PAGE_SIZE);
+}
+
+void *bench_mem_4k(u64 bytes)
+{
+	static u64 base, size;
+	u64 pages = ALIGN_UP(bytes, PAGE_SIZE) / PAGE_SIZE;
+
+	if (bytes <= size)
+		return (void *)base;
+	/* Page tables come on top: one 4 KiB table per 512 pages. */
+	if (bytes > VMALLOC_MAX ||
+	    (pages + pages / 512 + 2) * PAGE_SIZE + MEM_HEADROOM > pmm_free_pages() * PAGE_SIZE)
+		return NULL;
+	u64 top = vmalloc_stack(pages);
+	if (!top)
+		return NULL;
+	if (size)
+		kprintf("bench: a %lu KiB 4 KiB-page buffer stays allocated (no vfree)\n",
+			size >> 10);
+	base = top - pages * PAGE_SIZE;
+	size = pages * PAGE_SIZE;
+	return (void *)base;
+}
+
+static void add_cache(struct bench_cache *c, int *n, int max, u32 level, char type, u64 bytes)
+{
+	if (*n < max && bytes) {
+		c[*n].level = level;
+		c[*n].type = type;
+		c[*n].bytes = bytes;
+		(*n)++;
+	}
+}
+
+int bench_caches(struct bench_cache *c, int max)
+{
+	const struct cpu_features *f = &cpu_features;
+	u32 a, b, cx, d, leaf = 0;
+	int n = 0;
+
+	if (!strcmp(f->vendor, "GenuineIntel") && f->max_leaf >= 4)
+		leaf = 4;
+	if (!strcmp(f->vendor, "AuthenticAMD") && f->max_ext_leaf >= 0x8000001d) {
+		cpuid(0x80000001, &a, &b, &cx, &d);
+		if (cx & (1u << 22))		/* TOPOEXT */
+			leaf = 0x8000001d;
+	}
+	/* Deterministic cache parameters (SDM Vol. 2A CPUID leaf 04H; AMD APM
+	 * Vol. 3 CPUID Fn8000_001D: the same layout). */
+	for (u32 i = 0; leaf && i < 16; i++) {
+		cpuid_count(leaf, i, &a, &b, &cx, &d);
+		u32 type = a & 0x1f;
+		if (!type)
+			break;
+		u64 bytes = (u64)((b >> 22) + 1) * (((b >> 12) & 0x3ff) + 1) *
+			    ((b & 0xfff) + 1) * ((u64)cx + 1);
+		add_cache(c, &n, max, (a >> 5) & 7, type == 1 ? 'd' : type == 2 ? 'i' : 'u', bytes);
+	}
+	if (!n && f->max_ext_leaf >= 0x80000006) {
+		/* AMD's older leaves (APM Vol. 3, Fn8000_0005 and _0006). */
+		cpuid(0x80000005, &a, &b, &cx, &d);
+		add_cache(c, &n, max, 1, 'd', (u64)(cx >> 24) << 10);
+		cpuid(0x80000006, &a, &b, &cx, &d);
+		add_cache(c, &n, max, 2, 'u', (u64)(cx >> 16) << 10);
+		add_cache(c, &n, max, 3, 'u', (u64)(d >> 18) << 19);
+	}
+	return n;
+}

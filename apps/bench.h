@@ -1,0 +1,237 @@
+/*
+ * bench.h — the microbenchmark harness (apps/bench.c) and the suite's
+ * entry points (apps/bench_*.c).
+ *
+ * The method is nanoBench's (Abel & Reineke, "nanoBench: A Low-Overhead
+ * Tool for Running Microbenchmarks on x86 Systems", ISPASS 2020): the body
+ * is unrolled n times and 2n times, each version runs the same number of
+ * loop iterations between two serialized counter reads, and the result is
+ *
+ *         (m(2n) - m(n)) / (n * loops * work)       per unit of work
+ *
+ * so the counter reads, the call, the loop and any set-up in the block
+ * cancel out. m() is aggregated over the repetitions before subtracting:
+ * minimum, median, and the mean of the middle 60% (the 20% trimmed mean).
+ * Results are fixed-point, x1000 (kernel C has no floating point).
+ *
+ * Writing a benchmark: one C file.
+ *
+ *   BENCH_ASM(add_lat, 100, "", "add %rcx, %rax", "");
+ *
+ *   static const struct bench b = {
+ *           .table = "insn", .name = "add r64 latency",
+ *           .code = &add_lat, .loops = 10, .work_unit = BP_BENCH_WORK_INSN,
+ *   };
+ *   struct bench_result r[BENCH_MAX_RESULTS];
+ *   bench_run(&b, opts, r, BENCH_MAX_RESULTS);
+ *
+ * BENCH_ASM(id, n, init, body, fini) makes two functions in assembly: init,
+ * then `loops` iterations of exactly n (or 2n) copies of body (GNU as
+ * .rept), then fini and ret. Under the SysV ABI as called: %rdi = the
+ * bench's arg, %rsi = the loop counter (do not touch it). body may use
+ * %rax %rcx %rdx %rdi %r8-%r11 and the vector registers; %rbx %rbp
+ * %r12-%r15 only if init pushes and fini pops them. Label 1 is the loop's;
+ * use 2: to 9: inside a body (they are local to each copy).
+ *
+ * A C body instead (.body): void fn(void *arg, u64 copies) runs `copies`
+ * copies of the work (the harness passes n*loops and 2n*loops); its own
+ * loop overhead per copy is then part of the result (BP_BENCH_F_LOOPED).
+ *
+ * While measuring, the local APIC's timer, thermal, performance-counter
+ * and error LVT entries are masked (not cli: nanoBench's observation that
+ * pending masked interrupts lower retirement throughput on some cores);
+ * LINT0 stays masked as the kernel left it, LINT1 (the NMI pin) is left
+ * alone, and so is LVT PC while the run itself uses the hardware PMU (a
+ * PMI lost to the mask would silence its counter). Masking the timer
+ * pauses the run tick (multiplexing, the stream drain) for one benchmark.
+ * NMIs cannot be masked: a repetition during which this CPU took an NMI (a
+ * soft-PMU sample, say) is measured again, up to BENCH_NMI_RETRIES times;
+ * once one is hit on every try, NMIs come faster than a repetition lasts
+ * and the rest are kept as they come, counted in `disturbed`. Exact
+ * measurements under -icount need a run without sampling (events=none) or
+ * a sampling period longer than the benchmark.
+ *
+ * PMU events need the PMU to themselves: while the run samples or counts
+ * with the hardware PMU (the kernel's default events=cycles on a machine
+ * with one), the harness measures only the "tsc" pseudo-event and says
+ * so; boot with events=none to count PMU events here.
+ *
+ * Not reentrant: one bench_run at a time (it keeps its buffers static).
+ */
+#ifndef BAREPERF_APPS_BENCH_H
+#define BAREPERF_APPS_BENCH_H
+
+#include "kernel/kernel.h"
+#include <uapi/perf_ring.h>
+
+#define BENCH_MAX_EVENTS	4
+#define BENCH_MAX_RESULTS	(BENCH_MAX_EVENTS * 64)	/* events x CPUs */
+#define BENCH_MAX_REPS		1001
+#define BENCH_NMI_RETRIES	4
+#define BENCH_NAME_MAX		32
+
+#define BENCH_STR(x)		#x
+#define BENCH_XSTR(x)		BENCH_STR(x)
+
+/* The two unrolled versions of an assembly body (BENCH_ASM). */
+typedef void (*bench_fn)(void *arg, u64 count);
+struct bench_asm {
+	bench_fn run_n, run_2n;		/* count = loops */
+	u32 n;
+};
+
+#define BENCH_ASM_FN(sym, copies, init, body, fini)			\
+	".pushsection .text." #sym ",\"ax\",@progbits\n"		\
+	".type " #sym ", @function\n"					\
+	".balign 64\n"							\
+	#sym ":\n"							\
+	init "\n"							\
+	".balign 16\n"							\
+	"1:\n"								\
+	".rept " copies "\n"						\
+	body "\n"							\
+	".endr\n"							\
+	"dec %rsi\n"							\
+	"jnz 1b\n"							\
+	fini "\n"							\
+	"ret\n"								\
+	".size " #sym ", .-" #sym "\n"					\
+	".popsection\n"
+
+#define BENCH_ASM(id, n, init, body, fini)				\
+	void bench_##id##_n(void *arg, u64 loops);			\
+	void bench_##id##_2n(void *arg, u64 loops);			\
+	asm(BENCH_ASM_FN(bench_##id##_n, BENCH_XSTR(n), init, body, fini) \
+	    BENCH_ASM_FN(bench_##id##_2n, BENCH_XSTR(2 * (n)), init, body, fini)); \
+	static const struct bench_asm id = { bench_##id##_n, bench_##id##_2n, (n) }
+
+/* struct bench.flags */
+#define BENCH_NMI_OK		(1u << 0)	/* NMIs are part of the body: keep them */
+#define BENCH_PER_CPU_SETUP	(1u << 1)	/* run setup/teardown on each measuring CPU */
+
+struct bench {
+	const char *table;		/* groups rows into one table: "memlat" */
+	const char *name;		/* the row (< 32 characters): "chase 4k-pages" */
+	u64 param;			/* e.g. working-set bytes, pattern length */
+	u16 param_unit;			/* BP_BENCH_PARAM_* */
+	u16 work_unit;			/* BP_BENCH_WORK_* */
+	u64 work;			/* units of work per copy of the body (0 = 1) */
+	u64 loops;			/* block iterations per measurement (0 = 1) */
+	u32 unroll;			/* C bodies: n (0 = 1); BENCH_ASM has its own */
+	u32 flags;			/* BENCH_* */
+	const struct bench_asm *code;	/* either this ... */
+	bench_fn body;			/* ... or a C body running `copies` copies */
+	void *arg;
+	/* Optional, outside the measured region; a non-zero return skips the
+	 * benchmark with the message the set-up printed. */
+	int (*setup)(void *arg);
+	void (*teardown)(void *arg);
+};
+
+/* What the user asked for; bench_parse_args fills it from "key=value". */
+struct bench_opts {
+	int cpu;			/* -1: every CPU in turn */
+	u32 reps, warmup;		/* 0: the benchmark's default */
+	u32 nevents;
+	char events[BENCH_MAX_EVENTS][BENCH_NAME_MAX];	/* "tsc", or PMU event specs */
+	u64 min_bytes, max_bytes;	/* memory sweeps (0: default) */
+	u32 max_pattern;		/* branch sweep */
+	bool quick;			/* the suite's small, fast parameters */
+	bool quiet;			/* no console table rows */
+	bool no_records;		/* do not write BENCH records */
+	bool cpu_column;		/* tables show the CPU (cpu=all) */
+	const char *pages;		/* memlat: "4k", "2m" or "both" */
+};
+
+struct bench_result {
+	u32 cpu;
+	u32 flags;			/* BP_BENCH_F_* */
+	char event[BENCH_NAME_MAX];
+	u32 reps, warmup, disturbed, unroll;
+	u64 loops, work;
+	s64 min, median, tmean, max;	/* x1000 per unit of work */
+	u64 median_n, median_2n;	/* raw counts of one measurement */
+	u32 spread;			/* (max - min) / median of the 2n-runs, percent */
+};
+
+/* Defaults: parse "cpu=N|all events=a,b reps=N warmup=N min=SIZE max=SIZE
+ * pattern=N pages=4k|2m|both quick=1 quiet=1" (SIZE: 4096, 64k, 2m, 1g).
+ * Unknown words are an error naming them; returns 0 or -E_INVAL. */
+int bench_parse_args(int argc, char **argv, struct bench_opts *o);
+void bench_opts_default(struct bench_opts *o);
+
+/*
+ * Run one benchmark for every requested event, on o->cpu or on every CPU
+ * in turn; print a row per result (unless quiet) and write a BENCH record
+ * into the measuring CPU's ring when a run is active. reps/warmup default
+ * to def_reps / def_warmup (o overrides). Returns the number of results,
+ * 0 if the set-up skipped it, or -E_* (bad event, bad CPU).
+ */
+int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
+	      u32 def_warmup, struct bench_result *res, int max_res);
+
+/* Console tables: a title, then a header line naming the columns. */
+void bench_table(const char *table, const char *title, const char *param_label,
+		 const struct bench_opts *o);
+/* "x.yyy" for a x1000 value, into buf; returns buf. */
+const char *bench_fmt_x1000(s64 v, char *buf, size_t n);
+/* "4 KiB", "2 MiB", "1 GiB" */
+const char *bench_fmt_bytes(u64 bytes, char *buf, size_t n);
+
+/* What the "tsc" pseudo-event is on this machine, in words. */
+const char *bench_tsc_meaning(void);
+/* Does the TSC count retired instructions (QEMU -icount shift=0)? Probed
+ * once by measuring nop blocks. */
+bool bench_tsc_counts_insns(void);
+/* "TSC ... " when every event is the TSC, else "counts of the event". */
+const char *bench_events_meaning(const struct bench_opts *o);
+/* Running under QEMU's TCG (hypervisor id "TCGTCGTCGTCG")? */
+bool bench_is_tcg(void);
+/* Is the hardware PMU usable for counting now (present, rdpmc works, not
+ * busy sampling this run)? why: a sentence if not. */
+bool bench_pmu_usable(const char **why);
+
+/* ---- helpers for suite apps ---- */
+
+/* Deterministic xorshift64* random numbers. */
+u64 bench_rand(u64 *state);
+
+/*
+ * A pointer chase over nodes of `stride` bytes at buf: node i's first
+ * word points at node next(i), where next is one random cycle through all
+ * nodes (Sattolo's algorithm), so a walk visits every node once per lap.
+ * Returns the start node. bench_chase_cycle walks it and returns the
+ * length of the cycle through buf (== nodes when it is one cycle), or 0
+ * if a pointer leaves the buffer or is misaligned.
+ */
+void *bench_chase_build(void *buf, u64 nodes, u64 stride, u64 seed);
+u64 bench_chase_cycle(const void *buf, u64 nodes, u64 stride);
+
+/* Memory for a working set: 2 MiB pages (the identity map, 2 MiB-aligned
+ * above 1 MiB; smaller buffers may straddle two 2 MiB pages)
+ * or 4 KiB pages (vmalloc_stack's mapping; kept and reused, never freed:
+ * the kernel has no vfree). Returns NULL if RAM does not allow it. */
+void *bench_mem_2m(u64 bytes);
+void bench_mem_2m_free(void *p, u64 bytes);
+void *bench_mem_4k(u64 bytes);
+/* The largest working set a sweep may use: a power of two that leaves
+ * headroom in free RAM. */
+u64 bench_mem_cap(void);
+
+/* Caches from CPUID (Intel leaf 4, AMD 0x8000001D or 0x80000005/6). */
+struct bench_cache {
+	u32 level;
+	char type;			/* 'd', 'i', 'u' */
+	u64 bytes;
+};
+int bench_caches(struct bench_cache *c, int max);
+
+/* The suite: each runs its benchmarks with the given options; returns an
+ * exit code. */
+int bench_memlat(const struct bench_opts *o);
+int bench_membw(const struct bench_opts *o);
+int bench_branch(const struct bench_opts *o);
+int bench_insn(const struct bench_opts *o);
+int bench_priv(const struct bench_opts *o);
+
+#endif
