@@ -71,10 +71,22 @@ MEM  ?= 256
 APP  ?=
 ARGS ?=
 
-run: check-deps kernel $(if $(filter 1,$(UEFI)),esp)
-	$(Q)$(PYTHON) tools/bpqemu.py --build $(BUILD) $(if $(filter 1,$(UEFI)),--uefi) \
-		$(if $(filter 1,$(KVM)),--kvm) --smp $(SMP) --mem $(MEM) \
-		$(if $(APP),app=$(APP)) $(if $(ARGS),-- $(ARGS))
+run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
+	@mkdir -p $(BUILD)/out
+	@rm -f $(BUILD)/out/perf.data $(BUILD)/out/flamegraph.svg $(BUILD)/out/capture.kernel.elf
+	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
+		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
+		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
+		-o $(BUILD)/out/capture.bpc -- $(or $(APP),loopnest) $(ARGS); rc=$$?; \
+	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
+	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
+	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \
+	$(BUILD)/bareperf flamegraph -i $$o/capture.bpc -o $$o/flamegraph.svg >/dev/null; \
+	echo; echo "make run: wrote"; \
+	echo "  $$o/capture.bpc     bareperf report -i $$o/capture.bpc [-g | --sort line]"; \
+	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       perf report -i $$o/perf.data"; \
+	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  open it in a browser"; \
+	exit $$rc
 
 check-deps:
 	$(Q)sh tools/deps.sh check
@@ -83,7 +95,7 @@ deps:
 	$(Q)sh tools/deps.sh install
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
-	apps/apps.mk tools/tools.mk test/test.mk
+	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk
 
 # $(sort) also drops a file two fragments both name.
 KOBJS := $(sort $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \

@@ -145,14 +145,47 @@ void stream_start(void)
 	 * the plain console as well. */
 }
 
+/*
+ * AUX data (issue 9: instruction traces): the bytes below aux_head (C),
+ * sent as AUX frames that carry their position, then released (D) once
+ * their frames went to the transport, as records are. The host pairs them
+ * with the AUX records by position (uapi/wire.h §3): we send up to
+ * aux_head, which is always the end of the last committed AUX record.
+ */
+static void drain_aux(u32 cpu, struct bp_ring_reader *r)
+{
+	u64 head, tail;
+
+	if (!r->aux)
+		return;
+	head = bp_ring_aux_head(r);
+	tail = r->ctl->aux_tail;		/* ours: the consumer writes it */
+	if (tail == head)
+		return;
+	while (tail != head) {
+		u64 pos = tail & (r->aux_size - 1), len = MIN(head - tail, r->aux_size - pos);
+		size_t used, w = wire_encode_aux(&enc[cpu], tail, r->aux + pos, len, &used, out,
+						 sizeof(out));
+		tx(out, w);
+		if (!used)
+			break;
+		tail += used;
+	}
+	tx_flush();
+	bp_ring_aux_release(r, tail);
+}
+
 /* Send the records of one ring: stage whole records, encode, send, then
- * release them. */
+ * release them; then its AUX data. */
 static void drain_ring(u32 cpu, struct bp_ring *rb)
 {
 	struct bp_ring_reader r;
 	const struct bp_record_header *rec;
+	/* The AUX area, if any, is part of the ring's memory (issue 9). */
+	u64 size = rb->ctl->aux_size ? rb->ctl->aux_offset + rb->ctl->aux_size :
+		   (u64)BP_RING_PAGE_SIZE + rb->data_size;
 
-	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, (u64)BP_RING_PAGE_SIZE + rb->data_size))
+	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, size))
 		return;
 	for (;;) {
 		size_t len = 0;
@@ -164,7 +197,7 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 			stats.records++;
 		}
 		if (!len)
-			return;
+			break;
 		for (size_t done = 0, used; done < len; done += used) {
 			size_t w = wire_encode_records(&enc[cpu], stage + done, len - done, &used,
 						       out, sizeof(out));
@@ -176,6 +209,7 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 		bp_ring_read_end(&r);
 		stats.drains++;
 	}
+	drain_aux(cpu, &r);
 }
 
 size_t stream_recv(void *buf, size_t cap)
@@ -224,7 +258,7 @@ void stream_drain(bool from_tick)
 		/* Only CPU 0's ring carries EVENT_DESC: tell every encoder the
 		 * run's sample_type so all CPUs' samples go compact. */
 		wire_encoder_set_sample_type(&enc[cpu], profile_config()->sample_type);
-		if (from_tick && !(bp_ring_wakeup_take(rb) & BP_WAKEUP_DATA))
+		if (from_tick && !(bp_ring_wakeup_take(rb) & (BP_WAKEUP_DATA | BP_WAKEUP_AUX)))
 			continue;
 		drain_ring(cpu, rb);
 	}

@@ -24,6 +24,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
+#include "pmu/trace.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
@@ -38,6 +39,7 @@ struct cpu_prof {
 	struct bp_ring ring;
 	void *mem;
 	u64 mem_pages;
+	u32 aux_pages;			/* AUX area after the data area (trace=, issue 9) */
 	struct pmu_ctx pmu;
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
@@ -634,6 +636,7 @@ static void start_cpu(void *arg)
 		return;
 	cp->irq_was = read_rflags() & RFLAGS_IF;
 	write_cpu_records(&cp->ring, cpu);
+	trace_cpu_attach(&cp->ring, run_id);	/* issue 9: this CPU's trace buffer */
 	if (hw_n) {
 		if (pmu_open(&cp->pmu, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err,
 			     sizeof(err))) {
@@ -682,6 +685,7 @@ static void stop_cpu(void *arg)
 		write_counts(cp, cpu);
 	}
 	app_record(NULL, cp->t_stop, false, *(int *)arg);
+	trace_cpu_detach();			/* issue 9 */
 	irq_restore(cp->irq_was);
 }
 
@@ -691,7 +695,12 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	struct start_args args = { app, 0 };
 
 	cfg = *c;
-	if (!c->nevents && !c->ncount)
+	/* Instruction tracing (issue 9, pmu/trace.c): the AUX area it needs. */
+	u32 aux_pages;
+	int te = trace_run_prepare(&aux_pages, err, n);
+	if (te)
+		return te;
+	if (!c->nevents && !c->ncount && !aux_pages)
 		return 0;
 	soft = c->soft;
 	app_name = app;
@@ -733,20 +742,25 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	trap_set_handler(VEC_APIC_TIMER, run_tick);
 	for (u32 i = 0; i < ncpus; i++) {
 		struct cpu_prof *cp = &cpus[i];
-		if (!cp->mem || cp->mem_pages != c->ring_pages) {
+		if (!cp->mem || cp->mem_pages != c->ring_pages || cp->aux_pages != aux_pages) {
 			if (cp->mem)
-				pmm_free(virt_to_phys(cp->mem), 1 + cp->mem_pages);
-			u64 pa = pmm_alloc(1 + c->ring_pages);
+				pmm_free(virt_to_phys(cp->mem), 1 + cp->mem_pages + cp->aux_pages);
+			u64 pa = pmm_alloc(1 + c->ring_pages + aux_pages);
 			if (!pa) {
-				ksnprintf(err, n, "no memory for a %u-page ring on cpu %u",
-					  c->ring_pages, i);
+				ksnprintf(err, n, "no memory for a %u-page ring%s on cpu %u",
+					  c->ring_pages, aux_pages ? " and its AUX area" : "", i);
+				cp->mem = NULL;
 				return -E_NOMEM;
 			}
 			cp->mem = (void *)pa;
 			cp->mem_pages = c->ring_pages;
+			cp->aux_pages = aux_pages;
 		}
 		struct bp_ring_config rc = { .id = i };
 		e = bp_ring_init(&cp->ring, cp->mem, (1 + c->ring_pages) * PAGE_SIZE, &rc);
+		if (!e && aux_pages)
+			e = bp_ring_aux_init(&cp->ring, (1 + c->ring_pages) * PAGE_SIZE,
+					     aux_pages * PAGE_SIZE, 0, 0);
 		if (e) {
 			ksnprintf(err, n, "ring on cpu %u: %s", i, bp_ring_strerror(e));
 			return -E_INVAL;
@@ -793,8 +807,10 @@ void profile_app_enter(void)
 {
 	u32 cpu = this_cpu_id();
 
-	if (!active || cpu >= ncpus || !cfg.ncount)
+	if (!active || cpu >= ncpus || !cfg.ncount) {
+		trace_app_enter(app_name);	/* issue 9: tracing starts at main */
 		return;
+	}
 	struct cpu_prof *cp = &cpus[cpu];
 	bool irq = irq_save();
 	u64 now = rdtsc_ordered();
@@ -803,6 +819,7 @@ void profile_app_enter(void)
 	cp->app_here = true;
 	cp->app_t0 = rdtsc_ordered();		/* the window starts here */
 	irq_restore(irq);
+	trace_app_enter(app_name);		/* issue 9: last, so tracing starts at main */
 }
 
 void profile_app_exit(void)
@@ -810,14 +827,17 @@ void profile_app_exit(void)
 	u64 t1 = rdtsc_ordered();		/* ... and ends here */
 	u32 cpu = this_cpu_id();
 
-	if (!active || cpu >= ncpus || !cpus[cpu].app_here)
+	if (!active || cpu >= ncpus || !cpus[cpu].app_here) {
+		trace_app_exit();		/* issue 9 */
 		return;
+	}
 	struct cpu_prof *cp = &cpus[cpu];
 	bool irq = irq_save();
 	cp->app_t1 = t1;
 	for (int j = 0; j < cfg.ncount; j++)
 		event_value(cp, cfg.nevents + j, t1, &cp->app_end[j]);
 	irq_restore(irq);
+	trace_app_exit();			/* issue 9 */
 }
 
 bool profile_active(void)
@@ -903,6 +923,7 @@ void profile_summary(void)
 
 	if (cfg.ncount && ncpus)
 		print_counts();
+	trace_summary();			/* issue 9: one line per traced CPU */
 	if (!cfg.nevents)
 		return;
 	memset(table, 0, sizeof(table));
@@ -911,7 +932,8 @@ void profile_summary(void)
 		const struct bp_record_header *rec;
 
 		lost += bp_ring_lost(&cpus[cpu].ring);
-		if (bp_ring_reader_init(&r, cpus[cpu].mem, (1 + cpus[cpu].mem_pages) * PAGE_SIZE))
+		if (bp_ring_reader_init(&r, cpus[cpu].mem,
+					(1 + cpus[cpu].mem_pages + cpus[cpu].aux_pages) * PAGE_SIZE))
 			continue;
 		bp_ring_read_begin(&r);
 		while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {

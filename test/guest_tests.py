@@ -242,3 +242,22 @@ KVM_TESTS += [
          expect=[r"^count: loopnest on cpu 0: \d+ TSC ticks",
                  r"^count: branches \d+ \(scaled x\d+\.\d\d, running \d+\.\d%\)$"]),
 ]
+
+# Instruction tracing (issue 9): the single-step tracer against the TSC
+# under icount (test/guest/test_trace.c); Intel PT is absent under TCG, so
+# its probe is a SKIP with the reason, and trace=pt: is refused with it.
+TESTS += [
+    dict(name="trace_exact", icount=True, timeout=120,
+         append="events=none app=test_trace -- exact"),
+    dict(name="trace_pt_probe", append="app=test_trace -- pt"),
+    dict(name="trace_pt_refused", kind="expect", exit=2,
+         append="trace=pt:all events=none app=test_trace -- run",
+         expect=[r"trace: pt:all: Intel PT is not available: .+\. The single-step tracer "
+                 r"works on any x86-64 CPU: trace=all"]),
+    dict(name="trace_app_range", kind="expect", icount=True, exit=0, timeout=120,
+         append="trace=tt_fib events=none app=test_trace -- run n=100",
+         expect=[r"^trace: cpu 0: 1500 instructions traced in 1 call, \d+ bytes"]),
+]
+KVM_TESTS += [
+    dict(name="kvm_trace_pt_probe", kvm=True, append="app=test_trace -- pt"),
+]

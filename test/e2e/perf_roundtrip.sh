@@ -1,0 +1,258 @@
+#!/bin/sh
+# perf_roundtrip.sh — end to end for `bareperf convert` and `bareperf
+# flamegraph`: record loopnest in QEMU (-icount, call chains, 1 and 2
+# CPUs), convert to perf.data and read it back with the real Linux perf:
+#   - perf report --stdio names the same functions with the same sample
+#     counts as bareperf report, without a word on stderr;
+#   - perf script lists every sample, symbolized, without a word on stderr;
+#   - symbols come from kernel.elf by its path alone: HOME is an empty
+#     directory, so there is no ~/.debug build-id cache to fall back on;
+#   - a kernel.elf with another build-id is refused, --force overrides;
+# then folded stacks (counts per leaf = the report's), Chrome JSON (parsed
+# by python3's json), and the flame graph (parsed as XML; its script run
+# by node against a small DOM when node is installed). Prints TAP.
+#
+# Usage: sh test/e2e/perf_roundtrip.sh [BUILD_DIR]   (from the repository root)
+# perf runs as whoever runs the test; perf refuses a file another user
+# owns unless -f, and every file here is the test's own.
+
+B=${1:-build}
+BP=$B/bareperf
+OUT=$B/test/perf_roundtrip
+N=0
+FAILED=0
+
+ok() { N=$((N + 1)); echo "ok $N - $1"; }
+skip() { N=$((N + 1)); echo "ok $N - $1 # SKIP $2"; }
+not_ok() {
+	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
+	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
+}
+# check NAME LOG CMD...: ok if CMD succeeds, else not ok with LOG's tail
+check() { name=$1 log=$2; shift 2; if "$@"; then ok "$name"; else not_ok "$name" "$log"; fi; }
+finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
+
+rm -rf "$OUT"
+mkdir -p "$OUT/home"
+if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
+	not_ok "$BP and $B/kernel.elf are built (make)"
+	finish
+fi
+# A private copy: the capture, perf.data and symbols agree even if the
+# kernel is rebuilt while the test runs. It sits next to the captures, so
+# convert finds it without -k.
+cp "$B/kernel.elf" "$OUT/kernel.elf"
+K=$(cd "$OUT" && pwd)/kernel.elf
+HAVE_PERF=1
+command -v perf > /dev/null 2>&1 || HAVE_PERF=0
+# perf with no build-id cache and no config of the user's
+PERF() { HOME=$OUT/home perf "$@"; }
+
+# ---- capture -----------------------------------------------------------------
+record() {	# record NAME EXTRA...
+	rec=$1; shift
+	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
+		-- loopnest > "$OUT/$rec.record.log" 2>&1
+}
+check "record loopnest with call chains (QEMU -icount)" "$OUT/rt.record.log" record rt
+# record keeps a copy of the kernel it booted beside the capture; reports,
+# convert and so perf's MMAP records name that copy.
+KR=$(dirname "$K")/rt.kernel.elf
+[ -s "$KR" ] || KR=$K
+if [ ! -s "$OUT/rt.bpc" ]; then
+	finish
+fi
+
+# bareperf report's rows: "symbol count", sorted
+"$BP" report -i "$OUT/rt.bpc" --stdio -q > "$OUT/bp_report.txt" 2> "$OUT/bp_report.err"
+awk '!/^#/ && NF == 3 && $1 ~ /%$/ { print $3, $2 }' "$OUT/bp_report.txt" | sort > "$OUT/bp_rows"
+TOTAL=$(awk '{ s += $2 } END { print s + 0 }' "$OUT/bp_rows")
+HOT=$(sort -k2,2nr "$OUT/bp_rows" | awk 'NR == 1 { print $1 }')
+HOT_N=$(sort -k2,2nr "$OUT/bp_rows" | awk 'NR == 1 { print $2 }')
+check "bareperf report has samples ($TOTAL, hottest $HOT: $HOT_N)" "$OUT/bp_report.err" \
+	test "$TOTAL" -gt 20
+
+# ---- perf.data ---------------------------------------------------------------
+check "convert --to perf.data" "$OUT/convert.err" \
+	"$BP" convert -i "$OUT/rt.bpc" --to perf.data -o "$OUT/rt.data" 2> "$OUT/convert.err"
+
+if [ "$HAVE_PERF" = 0 ]; then
+	for t in "perf report" "perf script" "perf buildid-list" "perf header"; do
+		skip "$t reads the converted file" "perf is not installed (Debian linux-perf)"
+	done
+else
+	PERF report --stdio -i "$OUT/rt.data" --no-children -n --sort sym -g none \
+		> "$OUT/perf_report.txt" 2> "$OUT/perf_report.err"
+	rc=$?
+	check "perf report --stdio exits 0" "$OUT/perf_report.err" test $rc -eq 0
+	check "perf report prints nothing on stderr (no warnings)" "$OUT/perf_report.err" \
+		test ! -s "$OUT/perf_report.err"
+	awk '$3 == "[.]" { print $4, $2 }' "$OUT/perf_report.txt" | sort > "$OUT/perf_rows"
+	diff "$OUT/bp_rows" "$OUT/perf_rows" > "$OUT/rows.diff" 2>&1
+	check "perf report: same functions, same sample counts as bareperf report" \
+		"$OUT/rows.diff" test -s "$OUT/perf_rows" -a ! -s "$OUT/rows.diff"
+	check "perf report names $HOT with $HOT_N samples" "$OUT/perf_report.txt" \
+		grep -Eq "^ +[0-9.]+% +$HOT_N +\[\.\] $HOT\$" "$OUT/perf_report.txt"
+	check "perf report: every sample symbolized (no bare addresses)" "$OUT/perf_report.txt" \
+		sh -c "! grep -q '\[\.\] 0x' '$OUT/perf_report.txt'"
+	check "perf report: Samples: $TOTAL of event 'cpu-clock'" "$OUT/perf_report.txt" \
+		grep -q "^# Samples: $TOTAL  *of event 'cpu-clock'" "$OUT/perf_report.txt"
+
+	# call chains: loopnest_main is a caller of sieve
+	PERF report --stdio -i "$OUT/rt.data" --no-children -S sieve -G \
+		> "$OUT/perf_callers.txt" 2>&1
+	check "perf report -G: call chains through loopnest_main and kmain" "$OUT/perf_callers.txt" \
+		sh -c "grep -q loopnest_main '$OUT/perf_callers.txt' && grep -q kmain '$OUT/perf_callers.txt'"
+
+	# -G: one line per sample, the sampled IP and its symbol last
+	PERF script -i "$OUT/rt.data" -G -F comm,tid,cpu,time,period,event,ip,sym \
+		> "$OUT/perf_script.txt" 2> "$OUT/perf_script.err"
+	rc=$?
+	check "perf script exits 0, nothing on stderr" "$OUT/perf_script.err" \
+		test $rc -eq 0 -a ! -s "$OUT/perf_script.err"
+	n=$(grep -c 'cpu-clock:' "$OUT/perf_script.txt")
+	check "perf script lists every sample ($n of $TOTAL)" "$OUT/perf_script.txt" \
+		test "$n" -eq "$TOTAL"
+	awk '/cpu-clock:/ { n[$NF]++ } END { for (s in n) print s, n[s] }' "$OUT/perf_script.txt" \
+		| sort > "$OUT/script_rows"
+	diff "$OUT/bp_rows" "$OUT/script_rows" > "$OUT/script_rows.diff" 2>&1
+	check "perf script: per-function sample counts = bareperf report" \
+		"$OUT/script_rows.diff" test ! -s "$OUT/script_rows.diff"
+	check "perf script: the process is loopnest, pid 1, the IPs are kernel.elf's" \
+		"$OUT/perf_script.txt" \
+		sh -c "! grep 'cpu-clock:' '$OUT/perf_script.txt' |
+		       grep -Evq '^ *loopnest +1 .* ffffffff80[0-9a-f]{6} [^ ]+\$'"
+	PERF script -i "$OUT/rt.data" > "$OUT/perf_script_g.txt" 2> "$OUT/perf_script_g.err"
+	check "perf script with call chains: symbolized frames in kernel.elf" "$OUT/perf_script_g.err" \
+		sh -c "test ! -s '$OUT/perf_script_g.err' &&
+		       grep -q 'loopnest_main+0x[0-9a-f]* ($KR)' '$OUT/perf_script_g.txt'"
+
+	PERF buildid-list -i "$OUT/rt.data" > "$OUT/buildid.txt" 2>&1
+	BID=$(readelf -n "$KR" 2>/dev/null | awk '/Build ID/ { print $3 }')
+	check "perf buildid-list: kernel.elf's build-id and path" "$OUT/buildid.txt" \
+		grep -q "^$BID $KR\$" "$OUT/buildid.txt"
+	PERF report -i "$OUT/rt.data" --header-only > "$OUT/header.txt" 2>&1
+	check "perf report --header-only: arch x86_64, the CPU, our command line" "$OUT/header.txt" \
+		sh -c "grep -q '^# arch : x86_64' '$OUT/header.txt' &&
+		       grep -q '^# nrcpus online : 1' '$OUT/header.txt' &&
+		       grep -q '^# cpudesc : ' '$OUT/header.txt' &&
+		       grep -q '^# cmdline : bareperf convert' '$OUT/header.txt'"
+fi
+
+# ---- two CPUs: samples keep their CPU ----------------------------------------------
+if record rt2 --smp 2; then
+	"$BP" convert -i "$OUT/rt2.bpc" --to perf.data -o "$OUT/rt2.data" 2> "$OUT/convert2.err"
+	for cpu in 0 1; do
+		"$BP" report -i "$OUT/rt2.bpc" --stdio -q --cpu $cpu 2>/dev/null |
+			awk -v c=$cpu '!/^#/ && NF == 3 && $1 ~ /%$/ { print c, $3, $2 }'
+	done | sort > "$OUT/bp_cpu_rows"
+	if [ "$HAVE_PERF" = 1 ]; then
+		PERF report --stdio -i "$OUT/rt2.data" --no-children -n --sort cpu,sym -g none \
+			> "$OUT/perf_cpu.txt" 2> "$OUT/perf_cpu.err"
+		awk '$4 == "[.]" { print $3 + 0, $5, $2 }' "$OUT/perf_cpu.txt" | sort > "$OUT/perf_cpu_rows"
+		diff "$OUT/bp_cpu_rows" "$OUT/perf_cpu_rows" > "$OUT/cpu.diff" 2>&1
+		check "2 CPUs: perf report --sort cpu,sym = bareperf report --cpu N" "$OUT/cpu.diff" \
+			test -s "$OUT/perf_cpu_rows" -a ! -s "$OUT/cpu.diff"
+		check "2 CPUs: perf report quiet on stderr" "$OUT/perf_cpu.err" \
+			test ! -s "$OUT/perf_cpu.err"
+	else
+		skip "2 CPUs: perf report --sort cpu,sym" "perf is not installed"
+	fi
+else
+	not_ok "record loopnest on 2 CPUs" "$OUT/rt2.record.log"
+fi
+
+# ---- build-id checks -------------------------------------------------------------
+objcopy --remove-section=.notes "$K" "$OUT/other.elf" 2> /dev/null
+"$BP" convert -i "$OUT/rt.bpc" --to perf.data -o "$OUT/other.data" -k "$OUT/other.elf" \
+	> "$OUT/other.log" 2>&1
+rc=$?
+check "convert refuses a kernel.elf whose build-id differs" "$OUT/other.log" \
+	sh -c "test $rc -eq 1 && grep -q 'does not match' '$OUT/other.log' && test ! -e '$OUT/other.data'"
+"$BP" convert -i "$OUT/rt.bpc" --to perf.data -o "$OUT/other.data" -k "$OUT/other.elf" --force \
+	> "$OUT/other.log" 2>&1
+rc=$?
+if [ "$HAVE_PERF" = 1 ]; then
+	PERF report --stdio -i "$OUT/other.data" --no-children -n --sort sym -g none 2>&1 |
+		awk '$3 == "[.]" { print $4, $2 }' | sort > "$OUT/other_rows"
+	check "convert --force: converts, and perf symbolizes from that file" "$OUT/other.log" \
+		sh -c "test $rc -eq 0 && cmp -s '$OUT/bp_rows' '$OUT/other_rows'"
+else
+	check "convert --force: converts" "$OUT/other.log" test $rc -eq 0
+fi
+
+# ---- folded ------------------------------------------------------------------------
+"$BP" convert -i "$OUT/rt.bpc" --to folded > "$OUT/rt.folded" 2> "$OUT/folded.err"
+rc=$?
+check "convert --to folded" "$OUT/folded.err" test $rc -eq 0 -a -s "$OUT/rt.folded"
+check "folded: every line is 'frame;...;frame count', root first" "$OUT/rt.folded" \
+	sh -c "! grep -Evq '^[^; ]+(;[^; ]+)* [0-9]+\$' '$OUT/rt.folded' &&
+	       ! grep -vq '^_start64;kmain;' '$OUT/rt.folded'"
+awk '{ n = split($1, f, ";"); c[f[n]] += $2 } END { for (s in c) print s, c[s] }' \
+	"$OUT/rt.folded" | sort > "$OUT/folded_rows"
+diff "$OUT/bp_rows" "$OUT/folded_rows" > "$OUT/folded.diff" 2>&1
+check "folded: samples per leaf = bareperf report" "$OUT/folded.diff" test ! -s "$OUT/folded.diff"
+
+# ---- Chrome JSON ---------------------------------------------------------------------
+"$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome.err"
+rc=$?
+check "convert --to chrome" "$OUT/chrome.err" test $rc -eq 0
+check "chrome: python3 -m json.tool parses it" "$OUT/chrome.err" \
+	sh -c "python3 -m json.tool '$OUT/rt2.json' > /dev/null 2>> '$OUT/chrome.err'"
+python3 - "$OUT/rt2.json" "$OUT/bp_cpu_rows" > "$OUT/chrome_check.log" 2>&1 <<'EOF'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+runs = [e for e in ev if e["ph"] == "X"]
+assert runs and all(e["name"] == "loopnest" and e["dur"] > 0 for e in runs), runs
+assert sorted(e["tid"] for e in runs) == [0, 1], runs
+samples = [e for e in ev if e["ph"] == "i"]
+want = collections.Counter()
+for line in open(sys.argv[2]):
+    cpu, sym, n = line.split()
+    want[(int(cpu), sym)] += int(n)
+got = collections.Counter((e["tid"], e["name"]) for e in samples)
+assert got == want, (got, want)
+ts = [e["ts"] for e in samples]
+assert ts == sorted(ts), "samples out of time order"
+assert all(e["args"]["callchain"][0] == e["name"] for e in samples)
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+assert names == {"CPU 0", "CPU 1"}, names
+EOF
+check "chrome: app runs as slices, samples per CPU track = bareperf report --cpu" \
+	"$OUT/chrome_check.log" test $? -eq 0
+
+# ---- flame graph ------------------------------------------------------------------------
+"$BP" flamegraph -i "$OUT/rt.bpc" -o "$OUT/rt.svg" 2> "$OUT/fg.err"
+rc=$?
+check "flamegraph writes an SVG" "$OUT/fg.err" test $rc -eq 0 -a -s "$OUT/rt.svg"
+python3 - "$OUT/rt.svg" "$HOT" "$OUT/rt.folded" "$TOTAL" > "$OUT/fg_check.log" 2>&1 <<'EOF'
+import sys, xml.etree.ElementTree as ET
+path, hot, folded, total = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+# A flame graph box counts every sample with the function on its stack
+# (inclusive): sum the folded stacks that hold it.
+hot_n = 0
+for line in open(folded):
+    stack, n = line.rsplit(" ", 1)
+    if hot in stack.split(";"):
+        hot_n += int(n)
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(path).getroot()
+assert root.tag == ns + "svg", root.tag
+titles = [t.text for t in root.iter(ns + "title")]
+want = "%s (%d samples, %.2f%%)" % (hot, hot_n, 100.0 * hot_n / total)
+assert want in titles, (want, titles)
+assert "all (%d samples, 100.00%%)" % total in titles
+assert root.find(ns + "script") is not None
+EOF
+check "flamegraph: parses as XML, $HOT with its samples and percentage in a tooltip" \
+	"$OUT/fg_check.log" test $? -eq 0
+if command -v node > /dev/null 2>&1; then
+	node test/e2e/fg_script_check.js "$OUT/rt.svg" "$HOT" > "$OUT/fg_js.log" 2>&1
+	check "flamegraph: its script searches and zooms (node, a small DOM)" "$OUT/fg_js.log" \
+		test $? -eq 0
+else
+	skip "flamegraph: its script searches and zooms" "node is not installed"
+fi
+
+finish

@@ -1,0 +1,302 @@
+/*
+ * test/host/convert_fakes.c — see convert_fakes.h.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test/host/convert_fakes.h"
+
+struct symtab {
+	struct fake_sym *syms;		/* sorted by start; names owned */
+	uint8_t build_id[20];
+	size_t build_id_len;
+	size_t n;
+	struct fake_seg segs[16];
+	size_t nseg;
+};
+
+const struct session *fake_loaded_session;
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct fake_sym *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
+			   const struct fake_seg *segs, size_t nseg)
+{
+	struct symtab *t = calloc(1, sizeof(*t));
+
+	t->syms = calloc(n + 1, sizeof(*t->syms));
+	for (size_t i = 0; i < n; i++) {
+		t->syms[i] = syms[i];
+		t->syms[i].name = strdup(syms[i].name);
+	}
+	t->n = n;
+	qsort(t->syms, n, sizeof(*t->syms), cmp_sym);
+	for (size_t i = 0; i < nseg && i < 16; i++)
+		t->segs[t->nseg++] = segs[i];
+	return t;
+}
+
+int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
+		size_t build_id_len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long len;
+	struct symtab *t;
+
+	(void)build_id, (void)build_id_len;
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc(len);
+	if (fread(buf, 1, len, f) != (size_t)len || len < (long)sizeof(Elf64_Ehdr) ||
+	    memcmp(buf, ELFMAG, SELFMAG)) {
+		fclose(f);
+		free(buf);
+		snprintf(err, errlen, "%s: not an ELF file", path);
+		return -1;
+	}
+	fclose(f);
+	Elf64_Ehdr *eh = (void *)buf;
+	Elf64_Phdr *ph = (void *)(buf + eh->e_phoff);
+	Elf64_Shdr *sh = (void *)(buf + eh->e_shoff);
+	t = calloc(1, sizeof(*t));
+	for (int i = 0; i < eh->e_phnum && t->nseg < 16; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			t->segs[t->nseg++] = (struct fake_seg){ ph[i].p_vaddr, ph[i].p_memsz,
+								ph[i].p_offset };
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		Elf64_Sym *sym = (void *)(buf + sh[i].sh_offset);
+		const char *str = (const char *)buf + sh[sh[i].sh_link].sh_offset;
+		size_t n = sh[i].sh_size / sizeof(*sym);
+		t->syms = calloc(n + 1, sizeof(*t->syms));
+		for (size_t k = 0; k < n; k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value)
+				t->syms[t->n++] = (struct fake_sym){ strdup(str + sym[k].st_name),
+								     sym[k].st_value,
+								     sym[k].st_size };
+	}
+	free(buf);
+	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	memcpy(t->build_id, "fake-build-id-0123456", 20);
+	t->build_id_len = 20;
+	*out = t;
+	return 0;
+}
+
+const uint8_t *symtab_build_id(const struct symtab *t, size_t *len)
+{
+	*len = t->build_id_len;
+	return t->build_id_len ? t->build_id : NULL;
+}
+
+int session_symtab(const struct session *s, const char *explicit, bool force,
+		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen)
+{
+	(void)s, (void)force;
+	if (!explicit)
+		explicit = "build/kernel.elf";
+	snprintf(used, usedlen, "%s", explicit);
+	return symtab_load(out, explicit, NULL, 0, err, errlen);
+}
+
+void symtab_free(struct symtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		free((char *)t->syms[i].name);
+	free(t->syms);
+	free(t);
+}
+
+struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {			/* first symbol starting above addr */
+		size_t mid = (lo + hi) / 2;
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < t->syms[lo - 1].start + (t->syms[lo - 1].size ? t->syms[lo - 1].size : 1))
+		return (struct symbol){ t->syms[lo - 1].name, t->syms[lo - 1].start,
+					t->syms[lo - 1].size };
+	return (struct symbol){ NULL, 0, 0 };
+}
+
+bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line)
+{
+	(void)t, (void)addr, (void)file, (void)line;
+	return false;
+}
+
+size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
+			    uint64_t *file_off, size_t max)
+{
+	size_t n = 0;
+
+	for (; n < t->nseg && n < max; n++) {
+		vaddr[n] = t->segs[n].vaddr;
+		size[n] = t->segs[n].size;
+		file_off[n] = t->segs[n].off;
+	}
+	return n;
+}
+
+int session_load(struct session *s, const char *path, char *err, size_t errlen)
+{
+	if (!fake_loaded_session) {
+		snprintf(err, errlen, "%s: no fake session set", path);
+		return -1;
+	}
+	*s = *fake_loaded_session;
+	return 0;
+}
+
+void session_free(struct session *s)
+{
+	(void)s;			/* the test owns the arrays */
+}
+
+const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->nevents; i++)
+		if (s->events[i].id == id)
+			return &s->events[i];
+	return NULL;
+}
+
+uint64_t session_tsc_to_ns(const struct session *s, uint64_t tsc)
+{
+	const struct bp_record_run_meta *m = &s->meta;
+	uint64_t d, mask;
+
+	if (!s->have_meta || !m->time_mult)
+		return tsc;
+	d = tsc >= m->start_tsc ? tsc - m->start_tsc : 0;
+	mask = (1ull << m->time_shift) - 1;
+	return m->time_zero + (d >> m->time_shift) * m->time_mult +
+	       (((d & mask) * m->time_mult) >> m->time_shift);
+}
+
+int session_print_losses(const struct session *s, FILE *out, const char *prefix)
+{
+	int n = 0;
+
+	if (s->loss.frames_lost_total) {
+		fprintf(out, "%s%" PRIu64 " frames lost in transit\n", prefix,
+			s->loss.frames_lost_total);
+		n++;
+	}
+	return n;
+}
+
+/* ---- building sessions ---------------------------------------------------- */
+
+void fs_init(struct session *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->path, sizeof(s->path), "test.bpc");
+	s->have_meta = true;
+	s->meta.meta_version = BP_META_VERSION;
+	s->meta.time_mult = 1u << 20;
+	s->meta.time_shift = 20;
+	s->meta.nr_cpus = 1;
+	s->ncpus = 1;
+}
+
+void fs_event(struct session *s, uint64_t id, const char *name, uint64_t config,
+	      uint64_t period)
+{
+	struct bp_record_event_desc *d;
+
+	s->events = realloc(s->events, (s->nevents + 1) * sizeof(*s->events));
+	d = &s->events[s->nevents++];
+	memset(d, 0, sizeof(*d));
+	d->header = (struct bp_record_header){ BP_RECORD_EVENT_DESC, 0, sizeof(*d) };
+	d->id = id;
+	d->config = config;
+	d->sample_period = period;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+}
+
+void fs_app(struct session *s, uint32_t app_id, uint32_t cpu, const char *name,
+	    uint64_t start, uint64_t stop)
+{
+	struct session_app *a;
+
+	s->apps = realloc(s->apps, (s->napps + 1) * sizeof(*s->apps));
+	a = &s->apps[s->napps++];
+	memset(a, 0, sizeof(*a));
+	a->app_id = app_id;
+	a->cpu = cpu;
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->start_time = start;
+	a->stop_time = stop;
+	a->stopped = stop != 0;
+}
+
+void fs_sample(struct session *s, uint64_t time, uint32_t cpu, uint32_t pid, uint64_t id,
+	       uint64_t period, uint64_t ip, const uint64_t *ips, uint32_t nr)
+{
+	struct bp_sample_rec *r;
+
+	/* capacity: powers of two (ASan's realloc always copies) */
+	if (!(s->nsamples & (s->nsamples - 1)))
+		s->samples = realloc(s->samples, (s->nsamples ? 2 * s->nsamples : 1) *
+				     sizeof(*s->samples));
+	r = &s->samples[s->nsamples++];
+	memset(r, 0, sizeof(*r));
+	r->time = time;
+	r->cpu = cpu;
+	r->pid = pid;
+	r->tid = cpu;
+	r->id = id;
+	r->period = period;
+	r->misc = BP_MISC_KERNEL;
+	r->ip = nr ? ips[0] : ip;
+	r->nr_ips = nr;
+	r->ips_off = s->nips;
+	if (nr) {
+		size_t have = s->nips ? 1 : 0, cap = 1;
+		while (have && have < s->nips)
+			have *= 2;
+		while (cap < s->nips + nr)
+			cap *= 2;
+		if (cap > have)
+			s->ips = realloc(s->ips, cap * sizeof(*s->ips));
+		memcpy(s->ips + s->nips, ips, nr * sizeof(*ips));
+		s->nips += nr;
+	}
+	if (s->nsamples == 1)
+		s->first_time = time;
+	s->last_time = time;
+	if (cpu + 1 > s->ncpus)
+		s->ncpus = cpu + 1;
+}
+
+void fs_free(struct session *s)
+{
+	free(s->events);
+	free(s->apps);
+	free(s->samples);
+	free(s->ips);
+	free(s->throttle);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,475 @@
+/*
+ * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
+ * (tools/flamegraph.c) and the Chrome JSON (tools/convert.c), on sessions
+ * built in memory. Well-formedness is checked by python3's own parsers
+ * (xml.etree, json), which know nothing of our writers.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+#include "tools/convert.h"
+#include "test/host/convert_fakes.h"
+
+#define F_KMAIN	 0xffffffff80100000ull
+#define F_MAIN	 0xffffffff80100100ull
+#define F_MATMUL 0xffffffff80100200ull
+#define F_SIEVE	 0xffffffff80100300ull
+#define F_NASTY	 0xffffffff80100400ull
+#define F_DUP1	 0xffffffff80100500ull
+#define F_DUP2	 0xffffffff80100600ull
+#define F_END	 0xffffffff80100700ull
+
+static const struct fake_sym syms[] = {
+	{ "kmain", F_KMAIN, 0x100 },
+	{ "loopnest_main", F_MAIN, 0x100 },
+	{ "matmul", F_MATMUL, 0x100 },
+	{ "sieve", F_SIEVE, 0x100 },
+	{ "op<a&b>\"'\x01;x\xff", F_NASTY, 0x100 },	/* XML/JSON/folded specials, bad UTF-8 */
+	{ "init", F_DUP1, 0x100 },			/* two static functions, one name */
+	{ "init", F_DUP2, 0x100 },
+};
+static const struct fake_seg segs[] = { { F_KMAIN, 0x1000, 0x1000 } };
+
+static char tmpdir[64];
+static struct symtab *symtab;
+
+static char *tmp(const char *name)
+{
+	static char buf[4][128];
+	static int k;
+	char *p = buf[k++ % 4];
+
+	snprintf(p, 128, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_flamegraph.XXXXXX");
+	symtab = fake_symtab(syms, sizeof(syms) / sizeof(syms[0]), segs, 1);
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	symtab_free(symtab);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+/* Run a python3 check on a file; returns its exit status (0 = ok). */
+static int py_check(const char *code, const char *path)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s'", code, path);
+	return system(cmd);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, n + 1);
+	assert_int_equal(fread(buf, 1, n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * kmain -> loopnest_main -> matmul   x6 (callchain return addresses sit
+ *                                        at the *start* of the next
+ *                                        function: looked up at - 1)
+ * kmain -> loopnest_main -> sieve    x3
+ * kmain -> loopnest_main             x1 (self)
+ */
+static void chain_session(struct session *s)
+{
+	fs_init(s);
+	fs_event(s, 0, "cycles", 0x3c, 1000);
+	fs_app(s, 1, 0, "loopnest", 10, 2000);
+	for (int i = 0; i < 10; i++) {
+		uint64_t leaf = i < 6 ? F_MATMUL + 8 * i : i < 9 ? F_SIEVE + 4 : F_MAIN + 0x30;
+		/* loopnest_main's call is its last instruction: the return
+		 * address is F_MATMUL, the first byte of the next function */
+		uint64_t ips[3] = { leaf, F_MATMUL, F_KMAIN + 0x50 };
+		if (i == 9)
+			ips[1] = F_KMAIN + 0x50;
+		fs_sample(s, 100 + 10 * i, 0, 1, 0, 1000, 0, ips, i == 9 ? 2 : 3);
+	}
+}
+
+static uint32_t find_child(const struct stack_tree *tr, uint32_t parent, const char *name)
+{
+	for (uint32_t c = tr->nodes[parent].first_child; c; c = tr->nodes[c].next_sibling)
+		if (!strcmp(tr->nodes[c].name, name))
+			return c;
+	fail_msg("no frame %s under %s", name, tr->nodes[parent].name);
+	return 0;
+}
+
+static void test_tree(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	char err[128];
+	uint32_t k, m, mm, sv;
+
+	(void)state;
+	chain_session(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 0, err, sizeof(err)), 0);
+	assert_int_equal(tr.nodes[0].total, 10);
+	k = find_child(&tr, 0, "kmain");
+	m = find_child(&tr, k, "loopnest_main");
+	mm = find_child(&tr, m, "matmul");
+	sv = find_child(&tr, m, "sieve");
+	assert_int_equal(tr.nodes[k].total, 10);
+	assert_int_equal(tr.nodes[k].self, 0);
+	assert_int_equal(tr.nodes[m].total, 10);
+	assert_int_equal(tr.nodes[m].self, 1);
+	assert_int_equal(tr.nodes[mm].total, 6);
+	assert_int_equal(tr.nodes[mm].self, 6);
+	assert_int_equal(tr.nodes[sv].total, 3);
+	assert_int_equal(tr.nodes[mm].depth, 3);
+	assert_int_equal(tr.max_depth, 3);
+	assert_int_equal(tr.n, 5);
+	stack_tree_free(&tr);
+
+	/* another event: nothing */
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 1, err, sizeof(err)), 0);
+	assert_int_equal(tr.nodes[0].total, 0);
+	assert_int_equal(tr.n, 1);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+static void test_folded(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	char err[128], *text;
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	/* no callchain: the IP alone; same-named functions merge */
+	fs_sample(&s, 500, 0, 1, 0, 1000, F_DUP1 + 1, NULL, 0);
+	fs_sample(&s, 510, 0, 1, 0, 1000, F_DUP2 + 1, NULL, 0);
+	fs_sample(&s, 520, 0, 1, 0, 1000, F_END + 0x10000, NULL, 0);
+	fs_sample(&s, 530, 0, 1, 0, 1000, F_NASTY, NULL, 0);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
+	f = fopen(tmp("a.folded"), "w");
+	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
+	fclose(f);
+	text = slurp(tmp("a.folded"));
+	/* root first, children in byte order, ';' inside a name replaced */
+	assert_string_equal(text,
+			    "[unknown] 1\n"
+			    "init 2\n"
+			    "kmain;loopnest_main 1\n"
+			    "kmain;loopnest_main;matmul 6\n"
+			    "kmain;loopnest_main;sieve 3\n"
+			    "op<a&b>\"'\x01_x\xff 1\n");
+	free(text);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+static void test_pick_event(void **state)
+{
+	struct session s;
+	uint64_t id;
+	const char *name;
+	bool multiple;
+	char err[256];
+
+	(void)state;
+	fs_init(&s);
+	fs_event(&s, 0, "cycles", 0x3c, 1000);		/* no samples */
+	fs_event(&s, 5, "instructions", 0xc0, 1000);
+	fs_event(&s, 6, "branch-misses", 0xc5, 1000);
+	assert_int_equal(convert_pick_event(&s, NULL, &id, &name, &multiple, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no samples"));
+	fs_sample(&s, 1, 0, 1, 5, 1000, F_MAIN, NULL, 0);
+	assert_int_equal(convert_pick_event(&s, NULL, &id, &name, &multiple, err, sizeof(err)), 0);
+	assert_int_equal(id, 5);
+	assert_string_equal(name, "instructions");
+	assert_false(multiple);
+	fs_sample(&s, 2, 0, 1, 6, 1000, F_MAIN, NULL, 0);
+	assert_int_equal(convert_pick_event(&s, NULL, &id, &name, &multiple, err, sizeof(err)), 0);
+	assert_true(multiple);
+	assert_int_equal(convert_pick_event(&s, "branch-misses", &id, &name, &multiple, err,
+					    sizeof(err)), 0);
+	assert_int_equal(id, 6);
+	assert_int_equal(convert_pick_event(&s, "cache-misses", &id, &name, &multiple, err,
+					    sizeof(err)), -1);
+	assert_string_equal(err, "no event named 'cache-misses'; the capture has: cycles "
+			    "instructions branch-misses");
+	fs_free(&s);
+}
+
+static const char svg_check[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"ns = \"{http://www.w3.org/2000/svg}\"\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"assert root.tag == ns + \"svg\", root.tag\n"
+	"titles = [t.text for t in root.iter(ns + \"title\")]\n"
+	"assert \"matmul (6 samples, 46.15%)\" in titles, titles\n"
+	"assert \"all (13 samples, 100.00%)\" in titles, titles\n"
+	"assert \"kmain (10 samples, 76.92%)\" in titles, titles\n"
+	"assert any(t.startswith(\"op<a&b>\\\"\\x27?;x?\") for t in titles), titles\n"
+	"texts = [t.text for t in root.iter(ns + \"text\")]\n"
+	"assert \"matmul\" in texts, texts\n"
+	"assert any(t and t.startswith(\"Flame <&> graph\") for t in texts), texts\n"
+	"s = root.find(ns + \"script\")\n"
+	"assert s is not None and \"function search\" in s.text and \"function zoom\" in s.text\n"
+	"gs = [g for g in root.iter(ns + \"g\") if g.get(\"class\") == \"f\"]\n"
+	"assert len(gs) == 7, len(gs)\n"
+	"for g in gs:\n"
+	"    r = g.find(ns + \"rect\")\n"
+	"    assert float(r.get(\"width\")) > 0 and float(r.get(\"x\")) >= 10\n"
+	"    assert float(r.get(\"x\")) + float(r.get(\"width\")) <= 800 - 10 + 0.2\n";
+
+static void test_svg(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	struct flamegraph_opts o = { "Flame <&> graph", "cycles, 13 samples", 800 };
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_sample(&s, 500, 0, 1, 0, 1000, F_DUP1 + 1, NULL, 0);
+	fs_sample(&s, 510, 0, 1, 0, 1000, F_DUP2 + 1, NULL, 0);
+	fs_sample(&s, 530, 0, 1, 0, 1000, F_NASTY, NULL, 0);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
+	f = fopen(tmp("a.svg"), "w");
+	assert_int_equal(flamegraph_write_svg(&tr, &o, f), 0);
+	fclose(f);
+	if (py_check(svg_check, tmp("a.svg")))
+		fail_msg("%s does not parse as the SVG expected", tmp("a.svg"));
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+/* Frames too narrow to see are left out; the graph stays valid. */
+static void test_svg_elides_and_scales(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	fs_init(&s);
+	fs_event(&s, 0, "cycles", 0x3c, 1000);
+	for (int i = 0; i < 200000; i++)
+		fs_sample(&s, i, 0, 1, 0, 1000, F_MATMUL, NULL, 0);
+	fs_sample(&s, 300000, 0, 1, 0, 1000, F_SIEVE, NULL, 0);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
+	f = fopen(tmp("b.svg"), "w");
+	assert_int_equal(flamegraph_write_svg(&tr, NULL, f), 0);
+	fclose(f);
+	{
+		char *t = slurp(tmp("b.svg"));
+		assert_non_null(strstr(t, "<title>matmul (200000 samples, 100.00%)</title>"));
+		assert_null(strstr(t, "<title>sieve"));
+		free(t);
+	}
+	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
+				  "ET.parse(sys.argv[1])", tmp("b.svg")), 0);
+	stack_tree_free(&tr);
+	fs_free(&s);
+
+	/* no samples at all */
+	fs_init(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
+	f = fopen(tmp("c.svg"), "w");
+	assert_int_equal(flamegraph_write_svg(&tr, NULL, f), 0);
+	fclose(f);
+	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
+				  "ET.parse(sys.argv[1])", tmp("c.svg")), 0);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+/* Many distinct frames: the hash tables grow and every frame is found again. */
+static void test_tree_many_frames(void **state)
+{
+	enum { N = 20000 };
+	struct fake_sym *many = calloc(N, sizeof(*many));
+	char (*names)[16] = calloc(N, 16);
+	struct symtab *t;
+	struct session s;
+	struct stack_tree tr;
+	char err[128];
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], 16, "f%05d", i);
+		many[i] = (struct fake_sym){ names[i], F_KMAIN + 16ull * i, 16 };
+	}
+	t = fake_symtab(many, N, segs, 1);
+	fs_init(&s);
+	for (int rep = 0; rep < 2; rep++)
+		for (int i = 0; i < N; i++) {
+			uint64_t ips[2] = { F_KMAIN + 16ull * i, F_KMAIN + 16ull * ((i + 1) % N) + 1 };
+			fs_sample(&s, rep * N + i, 0, 1, 0, 1, 0, ips, 2);
+		}
+	assert_int_equal(stack_tree_build(&tr, &s, t, true, 0, err, sizeof(err)), 0);
+	assert_int_equal(tr.n, 1 + N + N);		/* N callers, each with one callee */
+	for (uint32_t c = tr.nodes[0].first_child; c; c = tr.nodes[c].next_sibling) {
+		assert_int_equal(tr.nodes[c].total, 2);
+		assert_int_equal(tr.nodes[tr.nodes[c].first_child].self, 2);
+	}
+	stack_tree_free(&tr);
+	fs_free(&s);
+	symtab_free(t);
+	free(names);
+	free(many);
+}
+
+static const char chrome_check[] =
+	"import sys, json\n"
+	"d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+	"ev = d[\"traceEvents\"]\n"
+	"x = [e for e in ev if e[\"ph\"] == \"X\"]\n"
+	"assert len(x) == 2, x\n"
+	"assert x[0][\"name\"] == \"loopnest\" and x[0][\"tid\"] == 0\n"
+	"assert x[0][\"ts\"] == 0.01 and x[0][\"dur\"] == 1.99, x[0]\n"
+	"assert x[1][\"tid\"] == 1 and x[1][\"args\"][\"stopped\"] is False\n"
+	"i = [e for e in ev if e[\"ph\"] == \"i\"]\n"
+	"assert len(i) == 12, len(i)\n"
+	"assert all(e[\"s\"] == \"t\" and e[\"pid\"] == 1 for e in i)\n"
+	"assert sum(1 for e in i if e[\"name\"] == \"matmul\") == 6\n"
+	"assert i[0][\"args\"][\"callchain\"] == [\"matmul\", \"loopnest_main\", \"kmain\"], i[0]\n"
+	"assert i[0][\"args\"][\"event\"] == \"cycles\" and i[0][\"ts\"] == 0.1\n"
+	"assert i[10][\"tid\"] == 1 and i[10][\"args\"][\"event\"] == \"event9\"\n"
+	"assert i[11][\"name\"] == \"op<a&b>\\\"\\x27\\x01;x\\ufffd\", i[11]\n"
+	"m = [e for e in ev if e[\"ph\"] == \"M\" and e[\"name\"] == \"thread_name\"]\n"
+	"assert sorted(e[\"args\"][\"name\"] for e in m) == [\"CPU 0\", \"CPU 1\"]\n"
+	"assert d[\"otherData\"][\"samples\"] == 12\n";
+
+static void test_chrome(void **state)
+{
+	struct session s;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_app(&s, 1, 1, "loopnest", 10, 0);		/* never stopped */
+	fs_sample(&s, 600, 1, 1, 9, 1000, F_SIEVE, NULL, 0);
+	fs_sample(&s, 700, 1, 1, 0, 1000, F_NASTY, NULL, 0);
+	f = fopen(tmp("a.json"), "w");
+	assert_int_equal(convert_chrome(&s, symtab, f, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
+				  tmp("a.json")), 0);
+	if (py_check(chrome_check, tmp("a.json")))
+		fail_msg("%s: not the trace expected", tmp("a.json"));
+	{
+		char cmd[256];
+		snprintf(cmd, sizeof(cmd), "python3 -m json.tool %s > /dev/null", tmp("a.json"));
+		assert_int_equal(system(cmd), 0);
+	}
+	fs_free(&s);
+}
+
+static void test_escapes(void **state)
+{
+	char *buf;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	f = open_memstream(&buf, &len);
+	xml_escape(f, "a<b>&\"'\t\x02\xc3\xa9\xe2\x82\xac\xc3\x28\xed\xa0\x80z");
+	fclose(f);
+	assert_string_equal(buf, "a&lt;b&gt;&amp;&quot;&apos; ?\xc3\xa9\xe2\x82\xac?(???z");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	json_escape(f, "a\"b\\c\n\x1f\xc3\xa9\xff");
+	fclose(f);
+	assert_string_equal(buf, "a\\\"b\\\\c\\u000a\\u001f\xc3\xa9\\ufffd");
+	free(buf);
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xf0\x9f\x98\x80"), 4);
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xc0\xaf"), 0);	/* overlong */
+	assert_int_equal(utf8_seq_len((const unsigned char *)"\xf4\x90\x80\x80"), 0);
+}
+
+/* The commands on a fake-loaded session: files written, bad usage refused. */
+static void test_commands(void **state)
+{
+	struct session s;
+	char *fg[] = { "flamegraph", "-i", "x.bpc", "-o", tmp("cmd.svg"), "--kernel",
+		       "/proc/self/exe", "--title", "T", NULL };
+	char *fg_bad_event[] = { "flamegraph", "-i", "x.bpc", "-o", tmp("bad.svg"), "--kernel",
+				 "/proc/self/exe", "--event", "nope", NULL };
+	char *fg_width[] = { "flamegraph", "-i", "x", "--width", "5", NULL };
+	char *folded[] = { "convert", "-i", "x.bpc", "--to", "folded", "-o", tmp("cmd.folded"),
+			   "--kernel", "/proc/self/exe", NULL };
+	char *chrome[] = { "convert", "-i", "x.bpc", "--to", "chrome", "-o", tmp("cmd.json"),
+			   "--kernel", "/proc/self/exe", NULL };
+	char *nokernel[] = { "convert", "-i", "x.bpc", "--to", "folded", "--kernel",
+			     "/nonexistent/kernel.elf", NULL };
+
+	(void)state;
+	fs_init(&s);
+	fs_event(&s, 0, "cycles", 0x3c, 1000);
+	fs_sample(&s, 1, 0, 1, 0, 1000, (uint64_t)(uintptr_t)&test_commands, NULL, 0);
+	fake_loaded_session = &s;
+	assert_int_equal(cmd_flamegraph(9, fg), 0);
+	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
+				  "ET.parse(sys.argv[1])", tmp("cmd.svg")), 0);
+	assert_int_equal(cmd_flamegraph(9, fg_bad_event), 1);
+	assert_int_equal(cmd_flamegraph(5, fg_width), 2);
+	assert_int_equal(cmd_convert(9, folded), 0);
+	{
+		char *t = slurp(tmp("cmd.folded"));
+		/* our fake reads the test binary's own symbols: a PIE, so the
+		 * address is not where the file says; any one line will do */
+		assert_non_null(strstr(t, " 1\n"));
+		free(t);
+	}
+	assert_int_equal(cmd_convert(9, chrome), 0);
+	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
+				  tmp("cmd.json")), 0);
+	assert_int_equal(cmd_convert(7, nokernel), 1);
+	fake_loaded_session = NULL;
+	fs_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_pick_event),
+		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_svg_elides_and_scales),
+		cmocka_unit_test(test_tree_many_frames),
+		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_commands),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

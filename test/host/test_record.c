@@ -1,0 +1,337 @@
+/*
+ * test_record — `bareperf record --tty` with a pty pair standing in for
+ * the serial device: the termios set-up (raw 8N1, no flow control, the
+ * speed, VMIN/VTIME), a recorded stream fed through the master side and
+ * written byte for byte into the capture, the stop after every CPU's
+ * APP_STOP and a quiet spell, the device going away (EIO), and Ctrl-C
+ * leaving a valid capture marked interrupted.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "test/host/capgen.h"
+#include "tools/commands.h"
+#include "tools/record.h"
+#include "tools/session.h"
+
+static char err[512];
+static char in_path[64], out_path[64];
+static const uint8_t bid[20] = { 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+struct pty {
+	int master;
+	char slave[128];
+};
+
+static void pty_open(struct pty *p)
+{
+	p->master = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(p->master >= 0);
+	assert_int_equal(grantpt(p->master), 0);
+	assert_int_equal(unlockpt(p->master), 0);
+	assert_int_equal(ptsname_r(p->master, p->slave, sizeof(p->slave)), 0);
+}
+
+static int setup(void **state)
+{
+	int fd;
+
+	(void)state;
+	snprintf(in_path, sizeof(in_path), "/tmp/test_record_in-XXXXXX");
+	snprintf(out_path, sizeof(out_path), "/tmp/test_record_out-XXXXXX");
+	if ((fd = mkstemp(in_path)) < 0)
+		return -1;
+	close(fd);
+	if ((fd = mkstemp(out_path)) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(in_path);
+	unlink(out_path);
+	return 0;
+}
+
+static void speeds(void **state)
+{
+	(void)state;
+	assert_int_equal(record_baud_speed(115200), B115200);
+	assert_int_equal(record_baud_speed(9600), B9600);
+	assert_int_equal(record_baud_speed(921600), B921600);
+	assert_int_equal(record_baud_speed(12345), 0);
+}
+
+static void termios_setup(void **state)
+{
+	struct pty p;
+	struct termios saved, t;
+	int fd;
+
+	(void)state;
+	pty_open(&p);
+	fd = record_tty_open(p.slave, 921600, &saved, err, sizeof(err));
+	if (fd < 0)
+		fail_msg("record_tty_open: %s", err);
+	assert_int_equal(tcgetattr(fd, &t), 0);
+	assert_int_equal(t.c_cflag & CSIZE, CS8);
+	assert_int_equal(t.c_cflag & (PARENB | CSTOPB | CRTSCTS), 0);
+	assert_int_equal(t.c_cflag & (CLOCAL | CREAD), CLOCAL | CREAD);
+	assert_int_equal(t.c_lflag & (ICANON | ECHO | ECHONL | ISIG | IEXTEN), 0);
+	assert_int_equal(t.c_iflag & (IXON | IXOFF | ICRNL | INLCR | IGNCR | ISTRIP | BRKINT), 0);
+	assert_int_equal(t.c_oflag & OPOST, 0);
+	assert_int_equal(t.c_cc[VMIN], 0);
+	assert_int_equal(t.c_cc[VTIME], 1);
+	assert_int_equal(cfgetispeed(&t), B921600);
+	assert_int_equal(cfgetospeed(&t), B921600);
+	/* The saved settings are the pty's defaults: a canonical line. */
+	assert_true(saved.c_lflag & ICANON);
+	close(fd);
+	close(p.master);
+
+	assert_int_equal(record_tty_open("/dev/null", 115200, &saved, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a serial line"));
+	assert_int_equal(record_tty_open("/nonexistent/tty", 115200, &saved, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "No such file"));
+	assert_int_equal(record_tty_open(p.slave, 12345, &saved, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--baud 12345"));
+}
+
+/* A two-CPU run, complete (with_stop) or cut before the APP_STOPs; the
+ * stream bytes (after the capture header) into *data. */
+static size_t make_stream(bool with_stop, uint8_t **data)
+{
+	struct capgen *g = malloc(sizeof(*g));
+	struct capture_reader r;
+	size_t n;
+
+	assert_non_null(g);
+	assert_int_equal(capgen_open(g, in_path, CAPGEN_ST,
+				     "bareperf: booted via UEFI\r\nstream: starting\r\n", err,
+				     sizeof(err)), 0);
+	capgen_meta(g, 2, 1000000000, 0, bid, sizeof(bid));
+	capgen_event(g, 0, "cpu-clock", 0, 250000);
+	for (unsigned c = 0; c < 2; c++) {
+		capgen_cpu(g, c, BP_PMU_SOFT);
+		capgen_app(g, c, true, 1, "loopnest", 0, 0);
+	}
+	capgen_flush(g, 0);
+	for (int i = 0; i < 3000; i++)
+		capgen_sample(g, (unsigned)i % 2, 0, 0xffffffff80100000ull + (uint64_t)(i % 77) * 4,
+			      (uint64_t)i * 250000, 250000, 1, 0, NULL);
+	capgen_lost(g, 1, 5);
+	if (with_stop)
+		for (unsigned c = 0; c < 2; c++)
+			capgen_app(g, c, false, 1, NULL, 900000000, 0);
+	for (unsigned c = 0; c < 2; c++)
+		capgen_flush(g, c);
+	capgen_console(g, 0, "app: loopnest: exit status 0\r\n");
+	assert_int_equal(capgen_close(g, 0, err, sizeof(err)), 0);
+	free(g);
+	assert_int_equal(capture_open(&r, in_path, err, sizeof(err)), 0);
+	n = r.info.data_avail;
+	*data = malloc(n);
+	assert_int_equal(capture_read(&r, *data, n, err, sizeof(err)), (long)n);
+	capture_close_reader(&r);
+	return n;
+}
+
+/*
+ * The writer: waits until the recorder has set the line raw (a canonical
+ * line would turn CR into LF), then sends data in uneven pieces, then
+ * keeps the master open (hold_s) or closes it at once.
+ */
+static pid_t feeder(struct pty *p, const uint8_t *data, size_t n, double hold_s)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	int s = open(p->slave, O_RDWR | O_NOCTTY);
+	struct termios t;
+	for (int i = 0; i < 500; i++) {
+		if (s >= 0 && !tcgetattr(s, &t) && !(t.c_lflag & ICANON))
+			break;
+		usleep(10000);
+	}
+	for (size_t off = 0, k = 1; off < n; off += k, k = k * 3 % 4093 + 1) {
+		if (k > n - off)
+			k = n - off;
+		if (write(p->master, data + off, k) != (ssize_t)k)
+			_exit(3);
+	}
+	if (hold_s > 0)
+		usleep((useconds_t)(hold_s * 1e6));
+	_exit(0);
+}
+
+static int record(const char *tty, const char *quiet_time)
+{
+	char *argv[] = { "record", "-q", "--tty", (char *)tty, "--quiet-time", (char *)quiet_time,
+			 "-o", out_path, NULL };
+	return cmd_record(8, argv);
+}
+
+static void check_capture(const uint8_t *data, size_t n, size_t expect_n, bool interrupted)
+{
+	struct capture_reader r;
+	uint8_t *got = malloc(n + 1);
+
+	assert_int_equal(capture_open(&r, out_path, err, sizeof(err)), 0);
+	assert_true(r.info.complete);
+	assert_int_equal(r.info.interrupted, interrupted);
+	assert_int_equal(r.info.hdr.link_kind, WIRE_LINK_TTY);
+	assert_int_equal(r.info.hdr.baud, 115200);
+	assert_int_equal(r.info.data_avail, expect_n);
+	assert_int_equal(capture_read(&r, got, n, err, sizeof(err)), (long)expect_n);
+	assert_memory_equal(got, data, expect_n);	/* byte for byte as sent */
+	if (expect_n == n) {
+		/* RUN_META's build-id went into the header. */
+		assert_int_equal(r.info.hdr.build_id_size, 20);
+		assert_memory_equal(r.info.hdr.build_id, bid, sizeof(bid));
+	}
+	capture_close_reader(&r);
+	free(got);
+}
+
+static void records_a_stream(void **state)
+{
+	struct pty p;
+	uint8_t *data;
+	size_t n = make_stream(true, &data);
+	struct timespec t0, t1;
+	int st;
+
+	(void)state;
+	pty_open(&p);
+	/* The feeder keeps the line open: record stops on the APP_STOPs. */
+	pid_t pid = feeder(&p, data, n, 20);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(record(p.slave, "0.3"), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 10);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(p.master);
+	check_capture(data, n, n, false);
+
+	struct session s;
+	assert_int_equal(session_load(&s, out_path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 3000);
+	assert_int_equal(s.loss.ring_lost[1], 5);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames + s.loss.frames_lost_total, 0);
+	assert_non_null(strstr(s.console, "booted via UEFI"));
+	session_free(&s);
+	free(data);
+}
+
+static void device_goes_away(void **state)
+{
+	struct pty p;
+	uint8_t *data;
+	size_t n = make_stream(false, &data);
+	int st;
+
+	(void)state;
+	pty_open(&p);
+	pid_t pid = feeder(&p, data, n, 0.3);
+	/* The last master fd closes when the feeder exits: reads fail with EIO. */
+	close(p.master);
+	/* Before the run ended: status 1, and the capture holds what arrived. */
+	assert_int_equal(record(p.slave, "1"), 1);
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	check_capture(data, n, n, false);
+	free(data);
+}
+
+static void ctrl_c_keeps_a_valid_capture(void **state)
+{
+	struct pty p;
+	uint8_t *data;
+	size_t n = make_stream(false, &data), half = n / 2;
+	int st;
+
+	(void)state;
+	pty_open(&p);
+	unlink(out_path);	/* no earlier test's capture can look like progress */
+	pid_t rec = fork();
+	assert_true(rec >= 0);
+	if (!rec)
+		_exit(record(p.slave, "1"));
+	/* Half the stream, no APP_STOP: only Ctrl-C ends this recording. */
+	pid_t pid = feeder(&p, data, half, 30);
+	for (int i = 0; i < 300; i++) {
+		struct capture_reader r;
+		bool done = !capture_open(&r, out_path, err, sizeof(err)) &&
+			    r.info.data_avail >= half;
+		capture_close_reader(&r);
+		if (done)
+			break;
+		usleep(10000);
+	}
+	kill(rec, SIGINT);
+	waitpid(rec, &st, 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 130);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(p.master);
+	check_capture(data, n, half, true);
+
+	struct session s;
+	assert_int_equal(session_load(&s, out_path, err, sizeof(err)), 0);
+	assert_true(s.interrupted);
+	assert_true(s.nsamples > 0);
+	session_free(&s);
+	free(data);
+}
+
+static void bad_options(void **state)
+{
+	char *a1[] = { "record", "--tty", "/dev/null", "--qemu", NULL };
+	char *a2[] = { "record", "--tty", "/dev/null", "-e", "cycles", NULL };
+	char *a3[] = { "record", "-c", "100", "-F", "10", NULL };
+	char *a4[] = { "record", "--cpu", "0", NULL };
+	char *a5[] = { "record", "--bogus", NULL };
+	char *a6[] = { "record", "--qemu", "--kernel", "/nonexistent.elf", "-o", out_path, NULL };
+
+	(void)state;
+	assert_int_equal(cmd_record(4, a1), 2);
+	assert_int_equal(cmd_record(5, a2), 2);
+	assert_int_equal(cmd_record(5, a3), 2);
+	assert_int_equal(cmd_record(3, a4), 2);
+	assert_int_equal(cmd_record(2, a5), 2);
+	assert_int_equal(cmd_record(6, a6), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(speeds),
+		cmocka_unit_test(termios_setup),
+		cmocka_unit_test(records_a_stream),
+		cmocka_unit_test(device_goes_away),
+		cmocka_unit_test(ctrl_c_keeps_a_valid_capture),
+		cmocka_unit_test(bad_options),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,388 @@
+/*
+ * test_report — symbolization (tools/symtab.c) and report aggregation
+ * (tools/report.c). The symbol table under test is this test binary's own
+ * (linked -no-pie, so a function's address is its symbol's value): its
+ * functions are looked up by address, their source lines come back from
+ * DWARF, and samples "taken" in them are aggregated: shares weighted by
+ * period, filters by CPU and app, the call-graph tree and inclusive cost,
+ * the by-line view, and the build-id check against a capture.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "test/host/capgen.h"
+#include "tools/report.h"
+
+/* Functions to sample. Each sits on one line so its entry's line is known. */
+static const int fn_hot_line = __LINE__ + 1;
+static __attribute__((noinline, used)) int fn_hot(int x) { return x * 3 + 1; }
+static __attribute__((noinline, used)) int fn_warm(int x) { return x * 5 + 2; }
+static __attribute__((noinline, used)) int fn_cold(int x) { return x * 7 + 3; }
+static __attribute__((noinline, used)) int fn_mid(int x) { return fn_hot(x) + 1; }
+static __attribute__((noinline, used)) int fn_top(int x) { return fn_mid(x) + fn_warm(x); }
+
+#define A(f) ((uint64_t)(uintptr_t)&(f))
+
+static struct symtab *T;
+static char err[512];
+
+static int setup(void **state)
+{
+	(void)state;
+	return symtab_load(&T, "/proc/self/exe", NULL, 0, err, sizeof(err));
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	symtab_free(T);
+	return 0;
+}
+
+static void lookup(void **state)
+{
+	struct symbol s;
+
+	(void)state;
+	s = symtab_lookup(T, A(fn_hot));
+	assert_string_equal(s.name, "fn_hot");
+	assert_int_equal(s.start, A(fn_hot));
+	assert_true(s.size > 0);
+	s = symtab_lookup(T, A(fn_hot) + s.size - 1);
+	assert_string_equal(s.name, "fn_hot");
+	s = symtab_lookup(T, A(fn_top) + 1);
+	assert_string_equal(s.name, "fn_top");
+	s = symtab_lookup(T, 0x10);
+	assert_null(s.name);
+	s = symtab_lookup(T, ~0ull);
+	assert_null(s.name);
+	/* The table is sorted and every entry looks itself up. */
+	assert_true(symtab_count(T) > 10);
+	for (size_t i = 1; i < symtab_count(T); i++) {
+		struct symbol a = symtab_at(T, i - 1), b = symtab_at(T, i);
+		assert_true(a.start < b.start);
+		assert_int_equal(symtab_lookup(T, b.start).start, b.start);
+	}
+}
+
+static void lines(void **state)
+{
+	const char *file;
+	int line;
+
+	(void)state;
+	assert_true(symtab_line(T, A(fn_hot), &file, &line));
+	assert_non_null(strstr(file, "test_report.c"));
+	assert_int_equal(line, fn_hot_line);
+	assert_true(symtab_line(T, A(fn_warm), &file, &line));
+	assert_int_equal(line, fn_hot_line + 1);
+	assert_false(symtab_line(T, 0x10, &file, &line));
+}
+
+static void build_id_check(void **state)
+{
+	struct symtab *t;
+	size_t n;
+	const uint8_t *id = symtab_build_id(T, &n);
+	uint8_t other[20];
+	int k;
+
+	(void)state;
+	assert_non_null(id);
+	assert_true(n >= 8);
+	assert_int_equal(symtab_load(&t, "/proc/self/exe", id, n, err, sizeof(err)), 0);
+	symtab_free(t);
+	k = symtab_read_build_id("/proc/self/exe", other, sizeof(other), err, sizeof(err));
+	assert_int_equal(k, (int)n);
+	assert_memory_equal(other, id, n);
+	other[0] ^= 0xff;
+	assert_int_equal(symtab_load(&t, "/proc/self/exe", other, n, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "does not match the capture: build-id"));
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(symtab_load(&t, "/etc/hostname", NULL, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not an ELF file"));
+}
+
+/* ---- aggregation over a session built in memory ------------------------ */
+
+static struct session S;
+static struct bp_sample_rec samples[512];
+static uint64_t ips[2048];
+static struct session_app apps[2];
+static struct bp_record_event_desc events[2];
+
+static void sess_init(void)
+{
+	memset(&S, 0, sizeof(S));
+	snprintf(S.path, sizeof(S.path), "in-memory");
+	S.samples = samples;
+	S.ips = ips;
+	S.apps = apps;
+	S.events = events;
+	memset(events, 0, sizeof(events));
+	events[0].id = 0;
+	snprintf(events[0].name, sizeof(events[0].name), "cpu-clock");
+	events[1].id = 1;
+	snprintf(events[1].name, sizeof(events[1].name), "cycles");
+	S.nevents = 2;
+	memset(apps, 0, sizeof(apps));
+	apps[0] = (struct session_app){ .app_id = 1, .cpu = 0, .name = "alpha" };
+	apps[1] = (struct session_app){ .app_id = 2, .cpu = 1, .name = "beta" };
+	S.napps = 2;
+}
+
+static void add(uint64_t ip, uint64_t period, uint32_t cpu, uint32_t pid, uint64_t id,
+		uint32_t nr, const uint64_t *chain)
+{
+	struct bp_sample_rec *x = &samples[S.nsamples++];
+
+	memset(x, 0, sizeof(*x));
+	x->ip = ip;
+	x->period = period;
+	x->cpu = cpu;
+	x->pid = pid;
+	x->id = id;
+	x->time = S.nsamples;
+	if (nr) {
+		x->nr_ips = nr;
+		x->ips_off = S.nips;
+		memcpy(ips + S.nips, chain, nr * sizeof(*chain));
+		S.nips += nr;
+	}
+}
+
+static const struct report_row *row(const struct report_event *e, const char *name)
+{
+	for (size_t i = 0; i < e->nrows; i++)
+		if (e->rows[i].name && !strcmp(e->rows[i].name, name))
+			return &e->rows[i];
+	return NULL;
+}
+
+static void hottest_first(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 70; i++)
+		add(A(fn_hot) + (uint64_t)(i % 3), 100, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 20; i++)
+		add(A(fn_warm), 100, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 9; i++)
+		add(A(fn_cold) + 1, 100, 0, 1, 0, 0, NULL);
+	add(0x10, 100, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.nevents, 2);		/* cycles: described, no samples */
+	assert_int_equal(r.samples, 100);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->id, 0);
+	assert_int_equal(e->samples, 100);
+	assert_int_equal(e->period, 10000);
+	assert_int_equal(e->nrows, 4);
+	assert_string_equal(e->rows[0].name, "fn_hot");
+	assert_int_equal(e->rows[0].samples, 70);
+	assert_int_equal(e->rows[0].period, 7000);
+	assert_int_equal(e->rows[0].key, A(fn_hot));
+	assert_string_equal(e->rows[1].name, "fn_warm");
+	assert_string_equal(e->rows[2].name, "fn_cold");
+	assert_null(e->rows[3].name);
+	assert_int_equal(e->rows[3].key, 0x10);
+	assert_int_equal(r.events[1].samples, 0);
+	report_free(&r);
+}
+
+static void weighted_by_period(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 10; i++)
+		add(A(fn_hot), 1000, 0, 1, 1, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		add(A(fn_warm), 5000, 0, 1, 1, 0, NULL);	/* fewer samples, more events */
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = r.events[0].id == 1 ? &r.events[0] : &r.events[1];
+	assert_int_equal(e->id, 1);
+	assert_string_equal(e->rows[0].name, "fn_warm");
+	assert_int_equal(e->rows[0].period, 15000);
+	assert_int_equal(e->min_period, 1000);
+	assert_int_equal(e->max_period, 5000);
+	report_free(&r);
+}
+
+static void filters(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 10; i++)
+		add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 5; i++)
+		add(A(fn_warm), 1, 1, 2, 0, 0, NULL);
+	assert_int_equal(report_parse_cpus("1", &o.filter), 0);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.samples, 5);
+	assert_int_equal(r.filtered_out, 10);
+	assert_string_equal(r.events[0].rows[0].name, "fn_warm");
+	report_free(&r);
+
+	memset(&o.filter, 0, sizeof(o.filter));
+	o.filter.app = "alpha";
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.samples, 10);
+	assert_string_equal(r.events[0].rows[0].name, "fn_hot");
+	report_free(&r);
+
+	o.filter.app = "gamma";
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no run of an app named 'gamma'"));
+
+	struct report_filter f;
+	assert_int_equal(report_parse_cpus("0,2-3", &f), 0);
+	assert_true(f.cpu_set && f.cpus[0] && !f.cpus[1] && f.cpus[2] && f.cpus[3] && !f.cpus[4]);
+	assert_int_equal(report_parse_cpus("3-1", &f), -1);
+	assert_int_equal(report_parse_cpus("x", &f), -1);
+	assert_int_equal(report_parse_cpus("1;2", &f), -1);
+	assert_int_equal(report_parse_cpus("999", &f), -1);
+}
+
+static void call_graph(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true };
+	struct report r;
+	/* ip in fn_hot, returns into fn_mid and fn_top (a return address is
+	 * after the call: looked up at address - 1). */
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+	const uint64_t warm[2] = { A(fn_warm), A(fn_top) + 9 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 30; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	for (int i = 0; i < 10; i++)
+		add(warm[0], 1, 0, 1, 0, 2, warm);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->with_chain, 40);
+	const struct report_row *top = row(e, "fn_top"), *h = row(e, "fn_hot"), *m = row(e, "fn_mid");
+	assert_non_null(top);
+	assert_non_null(h);
+	assert_non_null(m);
+	/* Sorted by inclusive cost: fn_top has every sample, no self. */
+	assert_ptr_equal(&e->rows[0], top);
+	assert_int_equal(top->child_samples, 40);
+	assert_int_equal(top->samples, 0);
+	assert_int_equal(h->samples, 30);
+	assert_int_equal(m->child_samples, 30);
+	/* fn_hot's callers: fn_mid, then fn_top. */
+	assert_int_not_equal(h->callers, 0);
+	size_t c = r.pool[h->callers].first_child;
+	assert_int_not_equal(c, 0);
+	assert_string_equal(r.pool[c].name, "fn_mid");
+	assert_int_equal(r.pool[c].samples, 30);
+	assert_int_equal(r.pool[c].next_sibling, 0);
+	c = r.pool[c].first_child;
+	assert_string_equal(r.pool[c].name, "fn_top");
+	report_free(&r);
+}
+
+static void by_line(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_LINE };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 4; i++)
+		add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
+	add(A(fn_warm), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->nrows, 2);
+	assert_non_null(strstr(e->rows[0].file, "test_report.c"));
+	assert_int_equal(e->rows[0].line, fn_hot_line);
+	assert_int_equal(e->rows[0].samples, 4);
+	assert_string_equal(e->rows[0].name, "fn_hot");
+	assert_int_equal(e->rows[1].line, fn_hot_line + 1);
+	report_free(&r);
+}
+
+/* A capture whose RUN_META names this binary's build-id (or another). */
+static void session_kernel_choice(void **state)
+{
+	char path[64], used[256];
+	struct capgen *g = malloc(sizeof(*g));
+	struct session s;
+	struct symtab *t;
+	size_t n;
+	const uint8_t *id = symtab_build_id(T, &n);
+	uint8_t wrong[20];
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/test_report-XXXXXX");
+	assert_true((fd = mkstemp(path)) >= 0);
+	close(fd);
+	for (int pass = 0; pass < 2; pass++) {
+		memcpy(wrong, id, n < 20 ? n : 20);
+		wrong[3] ^= pass;
+		assert_int_equal(capgen_open(g, path, CAPGEN_ST, NULL, err, sizeof(err)), 0);
+		capgen_meta(g, 1, 1000000000, 0, wrong, n < 20 ? n : 20);
+		capgen_event(g, 0, "cpu-clock", 0, 1000);
+		capgen_sample(g, 0, 0, A(fn_hot), 5, 1000, 1, 0, NULL);
+		assert_int_equal(capgen_close(g, 0, err, sizeof(err)), 0);
+		assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+		int rc = session_symtab(&s, "/proc/self/exe", false, &t, used, sizeof(used), err,
+					sizeof(err));
+		if (pass == 0) {
+			assert_int_equal(rc, 0);
+			assert_string_equal(used, "/proc/self/exe");
+			struct report_opts o = { .sort = REPORT_SORT_SYM };
+			struct report r;
+			assert_int_equal(report_aggregate(&s, t, &o, &r, err, sizeof(err)), 0);
+			assert_string_equal(r.events[0].rows[0].name, "fn_hot");
+			report_free(&r);
+			symtab_free(t);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_non_null(strstr(err, "does not match the capture"));
+			/* --force loads it anyway (with a warning on stderr). */
+			assert_int_equal(session_symtab(&s, "/proc/self/exe", true, &t, used,
+							sizeof(used), err, sizeof(err)), 0);
+			symtab_free(t);
+		}
+		session_free(&s);
+	}
+	unlink(path);
+	free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lookup),
+		cmocka_unit_test(lines),
+		cmocka_unit_test(build_id_check),
+		cmocka_unit_test(hottest_first),
+		cmocka_unit_test(weighted_by_period),
+		cmocka_unit_test(filters),
+		cmocka_unit_test(call_graph),
+		cmocka_unit_test(by_line),
+		cmocka_unit_test(session_kernel_choice),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,424 @@
+/*
+ * test_session — the capture loader (tools/session.c) on synthetic
+ * captures framed by the kernel's own encoder (test/host/capgen.c):
+ * metadata, app runs, samples merged by time across CPUs, call chains,
+ * IDENTIFIER, every kind of loss counted exactly (ring LOST, LOST_SAMPLES,
+ * throttling, frames lost in transit), the boot text not counted as
+ * damage, streaming, and the bad inputs: not a capture, too short, a
+ * newer version, a truncated capture that still loads what it holds.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "test/host/capgen.h"
+#include "tools/session.h"
+
+#define BOOT "bareperf: booted via capgen\r\nstream: starting\r\n"
+#define TSC_HZ 2000000000ull
+
+static char path[64];
+static struct capgen *G;
+static char err[512];
+static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+
+static int setup(void **state)
+{
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/test_session-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	G = malloc(sizeof(*G));
+	return G ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	free(G);
+	return 0;
+}
+
+static void open_gen(uint64_t st)
+{
+	assert_int_equal(capgen_open(G, path, st, BOOT, err, sizeof(err)), 0);
+}
+
+static void close_gen(uint32_t flags)
+{
+	if (capgen_close(G, flags, err, sizeof(err)))
+		fail_msg("capgen_close: %s", err);
+}
+
+/* A one-CPU run: 100 samples, 3 LOST, 2 LOST_SAMPLES, one throttle. */
+static void one_cpu_run(void)
+{
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 1000, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_cpu(G, 0, BP_PMU_SOFT);
+	capgen_app(G, 0, true, 7, "loopnest", 1000, 0);
+	for (int i = 0; i < 100; i++)
+		capgen_sample(G, 0, 0, 0xffffffff80100000ull + (i % 10) * 4, 2000 + i * 500000ull,
+			      250000, 7, 0, NULL);
+	capgen_lost(G, 0, 3);
+	capgen_lost_samples(G, 0, 2);
+	capgen_throttle(G, 0, true, 60000000);
+	capgen_throttle(G, 0, false, 61000000);
+	capgen_app(G, 0, false, 7, NULL, 52000000, 1);
+	capgen_flush(G, 0);
+	capgen_console(G, 0, "app: loopnest: start\r\n");
+	close_gen(0);
+}
+
+static void loads_a_run(void **state)
+{
+	struct session s;
+
+	(void)state;
+	one_cpu_run();
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.have_meta);
+	assert_memory_equal(s.meta.build_id, bid, sizeof(bid));
+	assert_int_equal(s.ncpus, 1);
+	assert_int_equal(s.nevents, 1);
+	assert_string_equal(s.events[0].name, "cpu-clock");
+	assert_int_equal(s.napps, 1);
+	assert_string_equal(s.apps[0].name, "loopnest");
+	assert_int_equal(s.apps[0].app_id, 7);
+	assert_true(s.apps[0].stopped);
+	assert_int_equal(s.apps[0].status, 1);
+	assert_int_equal(s.nsamples, 100);
+	for (size_t i = 0; i < s.nsamples; i++) {
+		assert_int_equal(s.samples[i].time, 2000 + i * 500000ull);
+		assert_int_equal(s.samples[i].period, 250000);
+		assert_int_equal(s.samples[i].pid, 7);
+		assert_int_equal(s.samples[i].cpu, 0);
+		assert_int_equal(s.samples[i].nr_ips, 0);
+	}
+	assert_int_equal(s.first_time, 2000);
+	assert_int_equal(s.last_time, 2000 + 99 * 500000ull);
+	assert_int_equal(s.loss.ring_lost[0], 3);
+	assert_int_equal(s.loss.lost_samples[0], 2);
+	assert_int_equal(s.loss.nthrottle, 1);
+	assert_int_equal(s.nthrottle, 1);
+	assert_int_equal(s.throttle[0].end, 61000000);
+	/* The boot text is the console's start, not a damaged frame. */
+	assert_int_equal(s.loss.crc_errors, 0);
+	assert_int_equal(s.loss.bad_frames, 0);
+	assert_int_equal(s.loss.frames_lost_total, 0);
+	assert_int_equal(s.noise_bytes, 0);
+	assert_non_null(strstr(s.console, "bareperf: booted via capgen"));
+	assert_non_null(strstr(s.console, "app: loopnest: start"));
+	assert_false(s.truncated);
+	assert_false(s.interrupted);
+	assert_non_null(strstr(s.state, "complete"));
+	/* Every record kept for script, in stream order. */
+	assert_int_equal(s.records[0].type, BP_RECORD_RUN_META);
+	assert_true(s.nrecords >= 100 + 9);
+	/* 2 GHz: 2000 ticks after start_tsc are 1000 ns. */
+	assert_int_equal(session_tsc_to_ns(&s, 3000), 1000);
+	session_free(&s);
+}
+
+static void losses_are_printed(void **state)
+{
+	struct session s;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	one_cpu_run();
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(session_print_losses(&s, f, "# "), 3);
+	fclose(f);
+	assert_non_null(strstr(buf, "LOST: 3 records dropped on cpu 0"));
+	assert_non_null(strstr(buf, "LOST_SAMPLES: 2 samples"));
+	assert_non_null(strstr(buf, "throttled: 1 interval"));
+	free(buf);
+	session_free(&s);
+}
+
+/* Two CPUs whose frames arrive out of time order: merged by time. */
+static void merges_cpus_by_time(void **state)
+{
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 2, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	for (unsigned c = 0; c < 2; c++) {
+		capgen_cpu(G, c, BP_PMU_SOFT);
+		capgen_app(G, c, true, 1, "two", 0, 0);
+	}
+	capgen_flush(G, 0);	/* the metadata first, as the kernel's drain sends it */
+	/* cpu 1 drains first; every cpu-0 sample ties with one of cpu 1. */
+	for (int i = 0; i < 50; i++)
+		capgen_sample(G, 1, 0, 0x1000 + i, 100 + 10 * i, 1, 1, 0, NULL);
+	capgen_flush(G, 1);
+	for (int i = 0; i < 50; i++)
+		capgen_sample(G, 0, 0, 0x2000 + i, 105 + 10 * i - (i % 2) * 5, 1, 1, 0, NULL);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 100);
+	assert_int_equal(s.ncpus, 2);
+	for (size_t i = 1; i < s.nsamples; i++) {
+		const struct bp_sample_rec *a = &s.samples[i - 1], *b = &s.samples[i];
+		assert_true(a->time <= b->time);
+		if (a->time == b->time)
+			assert_true(a->cpu < b->cpu);	/* ties: the lower CPU first */
+	}
+	session_free(&s);
+}
+
+static void frames_lost_in_transit(void **state)
+{
+	struct session s;
+	uint64_t dropped, dropped_records;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_flush(G, 0);
+	for (int k = 0; k < 3; k++) {
+		if (k == 1)
+			G->drop = 1;
+		for (int i = 0; i < 2000; i++)
+			capgen_sample(G, 0, 0, 0xffffffff80000000ull + (uint64_t)(i * 7919 % 65536),
+				      (uint64_t)(k * 2000 + i) * 1000, 250000, 1, 0, NULL);
+		capgen_flush(G, 0);
+	}
+	dropped = G->dropped_frames;
+	dropped_records = G->dropped_records;
+	close_gen(0);
+	assert_true(dropped > 0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.loss.frames_lost[WIRE_CH_RECORDS][0], dropped);
+	assert_int_equal(s.loss.frames_lost_total, dropped);
+	/* Exactly the samples of the lost frames are missing, no more. */
+	assert_int_equal(s.nsamples, 6000 - dropped_records);
+	session_free(&s);
+}
+
+static void callchains_and_identifier(void **state)
+{
+	struct session s;
+	const uint64_t ips[3] = { 0xffffffff80100010ull, 0xffffffff80100105ull, 0xffffffff80100205ull };
+	uint64_t st = CAPGEN_ST | BP_SAMPLE_IDENTIFIER | BP_SAMPLE_CALLCHAIN;
+
+	(void)state;
+	open_gen(st);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 5, "cycles", 0x3c, 100000);
+	capgen_event(G, 9, "instructions", 0xc0, 200000);
+	for (int i = 0; i < 10; i++)
+		capgen_sample(G, 0, i % 2 ? 9 : 5, ips[0], 100 + i, i % 2 ? 200000 : 100000, 1,
+			      3, ips);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 10);
+	assert_int_equal(s.nips, 30);
+	for (size_t i = 0; i < s.nsamples; i++) {
+		const struct bp_sample_rec *x = &s.samples[i];
+		assert_int_equal(x->id, i % 2 ? 9 : 5);
+		assert_int_equal(x->nr_ips, 3);
+		assert_memory_equal(&s.ips[x->ips_off], ips, sizeof(ips));
+	}
+	char nb[32];
+	assert_string_equal(session_event_name(&s, 9, nb, sizeof(nb)), "instructions");
+	assert_string_equal(session_event_name(&s, 4, nb, sizeof(nb)), "event 4");
+	session_free(&s);
+}
+
+static void sample_before_its_event_is_counted(void **state)
+{
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_sample(G, 0, 0, 0x1000, 1, 1, 1, 0, NULL);
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_sample(G, 0, 0, 0x1000, 2, 1, 1, 0, NULL);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 1);
+	assert_int_equal(s.loss.bad_samples, 1);
+	session_free(&s);
+}
+
+struct counted {
+	uint64_t n, ips;
+};
+
+static int count_cb(void *ctx, const struct session *s, const struct bp_sample_rec *r,
+		    const uint64_t *ips)
+{
+	struct counted *c = ctx;
+
+	(void)s;
+	c->n++;
+	if (r->nr_ips)
+		c->ips += ips[r->nr_ips - 1];
+	return 0;
+}
+
+static void streaming_keeps_no_samples(void **state)
+{
+	struct session s;
+	struct counted c = { 0, 0 };
+
+	(void)state;
+	one_cpu_run();
+	assert_int_equal(session_load_cb(&s, path, SESSION_NO_RECORDS | SESSION_NO_CONSOLE,
+					 count_cb, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n, 100);
+	assert_int_equal(s.nsamples, 100);
+	assert_null(s.samples);
+	assert_int_equal(s.nrecords, 0);
+	assert_int_equal(s.first_time, 2000);
+	assert_int_equal(s.last_time, 2000 + 99 * 500000ull);
+	assert_int_equal(s.loss.ring_lost[0], 3);
+	session_free(&s);
+}
+
+static void write_file(const char *p, const void *data, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	fclose(f);
+}
+
+static size_t read_file(const char *p, uint8_t **data)
+{
+	FILE *f = fopen(p, "rb");
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	*data = malloc((size_t)n);
+	assert_non_null(*data);
+	assert_int_equal(fread(*data, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return (size_t)n;
+}
+
+static void not_a_capture(void **state)
+{
+	struct session s;
+
+	(void)state;
+	write_file(path, "just some text\n", 15);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a bareperf capture"));
+	assert_null(strchr(err, '\n'));
+	write_file(path, "", 0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "empty file"));
+	assert_int_equal(session_load(&s, "/nonexistent/capture.bpc", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "No such file"));
+}
+
+static void newer_version(void **state)
+{
+	struct session s;
+	uint8_t *data;
+	size_t n;
+	struct wire_capture_header h;
+
+	(void)state;
+	one_cpu_run();
+	n = read_file(path, &data);
+	memcpy(&h, data, sizeof(h));
+	h.version = 7;
+	h.compat_version = 7;
+	memcpy(data, &h, sizeof(h));
+	write_file(path, data, n);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "newer bareperf"));
+	free(data);
+}
+
+static void truncated_capture_loads_what_it_holds(void **state)
+{
+	struct session s;
+	uint8_t *data;
+	size_t n;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_flush(G, 0);
+	for (int i = 0; i < 5000; i++)
+		capgen_sample(G, 0, 0, 0xffffffff80000000ull + (uint64_t)(i * 7919 % 65536), i, 1, 1,
+			      0, NULL);
+	close_gen(0);
+	n = read_file(path, &data);
+	/* Cut inside the data: a complete capture shorter than its header says. */
+	write_file(path, data, sizeof(struct wire_capture_header) + (n - 512) / 2);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.truncated);
+	assert_non_null(strstr(s.state, "truncated"));
+	assert_true(s.have_meta);
+	assert_true(s.nsamples > 1000 && s.nsamples < 4000);
+	session_free(&s);
+	/* Cut inside the header: nothing to load. */
+	write_file(path, data, 100);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated"));
+	free(data);
+}
+
+static void interrupted_capture(void **state)
+{
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_sample(G, 0, 0, 0x1000, 1, 1, 1, 0, NULL);
+	close_gen(WIRE_CAPF_INTERRUPTED);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.interrupted);
+	assert_false(s.truncated);
+	assert_int_equal(s.nsamples, 1);
+	session_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(loads_a_run),
+		cmocka_unit_test(losses_are_printed),
+		cmocka_unit_test(merges_cpus_by_time),
+		cmocka_unit_test(frames_lost_in_transit),
+		cmocka_unit_test(callchains_and_identifier),
+		cmocka_unit_test(sample_before_its_event_is_counted),
+		cmocka_unit_test(streaming_keeps_no_samples),
+		cmocka_unit_test(not_a_capture),
+		cmocka_unit_test(newer_version),
+		cmocka_unit_test(truncated_capture_loads_what_it_holds),
+		cmocka_unit_test(interrupted_capture),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,85 @@
+/*
+ * tools/bareperf.c — the host tool's entry point: `bareperf CMD ...`
+ * dispatches to the cmd_* functions of tools/commands.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+#include "uapi/perf_ring.h"
+#include "uapi/wire.h"
+
+#define BAREPERF_VERSION "0.1"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, "run an app on the bareperf kernel (QEMU or a serial line) "
+	  "and write a capture" },
+	{ "report", cmd_report, "hottest functions or source lines per event, call graphs" },
+	{ "stat", cmd_stat, "counts per app run and CPU (today: estimated from samples)" },
+	{ "script", cmd_script, "every record of a capture, one line each (text, CSV, JSON)" },
+	{ "convert", cmd_convert, "a capture to perf.data, folded stacks or other formats" },
+	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture" },
+	{ "list", cmd_list, "the events the kernel knows, with their raw encodings" },
+	{ "list-apps", cmd_list_apps, "the apps built into a kernel.elf" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bareperf COMMAND [options]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n  bareperf help COMMAND (or bareperf COMMAND --help) for its options;\n"
+		"  bareperf --version\n"
+		"\ntypical session:\n"
+		"  bareperf record --qemu -o capture.bpc -- loopnest\n"
+		"  bareperf report -i capture.bpc\n");
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("bareperf %s (capture format %d, wire format %d, ring ABI %d)\n",
+		       BAREPERF_VERSION, WIRE_CAPTURE_VERSION, WIRE_VERSION, BP_RING_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help")) {
+		char help[] = "--help";
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		if (!(c = find(argv[2]))) {
+			fprintf(stderr, "bareperf: no command '%s' (bareperf --help lists them)\n", argv[2]);
+			return 2;
+		}
+		char *av[] = { argv[2], help, NULL };
+		return c->fn(2, av);
+	}
+	if (!(c = find(argv[1]))) {
+		fprintf(stderr, "bareperf: no command '%s' (bareperf --help lists them)\n", argv[1]);
+		return 2;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

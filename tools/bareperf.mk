@@ -1,0 +1,135 @@
+# tools/ build fragment for the host tool build/bareperf (CLI, record, report, stat, script, list).
+#
+# build/bareperf is a release build (-O2, no sanitizers) of BAREPERF_SRCS
+# plus the codec (WIRE_C, tools/tools.mk) and the kernel's event table
+# (pmu/events.c, built for the host as pmu/pmu.mk does). Its tests build
+# the same sources with ASan+UBSan into $(BUILD)/h/.
+#
+# tools/convert.mk is included after this file and APPENDS its sources:
+#     BAREPERF_SRCS += tools/convert.c tools/perfdata.c tools/flamegraph.c
+#     BAREPERF_LIBS += ...            (if it needs more libraries)
+# The link rule reads both through secondary expansion, so whatever
+# convert.mk appends is compiled (by the pattern rule below) and linked.
+
+BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
+	tools/report.c tools/stat.c tools/script.c tools/list.c
+BAREPERF_LIBS := -lelf -ldw
+
+# libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
+BAREPERF_PFM := $(wildcard /usr/include/perfmon/pfmlib.h)
+BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
+
+BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
+# What the tool links besides its own sources: the codec, the event table
+# and the kernel printf/string functions that table uses (renamed k_*).
+BAREPERF_LIB_SRCS = $(WIRE_C) pmu/events.c kernel/lib/printf.c kernel/lib/string.c
+bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
+
+HOST_TOOLS += $(BUILD)/bareperf
+
+$(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(BAREPERF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tool/tools/list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
+$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
+	-include test/host/klib_rename.h
+$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
+
+.SECONDEXPANSION:
+$(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $^ $(BAREPERF_LIBS) -o $@
+
+# ---- tests ------------------------------------------------------------------
+#
+# Unit tests (cmocka, ASan+UBSan): the session loader on synthetic captures
+# (test/host/capgen.c frames them with the kernel's encoder), symbols and
+# lines against the test binary itself (-no-pie: its addresses are its
+# link addresses), report aggregation, and record's serial-line path with
+# a pty pair standing in for the device.
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o) \
+	$(WIRE_C:%.c=$(BUILD)/h/%.o)
+
+HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
+
+$(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o $(TOOL_HOBJS)
+$(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
+$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -o $@
+
+# End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
+# test_hotspot under -icount, report, -g, script, stat, list, and the bad
+# inputs. A host test is a program run without arguments: a generated script.
+APP_C += test/guest/test_hotspot.c
+HOST_TESTS += $(BUILD)/host/e2e_bareperf
+
+$(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/e2e_bareperf.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# ---- benchmark ------------------------------------------------------------------
+#
+# report_msamples_per_s: samples per second through `bareperf report`
+# (load, decode, aggregate, symbolize, print) on a synthetic capture of
+# 10 million samples from build/bench/gen_capture.
+$(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
+		tools/symtab.c tools/session.c $(WIRE_C))
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
+
+$(BUILD)/bench/report_bench: tools/bench/report_bench.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh tools/bench/report_bench.sh %s\n' \
+		$(CURDIR) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+BENCH_DEPS += $(BUILD)/bench/report_bench $(BUILD)/bench/gen_capture $(BUILD)/bareperf \
+	$(BUILD)/kernel.elf
+BENCH_CMDS += $(BUILD)/bench/report_bench
+
+# ---- fuzzing ----------------------------------------------------------------
+#
+# fuzz_session: libFuzzer target for the capture loader and the report
+# aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
+# fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
+# build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/symtab.o \
+	test/fuzz/fuzz_session.o)
+
+$(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
+	$(call say,LINK,$@)
+	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -o $@
+
+$(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
+		$(WIRE_C:%.c=$(BUILD)/h/%.o)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
+
+.PHONY: fuzz-session
+fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_seeds
+	@mkdir -p $(BUILD)/fuzz/session-corpus $(BUILD)/fuzz/session-artifacts
+	$(Q)$(BUILD)/fuzz/session_seeds $(BUILD)/fuzz/session-corpus
+	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=100000 \
+		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
+
+# Instruction traces (issue 9, tools/trace_dec.c: capstone, libipt): the
+# --aux modes of report and script and the Chrome call slices call
+# trace_report, trace_script and trace_call_slices.
+BAREPERF_SRCS += tools/trace_dec.c
+BAREPERF_LIBS += -lcapstone -lipt

@@ -1,0 +1,100 @@
+/*
+ * tools/report.h — `bareperf report`'s aggregation, apart from its
+ * printing so the unit tests can check the numbers (test/host/test_report.c).
+ *
+ * Samples are weighted by their period (perf's "Overhead"): with a fixed
+ * period that is the sample share; in frequency mode a sample that stands
+ * for more events weighs more. Aggregation keys each distinct IP once in a
+ * hash table, then symbolizes the distinct IPs: the cost per sample is one
+ * hash probe, whatever the size of the symbol table.
+ */
+#ifndef BAREPERF_TOOLS_REPORT_H
+#define BAREPERF_TOOLS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/session.h"
+
+enum report_sort { REPORT_SORT_SYM, REPORT_SORT_LINE };
+
+struct report_filter {
+	bool cpu_set;				/* false: every CPU */
+	bool cpus[SESSION_MAX_CPUS];
+	const char *app;			/* NULL: every app run */
+};
+
+struct report_opts {
+	enum report_sort sort;
+	bool callgraph;				/* -g: callers tree, inclusive cost */
+	struct report_filter filter;
+};
+
+/* The call-graph tree of -g: a row's callers, their callers, ... Nodes
+ * live in report.pool; links are indices into it, 0 = none. */
+struct report_node {
+	uint64_t key;			/* symbol start, or the address if in no symbol */
+	const char *name;		/* NULL if unknown */
+	uint64_t samples, period;
+	size_t first_child, next_sibling;
+};
+
+struct report_row {
+	uint64_t key;			/* symbol start, or the IP when it is in no symbol */
+	const char *name;		/* symbol name, NULL if unknown */
+	const char *file;		/* REPORT_SORT_LINE: source file, NULL if unknown */
+	int line;
+	uint64_t samples, period;	/* self */
+	uint64_t child_samples, child_period;	/* -g: samples with it anywhere in the chain */
+	size_t callers;			/* -g: pool index of its node (its callers are the
+					 * node's children), 0 without */
+};
+
+struct report_event {
+	uint64_t id;
+	uint64_t samples, period;	/* after the filter */
+	uint64_t min_period, max_period;
+	uint64_t with_chain;		/* samples that have a call chain */
+	struct report_row *rows;	/* by period, largest first */
+	size_t nrows;
+};
+
+struct report {
+	struct report_event *events;	/* in the order of their EVENT_DESC */
+	size_t nevents;
+	uint64_t samples;		/* after the filter, all events */
+	uint64_t filtered_out;
+	struct report_node *pool;	/* every tree node */
+	size_t npool, cap_pool;
+};
+
+/* 0, or -1 with a line in err (out of memory, unknown app name). */
+int report_aggregate(const struct session *s, const struct symtab *t,
+		     const struct report_opts *o, struct report *r, char *err, size_t errlen);
+void report_free(struct report *r);
+
+/*
+ * The same in steps, for a streaming load (session_load_cb): begin, one
+ * add per sample (ips: its call chain), end (which builds the rows and
+ * frees the aggregator; abort frees it without). begin/add: 0 or -1 (out
+ * of memory); end: 0 or -1 with a line in err.
+ */
+struct report_agg;
+int report_begin(struct report_agg **a, const struct symtab *t, const struct report_opts *o,
+		 struct report *r);
+int report_add(struct report_agg *a, const struct session *s, const struct bp_sample_rec *x,
+	       const uint64_t *ips);
+int report_end(struct report_agg *a, const struct session *s, char *err, size_t errlen);
+void report_abort(struct report_agg *a);
+
+/* The run's metadata (capture, kernel, CPU, PMU, TSC, events, app runs),
+ * one line each, every line prefixed: report, stat and script print it.
+ * kernel/t: the kernel.elf loaded (its build-id is compared), or NULL. */
+void report_print_header(FILE *f, const struct session *s, const char *kernel,
+			 const struct symtab *t, const char *prefix);
+
+/* Parse "0,2-3" into filter->cpus; -1 if malformed. */
+int report_parse_cpus(const char *list, struct report_filter *f);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * tools/session.h — a capture, decoded into what the analysis commands
+ * read (report, stat, script, convert, flamegraph), and the symbol table
+ * of the kernel.elf that ran.
+ *
+ * session_load() streams the capture through the wire decoder
+ * (tools/wire_dec.h, tools/capture.h) once and keeps:
+ *   - the run metadata records (RUN_META, CPU_INFO, PMU_CAPS, EVENT_DESC),
+ *   - app runs (APP_START/APP_STOP pairs),
+ *   - every SAMPLE, decoded into struct bp_sample_rec (callchains in one
+ *     shared array), in arrival order per CPU, then merged by time,
+ *   - every record in order, for `script` (type, cpu, offset into a copy),
+ *   - the loss accounting: ring LOST counts per CPU, LOST_SAMPLES,
+ *     THROTTLE intervals, frames lost in transit per (channel, cpu) and
+ *     the decoder's error counts, and whether the capture was truncated
+ *     or interrupted,
+ *   - the console text (CONSOLE frames and unframed boot text).
+ * A session never hides a loss: every count above is available and the
+ * commands print the nonzero ones.
+ *
+ * Errors: 0 or -1 with one line in err naming the file and the problem
+ * (not a capture, newer version, truncated header, ...). A truncated
+ * capture loads what it holds and sets `truncated`.
+ */
+#ifndef BAREPERF_TOOLS_SESSION_H
+#define BAREPERF_TOOLS_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "uapi/perf_ring.h"
+#include "uapi/wire.h"
+#include "tools/wire_dec.h"
+
+#define SESSION_MAX_CPUS	256
+
+struct bp_sample_rec {
+	uint64_t time;			/* TSC */
+	uint64_t ip;
+	uint64_t period;
+	uint64_t id;			/* event id (EVENT_DESC.id) */
+	uint32_t cpu;
+	uint32_t pid, tid;		/* pid = app run id (APP_START.app_id) */
+	uint32_t nr_ips;		/* callchain length, 0 if none */
+	uint64_t ips_off;		/* index of ips[0] in session.ips */
+	uint16_t misc;
+};
+
+struct session_app {
+	uint32_t app_id;
+	uint32_t cpu;
+	char     name[32];
+	uint64_t start_time, stop_time;	/* TSC; stop 0 if no APP_STOP arrived */
+	int64_t  status;
+	bool     stopped;
+};
+
+struct session_throttle {
+	uint32_t cpu;
+	uint64_t start, end;		/* TSC; end 0 if never unthrottled */
+};
+
+struct session_loss {
+	uint64_t ring_lost[SESSION_MAX_CPUS];	/* LOST records: ring overflow */
+	uint64_t lost_samples[SESSION_MAX_CPUS];	/* LOST_SAMPLES: PMU/soft-PMU drops */
+	uint64_t frames_lost[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* in transit */
+	uint64_t frames_lost_total;
+	uint64_t crc_errors, bad_frames, garbage_bytes, duplicates;
+	uint32_t nthrottle;
+	/* Appended (session.c): */
+	uint64_t bad_samples;		/* SAMPLE records that could not be parsed:
+					 * no EVENT_DESC before them, or malformed */
+	uint64_t aux_truncated;		/* AUX records with BP_AUX_FLAG_TRUNCATED */
+	/* Frames missing before the first one of a (channel, cpu) that arrived:
+	 * the recorder joined a running stream (a second run on a machine
+	 * serving control requests), or the very first frames were lost.
+	 * Counted here, not in frames_lost. */
+	uint64_t frames_before_first[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];
+	uint64_t frames_before_first_total;
+};
+
+struct session_count {			/* one entry of a COUNTS record (perf_ring.h) */
+	uint32_t app_id, cpu;		/* the run (APP_START.app_id) and CPU counted on */
+	uint64_t id;			/* the event: EVENT_DESC id (sample_period 0) */
+	uint64_t count, time_enabled, time_running;	/* TSC ticks; running < enabled:
+							 * multiplexed; 0: never counted */
+};
+
+struct session_record {			/* for `script`: every record, in stream order */
+	uint32_t cpu;
+	uint32_t type;
+	uint64_t off;			/* byte offset into session.rec_data */
+};
+
+struct session {
+	char path[256];
+	struct wire_capture_header capture;	/* as read (fields the reader knows) */
+	bool truncated;			/* file shorter than its header says */
+	bool interrupted;		/* WIRE_CAPF_INTERRUPTED, or not closed */
+
+	bool have_meta;
+	struct bp_record_run_meta meta;
+	uint32_t ncpus;			/* CPUs that sent anything */
+	struct bp_record_cpu_info cpu_info[SESSION_MAX_CPUS];
+	struct bp_record_pmu_caps pmu_caps[SESSION_MAX_CPUS];
+	bool have_cpu_info[SESSION_MAX_CPUS];
+
+	struct bp_record_event_desc *events;
+	size_t nevents;
+
+	struct session_app *apps;
+	size_t napps;
+
+	struct bp_sample_rec *samples;	/* sorted by time (stable per CPU) */
+	size_t nsamples;
+	uint64_t *ips;			/* all callchains, back to back */
+	size_t nips;
+
+	struct session_throttle *throttle;
+	size_t nthrottle;
+
+	struct session_record *records;	/* every record, stream order */
+	size_t nrecords;
+	uint8_t *rec_data;		/* copies of the records */
+	size_t rec_data_len;
+
+	char *console;			/* NUL-terminated console text */
+	size_t console_len;
+
+	struct session_loss loss;
+	uint64_t first_time, last_time;	/* TSC of the first and last sample */
+
+	/* Appended (session.c): */
+	char state[160];		/* capture_describe(): "complete: 1234 bytes", ... */
+	uint64_t data_bytes;		/* stream bytes read from the capture */
+	struct wire_dec_stats dec;	/* the decoder's counts for the whole stream */
+	uint64_t aux_bytes;		/* AUX data received */
+	uint32_t max_cpu;		/* highest CPU index that sent anything, + 1 */
+	uint64_t nruns;			/* RUN_META records seen (meta holds the first) */
+	uint64_t noise_bytes;		/* unframed bytes after the stream started */
+	size_t samples_mapped;		/* samples is an mmap of this many bytes (0: malloc) */
+	struct session_count *counts;	/* COUNTS entries, stream order */
+	size_t ncounts;
+};
+
+int session_load(struct session *s, const char *path, char *err, size_t errlen);
+void session_free(struct session *s);
+
+/*
+ * session_load() with flags: what the caller does not need is not kept
+ * (a 10-million-sample capture holds ~500 MB of record copies).
+ * session_load() is session_load_flags(s, path, 0, ...).
+ */
+#define SESSION_NO_RECORDS	(1u << 0)	/* leave records/rec_data empty */
+#define SESSION_NO_CONSOLE	(1u << 1)	/* leave console empty */
+int session_load_flags(struct session *s, const char *path, unsigned flags,
+		       char *err, size_t errlen);
+/*
+ * Streaming: each parsed SAMPLE goes to cb as it is decoded (stream
+ * order, not time order) and is not kept, so memory does not grow with
+ * the capture: s->samples and s->ips stay empty, s->nsamples,
+ * first_time and last_time are still counted. ips is r->nr_ips
+ * addresses, valid during the call; r->ips_off is not set. The metadata
+ * records before a sample (EVENT_DESC, APP_START, ...) are in s when it
+ * arrives. cb returns 0, or nonzero to stop (session_load_cb fails:
+ * "out of memory").
+ */
+typedef int (*session_sample_fn)(void *ctx, const struct session *s,
+				 const struct bp_sample_rec *r, const uint64_t *ips);
+int session_load_cb(struct session *s, const char *path, unsigned flags,
+		    session_sample_fn cb, void *ctx, char *err, size_t errlen);
+
+/* The event's name ("cpu-clock", "cycles", "event 3" if unknown); never NULL. */
+const char *session_event_name(const struct session *s, uint64_t id, char *buf, size_t n);
+/*
+ * The kernel's build-id as the capture tells it: RUN_META's (the kernel's
+ * own word) if it sent one, else the capture header's. false if unknown.
+ */
+bool session_build_id(const struct session *s, const uint8_t **id, size_t *len);
+/*
+ * Parse one SAMPLE record (of stream CPU cpu) as the session's events say;
+ * r->ips_off is not set: *chain points at the record's r->nr_ips return
+ * addresses (u64, unaligned-safe reads only). 0, or -1 if it cannot be.
+ */
+int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
+			 struct bp_sample_rec *r, const uint8_t **chain);
+/*
+ * The boot text before the stream's first 0x00 is not a frame, and the
+ * decoder counts it as a damaged one (a COBS, short or CRC error). Feed
+ * the bytes up to and including the first 0x00, copy the stats into
+ * at_boot, feed the rest; then this subtracts at_boot's error counts from
+ * total, so only damage inside the stream counts.
+ */
+void session_discount_boot(struct wire_dec_stats *total, const struct wire_dec_stats *at_boot);
+/* "ok", "failure reported", "bad usage", "panic" for a kernel exit code. */
+const char *session_exit_name(int64_t code);
+
+/* The event's description, NULL if the capture never sent one. */
+const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id);
+/* TSC to nanoseconds since the run's start, from RUN_META's time_mult/shift. */
+uint64_t session_tsc_to_ns(const struct session *s, uint64_t tsc);
+/* One line per nonzero loss, prefixed, for reports; returns lines printed. */
+int session_print_losses(const struct session *s, FILE *out, const char *prefix);
+
+/* ---- symbols (tools/symtab.c, elfutils libelf + libdw) --------------- */
+
+struct symtab;
+
+/*
+ * Load the function symbols and line tables of kernel.elf. If build_id is
+ * not NULL, the file's GNU build-id must match it: otherwise -1 with
+ * "kernel.elf does not match the capture: build-id ... vs ..." in err.
+ */
+int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
+		size_t build_id_len, char *err, size_t errlen);
+void symtab_free(struct symtab *t);
+
+struct symbol {
+	const char *name;		/* NULL if addr is in no function */
+	uint64_t start, size;
+};
+
+/* The function holding addr; NULL name when none. Fast (binary search). */
+struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
+/* Source file and line for addr (DWARF), or false. */
+bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line);
+/* The executable PT_LOAD segments (for perf.data MMAP records). */
+size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
+			    uint64_t *file_off, size_t max);
+
+/* Appended (symtab.c): */
+/* The file's GNU build-id (NULL, 0 if it has none) and its path. */
+const uint8_t *symtab_build_id(const struct symtab *t, size_t *len);
+const char *symtab_path(const struct symtab *t);
+/* The function symbols, sorted by address: count, and the i-th. */
+size_t symtab_count(const struct symtab *t);
+struct symbol symtab_at(const struct symtab *t, size_t i);
+/* The GNU build-id of an ELF file without loading its symbols: length
+ * (<= cap) or -1 with a line in err. 0 means the file has none. */
+int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen);
+/* Lowercase hex of id into buf (2 * n + 1 bytes). */
+char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize);
+
+/*
+ * The kernel.elf for a session: `explicit` if not NULL (its build-id must
+ * match, unless force), else the first of "CAPTURE.kernel.elf" (the copy
+ * `record --qemu` keeps of the kernel it booted: x.bpc -> x.kernel.elf),
+ * "kernel.elf next to the capture", "build/kernel.elf" whose build-id
+ * matches the capture's. force: load even on a mismatch (a warning line
+ * on stderr). Returns 0 or -1 with one line in err; *used names the file
+ * loaded.
+ */
+void session_kernel_copy_path(const char *capture, char *buf, size_t n);
+int session_symtab(const struct session *s, const char *explicit, bool force,
+		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen);
+
+#endif
