@@ -95,7 +95,7 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 
 # Fuzzing the trace decoders (libFuzzer, ASan+UBSan, as fuzz_wire in
 # tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
-# runs 20 s (fuzz_trace_smoke).
+# runs 20 s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
 TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
 	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
@@ -116,10 +116,10 @@ $(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
 
 HOST_TESTS += $(BUILD)/host/fuzz_trace_smoke
 
-$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_trace_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
+$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s 20\n' $(CURDIR)/test/fuzz/fuzz_trace_smoke.sh \
+	$(Q)printf '#!/bin/sh\nexec sh %s %s %s 20 70000\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
 		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds > $@
 	$(Q)chmod +x $@
 
