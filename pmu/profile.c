@@ -329,6 +329,7 @@ static void run_tick(struct trap_frame *f)
 	(void)f;
 	apic_eoi();
 	profile_tick();
+	trace_tick();			/* issue 9: restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0)
 		stream_drain(true);
 }

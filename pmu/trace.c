@@ -449,6 +449,16 @@ void trace_app_exit(void)
 		finish(t);
 }
 
+void trace_tick(void)
+{
+	struct tcpu *t = me();
+
+	/* pt_nmi can interrupt us: the poll only acts while PT is paused,
+	 * when no PMI can come. */
+	if (t && t->rb && t->pt_on && t->pt.paused)
+		ipt_cpu_poll(&t->pt);
+}
+
 const struct itrace_stats *trace_stats(uint32_t cpu)
 {
 	return cpu < MAX_TRACE_CPUS && tcpus[cpu].calls ? &tcpus[cpu].p.st : NULL;

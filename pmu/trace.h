@@ -195,6 +195,10 @@ void trace_cpu_detach(void);
  */
 void trace_app_enter(const char *app);
 void trace_app_exit(void);
+/* The run tick on each CPU: restarts Intel PT paused by a full AUX area
+ * once the drain has made room (the single-step tracer retries by
+ * itself). Interrupt context, not NMI-safe. */
+void trace_tick(void);
 
 /*
  * Run fn(a0, a1) traced on this CPU by the single-step tracer into rb's

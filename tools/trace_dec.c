@@ -2122,3 +2122,16 @@ int trace_parse_range(struct trace_image *im, const char *s, uint64_t *lo, uint6
 	*hi = v[1];
 	return 0;
 }
+
+int trace_opts_set_range(struct trace_opts *o, const char *range, char *err, size_t n)
+{
+	struct trace_image *im;
+	int rc;
+
+	if (trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", err, n))
+		return -1;
+	rc = trace_parse_range(im, range, &o->lo, &o->hi, err, n);
+	o->have_range = !rc;
+	trace_image_free(im);
+	return rc;
+}

@@ -206,6 +206,8 @@ struct trace_opts {
 /* Parse "START-END" (hex addresses or symbol names) against kernel.elf. */
 int trace_parse_range(struct trace_image *im, const char *s, uint64_t *lo, uint64_t *hi,
 		      char *err, size_t n);
+/* The same for --range: loads o->kernel_elf, sets o->lo, o->hi, o->have_range. */
+int trace_opts_set_range(struct trace_opts *o, const char *range, char *err, size_t n);
 
 /*
  * `bareperf report --aux`: per-function and per-instruction counts, the

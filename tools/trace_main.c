@@ -108,16 +108,11 @@ int main(int argc, char **argv)
 			return usage();
 	}
 	if (range) {
-		struct trace_image *im;
 		char err[256];
-		if (trace_image_load(&im, o.kernel_elf ? o.kernel_elf : "build/kernel.elf", err,
-				     sizeof(err)) ||
-		    trace_parse_range(im, range, &o.lo, &o.hi, err, sizeof(err))) {
+		if (trace_opts_set_range(&o, range, err, sizeof(err))) {
 			fprintf(stderr, "bptrace: %s\n", err);
 			return 2;
 		}
-		o.have_range = true;
-		trace_image_free(im);
 	}
 	if (!strcmp(cmd, "report"))
 		return trace_report(capture, &o, stdout);
