@@ -13,6 +13,7 @@
 
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "tools/trace_dec.h"
 
 /* ---- hash tables keyed by a 64-bit value ------------------------------ */
 
@@ -840,7 +841,9 @@ static void usage(FILE *f)
 		"  -n, --max-rows N        at most N rows per event\n"
 		"      --stdio             plain text (no colour even on a terminal)\n"
 		"      --force             symbolize even if the kernel's build-id differs\n"
-		"  -q, --quiet             no header, only the tables and the losses\n");
+		"  -q, --quiet             no header, only the tables and the losses\n"
+		"      --aux               the instruction trace (trace=): exact per-function and\n"
+		"                          per-instruction counts, the call tree, any gaps\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -857,10 +860,12 @@ int cmd_report(int argc, char **argv)
 		{ "stdio", no_argument, NULL, 'S' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "aux", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "capture.bpc", *kernel = NULL;
+	bool aux = false;
 	struct report_opts ro = { .sort = REPORT_SORT_SYM };
 	struct out o = { .f = stdout };
 	bool stdio = false, force = false, quiet = false;
@@ -915,6 +920,7 @@ int cmd_report(int argc, char **argv)
 		case 'S': stdio = true; break;
 		case 'f': force = true; break;
 		case 'q': quiet = true; break;
+		case 'A': aux = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf report: %s needs a value\n", argv[optind - 1]);
@@ -932,6 +938,11 @@ int cmd_report(int argc, char **argv)
 	if (ro.callgraph && ro.sort == REPORT_SORT_LINE) {
 		fprintf(stderr, "bareperf report: -g works with --sort sym\n");
 		return 2;
+	}
+	if (aux) {
+		struct trace_opts to = { .force = force, .cpu = -1, .top = max_rows };
+		to.kernel_elf = session_kernel_for(input, kernel, used, sizeof(used));
+		return trace_report(input, &to, stdout);
 	}
 	o.color = !stdio && isatty(fileno(stdout));
 	if (getcwd(cwd, sizeof(cwd))) {

@@ -11,6 +11,7 @@
 
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "tools/trace_dec.h"
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
 
@@ -434,7 +435,11 @@ static void usage(FILE *f)
 		"      --force         symbolize even if the kernel's build-id differs\n"
 		"      --header        text: the run's metadata first (# lines)\n"
 		"      --console       print the console text (boot text and CONSOLE frames) "
-		"instead\n");
+		"instead\n"
+		"      --aux           the instruction trace (trace=): every executed\n"
+		"                      instruction, \"cpu step address symbol+off text\"\n"
+		"      --range A-B     with --aux: only instructions in [A, B) (addresses or\n"
+		"                      symbol names)\n");
 }
 
 int cmd_script(int argc, char **argv)
@@ -448,11 +453,13 @@ int cmd_script(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "header", no_argument, NULL, 'H' },
 		{ "console", no_argument, NULL, 'C' },
+		{ "aux", no_argument, NULL, 'A' },
+		{ "range", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = "capture.bpc", *kernel = NULL;
-	bool nosym = false, force = false, header = false, console = false;
+	const char *input = "capture.bpc", *kernel = NULL, *range = NULL;
+	bool nosym = false, force = false, header = false, console = false, aux = false;
 	struct ctx c = { .fmt = FMT_TEXT, .f = stdout };
 	char err[1024], used[4096];
 	struct session s;
@@ -472,6 +479,8 @@ int cmd_script(int argc, char **argv)
 		case 'f': force = true; break;
 		case 'H': header = true; break;
 		case 'C': console = true; break;
+		case 'A': aux = true; break;
+		case 'R': range = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf script: %s needs a value\n", argv[optind - 1]);
@@ -485,6 +494,19 @@ int cmd_script(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "bareperf script: unexpected argument '%s'\n", argv[optind]);
 		return 2;
+	}
+	if (range && !aux) {
+		fprintf(stderr, "bareperf script: --range works with --aux\n");
+		return 2;
+	}
+	if (aux) {
+		struct trace_opts to = { .force = force, .cpu = -1 };
+		to.kernel_elf = session_kernel_for(input, kernel, used, sizeof(used));
+		if (range && trace_opts_set_range(&to, range, err, sizeof(err))) {
+			fprintf(stderr, "bareperf script: --range: %s\n", err);
+			return 2;
+		}
+		return trace_script(input, &to, stdout);
 	}
 	if (session_load_flags(&s, input, console ? SESSION_NO_RECORDS : SESSION_NO_CONSOLE,
 			       err, sizeof(err))) {

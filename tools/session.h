@@ -253,6 +253,10 @@ char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize);
  * loaded.
  */
 void session_kernel_copy_path(const char *capture, char *buf, size_t n);
+/* The kernel.elf for a capture when no session is loaded (trace decoding):
+ * explicit if given, else the copy `record` keeps beside the capture if it
+ * exists (in buf), else NULL for the default build/kernel.elf. */
+const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n);
 int session_symtab(const struct session *s, const char *explicit, bool force,
 		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen);
 

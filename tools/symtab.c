@@ -371,6 +371,14 @@ void session_kernel_copy_path(const char *capture, char *buf, size_t n)
 	snprintf(buf, n, "%.*s.kernel.elf", (int)len, capture);
 }
 
+const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n)
+{
+	if (explicit)
+		return explicit;
+	session_kernel_copy_path(capture, buf, n);
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
 int session_symtab(const struct session *s, const char *explicit, bool force,
 		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen)
 {

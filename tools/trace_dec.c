@@ -2135,3 +2135,4 @@ int trace_opts_set_range(struct trace_opts *o, const char *range, char *err, siz
 	trace_image_free(im);
 	return rc;
 }
+

@@ -75,6 +75,16 @@ is "reconstructed = TSC-measured count" "$(field "$OUT/full.report" '^# reconstr
 is "kernel's count (STOP END) = TSC-measured count" "$(field "$OUT/full.report" '^# kernel: \([0-9]*\) instructions.*')" "$REF" "$OUT/full.report"
 is "tt_loop: 3n + 2" "$(fn_count "$OUT/full.report" tt_loop)" $((3 * NW + 2)) "$OUT/full.report"
 is "tt_fib(10): 1500 instructions" "$(fn_count "$OUT/full.report" tt_fib)" 1500 "$OUT/full.report"
+# The same through the bareperf command.
+"$BP" report --aux -i "$OUT/full.bpc" -k "$K" > "$OUT/full.bp_report" 2>&1
+if cmp -s "$OUT/full.report" "$OUT/full.bp_report"; then
+	ok "bareperf report --aux prints what bptrace report does"
+else
+	not_ok "bareperf report --aux differs from bptrace report" "$OUT/full.bp_report"
+fi
+"$BP" script --aux --range tt_fib -i "$OUT/full.bpc" -k "$K" > "$OUT/full.fib_script" 2>&1
+is "bareperf script --aux --range tt_fib: one line per executed instruction" \
+	"$(grep -c ' tt_fib+0x' "$OUT/full.fib_script")" 1500 "$OUT/full.fib_script"
 is "tt_fib(10): 177 calls" "$(fn_calls "$OUT/full.report" tt_fib)" 177 "$OUT/full.report"
 is "tt_switch: 3n through the jump table" "$(fn_count "$OUT/full.report" tt_switch)" $((3 * NW)) "$OUT/full.report"
 is "tt_case1: 3 per dispatch, n/4 dispatches" "$(fn_count "$OUT/full.report" tt_case1)" $((3 * NW / 4)) "$OUT/full.report"
