@@ -77,7 +77,7 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
-		-o $(BUILD)/out/capture.bpc -- $(or $(APP),loopnest) $(ARGS); rc=$$?; \
+		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
 	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \

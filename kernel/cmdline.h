@@ -12,7 +12,7 @@
 
 struct kernel_options;
 
-#define CMDLINE_DEFAULT_APP	"loopnest"
+#define CMDLINE_DEFAULT_APP	"suite"
 
 void cmdline_defaults(struct kernel_options *o);
 /* Parse `line` in place (words are cut out of it and kept by *o).

@@ -624,9 +624,15 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		ctx->stats.spurious++;
 		return 0;
 	}
+	/* Only this context's bits are ours to handle and acknowledge: others
+	 * (Intel PT's ToPA PMI, bit 55, pmu/pt.c) belong to other NMI
+	 * handlers, which must still see them set. */
+	const u64 mine = ctx->used | GLOBAL_STATUS_CTR_FRZ | GLOBAL_STATUS_LBR_FRZ;
 	ops->disable_all(ctx);
 	for (int pass = 0;; pass++) {
-		u64 status = ops->get_status(ctx);
+		u64 all = ops->get_status(ctx), status = all & mine;
+		if (pass == 0 && (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI))
+			ctx->stats.unknown_status++;
 		if (!status)
 			break;
 		if (pass == PMU_OVF_LOOPS) {
@@ -640,8 +646,6 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		/* Acknowledge first: an overflow that happens while we handle
 		 * this one sets its bit again and is seen on the next pass. */
 		ops->ack_status(ctx, status);
-		if (status & ~ctx->used & ~(GLOBAL_STATUS_CTR_FRZ | GLOBAL_STATUS_LBR_FRZ))
-			ctx->stats.unknown_status++;
 		/* Only active events: one the tick is taking off its counter
 		 * is the tick's to fold. */
 		for (int i = 0; i < ctx->n; i++) {
