@@ -73,19 +73,22 @@ ARGS ?=
 
 run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	@mkdir -p $(BUILD)/out
-	@rm -f $(BUILD)/out/perf.data $(BUILD)/out/flamegraph.svg $(BUILD)/out/capture.kernel.elf
+	@rm -f $(BUILD)/out/perf.data $(BUILD)/out/flamegraph.svg $(BUILD)/out/capture.kernel.elf \
+		$(BUILD)/out/latency.svg
 	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
 		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
 	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
+	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \
 	$(BUILD)/bareperf flamegraph -i $$o/capture.bpc -o $$o/flamegraph.svg >/dev/null; \
 	echo; echo "make run: wrote"; \
 	echo "  $$o/capture.bpc     bareperf report -i $$o/capture.bpc [-g | --sort line]"; \
 	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       perf report -i $$o/perf.data"; \
 	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  open it in a browser"; \
+	[ ! -s $$o/latency.svg ] || echo "  $$o/latency.svg     memory latency by working set (bareperf stat -i $$o/capture.bpc)"; \
 	exit $$rc
 
 check-deps:

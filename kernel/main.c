@@ -175,6 +175,12 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 		r.rc = EXIT_USAGE;
 	int rc = r.rc;
 	u64 t1 = rdtsc_ordered();
+	/* Close the sampling window, then make room: the stop records
+	 * (COUNTS, APP_STOP) then go into rings with space, each preceded by
+	 * a LOST record for whatever was dropped, so the host's accounting is
+	 * complete. */
+	profile_quiesce();
+	stream_drain(false);
 	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);

@@ -187,9 +187,11 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 
 	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, size))
 		return;
+	/* One data_head snapshot per pass: a producer faster than the link
+	 * must not keep a pass going for ever. */
+	bp_ring_read_begin(&r);
 	for (;;) {
 		size_t len = 0;
-		bp_ring_read_begin(&r);
 		while (len + BP_RECORD_MAX <= sizeof(stage) &&
 		       bp_ring_read_next(&r, &rec, recbuf, sizeof(recbuf)) == 1) {
 			memcpy(stage + len, rec, rec->size);

@@ -388,6 +388,9 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
 /* Start the run on every CPU for the app about to run. Not NMI-safe. */
 int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
+/* The app returned: take no more samples (the run's records are then
+ * drained before profile_stop writes its stop records). NMI-safe. */
+void profile_quiesce(void);
 /* Stop: each CPU writes its COUNTS and the app's exit status. */
 void profile_stop(int status);
 /* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's

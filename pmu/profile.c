@@ -46,6 +46,7 @@ struct cpu_prof {
 	bool irq_was;			/* interrupts were on before the run */
 	u32 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
+	u64 dropped;			/* records not written: no room (cumulative) */
 	u64 soft_merged;		/* ticks that arrived while one was pending */
 	u64 nmis;
 	u64 ticks;			/* run ticks taken */
@@ -65,6 +66,7 @@ static struct cpu_prof cpus[MAX_CPUS_PROF];
 static struct profile_cfg cfg;
 static u32 ncpus;
 static bool active, soft;
+static bool quiesced;		/* the app returned: no more samples this run */
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
 static u64 run_id;
 static const char *app_name;
@@ -134,6 +136,23 @@ static void event_value(struct cpu_prof *cp, int i, u64 now, struct pmu_value *v
 	v->enabled = v->running = window;
 }
 
+/* A record that found no room is counted by the ring (and reported in its
+ * next LOST record); the kernel keeps its own cumulative count too, so it
+ * can say how many were dropped once the stream has emptied the ring. */
+static bool dropped_for_room(int err)
+{
+	return err == BP_ERING_NOSPACE || err == BP_ERING_PAUSED;
+}
+
+static int put(struct bp_ring *rb, const void *rec)
+{
+	int err = bp_ring_output(rb, rec);
+
+	if (dropped_for_room(err))
+		((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)))->dropped++;
+	return err;
+}
+
 /* ---- the NMI paths ------------------------------------------------ */
 
 static void take_sample(struct trap_frame *f, u64 id, u64 period)
@@ -141,6 +160,9 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 	struct percpu *pc = this_cpu();
 	struct cpu_prof *cp = &cpus[pc->cpu];
 	u64 ips[MAX_CALLCHAIN];
+
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		return;
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s = {
 		.ip = f->rip,
@@ -181,8 +203,11 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 		s.group = grp;
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
-	if (!bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s))
+	int err = bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s);
+	if (!err)
 		cp->samples++;
+	else if (dropped_for_room(err))
+		cp->dropped++;
 }
 
 static void write_throttle(struct cpu_prof *cp, u32 type)
@@ -192,7 +217,7 @@ static void write_throttle(struct cpu_prof *cp, u32 type)
 		.time = rdtsc(),
 	};
 
-	bp_ring_output(&cp->ring, &r);
+	put(&cp->ring, &r);
 }
 
 /* A soft-PMU sample, unless this CPU is throttled: perf throttles its
@@ -251,7 +276,7 @@ static bool soft_ipi_nmi(struct trap_frame *f)
 			.lost = ticks - 1,
 		};
 		cp->soft_merged += ticks - 1;
-		bp_ring_output(&cp->ring, &r);
+		put(&cp->ring, &r);
 	}
 	soft_sample(f);
 	return true;
@@ -294,7 +319,7 @@ static void report_missed(struct cpu_prof *cp)
 		.lost = missed - cp->missed_reported,
 	};
 	cp->missed_reported = missed;
-	bp_ring_output(&cp->ring, &r);
+	put(&cp->ring, &r);
 }
 
 void profile_tick(void)
@@ -322,15 +347,25 @@ void profile_tick(void)
 	}
 }
 
-/* VEC_APIC_TIMER during a run: every CPU's tick; the boot CPU also drains
- * rings that crossed their watermark to the stream. */
+/*
+ * VEC_APIC_TIMER during a run: every CPU's tick; the boot CPU also drains
+ * rings that crossed their watermark to the stream — but never while it
+ * runs the app itself: on a serial line a drain holds the CPU for as long
+ * as the bytes take (tens of ms at 115200 baud), which would both distort
+ * what is measured and let the sampling NMIs overrun the ring anyway.
+ * Such a run keeps its records in the rings (raise ring_pages= for long
+ * runs; what does not fit is counted in LOST records) and is drained when
+ * the app returns.
+ */
 static void run_tick(struct trap_frame *f)
 {
+	struct cpu_prof *cp = &cpus[0];
+
 	(void)f;
 	apic_eoi();
 	profile_tick();
 	trace_tick();			/* issue 9: restart Intel PT after a full area */
-	if (this_cpu()->cpu == 0)
+	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
 		stream_drain(true);
 }
 
@@ -484,7 +519,7 @@ static void write_meta(struct bp_ring *rb)
 	}
 	if (id)
 		memcpy(m.build_id, id, MIN(len, (u32)sizeof(m.build_id)));
-	bp_ring_output(rb, &m);
+	put(rb, &m);
 
 	/* Counting events have sample_period 0. Their sample_type is the
 	 * run's all the same: readers learn how to parse SAMPLEs from it. */
@@ -499,7 +534,7 @@ static void write_meta(struct bp_ring *rb)
 			.flags = group && i == 0 ? BP_EVENT_F_LEADER : 0,
 		};
 		strlcpy(d.name, cfg.attrs[i].name, sizeof(d.name));
-		bp_ring_output(rb, &d);
+		put(rb, &d);
 	}
 }
 
@@ -533,8 +568,8 @@ static void write_cpu_records(struct bp_ring *rb, u32 cpu)
 
 	memcpy(ci.vendor_string, f->vendor, sizeof(f->vendor) - 1);
 	memcpy(ci.brand, f->brand, MIN(sizeof(ci.brand), sizeof(f->brand) - 1));
-	bp_ring_output(rb, &ci);
-	bp_ring_output(rb, &pc);
+	put(rb, &ci);
+	put(rb, &pc);
 }
 
 /* APP_START or APP_STOP on this CPU's ring, stamped with time. */
@@ -550,13 +585,13 @@ static void app_record(const char *app, u64 time, bool start, s64 status)
 			.text_start = (u64)__text_start, .text_end = (u64)__text_end,
 		};
 		strlcpy(r.name, app, sizeof(r.name));
-		bp_ring_output(rb, &r);
+		put(rb, &r);
 	} else {
 		struct bp_record_app_stop r = {
 			.header = { BP_RECORD_APP_STOP, 0, sizeof(r) },
 			.app_id = run_id, .cpu = cpu, .time = time, .status = status,
 		};
-		bp_ring_output(rb, &r);
+		put(rb, &r);
 	}
 }
 
@@ -597,7 +632,7 @@ static void write_counts(struct cpu_prof *cp, u32 cpu)
 	for (u32 j = 0; j < nr; j++)
 		r.e[j] = (struct bp_count_entry){ cfg.nevents + j, cp->counts[j].count,
 						  cp->counts[j].enabled, cp->counts[j].running };
-	bp_ring_output(&cp->ring, &r);
+	put(&cp->ring, &r);
 }
 
 static unsigned open_flags(void)
@@ -696,6 +731,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	struct start_args args = { app, 0 };
 
 	cfg = *c;
+	quiesced = false;
 	/* Instruction tracing (issue 9, pmu/trace.c): the AUX area it needs. */
 	u32 aux_pages;
 	int te = trace_run_prepare(&aux_pages, err, n);
@@ -766,7 +802,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 			ksnprintf(err, n, "ring on cpu %u: %s", i, bp_ring_strerror(e));
 			return -E_INVAL;
 		}
-		cp->samples = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
+		cp->samples = cp->dropped = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
 		cp->soft_pending = cp->soft_tick_samples = cp->soft_throttled = 0;
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
@@ -792,6 +828,11 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		}
 	}
 	return 0;
+}
+
+void profile_quiesce(void)
+{
+	__atomic_store_n(&quiesced, true, __ATOMIC_RELEASE);
 }
 
 void profile_stop(int status)
@@ -920,7 +961,7 @@ void profile_summary(void)
 {
 	static struct hot table[SUMMARY_SLOTS];
 	static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
-	u64 total = 0, lost = 0, other = 0;
+	u64 total = 0, written = 0, dropped = 0, other = 0;
 
 	if (cfg.ncount && ncpus)
 		print_counts();
@@ -932,7 +973,8 @@ void profile_summary(void)
 		struct bp_ring_reader r;
 		const struct bp_record_header *rec;
 
-		lost += bp_ring_lost(&cpus[cpu].ring);
+		written += cpus[cpu].samples;
+		dropped += cpus[cpu].dropped;
 		if (bp_ring_reader_init(&r, cpus[cpu].mem,
 					(1 + cpus[cpu].mem_pages + cpus[cpu].aux_pages) * PAGE_SIZE))
 			continue;
@@ -957,10 +999,15 @@ void profile_summary(void)
 			table[h].count++;
 		}
 	}
+	/* Written and dropped are the kernel's own totals; the table can only
+	 * show what the stream has not taken off the rings yet. */
 	kprintf("profile: %s, %lu samples on %u CPU%s, %lu lost%s\n",
 		cfg.soft ? "cpu-clock (soft PMU: HPET NMIs)" : cfg.attrs[0].name,
-		total, ncpus, ncpus == 1 ? "" : "s", lost,
-		lost ? " (ring full: raise ring_pages=)" : "");
+		written, ncpus, ncpus == 1 ? "" : "s", dropped,
+		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
+	if (total < written)
+		kprintf("  (%lu of them already went to the host: bareperf report has the profile)\n",
+			written - total);
 	for (int k = 0; k < SUMMARY_TOP && total; k++) {
 		struct hot *best = NULL;
 		for (u32 i = 0; i < SUMMARY_SLOTS; i++)

@@ -36,6 +36,18 @@ $(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/acpi
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
+# The UART held to 115200 baud: exact LOST accounting when the line cannot
+# keep up (needs build/bareperf); its --bench mode measures the line's
+# lossless capacity in samples/s.
+HOST_TESTS += test/e2e/pacing.py
+
+$(BUILD)/bench/uart_bench: test/e2e/pacing.py
+	@mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/pacing.py --bench\n' $(CURDIR) $(PYTHON) > $@
+	$(Q)chmod +x $@
+
+BENCH_DEPS += $(BUILD)/bench/uart_bench $(BUILD)/bareperf
+BENCH_CMDS += $(BUILD)/bench/uart_bench
 
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 

@@ -12,8 +12,8 @@
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
 BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
-	tools/report.c tools/stat.c tools/script.c tools/list.c
-BAREPERF_LIBS := -lelf -ldw
+	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c
+BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
 BAREPERF_PFM := $(wildcard /usr/include/perfmon/pfmlib.h)
@@ -55,12 +55,14 @@ TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/c
 HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
-$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o $(TOOL_HOBJS)
+# report.c also holds `report --aux`, which calls the trace decoder.
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
+	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -o $@
+	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
 
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad

@@ -33,7 +33,7 @@ struct loader {
 	bool cb_failed;
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
-	size_t cap_events, cap_apps, cap_throttle, cap_counts;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -369,6 +369,22 @@ static void add_counts(struct loader *L, const struct bp_record_header *h)
 	}
 }
 
+/* A BENCH record, kept whole (NUL-terminated strings) whatever the flags. */
+static void add_bench(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_bench *b;
+
+	if (h->size < offsetof(struct bp_record_bench, median_n) ||
+	    !grow(L, (void **)&s->benches, &L->cap_benches, s->nbenches, sizeof(*s->benches), 1))
+		return;
+	b = &s->benches[s->nbenches++];
+	copy_rec(b, sizeof(*b), h);
+	b->table[sizeof(b->table) - 1] = 0;
+	b->name[sizeof(b->name) - 1] = 0;
+	b->event[sizeof(b->event) - 1] = 0;
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -443,6 +459,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		break;
 	case BP_RECORD_COUNTS:
 		add_counts(L, h);
+		break;
+	case BP_RECORD_BENCH:
+		add_bench(L, h);
 		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
@@ -702,6 +721,9 @@ void session_free(struct session *s)
 	free(s->counts);
 	s->counts = NULL;
 	s->ncounts = 0;
+	free(s->benches);
+	s->benches = NULL;
+	s->nbenches = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;

@@ -143,6 +143,9 @@ struct session {
 	size_t samples_mapped;		/* samples is an mmap of this many bytes (0: malloc) */
 	struct session_count *counts;	/* COUNTS entries, stream order */
 	size_t ncounts;
+	struct bp_record_bench *benches;	/* BENCH records, stream order (strings
+						 * NUL-terminated), kept whatever the flags */
+	size_t nbenches;
 };
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);

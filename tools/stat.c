@@ -13,6 +13,10 @@
  *               for about S x P events, marked "(est.)".
  * Samples and the app's duration (TSC) are measured. `stat -- APP` asks
  * the kernel for counting events (count=), so its table is counted.
+ *
+ * A capture holding BENCH records (the bench_* apps, suite) also gets
+ * their tables (tools/stat_bench.c), and --plot FILE.svg draws its memlat
+ * sweep; --bench prints only those.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +27,7 @@
 
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "tools/stat_bench.h"
 
 #define MAX_ROWS	40
 #define MAX_REPS	64
@@ -325,7 +330,7 @@ static void print_table(const struct table *t)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bareperf stat -i FILE [-i FILE ...]\n"
+		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--plot FILE.svg]\n"
 		"       bareperf stat [-r N] [record options] -- APP [ARGS]\n"
 		"  a counter table per app run and CPU; with several captures or -r N the\n"
 		"  median, min and max over the repetitions\n"
@@ -334,17 +339,23 @@ static void usage(FILE *f)
 		"  -e, --events LIST  events to count (count=; default task-clock,tsc, plus\n"
 		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
 		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
+		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
+		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
 		"\n"
 		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
 		"  multiplexed). A capture of a sampling run has none: its counts are estimated\n"
-		"  from samples (samples x period), marked \"(est.)\".\n");
+		"  from samples (samples x period), marked \"(est.)\".\n"
+		"\n"
+		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
+		"  per unit of work from the repetitions' min, median, trimmed mean and max.\n");
 }
 
 int cmd_stat(int argc, char **argv)
 {
 	const char *inputs[MAX_REPS];
-	const char *count = NULL;
-	bool kvm = false;
+	const char *count = NULL, *plot = NULL;
+	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
+	int nbench = 0;
 	int ninputs = 0, reps = 1, rc = 0;
 	char *rec_argv[256];
 	int rec_argc = 0, app_at = -1;
@@ -365,7 +376,7 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
-		     !strcmp(a, "--repeat")) && i + 1 >= argc) {
+		     !strcmp(a, "--repeat") || !strcmp(a, "--plot")) && i + 1 >= argc) {
 			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
 			return 2;
 		}
@@ -384,6 +395,10 @@ int cmd_stat(int argc, char **argv)
 				return 2;
 			}
 			reps = (int)n;
+		} else if (!strcmp(a, "--plot")) {
+			plot = argv[++i];
+		} else if (!strcmp(a, "--bench")) {
+			bench_only = true;
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
@@ -454,15 +469,41 @@ int cmd_stat(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		if (k == 0 || ninputs == 1)
-			report_print_header(stdout, &s, NULL, NULL, "# ");
-		session_print_losses(&s, stdout, "# WARNING: ");
-		if (!s.napps)
-			printf("# %s: no app run (no APP_START record)\n", inputs[k]);
-		add_session(&T, &s, &A);
+		if (bench_only) {
+			/* only the benchmarks: nothing at all for a capture without */
+			if (s.nbenches && ninputs > 1)
+				printf("%s# bench results of %s:\n", nbench ? "\n" : "", inputs[k]);
+		} else {
+			if (k == 0 || ninputs == 1)
+				report_print_header(stdout, &s, NULL, NULL, "# ");
+			session_print_losses(&s, stdout, "# WARNING: ");
+			if (!s.napps)
+				printf("# %s: no app run (no APP_START record)\n", inputs[k]);
+			add_session(&T, &s, &A);
+			if (s.nbenches && ninputs > 1)
+				printf("\n# bench results of %s:\n", inputs[k]);
+		}
+		nbench += stat_bench_print(stdout, &s);
+		if (plot && !plotted && !plot_failed) {
+			int n = stat_bench_plot(plot, &s, err, sizeof(err));
+			if (n < 0) {
+				fprintf(stderr, "bareperf stat: %s\n", err);
+				rc = 1;
+				plot_failed = true;
+			}
+			plotted = n > 0;
+		}
 		free(A.a);
 		session_free(&s);
 	}
+	/* --bench is silent about what is not there (make run uses it on any capture) */
+	if (plot && !plotted && !plot_failed && !bench_only)
+		fprintf(stderr, "bareperf stat: --plot: no memlat BENCH records; %s not written\n",
+			plot);
+	else if (plotted && !bench_only)
+		fprintf(stderr, "bareperf stat: wrote %s\n", plot);
+	if (bench_only)
+		goto out;
 	bool est = false, scaled = false;
 	for (size_t i = 0; i < T.n; i++) {
 		print_table(&T.t[i]);

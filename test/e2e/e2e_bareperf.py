@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end test of the host tool: `bareperf record --qemu` boots the
 kernel, samples test_hotspot with the soft PMU and writes a capture; then
-report, report -g, report --sort line, script (text, CSV, JSON), stat,
+report, report -g, report --sort line, script (text, CSV, JSON), stat (and its
+bench tables and --plot SVG on a bench_memlat capture),
 list and list-apps read it, and the bad inputs each give one clear error
 line and a non-zero status. Prints TAP.
 
@@ -27,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 BP = os.path.join(BUILD, "bareperf")
@@ -175,6 +177,49 @@ def main():
           100e6 <= tsc <= 140e6 and "(est.)" not in st,
           f"stat -- APP: counted (count=): task-clock, and tsc = instructions under icount "
           f"({tsc})", st + err)
+
+    # BENCH records: bench_memlat's quick sweep (4 KiB..4 MiB, both page
+    # sizes) under icount, where a dependent load is one instruction: 1.000.
+    cap_b = os.path.join(OUT, "e2e-bench.bpc")
+    svg = os.path.join(OUT, "e2e-latency.svg")
+    if os.path.exists(svg):
+        os.unlink(svg)
+    rc, _, err = run("record", "--qemu", "--icount", "--kernel", KERNEL, "-o", cap_b, "--",
+                     "bench_memlat", "quick=1", timeout=300)
+    check(rc == 0, "record --icount bench_memlat quick=1: exit 0", err)
+    rc, st, err = run("stat", "-i", cap_b, "--plot", svg)
+    brows = re.findall(r"^\s+chase (2m|4k)-pages\s+(\d+ [KMG]iB)\s+tsc\s+([\d.]+)\s+([\d.]+)\s+"
+                       r"([\d.]+)\s+([\d.]+)\s+(\d+)\s+(.*)$", st, re.M)
+    check(rc == 0 and re.search(r"^ memlat: TSC ticks per load", st, re.M) is not None and
+          re.search(r"^\s+name\s+param\s+event\s+min\s+median\s+t-mean\s+max\s+reps\s+notes$",
+                    st, re.M) is not None and
+          len(brows) == 22 and brows[0][:2] == ("2m", "4 KiB") and
+          brows[10][:2] == ("2m", "4 MiB") and brows[11][:2] == ("4k", "4 KiB") and
+          all(r[3] == "1.000" and "icount" in r[7] for r in brows) and
+          "Performance counter stats for 'bench_memlat'" in st,
+          f"stat -i: a memlat table, 2 x 11 rows in record order, median 1.000 load per "
+          f"tick under icount ({len(brows)} rows)", st + err)
+    rc, stb, err = run("stat", "-i", CAP, "--bench")
+    check(rc == 0 and stb.strip() == "", "stat --bench: nothing for a capture without BENCH "
+          "records", stb + err)
+    try:
+        root = ET.parse(svg).getroot()
+        ns = "{http://www.w3.org/2000/svg}"
+        lines = root.findall(f".//{ns}polyline")
+        texts = [t.text or "" for t in root.iter(f"{ns}text")]
+        pts = [len(p.get("points", "").split()) for p in lines]
+        ok = (root.tag == f"{ns}svg" and len(lines) == 2 and pts == [11, 11] and
+              "4K" in texts and "4M" in texts and
+              any("working set" in t for t in texts) and
+              any("per load" in t for t in texts) and
+              any("chase 2m-pages" in t for t in texts) and
+              any("chase 4k-pages" in t for t in texts) and
+              any(t.startswith("memlat") and "QEMU" in t for t in texts))
+        detail = f"{len(lines)} polylines {pts}, texts {texts}"
+    except (OSError, ET.ParseError) as e:
+        ok, detail = False, str(e)
+    check(ok, "stat --plot: a valid SVG, a line per page size (11 points), axis labels, "
+          "legend, title with the machine", detail + err)
 
     rc, ls, err = run("list")
     check(rc == 0 and re.search(r"^  cycles\s+r3c\s+r76\s", ls, re.M) is not None and

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The stream over a serial line at its real speed: record loopnest with
+the UART held to 115200 baud (pace=) and a sample rate above what the line
+carries, into a small ring. The kernel must drop records, and the host must
+report exactly as many LOST as the kernel says it dropped, and exactly the
+samples it says it wrote. Prints TAP.
+
+With --bench: the line's lossless capacity for a hot loop's IP+TIME
+samples, from a run's measured wire bytes per sample (everything after the
+stream's first delimiter: frames, metadata, console frames; not the boot
+text): BENCH uart_samples_per_s_at_115200. The run is unpaced, under
+-icount (deterministic): pacing changes when bytes leave, not how many.
+"""
+import os
+import re
+import subprocess
+import sys
+
+BUILD = "build"
+BP = os.path.join(BUILD, "bareperf")
+OUT = os.path.join(BUILD, "test", "pacing")
+BAUD = 115200
+
+
+def record(name, *args, pace=True):
+    os.makedirs(OUT, exist_ok=True)
+    cap = os.path.join(OUT, name + ".bpc")
+    pacing = ["--pace", str(BAUD)] if pace else ["--icount"]
+    p = subprocess.run([BP, "record", "--qemu", *pacing, "-o", cap, *args],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    console = subprocess.run([BP, "script", "-i", cap, "--console"], capture_output=True,
+                             text=True).stdout
+    return p, cap, console
+
+
+def main():
+    if "--bench" in sys.argv:
+        p, cap, console = record("bench", "-e", "cpu-clock", "-c", "20000", "--ring-pages",
+                                 "1024", "--", "loopnest", pace=False)
+        m = re.search(r"(\d+) samples on 1 CPU, 0 lost", console)
+        with open(cap, "rb") as f:
+            data = f.read()[512:]			# after the capture header
+        size = len(data) - data.find(b"\0") if b"\0" in data else 0
+        if p.returncode or not m or not size:
+            print("# pacing bench failed:", p.stderr[-500:], file=sys.stderr)
+            return 1
+        per = size / int(m.group(1))
+        print(f"# {int(m.group(1))} samples of a hot loop in {size} stream bytes (frames,"
+              f" metadata, console): {per:.2f} bytes per sample; 10 bits a byte at {BAUD} baud")
+        print(f"BENCH uart_samples_per_s_at_115200 {BAUD / 10 / per:.0f} samples/s")
+        return 0
+
+    n = failed = 0
+
+    def check(ok, what):
+        nonlocal n, failed
+        n += 1
+        failed += not ok
+        print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
+
+    p, cap, console = record("lossy", "-e", "cpu-clock", "-c", "100000", "--ring-pages", "2",
+                             "--", "loopnest")
+    check(p.returncode == 0, f"paced record of loopnest exits 0 ({p.returncode})")
+    k = re.search(r"^profile: .*, (\d+) samples on 1 CPU, (\d+) lost", console, re.M)
+    h = re.search(r"cpu 0: (\d+) samples, LOST (\d+) \(ring full\)", p.stderr)
+    check(k is not None and h is not None, "the kernel and the recorder both report counts")
+    if k and h:
+        check(int(k.group(2)) > 0, f"the line could not carry them all: {k.group(2)} dropped")
+        check(h.group(2) == k.group(2),
+              f"LOST in the capture ({h.group(2)}) = what the kernel dropped ({k.group(2)})")
+        check(h.group(1) == k.group(1),
+              f"samples in the capture ({h.group(1)}) = samples the kernel wrote ({k.group(1)})")
+    rep = subprocess.run([BP, "report", "-i", cap, "--stdio"], capture_output=True, text=True)
+    check(re.search(r"^# WARNING: LOST: \d+ records dropped on cpu 0", rep.stdout, re.M)
+          is not None, "bareperf report says so")
+    print(f"1..{n}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
