@@ -32,6 +32,7 @@ static u32 ncpus = 1;
 static volatile u32 ap_checked_in;
 static volatile u32 stop_from = ~0u;	/* cpu that asked everyone to stop */
 static volatile u32 stopped;
+static u32 stop_report_lock;		/* one stopped CPU reports at a time */
 
 void cpu_setup(void);
 
@@ -235,11 +236,16 @@ static bool stop_nmi(struct trap_frame *f)
 
 	if (stop_from == ~0u || stop_from == pc->cpu)
 		return false;
-	pc->in_fatal = 1;
+	/* Take turns, so each CPU's report is one block. Not in_fatal: that
+	 * would let the console lock be taken over mid-line. */
+	while (__atomic_exchange_n(&stop_report_lock, 1, __ATOMIC_ACQUIRE))
+		cpu_relax();
 	kprintf("cpu %u: stopped by cpu %u; it was at:\n", pc->cpu, stop_from);
 	kprintf("  RIP %016lx  RSP %016lx  RBP %016lx  RFLAGS %016lx\n",
 		f->rip, f->rsp, f->rbp, f->rflags);
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
+	__atomic_store_n(&stop_report_lock, 0, __ATOMIC_RELEASE);
+	pc->in_fatal = 1;
 	__atomic_add_fetch(&stopped, 1, __ATOMIC_RELEASE);
 	for (;;)
 		halt();
@@ -259,7 +265,7 @@ void smp_stop_others(void)
 	apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
 	u64 t0 = rdtsc_ordered();
 	while (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) < ncpus - 1 &&
-	       tsc_to_ns(rdtsc_ordered() - t0) < 500000000ul)
+	       tsc_to_ns(rdtsc_ordered() - t0) < 2000000000ul)
 		cpu_relax();
 	if (stopped < ncpus - 1)
 		kprintf("smp: %u of %u other CPUs did not answer the stop NMI\n",

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/convert.h"
+#include "tools/trace_dec.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 
@@ -51,9 +53,35 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
+/* convert --to chrome's instruction-trace slices, from the trace decoder
+ * (tools/convert.h explains why this is a hook). */
+struct slice_adapter {
+	convert_slice_emit emit;
+	void *ctx;
+};
+
+static void adapt_slice(void *ctx, const struct trace_slice *s)
+{
+	struct slice_adapter *a = ctx;
+
+	a->emit(a->ctx, s->cpu, s->name, s->start_tsc, s->dur_tsc);
+}
+
+static int trace_slices(const char *capture, const char *kernel, convert_slice_emit emit,
+			void *ctx, char *err, size_t n)
+{
+	/* convert has already checked (or was told to --force) the kernel. */
+	struct trace_opts o = { .kernel_elf = kernel, .force = true, .cpu = -1 };
+	struct slice_adapter a = { emit, ctx };
+
+	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
+
+	convert_trace_slices = trace_slices;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);

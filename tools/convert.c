@@ -659,6 +659,33 @@ static void put_us(FILE *out, uint64_t ns)
 	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
+convert_slices_fn convert_trace_slices;
+
+struct slice_ctx {
+	const struct session *s;
+	FILE *out;
+	uint64_t n;
+};
+
+/* One traced call as a complete event on its CPU's track of the trace. */
+static void chrome_slice(void *ctx, uint32_t cpu, const char *name, uint64_t start_tsc,
+			 uint64_t dur_tsc)
+{
+	struct slice_ctx *c = ctx;
+	uint64_t start = ns(c->s, start_tsc), stop = ns(c->s, start_tsc + dur_tsc);
+
+	if (!start_tsc)
+		return;				/* no time known for it */
+	fputs(",\n{\"name\":\"", c->out);
+	json_escape(c->out, name);
+	fprintf(c->out, "\",\"cat\":\"trace\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":", cpu);
+	put_us(c->out, start);
+	fputs(",\"dur\":", c->out);
+	put_us(c->out, stop > start ? stop - start : 0);
+	fputs("}", c->out);
+	c->n++;
+}
+
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen)
 {
@@ -741,6 +768,17 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 			fputc(']', out);
 		}
 		fputs("}}", out);
+	}
+	/* An instruction trace in the capture: its calls as slices, on a
+	 * process of their own ("instruction trace"), one track per CPU. */
+	if (s->aux_bytes && convert_trace_slices) {
+		struct slice_ctx c = { s, out, 0 };
+		char terr[256];
+		fputs(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+		      "\"args\":{\"name\":\"instruction trace\"}}", out);
+		if (convert_trace_slices(s->path, t ? symtab_path(t) : NULL, chrome_slice, &c, terr,
+					 sizeof(terr)))
+			fprintf(stderr, "bareperf convert: instruction trace: %s\n", terr);
 	}
 	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,

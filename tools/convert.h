@@ -44,6 +44,19 @@ void convert_event_type(const struct bp_record_event_desc *d, uint32_t *type, ui
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen);
 
+/*
+ * Function-call slices from an instruction trace (trace= runs), for the
+ * Chrome output: the bareperf command sets this to the trace decoder
+ * (tools/trace_dec.c, capstone and libipt); the unit tests leave it NULL
+ * and link without them. It calls emit once per call: cpu, function name,
+ * start and duration in TSC ticks (0, 0 when unknown). 0 or -1 with err.
+ */
+typedef void (*convert_slice_emit)(void *ctx, uint32_t cpu, const char *name,
+				   uint64_t start_tsc, uint64_t dur_tsc);
+typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
+				 convert_slice_emit emit, void *ctx, char *err, size_t n);
+extern convert_slices_fn convert_trace_slices;
+
 /* ---- stacks (tools/flamegraph.c) ----------------------------------------- */
 
 /*

@@ -82,6 +82,12 @@ if cmp -s "$OUT/full.report" "$OUT/full.bp_report"; then
 else
 	not_ok "bareperf report --aux differs from bptrace report" "$OUT/full.bp_report"
 fi
+"$BP" convert -i "$OUT/full.bpc" -k "$K" --to chrome -o "$OUT/full.json" > "$OUT/full.convert" 2>&1
+is "bareperf convert --to chrome: one trace slice per tt_fib call" \
+	"$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for e in d["traceEvents"] if e.get("cat") == "trace" and e["name"] == "tt_fib"))' \
+		"$OUT/full.json" 2>> "$OUT/full.convert")" 177 "$OUT/full.convert"
 "$BP" script --aux --range tt_fib -i "$OUT/full.bpc" -k "$K" > "$OUT/full.fib_script" 2>&1
 is "bareperf script --aux --range tt_fib: one line per executed instruction" \
 	"$(grep -c ' tt_fib+0x' "$OUT/full.fib_script")" 1500 "$OUT/full.fib_script"

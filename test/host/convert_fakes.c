@@ -140,6 +140,12 @@ struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 	return (struct symbol){ NULL, 0, 0 };
 }
 
+const char *symtab_path(const struct symtab *t)
+{
+	(void)t;
+	return NULL;
+}
+
 bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line)
 {
 	(void)t, (void)addr, (void)file, (void)line;
