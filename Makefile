@@ -1,10 +1,12 @@
 # bareperf — the one build entry point.
 #
 #   make            kernel.elf, the ESP tree and the host tools
-#   make run        boot in QEMU (UEFI=0 for PVH direct boot, KVM=1 on a real host)
-#   make test       host unit tests + in-guest tests; last line "N passed, N failed"
+#   make run        boot in QEMU, record the default app (the benchmark suite),
+#                   report; writes build/out/ (UEFI=0 for PVH, KVM=1 on a real host)
+#   make test       host unit tests + in-guest tests; last line "N passed, N failed,
+#                   N skipped"; make test-kvm for real PMU counters under KVM
 #   make bench      BENCH <name> <value> <unit> lines
-#   make image      build/bareperf.img, a FAT image to dd onto a USB stick
+#   make image      build/bareperf.img, a GPT disk image to dd onto a USB stick
 #
 # Each folder adds itself through its own fragment (*/*.mk). Outputs go to build/.
 
@@ -60,10 +62,12 @@ CLEAN_EXTRA  :=
 
 all: kernel esp tools
 
-# make run: boot in QEMU and show the console. UEFI=1 (default) boots
+# make run: `bareperf record` boots the kernel in QEMU and shows its console
+# live, then report, stat (benchmark tables, latency.svg), convert
+# (perf.data) and flamegraph write build/out/. UEFI=1 (default) boots
 # through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
-# -enable-kvm -cpu host (on a Linux host with a PMU). APP=, SMP=, MEM=,
-# and ARGS= (words for the app, after --) pick what runs.
+# -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
+# EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
 UEFI ?= 1
 KVM  ?= 0
 SMP  ?= 1
