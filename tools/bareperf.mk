@@ -22,7 +22,8 @@ BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
 # What the tool links besides its own sources: the codec, the event table
 # and the kernel printf/string functions that table uses (renamed k_*).
-BAREPERF_LIB_SRCS = $(WIRE_C) pmu/events.c kernel/lib/printf.c kernel/lib/string.c
+BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c kernel/lib/printf.c \
+	kernel/lib/string.c
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
 HOST_TOOLS += $(BUILD)/bareperf
@@ -49,7 +50,8 @@ $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
 # lines against the test binary itself (-no-pie: its addresses are its
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o) \
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o \
+	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
 HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
@@ -106,7 +108,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/symtab.o \
-	test/fuzz/fuzz_session.o)
+	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
@@ -115,7 +117,7 @@ $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 
 $(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
 	$(call say,LINK,$@)
-	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -o $@
+	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -lcapstone -lipt -o $@
 
 $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
 		$(WIRE_C:%.c=$(BUILD)/h/%.o)

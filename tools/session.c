@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "tools/capture.h"
+#include "ringbuf/ringbuf.h"
 #include "tools/session.h"
 
 struct loader {
@@ -114,13 +115,6 @@ static inline uint64_t ld64(const uint8_t *p)
 	return v;
 }
 
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* Copy a record of a fixed layout: what arrived, zero-filled to the size
  * this reader knows (a shorter record from an older kernel reads as 0s). */
 static void copy_rec(void *dst, size_t dsz, const struct bp_record_header *h)
@@ -172,80 +166,43 @@ static bool parse_sample(const struct session *s, uint64_t st, uint64_t default_
 			 uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain)
 {
-	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	struct bp_sample b;
+	const struct bp_record_event_desc *e;
 
 	memset(r, 0, sizeof(*r));
 	*chain = NULL;
-	r->cpu = cpu;
-	r->id = default_id;
-	r->misc = h->misc;
+	/* With IDENTIFIER the first field names the event, whose own
+	 * sample_type says how to read the rest. */
 	if (st & BP_SAMPLE_IDENTIFIER) {
-		const struct bp_record_event_desc *e;
-		if (end - p < 8)
+		if (h->size < sizeof(*h) + 8)
 			return false;
-		r->id = ld64(p);
-		e = find_event(s, r->id);
-		if (!e)
+		e = find_event(s, ld64((const uint8_t *)(h + 1)));
+		if (!e || !(e->sample_type & BP_SAMPLE_IDENTIFIER))
 			return false;
 		st = e->sample_type;
-		if (!(st & BP_SAMPLE_IDENTIFIER))
-			return false;
-		p += 8;
 	}
-#define NEED(n) do { if ((size_t)(end - p) < (n)) return false; } while (0)
-	if (st & BP_SAMPLE_IP) {
-		NEED(8);
-		r->ip = ld64(p), p += 8;
-	}
-	if (st & BP_SAMPLE_TID) {
-		NEED(8);
-		r->pid = ld32(p), r->tid = ld32(p + 4), p += 8;
-	}
-	if (st & BP_SAMPLE_TIME) {
-		NEED(8);
-		r->time = ld64(p), p += 8;
-	}
-	if (st & BP_SAMPLE_ADDR) {
-		NEED(8);
-		p += 8;
-	}
-	if (st & BP_SAMPLE_ID) {
-		NEED(8);
-		r->id = ld64(p), p += 8;
-	}
-	if (st & BP_SAMPLE_CPU) {
-		NEED(8);
-		r->cpu = ld32(p), p += 8;
-	}
+	/* The field layout is ringbuf's (perf's order), read by its parser. */
+	if (bp_sample_parse(st, h, &b))
+		return false;
+	r->misc = h->misc;
+	r->ip = b.ip;
+	r->pid = b.pid;
+	r->tid = b.tid;
+	r->time = b.time;
+	r->id = st & (BP_SAMPLE_ID | BP_SAMPLE_IDENTIFIER) ? b.id : default_id;
+	r->cpu = st & BP_SAMPLE_CPU ? b.cpu : cpu;
 	if (st & BP_SAMPLE_PERIOD) {
-		NEED(8);
-		r->period = ld64(p), p += 8;
+		r->period = b.period;
 	} else {
-		const struct bp_record_event_desc *e = find_event(s, r->id);
+		e = find_event(s, r->id);
 		r->period = e && e->sample_period ? e->sample_period : 1;
 	}
-	if (st & BP_SAMPLE_READ) {
-		uint64_t nr;
-		NEED(sizeof(struct bp_read_group));
-		nr = ld64(p);
-		p += sizeof(struct bp_read_group);
-		if (nr > (size_t)(end - p) / sizeof(struct bp_group_entry))
-			return false;
-		p += nr * sizeof(struct bp_group_entry);
-	}
 	if (st & BP_SAMPLE_CALLCHAIN) {
-		uint64_t nr;
-		NEED(8);
-		nr = ld64(p);
-		p += 8;
-		if (nr > (size_t)(end - p) / 8)
-			return false;
-		r->nr_ips = (uint32_t)nr;
-		*chain = p;
-		if (!(st & BP_SAMPLE_IP) && nr)
-			r->ip = ld64(p);
+		r->nr_ips = b.nr_ips;
+		*chain = (const uint8_t *)b.ips;
+		if (!(st & BP_SAMPLE_IP) && b.nr_ips)
+			r->ip = ld64(*chain);
 	}
-#undef NEED
 	return true;
 }
 
