@@ -146,7 +146,7 @@ void stream_start(void)
 }
 
 /*
- * AUX data (issue 9: instruction traces): the bytes below aux_head (C),
+ * AUX data (instruction traces): the bytes below aux_head (C),
  * sent as AUX frames that carry their position, then released (D) once
  * their frames went to the transport, as records are. The host pairs them
  * with the AUX records by position (uapi/wire.h §3): we send up to
@@ -181,7 +181,7 @@ static void drain_ring(u32 cpu, struct bp_ring *rb)
 {
 	struct bp_ring_reader r;
 	const struct bp_record_header *rec;
-	/* The AUX area, if any, is part of the ring's memory (issue 9). */
+	/* The AUX area, if any, is part of the ring's memory. */
 	u64 size = rb->ctl->aux_size ? rb->ctl->aux_offset + rb->ctl->aux_size :
 		   (u64)BP_RING_PAGE_SIZE + rb->data_size;
 

@@ -42,7 +42,7 @@ $(BUILD)/host/test_pmu_libpfm: $(BUILD)/hpmu/test/host/test_pmu_libpfm.o $(PMU_H
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka $(if $(PFM_HEADER),-lpfm) -o $@
 $(BUILD)/hpmu/test/host/test_pmu_libpfm.o: PMU_HOSTCFLAGS += $(if $(PFM_HEADER),-DHAVE_LIBPFM)
 
-# ---- Instruction tracing (issue 9; pmu/trace.h) -------------------------
+# ---- Instruction tracing(pmu/trace.h) -------------------------
 KERNEL_C += pmu/itrace.c pmu/trace.c pmu/pt.c
 APP_C += test/guest/test_trace.c
 # pmu/itrace.c is pure (classifier, packet encoder, AUX chunking): it builds

@@ -39,7 +39,7 @@ struct cpu_prof {
 	struct bp_ring ring;
 	void *mem;
 	u64 mem_pages;
-	u32 aux_pages;			/* AUX area after the data area (trace=, issue 9) */
+	u32 aux_pages;			/* AUX area after the data area (trace=) */
 	struct pmu_ctx pmu;
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
@@ -364,7 +364,7 @@ static void run_tick(struct trap_frame *f)
 	(void)f;
 	apic_eoi();
 	profile_tick();
-	trace_tick();			/* issue 9: restart Intel PT after a full area */
+	trace_tick();			/* restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
 		stream_drain(true);
 }
@@ -672,7 +672,7 @@ static void start_cpu(void *arg)
 		return;
 	cp->irq_was = read_rflags() & RFLAGS_IF;
 	write_cpu_records(&cp->ring, cpu);
-	trace_cpu_attach(&cp->ring, run_id);	/* issue 9: this CPU's trace buffer */
+	trace_cpu_attach(&cp->ring, run_id);	/* this CPU's trace buffer */
 	if (hw_n) {
 		if (pmu_open(&cp->pmu, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err,
 			     sizeof(err))) {
@@ -721,7 +721,7 @@ static void stop_cpu(void *arg)
 		write_counts(cp, cpu);
 	}
 	app_record(NULL, cp->t_stop, false, *(int *)arg);
-	trace_cpu_detach();			/* issue 9 */
+	trace_cpu_detach();
 	irq_restore(cp->irq_was);
 }
 
@@ -732,7 +732,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 
 	cfg = *c;
 	quiesced = false;
-	/* Instruction tracing (issue 9, pmu/trace.c): the AUX area it needs. */
+	/* Instruction tracing (pmu/trace.c): the AUX area it needs. */
 	u32 aux_pages;
 	int te = trace_run_prepare(&aux_pages, err, n);
 	if (te)
@@ -850,7 +850,7 @@ void profile_app_enter(void)
 	u32 cpu = this_cpu_id();
 
 	if (!active || cpu >= ncpus || !cfg.ncount) {
-		trace_app_enter(app_name);	/* issue 9: tracing starts at main */
+		trace_app_enter(app_name);	/* tracing starts at main */
 		return;
 	}
 	struct cpu_prof *cp = &cpus[cpu];
@@ -861,7 +861,7 @@ void profile_app_enter(void)
 	cp->app_here = true;
 	cp->app_t0 = rdtsc_ordered();		/* the window starts here */
 	irq_restore(irq);
-	trace_app_enter(app_name);		/* issue 9: last, so tracing starts at main */
+	trace_app_enter(app_name);		/* last, so tracing starts at main */
 }
 
 void profile_app_exit(void)
@@ -870,7 +870,7 @@ void profile_app_exit(void)
 	u32 cpu = this_cpu_id();
 
 	if (!active || cpu >= ncpus || !cpus[cpu].app_here) {
-		trace_app_exit();		/* issue 9 */
+		trace_app_exit();
 		return;
 	}
 	struct cpu_prof *cp = &cpus[cpu];
@@ -879,7 +879,7 @@ void profile_app_exit(void)
 	for (int j = 0; j < cfg.ncount; j++)
 		event_value(cp, cfg.nevents + j, t1, &cp->app_end[j]);
 	irq_restore(irq);
-	trace_app_exit();			/* issue 9 */
+	trace_app_exit();
 }
 
 bool profile_active(void)
@@ -965,7 +965,7 @@ void profile_summary(void)
 
 	if (cfg.ncount && ncpus)
 		print_counts();
-	trace_summary();			/* issue 9: one line per traced CPU */
+	trace_summary();			/* one line per traced CPU */
 	if (!cfg.nevents)
 		return;
 	memset(table, 0, sizeof(table));

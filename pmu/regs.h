@@ -100,7 +100,7 @@
 #define PMU_FIXED_BIT(i)		(32 + (i))
 
 
-/* Intel Processor Trace (SDM Vol. 3C ch. 33; Vol. 4 table 2-2). Issue 9,
+/* Intel Processor Trace (SDM Vol. 3C ch. 33; Vol. 4 table 2-2),
  * pmu/pt.c. */
 #define CPUID_EXT_FEATURES_7		0x7		/* sub-leaf 0 */
 #define   CPUID7_EBX_INTEL_PT		(1u << 25)

@@ -1,5 +1,5 @@
 /*
- * trace.c — the traced run (issue 9): trace= parsing, the per-CPU trace
+ * trace.c — the traced run : trace= parsing, the per-CPU trace
  * buffers (the AUX areas pmu/profile.c sets up), the traced call and the
  * single-step #DB handler. The producers are pmu/itrace.c (single-step)
  * and pmu/pt.c (Intel PT).

@@ -1,7 +1,7 @@
 /*
  * trace.h — instruction tracing into a ring's AUX area: the software
  * single-step tracer (any x86_64, QEMU TCG included) and Intel Processor
- * Trace. Issue 9.
+ * Trace.
  *
  *   pmu/itrace.c   the single-step tracer's producer: opcode classifier,
  *                  packet encoder (include/uapi/itrace.h) and the AUX

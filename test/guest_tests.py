@@ -250,7 +250,7 @@ KVM_TESTS += [
                  r"^count: branches \d+ \(scaled x\d+\.\d\d, running \d+\.\d%\)$"]),
 ]
 
-# Instruction tracing (issue 9): the single-step tracer against the TSC
+# Instruction tracing : the single-step tracer against the TSC
 # under icount (test/guest/test_trace.c); Intel PT is absent under TCG, so
 # its probe is a SKIP with the reason, and trace=pt: is refused with it.
 TESTS += [

@@ -132,7 +132,7 @@ fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_seeds
 	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=100000 \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
-# Instruction traces (issue 9, tools/trace_dec.c: capstone, libipt): the
+# Instruction traces (tools/trace_dec.c: capstone, libipt): the
 # --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.
 BAREPERF_SRCS += tools/trace_dec.c

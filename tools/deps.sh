@@ -32,6 +32,27 @@ missing() {
 	done | sort -u
 }
 
+# Debian 12 ("bookworm"): add bookworm-backports to the machine's existing
+# Debian source entry (deb822 or one-line format), never a new host name.
+BACKPORTS=
+backports() {
+	. /etc/os-release 2>/dev/null || return 0
+	[ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ] || return 0
+	BACKPORTS=bookworm-backports
+	f=/etc/apt/sources.list.d/debian.sources
+	if [ -f "$f" ]; then
+		grep -q "$BACKPORTS" "$f" ||
+			sed -i "s/^Suites: bookworm bookworm-updates\$/& $BACKPORTS/" "$f"
+		grep -q "$BACKPORTS" "$f" && return 0
+	fi
+	f=/etc/apt/sources.list
+	if [ -f "$f" ] && ! grep -q "$BACKPORTS" "$f"; then
+		line=$(grep -E '^deb [^ ]+ bookworm main' "$f" | head -n 1)
+		[ -n "$line" ] && echo "$line" | sed "s/ bookworm / $BACKPORTS /" >>"$f"
+	fi
+	grep -qs "$BACKPORTS" /etc/apt/sources.list /etc/apt/sources.list.d/* || BACKPORTS=
+}
+
 case "${1:-check}" in
 list)
 	echo $PACKAGES ;;
@@ -43,8 +64,15 @@ check)
 		exit 1
 	fi ;;
 install)
+	backports
 	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y $PACKAGES ;;
+	DEBIAN_FRONTEND=noninteractive apt-get install -y $PACKAGES
+	# QEMU >= 8.1 gives x2APIC under TCG, and a newer OVMF: take both from
+	# the backports suite where the machine is on Debian 12.
+	if [ -n "$BACKPORTS" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -t "$BACKPORTS" \
+			qemu-system-x86 ovmf
+	fi ;;
 *)
 	echo "usage: $0 list|check|install" >&2
 	exit 2 ;;

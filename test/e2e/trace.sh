@@ -1,5 +1,5 @@
 #!/bin/sh
-# trace.sh — end to end for the single-step instruction tracer (issue 9):
+# trace.sh — end to end for the single-step instruction tracer:
 # the kernel traces an app in QEMU (-icount), streams the AUX area over the
 # UART, and the host decodes the capture against kernel.elf with capstone:
 #   - the reconstructed instruction count equals the kernel's own count

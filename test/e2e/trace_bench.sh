@@ -1,5 +1,5 @@
 #!/bin/sh
-# trace_bench.sh — the single-step tracer's figures (issue 9), as
+# trace_bench.sh — the single-step tracer's figures, as
 # `BENCH <name> <value> <unit>` lines for make bench:
 #   trace_bytes_per_insn       AUX bytes per traced instruction, compiled C
 #                              (tt_cwork: loops, data-dependent branches)

@@ -1,5 +1,5 @@
 /*
- * test_trace — the single-step instruction tracer in the guest (issue 9).
+ * test_trace — the single-step instruction tracer in the guest.
  *
  * The traced app is tt_workload (below, in assembly so that its
  * instruction counts are known exactly): a counted loop, a recursion

@@ -1,6 +1,6 @@
 /*
  * test_trace — the single-step tracer's packets and the host decoder
- * (issue 9), cmocka, ASan+UBSan:
+ *, cmocka, ASan+UBSan:
  *
  *   - packet encoder (pmu/itrace.c) against the decoder (tools/trace_dec.c):
  *     round trip of every packet kind, and malformed packets refused;
