@@ -102,6 +102,15 @@ u64 hpet_read(void)
 }
 u64 hpet_nmi_count(void) { return nmi_count; }
 u64 hpet_nmi_merged(void) { return nmi_merged; }
+u64 hpet_nmi_due(void) { return __atomic_load_n(&nmi_due, __ATOMIC_RELAXED); }
+u64 hpet_nmi_origin(void) { return nmi_first - nmi_period; }
+
+u64 hpet_nmi_expiries(u64 counter)
+{
+	if (!nmi_period || counter < nmi_first)
+		return 0;
+	return (counter - nmi_first) / nmi_period + 1;
+}
 
 /*
  * Write the comparator. Registers are 32 bits wide to QEMU; the high half

@@ -341,8 +341,10 @@ u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_peri
  *
  * The run tick: every CPU of a run takes the APIC timer at PROFILE_TICK_HZ
  * (vector VEC_APIC_TIMER, handled here) for multiplexing rotation,
- * frequency re-tuning and unthrottling; the boot CPU also drains the
- * rings to the stream (kernel/stream.c). 250 Hz is perf's rotation and
+ * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
+ * its rate against the TSC itself, so an app that masks the timer cannot
+ * make it throttle); the boot CPU also drains the rings to the stream
+ * (kernel/stream.c). 250 Hz is perf's rotation and
  * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
  */
 #define PROFILE_TICK_HZ		250
@@ -388,14 +390,19 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
 /* Start the run on every CPU for the app about to run. Not NMI-safe. */
 int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
-/* The app returned: take no more samples (the run's records are then
- * drained before profile_stop writes its stop records). NMI-safe. */
+/* The app returned: close the run's window if profile_app_exit has not
+ * (no more samples; the soft PMU's ticks due are those the HPET counter
+ * has passed by now; APP_STOP carries this time). The run's records are
+ * then drained before profile_stop writes its stop records. NMI-safe. */
 void profile_quiesce(void);
-/* Stop: each CPU writes its COUNTS and the app's exit status. */
+/* Stop: closes the window if still open; each CPU writes its COUNTS, a
+ * soft-PMU run's TICKS (and LOST_SAMPLES for the due ticks that gave no
+ * sample) and APP_STOP with the exit status. */
 void profile_stop(int status);
 /* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's
  * counts cover exactly this window; the other CPUs', and those of runs
- * started without an app, cover the whole run. Not NMI-safe. */
+ * started without an app, cover the whole run. profile_app_exit closes
+ * the run's window, as profile_quiesce. Not NMI-safe. */
 void profile_app_enter(void);
 void profile_app_exit(void);
 /* The run tick, on each CPU of a run (interrupt context). */
@@ -406,7 +413,8 @@ u32 profile_cpus(void);
 struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
 u64 profile_samples(u32 cpu);			/* SAMPLE records written */
 u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
-u64 profile_soft_merged(u32 cpu);		/* ticks a CPU could not sample (late) */
+u64 profile_soft_merged(u32 cpu);		/* ticks that reached a CPU folded into a
+						 * later NMI (late), CPU 0's too */
 u64 profile_ticks(u32 cpu);			/* run ticks the CPU took */
 /* Print the hottest functions from the rings (without consuming them), and
  * a "count:" line per counting event of the app's CPU. */

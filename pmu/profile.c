@@ -6,11 +6,14 @@
  *   hardware PMU   PMI (LVT PC, NMI) -> pmu_handle_overflow -> emit_sample
  *   soft PMU       HPET comparator -> IOAPIC -> NMI on CPU 0 -> a sample
  *                  there, and an NMI IPI to every other CPU in the run, each
- *                  of which samples itself ("cpu-clock", period in ns)
+ *                  of which samples itself ("cpu-clock", period in ns);
+ *                  every expiry is a tick due on every CPU, and a TICKS
+ *                  record per CPU says how each one ended (sample, ring
+ *                  full, or LOST_SAMPLES)
  *   run tick       APIC timer (VEC_APIC_TIMER) on every CPU of the run at
  *                  PROFILE_TICK_HZ -> profile_tick: pmu_tick (frequency
- *                  mode, unthrottling, event-set rotation), the soft PMU's
- *                  unthrottling; on the boot CPU also the stream drain
+ *                  mode, unthrottling, event-set rotation); on the boot
+ *                  CPU also the stream drain
  *   counting       hardware events in the same PMU context (multiplexed
  *                  when they do not fit), soft ones (tsc, cpu-clock,
  *                  task-clock) from the TSC; a COUNTS record per CPU at stop
@@ -44,14 +47,21 @@ struct cpu_prof {
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
 	bool irq_was;			/* interrupts were on before the run */
-	u32 soft_pending;		/* ticks posted to this CPU, not yet taken */
+	u64 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
 	u64 dropped;			/* records not written: no room (cumulative) */
-	u64 soft_merged;		/* ticks that arrived while one was pending */
+	u64 samples_dropped;		/* ... of them SAMPLE records */
+	u64 soft_merged;		/* ticks that arrived folded into a later NMI */
+	u64 soft_seen;			/* ticks that reached this CPU: the index of the latest */
+	u64 soft_last;			/* index of the last tick a sample was taken for */
 	u64 nmis;
 	u64 ticks;			/* run ticks taken */
-	u32 soft_tick_samples;		/* soft PMU throttling (perf throttles cpu-clock too) */
+	/* Soft PMU throttling (perf throttles cpu-clock too), by the TSC:
+	 * samples since thr_start, the start of the current window. */
+	u64 thr_start;
+	u32 thr_samples;
 	u32 soft_throttled;
+	u64 soft_throttled_ticks;	/* ticks that found sampling throttled */
 	u64 missed_reported;		/* pmu.stats.missed already in LOST_SAMPLES */
 	/* Counting: the CPU's window is [t_start, t_stop]; the app's CPU
 	 * narrows it to [app_t0, app_t1] around app->main. */
@@ -67,7 +77,15 @@ static struct profile_cfg cfg;
 static u32 ncpus;
 static bool active, soft;
 static bool quiesced;		/* the app returned: no more samples this run */
+/* Where the sampling window closed (close_window): the TSC, the HPET main
+ * counter and the soft PMU's ticks due by then. */
+static u64 close_tsc, close_hpet, close_due;
+static u64 final_due;			/* ticks due on every CPU: close_due, or
+					 * later if a sample raced the close */
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
+static u64 soft_hpet_period;		/* HPET ticks between expiries */
+static u64 soft_posted;			/* expiries posted to the other CPUs */
+static u64 throttle_window;		/* TSC ticks of one run tick: the rate's measure */
 static u64 run_id;
 static const char *app_name;
 static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
@@ -155,14 +173,16 @@ static int put(struct bp_ring *rb, const void *rec)
 
 /* ---- the NMI paths ------------------------------------------------ */
 
-static void take_sample(struct trap_frame *f, u64 id, u64 period)
+/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
+ * was full: counted), -1 not taken (the window has closed). NMI-safe. */
+static int take_sample(struct trap_frame *f, u64 id, u64 period)
 {
 	struct percpu *pc = this_cpu();
 	struct cpu_prof *cp = &cpus[pc->cpu];
 	u64 ips[MAX_CALLCHAIN];
 
 	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
-		return;
+		return -1;
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s = {
 		.ip = f->rip,
@@ -204,10 +224,15 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
 	int err = bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s);
-	if (!err)
+	if (!err) {
 		cp->samples++;
-	else if (dropped_for_room(err))
+		return 1;
+	}
+	if (dropped_for_room(err)) {
 		cp->dropped++;
+		cp->samples_dropped++;
+	}
+	return 0;
 }
 
 static void write_throttle(struct cpu_prof *cp, u32 type)
@@ -220,49 +245,77 @@ static void write_throttle(struct cpu_prof *cp, u32 type)
 	put(&cp->ring, &r);
 }
 
-/* A soft-PMU sample, unless this CPU is throttled: perf throttles its
- * cpu-clock like any sampling event. The HPET keeps firing; the samples
- * stop until the next run tick. */
-static void soft_sample(struct trap_frame *f)
+/*
+ * A soft-PMU sample for tick `tick` (its index), unless this CPU is
+ * throttled: perf throttles its cpu-clock like any sampling event, when
+ * more than max_per_tick samples come within one run tick. The rate is
+ * measured here against the TSC, not by counting samples between run
+ * ticks: an app may mask the APIC timer for seconds (apps/bench.c does),
+ * and a count between ticks that never come would throttle any rate. The
+ * HPET keeps firing, so the first tick after the window has passed ends
+ * the throttling. A tick without a sample is not counted here: stop_cpu
+ * counts every due tick that gave none.
+ */
+static void soft_sample(struct trap_frame *f, u64 tick)
 {
 	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+	u64 now = rdtsc();
 
-	if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
 		return;
-	take_sample(f, 0, soft_period_ns);
-	if (max_per_tick && ++cp->soft_tick_samples >= max_per_tick) {
-		__atomic_store_n(&cp->soft_throttled, 1, __ATOMIC_RELAXED);
+	if (max_per_tick && now - cp->thr_start >= throttle_window) {
+		if (cp->soft_throttled) {
+			write_throttle(cp, BP_RECORD_UNTHROTTLE);
+			cp->soft_throttled = 0;
+		}
+		cp->thr_start = now;
+		cp->thr_samples = 0;
+	}
+	if (cp->soft_throttled) {
+		cp->soft_throttled_ticks++;
+		return;
+	}
+	if (take_sample(f, 0, soft_period_ns) >= 0)
+		cp->soft_last = tick;
+	if (max_per_tick && ++cp->thr_samples > max_per_tick) {
+		cp->soft_throttled = 1;
 		write_throttle(cp, BP_RECORD_THROTTLE);
 	}
 }
 
+/* The HPET's NMI on CPU 0. It stands for every expiry since the last one
+ * (hpet_nmi_due): one sample here, the same number of ticks posted to each
+ * other CPU. */
 static void soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
-	u32 me = this_cpu()->cpu;
+	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+	u64 due = hpet_nmi_due(), n = due - soft_posted;
 
 	soft_ticks++;
+	soft_posted = due;
 	/* Wake the other CPUs first so their samples are as close in time. */
 	if (ncpus > 1) {
 		for (u32 i = 0; i < ncpus; i++)
-			if (i != me)
-				__atomic_add_fetch(&cpus[i].soft_pending, 1, __ATOMIC_RELEASE);
+			if (&cpus[i] != cp)
+				__atomic_add_fetch(&cpus[i].soft_pending, n, __ATOMIC_RELEASE);
 		apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
 	}
-	soft_sample(f);
+	cp->soft_seen = due;
+	cp->soft_merged += n - 1;
+	soft_sample(f, due);
 }
 
 /*
  * The NMI IPI from soft_tick on the other CPUs: ours if ticks were posted.
  * A CPU that could not run for longer than a period (a descheduled vCPU)
- * finds several; it samples once and says how many it could not take in a
- * LOST_SAMPLES record, so no tick disappears silently.
+ * finds several; it samples once, for the latest.
  */
 static bool soft_ipi_nmi(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 	struct cpu_prof *cp;
-	u32 ticks;
+	u64 ticks;
 
 	if (!active || !soft || pc->cpu >= ncpus)
 		return false;
@@ -270,22 +323,16 @@ static bool soft_ipi_nmi(struct trap_frame *f)
 	ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
 	if (!ticks)
 		return false;
-	if (ticks > 1) {
-		struct bp_record_lost_samples r = {
-			.header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(r) },
-			.lost = ticks - 1,
-		};
-		cp->soft_merged += ticks - 1;
-		put(&cp->ring, &r);
-	}
-	soft_sample(f);
+	cp->soft_seen += ticks;
+	cp->soft_merged += ticks - 1;
+	soft_sample(f, cp->soft_seen);
 	return true;
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
 	(void)ctx;
-	take_sample(arg, hw_cfg[idx], period);
+	(void)take_sample(arg, hw_cfg[idx], period);
 }
 
 static void throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -306,6 +353,22 @@ static bool pmi_nmi(struct trap_frame *f)
 
 /* ---- the run tick ---------------------------------------------------- */
 
+/* PERF_RECORD_LOST_SAMPLES with perf's sample_id trailer (perf_ring.h),
+ * on this CPU's ring. */
+static void write_lost_samples(struct cpu_prof *cp, u64 lost)
+{
+	struct {
+		struct bp_record_lost_samples r;
+		struct bp_sample_id id;
+	} rec = {
+		.r = { .header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(rec) }, .lost = lost },
+		.id = { .pid = run_id, .tid = this_cpu()->cpu, .time = rdtsc(),
+			.id = 0, .cpu = this_cpu()->cpu },
+	};
+
+	put(&cp->ring, &rec);
+}
+
 /* Samples the PMU could not take at an event-set switch: said, not lost
  * silently. */
 static void report_missed(struct cpu_prof *cp)
@@ -314,12 +377,8 @@ static void report_missed(struct cpu_prof *cp)
 
 	if (missed == cp->missed_reported)
 		return;
-	struct bp_record_lost_samples r = {
-		.header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(r) },
-		.lost = missed - cp->missed_reported,
-	};
+	write_lost_samples(cp, missed - cp->missed_reported);
 	cp->missed_reported = missed;
-	put(&cp->ring, &r);
 }
 
 void profile_tick(void)
@@ -335,15 +394,6 @@ void profile_tick(void)
 	if (cp->pmu_on) {
 		pmu_tick(&cp->pmu);
 		report_missed(cp);
-	}
-	if (soft) {
-		/* UNTHROTTLE before the samples resume, so it precedes them. */
-		cp->soft_tick_samples = 0;
-		if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED)) {
-			write_throttle(cp, BP_RECORD_UNTHROTTLE);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			__atomic_store_n(&cp->soft_throttled, 0, __ATOMIC_RELAXED);
-		}
 	}
 }
 
@@ -699,6 +749,30 @@ static void start_cpu(void *arg)
 	irq_enable();
 }
 
+/*
+ * The soft PMU's account on this CPU (perf_ring.h, TICKS): every tick due
+ * in the window that gave no sample, written or dropped, is lost, and
+ * said in one LOST_SAMPLES record. A sample is taken for one tick, each
+ * for a later one than the last, so samples + dropped never exceed the
+ * ticks due (final_due covers the ticks a sample raced the close for).
+ */
+static void write_ticks(struct cpu_prof *cp, u32 cpu)
+{
+	u64 lost = final_due - cp->samples - cp->samples_dropped;
+	struct bp_record_ticks r = {
+		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
+		.app_id = run_id, .cpu = cpu,
+		.hpet_hz = hpet_hz(), .period = soft_hpet_period,
+		.window = close_hpet - hpet_nmi_origin(), .due = final_due,
+		.samples = cp->samples, .dropped = cp->samples_dropped, .lost = lost,
+		.throttled = cp->soft_throttled_ticks,
+	};
+
+	if (lost)
+		write_lost_samples(cp, lost);
+	put(&cp->ring, &r);
+}
+
 static void stop_cpu(void *arg)
 {
 	u32 cpu = this_cpu()->cpu;
@@ -715,12 +789,16 @@ static void stop_cpu(void *arg)
 		pmu_stop(&cp->pmu);
 		report_missed(cp);
 	}
-	cp->t_stop = rdtsc_ordered();
+	/* The run's window ends where sampling closed: when the app returned,
+	 * not after the drain that followed. */
+	cp->t_stop = close_tsc;
 	if (cfg.ncount) {
 		final_counts(cp);
 		write_counts(cp, cpu);
 	}
-	app_record(NULL, cp->t_stop, false, *(int *)arg);
+	if (soft)
+		write_ticks(cp, cpu);
+	app_record(NULL, close_tsc, false, *(int *)arg);
 	trace_cpu_detach();
 	irq_restore(cp->irq_was);
 }
@@ -764,9 +842,13 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		return e;
 	}
 	/* perf: max_samples_per_tick = DIV_ROUND_UP(max_sample_rate, HZ).
-	 * Without a tick nothing would unthrottle: no limit then. */
-	max_per_tick = kopt.max_rate && apic_timer_hz() ?
+	 * The soft PMU measures the rate itself (soft_sample); a PMU context
+	 * is unthrottled by the run tick: without one, no limit. */
+	max_per_tick = kopt.max_rate && (c->soft || apic_timer_hz()) ?
 		       (kopt.max_rate + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ : 0;
+	throttle_window = tsc_hz / PROFILE_TICK_HZ;
+	close_tsc = close_hpet = close_due = final_due = 0;
+	soft_posted = soft_hpet_period = 0;
 	if (!apic_timer_hz())
 		kprintf("profile: no APIC timer rate: no run tick (no multiplexing, frequency "
 			"re-tuning or throttling)\n");
@@ -803,7 +885,8 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 			return -E_INVAL;
 		}
 		cp->samples = cp->dropped = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
-		cp->soft_pending = cp->soft_tick_samples = cp->soft_throttled = 0;
+		cp->samples_dropped = cp->soft_seen = cp->soft_last = cp->soft_throttled_ticks = 0;
+		cp->soft_pending = cp->thr_start = cp->thr_samples = cp->soft_throttled = 0;
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
 	}
@@ -818,7 +901,8 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft) {
 		soft_period_ns = cfg.attrs[0].period;
 		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
-		e = hpet_nmi_start(ticks ? ticks : 1, apic_id(), soft_tick, NULL);
+		soft_hpet_period = ticks ? ticks : 1;
+		e = hpet_nmi_start(soft_hpet_period, apic_id(), soft_tick, NULL);
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
 				  "no HPET comparator can deliver NMIs here" :
@@ -830,17 +914,51 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	return 0;
 }
 
+/*
+ * Close the sampling window at TSC t: no sample is taken after it, and
+ * the soft PMU's ticks due are those the HPET main counter has passed by
+ * now. The counter is read before the close is published, so a tick that
+ * expires in between may still be sampled on a CPU that has not seen the
+ * close yet: profile_stop extends the window to it (final_due), which
+ * keeps the count exact either way. Once per run.
+ */
+static void close_window(u64 t)
+{
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		return;
+	close_tsc = t;
+	if (soft) {
+		close_hpet = hpet_read();
+		close_due = hpet_nmi_expiries(close_hpet);
+	}
+	__atomic_store_n(&quiesced, true, __ATOMIC_RELEASE);
+}
+
 void profile_quiesce(void)
 {
-	__atomic_store_n(&quiesced, true, __ATOMIC_RELEASE);
+	if (active)
+		close_window(rdtsc_ordered());
+}
+
+static void settle(void *arg)
+{
+	(void)arg;
 }
 
 void profile_stop(int status)
 {
 	if (!active)
 		return;
-	if (soft)
+	close_window(rdtsc_ordered());
+	if (soft) {
 		hpet_nmi_stop();
+		/* Every CPU runs settle only once it has left the NMI it may
+		 * have been in: after it, no sample is on its way. */
+		smp_call_all(settle, NULL);
+		final_due = close_due;
+		for (u32 i = 0; i < ncpus; i++)
+			final_due = MAX(final_due, cpus[i].soft_last);
+	}
 	smp_call_all(stop_cpu, &status);
 	__atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
@@ -869,6 +987,8 @@ void profile_app_exit(void)
 	u64 t1 = rdtsc_ordered();		/* ... and ends here */
 	u32 cpu = this_cpu_id();
 
+	if (active)
+		close_window(t1);		/* the run's window too: APP_STOP's time */
 	if (!active || cpu >= ncpus || !cpus[cpu].app_here) {
 		trace_app_exit();
 		return;

@@ -69,6 +69,9 @@ TESTS = [
     # Sampling: the soft PMU writes SAMPLE records into the per-CPU rings.
     dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
+    dict(name="profile_throttle", icount=True, append="events=none app=test_profile -- throttle"),
+    dict(name="profile_masked", icount=True, timeout=120,
+         append="events=none app=test_profile -- masked"),
     dict(name="smp_panic_stops_others", kind="expect", smp=4, exit=3,
          append="app=test_smp -- panic",
          expect=[r"PANIC on cpu 1: test_smp: deliberate panic on cpu 1",

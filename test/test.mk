@@ -40,6 +40,16 @@ HOST_TESTS += test/e2e/control.py
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
 HOST_TESTS += test/e2e/pacing.py
+# The soft PMU's tick account and the app's window, recorded and reported
+# (needs build/bareperf and build/kernel.elf).
+HOST_TESTS += $(BUILD)/host/e2e_coverage
+
+$(BUILD)/host/e2e_coverage: test/e2e/coverage.py $(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/coverage.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
 
 $(BUILD)/bench/uart_bench: test/e2e/pacing.py
 	@mkdir -p $(@D)

@@ -54,14 +54,18 @@ TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/c
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
-HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
+HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
 	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
-$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o \
+	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@

@@ -41,6 +41,7 @@ static const char *type_name(uint32_t type, char *buf, size_t n)
 	case BP_RECORD_APP_STOP: return "APP_STOP";
 	case BP_RECORD_COUNTS: return "COUNTS";
 	case BP_RECORD_BENCH: return "BENCH";
+	case BP_RECORD_TICKS: return "TICKS";
 	default:
 		snprintf(buf, n, "TYPE_%#x", type);
 		return buf;
@@ -248,6 +249,19 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		struct bp_record_lost_samples r;
 		fixed(&r, sizeof(r), h);
 		KV("lost", r.lost);
+		break;
+	}
+	case BP_RECORD_TICKS: {
+		struct bp_record_ticks r;
+		fixed(&r, sizeof(r), h);
+		KV("due", r.due);
+		KV("samples", r.samples);
+		KV("dropped", r.dropped);
+		KV("lost", r.lost);
+		KV("throttled", r.throttled);
+		KV("period", r.period);
+		KV("window", r.window);
+		KV("hpet_hz", r.hpet_hz);
 		break;
 	}
 	case BP_RECORD_RUN_META: {

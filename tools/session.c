@@ -34,7 +34,8 @@ struct loader {
 	bool cb_failed;
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
-	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks;
+	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -224,6 +225,8 @@ static bool add_sample(struct loader *L, const struct wire_dec_frame *f,
 
 	if (!L->have_st || !parse_sample(s, L->st, L->default_id, f->cpu, h, &r, &chain))
 		return false;
+	if (f->cpu < SESSION_MAX_CPUS)
+		L->since_ticks[f->cpu]++;
 	if (L->cb) {
 		if (!s->nsamples++)
 			s->first_time = r.time;
@@ -342,6 +345,31 @@ static void add_bench(struct loader *L, const struct bp_record_header *h)
 	b->event[sizeof(b->event) - 1] = 0;
 }
 
+/* A TICKS record, with the samples of its CPU that arrived before it. */
+static void add_ticks(struct loader *L, const struct wire_dec_frame *f,
+		      const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct session_ticks *t;
+
+	if (h->size < offsetof(struct bp_record_ticks, reserved) || f->cpu >= SESSION_MAX_CPUS ||
+	    !grow(L, (void **)&s->ticks, &L->cap_ticks, s->nticks, sizeof(*s->ticks), 1))
+		return;
+	t = &s->ticks[s->nticks++];
+	copy_rec(&t->rec, sizeof(t->rec), h);
+	t->received = L->since_ticks[f->cpu];
+	L->since_ticks[f->cpu] = 0;
+}
+
+const struct session_ticks *session_ticks_of(const struct session *s, uint32_t app_id,
+					     uint32_t cpu)
+{
+	for (size_t i = 0; i < s->nticks; i++)
+		if (s->ticks[i].rec.app_id == app_id && s->ticks[i].rec.cpu == cpu)
+			return &s->ticks[i];
+	return NULL;
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -419,6 +447,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		break;
 	case BP_RECORD_BENCH:
 		add_bench(L, h);
+		break;
+	case BP_RECORD_TICKS:
+		add_ticks(L, f, h);
 		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
@@ -681,6 +712,9 @@ void session_free(struct session *s)
 	free(s->benches);
 	s->benches = NULL;
 	s->nbenches = 0;
+	free(s->ticks);
+	s->ticks = NULL;
+	s->nticks = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;
@@ -758,6 +792,33 @@ static const char *const channel_names[WIRE_NR_CHANNELS] = {
 	"console", "records", "aux", "control",
 };
 
+/* What the soft PMU's TICKS records say beyond the loss counters. */
+static int print_tick_losses(const struct session *s, FILE *out, const char *prefix)
+{
+	int lines = 0;
+
+	for (size_t i = 0; i < s->napps; i++) {
+		const struct session_app *a = &s->apps[i];
+		if (!s->have_meta || !(s->meta.flags & BP_META_SOFT_PMU) || !a->stopped ||
+		    session_ticks_of(s, a->app_id, a->cpu))
+			continue;
+		fprintf(out, "%sticks unaccounted on cpu %u (run %u): no TICKS record arrived, "
+			"so the soft PMU's ticks due and lost there are unknown\n", prefix, a->cpu,
+			a->app_id);
+		lines++;
+	}
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct session_ticks *t = &s->ticks[i];
+		if (t->received >= t->rec.samples)
+			continue;
+		fprintf(out, "%ssamples missing: %" PRIu64 " of the %" PRIu64 " SAMPLE records "
+			"cpu %u wrote (run %u) did not arrive\n", prefix,
+			t->rec.samples - t->received, t->rec.samples, t->rec.cpu, t->rec.app_id);
+		lines++;
+	}
+	return lines;
+}
+
 int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 {
 	const struct session_loss *l = &s->loss;
@@ -781,6 +842,7 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 			l->nthrottle == 1 ? "" : "s");
 		lines++;
 	}
+	lines += print_tick_losses(s, out, prefix);
 	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
 		for (unsigned c = 0; c < SESSION_MAX_CPUS; c++)
 			if (l->frames_lost[ch][c]) {

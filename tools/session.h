@@ -88,6 +88,12 @@ struct session_count {			/* one entry of a COUNTS record (perf_ring.h) */
 							 * multiplexed; 0: never counted */
 };
 
+struct session_ticks {			/* a TICKS record (perf_ring.h): a soft-PMU run's account */
+	struct bp_record_ticks rec;	/* as the kernel sent it */
+	uint64_t received;		/* SAMPLEs of its CPU that arrived since that CPU's
+					 * previous TICKS: compare with rec.samples */
+};
+
 struct session_record {			/* for `script`: every record, in stream order */
 	uint32_t cpu;
 	uint32_t type;
@@ -146,6 +152,8 @@ struct session {
 	struct bp_record_bench *benches;	/* BENCH records, stream order (strings
 						 * NUL-terminated), kept whatever the flags */
 	size_t nbenches;
+	struct session_ticks *ticks;	/* TICKS records, stream order, whatever the flags */
+	size_t nticks;
 };
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);
@@ -204,7 +212,13 @@ const char *session_exit_name(int64_t code);
 const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id);
 /* TSC to nanoseconds since the run's start, from RUN_META's time_mult/shift. */
 uint64_t session_tsc_to_ns(const struct session *s, uint64_t tsc);
-/* One line per nonzero loss, prefixed, for reports; returns lines printed. */
+/* The TICKS of run app_id on cpu, NULL if none arrived. */
+const struct session_ticks *session_ticks_of(const struct session *s, uint32_t app_id,
+					     uint32_t cpu);
+/* One line per nonzero loss, prefixed, for reports; returns lines printed.
+ * Besides the loss counters: a soft-PMU run's CPU whose TICKS never came
+ * (what it lost is unknown), and samples a TICKS says were written that
+ * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
 /* ---- symbols (tools/symtab.c, elfutils libelf + libdw) --------------- */

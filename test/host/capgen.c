@@ -252,3 +252,15 @@ void capgen_throttle(struct capgen *g, unsigned cpu, bool on, uint64_t time)
 
 	capgen_record(g, cpu, &r);
 }
+
+void capgen_ticks(struct capgen *g, unsigned cpu, uint32_t app_id, uint64_t due,
+		  uint64_t samples, uint64_t dropped, uint64_t lost, uint64_t throttled)
+{
+	struct bp_record_ticks r = {
+		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
+		.app_id = app_id, .cpu = cpu, .hpet_hz = 100000000, .period = 5000,
+		.window = due * 5000, .due = due, .samples = samples, .dropped = dropped,
+		.lost = lost, .throttled = throttled,
+	};
+	capgen_record(g, cpu, &r);
+}

@@ -64,5 +64,9 @@ void capgen_sample(struct capgen *g, unsigned cpu, uint64_t id, uint64_t ip, uin
 void capgen_lost(struct capgen *g, unsigned cpu, uint64_t lost);
 void capgen_lost_samples(struct capgen *g, unsigned cpu, uint64_t lost);
 void capgen_throttle(struct capgen *g, unsigned cpu, bool on, uint64_t time);
+/* A soft-PMU TICKS account: a tick every 5000 HPET ticks at 100 MHz
+ * (50 us), the window due ticks long. */
+void capgen_ticks(struct capgen *g, unsigned cpu, uint32_t app_id, uint64_t due,
+		  uint64_t samples, uint64_t dropped, uint64_t lost, uint64_t throttled);
 
 #endif

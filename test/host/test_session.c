@@ -77,6 +77,7 @@ static void one_cpu_run(void)
 	capgen_lost_samples(G, 0, 2);
 	capgen_throttle(G, 0, true, 60000000);
 	capgen_throttle(G, 0, false, 61000000);
+	capgen_ticks(G, 0, 7, 102, 100, 0, 2, 0);
 	capgen_app(G, 0, false, 7, NULL, 52000000, 1);
 	capgen_flush(G, 0);
 	capgen_console(G, 0, "app: loopnest: start\r\n");
