@@ -496,6 +496,7 @@ int pmu_start(struct pmu_ctx *ctx)
 	ctx->en = ctx->used;
 	ctx->throttled = 0;
 	ctx->tick_samples = 0;
+	ctx->tick_start = now;
 	ctx->dead = 0;
 	ctx->paused = 0;
 	set_freeze(ctx, true);
@@ -598,6 +599,20 @@ static void throttle(struct pmu_ctx *ctx)
 		ctx->throttle_cb(ctx, PMU_THROTTLE, ctx->throttle_arg);
 }
 
+/* The tick's budget is spent: throttle, unless it took a whole tick period
+ * or more (the tick has not come), which is no rate above the limit. */
+static void budget_spent(struct pmu_ctx *ctx)
+{
+	u64 now = pmu_hw_rdtsc();
+
+	if (ctx->throttle_window && now - ctx->tick_start >= ctx->throttle_window) {
+		ctx->tick_start = now;
+		ctx->tick_samples = 0;
+		return;
+	}
+	throttle(ctx);
+}
+
 static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *arg)
 {
 	struct pmu_counter *c = &ctx->ctr[i];
@@ -609,7 +624,7 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 		if (emit)
 			emit(ctx, i, c->last_period, arg);
 		if (ctx->max_per_tick && ++ctx->tick_samples >= ctx->max_per_tick)
-			throttle(ctx);
+			budget_spent(ctx);
 	}
 	reload(ctx, c);
 }
@@ -681,6 +696,11 @@ void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb,
 	ctx->max_per_tick = max_per_tick;
 	ctx->throttle_cb = cb;
 	ctx->throttle_arg = arg;
+}
+
+void pmu_set_throttle_window(struct pmu_ctx *ctx, u64 window)
+{
+	ctx->throttle_window = window;
 }
 
 void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz)
@@ -774,6 +794,7 @@ static void freq_tick(struct pmu_ctx *ctx, u64 now)
 void pmu_tick(struct pmu_ctx *ctx)
 {
 	ctx->tick_samples = 0;
+	ctx->tick_start = pmu_hw_rdtsc();
 	if (!__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE) || ctx->dead)
 		return;
 	u64 now = pmu_hw_rdtsc();

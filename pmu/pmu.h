@@ -210,6 +210,8 @@ struct pmu_ctx {
 	u64 throttle_time;		/* pmu clock when the last throttle began */
 	pmu_throttle_fn throttle_cb;
 	void *throttle_arg;
+	u64 throttle_window;		/* pmu clock ticks of a tick period; 0 = unknown */
+	u64 tick_start;			/* pmu clock when tick_samples started counting */
 
 	/* Multiplexing (perfmon2's event sets): each non-pinned event belongs
 	 * to one set; pinned events are in all of them; pmu_tick switches to
@@ -297,6 +299,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg);
  * sampling events stop and cb(PMU_THROTTLE) runs (in NMI context); the next
  * pmu_tick() restarts them and calls cb(PMU_UNTHROTTLE). 0 = unlimited. */
 void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb, void *arg);
+/* The length of a tick period in pmu clock ticks. With it the budget is
+ * measured against the clock: one spent over a whole period or more (the
+ * tick did not come: an app masked its timer) starts a new one instead of
+ * throttling, so only a rate above max_per_tick a period throttles. */
+void pmu_set_throttle_window(struct pmu_ctx *ctx, u64 window);
 /* The rate of the clock the context's times are in (the TSC: tsc_hz), for
  * frequency mode; without it (0) periods are not re-tuned. */
 void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz);

@@ -731,6 +731,7 @@ static void start_cpu(void *arg)
 			return;
 		}
 		pmu_set_throttle(&cp->pmu, max_per_tick, throttled, NULL);
+		pmu_set_throttle_window(&cp->pmu, throttle_window);
 		pmu_set_clock_hz(&cp->pmu, tsc_hz);
 		apic_lvtpc_set_nmi();
 		cp->pmu_on = true;

@@ -467,6 +467,31 @@ static void throttling(void **state)
 	assert_int_equal(pmu_read(&ctx, 1), 11300);
 }
 
+/* The budget against the clock: spread over more than a tick period (the
+ * tick never comes) it is no rate above the limit; spent within one, it
+ * throttles. One cycle per instruction: a sample every 100 cycles. */
+static void throttling_by_rate(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("instructions/period=100/");
+	open_n(&a, 1, 0);
+	pmu_set_throttle(&ctx, 5, on_throttle, NULL);
+	pmu_set_throttle_window(&ctx, 450);
+	pmu_start(&ctx);
+	model_retire(&M, 10000);		/* 5 samples every 500 cycles, no tick */
+	assert_int_equal(log_.per_idx[0], 100);
+	assert_int_equal(log_.throttle, 0);
+	pmu_stop(&ctx);
+
+	memset(&log_, 0, sizeof(log_));
+	pmu_set_throttle_window(&ctx, 600);	/* 5 samples in 500 cycles: too many */
+	pmu_start(&ctx);
+	model_retire(&M, 10000);
+	assert_int_equal(log_.per_idx[0], 5);
+	assert_int_equal(log_.throttle, 1);
+	pmu_stop(&ctx);
+}
+
 /* ---- Reloads: legacy vs full-width writes ---- */
 
 static void period_limits(void **state)
@@ -1134,6 +1159,7 @@ static const struct scenario scenarios[] = {
 	{ "stuck_pmu", stuck_pmu, GLOBAL_PMU },
 	{ "foreign_status", foreign_status, GLOBAL_PMU },
 	{ "throttling", throttling, ALL_PMU },
+	{ "throttling_by_rate", throttling_by_rate, ALL_PMU },
 	{ "period_limits", period_limits, ALL_PMU },
 	{ "freeze_on_pmi", freeze_on_pmi, F(MODEL_INTEL_V2) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) },
 	{ "assignment", assignment, ALL_PMU },
