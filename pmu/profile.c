@@ -247,8 +247,8 @@ static void write_throttle(struct cpu_prof *cp, u32 type)
 
 /*
  * A soft-PMU sample for tick `tick` (its index), unless this CPU is
- * throttled: perf throttles its cpu-clock like any sampling event, when
- * more than max_per_tick samples come within one run tick. The rate is
+ * throttled: perf throttles its cpu-clock like any sampling event, once
+ * max_per_tick samples come within one run tick's length. The rate is
  * measured here against the TSC, not by counting samples between run
  * ticks: an app may mask the APIC timer for seconds (apps/bench.c does),
  * and a count between ticks that never come would throttle any rate. The
@@ -277,7 +277,7 @@ static void soft_sample(struct trap_frame *f, u64 tick)
 	}
 	if (take_sample(f, 0, soft_period_ns) >= 0)
 		cp->soft_last = tick;
-	if (max_per_tick && ++cp->thr_samples > max_per_tick) {
+	if (max_per_tick && ++cp->thr_samples >= max_per_tick) {
 		cp->soft_throttled = 1;
 		write_throttle(cp, BP_RECORD_THROTTLE);
 	}
@@ -1126,6 +1126,16 @@ void profile_summary(void)
 		cfg.soft ? "cpu-clock (soft PMU: HPET NMIs)" : cfg.attrs[0].name,
 		written, ncpus, ncpus == 1 ? "" : "s", dropped,
 		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
+	if (soft) {
+		u64 sdropped = 0;
+		for (u32 cpu = 0; cpu < ncpus; cpu++)
+			sdropped += cpus[cpu].samples_dropped;
+		u64 lost = final_due * ncpus - written - sdropped;
+		kprintf("profile: %lu ticks due%s (HPET counter): %lu sampled, %lu dropped "
+			"(ring full), %lu lost%s\n", final_due, ncpus > 1 ? " on each CPU" : "",
+			written, sdropped, lost, lost ? " (NMIs late and merged, or throttled: "
+			"LOST_SAMPLES)" : "");
+	}
 	if (total < written)
 		kprintf("  (%lu of them already went to the host: bareperf report has the profile)\n",
 			written - total);
