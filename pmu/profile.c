@@ -85,6 +85,7 @@ static u64 final_due;			/* ticks due on every CPU: close_due, or
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
 static u64 soft_hpet_period;		/* HPET ticks between expiries */
 static u64 soft_posted;			/* expiries posted to the other CPUs */
+static bool soft_started;		/* the HPET's NMIs run for this run */
 static u64 throttle_window;		/* TSC ticks of one run tick: the rate's measure */
 static u64 run_id;
 static const char *app_name;
@@ -764,7 +765,7 @@ static void write_ticks(struct cpu_prof *cp, u32 cpu)
 		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
 		.app_id = run_id, .cpu = cpu,
 		.hpet_hz = hpet_hz(), .period = soft_hpet_period,
-		.window = close_hpet - hpet_nmi_origin(), .due = final_due,
+		.window = soft_started ? close_hpet - hpet_nmi_origin() : 0, .due = final_due,
 		.samples = cp->samples, .dropped = cp->samples_dropped, .lost = lost,
 		.throttled = cp->soft_throttled_ticks,
 	};
@@ -850,6 +851,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	throttle_window = tsc_hz / PROFILE_TICK_HZ;
 	close_tsc = close_hpet = close_due = final_due = 0;
 	soft_posted = soft_hpet_period = 0;
+	soft_started = false;
 	if (!apic_timer_hz())
 		kprintf("profile: no APIC timer rate: no run tick (no multiplexing, frequency "
 			"re-tuning or throttling)\n");
@@ -904,6 +906,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
 		soft_hpet_period = ticks ? ticks : 1;
 		e = hpet_nmi_start(soft_hpet_period, apic_id(), soft_tick, NULL);
+		soft_started = !e;
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
 				  "no HPET comparator can deliver NMIs here" :
@@ -928,7 +931,7 @@ static void close_window(u64 t)
 	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
 		return;
 	close_tsc = t;
-	if (soft) {
+	if (soft_started) {
 		close_hpet = hpet_read();
 		close_due = hpet_nmi_expiries(close_hpet);
 	}
@@ -951,7 +954,7 @@ void profile_stop(int status)
 	if (!active)
 		return;
 	close_window(rdtsc_ordered());
-	if (soft) {
+	if (soft_started) {
 		hpet_nmi_stop();
 		/* Every CPU runs settle only once it has left the NMI it may
 		 * have been in: after it, no sample is on its way. */
