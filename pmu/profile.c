@@ -760,7 +760,8 @@ static void start_cpu(void *arg)
  */
 static void write_ticks(struct cpu_prof *cp, u32 cpu)
 {
-	u64 lost = final_due - cp->samples - cp->samples_dropped;
+	u64 taken = cp->samples + cp->samples_dropped;
+	u64 lost = final_due > taken ? final_due - taken : 0;	/* a broken account shows */
 	struct bp_record_ticks r = {
 		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
 		.app_id = run_id, .cpu = cpu,
