@@ -85,7 +85,7 @@ $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c $(WIRE_C))
+		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
