@@ -1430,7 +1430,8 @@ static void build_pieces(struct cpu_acc *a, struct trace_cpu_data *c)
 				  a->cov[i].lo, i ? TJ_LOSS : TJ_CONT);
 		return;
 	}
-	qsort(a->recs, a->nrecs, sizeof(*a->recs), rec_cmp);
+	if (a->nrecs)		/* AUX data but no AUX record: recs is NULL */
+		qsort(a->recs, a->nrecs, sizeof(*a->recs), rec_cmp);
 	for (size_t i = 0; i < a->nrecs; i++) {
 		const struct auxrec *r = &a->recs[i];
 		if (r->flags & BP_AUX_FLAG_TRUNCATED)
@@ -1985,7 +1986,8 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 			for (size_t j = 0; j < nfs; j++)
 				if (fs[j].fn == A.nodes[k].fn)
 					fs[j].calls += A.nodes[k].calls;
-		qsort(fs, nfs, sizeof(*fs), fn_cmp);
+		if (nfs)	/* no instruction decoded: fs is NULL */
+			qsort(fs, nfs, sizeof(*fs), fn_cmp);
 		fprintf(out, "#\n# %12s %7s %10s  %s\n", "instructions", "share", "calls", "function");
 		for (size_t j = 0; j < nfs && (int)j < top; j++)
 			fprintf(out, "  %12" PRIu64 " %6.2f%% %10" PRIu64 "  %s\n", fs[j].insns,

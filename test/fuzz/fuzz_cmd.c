@@ -7,7 +7,10 @@
  *	byte 0     which command line (cmds[] below: the command and its
  *	           options, e.g. report -g, script --json, convert --to chrome)
  *	byte 1     the capture header's flags: bit 0 COMPLETE, bit 1
- *	           INTERRUPTED, bit 2 a data_size beyond the file (truncated)
+ *	           INTERRUPTED, bit 2 a data_size beyond the file (truncated);
+ *	           bit 3: leave the frames' CRCs as they are (otherwise
+ *	           test/fuzz/fuzz_frames.c recomputes them, so that mutated
+ *	           payloads reach the parsers)
  *	the rest   the stream, as record wrote it after the capture header
  *
  * The target writes a valid capture header and the stream into a memfd
@@ -23,7 +26,8 @@
  * silence the commands' error lines as well.
  *
  * The kernel: $BP_FUZZ_KERNEL, else FUZZ_KERNEL (the build's kernel.elf,
- * set when this file is compiled).
+ * set when this file is compiled). BP_FUZZ_LIST=1: print the command
+ * lines, "cmd INDEX WORDS...", and exit (test/fuzz/stream_seeds.sh).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -33,7 +37,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "test/fuzz/fuzz_frames.h"
 #include "tools/commands.h"
+#include "tools/convert.h"
+#include "tools/trace_dec.h"
 #include "uapi/wire.h"
 
 #ifndef FUZZ_KERNEL
@@ -49,7 +56,7 @@ enum out_kind { OUT_NONE, OUT_PERFDATA, OUT_SVG, OUT_TEXT };
 static const struct {
 	int (*fn)(int argc, char **argv);
 	enum out_kind out;
-	const char *argv[12];
+	const char *argv[16];
 } cmds[] = {
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--stdio" } },
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g" } },
@@ -85,6 +92,29 @@ static const struct {
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
+/* convert --to chrome's instruction-trace slices, wired as tools/bareperf.c
+ * wires them. */
+struct slice_adapter {
+	convert_slice_emit emit;
+	void *ctx;
+};
+
+static void adapt_slice(void *ctx, const struct trace_slice *s)
+{
+	struct slice_adapter *a = ctx;
+
+	a->emit(a->ctx, s->cpu, s->name, s->start_tsc, s->dur_tsc);
+}
+
+static int trace_slices(const char *capture, const char *kernel_elf, convert_slice_emit emit,
+			void *ctx, char *err, size_t n)
+{
+	struct trace_opts o = { .kernel_elf = kernel_elf, .force = true, .cpu = -1 };
+	struct slice_adapter a = { emit, ctx };
+
+	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);
+}
+
 static const char *kernel;
 static int cap_fd = -1, out_fd = -1;
 static char cap_path[64], out_path[64];
@@ -94,6 +124,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	int null = open("/dev/null", O_WRONLY);
 
 	(void)argc, (void)argv;
+	convert_trace_slices = trace_slices;
+	if (getenv("BP_FUZZ_LIST")) {
+		for (size_t i = 0; i < NCMDS; i++) {
+			printf("cmd %zu", i);
+			for (const char *const *a = cmds[i].argv; *a; a++)
+				printf(" %s", *a);
+			printf("\n");
+		}
+		exit(0);
+	}
 	kernel = getenv("BP_FUZZ_KERNEL");
 	if (!kernel)
 		kernel = FUZZ_KERNEL;
@@ -144,13 +184,27 @@ static void check_output(enum out_kind k)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
+	static uint8_t *fixed;
+	static size_t fixed_cap;
 	struct wire_capture_header h;
-	char *argv[12];
+	const uint8_t *stream = data + 2;
+	size_t n = size - 2;
+	char *argv[16];
 	int argc = 0, rc;
 	unsigned which;
 
 	if (size < 2)
 		return 0;
+	if (!(data[1] & 8)) {
+		if (fuzz_fix_frames_cap(n) > fixed_cap) {
+			free(fixed);
+			fixed_cap = fuzz_fix_frames_cap(n);
+			if (!(fixed = malloc(fixed_cap)))
+				abort();
+		}
+		n = fuzz_fix_frames(stream, n, fixed);
+		stream = fixed;
+	}
 	which = data[0] % NCMDS;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, magic, sizeof(h.magic));
@@ -160,10 +214,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.wire_version = WIRE_VERSION;
 	h.link_kind = WIRE_LINK_QEMU_SERIAL;
 	h.flags = (data[1] & 1 ? WIRE_CAPF_COMPLETE : 0) | (data[1] & 2 ? WIRE_CAPF_INTERRUPTED : 0);
-	h.data_size = size - 2 + (data[1] & 4 ? 100 : 0);
+	h.data_size = n + (data[1] & 4 ? 100 : 0);
 	if (ftruncate(cap_fd, 0) || ftruncate(out_fd, 0) ||
 	    pwrite(cap_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    pwrite(cap_fd, data + 2, size - 2, sizeof(h)) != (ssize_t)(size - 2))
+	    (n && pwrite(cap_fd, stream, n, sizeof(h)) != (ssize_t)n))
 		abort();
 
 	for (const char *const *a = cmds[which].argv; *a; a++)
