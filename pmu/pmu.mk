@@ -97,7 +97,8 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 # tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
 # runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
 TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
-	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c
+	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
+	test/fuzz/fuzz_frames.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
 
 $(TRACE_FUZZ_OBJS): $(BUILD)/fuzz/trace/%.o: %.c pmu/pmu.mk

@@ -1364,6 +1364,8 @@ static void cap_record(void *ctx, const struct wire_dec_frame *f, const struct b
 	}
 }
 
+#define AUX_HOLE_MAX	(64ull << 20)
+
 static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
 {
 	struct cap_priv *P = ctx;
@@ -1376,8 +1378,15 @@ static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p
 		return;
 	struct cpu_acc *a = acc_for(P, f->cpu);
 	uint64_t end = f->aux_pos + n;
-	if (end < f->aux_pos || end > (1ull << 34)) {
-		a->lost_frames++;		/* implausible position: ignore */
+	/*
+	 * The buffer is dense from counter 0 (a run's rings start there), so
+	 * a frame's position is memory: accept positions within twice the
+	 * data received so far plus AUX_HOLE_MAX of holes (lost frames); a
+	 * frame beyond is implausible and counted lost, rather than costing
+	 * gigabytes for a few bytes.
+	 */
+	if (end < f->aux_pos || end > (1ull << 34) || end > 2 * (a->bytes + n) + AUX_HOLE_MAX) {
+		a->lost_frames++;
 		return;
 	}
 	if (end > a->buf_cap) {
