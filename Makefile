@@ -5,7 +5,8 @@
 #                   report; writes build/out/ (UEFI=0 for PVH, KVM=1 on a real host)
 #   make test       host unit tests + in-guest tests; last line "N passed, N failed,
 #                   N skipped"; make test-kvm for real PMU counters under KVM
-#   make bench      BENCH <name> <value> <unit> lines
+#   make bench      BENCH <name> <value> <unit> lines (QUICK=1: a short check that
+#                   every benchmark still runs; the figures are not results)
 #   make image      build/bareperf.img, a GPT disk image to dd onto a USB stick
 #
 # Each folder adds itself through its own fragment (*/*.mk). Outputs go to build/.
@@ -102,7 +103,19 @@ deps:
 	$(Q)sh tools/deps.sh install
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
-	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk
+	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk \
+	test/fuzz/fuzz.mk
+
+# make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
+# which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1
+# in the environment): fewer repetitions and smaller inputs, a check that
+# every benchmark still builds and runs (CI: .ci/run), not figures. The
+# rule comes after the includes so that its prerequisites are all of
+# BENCH_DEPS.
+QUICK ?= $(BENCH_QUICK)
+
+bench: $(BENCH_DEPS)
+	$(Q)BENCH_QUICK=$(if $(filter 1,$(QUICK)),1,0) sh tools/bench/run_all.sh $(BENCH_CMDS)
 
 # $(sort) also drops a file two fragments both name.
 KOBJS := $(sort $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \

@@ -75,8 +75,6 @@ test: check-deps $(HOST_TESTS) kernel esp
 test-kvm: check-deps kernel
 	$(Q)$(RUNNER) --kvm $(if $(ONLY),--only '$(ONLY)')
 
-bench: $(BENCH_DEPS)
-	$(Q)for c in $(BENCH_CMDS); do sh -c "$$c" || exit 1; done
 
 # virtio: PCI enumeration and the virtio-console driver (test/guest/test_virtio.c).
 APP_C += test/guest/test_virtio.c

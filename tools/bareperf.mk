@@ -89,7 +89,7 @@ $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c $(WIRE_C))
+		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
@@ -112,7 +112,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/symtab.o \
-	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o)
+	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
@@ -130,10 +130,12 @@ $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/tes
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
 
 .PHONY: fuzz-session
-fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_seeds
+# Seeds: synthetic captures and real ones (test/fuzz/fuzz.mk).
+fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 	@mkdir -p $(BUILD)/fuzz/session-corpus $(BUILD)/fuzz/session-artifacts
-	$(Q)$(BUILD)/fuzz/session_seeds $(BUILD)/fuzz/session-corpus
-	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=100000 \
+	$(Q)$(BUILD)/fuzz/session_corpus_seeds $(BUILD)/fuzz/session-corpus
+	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=262144 \
+		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
 # Instruction traces (tools/trace_dec.c: capstone, libipt): the
