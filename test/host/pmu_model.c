@@ -751,8 +751,11 @@ void pmu_hw_cpuid(mu32 leaf, mu32 sub, mu32 r[4])
 	const struct pmu_model *m = pmu_model;
 	const struct model_cfg *cfg = &m->cfg;
 
-	(void)sub;
 	r[0] = r[1] = r[2] = r[3] = 0;
+	if (m->cpuid_hook) {
+		m->cpuid_hook(leaf, sub, r);
+		return;
+	}
 	switch (leaf) {
 	case 0:
 		cpuid_vendor(cfg, r);

@@ -133,6 +133,10 @@ struct pmu_model {
 	 * times); advanced before the PMI of an overflow is raised. */
 	mu64 tsc;
 
+	/* CPUID from elsewhere (a real CPU's dump): when set, it answers
+	 * every leaf instead of the preset. */
+	void (*cpuid_hook)(mu32 leaf, mu32 sub, mu32 r[4]);
+
 	/* Access counters, for cost accounting in tests. */
 	mu64 rdmsrs, wrmsrs, rdpmcs;
 };
