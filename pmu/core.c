@@ -394,12 +394,20 @@ static void ack_ours(struct pmu_ctx *ctx)
 		ctx->ops->ack_status(ctx, ctx->used);
 }
 
+/* The DEBUGCTL freezes asked for and probed (never written where the
+ * probe's safe write failed: KVM #GPs on both). */
 static void set_freeze(struct pmu_ctx *ctx, bool on)
 {
-	if (!(ctx->flags & PMU_OPEN_FREEZE) || !ctx->caps->freeze)
+	u64 bits = 0;
+
+	if ((ctx->flags & PMU_OPEN_FREEZE) && ctx->caps->freeze)
+		bits |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	if ((ctx->flags & PMU_OPEN_FREEZE_SMM) && ctx->caps->freeze_smm)
+		bits |= DEBUGCTL_FREEZE_WHILE_SMM;
+	if (!bits)
 		return;
 	u64 v = pmu_hw_rdmsr(MSR_IA32_DEBUGCTL);
-	v = on ? v | DEBUGCTL_FREEZE_PERFMON_ON_PMI : v & ~DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	v = on ? v | bits : v & ~bits;
 	pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, v);
 }
 

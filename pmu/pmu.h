@@ -224,6 +224,8 @@ struct pmu_stats {
 #define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
 #define PMU_OPEN_MULTIPLEX	(1u << 2)	/* events that do not fit go to more event sets */
 #define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
+#define PMU_OPEN_FREEZE_SMM	(1u << 4)	/* DEBUGCTL.FREEZE_WHILE_SMM while running (Linux
+						 * freeze_on_smi); ignored where not probed */
 
 struct pmu_ops;
 

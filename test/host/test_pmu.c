@@ -174,6 +174,8 @@ static void probe(void **state)
 	assert_int_equal(contains(line, "freeze"), frz);
 	assert_int_equal(contains(line, "freeze in SMM"), smm);
 	assert_int_equal(caps.smi_count, cfg->intel);
+	M.smi_count = 5;
+	assert_int_equal(pmu_smi_count(&caps), cfg->intel ? 5 : -1);
 	assert_int_equal(contains(line, cfg->intel ? "SMIs not countable" : "SMIs not detectable"),
 			 !cfg->intel);
 	/* The probe used only the _safe accessors; the faults it took are
@@ -529,9 +531,10 @@ static void freeze_on_pmi(void **state)
 	for (int frz = 0; frz < 2; frz++) {
 		memset(&log_, 0, sizeof(log_));
 		unsigned faults = M.faults;
-		open_n(a, 2, frz ? PMU_OPEN_FREEZE : 0);
+		open_n(a, 2, frz ? PMU_OPEN_FREEZE | PMU_OPEN_FREEZE_SMM : 0);
 		pmu_start(&ctx);
 		assert_int_equal(!!(M.debugctl & (1ull << 12)), frz && caps.freeze);
+		assert_int_equal(!!(M.debugctl & (1ull << 14)), frz && caps.freeze_smm);
 		model_retire(&M, 999);
 		/* 7 instructions "inside the NMI", before the handler runs. */
 		log_.inject_in_nmi = 7;
@@ -539,7 +542,7 @@ static void freeze_on_pmi(void **state)
 		assert_int_equal(log_.per_idx[0], 1);
 		model_retire(&M, 1000);
 		pmu_stop(&ctx);
-		assert_int_equal(M.debugctl & (1ull << 12), 0);
+		assert_int_equal(M.debugctl & ((1ull << 12) | (1ull << 14)), 0);
 		/* Frozen: the handler's own 7 are not counted. */
 		assert_int_equal(pmu_read(&ctx, 1), frz && caps.freeze ? 2000 : 2007);
 		assert_int_equal(M.global_status & (1ull << 59), 0);
