@@ -152,6 +152,7 @@ struct bench_result {
 	s64 min, median, tmean, max;	/* x1000 per unit of work */
 	u64 median_n, median_2n;	/* raw counts of one measurement */
 	u32 spread;			/* (max - min) / median of the 2n-runs, percent */
+	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
 };
 
 /* Defaults: parse "cpu=N|all events=a,b reps=N warmup=N min=SIZE max=SIZE

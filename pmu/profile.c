@@ -725,7 +725,9 @@ static void start_cpu(void *arg)
 	write_cpu_records(&cp->ring, cpu);
 	trace_cpu_attach(&cp->ring, run_id);	/* this CPU's trace buffer */
 	if (hw_n) {
-		if (pmu_open(&cp->pmu, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err,
+		/* This CPU's own caps: an E-core must not touch a counter
+		 * only the P-cores have. */
+		if (pmu_open(&cp->pmu, pmu_cpu_caps(cpu), hw_attrs, hw_n, open_flags(), err,
 			     sizeof(err))) {
 			kprintf("profile: cpu %u: %s\n", cpu, err);
 			a->err = -E_INVAL;

@@ -6,7 +6,8 @@ garbage), smp, mem, icount, timeout (s), kind ("tap" | "expect"), expect /
 forbid (regexes), exit (the kernel's exit code: 0 ok, 1 fail, 2 usage,
 3 panic; None = QEMU is stopped once every stop_on regex has appeared),
 qemu_args (more QEMU arguments; "{host_file}" and "{workdir}" in them are
-replaced), host_file (dict: path, relative to build/test; the runner
+replaced), min_qemu ((major, minor): SKIP, with min_qemu_why, on an older
+QEMU), log_expect (regexes the log must hold, for any kind), host_file (dict: path, relative to build/test; the runner
 removes any old file there, or makes a FIFO if fifo=True, before booting,
 and afterwards checks it against sha256, expect_bytes and expect_regex,
 whichever are given: one more check line).
@@ -271,3 +272,33 @@ TESTS += [
 KVM_TESTS += [
     dict(name="kvm_trace_pt_probe", kvm=True, append="app=test_trace -- pt"),
 ]
+
+
+# The same SMP, NMI, timer and soft-PMU tests with the local APIC in x2APIC
+# mode (QEMU >= 8.1 TCG offers it on -cpu max; 7.2 does not), and a set
+# with no HPET (-machine q35,hpet=off: the kernel calibrates on the PM
+# timer and says so).
+# (-icount with -cpu max stops QEMU 10.0 with "Bad icount read": the icount
+# tests stay on the default CPU.) The soft PMU needs an HPET comparator, so
+# the no-HPET set runs without sampling (events=none).
+_X2APIC_BASES = ["smp2", "smp4", "timers_nmi", "profile_smp", "count_smp"]
+_NO_HPET_BASES = ["boot_pvh", "smp2", "pmu_probe_tcg", "count_without_pmu"]
+
+
+def _variant(base, prefix, events_none=False, **kw):
+    t = dict(next(t for t in TESTS if t["name"] == base))
+    t["name"] = prefix + base
+    if events_none and "events=" not in t.get("append", ""):
+        t["append"] = "events=none " + t.get("append", "")
+    t["qemu_args"] = list(t.get("qemu_args", [])) + kw.pop("qemu_args")
+    t["log_expect"] = list(t.get("log_expect", [])) + kw.pop("log_expect")
+    t.update(kw)
+    return t
+
+
+TESTS += [_variant(b, "x2apic_", qemu_args=["-cpu", "max"], log_expect=[r"^apic: x2APIC"],
+                   min_qemu=(8, 1), min_qemu_why="x2APIC under TCG")
+          for b in _X2APIC_BASES]
+TESTS += [_variant(b, "nohpet_", qemu_args=["-machine", "q35,hpet=off"], events_none=True,
+                   log_expect=[r"^tsc: .*\((ACPI PM timer|PIT) calibration\)"])
+          for b in _NO_HPET_BASES]
