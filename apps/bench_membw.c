@@ -182,7 +182,9 @@ static int membw_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_membw(&o);
+	int rc = bench_membw(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_membw, "memory bandwidth: read, write, copy with scalar, SSE and AVX2 over "

@@ -176,7 +176,9 @@ static int memlat_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_memlat(&o);
+	int rc = bench_memlat(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_memlat, "memory latency: pointer chase over 4 KiB..1 GiB working sets, "

@@ -144,13 +144,41 @@ static bool dropped_for_room(int err)
 	return err == BP_ERING_NOSPACE || err == BP_ERING_PAUSED;
 }
 
+/* One add, atomic against an NMI on the same CPU that counts a drop too. */
+static void count_drop(struct cpu_prof *cp, int err)
+{
+	if (dropped_for_room(err))
+		__atomic_fetch_add(&cp->dropped, 1, __ATOMIC_RELAXED);
+}
+
 static int put(struct bp_ring *rb, const void *rec)
 {
 	int err = bp_ring_output(rb, rec);
 
-	if (dropped_for_room(err))
-		((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)))->dropped++;
+	count_drop((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)), err);
 	return err;
+}
+
+int profile_output(const void *rec)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || cpu >= ncpus || !cpus[cpu].mem)
+		return BP_ERING_NODATA;
+	return put(&cpus[cpu].ring, rec);
+}
+
+void profile_count_drop(int err)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (cpu < ncpus && cpus[cpu].mem)
+		count_drop(&cpus[cpu], err);
+}
+
+u32 profile_app_id(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) ? (u32)run_id : 0;
 }
 
 /* ---- the NMI paths ------------------------------------------------ */
@@ -206,8 +234,8 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 	int err = bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s);
 	if (!err)
 		cp->samples++;
-	else if (dropped_for_room(err))
-		cp->dropped++;
+	else
+		count_drop(cp, err);
 }
 
 static void write_throttle(struct cpu_prof *cp, u32 type)

@@ -34,7 +34,7 @@ struct loader {
 	bool cb_failed;
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
-	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_bench_ends;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -342,6 +342,17 @@ static void add_bench(struct loader *L, const struct bp_record_header *h)
 	b->event[sizeof(b->event) - 1] = 0;
 }
 
+static void add_bench_end(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+
+	if (h->size < offsetof(struct bp_record_bench_end, reserved) ||
+	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
+		  sizeof(*s->bench_ends), 1))
+		return;
+	copy_rec(&s->bench_ends[s->nbench_ends++], sizeof(*s->bench_ends), h);
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -419,6 +430,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		break;
 	case BP_RECORD_BENCH:
 		add_bench(L, h);
+		break;
+	case BP_RECORD_BENCH_END:
+		add_bench_end(L, h);
 		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
@@ -681,6 +695,9 @@ void session_free(struct session *s)
 	free(s->benches);
 	s->benches = NULL;
 	s->nbenches = 0;
+	free(s->bench_ends);
+	s->bench_ends = NULL;
+	s->nbench_ends = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;

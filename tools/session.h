@@ -146,6 +146,8 @@ struct session {
 	struct bp_record_bench *benches;	/* BENCH records, stream order (strings
 						 * NUL-terminated), kept whatever the flags */
 	size_t nbenches;
+	struct bp_record_bench_end *bench_ends;	/* BENCH_END records, stream order */
+	size_t nbench_ends;
 };
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);

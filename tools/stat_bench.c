@@ -3,10 +3,14 @@
  * table per benchmark table (memlat, membw, branch, insn, priv), and the
  * memory-latency sweep as an SVG line chart (`bareperf stat --plot`).
  *
- * A record's values are x1000 per unit of work (work_unit), aggregated
- * over n_reps repetitions: from the minima, medians, 20%-trimmed means and
- * maxima (perf_ring.h, struct bp_record_bench). They are printed as they
- * are, three decimals, in record order.
+ * A record's values are x1000 per unit of work (work_unit): nanoBench's
+ * value under its -min, -median and -avg aggregates, and the spread (iqr)
+ * of the per-repetition differences (perf_ring.h, struct bp_record_bench).
+ * A table shows one aggregate (the harness's choice, or --agg) and the
+ * iqr, three decimals, in record order; a value below its noise floor
+ * (apps/bench_stats.h, one definition with the harness) shows as "< F".
+ * The records' seq numbers and the run's BENCH_END name the rows that
+ * never arrived.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apps/bench_stats.h"
 #include "tools/convert.h"
 #include "tools/stat_bench.h"
 
-#define NCOLS		10
+#define NCOLS		8
 #define CELL		48
 
 static const char *work_word(unsigned w)
@@ -80,7 +85,33 @@ static const char *fmt_param(const struct bp_record_bench *b, char *buf, size_t 
 	return buf;
 }
 
-static void fmt_notes(const struct bp_record_bench *b, char *buf, size_t n)
+/* The aggregate a record is shown with: the caller's choice, else the
+ * one the harness reported (records before version 1: the median). */
+static unsigned rec_agg(const struct bp_record_bench *b, int agg)
+{
+	if (agg >= 0)
+		return (unsigned)agg;
+	return b->bench_version >= 1 && bench_agg_name(b->agg) ? b->agg : BP_BENCH_AGG_MEDIAN;
+}
+
+void stat_bench_judge(const struct bp_record_bench *b, int agg, struct stat_bench_value *v)
+{
+	unsigned a = rec_agg(b, agg);
+	uint64_t per = (uint64_t)(b->unroll ? b->unroll : 1) * (b->loops ? b->loops : 1) *
+		       (b->work ? b->work : 1);
+
+	v->agg = a;
+	v->value = a == BP_BENCH_AGG_MIN ? b->min : a == BP_BENCH_AGG_AVG ? b->trimmed_mean
+									 : b->median;
+	v->has_iqr = b->bench_version >= 1;
+	v->iqr = v->has_iqr ? b->iqr : 0;
+	/* Without a spread (older records) the floor is the resolution alone. */
+	v->floor = bench_noise_floor(v->iqr, per);
+	v->noise = !bench_above_floor(v->value, v->floor);
+}
+
+static void fmt_notes(const struct bp_record_bench *b, const struct stat_bench_value *v,
+		      char *buf, size_t n)
 {
 	size_t len = 0;
 
@@ -91,6 +122,8 @@ static void fmt_notes(const struct bp_record_bench *b, char *buf, size_t n)
 		if (len < n)							\
 			len += (size_t)snprintf(buf + len, n - len, __VA_ARGS__); \
 	} while (0)
+	if (v->noise)
+		NOTE("below noise floor");
 	if (b->flags & BP_BENCH_F_EXACT)
 		NOTE("exact");
 	if (b->flags & BP_BENCH_F_TSC)
@@ -147,14 +180,16 @@ static void table_unit(const struct session *s, const char *table, char *buf, si
 		 no_pmu && !all_tsc ? "; no PMU: TSC ticks, cycles are not real" : "");
 }
 
-static void print_table(FILE *f, const struct session *s, const char *table, bool cpu_col)
+/* NCOLS columns: cpu, name, param, event, value, iqr, reps, notes */
+static void print_table(FILE *f, const struct session *s, const char *table, bool cpu_col,
+			int agg, unsigned *aggs_seen)
 {
-	static const char *const head[NCOLS] = { "cpu", "name", "param", "event", "min", "median",
-						 "t-mean", "max", "reps", "notes" };
-	static const bool right[NCOLS] = { true, false, false, false, true, true, true, true,
-					   true, false };
+	const char *head[NCOLS] = { "cpu", "name", "param", "event", "value", "iqr", "reps",
+				    "notes" };
+	static const bool right[NCOLS] = { true, false, false, false, true, true, true, false };
 	size_t nrows = 0, w[NCOLS];
-	bool any_param = false;
+	bool any_param = false, any_iqr = false;
+	int one_agg = -2;		/* -2: none yet, -1: mixed */
 	char unit[200];
 	char (*cell)[NCOLS][CELL];
 
@@ -165,27 +200,41 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 		}
 	if (!nrows || !(cell = calloc(nrows, sizeof(*cell))))
 		return;
-	for (int c = 0; c < NCOLS; c++)
-		w[c] = strlen(head[c]);
 	for (size_t i = 0, r = 0; i < s->nbenches; i++) {
 		const struct bp_record_bench *b = &s->benches[i];
+		struct stat_bench_value v;
+		char fl[32];
 		if (strcmp(b->table, table))
 			continue;
+		stat_bench_judge(b, agg, &v);
+		one_agg = one_agg == -2 || one_agg == (int)v.agg ? (int)v.agg : -1;
+		*aggs_seen |= 1u << v.agg;
+		any_iqr |= v.has_iqr;
 		snprintf(cell[r][0], CELL, "%" PRIu32, b->cpu);
 		snprintf(cell[r][1], CELL, "%s", b->name);
 		fmt_param(b, cell[r][2], CELL);
 		snprintf(cell[r][3], CELL, "%s", b->event);
-		fmt_x1000(b->min, cell[r][4], CELL);
-		fmt_x1000(b->median, cell[r][5], CELL);
-		fmt_x1000(b->trimmed_mean, cell[r][6], CELL);
-		fmt_x1000(b->max, cell[r][7], CELL);
-		snprintf(cell[r][8], CELL, "%" PRIu32, b->n_reps);
-		fmt_notes(b, cell[r][9], CELL);
+		/* Below the floor the value is not a result: only the bound shows. */
+		if (v.noise)
+			snprintf(cell[r][4], CELL, "< %s", fmt_x1000((int64_t)v.floor, fl, sizeof(fl)));
+		else
+			fmt_x1000(v.value, cell[r][4], CELL);
+		if (v.has_iqr)
+			fmt_x1000((int64_t)v.iqr, cell[r][5], CELL);
+		else
+			snprintf(cell[r][5], CELL, "-");
+		snprintf(cell[r][6], CELL, "%" PRIu32, b->n_reps);
+		fmt_notes(b, &v, cell[r][7], CELL);
+		r++;
+	}
+	if (one_agg >= 0)
+		head[4] = bench_agg_name((unsigned)one_agg);
+	for (int c = 0; c < NCOLS; c++)
+		w[c] = strlen(head[c]);
+	for (size_t r = 0; r < nrows; r++)
 		for (int c = 0; c < NCOLS; c++)
 			if (strlen(cell[r][c]) > w[c])
 				w[c] = strlen(cell[r][c]);
-		r++;
-	}
 	table_unit(s, table, unit, sizeof(unit));
 	fprintf(f, "\n %s: %s\n\n", table, unit);
 	for (size_t r = 0; r <= nrows; r++) {
@@ -193,7 +242,7 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 		size_t len = 0;
 		for (int c = 0; c < NCOLS; c++) {
 			const char *t = r ? cell[r - 1][c] : head[c];
-			if ((c == 0 && !cpu_col) || (c == 2 && !any_param))
+			if ((c == 0 && !cpu_col) || (c == 2 && !any_param) || (c == 5 && !any_iqr))
 				continue;
 			len += (size_t)snprintf(line + len, sizeof(line) - len, right[c] ? "  %*s" : "  %-*s",
 						(int)w[c], t);
@@ -205,9 +254,189 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 	free(cell);
 }
 
-int stat_bench_print(FILE *f, const struct session *s)
+/* ---- rows that never arrived ------------------------------------------------ */
+
+static const struct session *seq_s;
+
+static int cmp_seq(const void *a, const void *b)
+{
+	uint32_t x = seq_s->benches[*(const size_t *)a].seq;
+	uint32_t y = seq_s->benches[*(const size_t *)b].seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "memlat 'chase 2m-pages 512 KiB' (tsc, cpu 1)" */
+static void row_label(const struct bp_record_bench *b, bool cpu_col, char *buf, size_t n)
+{
+	char p[48];
+
+	if (b->param_unit == BP_BENCH_PARAM_NONE)
+		snprintf(buf, n, "%s '%s' (%s", b->table, b->name, b->event);
+	else
+		snprintf(buf, n, "%s '%s %s' (%s", b->table, b->name, fmt_param(b, p, sizeof(p)),
+			 b->event);
+	size_t len = strlen(buf);
+	if (cpu_col)
+		snprintf(buf + len, n - len, ", cpu %" PRIu32 ")", b->cpu);
+	else
+		snprintf(buf + len, n - len, ")");
+}
+
+/* Is any record of table (other than those at idx[skip..]) numbered below seq? */
+static bool table_before(const struct session *s, const size_t *idx, size_t n, const char *table,
+			 uint32_t seq)
+{
+	for (size_t k = 0; k < n; k++)
+		if (s->benches[idx[k]].seq < seq && !strcmp(s->benches[idx[k]].table, table))
+			return true;
+	return false;
+}
+
+/* "memlat rows 3-5" into buf */
+static void rows_of(const char *table, uint32_t first, uint32_t last, char *buf, size_t n)
+{
+	if (first == last)
+		snprintf(buf, n, "%s row %" PRIu32, table, first);
+	else
+		snprintf(buf, n, "%s rows %" PRIu32 "-%" PRIu32, table, first, last);
+}
+
+/*
+ * Results a..z of a run are missing; prev and next are the results
+ * received around them (NULL: none). A table's rows are numbered apart,
+ * so some of the missing rows can be named by table and row: all of them
+ * when both neighbours are of one table with exactly that many rows
+ * between; the first rows of next's table when none of that table came
+ * earlier.
+ */
+static void print_gap(FILE *f, const struct session *s, const size_t *idx, size_t n,
+		      uint32_t a, uint32_t z, const struct bp_record_bench *prev,
+		      const struct bp_record_bench *next, bool cpu_col)
+{
+	char pl[160], nl[160], rows[96] = "";
+	uint32_t k = z - a + 1, named = 0;
+
+	if (prev)
+		row_label(prev, cpu_col, pl, sizeof(pl));
+	if (next)
+		row_label(next, cpu_col, nl, sizeof(nl));
+	if (prev && next && !strcmp(prev->table, next->table) && prev->table_row &&
+	    next->table_row == prev->table_row + k + 1)
+		rows_of(prev->table, prev->table_row + 1, next->table_row - 1, rows, sizeof(rows)),
+		named = k;
+	else if (next && next->table_row > 1 && next->table_row - 1 <= k &&
+		 (!prev || strcmp(prev->table, next->table)) &&
+		 !table_before(s, idx, n, next->table, a))
+		rows_of(next->table, 1, next->table_row - 1, rows, sizeof(rows)),
+		named = next->table_row - 1;
+	fprintf(f, "    result%s %" PRIu32, k > 1 ? "s" : "", a);
+	if (k > 1)
+		fprintf(f, "-%" PRIu32, z);
+	if (rows[0])
+		fprintf(f, " (%s%s)", named < k ? "with " : "", rows);
+	if (prev && next)
+		fprintf(f, ": between %s and %s\n", pl, nl);
+	else if (prev)
+		fprintf(f, ": after %s, the last received\n", pl);
+	else if (next)
+		fprintf(f, ": before %s, the first received\n", nl);
+	else
+		fprintf(f, ": every result of the run\n");
+}
+
+int stat_bench_missing(FILE *f, const struct session *s)
 {
 	bool cpu_col = multi_cpu(s);
+	uint64_t ring_lost = 0;
+	int missing = 0;
+	size_t *idx = NULL;
+
+	for (uint32_t c = 0; c < SESSION_MAX_CPUS; c++)
+		ring_lost += s->loss.ring_lost[c];
+	if (s->nbenches && !(idx = malloc(s->nbenches * sizeof(*idx))))
+		return -1;
+	/* One pass per app run that has numbered records or an end record. */
+	for (size_t i = 0; i < s->nbenches + s->nbench_ends; i++) {
+		uint32_t app = i < s->nbenches ? s->benches[i].app_id
+					       : s->bench_ends[i - s->nbenches].app_id;
+		bool seen = false, have_end = false;
+		uint32_t total = 0, end_lost = 0, last = 0, dups = 0;
+		size_t n = 0;
+
+		if (i < s->nbenches && !s->benches[i].seq)
+			continue;		/* before version 1: no identity */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = k < s->nbenches ? s->benches[k].seq && s->benches[k].app_id == app
+					       : s->bench_ends[k - s->nbenches].app_id == app;
+		if (seen)
+			continue;
+		for (size_t k = 0; k < s->nbenches; k++)
+			if (s->benches[k].app_id == app && s->benches[k].seq)
+				idx[n++] = k;
+		for (size_t k = 0; k < s->nbench_ends; k++)
+			if (s->bench_ends[k].app_id == app) {
+				have_end = true;
+				total = s->bench_ends[k].results > total ? s->bench_ends[k].results
+									 : total;
+				end_lost += s->bench_ends[k].lost;
+			}
+		seq_s = s;
+		qsort(idx, n, sizeof(*idx), cmp_seq);
+		if (n)
+			last = s->benches[idx[n - 1]].seq;
+		if (!have_end)
+			total = last;
+		uint32_t got = 0;
+		for (size_t k = 0; k < n; k++)
+			if (!k || s->benches[idx[k]].seq != s->benches[idx[k - 1]].seq)
+				got += s->benches[idx[k]].seq <= total;
+			else
+				dups++;
+		if (got == total && have_end)
+			continue;
+		if (got == total) {
+			/* complete as far as anyone can tell; the end is unknown */
+			if (ring_lost)
+				fprintf(f, "\n  app run %" PRIu32 ": no BENCH_END record arrived: results "
+					"after the last (%" PRIu32 ") would not show as missing\n",
+					app, last);
+			continue;
+		}
+		missing += (int)(total - got);
+		fprintf(f, "\n  missing: %" PRIu32 " of %" PRIu32 " BENCH results of app run %" PRIu32
+			" never arrived\n  (", total - got, total, app);
+		if (have_end)
+			fprintf(f, "the harness found no room for %" PRIu32 " of them", end_lost);
+		else
+			fprintf(f, "no BENCH_END record: later ones would not show");
+		fprintf(f, "; the LOST records count %" PRIu64 " dropped records in all):\n",
+			ring_lost);
+		uint32_t want = 1;
+		const struct bp_record_bench *prev = NULL;
+		for (size_t k = 0; k < n; k++) {
+			const struct bp_record_bench *b = &s->benches[idx[k]];
+			if (b->seq < want || b->seq > total)
+				continue;	/* a duplicate, or beyond the end record's count */
+			if (b->seq > want)
+				print_gap(f, s, idx, n, want, b->seq - 1, prev, b, cpu_col);
+			want = b->seq + 1;
+			prev = b;
+		}
+		if (want <= total)
+			print_gap(f, s, idx, n, want, total, prev, NULL, cpu_col);
+		if (!have_end)
+			fprintf(f, "    (no BENCH_END record arrived: results after the last one "
+				"received would not show here)\n");
+	}
+	free(idx);
+	return missing;
+}
+
+int stat_bench_print(FILE *f, const struct session *s, int agg)
+{
+	bool cpu_col = multi_cpu(s);
+	unsigned aggs = 0;
 	int n = 0;
 
 	for (size_t i = 0; i < s->nbenches; i++) {
@@ -216,12 +445,23 @@ int stat_bench_print(FILE *f, const struct session *s)
 			seen = !strcmp(s->benches[k].table, s->benches[i].table);
 		if (seen)
 			continue;
-		print_table(f, s, s->benches[i].table, cpu_col);
+		print_table(f, s, s->benches[i].table, cpu_col, agg, &aggs);
 		n++;
 	}
-	if (n)
-		fprintf(f, "\n  (per unit of work, from the repetitions' minima, medians, 20%%-trimmed\n"
-			"  means and maxima; exact: every repetition counted the same)\n");
+	if (n) {
+		fprintf(f, "\n  (per unit of work, nanoBench's value: the");
+		for (unsigned a = 0, k = 0; a <= BP_BENCH_AGG_AVG; a++)
+			if (aggs & (1u << a))
+				fprintf(f, "%s %s", k++ ? " or" : "",
+					a == BP_BENCH_AGG_AVG ? "avg (mean of the middle 60%)"
+							      : bench_agg_name(a));
+		fprintf(f, " of the 2n-runs\n"
+			"  less that of the n-runs, --agg median|min|avg chooses; iqr: interquartile\n"
+			"  range of the per-repetition differences m(2n)_i - m(n)_i; \"< F\": below\n"
+			"  the noise floor F = max(iqr, one count per unit of work), not a result;\n"
+			"  exact: every repetition counted the same)\n");
+	}
+	stat_bench_missing(f, s);
 	return n;
 }
 
@@ -292,7 +532,8 @@ static double nice_step(double range, int ticks)
 	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
 }
 
-int stat_bench_plot(const char *path, const struct session *s, char *err, size_t errlen)
+int stat_bench_plot(const char *path, const struct session *s, int agg, char *err,
+		    size_t errlen)
 {
 	static const char *const color[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 					     "#8c564b", "#e377c2", "#17becf" };
@@ -301,6 +542,7 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	bool cpus = multi_cpu(s), all_tsc = true, all_icount = true, same_event = true;
 	uint64_t pmin = UINT64_MAX, pmax = 0;
 	double ymin = 0, ymax = 0;
+	unsigned aggs = 0;
 	int rc = -1;
 	FILE *f = NULL;
 
@@ -328,8 +570,13 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		S[k].idx[S[k].n++] = i;
 		pmin = b->param < pmin ? b->param : pmin;
 		pmax = b->param > pmax ? b->param : pmax;
-		ymin = fmin(ymin, b->median / 1000.0);
-		ymax = fmax(ymax, b->median / 1000.0);
+		struct stat_bench_value v;
+		stat_bench_judge(b, agg, &v);
+		aggs |= 1u << v.agg;
+		/* a point below its noise floor is drawn at the floor, hollow */
+		double y = (v.noise ? (double)v.floor : (double)v.value) / 1000.0;
+		ymin = fmin(ymin, y);
+		ymax = fmax(ymax, y);
 		all_tsc &= !!(b->flags & BP_BENCH_F_TSC);
 		all_icount &= !!(b->flags & BP_BENCH_F_ICOUNT);
 		same_event &= !strcmp(b->event, S[0].event);
@@ -345,7 +592,7 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	if (x1 <= x0)
 		x0--, x1++;
 	int xstep = (x1 - x0 + 11) / 12;
-	/* y: linear from 0 (or below, if a median is negative) */
+	/* y: linear from 0 */
 	if (ymax <= ymin)
 		ymax = ymin + 1;
 	double ystep = nice_step((ymax - ymin) * 1.05, 5);
@@ -359,15 +606,17 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		goto out;
 	}
-	char title[200], mach[80], lab[80], ylab[160];
+	char title[200], mach[80], lab[80], ylab[160], aggname[16];
+	snprintf(aggname, sizeof(aggname), "%s",
+		 aggs && !(aggs & (aggs - 1)) ? bench_agg_name((unsigned)__builtin_ctz(aggs)) : "value");
 	machine(s, mach, sizeof(mach));
 	snprintf(title, sizeof(title), "memlat: pointer-chase latency by working set - %s%s", mach,
 		 all_icount ? " (QEMU -icount)" : "");
 	if (all_tsc || !same_event)
-		snprintf(ylab, sizeof(ylab), "%s per load (median)",
-			 all_tsc ? "TSC ticks" : "event counts");
+		snprintf(ylab, sizeof(ylab), "%s per load (%s)",
+			 all_tsc ? "TSC ticks" : "event counts", aggname);
 	else
-		snprintf(ylab, sizeof(ylab), "%s counts per load (median)", S[0].event);
+		snprintf(ylab, sizeof(ylab), "%s counts per load (%s)", S[0].event, aggname);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" font-family=\"Verdana, sans-serif\" "
@@ -405,7 +654,7 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	/* the lines, their points (with the value as a tooltip), the legend */
 	for (size_t k = 0; k < ns; k++) {
 		const char *c = color[k % (sizeof(color) / sizeof(color[0]))];
-		char label[96], v[32], sz[32];
+		char label[96], vb[32], sz[32];
 		if (cpus)
 			snprintf(label, sizeof(label), "%s (%s, cpu %" PRIu32 ")", S[k].name, S[k].event,
 				 S[k].cpu);
@@ -413,18 +662,43 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 			snprintf(label, sizeof(label), "%s (%s)", S[k].name, S[k].event);
 		fprintf(f, "<g class=\"series\">\n<title>");
 		xml_escape(f, label);
-		fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-			c);
+		fprintf(f, "</title>\n");
+		/* The line joins results only: it breaks at a point below its
+		 * noise floor, which is no result to join. */
+		bool open = false;
 		for (size_t i = 0; i < S[k].n; i++) {
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
-			fprintf(f, "%s%.1f,%.1f", i ? " " : "", X(b->param), Y(b->median / 1000.0));
+			struct stat_bench_value v;
+			stat_bench_judge(b, agg, &v);
+			if (v.noise) {
+				if (open)
+					fprintf(f, "\"/>\n");
+				open = false;
+				continue;
+			}
+			if (!open)
+				fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+					"points=\"", c);
+			fprintf(f, "%s%.1f,%.1f", open ? " " : "", X(b->param), Y(v.value / 1000.0));
+			open = true;
 		}
-		fprintf(f, "\"/>\n");
+		if (open)
+			fprintf(f, "\"/>\n");
 		for (size_t i = 0; i < S[k].n; i++) {
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: %s</title>"
-				"</circle>\n", X(b->param), Y(b->median / 1000.0), c,
-				fmt_bytes(b->param, sz, sizeof(sz)), fmt_x1000(b->median, v, sizeof(v)));
+			struct stat_bench_value v;
+			stat_bench_judge(b, agg, &v);
+			if (v.noise)
+				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"white\" "
+					"stroke=\"%s\"><title>%s: below the noise floor %s</title>"
+					"</circle>\n", X(b->param), Y(v.floor / 1000.0), c,
+					fmt_bytes(b->param, sz, sizeof(sz)),
+					fmt_x1000((int64_t)v.floor, vb, sizeof(vb)));
+			else
+				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">"
+					"<title>%s: %s</title></circle>\n", X(b->param),
+					Y(v.value / 1000.0), c, fmt_bytes(b->param, sz, sizeof(sz)),
+					fmt_x1000(v.value, vb, sizeof(vb)));
 		}
 		fprintf(f, "</g>\n");
 		int ly = PT + 10 + 20 * (int)k;
