@@ -15,8 +15,8 @@
  * the middle 60%) do; agg= picks the one the tables show, the BENCH
  * record carries all three. Beside the value goes the spread of the
  * per-repetition differences m(2n)_i - m(n)_i (their interquartile
- * range), and a value below its noise floor, max(that spread, one count
- * per unit of work), is shown as "< floor", never as a result
+ * range), and a value below its noise floor, that spread plus one count
+ * per unit of work, is shown as "< floor", never as a result
  * (apps/bench_stats.h). Results are fixed-point, x1000 (kernel C has no
  * floating point).
  *

@@ -109,7 +109,7 @@ uint64_t bench_noise_floor(uint64_t iqr, uint64_t per)
 {
 	uint64_t res = per ? (1000 + per - 1) / per : 1000;
 
-	return iqr > res ? iqr : res;
+	return iqr > UINT64_MAX - res ? UINT64_MAX : iqr + res;
 }
 
 bool bench_above_floor(int64_t value, uint64_t floor)

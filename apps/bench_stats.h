@@ -39,9 +39,11 @@ void bench_stats_compute(const uint64_t *m_n, const uint64_t *m_2n, uint32_t rep
 			 uint64_t per, uint64_t *scratch, struct bench_stats *out);
 
 /*
- * The noise floor of a result, x1000 per unit: the larger of its spread
- * (iqr, x1000) and the counter's resolution, one count over per units of
- * work, rounded up. Always >= 1: no value of 0 or below clears it.
+ * The noise floor of a result, x1000 per unit: its spread (iqr, x1000)
+ * plus the counter's resolution, one count over per units of work rounded
+ * up. A result must exceed the repetitions' disagreement by at least one
+ * count to be one; an exact result (iqr 0) needs one count. Always >= 1:
+ * no value of 0 or below clears it.
  */
 uint64_t bench_noise_floor(uint64_t iqr, uint64_t per);
 

@@ -25,7 +25,7 @@
 #include "tools/stat_bench.h"
 
 #define NCOLS		8
-#define CELL		48
+#define CELL		80
 
 static const char *work_word(unsigned w)
 {
@@ -458,7 +458,7 @@ int stat_bench_print(FILE *f, const struct session *s, int agg)
 		fprintf(f, " of the 2n-runs\n"
 			"  less that of the n-runs, --agg median|min|avg chooses; iqr: interquartile\n"
 			"  range of the per-repetition differences m(2n)_i - m(n)_i; \"< F\": below\n"
-			"  the noise floor F = max(iqr, one count per unit of work), not a result;\n"
+			"  the noise floor F = iqr + one count per unit of work, not a result;\n"
 			"  exact: every repetition counted the same)\n");
 	}
 	stat_bench_missing(f, s);

@@ -430,10 +430,10 @@ _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
  * The spread is a figure of the per-repetition pairs: d_i = m(2n)_i -
  * m(n)_i per unit of work, and iqr their interquartile range (third
  * quartile minus first, linear interpolation between order statistics),
- * x1000. A value below its noise floor, max(iqr, one count per unit of
- * work rounded up), is not a measurement of the body: the repetitions
- * disagree about it by more than it is (BP_BENCH_F_NOISE for the reported
- * aggregate).
+ * x1000. A value below its noise floor, iqr plus one count per unit of
+ * work (rounded up), is not a measurement of the body: it does not exceed
+ * the repetitions' disagreement by even one count (BP_BENCH_F_NOISE for
+ * the reported aggregate).
  *
  * A table is the records sharing `table`; a line of a sweep (a plot) those
  * sharing table, name and event, x = param.

@@ -79,7 +79,7 @@ static void order_holds_for_any_input(void **state)
 		assert_memory_equal(m2n, m2n_copy, sizeof(m2n));
 		assert_true(st.q1 <= st.dmed && st.dmed <= st.q3);
 		assert_true(st.iqr == (uint64_t)(st.q3 - st.q1));
-		assert_true(st.floor >= st.iqr && st.floor >= 1 && st.floor >= (1000 + per - 1) / per);
+		assert_true(st.floor == st.iqr + (1000 + per - 1) / per && st.floor >= 1);
 		for (unsigned a = 0; a <= BP_BENCH_AGG_AVG; a++) {
 			int64_t v = bench_stats_value(&st, a);
 			bool shown = bench_above_floor(v, st.floor);
@@ -139,6 +139,13 @@ static void negative_and_exact(void **state)
 	bench_stats_compute(mn, m2n, 5, 1000, scratch, &st);
 	assert_int_equal(st.median, 0);
 	assert_false(bench_above_floor(st.median, st.floor));
+
+	/* A value as large as its spread is no result (lfence 0.406, iqr
+	 * 0.406); one count more is. */
+	assert_false(bench_above_floor(406, bench_noise_floor(406, 1000)));
+	assert_true(bench_above_floor(407, bench_noise_floor(406, 1000)));
+	assert_int_equal(bench_noise_floor(0, 3), 334);	/* one count in 3 units, rounded up */
+	assert_int_equal(bench_noise_floor(UINT64_MAX, 1), UINT64_MAX);
 
 	/* aggregates by name, both ways */
 	for (unsigned a = 0; a <= BP_BENCH_AGG_AVG; a++)
@@ -216,8 +223,8 @@ static void below_floor_is_marked(void **state)
 	assert_true(eol && !memmem(head, (size_t)(eol - head), "max", 3));	/* no max column */
 	assert_null(strstr(out, "-0.328"));
 	assert_null(strstr(out, "22.641"));
-	assert_non_null(strstr(out, "< 0.120"));
-	assert_non_null(strstr(out, "< 300.000"));
+	assert_non_null(strstr(out, "< 0.121"));		/* iqr + one count in 1000 */
+	assert_non_null(strstr(out, "< 300.001"));
 	assert_null(strstr(out, "276.000"));
 	assert_non_null(strstr(out, "1.000"));
 	assert_non_null(strstr(out, "below noise floor"));
