@@ -46,8 +46,10 @@ def totals(p, console):
 
 
 def rows(stat_out):
-    """table rows of bench_insn: '  cpu  name ... tsc ...' lines"""
-    return re.findall(r"^\s+\d+\s+\S.*\s+tsc\s+(?:< )?[\d.]+\s+[\d.]+\s+\d+", stat_out, re.M)
+    """table rows of bench_insn: '  [cpu]  name ... tsc ...' lines (the cpu column
+    shows when the rows come from more than one CPU)"""
+    return re.findall(r"^\s+(?:\d+\s+)?[^\d\s].*\s+tsc\s+(?:< )?[\d.]+\s+[\d.]+\s+\d+", stat_out,
+                      re.M)
 
 
 def main():
@@ -88,7 +90,7 @@ def main():
           f"the missing results are named one by one ({count} in {len(named)} ranges) and "
           f"with the {len(got)} rows shown make the run's {m.group(2) if m else '?'}",
           st.stdout)
-    check(re.search(r"^    results? \d+(-\d+)?: after insn '[^']+' \(tsc, cpu \d\), the last "
+    check(re.search(r"^    results? \d+(-\d+)?: after insn '[^']+' \(tsc(?:, cpu \d)?\), the last "
                     r"received$", st.stdout, re.M) is not None and
           "no BENCH_END" not in st.stdout,
           "the end record names the results lost at the end, after the last row received",
