@@ -345,8 +345,8 @@ static struct pmu_ctx bench_pmu;
 /*
  * What the records of this app run have been numbered so far: seq and
  * table_row (perf_ring.h), and the results that found no room. A new run
- * (another app id) starts again from 1. Only the job running bench_run's
- * current CPU touches it, one at a time.
+ * (another app id) starts again from 1. Only bench_run's jobs and
+ * bench_end touch it, one at a time (smp_call waits for each job).
  */
 static struct {
 	u32 app_id;

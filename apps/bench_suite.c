@@ -60,9 +60,10 @@ static int suite_main(int argc, char **argv)
 			o.quick = false;
 	describe_machine();
 	kprintf("suite: a row's %s is nanoBench's value: the %s of the 2n-runs less the %s of "
-		"the n-runs, per unit of work (agg=median|min|avg chooses); iqr: the interquartile "
-		"range of the per-repetition differences; \"< F\": below the noise floor F = "
-		"iqr + one count per unit, not a result\n", bench_agg_name(o.agg),
+		"the n-runs, per unit of work (agg=median|min|avg chooses)\n"
+		"suite: iqr: the interquartile range of the per-repetition differences; \"< F\": "
+		"below the noise floor F = iqr + one count per unit, not a result\n",
+		bench_agg_name(o.agg),
 		o.agg == BP_BENCH_AGG_AVG ? "mean of the middle 60%" : bench_agg_name(o.agg),
 		o.agg == BP_BENCH_AGG_AVG ? "same" : bench_agg_name(o.agg));
 	u64 t0 = rdtsc_ordered();
