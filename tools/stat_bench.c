@@ -148,15 +148,14 @@ static bool multi_cpu(const struct session *s)
 }
 
 /* "TSC ticks per load", "cycles per instruction", ... for one table. */
-static void table_unit(const struct session *s, const char *table, char *buf, size_t n)
+static void table_unit(const struct session *s, const size_t *rows, size_t nrows, char *buf,
+		       size_t n)
 {
 	const struct bp_record_bench *first = NULL;
 	bool same_event = true, same_work = true, all_tsc = true, all_icount = true, no_pmu = false;
 
-	for (size_t i = 0; i < s->nbenches; i++) {
-		const struct bp_record_bench *b = &s->benches[i];
-		if (strcmp(b->table, table))
-			continue;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct bp_record_bench *b = &s->benches[rows[i]];
 		if (!first)
 			first = b;
 		same_event &= !strcmp(b->event, first->event);
@@ -181,31 +180,28 @@ static void table_unit(const struct session *s, const char *table, char *buf, si
 }
 
 /* NCOLS columns: cpu, name, param, event, value, iqr, reps, notes */
-static void print_table(FILE *f, const struct session *s, const char *table, bool cpu_col,
-			int agg, unsigned *aggs_seen)
+/* One table: the records rows[0..nrows) of s->benches, in that order. */
+static void print_table(FILE *f, const struct session *s, const size_t *rows, size_t nrows,
+			bool cpu_col, int agg, unsigned *aggs_seen)
 {
 	const char *head[NCOLS] = { "cpu", "name", "param", "event", "value", "iqr", "reps",
 				    "notes" };
 	static const bool right[NCOLS] = { true, false, false, false, true, true, true, false };
-	size_t nrows = 0, w[NCOLS];
+	size_t w[NCOLS];
+	const char *table = s->benches[rows[0]].table;
 	bool any_param = false, any_iqr = false;
 	int one_agg = -2;		/* -2: none yet, -1: mixed */
 	char unit[200];
 	char (*cell)[NCOLS][CELL];
 
-	for (size_t i = 0; i < s->nbenches; i++)
-		if (!strcmp(s->benches[i].table, table)) {
-			nrows++;
-			any_param |= s->benches[i].param_unit != BP_BENCH_PARAM_NONE;
-		}
+	for (size_t i = 0; i < nrows; i++)
+		any_param |= s->benches[rows[i]].param_unit != BP_BENCH_PARAM_NONE;
 	if (!nrows || !(cell = calloc(nrows, sizeof(*cell))))
 		return;
-	for (size_t i = 0, r = 0; i < s->nbenches; i++) {
-		const struct bp_record_bench *b = &s->benches[i];
+	for (size_t r = 0; r < nrows; r++) {
+		const struct bp_record_bench *b = &s->benches[rows[r]];
 		struct stat_bench_value v;
 		char fl[32];
-		if (strcmp(b->table, table))
-			continue;
 		stat_bench_judge(b, agg, &v);
 		one_agg = one_agg == -2 || one_agg == (int)v.agg ? (int)v.agg : -1;
 		*aggs_seen |= 1u << v.agg;
@@ -225,7 +221,6 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 			snprintf(cell[r][5], CELL, "-");
 		snprintf(cell[r][6], CELL, "%" PRIu32, b->n_reps);
 		fmt_notes(b, &v, cell[r][7], CELL);
-		r++;
 	}
 	if (one_agg >= 0)
 		head[4] = bench_agg_name((unsigned)one_agg);
@@ -235,7 +230,7 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 		for (int c = 0; c < NCOLS; c++)
 			if (strlen(cell[r][c]) > w[c])
 				w[c] = strlen(cell[r][c]);
-	table_unit(s, table, unit, sizeof(unit));
+	table_unit(s, rows, nrows, unit, sizeof(unit));
 	fprintf(f, "\n %s: %s\n\n", table, unit);
 	for (size_t r = 0; r <= nrows; r++) {
 		char line[NCOLS * (CELL + 2) + 8];
@@ -258,10 +253,23 @@ static void print_table(FILE *f, const struct session *s, const char *table, boo
 
 static const struct session *seq_s;
 
-static int cmp_seq(const void *a, const void *b)
+/* BENCH records by (app_id, seq); stable on ties by index. */
+static int cmp_app_seq(const void *a, const void *b)
 {
-	uint32_t x = seq_s->benches[*(const size_t *)a].seq;
-	uint32_t y = seq_s->benches[*(const size_t *)b].seq;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct bp_record_bench *x = &seq_s->benches[i], *y = &seq_s->benches[j];
+
+	if (x->app_id != y->app_id)
+		return x->app_id < y->app_id ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int cmp_end_app(const void *a, const void *b)
+{
+	uint32_t x = seq_s->bench_ends[*(const size_t *)a].app_id;
+	uint32_t y = seq_s->bench_ends[*(const size_t *)b].app_id;
 
 	return x < y ? -1 : x > y;
 }
@@ -283,16 +291,6 @@ static void row_label(const struct bp_record_bench *b, bool cpu_col, char *buf, 
 		snprintf(buf + len, n - len, ")");
 }
 
-/* Is any record of table (other than those at idx[skip..]) numbered below seq? */
-static bool table_before(const struct session *s, const size_t *idx, size_t n, const char *table,
-			 uint32_t seq)
-{
-	for (size_t k = 0; k < n; k++)
-		if (s->benches[idx[k]].seq < seq && !strcmp(s->benches[idx[k]].table, table))
-			return true;
-	return false;
-}
-
 /* "memlat rows 3-5" into buf */
 static void rows_of(const char *table, uint32_t first, uint32_t last, char *buf, size_t n)
 {
@@ -300,6 +298,25 @@ static void rows_of(const char *table, uint32_t first, uint32_t last, char *buf,
 		snprintf(buf, n, "%s row %" PRIu32, table, first);
 	else
 		snprintf(buf, n, "%s rows %" PRIu32 "-%" PRIu32, table, first, last);
+}
+
+/* The tables of one app run and the first seq received of each: a gap
+ * holds the first rows of a table only if none of it came before. */
+#define GAP_TABLES	64
+
+struct first_seen {
+	size_t n;
+	const char *table[GAP_TABLES];
+	uint32_t seq[GAP_TABLES];
+};
+
+/* The first seq received of table, UINT32_MAX if none, 0 if not tracked. */
+static uint32_t first_of(const struct first_seen *fs, const char *table)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (!strcmp(fs->table[i], table))
+			return fs->seq[i];
+	return fs->n == GAP_TABLES ? 0 : UINT32_MAX;
 }
 
 /*
@@ -310,9 +327,9 @@ static void rows_of(const char *table, uint32_t first, uint32_t last, char *buf,
  * between; the first rows of next's table when none of that table came
  * earlier.
  */
-static void print_gap(FILE *f, const struct session *s, const size_t *idx, size_t n,
-		      uint32_t a, uint32_t z, const struct bp_record_bench *prev,
-		      const struct bp_record_bench *next, bool cpu_col)
+static void print_gap(FILE *f, const struct first_seen *fs, uint32_t a, uint32_t z,
+		      const struct bp_record_bench *prev, const struct bp_record_bench *next,
+		      bool cpu_col)
 {
 	char pl[160], nl[160], rows[96] = "";
 	uint32_t k = z - a + 1, named = 0;
@@ -326,8 +343,7 @@ static void print_gap(FILE *f, const struct session *s, const size_t *idx, size_
 		rows_of(prev->table, prev->table_row + 1, next->table_row - 1, rows, sizeof(rows)),
 		named = k;
 	else if (next && next->table_row > 1 && next->table_row - 1 <= k &&
-		 (!prev || strcmp(prev->table, next->table)) &&
-		 !table_before(s, idx, n, next->table, a))
+		 (!prev || strcmp(prev->table, next->table)) && first_of(fs, next->table) >= a)
 		rows_of(next->table, 1, next->table_row - 1, rows, sizeof(rows)),
 		named = next->table_row - 1;
 	fprintf(f, "    result%s %" PRIu32, k > 1 ? "s" : "", a);
@@ -345,92 +361,126 @@ static void print_gap(FILE *f, const struct session *s, const size_t *idx, size_
 		fprintf(f, ": every result of the run\n");
 }
 
+/*
+ * One app run: its numbered records idx[0..n) in seq order (may be
+ * none), its BENCH_END records ends[0..ne). Returns how many are missing.
+ */
+static uint64_t run_missing(FILE *f, const struct session *s, uint32_t app, const size_t *idx,
+			    size_t n, const size_t *ends, size_t ne, bool cpu_col, uint64_t ring_lost)
+{
+	static struct first_seen fs;
+	uint32_t total = 0, end_lost = 0, last = n ? s->benches[idx[n - 1]].seq : 0, got = 0;
+
+	for (size_t k = 0; k < ne; k++) {
+		const struct bp_record_bench_end *e = &s->bench_ends[ends[k]];
+		total = e->results > total ? e->results : total;
+		end_lost += e->lost;
+	}
+	if (!ne)
+		total = last;
+	fs.n = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct bp_record_bench *b = &s->benches[idx[k]];
+		if (k && b->seq == s->benches[idx[k - 1]].seq)
+			continue;			/* a duplicate */
+		got += b->seq <= total;
+		if (fs.n < GAP_TABLES && first_of(&fs, b->table) == UINT32_MAX) {
+			fs.table[fs.n] = b->table;
+			fs.seq[fs.n++] = b->seq;
+		}
+	}
+	if (got == total) {
+		/* complete as far as anyone can tell; the end may be unknown */
+		if (!ne && ring_lost)
+			fprintf(f, "\n  app run %" PRIu32 ": no BENCH_END record arrived: results "
+				"after the last (%" PRIu32 ") would not show as missing\n", app, last);
+		return 0;
+	}
+	fprintf(f, "\n  missing: %" PRIu32 " of %" PRIu32 " BENCH results of app run %" PRIu32
+		" never arrived\n  (", total - got, total, app);
+	if (ne)
+		fprintf(f, "the harness found no room for %" PRIu32 " of them", end_lost);
+	else
+		fprintf(f, "no BENCH_END record: later ones would not show");
+	fprintf(f, "; the LOST records count %" PRIu64 " dropped records in all):\n", ring_lost);
+	uint64_t want = 1;		/* 64 bits: seq may be UINT32_MAX */
+	const struct bp_record_bench *prev = NULL;
+	for (size_t k = 0; k < n; k++) {
+		const struct bp_record_bench *b = &s->benches[idx[k]];
+		if (b->seq < want || b->seq > total)
+			continue;	/* a duplicate, or beyond the end record's count */
+		if (b->seq > want)
+			print_gap(f, &fs, (uint32_t)want, b->seq - 1, prev, b, cpu_col);
+		want = (uint64_t)b->seq + 1;
+		prev = b;
+	}
+	if (want <= total)
+		print_gap(f, &fs, (uint32_t)want, total, prev, NULL, cpu_col);
+	if (!ne)
+		fprintf(f, "    (no BENCH_END record arrived: results after the last one "
+			"received would not show here)\n");
+	return total - got;
+}
+
 int stat_bench_missing(FILE *f, const struct session *s)
 {
 	bool cpu_col = multi_cpu(s);
-	uint64_t ring_lost = 0;
-	int missing = 0;
-	size_t *idx = NULL;
+	uint64_t ring_lost = 0, missing = 0;
+	size_t *idx = malloc((s->nbenches + 1) * sizeof(*idx));
+	size_t *ends = malloc((s->nbench_ends + 1) * sizeof(*ends));
+	size_t n = 0, i = 0, e = 0;
 
+	if (!idx || !ends) {
+		free(idx);
+		free(ends);
+		return -1;
+	}
 	for (uint32_t c = 0; c < SESSION_MAX_CPUS; c++)
 		ring_lost += s->loss.ring_lost[c];
-	if (s->nbenches && !(idx = malloc(s->nbenches * sizeof(*idx))))
-		return -1;
-	/* One pass per app run that has numbered records or an end record. */
-	for (size_t i = 0; i < s->nbenches + s->nbench_ends; i++) {
-		uint32_t app = i < s->nbenches ? s->benches[i].app_id
-					       : s->bench_ends[i - s->nbenches].app_id;
-		bool seen = false, have_end = false;
-		uint32_t total = 0, end_lost = 0, last = 0, dups = 0;
-		size_t n = 0;
-
-		if (i < s->nbenches && !s->benches[i].seq)
-			continue;		/* before version 1: no identity */
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = k < s->nbenches ? s->benches[k].seq && s->benches[k].app_id == app
-					       : s->bench_ends[k - s->nbenches].app_id == app;
-		if (seen)
-			continue;
-		for (size_t k = 0; k < s->nbenches; k++)
-			if (s->benches[k].app_id == app && s->benches[k].seq)
-				idx[n++] = k;
-		for (size_t k = 0; k < s->nbench_ends; k++)
-			if (s->bench_ends[k].app_id == app) {
-				have_end = true;
-				total = s->bench_ends[k].results > total ? s->bench_ends[k].results
-									 : total;
-				end_lost += s->bench_ends[k].lost;
-			}
-		seq_s = s;
-		qsort(idx, n, sizeof(*idx), cmp_seq);
-		if (n)
-			last = s->benches[idx[n - 1]].seq;
-		if (!have_end)
-			total = last;
-		uint32_t got = 0;
-		for (size_t k = 0; k < n; k++)
-			if (!k || s->benches[idx[k]].seq != s->benches[idx[k - 1]].seq)
-				got += s->benches[idx[k]].seq <= total;
-			else
-				dups++;
-		if (got == total && have_end)
-			continue;
-		if (got == total) {
-			/* complete as far as anyone can tell; the end is unknown */
-			if (ring_lost)
-				fprintf(f, "\n  app run %" PRIu32 ": no BENCH_END record arrived: results "
-					"after the last (%" PRIu32 ") would not show as missing\n",
-					app, last);
-			continue;
-		}
-		missing += (int)(total - got);
-		fprintf(f, "\n  missing: %" PRIu32 " of %" PRIu32 " BENCH results of app run %" PRIu32
-			" never arrived\n  (", total - got, total, app);
-		if (have_end)
-			fprintf(f, "the harness found no room for %" PRIu32 " of them", end_lost);
-		else
-			fprintf(f, "no BENCH_END record: later ones would not show");
-		fprintf(f, "; the LOST records count %" PRIu64 " dropped records in all):\n",
-			ring_lost);
-		uint32_t want = 1;
-		const struct bp_record_bench *prev = NULL;
-		for (size_t k = 0; k < n; k++) {
-			const struct bp_record_bench *b = &s->benches[idx[k]];
-			if (b->seq < want || b->seq > total)
-				continue;	/* a duplicate, or beyond the end record's count */
-			if (b->seq > want)
-				print_gap(f, s, idx, n, want, b->seq - 1, prev, b, cpu_col);
-			want = b->seq + 1;
-			prev = b;
-		}
-		if (want <= total)
-			print_gap(f, s, idx, n, want, total, prev, NULL, cpu_col);
-		if (!have_end)
-			fprintf(f, "    (no BENCH_END record arrived: results after the last one "
-				"received would not show here)\n");
+	/* Records from before version 1 carry no numbers: nothing to claim. */
+	for (size_t k = 0; k < s->nbenches; k++)
+		if (s->benches[k].seq)
+			idx[n++] = k;
+	for (size_t k = 0; k < s->nbench_ends; k++)
+		ends[k] = k;
+	seq_s = s;
+	qsort(idx, n, sizeof(*idx), cmp_app_seq);
+	qsort(ends, s->nbench_ends, sizeof(*ends), cmp_end_app);
+	/* Walk both, one app run at a time, in app id order. */
+	while (i < n || e < s->nbench_ends) {
+		uint32_t app = i < n ? s->benches[idx[i]].app_id : UINT32_MAX;
+		if (e < s->nbench_ends && s->bench_ends[ends[e]].app_id < app)
+			app = s->bench_ends[ends[e]].app_id;
+		size_t i0 = i, e0 = e;
+		while (i < n && s->benches[idx[i]].app_id == app)
+			i++;
+		while (e < s->nbench_ends && s->bench_ends[ends[e]].app_id == app)
+			e++;
+		missing += run_missing(f, s, app, idx + i0, i - i0, ends + e0, e - e0, cpu_col,
+				       ring_lost);
 	}
 	free(idx);
-	return missing;
+	free(ends);
+	return missing > INT32_MAX ? INT32_MAX : (int)missing;
+}
+
+/* Records by table name, then stream order. */
+static int cmp_table(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(seq_s->benches[i].table, seq_s->benches[j].table);
+
+	return c ? c : i < j ? -1 : i > j;
+}
+
+/* Tables by their first record. */
+static const size_t *grp_idx;
+
+static int cmp_group(const void *a, const void *b)
+{
+	size_t x = grp_idx[*(const size_t *)a], y = grp_idx[*(const size_t *)b];
+
+	return x < y ? -1 : x > y;
 }
 
 int stat_bench_print(FILE *f, const struct session *s, int agg)
@@ -438,16 +488,34 @@ int stat_bench_print(FILE *f, const struct session *s, int agg)
 	bool cpu_col = multi_cpu(s);
 	unsigned aggs = 0;
 	int n = 0;
+	size_t *idx = malloc((s->nbenches + 1) * sizeof(*idx));
+	size_t *grp = malloc((s->nbenches + 1) * sizeof(*grp)), ngrp = 0;
 
-	for (size_t i = 0; i < s->nbenches; i++) {
-		bool seen = false;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = !strcmp(s->benches[k].table, s->benches[i].table);
-		if (seen)
-			continue;
-		print_table(f, s, s->benches[i].table, cpu_col, agg, &aggs);
+	if (!idx || !grp) {
+		free(idx);
+		free(grp);
+		return 0;
+	}
+	/* One table per name, in the order the names first appear: sorted
+	 * by name (stable), each group starts at its first record. */
+	for (size_t i = 0; i < s->nbenches; i++)
+		idx[i] = i;
+	seq_s = s;
+	qsort(idx, s->nbenches, sizeof(*idx), cmp_table);
+	for (size_t i = 0; i < s->nbenches; i++)
+		if (!i || strcmp(s->benches[idx[i]].table, s->benches[idx[i - 1]].table))
+			grp[ngrp++] = i;
+	grp_idx = idx;
+	qsort(grp, ngrp, sizeof(*grp), cmp_group);
+	for (size_t g = 0; g < ngrp; g++) {
+		size_t a = grp[g], z = a + 1;
+		while (z < s->nbenches && !strcmp(s->benches[idx[z]].table, s->benches[idx[a]].table))
+			z++;
+		print_table(f, s, idx + a, z - a, cpu_col, agg, &aggs);
 		n++;
 	}
+	free(idx);
+	free(grp);
 	if (n) {
 		fprintf(f, "\n  (per unit of work, nanoBench's value: the");
 		for (unsigned a = 0, k = 0; a <= BP_BENCH_AGG_AVG; a++)

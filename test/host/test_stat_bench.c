@@ -304,6 +304,23 @@ static void missing_rows_are_named(void **state)
 	assert_non_null(strstr(out, "no BENCH_END record"));
 	free(out);
 
+	/* An end record of another run whose results all vanished. */
+	struct bp_record_bench_end ends[2] = { end, end };
+	ends[0].app_id = 1;
+	ends[0].results = 3;
+	ends[1].app_id = 2;
+	ends[1].results = 4;
+	ends[1].lost = 4;
+	s.bench_ends = ends;
+	s.nbench_ends = 2;
+	out = print(&s, -1);
+	assert_non_null(strstr(out, "missing: 1 of 3 BENCH results of app run 1"));
+	assert_non_null(strstr(out, "missing: 4 of 4 BENCH results of app run 2"));
+	assert_non_null(strstr(out, "results 1-4: every result of the run"));
+	assert_null(strstr(out, "no BENCH_END"));
+	free(out);
+	s.nbench_ends = 0;
+
 	/* Records from before version 1 carry no numbers: nothing is claimed. */
 	c[0].seq = c[1].seq = 0;
 	c[0].bench_version = c[1].bench_version = 0;
