@@ -50,6 +50,13 @@ static const char *fmt_x1000(int64_t v, char *buf, size_t n)
 	return buf;
 }
 
+/* x1000 fixed point, unsigned (spreads, floors) -> "12.345" */
+static const char *fmt_ux1000(uint64_t v, char *buf, size_t n)
+{
+	snprintf(buf, n, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
+	return buf;
+}
+
 /* 4096 -> "4 KiB", 2097152 -> "2 MiB" (whole units only; else bytes) */
 static const char *fmt_bytes(uint64_t b, char *buf, size_t n)
 {
@@ -212,11 +219,11 @@ static void print_table(FILE *f, const struct session *s, const size_t *rows, si
 		snprintf(cell[r][3], CELL, "%s", b->event);
 		/* Below the floor the value is not a result: only the bound shows. */
 		if (v.noise)
-			snprintf(cell[r][4], CELL, "< %s", fmt_x1000((int64_t)v.floor, fl, sizeof(fl)));
+			snprintf(cell[r][4], CELL, "< %s", fmt_ux1000(v.floor, fl, sizeof(fl)));
 		else
 			fmt_x1000(v.value, cell[r][4], CELL);
 		if (v.has_iqr)
-			fmt_x1000((int64_t)v.iqr, cell[r][5], CELL);
+			fmt_ux1000(v.iqr, cell[r][5], CELL);
 		else
 			snprintf(cell[r][5], CELL, "-");
 		snprintf(cell[r][6], CELL, "%" PRIu32, b->n_reps);
@@ -761,7 +768,7 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 					"stroke=\"%s\"><title>%s: below the noise floor %s</title>"
 					"</circle>\n", X(b->param), Y(v.floor / 1000.0), c,
 					fmt_bytes(b->param, sz, sizeof(sz)),
-					fmt_x1000((int64_t)v.floor, vb, sizeof(vb)));
+					fmt_ux1000(v.floor, vb, sizeof(vb)));
 			else
 				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">"
 					"<title>%s: %s</title></circle>\n", X(b->param),
