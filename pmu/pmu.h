@@ -460,6 +460,17 @@ bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);
 struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
+/* Write a record into this CPU's ring of the run. One that finds no room
+ * (or a paused ring) is counted in the run's lost total as a sample is,
+ * besides the ring's next LOST record. Returns bp_ring_output's result,
+ * BP_ERING_NODATA without a run or a ring here. NMI-safe: yes. */
+int profile_output(const void *rec);
+/* A write into this CPU's ring of the run failed with err (an AUX record
+ * from bp_aux_output_end, say): count a drop as profile_output does.
+ * NMI-safe: yes. */
+void profile_count_drop(int err);
+/* The running app's id (APP_START's app_id, SAMPLE's pid); 0 without a run. */
+u32 profile_app_id(void);
 u64 profile_samples(u32 cpu);			/* SAMPLE records written */
 u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
 u64 profile_soft_merged(u32 cpu);		/* ticks that reached a CPU folded into a

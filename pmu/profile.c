@@ -163,13 +163,41 @@ static bool dropped_for_room(int err)
 	return err == BP_ERING_NOSPACE || err == BP_ERING_PAUSED;
 }
 
+/* One add, atomic against an NMI on the same CPU that counts a drop too. */
+static void count_drop(struct cpu_prof *cp, int err)
+{
+	if (dropped_for_room(err))
+		__atomic_fetch_add(&cp->dropped, 1, __ATOMIC_RELAXED);
+}
+
 static int put(struct bp_ring *rb, const void *rec)
 {
 	int err = bp_ring_output(rb, rec);
 
-	if (dropped_for_room(err))
-		((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)))->dropped++;
+	count_drop((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)), err);
 	return err;
+}
+
+int profile_output(const void *rec)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || cpu >= ncpus || !cpus[cpu].mem)
+		return BP_ERING_NODATA;
+	return put(&cpus[cpu].ring, rec);
+}
+
+void profile_count_drop(int err)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (cpu < ncpus && cpus[cpu].mem)
+		count_drop(&cpus[cpu], err);
+}
+
+u32 profile_app_id(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) ? (u32)run_id : 0;
 }
 
 /* ---- the NMI paths ------------------------------------------------ */
@@ -229,10 +257,9 @@ static int take_sample(struct trap_frame *f, u64 id, u64 period)
 		cp->samples++;
 		return 1;
 	}
-	if (dropped_for_room(err)) {
-		cp->dropped++;
+	if (dropped_for_room(err))
 		cp->samples_dropped++;
-	}
+	count_drop(cp, err);
 	return 0;
 }
 

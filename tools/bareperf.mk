@@ -22,7 +22,7 @@ BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
 # What the tool links besides its own sources: the codec, the event table
 # and the kernel printf/string functions that table uses (renamed k_*).
-BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c kernel/lib/printf.c \
+BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
 	kernel/lib/string.c
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
@@ -69,6 +69,17 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
+
+# stat --bench (tools/stat_bench.c) and the harness's statistics
+# (apps/bench_stats.c) on sessions built in memory (convert_fakes for
+# session and symtab; flamegraph.c has the plot's XML escaping).
+HOST_TESTS += $(BUILD)/host/test_stat_bench
+
+$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/stat_bench.o \
+		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
 
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad

@@ -34,7 +34,7 @@ struct loader {
 	bool cb_failed;
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
-	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks, cap_bench_ends;
 	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
 };
 
@@ -370,6 +370,17 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
 	return NULL;
 }
 
+static void add_bench_end(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+
+	if (h->size < offsetof(struct bp_record_bench_end, reserved) ||
+	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
+		  sizeof(*s->bench_ends), 1))
+		return;
+	copy_rec(&s->bench_ends[s->nbench_ends++], sizeof(*s->bench_ends), h);
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -450,6 +461,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		break;
 	case BP_RECORD_TICKS:
 		add_ticks(L, f, h);
+		break;
+	case BP_RECORD_BENCH_END:
+		add_bench_end(L, h);
 		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
@@ -715,6 +729,9 @@ void session_free(struct session *s)
 	free(s->ticks);
 	s->ticks = NULL;
 	s->nticks = 0;
+	free(s->bench_ends);
+	s->bench_ends = NULL;
+	s->nbench_ends = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;

@@ -154,6 +154,8 @@ struct session {
 	size_t nbenches;
 	struct session_ticks *ticks;	/* TICKS records, stream order, whatever the flags */
 	size_t nticks;
+	struct bp_record_bench_end *bench_ends;	/* BENCH_END records, stream order */
+	size_t nbench_ends;
 };
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);

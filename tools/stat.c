@@ -27,6 +27,7 @@
 
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "apps/bench_stats.h"
 #include "tools/stat_bench.h"
 
 #define MAX_ROWS	40
@@ -330,7 +331,7 @@ static void print_table(const struct table *t)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--plot FILE.svg]\n"
+		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--agg A] [--plot FILE.svg]\n"
 		"       bareperf stat [-r N] [record options] -- APP [ARGS]\n"
 		"  a counter table per app run and CPU; with several captures or -r N the\n"
 		"  median, min and max over the repetitions\n"
@@ -340,6 +341,8 @@ static void usage(FILE *f)
 		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
 		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
 		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
+		"  --agg A            benchmark values with nanoBench's aggregate A: median,\n"
+		"                     min or avg (default: the one the harness reported)\n"
 		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
 		"\n"
 		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
@@ -347,7 +350,9 @@ static void usage(FILE *f)
 		"  from samples (samples x period), marked \"(est.)\".\n"
 		"\n"
 		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
-		"  per unit of work from the repetitions' min, median, trimmed mean and max.\n");
+		"  per unit of work (nanoBench's: agg of the 2n-runs less agg of the n-runs)\n"
+		"  with the spread of the per-repetition differences; a value below its noise\n"
+		"  floor shows as \"< F\"; rows whose records never arrived are named.\n");
 }
 
 int cmd_stat(int argc, char **argv)
@@ -355,7 +360,7 @@ int cmd_stat(int argc, char **argv)
 	const char *inputs[MAX_REPS];
 	const char *count = NULL, *plot = NULL;
 	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
-	int nbench = 0;
+	int nbench = 0, agg = -1;
 	int ninputs = 0, reps = 1, rc = 0;
 	char *rec_argv[256];
 	int rec_argc = 0, app_at = -1;
@@ -376,7 +381,8 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
-		     !strcmp(a, "--repeat") || !strcmp(a, "--plot")) && i + 1 >= argc) {
+		     !strcmp(a, "--repeat") || !strcmp(a, "--plot") || !strcmp(a, "--agg")) &&
+		    i + 1 >= argc) {
 			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
 			return 2;
 		}
@@ -399,6 +405,13 @@ int cmd_stat(int argc, char **argv)
 			plot = argv[++i];
 		} else if (!strcmp(a, "--bench")) {
 			bench_only = true;
+		} else if (!strcmp(a, "--agg")) {
+			agg = bench_agg_parse(argv[++i]);
+			if (agg < 0) {
+				fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
+					argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
@@ -483,9 +496,9 @@ int cmd_stat(int argc, char **argv)
 			if (s.nbenches && ninputs > 1)
 				printf("\n# bench results of %s:\n", inputs[k]);
 		}
-		nbench += stat_bench_print(stdout, &s);
+		nbench += stat_bench_print(stdout, &s, agg);
 		if (plot && !plotted && !plot_failed) {
-			int n = stat_bench_plot(plot, &s, err, sizeof(err));
+			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
 			if (n < 0) {
 				fprintf(stderr, "bareperf stat: %s\n", err);
 				rc = 1;

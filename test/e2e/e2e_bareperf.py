@@ -189,16 +189,17 @@ def main():
     check(rc == 0, "record --icount bench_memlat quick=1: exit 0", err)
     rc, st, err = run("stat", "-i", cap_b, "--plot", svg)
     brows = re.findall(r"^\s+chase (2m|4k)-pages\s+(\d+ [KMG]iB)\s+tsc\s+([\d.]+)\s+([\d.]+)\s+"
-                       r"([\d.]+)\s+([\d.]+)\s+(\d+)\s+(.*)$", st, re.M)
+                       r"(\d+)\s+(.*)$", st, re.M)
     check(rc == 0 and re.search(r"^ memlat: TSC ticks per load", st, re.M) is not None and
-          re.search(r"^\s+name\s+param\s+event\s+min\s+median\s+t-mean\s+max\s+reps\s+notes$",
+          re.search(r"^\s+name\s+param\s+event\s+median\s+iqr\s+reps\s+notes$",
                     st, re.M) is not None and
           len(brows) == 22 and brows[0][:2] == ("2m", "4 KiB") and
           brows[10][:2] == ("2m", "4 MiB") and brows[11][:2] == ("4k", "4 KiB") and
-          all(r[3] == "1.000" and "icount" in r[7] for r in brows) and
+          all(r[2] == "1.000" and r[3] == "0.000" and "exact" in r[5] and "icount" in r[5]
+              for r in brows) and "missing" not in st and
           "Performance counter stats for 'bench_memlat'" in st,
           f"stat -i: a memlat table, 2 x 11 rows in record order, median 1.000 load per "
-          f"tick under icount ({len(brows)} rows)", st + err)
+          f"tick under icount, exact (iqr 0), none missing ({len(brows)} rows)", st + err)
     rc, stb, err = run("stat", "-i", CAP, "--bench")
     check(rc == 0 and stb.strip() == "", "stat --bench: nothing for a capture without BENCH "
           "records", stb + err)

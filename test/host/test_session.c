@@ -154,6 +154,53 @@ static void losses_are_printed(void **state)
 	session_free(&s);
 }
 
+/* BENCH records (a version-0 one, whose spread fields are absent) and the
+ * BENCH_END record are kept, whole, on whichever CPU they arrive. */
+static void bench_records_and_end(void **state)
+{
+	struct bp_record_bench b;
+	struct bp_record_bench_end e;
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 2, TSC_HZ, 1000, bid, sizeof(bid));
+	capgen_app(G, 0, true, 7, "suite", 1000, 0);
+	memset(&b, 0, sizeof(b));
+	b.header = (struct bp_record_header){ BP_RECORD_BENCH, 0, sizeof(b) };
+	b.app_id = 7;
+	strcpy(b.table, "insn");
+	strcpy(b.name, "add r64 lat");
+	strcpy(b.event, "tsc");
+	b.median = 1000;
+	b.bench_version = BP_BENCH_VERSION;
+	b.seq = 1;
+	b.table_row = 1;
+	b.iqr = 25;
+	capgen_record(G, 0, &b);
+	b.cpu = 1;
+	b.seq = 3;
+	b.table_row = 3;
+	capgen_record(G, 1, &b);
+	memset(&e, 0, sizeof(e));
+	e.header = (struct bp_record_header){ BP_RECORD_BENCH_END, 0, sizeof(e) };
+	e.app_id = 7;
+	e.results = 4;
+	e.lost = 2;
+	capgen_record(G, 0, &e);
+	capgen_app(G, 0, false, 7, NULL, 52000000, 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nbenches, 2);
+	assert_int_equal(s.benches[0].seq + s.benches[1].seq, 4);
+	assert_int_equal(s.benches[0].iqr, 25);
+	assert_int_equal(s.nbench_ends, 1);
+	assert_int_equal(s.bench_ends[0].app_id, 7);
+	assert_int_equal(s.bench_ends[0].results, 4);
+	assert_int_equal(s.bench_ends[0].lost, 2);
+	session_free(&s);
+}
+
 /* Two CPUs whose frames arrive out of time order: merged by time. */
 static void merges_cpus_by_time(void **state)
 {
@@ -411,6 +458,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_a_run),
 		cmocka_unit_test(losses_are_printed),
+		cmocka_unit_test(bench_records_and_end),
 		cmocka_unit_test(merges_cpus_by_time),
 		cmocka_unit_test(frames_lost_in_transit),
 		cmocka_unit_test(callchains_and_identifier),
