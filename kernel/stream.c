@@ -241,6 +241,57 @@ void stream_control_send(const void *msg, size_t len)
 	console_unlock_output();
 }
 
+void stream_restart(void)
+{
+	console_lock_output();
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
+		memset(enc[i].seq, 0, sizeof(enc[i].seq));
+		enc[i].started = 0;
+	}
+	console_unlock_output();
+}
+
+void stream_end(u32 status, bool halt)
+{
+	static u8 msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
+		      MAX_STREAM_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
+	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
+	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
+	size_t at = sizeof(m) + sizeof(e), used;
+
+	if (transport == STREAM_OFF)
+		return;
+	console_lock_output();
+	if (!active) {
+		/* Exiting before the stream started (a bad app name): the END
+		 * still goes out framed, so the host learns the exit code. */
+		uart_flush();
+		pace_next = rdtsc();
+		active = true;
+	}
+	/* What each (channel, cpu) sent before this frame (uapi/wire.h §5). */
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
+		for (u32 ch = 0; ch < WIRE_NR_CHANNELS; ch++) {
+			struct wire_end_stream es = { (u8)ch, 0, (u16)i, enc[i].seq[ch] };
+			if (!enc[i].seq[ch])
+				continue;
+			memcpy(msg + at, &es, sizeof(es));
+			at += sizeof(es);
+			e.nr++;
+		}
+	m.len = (u16)(at - sizeof(m));
+	memcpy(msg, &m, sizeof(m));
+	memcpy(msg + sizeof(m), &e, sizeof(e));
+	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, at, &used,
+				     out, sizeof(out));
+	tx(out, w);
+	tx_flush();
+	/* A halted machine's last words are plain text again (uapi/wire.h §5). */
+	if (halt)
+		active = false;
+	console_unlock_output();
+}
+
 void stream_drain(bool from_tick)
 {
 	if (!active)

@@ -33,6 +33,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -73,6 +74,7 @@ struct live {
 	bool show_console, progress, status_shown;
 	bool console_from_stream;	/* CONSOLE frames are shown (UART transport) */
 	bool seen_zero;			/* the stream's first 0x00 went by */
+	bool live_boot_text;		/* show the text before it as it comes (--qemu) */
 	char line[1024];		/* console text of the current line */
 	size_t linelen;
 	uint64_t samples[MAX_CPUS], ring_lost[MAX_CPUS], lost_samples[MAX_CPUS];
@@ -85,9 +87,10 @@ struct live {
 	struct capture_writer *w;
 	double last_draw;
 	uint64_t drawn_bytes;
-	struct wire_dec_stats at_boot;	/* decoder stats after the boot text */
 	/* The control channel (--tty with an app): the kernel's reply. */
+	bool control;
 	bool replied, reply_ok;
+	bool ended;			/* END arrived (after the reply, with control) */
 	char reply[256];
 	uint64_t frames_seen;
 	/* Frames before the first of each (channel, cpu) that arrived (session.h). */
@@ -321,7 +324,21 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 			L->replied = true;
 			L->reply_ok = m.type == WIRE_CTL_OK;
 		}
+		/* END: the kernel sent everything (uapi/wire.h §5); after our
+		 * request's reply, it closes what we asked for. */
+		if (m.type == WIRE_CTL_END && (L->replied || !L->control))
+			L->ended = true;
 	}
+}
+
+/* Plain text outside the stream after it started: a halted machine's last line. */
+static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct live *L = ctx;
+
+	(void)off;
+	if (L->seen_zero || !L->live_boot_text)
+		console_text(L, p, n);
 }
 
 static void on_frame(void *ctx, const struct wire_dec_frame *f)
@@ -350,13 +367,25 @@ static size_t put_param(uint8_t *buf, size_t at, size_t cap, uint16_t type, cons
 	return at + sizeof(t) + len;
 }
 
-/* The START_RUN message for o: {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}. */
+/*
+ * The START_RUN message for o: {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*,
+ * NONCE}. The nonce is this request's identity: sent again, the same
+ * message is not run twice.
+ */
 static size_t start_run_msg(const struct opts *o, uint8_t *msg, size_t cap)
 {
 	struct wire_ctl_msg m = { WIRE_CTL_START_RUN, 0 };
 	size_t at = sizeof(m);
+	uint64_t nonce = 0;
 	char ev[256];
 
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || !nonce) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		nonce = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			((uint64_t)getpid() << 32) ^ 1;
+	}
+	at = put_param(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
 	at = put_param(msg, at, cap, WIRE_RUN_APP, o->app[0], strlen(o->app[0]));
 	if (o->events) {
 		snprintf(ev, sizeof(ev), "%s", o->events);
@@ -407,21 +436,16 @@ static int stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, si
 	if (capture_append(L->w, p, n, err, errlen))
 		return -1;
 	if (!L->seen_zero) {
-		/* Boot text: shown as it comes, not when the first 0x00 ends it;
-		 * not counted as a damaged frame (session_discount_boot). */
+		/* Boot text: shown as it comes, not when the first 0x00 ends it
+		 * (the decoder passes it to on_text only then). Not on a line we
+		 * may have joined mid-stream: there the first bytes can be a
+		 * frame, which the decoder tells from text. */
 		const uint8_t *z = memchr(p, 0, n);
-		size_t text = z ? (size_t)(z - p) : n;
-		if (L->console_from_stream)
-			console_text(L, p, text);
-		if (!z) {
-			wire_dec_feed(d, p, n);
-			return 0;
-		}
-		wire_dec_feed(d, p, text + 1);
-		L->at_boot = *wire_dec_stats(d);
-		L->seen_zero = true;
-		p += text + 1;
-		n -= text + 1;
+		if (L->live_boot_text)
+			console_text(L, p, z ? (size_t)(z - p) : n);
+		wire_dec_feed(d, p, n);
+		L->seen_zero = z != NULL;
+		return 0;
 	}
 	wire_dec_feed(d, p, n);
 	return 0;
@@ -1000,8 +1024,6 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 	const struct wire_dec_stats *st = &stats;
 	uint32_t ncpu = L->nr_cpus;
 
-	if (L->seen_zero)
-		session_discount_boot(&stats, &L->at_boot);
 	stats.lost_frames -= L->before_first_total;
 
 	for (uint32_t c = 0; c < MAX_CPUS; c++)
@@ -1051,7 +1073,7 @@ int cmd_record(int argc, char **argv)
 	struct capture_meta meta = { 0 };
 	struct termios saved;
 	struct wire_dec *d = NULL;
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL };
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL, on_text };
 	struct sigaction sa, old_int, old_term, old_hup, old_pipe;
 	uint8_t bid[64];
 	char err[1024], state[200];
@@ -1076,6 +1098,8 @@ int cmd_record(int argc, char **argv)
 	L.show_console = !o.quiet && (o.verbose || isatty(2));
 	L.progress = !o.quiet && isatty(2);
 	L.console_from_stream = !o.virtio;
+	L.control = o.control;
+	L.live_boot_text = !o.tty;
 
 	/* Open the link first: a bad device or kernel leaves no file behind. */
 	if (o.tty) {
@@ -1238,14 +1262,17 @@ int cmd_record(int argc, char **argv)
 			break;
 		/*
 		 * The request: once the line has been quiet for 0.3 s (a booting
-		 * machine has had its say), and again every 2 s while no frame
-		 * came back (the machine was not serving yet: it reads requests
-		 * only between runs, and prints "app: ...: start" as a CONSOLE
-		 * frame the moment it begins one). Never again once a frame
-		 * came: a second request would start a second run.
+		 * machine has had its say), and again when no frame came back and
+		 * the line has been silent for 2 s since (the request was lost:
+		 * the machine reads requests only between runs, and prints "app:
+		 * ...: start" as a CONSOLE frame the moment it begins one). Not
+		 * while it still talks (it is booting, and will read the request
+		 * it holds), and never once a frame came: a second request would
+		 * start a second run.
 		 */
 		if (o.control && !L.replied && now_s() - last_byte >= 0.3 &&
-		    (!sends || (L.frames_seen == frames_at_send && now_s() - sent_at >= 2.0))) {
+		    (!sends || (L.frames_seen == frames_at_send && now_s() - sent_at >= 2.0 &&
+				now_s() - last_byte >= 2.0))) {
 			if (send_control(&host_enc, ttyfd, ctl_msg, ctl_len, err, sizeof(err))) {
 				fprintf(stderr, "bareperf record: %s: %s\n", o.tty, err);
 				io_error = true;
@@ -1255,12 +1282,14 @@ int cmd_record(int argc, char **argv)
 			sent_at = now_s();
 			frames_at_send = L.frames_seen;
 		}
-		/* It answered (OK "exit N" after the run's records, or ERROR): done. */
-		if (o.control && L.replied && now_s() - last_byte >= 0.2)
+		/* It answered (OK "exit N" after the run's records, or ERROR), and
+		 * its END followed: done. A kernel that sends no END: a quiet spell. */
+		if (o.control && L.replied && (L.ended || now_s() - last_byte >= 2.0))
 			break;
-		/* A serial line never closes: every CPU's APP_STOP, then a quiet spell. */
-		if (o.tty && !o.control && L.have_meta && L.nr_cpus && L.nstopped >= L.nr_cpus &&
-		    now_s() - last_byte >= o.quiet_s)
+		/* A serial line never closes: the machine's END, or every CPU's
+		 * APP_STOP, then a quiet spell. */
+		if (o.tty && !o.control && (L.ended || (L.have_meta && L.nr_cpus &&
+		    L.nstopped >= L.nr_cpus && now_s() - last_byte >= o.quiet_s)))
 			break;
 		if (!o.tty && eof_stream && (o.virtio ? eof_uart : true))
 			break;

@@ -24,7 +24,6 @@
 struct loader {
 	struct session *s;
 	unsigned flags;
-	bool framed;			/* a frame has passed: unframed bytes are noise */
 	bool have_st;			/* st below is known (an EVENT_DESC arrived) */
 	uint64_t st;			/* sample_type of events without IDENTIFIER */
 	uint64_t default_id;		/* their id when the sample has no ID field */
@@ -438,7 +437,13 @@ static void add_console(struct loader *L, const uint8_t *p, size_t n)
 
 	if (L->flags & SESSION_NO_CONSOLE)
 		return;
-	if (!grow(L, (void **)&s->console, &L->cap_console, s->console_len, 1, n + 1))
+	/* Bounded: noise that never forms a frame is not a console. */
+	if (s->console_len + n > SESSION_CONSOLE_MAX) {
+		size_t room = SESSION_CONSOLE_MAX - s->console_len;
+		s->console_dropped += n - room;
+		n = room;
+	}
+	if (!n || !grow(L, (void **)&s->console, &L->cap_console, s->console_len, 1, n + 1))
 		return;
 	memcpy(s->console + s->console_len, p, n);
 	s->console_len += n;
@@ -449,7 +454,6 @@ static void on_frame(void *ctx, const struct wire_dec_frame *f)
 {
 	struct loader *L = ctx;
 
-	L->framed = true;
 	note_cpu(L->s, f->cpu);
 	if (f->channel < WIRE_NR_CHANNELS && f->cpu < SESSION_MAX_CPUS &&
 	    !L->seen[f->channel][f->cpu]) {
@@ -469,17 +473,20 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 		L->s->aux_bytes += n;
 }
 
+/* Inside the stream: noise, counted by the decoder, never shown as text. */
 static void on_unframed(void *ctx, uint64_t off, const uint8_t *p, size_t n)
 {
 	struct loader *L = ctx;
 
+	(void)off, (void)p;
+	L->s->noise_bytes += n;
+}
+
+/* Plain text outside the stream: the boot text, a halted machine's last words. */
+static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
 	(void)off;
-	/* Before the first frame: the boot text (uapi/wire.h §1). After: noise,
-	 * counted by the decoder, never shown as text. */
-	if (!L->framed)
-		add_console(L, p, n);
-	else
-		L->s->noise_bytes += n;
+	add_console(ctx, p, n);
 }
 
 /* Samples arrive in time order per CPU; merge the CPUs by time. */
@@ -533,24 +540,12 @@ static int sort_samples(struct session *s)
 	return 0;
 }
 
-void session_discount_boot(struct wire_dec_stats *t, const struct wire_dec_stats *b)
+static void collect_losses(struct session *s, const struct wire_dec *d)
 {
-	t->cobs_errors -= b->cobs_errors;
-	t->short_frames -= b->short_frames;
-	t->crc_errors -= b->crc_errors;
-	t->bad_version -= b->bad_version;
-	t->bad_channel -= b->bad_channel;
-	t->bad_payload -= b->bad_payload;
-}
+	const struct wire_dec_stats *st = wire_dec_stats(d);
 
-static void collect_losses(struct session *s, const struct wire_dec *d,
-			   const struct wire_dec_stats *at_boot)
-{
-	struct wire_dec_stats stats = *wire_dec_stats(d);
-	const struct wire_dec_stats *st = &stats;
-
-	session_discount_boot(&stats, at_boot);
 	s->dec = *st;
+	s->complete = wire_dec_complete(d);
 	s->loss.crc_errors = st->crc_errors;
 	s->loss.bad_frames = st->cobs_errors + st->short_frames + st->bad_version +
 			     st->bad_channel + st->bad_payload;
@@ -566,35 +561,19 @@ static void collect_losses(struct session *s, const struct wire_dec *d,
 		}
 }
 
-/* All the capture's data through d, the boot text apart (session_discount_boot). */
-static int decode(struct capture_reader *r, struct wire_dec *d, struct wire_dec_stats *at_boot,
-		  char *err, size_t errlen)
+/* All the capture's data through d, in pieces: memory does not grow with it. */
+static int decode(struct capture_reader *r, struct wire_dec *d, char *err, size_t errlen)
 {
 	enum { CHUNK = 1 << 16 };
 	uint8_t *buf = malloc(CHUNK);
-	bool seen_zero = false;
 	long got;
 
-	memset(at_boot, 0, sizeof(*at_boot));
 	if (!buf)
 		return fail(err, errlen, "%s: out of memory", r->name);
-	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0) {
-		size_t n = (size_t)got, head = 0;
-		if (!seen_zero) {
-			const uint8_t *z = memchr(buf, 0, n);
-			if (z) {
-				head = (size_t)(z - buf) + 1;
-				wire_dec_feed(d, buf, head);
-				*at_boot = *wire_dec_stats(d);
-				seen_zero = true;
-			}
-		}
-		wire_dec_feed(d, buf + head, n - head);
-	}
+	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0)
+		wire_dec_feed(d, buf, (size_t)got);
 	free(buf);
 	wire_dec_finish(d);
-	if (!seen_zero)
-		*at_boot = *wire_dec_stats(d);	/* no stream at all: all boot text */
 	return got < 0 ? -1 : 0;
 }
 
@@ -603,8 +582,7 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 {
 	struct capture_reader r;
 	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx };
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed };
-	struct wire_dec_stats at_boot;
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text };
 	struct wire_dec *d;
 	int rc;
 
@@ -622,10 +600,10 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 		capture_close_reader(&r);
 		return fail(err, errlen, "%s: out of memory", path);
 	}
-	rc = decode(&r, d, &at_boot, err, errlen);
+	rc = decode(&r, d, err, errlen);
 	s->data_bytes = r.pos;
 	capture_close_reader(&r);
-	collect_losses(s, d, &at_boot);
+	collect_losses(s, d);
 	wire_dec_free(d);
 	if (rc) {
 		session_free(s);
@@ -819,6 +797,21 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 	}
 	if (s->truncated) {
 		fprintf(out, "%scapture truncated: %s\n", prefix, s->state);
+		lines++;
+	}
+	if (!s->complete) {
+		fprintf(out, "%sthe capture has no end: %s; whatever the kernel sent after its "
+			"last %s is unknown (samples, losses, APP_STOP, counts)\n", prefix,
+			s->dec.cut_bytes ? "it stops inside a frame" :
+			s->dec.ends ? "frames arrived after the kernel's last END" :
+			"the kernel's END never arrived (the recording stopped early, or the "
+			"stream was cut)", s->dec.frames_ok ? "frame" : "byte");
+		lines++;
+	}
+	if (s->console_dropped) {
+		fprintf(out, "%sconsole text not kept: %" PRIu64 " bytes past the first %u (no "
+			"frame among them: noise?)\n", prefix, s->console_dropped,
+			SESSION_CONSOLE_MAX);
 		lines++;
 	}
 	return lines;

@@ -14,7 +14,10 @@
  *     THROTTLE intervals, frames lost in transit per (channel, cpu) and
  *     the decoder's error counts, and whether the capture was truncated
  *     or interrupted,
- *   - the console text (CONSOLE frames and unframed boot text).
+ *   - the console text (CONSOLE frames and the plain text outside the
+ *     stream: boot text, a halted machine's last line), up to
+ *     SESSION_CONSOLE_MAX bytes,
+ *   - whether the stream's end (the kernel's END) is in the capture.
  * A session never hides a loss: every count above is available and the
  * commands print the nonzero ones.
  *
@@ -146,7 +149,18 @@ struct session {
 	struct bp_record_bench *benches;	/* BENCH records, stream order (strings
 						 * NUL-terminated), kept whatever the flags */
 	size_t nbenches;
+	/*
+	 * The stream's end arrived (wire_dec_complete(): the kernel's END, and
+	 * nothing cut after it). Without it, what the kernel sent after the
+	 * last frame here is unknown: session_print_losses() says so.
+	 */
+	bool complete;
+	uint64_t console_dropped;	/* console bytes past SESSION_CONSOLE_MAX, not kept */
 };
+
+/* The console text kept at most (boot text, CONSOLE frames): a file of noise
+ * without one frame must not be held whole in memory. */
+#define SESSION_CONSOLE_MAX	(4u << 20)
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);
 void session_free(struct session *s);
@@ -189,14 +203,6 @@ bool session_build_id(const struct session *s, const uint8_t **id, size_t *len);
  */
 int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain);
-/*
- * The boot text before the stream's first 0x00 is not a frame, and the
- * decoder counts it as a damaged one (a COBS, short or CRC error). Feed
- * the bytes up to and including the first 0x00, copy the stats into
- * at_boot, feed the rest; then this subtracts at_boot's error counts from
- * total, so only damage inside the stream counts.
- */
-void session_discount_boot(struct wire_dec_stats *total, const struct wire_dec_stats *at_boot);
 /* "ok", "failure reported", "bad usage", "panic" for a kernel exit code. */
 const char *session_exit_name(int64_t code);
 

@@ -126,7 +126,10 @@
  * cannot parse, or whose compact form would be longer).
  *
  * 5. Control messages: struct wire_ctl_msg below (kernel/control.c serves
- *    them when the kernel boots with control=1).
+ *    them when the kernel boots with control=1). The kernel also ends its
+ *    stream with one, unasked: END (struct wire_end), when the machine
+ *    stops and after each request it served; a receiver knows from it
+ *    that nothing was cut from the end.
  *
  * 6. Capture files: struct wire_capture_header, then the stream bytes
  * exactly as received, delimiters, noise and all, from the first byte the
@@ -230,7 +233,40 @@ enum wire_ctl_type {
 	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
 	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */
 	WIRE_CTL_ITEM		= 0x8003,	/* value: one list entry, text */
+	WIRE_CTL_END		= 0x8004,	/* value: struct wire_end, unasked */
 };
+
+/*
+ * END: the kernel's last frame before it stops sending, unasked. With
+ * WIRE_END_HALT the machine stops (its exit code in status) and what
+ * follows on the line is plain text again, as before the stream's first
+ * 0x00 (a new boot's text and stream may follow). Without it, a request
+ * served over the control channel is complete (every frame it caused
+ * was sent) and the machine waits for the next one.
+ *
+ * It says how many frames each (channel, cpu) sent, so a receiver counts
+ * the frames lost at the end of a stream too, which no later sequence
+ * number reveals: for each entry, frames = the seq the next frame of
+ * that (channel, cpu) would carry (the END frame itself is not counted
+ * in its own entry). A capture whose last END never arrived has lost its
+ * end: how much is unknown.
+ */
+#define WIRE_END_HALT		(1u << 0)	/* wire_end.flags: the machine stops */
+
+struct wire_end {
+	uint32_t status;		/* WIRE_END_HALT: the kernel's exit code */
+	uint16_t flags;			/* WIRE_END_* */
+	uint16_t nr;			/* struct wire_end_stream entries that follow */
+};
+_Static_assert(sizeof(struct wire_end) == 8, "wire_end ABI");
+
+struct wire_end_stream {
+	uint8_t  channel;		/* enum wire_channel */
+	uint8_t  reserved;
+	uint16_t cpu;
+	uint32_t frames;		/* frames sent on (channel, cpu), mod 2^32 */
+};
+_Static_assert(sizeof(struct wire_end_stream) == 8, "wire_end_stream ABI");
 
 enum wire_run_param {
 	WIRE_RUN_APP		= 1,	/* text: app name */
@@ -239,6 +275,10 @@ enum wire_run_param {
 	WIRE_RUN_FREQ		= 4,	/* u64: target samples per second */
 	WIRE_RUN_CPUS		= 5,	/* text: the CPU the app runs on, "2" */
 	WIRE_RUN_ARG		= 6,	/* text: one app argument; repeat for more */
+	WIRE_RUN_NONCE		= 7,	/* u64, not 0: the request's identity. A host
+					 * that resends a request it thinks lost sends
+					 * the same nonce; the machine does not run a
+					 * request whose nonce it served last again */
 };
 
 /*
