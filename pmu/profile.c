@@ -406,7 +406,7 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 			if (e == -E_NODEV && !have_pmu &&
 			    (!strcmp(p, "cycles") || !strcmp(p, "cpu-cycles"))) {
 				/* As perf does without hardware cycles: sample cpu-clock. */
-				kprintf("bareperf: event '%s': this machine has no PMU (%s); "
+				kprintf("bareperf: warning: event '%s': this machine has no PMU (%s); "
 					"sampling cpu-clock (the HPET soft PMU) instead\n", p,
 					pmu_boot_caps.none_reason);
 				soft = true;

@@ -36,7 +36,7 @@ TESTS = [
     # one is called unknown, not blamed on the PMU.
     dict(name="events_cycles_without_pmu", kind="expect", append="events=cycles app=loopnest",
          exit=0,
-         expect=[r"^bareperf: event 'cycles': this machine has no PMU \(.+\); sampling "
+         expect=[r"^bareperf: warning: event 'cycles': this machine has no PMU \(.+\); sampling "
                  r"cpu-clock \(the HPET soft PMU\) instead",
                  r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU"]),
     dict(name="events_hw_without_pmu", kind="expect", append="events=instructions app=loopnest",

@@ -69,14 +69,18 @@ struct opts {
 	int napp;
 };
 
+#define TAIL_LINES	40
+
 /* What the live view and the summary count, from the decoder's callbacks. */
 struct live {
-	bool show_console, progress, status_shown;
+	bool show_console, progress, status_shown, quiet;
 	bool console_from_stream;	/* CONSOLE frames are shown (UART transport) */
 	bool seen_zero;			/* the stream's first 0x00 went by */
 	bool live_boot_text;		/* show the text before it as it comes (--qemu) */
 	char line[1024];		/* console text of the current line */
 	size_t linelen;
+	char tail[TAIL_LINES][256];	/* the last console lines, a ring */
+	unsigned ntail;			/* lines ever put in it */
 	uint64_t samples[MAX_CPUS], ring_lost[MAX_CPUS], lost_samples[MAX_CPUS];
 	uint64_t throttles;
 	bool have_meta;
@@ -202,20 +206,53 @@ static void clear_status(struct live *L)
 
 static void flush_line(struct live *L)
 {
+	char *t;
+
 	if (!L->linelen)
 		return;
-	clear_status(L);
-	fwrite(L->line, 1, L->linelen, stderr);
-	fputc('\n', stderr);
+	/* The kernel's warnings ("bareperf: warning: ...") are shown always. */
+	if (L->show_console || (!L->quiet && L->linelen >= 19 &&
+				!memcmp(L->line, "bareperf: warning: ", 19))) {
+		clear_status(L);
+		fwrite(L->line, 1, L->linelen, stderr);
+		fputc('\n', stderr);
+	}
+	/* The last lines, for when the run fails and the console was not shown. */
+	t = L->tail[L->ntail++ % TAIL_LINES];
+	snprintf(t, sizeof(L->tail[0]), "%.*s", (int)L->linelen, L->line);
 	L->linelen = 0;
+}
+
+/*
+ * The kernel's reason, when the run failed and its console was not shown
+ * (stderr is not a terminal): from its last "bareperf: ..." line (how it
+ * reports a refusal, a bad command line, a panic) on, else the last lines.
+ */
+static void last_words(const struct live *L)
+{
+	unsigned n = L->ntail < TAIL_LINES ? L->ntail : TAIL_LINES, from = n > 8 ? n - 8 : 0;
+
+	for (unsigned i = n; i-- > 0;) {
+		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
+		if (!strncmp(t, "bareperf: ", 10) && strncmp(t, "bareperf: halted", 16)) {
+			from = i;
+			break;
+		}
+	}
+	if (from >= n)
+		return;
+	fprintf(stderr, "bareperf record: the kernel said:\n");
+	for (unsigned i = from; i < n; i++) {
+		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
+		if (strncmp(t, "bareperf: halted", 16))
+			fprintf(stderr, "  | %s\n", t);
+	}
 }
 
 /* Console text, shown a whole line at a time (the status line would
  * overwrite a partial one). CRs are dropped: the kernel ends lines CRLF. */
 static void console_text(struct live *L, const uint8_t *p, size_t n)
 {
-	if (!L->show_console)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		char c = (char)p[i];
 		if (c == '\r')
@@ -458,6 +495,7 @@ struct qemu {
 	int err_fd;			/* QEMU's stderr, our end; -1 when closed */
 	char errline[512];		/* its current line */
 	size_t errlen;
+	unsigned err_lines;		/* lines it wrote on stderr */
 	char dir[64];			/* private temp dir: socket, ESP copy, vars */
 	char sock[96];
 	char *argv[64];
@@ -706,6 +744,7 @@ static void qemu_err_line(struct live *L, struct qemu *q)
 {
 	q->errline[q->errlen] = 0;
 	if (q->errlen && !strstr(q->errline, "terminating on signal")) {
+		q->err_lines++;
 		clear_status(L);
 		fprintf(stderr, "qemu: %s\n", q->errline);
 	}
@@ -1054,14 +1093,22 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 				fprintf(stderr, "    %" PRIu64 " %s frames of cpu %u before the first one "
 					"received (joined a running stream, or lost)\n", early, names[ch], c);
 		}
-	if (!st->frames_ok)
+	/* A kernel that failed says why (last_words()); one that did not
+	 * and sent nothing was not streaming. */
+	if (!st->frames_ok && !code)
 		fprintf(stderr, "  no frame arrived: %s\n", o->tty ?
 			"is the machine's bareperf.cfg set to stream=uart, and the line's speed right?" :
 			"did the kernel start the stream (stream=uart/virtio)?");
+	if (st->frames_ok && !wire_dec_complete(d))
+		fprintf(stderr, "  the stream's END did not arrive: what the kernel sent after the "
+			"last frame is unknown\n");
 	if (code_kind == 1)
 		fprintf(stderr, "  kernel exit code %d (%s)\n", code, session_exit_name(code));
 	else if (code_kind == 2)
 		fprintf(stderr, "  app exit status %d\n", code);
+	else if (code_kind == 3)
+		fprintf(stderr, "  kernel exit code %d (%s), from QEMU's exit status only: the kernel "
+			"sent no END\n", code, session_exit_name(code));
 }
 
 int cmd_record(int argc, char **argv)
@@ -1077,7 +1124,9 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa, old_int, old_term, old_hup, old_pipe;
 	uint8_t bid[64];
 	char err[1024], state[200];
-	int uart = -1, vsock = -1, ttyfd = -1, rc, st = -1;
+	int uart = -1, vsock = -1, ttyfd = -1, rc, st = -1, qcode;
+	const struct wire_dec_stats *ds;
+	bool halted;
 	bool eof_uart = false, eof_stream = false, timed_out = false, io_error = false;
 	struct wire_enc host_enc;
 	uint8_t ctl_msg[1024];
@@ -1099,6 +1148,7 @@ int cmd_record(int argc, char **argv)
 	L.progress = !o.quiet && isatty(2);
 	L.console_from_stream = !o.virtio;
 	L.control = o.control;
+	L.quiet = o.quiet;
 	L.live_boot_text = !o.tty;
 
 	/* Open the link first: a bad device or kernel leaves no file behind. */
@@ -1319,6 +1369,9 @@ int cmd_record(int argc, char **argv)
 		ci.truncated = w.failed;
 		capture_describe(&ci, state, sizeof(state));
 	}
+	ds = wire_dec_stats(d);
+	halted = ds->ends && (ds->end_flags & WIRE_END_HALT);
+	qcode = !o.tty && WIFEXITED(st) && (WEXITSTATUS(st) & 1) ? WEXITSTATUS(st) >> 1 : -1;
 	if (stop_signal) {
 		rc = EXIT_INTERRUPT;
 		if (!o.quiet)
@@ -1343,6 +1396,10 @@ int cmd_record(int argc, char **argv)
 			if (!o.quiet)
 				summary(&o, &L, d, state, 2, rc);
 		}
+	} else if (o.tty && halted) {
+		rc = (int)ds->end_status;
+		if (!o.quiet)
+			summary(&o, &L, d, state, 1, rc);
 	} else if (o.tty) {
 		bool ended = L.have_meta && L.nr_cpus && L.nstopped >= L.nr_cpus;
 		rc = ended ? (int)(L.app_status & 0xff) : 1;
@@ -1351,13 +1408,22 @@ int cmd_record(int argc, char **argv)
 		if (!ended)
 			fprintf(stderr, "bareperf record: %s went away before every CPU's APP_STOP; "
 				"%s holds what arrived\n", o.tty, o.out);
-	} else if (WIFEXITED(st) && (WEXITSTATUS(st) & 1) && WEXITSTATUS(st) > 0) {
-		rc = WEXITSTATUS(st) >> 1;
+	} else if (halted || (qcode >= 0 && !q.err_lines)) {
+		/*
+		 * The kernel's exit code is its END's. Without END (it stopped
+		 * before its stream could start: a bad command line), QEMU's
+		 * isa-debug-exit status carries it, unless QEMU itself failed
+		 * (it said so on stderr, and its status 1 would read as "0, ok").
+		 */
+		rc = halted ? (int)ds->end_status : qcode;
 		if (!o.quiet)
-			summary(&o, &L, d, state, 1, rc);
+			summary(&o, &L, d, state, halted ? 1 : 3, rc);
+		if (halted && qcode != rc)
+			fprintf(stderr, "bareperf record: QEMU's exit status %d does not match the "
+				"kernel's exit code %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, rc);
 	} else {
 		if (!o.quiet)
-			summary(&o, &L, d, state, 0, 0);
+			summary(&o, &L, d, state, 0, -1);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 			fprintf(stderr, "bareperf record: QEMU could not be started (see above)\n");
 		else if (WIFEXITED(st))
@@ -1368,6 +1434,10 @@ int cmd_record(int argc, char **argv)
 				WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 		rc = EXIT_NO_CODE;
 	}
+	/* A failed run's reason, when the console did not go by on stderr. */
+	if (rc && !L.show_console && !o.quiet && !stop_signal && !timed_out && !io_error &&
+	    !(o.control && !L.reply_ok))
+		last_words(&L);
 restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

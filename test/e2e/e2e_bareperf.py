@@ -352,7 +352,38 @@ def main():
         q.kill()
         q.wait()
 
-    # 8. Ctrl-C: a valid capture of what arrived, marked interrupted.
+    # 8. A failed run says why and exits with what happened (stderr is a
+    # pipe here, so the console is not shown): the kernel's own message,
+    # no damaged frames, no wrong hint, no "(ok)" from a failed QEMU.
+    cap_x = os.path.join(OUT, "x.bpc")
+    rc, _, err = run("record", "--kernel", "/bin/ls", "-o", cap_x, "--", "loopnest")
+    check(rc == 125 and "qemu:" in err and "(ok)" not in err and
+          "without a kernel exit code" in err,
+          "record: QEMU failing to boot the kernel is status 125, never \"exit code 0 (ok)\"", err)
+    for args, want, name in [
+            (["--", "nosuchapp"], r"\| bareperf: no app named 'nosuchapp'", "an unknown app"),
+            (["--append", "bogus=1", "--", "loopnest"],
+             r"\| bareperf: bad command line: unknown option 'bogus'", "a bad kernel option"),
+            (["-e", "nonsense", "--", "loopnest"], r"\| bareperf: unknown event 'nonsense'",
+             "a misspelled event")]:
+        rc, _, err = run("record", "--kernel", KERNEL, "-o", cap_x, *args)
+        check(rc == 2 and re.search(want, err) and "kernel exit code 2" in err and
+              "damaged frames, " in err and " 0 other damaged" in err and
+              "did the kernel start" not in err and "no PMU" not in err,
+              f"record: {name}: status 2 and the kernel's reason on stderr", err)
+    rc, _, err = run("record", "--kernel", KERNEL, "-o", cap_x, "-e", "cycles", "--", "loopnest")
+    check(rc == 0 and len(re.findall(r"^bareperf: warning: event 'cycles': this machine has no "
+                                     r"PMU .*sampling cpu-clock", err, re.M)) == 1 and
+          re.search(r"cpu 0: [1-9]\d* samples", err),
+          "record -e cycles without a PMU: cpu-clock instead, one line says so", err)
+    mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
+                         "APP=loopnest", "EVENTS=nonsense"], capture_output=True, text=True,
+                        timeout=300, stdin=subprocess.DEVNULL)
+    check(mk.returncode != 0 and "make run: wrote" not in mk.stdout + mk.stderr and
+          "make run: the run failed (bareperf record exit status 2" in mk.stderr,
+          "make run: a failed run stops there with a non-zero status", mk.stdout + mk.stderr)
+
+    # 9. Ctrl-C: a valid capture of what arrived, marked interrupted.
     cap_i = os.path.join(OUT, "e2e-interrupted.bpc")
     p = subprocess.Popen([BP, "record", "-v", "--kernel", KERNEL, "-o", cap_i, "--",
                           "test_hotspot", "scale=100"], stdout=subprocess.DEVNULL,
