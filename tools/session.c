@@ -34,6 +34,8 @@ struct loader {
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
 	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches;
+	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
+	size_t defer_len, cap_defer;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -214,14 +216,13 @@ int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_
 }
 
 /* One SAMPLE into the session; false if it cannot be parsed. */
-static bool add_sample(struct loader *L, const struct wire_dec_frame *f,
-		       const struct bp_record_header *h)
+static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
 	struct bp_sample_rec r;
 	const uint8_t *chain;
 
-	if (!L->have_st || !parse_sample(s, L->st, L->default_id, f->cpu, h, &r, &chain))
+	if (!L->have_st || !parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain))
 		return false;
 	if (L->cb) {
 		if (!s->nsamples++)
@@ -354,6 +355,40 @@ static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 	s->rec_data_len += h->size;
 }
 
+/*
+ * SAMPLEs that came before any EVENT_DESC (another CPU's frames can
+ * overtake the one that holds it) wait for it, so every command reads
+ * the same samples whatever the arrival order: copied here, up to
+ * DEFER_MAX bytes, and read when the first EVENT_DESC comes; those left
+ * at the end are unreadable.
+ */
+#define DEFER_MAX	(16u << 20)
+
+static void defer_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
+{
+	if (L->defer_len + 8 + h->size > DEFER_MAX ||
+	    !grow(L, (void **)&L->defer, &L->cap_defer, L->defer_len, 1, 8 + h->size)) {
+		L->s->loss.bad_samples++;
+		return;
+	}
+	memcpy(L->defer + L->defer_len, &cpu, 4);
+	memcpy(L->defer + L->defer_len + 8, h, h->size);
+	L->defer_len += 8 + h->size;
+}
+
+static void read_deferred(struct loader *L)
+{
+	for (size_t at = 0; at < L->defer_len;) {
+		const struct bp_record_header *h = (const void *)(L->defer + at + 8);
+		uint32_t cpu;
+		memcpy(&cpu, L->defer + at, 4);
+		if (!add_sample(L, cpu, h))
+			L->s->loss.bad_samples++;
+		at += 8 + h->size;
+	}
+	L->defer_len = 0;
+}
+
 static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *h)
 {
 	struct loader *L = ctx;
@@ -365,7 +400,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	note_cpu(s, cpu);
 	switch (h->type) {
 	case BP_RECORD_SAMPLE:
-		if (!add_sample(L, f, h))
+		if (!L->have_st)
+			defer_sample(L, cpu, h);
+		else if (!add_sample(L, cpu, h))
 			s->loss.bad_samples++;
 		break;
 	case BP_RECORD_RUN_META:
@@ -394,6 +431,8 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	}
 	case BP_RECORD_EVENT_DESC:
 		add_event(L, h);
+		if (L->have_st)
+			read_deferred(L);
 		break;
 	case BP_RECORD_APP_START:
 		add_app_start(L, h);
@@ -561,6 +600,17 @@ static void collect_losses(struct session *s, const struct wire_dec *d)
 		}
 }
 
+static uint64_t count_records(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t at = 0; at < len; n++) {
+		const struct bp_record_header *h = (const void *)(p + at + 8);
+		at += 8 + h->size;
+	}
+	return n;
+}
+
 /* All the capture's data through d, in pieces: memory does not grow with it. */
 static int decode(struct capture_reader *r, struct wire_dec *d, char *err, size_t errlen)
 {
@@ -604,6 +654,9 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 	s->data_bytes = r.pos;
 	capture_close_reader(&r);
 	collect_losses(s, d);
+	/* No EVENT_DESC ever came: the waiting samples cannot be read. */
+	s->loss.bad_samples += count_records(L.defer, L.defer_len);
+	free(L.defer);
 	wire_dec_free(d);
 	if (rc) {
 		session_free(s);
