@@ -94,8 +94,53 @@ static void tx_flush(void)
 	}
 }
 
+/* The MC146818 RTC behind the CMOS index/data ports (date and time). */
+#define CMOS_INDEX	0x70
+#define CMOS_DATA	0x71
+#define CPUID_1_ECX_RDRAND	(1u << 30)
+
+/* A 64-bit mix (the splitmix64 finalizer): every input bit moves the result. */
+static u64 mix64(u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * This boot's identity (uapi/wire.h §2): RDRAND if the CPU has it, the
+ * TSC, and the RTC's date and time (which differ between boots even under
+ * QEMU -icount, where the TSC counts instructions). Never 0.
+ */
+static u32 boot_id_make(void)
+{
+	static const u8 rtc_regs[] = { 0x00, 0x02, 0x04, 0x07, 0x08, 0x09 };
+	u32 a, b, c, d;
+	u64 h = mix64(rdtsc());
+
+	for (size_t i = 0; i < ARRAY_SIZE(rtc_regs); i++) {
+		outb(CMOS_INDEX, rtc_regs[i]);	/* bit 7 clear: NMIs stay enabled */
+		h = mix64(h ^ ((u64)inb(CMOS_DATA) << (8 * i)));
+	}
+	cpuid(1, &a, &b, &c, &d);
+	if (c & CPUID_1_ECX_RDRAND) {
+		u64 r;
+		for (int i = 0; i < 10; i++)
+			if (rdrand64(&r)) {
+				h = mix64(h ^ r);
+				break;
+			}
+	}
+	h = mix64(h ^ rdtsc());
+	return (u32)(h ^ (h >> 32)) ? (u32)(h ^ (h >> 32)) : 1;
+}
+
 void stream_init(enum stream_transport t, u32 pace_baud)
 {
+	u32 boot = boot_id_make();
+
 	transport = t;
 	if (t == STREAM_VIRTIO && vcon_init()) {
 		kprintf("stream: no virtio-console port (QEMU: -device virtio-serial-pci,"
@@ -106,12 +151,13 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 	if (pace_baud && tsc_hz)
 		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
 	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
-		struct wire_enc_config c = { .cpu = i };
+		struct wire_enc_config c = { .cpu = i, .boot = boot };
 		wire_encoder_init(&enc[i], &c);
 	}
 	if (transport != STREAM_OFF)
-		kprintf("stream: %s%s\n", transport == STREAM_UART ? "framed records on the UART" :
-			"framed records on virtio-console", pace_baud ? ", paced" : "");
+		kprintf("stream: %s%s, boot %08x\n", transport == STREAM_UART ?
+			"framed records on the UART" : "framed records on virtio-console",
+			pace_baud ? ", paced" : "", boot);
 }
 
 void stream_console(const char *s, size_t n)

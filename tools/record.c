@@ -1081,6 +1081,10 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 		PRIu64 " other damaged frames, %" PRIu64 " duplicates\n", st->lost_frames,
 		st->crc_errors, st->cobs_errors + st->short_frames + st->bad_version +
 		st->bad_channel + st->bad_payload, st->duplicates);
+	if (st->foreign_frames)
+		fprintf(stderr, "  %" PRIu64 " frames of another boot refused (boot %08" PRIx32
+			", not this stream's %08" PRIx32 ")\n", st->foreign_frames, st->foreign_boot,
+			st->boot);
 	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
 		for (unsigned c = 0; c < MAX_CPUS; c++) {
 			static const char *const names[] = { "console", "records", "aux", "control" };

@@ -852,6 +852,13 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 		fprintf(out, "%scapture truncated: %s\n", prefix, s->state);
 		lines++;
 	}
+	if (s->dec.foreign_frames) {
+		fprintf(out, "%sframes of another boot refused: %" PRIu64 " (boot %08" PRIx32
+			", not this capture's %08" PRIx32 "): spliced in from another capture, "
+			"or the machine was reset while recording\n", prefix, s->dec.foreign_frames,
+			s->dec.foreign_boot, s->dec.boot);
+		lines++;
+	}
 	if (!s->complete) {
 		fprintf(out, "%sthe capture has no end: %s; whatever the kernel sent after its "
 			"last %s is unknown (samples, losses, APP_STOP, counts)\n", prefix,

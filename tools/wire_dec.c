@@ -706,6 +706,16 @@ static void accept(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t of
 		noise(d, off, src, n);
 		return;
 	}
+	/* One boot per stream (uapi/wire.h §2): the first frame's. The host's
+	 * frames and version 1 frames carry none. */
+	if (wf->boot && d->st.boot && wf->boot != d->st.boot) {
+		d->st.foreign_frames++;
+		d->st.foreign_boot = wf->boot;
+		d->st.garbage_bytes += n;
+		return;
+	}
+	if (wf->boot)
+		d->st.boot = wf->boot;
 	d->arrivals++;
 	if (s->seen && (wf->flags & WIRE_F_START) && wf->seq == 0 && s->next_seq != 0) {
 		/* A new numbering on this stream (a new run or request): what

@@ -83,6 +83,9 @@ struct wire_dec_stats {
 	uint16_t end_flags;
 	uint64_t tail_lost;		/* frames END says were sent that never came
 					 * (also in lost_frames and per stream) */
+	uint32_t boot;			/* the stream's boot (uapi/wire.h §2), 0: none yet */
+	uint32_t foreign_boot;		/* the last other boot seen */
+	uint64_t foreign_frames;	/* frames of another boot: refused whole */
 };
 
 /* One (channel, cpu) stream's sequence tracking. */

@@ -46,8 +46,22 @@
  *	       1  u8   flags                     WIRE_F_*
  *	       2  u16  cpu                       sender's CPU index (WIRE_CPU_HOST from the host)
  *	       4  u32  seq                       per (channel, cpu): 0, 1, 2, ... wrapping
- *	       8  u8   payload[n]                0 <= n <= WIRE_PAYLOAD_MAX, by channel
- *	     8+n  u32  crc                       CRC32C of bytes [0, 8+n)
+ *	       8  u32  boot                      the sender's boot identity (below)
+ *	      12  u8   payload[n]                0 <= n <= WIRE_PAYLOAD_MAX, by channel
+ *	    12+n  u32  crc                       CRC32C of bytes [0, 12+n)
+ *
+ * Version 1 frames had no boot field (the payload at offset 8, the CRC
+ * over [0, 8+n)); a receiver still reads them, as of an unknown boot (0).
+ *
+ * boot: a nonzero number the kernel picks once per boot (RDRAND where the
+ * CPU has it, mixed with the TSC and the RTC's date and time), the same in
+ * every frame it sends until it halts. A receiver takes the boot of the
+ * first frame it accepts as the stream's, and refuses (and counts) every
+ * frame of another boot: a frame spliced in from another capture, or a
+ * machine that was reset while recording, never mixes into the data.
+ * Frames from the host carry 0. Under QEMU -icount (TSC = instructions)
+ * and without RDRAND, two boots within the same second of the RTC with
+ * the same command line can pick the same number.
  *
  * There is no length field: the delimiters give the length, the CRC
  * guards it. CRC32C is the Castagnoli CRC (iSCSI, RFC 3720 B.4):
@@ -121,7 +135,7 @@
  *
  * A hot loop sampled with a fixed period costs about 4 bytes a sample:
  * the tag, an IP delta of one byte, a time delta-of-delta of one or two;
- * the frame (header, CRC, COBS, delimiter) adds 14 bytes per ~1 KiB.
+ * the frame (header, CRC, COBS, delimiter) adds 18 bytes per ~1 KiB.
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
@@ -140,7 +154,8 @@
 
 #include <stdint.h>
 
-#define WIRE_VERSION		1
+#define WIRE_VERSION		2
+#define WIRE_VERSION_MIN	1	/* the oldest a receiver reads */
 #define WIRE_DELIM		0x00
 
 enum wire_channel {
@@ -162,14 +177,16 @@ struct wire_frame_header {
 	uint8_t  flags;			/* WIRE_F_* */
 	uint16_t cpu;
 	uint32_t seq;
+	uint32_t boot;			/* version 2 on; version 1 ends before it */
 };
-_Static_assert(sizeof(struct wire_frame_header) == 8, "wire_frame_header ABI");
+_Static_assert(sizeof(struct wire_frame_header) == 12, "wire_frame_header ABI");
 
 #define WIRE_VC(channel)	((uint8_t)(WIRE_VERSION << 4 | (channel)))
 #define WIRE_VC_VERSION(vc)	((vc) >> 4)
 #define WIRE_VC_CHANNEL(vc)	((vc) & 0xf)
 
-#define WIRE_HEADER_SIZE	8u
+#define WIRE_HEADER_SIZE	12u
+#define WIRE_HEADER_SIZE_V1	8u
 #define WIRE_CRC_SIZE		4u
 #define WIRE_PAYLOAD_MAX	65536u		/* holds any record: 1 + BP_RECORD_MAX */
 #define WIRE_FRAME_MIN		(WIRE_HEADER_SIZE + WIRE_CRC_SIZE)

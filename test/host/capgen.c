@@ -20,8 +20,13 @@ int capgen_open(struct capgen *g, const char *path, uint64_t sample_type,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	static uint32_t boots;
+
+	/* Every capture a boot of its own, as the kernel picks one per boot. */
+	g->boot = 0x600d0000u + ++boots;
 	for (unsigned c = 0; c < CAPGEN_MAX_CPUS; c++) {
-		struct wire_enc_config cfg = { .cpu = (uint16_t)c, .sample_type = sample_type };
+		struct wire_enc_config cfg = { .cpu = (uint16_t)c, .sample_type = sample_type,
+					       .boot = g->boot };
 		wire_encoder_init(&g->enc[c], &cfg);
 	}
 	if (capture_create(&g->w, path, &m, err, errlen)) {

@@ -731,6 +731,50 @@ static void text_outside_the_stream_is_not_damage(void **state)
 	session_free(&s);
 }
 
+static void frames_of_another_boot_are_refused(void **state)
+{
+	struct session s;
+	struct chunks *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	size_t order[MAX_CHUNKS], pick = 0;
+	struct wire_frame f;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	/* Another boot's capture: an app run and samples of its own. */
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_app(G, 0, true, 9, "other", 0, 0);
+	for (int i = 0; i < 79; i++)
+		capgen_sample(G, 0, 0, 0x5000 + (uint64_t)i, (uint64_t)i, 1, 9, 0, NULL);
+	capgen_flush(G, 0);
+	close_gen(0);
+	split(path, b);
+	for (size_t i = 1; i < b->n && !pick; i++)
+		if (b->len[i] && chunk_frame(b, i, &f) && f.channel == WIRE_CH_RECORDS)
+			pick = i;
+	assert_true(pick);
+
+	two_cpu_many_frames();
+	split(path, a);
+	for (size_t i = 0; i < a->n; i++)
+		order[i] = i;
+	/* One valid frame of the other boot spliced into the middle. */
+	rewrite(a, order, a->n, b->file + b->off[pick], b->len[pick], a->n / 2);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 4000);
+	assert_int_equal(s.napps, 2);
+	assert_int_equal(s.dec.foreign_frames, 1);
+	assert_int_equal(s.loss.frames_lost_total + s.loss.duplicates, 0);
+	assert_true(losses_say(&s, "frames of another boot refused: 1"));
+	session_free(&s);
+	free(a->file);
+	free(b->file);
+	free(a);
+	free(b);
+}
+
 static void noise_is_not_kept_whole(void **state)
 {
 	struct session s;
@@ -764,6 +808,7 @@ int main(void)
 		cmocka_unit_test(a_stream_without_its_end_says_so),
 		cmocka_unit_test(text_outside_the_stream_is_not_damage),
 		cmocka_unit_test(noise_is_not_kept_whole),
+		cmocka_unit_test(frames_of_another_boot_are_refused),
 		cmocka_unit_test(losses_are_printed),
 		cmocka_unit_test(merges_cpus_by_time),
 		cmocka_unit_test(frames_lost_in_transit),
