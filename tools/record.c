@@ -858,8 +858,9 @@ static void usage(FILE *f)
 		"                        and the QEMU command\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
 		"\n"
-		"Exit status: the kernel's exit code with --qemu (0 ok, 1 failure, 2 usage,\n"
-		"3 panic), 124 on --timeout, 125 if QEMU ended without one, 130 after Ctrl-C.\n");
+		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
+		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
+		"124 on --timeout, 125 if QEMU failed or ended without one, 130 after Ctrl-C.\n");
 }
 
 static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
