@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -72,6 +73,43 @@ def rows(report_text):
 def one_error_line(rc, err, want):
     lines = [l for l in err.splitlines() if l.strip()]
     return rc != 0 and len(lines) == 1 and re.search(want, lines[0]) is not None
+
+
+def cobs_decode(data):
+    out, i = bytearray(), 0
+    while i < len(data):
+        code, end = data[i], i + data[i]
+        if code == 0 or end > len(data):
+            return None
+        out += data[i + 1:end]
+        i = end
+        if code < 255 and i < len(data):
+            out.append(0)
+    return bytes(out)
+
+
+def frame_of(chunk):
+    """(channel, cpu, seq) of a frame's bytes (uapi/wire.h §2), or None."""
+    f = cobs_decode(chunk) if chunk else None
+    if not f or len(f) < 16 or f[0] >> 4 != 2:
+        return None
+    return f[0] & 0xF, struct.unpack_from("<H", f, 2)[0], struct.unpack_from("<I", f, 4)[0]
+
+
+def capture_parts(path):
+    """A capture's header and its stream split at the 0x00 delimiters."""
+    with open(path, "rb") as f:
+        data = f.read()
+    hs = struct.unpack_from("<I", data, 16)[0]
+    return data[:hs], data[hs:].split(b"\0")
+
+
+def write_capture(path, hdr, parts):
+    stream = b"\0".join(parts)
+    hdr = bytearray(hdr)
+    struct.pack_into("<Q", hdr, 24, len(stream))	# data_size
+    with open(path, "wb") as f:
+        f.write(bytes(hdr) + stream)
 
 
 def main():
@@ -164,6 +202,39 @@ def main():
           re.search(r"test_hotspot\s+\d+ \[000\]\s+\d+\.\d{9}:\s+250000 cpu-clock: +"
                     r"[0-9a-f]+ hot_leaf\+0x", txt) is not None,
           "script: one line per sample, perf script's shape", txt[:2000] + err)
+
+    # The capture as it may arrive: a frame out of order, a foreign frame
+    # spliced in, the end cut off at a frame boundary. report (streaming)
+    # and script (kept) give one answer and say what is missing.
+    hdr, parts = capture_parts(CAP)
+    recs = [i for i, p in enumerate(parts) if frame_of(p) and frame_of(p)[:2] == (1, 0)]
+    moved = parts[:recs[1]] + [parts[recs[-1]]] + \
+        [p for i, p in enumerate(parts) if recs[1] <= i and i != recs[-1]]
+    cap_o = os.path.join(OUT, "e2e-order.bpc")
+    write_capture(cap_o, hdr, moved)
+    rc, rep_o, err = run("report", "-i", cap_o, "--kernel", KERNEL, "--stdio")
+    rc2, txt_o, err2 = run("script", "-i", cap_o, "--kernel", KERNEL)
+    check(len(recs) >= 3 and rc == 0 and rc2 == 0 and f"# samples: {total} over" in rep_o and
+          "WARNING" not in rep_o + txt_o and
+          len([l for l in txt_o.splitlines() if "cpu-clock:" in l]) == total,
+          f"a records frame moved ahead of {len(recs) - 2} others: report and script both "
+          f"count {total} samples, nothing lost or duplicated", rep_o + err + err2)
+    _, parts_g = capture_parts(cap_g)
+    foreign = [p for p in parts_g if frame_of(p) and frame_of(p)[:2] == (1, 0)][1]
+    cap_f = os.path.join(OUT, "e2e-foreign.bpc")
+    write_capture(cap_f, hdr, parts[:recs[1]] + [foreign] + parts[recs[1]:])
+    rc, rep_f, err = run("report", "-i", cap_f, "--kernel", KERNEL, "--stdio")
+    check(rc == 0 and f"# samples: {total} over" in rep_f and
+          "# WARNING: frames of another boot refused: 1 " in rep_f and
+          len(re.findall(r"^# app: ", rep_f, re.M)) == 1,
+          "a frame of another boot spliced in: refused and counted, no foreign samples",
+          rep_f + err)
+    cap_c = os.path.join(OUT, "e2e-cut.bpc")
+    write_capture(cap_c, hdr, parts[:recs[-1]] + [b""])
+    rc, rep_c, err = run("report", "-i", cap_c, "--kernel", KERNEL, "--stdio")
+    check(rc == 0 and "# WARNING: the capture has no end: the kernel's END never arrived"
+          in rep_c and "losses: none" not in rep_c and "unknown" in rep_c,
+          "a capture cut at a frame boundary: a WARNING says its end is missing", rep_c + err)
 
     rc, st, err = run("stat", "-i", CAP)
     check(rc == 0 and re.search(rf"^\s+{total}\s+cpu-clock samples$", st, re.M) is not None and
