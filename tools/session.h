@@ -77,9 +77,10 @@ struct session_loss {
 					 * no EVENT_DESC before them, or malformed */
 	uint64_t aux_truncated;		/* AUX records with BP_AUX_FLAG_TRUNCATED */
 	/* Frames missing before the first one of a (channel, cpu) that arrived:
-	 * the recorder joined a running stream (a second run on a machine
-	 * serving control requests), or the very first frames were lost.
-	 * Counted here, not in frames_lost. */
+	 * the recorder joined a running stream (a serial line opened while the
+	 * machine was already streaming), or the very first frames were lost.
+	 * Counted here, not in frames_lost. (A control request's frames are
+	 * numbered from 0 of their own: none are missing before them.) */
 	uint64_t frames_before_first[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];
 	uint64_t frames_before_first_total;
 };

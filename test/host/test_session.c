@@ -6,6 +6,10 @@
  * throttling, frames lost in transit), the boot text not counted as
  * damage, streaming, and the bad inputs: not a capture, too short, a
  * newer version, a truncated capture that still loads what it holds.
+ * The stream as it may arrive: frames out of order (one answer for the
+ * kept and the streamed load), a stream without its END (cut at a frame
+ * boundary or inside a frame), a halted machine's text after END, a
+ * frame of another boot spliced in, and a file of noise (bounded memory).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
