@@ -69,6 +69,8 @@ all: kernel esp tools
 # through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
 # -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
 # EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
+# A run that fails (the kernel's exit code, QEMU's failure) stops it there
+# with that status.
 UEFI ?= 1
 KVM  ?= 0
 SMP  ?= 1
@@ -84,7 +86,8 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
 		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
-	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
+	o=$(BUILD)/out; if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
+		"exit status $$rc, said above); $$o/capture.bpc holds what arrived" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \

@@ -477,7 +477,32 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 			return -E_INVAL;
 		}
 		struct pmu_event_attr *a = &out->attrs[out->nevents];
-		if (!strcmp(p, SOFT_EVENT_NAME)) {
+		bool soft = !strcmp(p, SOFT_EVENT_NAME);
+		if (!soft) {
+			/* The name first: a misspelling is not a missing PMU. */
+			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			if (e == -E_NODEV && !have_pmu &&
+			    (!strcmp(p, "cycles") || !strcmp(p, "cpu-cycles"))) {
+				/* As perf does without hardware cycles: sample cpu-clock. */
+				kprintf("bareperf: warning: event '%s': this machine has no PMU (%s); "
+					"sampling cpu-clock (the HPET soft PMU) instead\n", p,
+					pmu_boot_caps.none_reason);
+				soft = true;
+			} else if (e) {
+				if (e == -E_NODEV && !have_pmu) {
+					size_t k = strlen(err);
+					ksnprintf(err + k, n - k, "; use events=cpu-clock, the "
+						  "HPET-driven soft PMU");
+				}
+				return e;
+			} else if (!(a->flags & PMU_ATTR_SAMPLE)) {
+				a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
+				a->period = period ? period : 100000;
+				a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
+			}
+		}
+		if (soft) {
+			memset(a, 0, sizeof(*a));
 			out->soft = true;
 			out->soft_ev[out->nevents] = PROFILE_CPU_CLOCK;
 			strlcpy(a->name, SOFT_EVENT_NAME, sizeof(a->name));
@@ -486,22 +511,6 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 			a->fixed = -1;
 			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
 			a->flags = PMU_ATTR_SAMPLE;
-		} else {
-			if (!have_pmu) {
-				ksnprintf(err, n, "event '%s': this machine has no PMU (%s); "
-					  "use events=cpu-clock, the HPET-driven soft PMU", p,
-					  cpu_features.hypervisor ? "a hypervisor without a vPMU" :
-					  "none found");
-				return -E_NODEV;
-			}
-			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
-			if (e)
-				return e;
-			if (!(a->flags & PMU_ATTR_SAMPLE)) {
-				a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
-				a->period = period ? period : 100000;
-				a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
-			}
 		}
 		out->nevents++;
 	}
@@ -547,14 +556,12 @@ int profile_parse_count(const char *list, struct profile_cfg *out, char *err, si
 			out->soft_ev[i] = soft_events[k].kind;
 		}
 		if (out->soft_ev[i] == PROFILE_HW) {
-			if (!have_pmu) {
-				ksnprintf(err, n, "count: event '%s': this machine has no PMU (%s); "
-					  "soft events: tsc, cpu-clock, task-clock", p,
-					  cpu_features.hypervisor ? "a hypervisor without a vPMU" :
-					  "none found");
-				return -E_NODEV;
-			}
+			/* The name first: a misspelling is not a missing PMU. */
 			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			if (e == -E_NODEV && !have_pmu) {
+				size_t k = strlen(err);
+				ksnprintf(err + k, n - k, "; soft events: tsc, cpu-clock, task-clock");
+			}
 			if (e)
 				return e;
 			if (a->flags & PMU_ATTR_SAMPLE) {

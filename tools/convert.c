@@ -819,7 +819,8 @@ int convert_open(const char *cmd, const char *in, const char *kernel, bool force
 {
 	char err[1024], used[4096];
 
-	if (session_load(s, in, err, sizeof(err))) {
+	/* No console: it is not converted, and need not be held. */
+	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		return -1;
 	}
