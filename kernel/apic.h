@@ -106,6 +106,7 @@ u64 hpet_hz(void);
  * is 0 or not below 2^31) or -E_BUSY (already running). */
 struct trap_frame;
 typedef void (*hpet_nmi_fn)(struct trap_frame *f, void *arg);
+#define HPET_NMI_MAX_TICKS	((1ul << 31) - 1)	/* longest period hpet_nmi_start takes */
 int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg);
 void hpet_nmi_stop(void);
 u64 hpet_nmi_count(void);			/* NMIs claimed since start */

@@ -121,18 +121,28 @@ static void set_comparator(int n, u64 when)
 	nmi_armed = when;
 }
 
-/* Arm the next expiry not yet accounted for. A one-shot comparator set in
- * the past would not match again for 2^64 ticks, so check the counter after
- * writing and account expiries that slipped by (spec 2.3.9.2.1). */
+/*
+ * Arm the next expiry not yet accounted for. A one-shot comparator set in
+ * the past would not match again for 2^64 ticks, so check the counter
+ * after writing (spec 2.3.9.2.1). If the slot has passed already, jump to
+ * the first slot still in the future and count every slot jumped over as
+ * merged (an expiry that produced no NMI of its own). The k-th retry aims
+ * 2^k - 1 slots further still, so even a period shorter than one
+ * write-and-check (profile.c refuses those) ends the loop in a few tries
+ * instead of chasing the counter forever.
+ */
 static void rearm(void)
 {
-	for (;;) {
+	for (u32 k = 0;; k++) {
 		u64 when = nmi_first + nmi_due * nmi_period;
 		set_comparator(nmi_timer, when);
-		if (hpet_read() < when)
+		u64 now = hpet_read();
+		if (now < when)
 			return;
-		nmi_due++;
-		nmi_merged++;
+		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
+		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
+		nmi_due += skip;
+		nmi_merged += skip;
 	}
 }
 
@@ -179,7 +189,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 
 	if (!mmio)
 		return -E_NODEV;
-	if (!ticks || ticks >= (1ul << 31))
+	if (!ticks || ticks > HPET_NMI_MAX_TICKS)
 		return -E_RANGE;
 	if (nmi_timer >= 0)
 		return -E_BUSY;

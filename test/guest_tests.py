@@ -63,6 +63,27 @@ TESTS = [
     dict(name="timers_rates", icount=True, append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
     dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
+    dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
+    # Periods and rates: one check for every source, a floor measured at
+    # boot (the soft PMU's NMI handler at 25% of a CPU), a clear refusal.
+    dict(name="period_floor_reported", kind="expect", append="events=none app=test_boot",
+         expect=[r"^profile: soft-PMU NMI handler takes \d+ ns \(fastest of 32\); shortest "
+                 r"cpu-clock period \d+ ns \(sampling at most 25% of a CPU\)"], exit=0),
+    dict(name="period_1", kind="expect", append="app=loopnest period=1", exit=2,
+         expect=[r"bareperf: period=1 ns is below the soft PMU's shortest period here, "
+                 r"\d+ ns \(its NMI handler takes \d+ ns"], forbid=[r"^app: loopnest: start"]),
+    dict(name="period_2000", kind="expect", append="app=loopnest period=2000", exit=2,
+         expect=[r"bareperf: period=2000 ns is below the soft PMU's shortest period"]),
+    dict(name="freq_1000000", kind="expect", append="app=loopnest freq=1000000", exit=2,
+         expect=[r"bareperf: freq=1000000 is above max_rate=100000"]),
+    dict(name="freq_above_floor", kind="expect", append="app=loopnest max_rate=0 freq=1000000",
+         exit=2, expect=[r"bareperf: freq=1000000 is above the soft PMU's limit here, \d+ "
+                         r"samples/s"]),
+    dict(name="period_too_long", kind="expect", append="app=loopnest period=100000000000",
+         exit=2, expect=[r"bareperf: period=100000000000 ns is longer than the HPET's "
+                         r"longest, 21474836470 ns"]),
+    dict(name="period_and_freq", kind="expect", append="app=loopnest period=100000 freq=100",
+         exit=2, expect=[r"bareperf: period=100000 and freq=100 together: give one"]),
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
@@ -111,6 +132,8 @@ TESTS = [
 KVM_TESTS = [
     dict(name="kvm_pmu_probe", kvm=True, append="app=test_pmu_probe"),
     dict(name="kvm_pmu_hw", kvm=True, append="events=none app=test_pmu_hw"),
+    dict(name="kvm_period_1", kvm=True, kind="expect", append="events=cycles period=1", exit=2,
+         expect=[r"cycles: period=1 is too short: a hardware period is at least 2"]),
     dict(name="kvm_default_app", kvm=True, kind="expect", append="events=cycles",
          expect=[r"^pmu: (Intel|AMD)", r"^profile: cycles, \d+ samples",
                  r"^ +\d+\.\d% +\d+  matmul$"], exit=0),
