@@ -87,6 +87,9 @@ TESTS = [
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
+    # An AP the boot CPU gave up on may still wake (a busy host delays its
+    # vCPU): it must park in the trampoline, never run the kernel.
+    dict(name="smp4_refused_aps_park", smp=4, append="ap_wait_ms=0 app=test_smp -- parked=3"),
     # Sampling: the soft PMU writes SAMPLE records into the per-CPU rings.
     dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
