@@ -13,7 +13,7 @@
 
 #define X2APIC_MSR(reg)	(0x800 + ((reg) >> 4))
 #define APIC_DEFAULT_BASE 0xfee00000ul
-#define IPI_SPIN_MAX	10000000u
+#define IPI_WAIT_MS	100		/* delivery normally takes microseconds */
 
 #define PIC1_CMD	0x20
 #define PIC1_DATA	0x21
@@ -32,6 +32,7 @@ static volatile u32 *xapic_mmio;
 static const struct apic_ops *ops;
 static u64 timer_hz;
 static u32 error_count;
+static u32 ipi_timeouts;		/* IPIs still pending after IPI_WAIT_MS */
 
 static u32 xapic_read(u32 reg) { return xapic_mmio[reg / 4]; }
 static void xapic_write(u32 reg, u32 val) { xapic_mmio[reg / 4] = val; }
@@ -41,10 +42,18 @@ static int xapic_send_icr(u32 dest, u32 low)
 {
 	xapic_write(APIC_ICR_HI, dest << 24);
 	xapic_write(APIC_ICR, low);
-	for (u32 i = 0; i < IPI_SPIN_MAX; i++)
-		if (!(xapic_read(APIC_ICR) & APIC_DS_PENDING))
-			return 0;
-	return -E_BUSY;
+	u64 t0 = rdtsc_ordered();
+	while (xapic_read(APIC_ICR) & APIC_DS_PENDING) {
+		if (tsc_since_ns(t0, IPI_WAIT_MS * 1000000ul)) {
+			ipi_timeouts++;
+			if (!this_cpu()->nmi_depth)	/* the console is not NMI-safe */
+				kprintf("apic: an IPI to APIC id %u was still pending after "
+					"%u ms\n", dest, IPI_WAIT_MS);
+			return -E_BUSY;
+		}
+		cpu_relax();
+	}
+	return 0;
 }
 
 static u32 x2apic_read(u32 reg) { return rdmsr(X2APIC_MSR(reg)); }

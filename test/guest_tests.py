@@ -64,6 +64,10 @@ TESTS = [
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
     dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
     dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
+    dict(name="timers_dead_clock", kind="expect", exit=0,
+         append="events=none app=test_timers -- deadclock",
+         expect=[r"^tsc: the dead port did not advance 10 ms in 100 ms; not calibrating",
+                 r"^ok 1 - calibration against a counter that never moves gives up"]),
     # Periods and rates: one check for every source, a floor measured at
     # boot (the soft PMU's NMI handler at 25% of a CPU), a clear refusal.
     dict(name="period_floor_reported", kind="expect", append="events=none app=test_boot",

@@ -9,6 +9,9 @@
  *                 interrupt handler leave its state intact
  *   -- icount     (under -icount shift=0) the number of HPET NMIs during a
  *                 run equals elapsed virtual time / period, exactly
+ *   -- deadclock  calibrating against a counter that never moves (an I/O
+ *                 port nothing decodes: a clock-gated PIT, an absent PM
+ *                 timer) gives up by elapsed time, within a second
  *   -- tiny       a one-tick HPET period (10 ns, shorter than one NMI):
  *                 the re-arm skips to a future expiry instead of chasing
  *                 the counter forever, and counts the expiries it skipped
@@ -16,6 +19,7 @@
  * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
+#include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
@@ -311,6 +315,20 @@ static void check_tiny_period(void)
 	       hpet_nmi_merged(), hpet_nmi_count());
 }
 
+#define UNDECODED_PORT	0xe0		/* nothing on q35 answers: reads all ones */
+
+static u64 read_dead_port(void) { return inl(UNDECODED_PORT); }
+
+static void check_dead_clock(void)
+{
+	u64 t0 = rdtsc_ordered();
+	u64 hz = tsc_calibrate(read_dead_port, 0xffffff, ACPI_PM_TIMER_HZ, "dead port");
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+
+	report(hz == 0 && ms < 1000, "calibration against a counter that never moves gives up "
+	       "after %lu ms (rate %lu)", ms, hz);
+}
+
 static int test_timers_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "rates";
@@ -328,6 +346,8 @@ static int test_timers_main(int argc, char **argv)
 		check_nmi_nesting();
 	} else if (!strcmp(what, "icount")) {
 		check_icount();
+	} else if (!strcmp(what, "deadclock")) {
+		check_dead_clock();
 	} else if (!strcmp(what, "tiny")) {
 		check_tiny_period();
 	} else {
