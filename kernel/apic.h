@@ -23,6 +23,8 @@
 #define APIC_LDR	0x0d0
 #define APIC_SVR	0x0f0
 #define   SVR_ENABLE	(1u << 8)
+#define APIC_ISR	0x100		/* 8 registers, 0x10 apart: vectors 32i..32i+31 */
+#define APIC_IRR	0x200		/* likewise */
 #define APIC_ESR	0x280
 #define APIC_ICR	0x300		/* x2APIC: one 64-bit MSR 0x830 */
 #define APIC_ICR_HI	0x310
@@ -65,6 +67,12 @@ u32 apic_id(void);
 u32 apic_read(u32 reg);
 void apic_write(u32 reg, u32 val);
 void apic_eoi(void);				/* NMI-safe */
+bool apic_in_service(u8 vector);		/* the vector's ISR bit */
+/* A vector >= 32 nobody handles (trap.c): firmware left it pending, or a
+ * device nobody set up fired. Counted, reported the first time per
+ * vector, EOI'd if it is in service; never fatal. Interrupt context. */
+void apic_stray(u8 vector);
+u64 apic_stray_count(void);			/* since boot, all CPUs */
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);

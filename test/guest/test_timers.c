@@ -12,6 +12,10 @@
  *   -- deadclock  calibrating against a counter that never moves (an I/O
  *                 port nothing decodes: a clock-gated PIT, an absent PM
  *                 timer) gives up by elapsed time, within a second
+ *   -- leftover   vectors left in service and requested, as firmware can
+ *                 leave them: APIC set-up retires the in-service ones,
+ *                 the requested one arrives as a counted stray, and lower
+ *                 vectors are delivered again
  *   -- tiny       a one-tick HPET period (10 ns, shorter than one NMI):
  *                 the re-arm skips to a future expiry instead of chasing
  *                 the counter forever, and counts the expiries it skipped
@@ -315,6 +319,68 @@ static void check_tiny_period(void)
 	       hpet_nmi_merged(), hpet_nmi_count());
 }
 
+#define VEC_LEFT_LOW	0x71		/* taken, never EOI'd */
+#define VEC_LEFT_HIGH	0x81		/* taken inside it, never EOI'd */
+#define VEC_REQUESTED	0x70		/* requested with interrupts off */
+#define VEC_AFTER	0x72		/* blocked while 0x71 is in service */
+
+static volatile u32 left_taken, after_taken;
+
+static void take_no_eoi(struct trap_frame *f)
+{
+	(void)f;
+	if (left_taken++ == 0) {
+		/* Inside 0x71: a higher class interrupts it, also never EOI'd. */
+		apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_LEFT_HIGH);
+		irq_enable();
+		while (left_taken < 2)
+			cpu_relax();
+		irq_disable();
+	}
+}
+
+static void take_after(struct trap_frame *f)
+{
+	(void)f;
+	after_taken++;
+	apic_eoi();
+}
+
+static void check_leftover(void)
+{
+	irq_disable();
+	trap_set_handler(VEC_LEFT_LOW, take_no_eoi);
+	trap_set_handler(VEC_LEFT_HIGH, take_no_eoi);
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_LEFT_LOW);
+	irq_enable();
+	u64 t0 = rdtsc_ordered();
+	while (left_taken < 2 && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_REQUESTED);
+	trap_set_handler(VEC_LEFT_LOW, NULL);	/* the kernel never knew them */
+	trap_set_handler(VEC_LEFT_HIGH, NULL);
+	report(left_taken == 2 && apic_in_service(VEC_LEFT_LOW) && apic_in_service(VEC_LEFT_HIGH),
+	       "two vectors left in service (%#x, %#x), one requested (%#x)",
+	       VEC_LEFT_LOW, VEC_LEFT_HIGH, VEC_REQUESTED);
+	apic_init();				/* set-up, as after the firmware */
+	report(!apic_in_service(VEC_LEFT_LOW) && !apic_in_service(VEC_LEFT_HIGH),
+	       "APIC set-up retired both in-service vectors");
+	u64 strays = apic_stray_count();
+	trap_set_handler(VEC_AFTER, take_after);
+	irq_enable();
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_AFTER);
+	t0 = rdtsc_ordered();
+	while (!after_taken && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	report(apic_stray_count() == strays + 1,
+	       "the requested vector arrived as one counted stray (%lu), not a fatal error",
+	       apic_stray_count() - strays);
+	report(after_taken == 1, "a vector of the formerly blocked class is delivered (%u)",
+	       after_taken);
+}
+
 #define UNDECODED_PORT	0xe0		/* nothing on q35 answers: reads all ones */
 
 static u64 read_dead_port(void) { return inl(UNDECODED_PORT); }
@@ -346,6 +412,8 @@ static int test_timers_main(int argc, char **argv)
 		check_nmi_nesting();
 	} else if (!strcmp(what, "icount")) {
 		check_icount();
+	} else if (!strcmp(what, "leftover")) {
+		check_leftover();
 	} else if (!strcmp(what, "deadclock")) {
 		check_dead_clock();
 	} else if (!strcmp(what, "tiny")) {
