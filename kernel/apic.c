@@ -207,7 +207,14 @@ void apic_init(void)
 	bool bsp = base & APIC_BASE_BSP;
 
 	if (cpu_features.x2apic) {
-		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_X2APIC);
+		/* Disabled -> x2APIC in one write is an illegal transition
+		 * (SDM Vol. 3A 11.12.5, figure 11-27; KVM and QEMU #GP it):
+		 * enable xAPIC mode first, then EXTD. */
+		if (!(base & APIC_BASE_ENABLE)) {
+			base = (base | APIC_BASE_ENABLE) & ~APIC_BASE_X2APIC;
+			wrmsr(MSR_IA32_APIC_BASE, base);
+		}
+		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_X2APIC);
 		ops = &x2apic_ops;
 	} else {
 		wrmsr(MSR_IA32_APIC_BASE, (base | APIC_BASE_ENABLE) & ~APIC_BASE_X2APIC);

@@ -96,7 +96,9 @@ void apic_timer_stop(void);
 #define IOAPIC_TRIG_LEVEL (1u << 15)
 #define IOAPIC_MASKED	(1u << 16)
 void ioapic_init(void);
-/* Route a GSI: flags = DM | polarity | trigger; returns 0 or -E_NOENT. */
+/* Route a GSI: flags = DM | polarity | trigger (| IOAPIC_MASKED); returns 0,
+ * -E_NOENT (no IOAPIC serves the GSI) or -E_INVAL (an APIC id above 255:
+ * physical destinations are 8 bits without interrupt remapping). */
 int ioapic_route(u32 gsi, u8 vector, u32 flags, u32 dest_apic_id);
 int ioapic_mask(u32 gsi, bool masked);
 /* ISA IRQ to GSI with polarity/trigger flags, from the MADT overrides. */
@@ -106,12 +108,17 @@ bool ioapic_gsi_is_isa(u32 gsi);		/* some ISA IRQ arrives there */
 
 /* HPET (kernel/hpet.c). */
 bool hpet_init(void);
-u64 hpet_read(void);				/* main counter; NMI-safe */
+u64 hpet_read(void);				/* main counter, 64 bits; NMI-safe */
+/* For tests: treat the main counter as `bits` (32 or 64) wide — 32 reads
+ * only the low half and extends it, as on an AMD FCH HPET — and restart it
+ * from `value`. Not while NMIs run. */
+void hpet_test_counter(u32 bits, u64 value);
 u64 hpet_hz(void);
 /* Periodic NMIs to one CPU every `ticks` HPET ticks, through an IOAPIC pin
  * with NMI delivery; fn runs in NMI context with the interrupted frame.
  * Returns 0, -E_NODEV (no HPET, no routable comparator), -E_RANGE (ticks
- * is 0 or not below 2^31) or -E_BUSY (already running). */
+ * is 0 or not below 2^31), -E_INVAL (the IOAPIC cannot address that APIC
+ * id) or -E_BUSY (already running). */
 struct trap_frame;
 typedef void (*hpet_nmi_fn)(struct trap_frame *f, void *arg);
 #define HPET_NMI_MAX_TICKS	((1ul << 31) - 1)	/* longest period hpet_nmi_start takes */

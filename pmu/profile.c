@@ -995,8 +995,9 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
-				  "no HPET comparator can deliver NMIs here" :
-				  "the period is out of the HPET's range");
+				  "no HPET comparator can deliver NMIs here" : e == -E_INVAL ?
+				  "the IOAPIC cannot send the HPET's NMI to this CPU (APIC id "
+				  "above 255)" : "the period is out of the HPET's range");
 			profile_stop(EXIT_FAIL);
 			return e;
 		}

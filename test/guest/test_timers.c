@@ -16,6 +16,11 @@
  *                 leave them: APIC set-up retires the in-service ones,
  *                 the requested one arrives as a counted stray, and lower
  *                 vectors are delivered again
+ *   -- x2apic     (on -cpu max) the APIC disabled, then set up again:
+ *                 xAPIC before x2APIC (SDM 11.12.5), timer interrupts work
+ *   -- route      HPET NMIs to an APIC id the IOAPIC cannot address fail
+ *   -- counter32  the HPET main counter read as 32 bits across its wrap:
+ *                 time stays monotonic, NMIs keep their period
  *   -- tiny       a one-tick HPET period (10 ns, shorter than one NMI):
  *                 the re-arm skips to a future expiry instead of chasing
  *                 the counter forever, and counts the expiries it skipped
@@ -381,6 +386,93 @@ static void check_leftover(void)
 	       after_taken);
 }
 
+static void check_x2apic_reenable(void)
+{
+	if (!cpu_features.x2apic) {
+		report_skip("no x2APIC on this CPU (QEMU: -cpu max, QEMU >= 8.1)");
+		return;
+	}
+	irq_disable();
+	u64 base = rdmsr(MSR_IA32_APIC_BASE);
+	/* x2APIC -> disabled is legal; the APIC forgets its state. */
+	wrmsr(MSR_IA32_APIC_BASE, base & ~(APIC_BASE_ENABLE | APIC_BASE_X2APIC));
+	report(!(rdmsr(MSR_IA32_APIC_BASE) & APIC_BASE_ENABLE), "the local APIC is disabled");
+	apic_init();
+	u64 now = rdmsr(MSR_IA32_APIC_BASE);
+	report((now & APIC_BASE_ENABLE) && (now & APIC_BASE_X2APIC) && apic_is_x2apic(),
+	       "set up again in x2APIC mode (IA32_APIC_BASE %#lx)", now);
+	timer_irqs = 0;
+	trap_set_handler(VEC_APIC_TIMER, count_timer);
+	apic_timer_oneshot(10000);
+	irq_enable();
+	u64 t0 = rdtsc_ordered();
+	while (!timer_irqs && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	report(timer_irqs == 1, "its timer interrupt arrives (%lu)", timer_irqs);
+}
+
+static void check_route_range(void)
+{
+	int err = hpet_nmi_start(hpet_hz() / 1000, 300, record_rip, NULL);
+
+	report(err == -E_INVAL, "HPET NMIs to APIC id 300 are refused (err %d): the IOAPIC "
+	       "addresses 8-bit ids", err);
+	if (!err)
+		hpet_nmi_stop();
+	err = hpet_nmi_start(hpet_hz() / 1000, apic_id(), record_rip, NULL);
+	report(!err, "to this CPU they still start (err %d)", err);
+	if (!err)
+		hpet_nmi_stop();
+}
+
+static volatile u64 last_nmi_hpet;
+
+static void record_last(struct trap_frame *f, void *arg)
+{
+	(void)f, (void)arg;
+	last_nmi_hpet = hpet_read();
+}
+
+static void check_counter32(void)
+{
+	const u64 ms = hpet_hz() / 1000, start = (1ul << 32) - 20 * ms;
+	u64 prev = 0, backwards = 0;
+
+	hpet_test_counter(32, start);
+	u64 t0 = rdtsc_ordered();
+	while (!tsc_since_ns(t0, 40000000ul)) {
+		u64 now = hpet_read();
+		backwards += now < prev;
+		prev = now;
+	}
+	report(!backwards && prev > (1ul << 32),
+	       "read as 32 bits, the counter runs on across the wrap (%#lx, %lu steps back)",
+	       prev, backwards);
+	hpet_test_counter(32, start);
+	last_nmi_hpet = 0;
+	u64 h0 = hpet_read();
+	int err = hpet_nmi_start(ms, apic_id(), record_last, NULL);
+	report(!err, "1 ms HPET NMIs start 20 ms before the wrap (err %d)", err);
+	if (err)
+		return;
+	t0 = rdtsc_ordered();
+	while (hpet_read() - h0 < 60 * ms && !tsc_since_ns(t0, 5000000000ul))
+		cpu_relax();
+	u64 h1 = hpet_read();
+	hpet_nmi_stop();
+	/* A busy host delays and merges NMIs: count expiries, NMIs or not.
+	 * The first is due at h0 + ms (h0 read before the start: a little
+	 * early), so those due by h1 are (h1 - h0) / ms, give or take one. */
+	u64 got = hpet_nmi_count() + hpet_nmi_merged(), due = (h1 - h0) / ms;
+	report(got + 2 >= due && got <= due + 1 && this_cpu()->nmi_unclaimed == 0,
+	       "across the wrap: %lu expiries for %lu due (%lu NMIs, %lu merged), %lu unclaimed "
+	       "NMIs", got, due, hpet_nmi_count(), hpet_nmi_merged(), this_cpu()->nmi_unclaimed);
+	report(last_nmi_hpet > (1ul << 32), "the last NMI came after the wrap (at %#lx)",
+	       last_nmi_hpet);
+	hpet_test_counter(64, hpet_read());
+}
+
 #define UNDECODED_PORT	0xe0		/* nothing on q35 answers: reads all ones */
 
 static u64 read_dead_port(void) { return inl(UNDECODED_PORT); }
@@ -412,6 +504,12 @@ static int test_timers_main(int argc, char **argv)
 		check_nmi_nesting();
 	} else if (!strcmp(what, "icount")) {
 		check_icount();
+	} else if (!strcmp(what, "x2apic")) {
+		check_x2apic_reenable();
+	} else if (!strcmp(what, "route")) {
+		check_route_range();
+	} else if (!strcmp(what, "counter32")) {
+		check_counter32();
 	} else if (!strcmp(what, "leftover")) {
 		check_leftover();
 	} else if (!strcmp(what, "deadclock")) {
