@@ -43,13 +43,20 @@ static void count_timer(struct trap_frame *f)
 	apic_eoi();
 }
 
-/* Busy-wait for `ns` by the HPET, interrupts as the caller left them. */
+/* Busy-wait for `ns` by the HPET, interrupts as the caller left them.
+ * The HPET is polled every 10 us of TSC time, not back to back: under
+ * -icount each MMIO read costs QEMU microseconds of host time but the
+ * guest one instruction, so a tight poll takes the host seconds per
+ * virtual millisecond on a busy machine. */
 static void hpet_wait_ns(u64 ns)
 {
 	u64 end = hpet_read() + hpet_hz() * ns / 1000000000ul;
 
-	while (hpet_read() < end)
-		cpu_relax();
+	while (hpet_read() < end) {
+		u64 t0 = rdtsc_ordered();
+		while (tsc_to_ns(rdtsc_ordered() - t0) < 10000)
+			cpu_relax();
+	}
 }
 
 /* The same by the TSC: no MMIO, so QEMU's timer thread is not starved by
