@@ -425,7 +425,7 @@ void profile_init(void)
 	if (!hpet_hz() || !tsc_hz)
 		return;			/* no soft PMU (or no clock to time it) */
 	if (nmi_register(floor_nmi)) {
-		kprintf("profile: no NMI handler slot to time the soft PMU with\n");
+		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
 		return;
 	}
 	for (int i = 0; i < FLOOR_TRIES; i++) {
@@ -439,7 +439,7 @@ void profile_init(void)
 		u64 t1 = rdtsc_ordered();
 		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
 			soft_floor_ns = FLOOR_FALLBACK_NS;
-			kprintf("profile: a self-NMI did not arrive within %lu ms; shortest "
+			kprintf("soft-pmu: a self-NMI did not arrive within %lu ms; shortest "
 				"cpu-clock period set to %lu ns unmeasured\n",
 				FLOOR_WAIT_NS / 1000000, soft_floor_ns);
 			return;
@@ -448,7 +448,7 @@ void profile_init(void)
 	}
 	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
 	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
-	kprintf("profile: soft-PMU NMI handler takes %lu ns (fastest of %d); shortest "
+	kprintf("soft-pmu: the NMI handler takes %lu ns (fastest of %d); shortest "
 		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
 		soft_cost_ns, FLOOR_TRIES, soft_floor_ns, CPU_TIME_MAX_PERCENT);
 }

@@ -84,7 +84,7 @@ TESTS = [
     # Periods and rates: one check for every source, a floor measured at
     # boot (the soft PMU's NMI handler at 25% of a CPU), a clear refusal.
     dict(name="period_floor_reported", kind="expect", append="events=none app=test_boot",
-         expect=[r"^profile: soft-PMU NMI handler takes \d+ ns \(fastest of 32\); shortest "
+         expect=[r"^soft-pmu: the NMI handler takes \d+ ns \(fastest of 32\); shortest "
                  r"cpu-clock period \d+ ns \(sampling at most 25% of a CPU\)"], exit=0),
     dict(name="period_1", kind="expect", append="app=loopnest period=1", exit=2,
          expect=[r"bareperf: period=1 ns is below the soft PMU's shortest period here, "
