@@ -125,10 +125,17 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 		case WIRE_RUN_PERIOD:
 		case WIRE_RUN_FREQ:
 			ok = t.len == sizeof(u64);
-			if (ok) {
-				memcpy(&num, v, sizeof(num));
-				*(t.type == WIRE_RUN_PERIOD ? &r->period : &r->freq) = num;
+			if (!ok)
+				break;
+			memcpy(&num, v, sizeof(num));
+			if (!num) {
+				replyf(WIRE_CTL_ERROR, "START_RUN: %s 0 is out of range (leave it out "
+				       "for the default)", t.type == WIRE_RUN_PERIOD ? "PERIOD" : "FREQ");
+				return -1;
 			}
+			/* Ranges, and PERIOD with FREQ, are profile_parse's to
+			 * check: the same check as the command line's. */
+			*(t.type == WIRE_RUN_PERIOD ? &r->period : &r->freq) = num;
 			break;
 		case WIRE_RUN_CPUS:
 			ok = take_text(text, sizeof(text), v, t.len) && !parse_u64(text, &num) &&
@@ -177,9 +184,12 @@ static void start_run(const u8 *v, size_t len)
 
 	if (parse_run(v, len, &r))
 		return;
+	/* Guest tests (APP_TEST) fault, panic and reprogram hardware on
+	 * purpose: they are for the test runner's boots, never a served run. */
 	const struct app *app = app_find(r.app);
-	if (!app) {
-		replyf(WIRE_CTL_ERROR, "no app named '%s' (LIST_APPS lists them)", r.app);
+	if (!app || (app->flags & APP_TEST)) {
+		replyf(WIRE_CTL_ERROR, "no app named '%s'%s (LIST_APPS lists them)", r.app,
+		       app ? ": it is a guest test, not a runnable app" : "");
 		return;
 	}
 	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,

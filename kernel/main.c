@@ -276,6 +276,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	ioapic_init();
 	pmu_init();
 	start_cpus();
+	profile_init();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);

@@ -429,6 +429,10 @@ struct profile_cfg {
 	u32 ring_pages;			/* data pages per CPU ring, 2^n */
 };
 
+/* At boot, after the APIC and the HPET: time the soft PMU's NMI handler
+ * and derive the shortest cpu-clock period from it (printed). Not NMI-safe. */
+void profile_init(void);
+u64 profile_soft_floor_ns(void);		/* that period, ns */
 /* Turn the command-line words into a run; "" picks cycles (or cpu-clock
  * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
 int profile_parse(const char *events, u64 period, u64 freq, bool callchain,

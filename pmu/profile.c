@@ -202,16 +202,13 @@ u32 profile_app_id(void)
 
 /* ---- the NMI paths ------------------------------------------------ */
 
-/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
- * was full: counted), -1 not taken (the window has closed). NMI-safe. */
-static int take_sample(struct trap_frame *f, u64 id, u64 period)
+/* One SAMPLE of sample_type from frame f into rb; cp gives the group's
+ * counts (BP_SAMPLE_READ). Returns the ring's verdict. NMI-safe. */
+static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type,
+			struct trap_frame *f, u64 id, u64 period)
 {
 	struct percpu *pc = this_cpu();
-	struct cpu_prof *cp = &cpus[pc->cpu];
 	u64 ips[MAX_CALLCHAIN];
-
-	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
-		return -1;
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s = {
 		.ip = f->rip,
@@ -223,7 +220,7 @@ static int take_sample(struct trap_frame *f, u64 id, u64 period)
 		.period = period,
 	};
 
-	if (cfg.sample_type & BP_SAMPLE_CALLCHAIN) {
+	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
 		s.ips = ips;
 		s.nr_ips = on_stack ? bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi,
@@ -242,7 +239,7 @@ static int take_sample(struct trap_frame *f, u64 id, u64 period)
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
-	if (cfg.sample_type & BP_SAMPLE_READ) {
+	if (sample_type & BP_SAMPLE_READ) {
 		for (int i = 0; i < events_total(); i++) {
 			struct pmu_value v;
 			event_value(cp, i, s.time, &v);
@@ -252,7 +249,18 @@ static int take_sample(struct trap_frame *f, u64 id, u64 period)
 		s.group = grp;
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
-	int err = bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s);
+	return bp_ring_output_sample(rb, sample_type, BP_MISC_KERNEL, &s);
+}
+
+/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
+ * was full: counted), -1 not taken (the window has closed). NMI-safe. */
+static int take_sample(struct trap_frame *f, u64 id, u64 period)
+{
+	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		return -1;
+	int err = write_sample(&cp->ring, cp, cfg.sample_type, f, id, period);
 	if (!err) {
 		cp->samples++;
 		return 1;
@@ -447,6 +455,159 @@ static void run_tick(struct trap_frame *f)
 		stream_drain(true);
 }
 
+/* ---- the shortest period ------------------------------------------ */
+
+/*
+ * Sampling faster than its handler can run takes the machine: a period
+ * shorter than the NMI's own cost re-arms the HPET in the past forever.
+ * Linux bounds its sample rate so that sampling takes at most
+ * perf_cpu_time_max_percent (25%) of a CPU, from the measured length of
+ * its sampling NMIs (perf_sample_event_took). We measure once at boot: a
+ * self-NMI whose handler does what a soft-PMU tick does on CPU 0 — three
+ * HPET register accesses (hpet_nmi's counter read, the comparator write,
+ * rearm's re-check; reads stand in for the write) and a SAMPLE with its
+ * call chain into a ring — timed from the ICR write to the handler's end.
+ * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
+ * the host running something else). cpu-clock periods below cost * 100 /
+ * CPU_TIME_MAX_PERCENT are refused.
+ */
+#define FLOOR_TRIES		32
+#define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
+#define FLOOR_FALLBACK_NS	100000ul	/* no self-NMI came back: 10 kHz */
+#define CPU_TIME_MAX_PERCENT	25		/* perf_cpu_time_max_percent */
+#define FLOOR_SAMPLE_TYPE	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
+				 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN)
+
+static u64 soft_cost_ns, soft_floor_ns = 1;
+static u32 floor_armed;			/* a measuring self-NMI is on its way */
+static struct bp_ring floor_ring;
+static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+static bool floor_nmi(struct trap_frame *f)
+{
+	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
+		return false;
+	hpet_read();
+	hpet_read();
+	hpet_read();
+	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
+	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
+	return true;
+}
+
+void profile_init(void)
+{
+	struct bp_ring_config rc = { .id = 0 };
+	u64 best = ~0ul;
+
+	if (!hpet_hz() || !tsc_hz)
+		return;			/* no soft PMU (or no clock to time it) */
+	if (nmi_register(floor_nmi)) {
+		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
+		return;
+	}
+	for (int i = 0; i < FLOOR_TRIES; i++) {
+		bp_ring_init(&floor_ring, floor_mem, sizeof(floor_mem), &rc);
+		__atomic_store_n(&floor_armed, 1, __ATOMIC_RELEASE);
+		u64 t0 = rdtsc_ordered();
+		apic_send_ipi(apic_id(), APIC_DM_NMI);
+		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
+		       tsc_to_ns(rdtsc_ordered() - t0) < FLOOR_WAIT_NS)
+			cpu_relax();
+		u64 t1 = rdtsc_ordered();
+		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
+			soft_floor_ns = FLOOR_FALLBACK_NS;
+			kprintf("soft-pmu: a self-NMI did not arrive within %lu ms; shortest "
+				"cpu-clock period set to %lu ns unmeasured\n",
+				FLOOR_WAIT_NS / 1000000, soft_floor_ns);
+			return;
+		}
+		best = MIN(best, t1 - t0);
+	}
+	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
+	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
+	kprintf("soft-pmu: the NMI handler takes %lu ns (fastest of %d); shortest "
+		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
+		soft_cost_ns, FLOOR_TRIES, soft_floor_ns, CPU_TIME_MAX_PERCENT);
+}
+
+u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
+
+/* ns -> HPET ticks without overflow for any period and HPET rate. */
+static bool hpet_ticks_of(u64 ns, u64 *ticks)
+{
+	u64 hz = hpet_hz(), whole = ns / HPET_NS_PER_S, part = ns % HPET_NS_PER_S;
+
+	if (!hz || (whole && hz > ~0ul / whole))
+		return false;
+	*ticks = whole * hz;
+	u64 frac = hz / HPET_NS_PER_S * part + hz % HPET_NS_PER_S * part / HPET_NS_PER_S;
+	if (*ticks + frac < *ticks)
+		return false;
+	*ticks += frac;
+	return true;
+}
+
+/*
+ * The one check of a sampling event's period and frequency, for the
+ * command line and the control channel alike; every bound is tested
+ * before any arithmetic that could overflow. A period is in events
+ * (hardware) or ns (cpu-clock); 0 means not given.
+ *  - both given: refused, as perf refuses -c with -F;
+ *  - freq: at most max_rate (perf's perf_event_max_sample_rate check)
+ *    and one per ns;
+ *  - cpu-clock: at least the measured floor above, at most what one HPET
+ *    comparator step can hold;
+ *  - hardware: at least 2 (Linux's x86_pmu_hw_config refuses 1: the
+ *    reload value -1 overflows at once); the drivers add per-model limits.
+ */
+static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, char *err, size_t n)
+{
+	if (period && freq) {
+		ksnprintf(err, n, "period=%lu and freq=%lu together: give one or the other",
+			  period, freq);
+		return -E_INVAL;
+	}
+	if (freq && ((kopt.max_rate && freq > kopt.max_rate) || freq > HPET_NS_PER_S)) {
+		if (kopt.max_rate && freq > kopt.max_rate)
+			ksnprintf(err, n, "freq=%lu is above max_rate=%u, the most samples/s "
+				  "a CPU may take", freq, kopt.max_rate);
+		else
+			ksnprintf(err, n, "freq=%lu is above one sample per ns", freq);
+		return -E_RANGE;
+	}
+	if (!is_soft) {
+		if (period == 1) {
+			ksnprintf(err, n, "%s: period=1 is too short: a hardware period is at "
+				  "least 2", ev);
+			return -E_RANGE;
+		}
+		return 0;
+	}
+	u64 ns = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
+	if (ns < soft_floor_ns) {
+		if (freq)
+			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
+				  "samples/s (its NMI handler takes %lu ns; it may use %d%% of "
+				  "a CPU)", freq, HPET_NS_PER_S / soft_floor_ns, soft_cost_ns,
+				  CPU_TIME_MAX_PERCENT);
+		else
+			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
+				  "here, %lu ns (its NMI handler takes %lu ns; it may use %d%% of "
+				  "a CPU)", ns, soft_floor_ns, soft_cost_ns, CPU_TIME_MAX_PERCENT);
+		return -E_RANGE;
+	}
+	u64 ticks;
+	if (hpet_hz() && (!hpet_ticks_of(ns, &ticks) || ticks > HPET_NMI_MAX_TICKS)) {
+		u64 max_ns = HPET_NMI_MAX_TICKS / hpet_hz() * HPET_NS_PER_S +
+			     HPET_NMI_MAX_TICKS % hpet_hz() * HPET_NS_PER_S / hpet_hz();
+		ksnprintf(err, n, "period=%lu ns is longer than the HPET's longest, %lu ns",
+			  ns, max_ns);
+		return -E_RANGE;
+	}
+	return 0;
+}
+
 /* ---- set-up --------------------------------------------------------- */
 
 int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
@@ -495,10 +656,20 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 						  "HPET-driven soft PMU");
 				}
 				return e;
-			} else if (!(a->flags & PMU_ATTR_SAMPLE)) {
-				a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
-				a->period = period ? period : 100000;
-				a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
+			} else {
+				/* The event's own period=/freq= terms win over the run's. */
+				if (a->flags & PMU_ATTR_SAMPLE)
+					e = check_rate(p, false, a->flags & PMU_ATTR_FREQ ? 0 : a->period,
+						       a->flags & PMU_ATTR_FREQ ? a->freq : 0, err, n);
+				else
+					e = check_rate(p, false, period, freq, err, n);
+				if (e)
+					return e;
+				if (!(a->flags & PMU_ATTR_SAMPLE)) {
+					a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
+					a->period = period ? period : 100000;
+					a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
+				}
 			}
 		}
 		if (soft) {
@@ -509,6 +680,9 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 			a->config = BP_CONFIG_SOFT_CPU_CLOCK;
 			a->generic = PMU_EV_RAW;
 			a->fixed = -1;
+			int e = check_rate(p, true, period, freq, err, n);
+			if (e)
+				return e;
 			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
 			a->flags = PMU_ATTR_SAMPLE;
 		}
@@ -939,15 +1113,19 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		return args.err;
 	}
 	if (soft) {
+		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
-		soft_hpet_period = ticks ? ticks : 1;
-		e = hpet_nmi_start(soft_hpet_period, apic_id(), soft_tick, NULL);
+		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		if (!e) {
+			soft_hpet_period = ticks;
+			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
+		}
 		soft_started = !e;
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
-				  "no HPET comparator can deliver NMIs here" :
-				  "the period is out of the HPET's range");
+				  "no HPET comparator can deliver NMIs here" : e == -E_INVAL ?
+				  "the IOAPIC cannot send the HPET's NMI to this CPU (APIC id "
+				  "above 255)" : "the period is out of the HPET's range");
 			profile_stop(EXIT_FAIL);
 			return e;
 		}

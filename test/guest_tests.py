@@ -76,9 +76,50 @@ TESTS = [
     dict(name="timers_rates", icount=True, append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
     dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
+    dict(name="apic_leftover_vectors", kind="expect", exit=0,
+         append="events=none app=test_timers -- leftover",
+         expect=[r"^apic: cpu 0: 2 vectors left in service \(EOI sent\), 1 requested",
+                 r"^apic: unexpected vector 0x70 on cpu 0 \(in service: EOI sent\)",
+                 r"^# 4 passed, 0 failed"]),
+    dict(name="apic_leftover_vectors_x2apic", kind="expect", exit=0,
+         qemu_args=["-cpu", "max"], append="events=none app=test_timers -- leftover",
+         expect=[r"^apic: x2APIC", r"^apic: cpu 0: 2 vectors left in service",
+                 r"^# 4 passed, 0 failed"]),
+    dict(name="apic_x2apic_reenable", qemu_args=["-cpu", "max"],
+         append="events=none app=test_timers -- x2apic"),
+    dict(name="hpet_route_range", append="events=none app=test_timers -- route"),
+    dict(name="hpet_counter32_wrap", append="events=none app=test_timers -- counter32"),
+    dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
+    dict(name="timers_dead_clock", kind="expect", exit=0,
+         append="events=none app=test_timers -- deadclock",
+         expect=[r"^tsc: the dead port did not advance 10 ms in 100 ms; not calibrating",
+                 r"^ok 1 - calibration against a counter that never moves gives up"]),
+    # Periods and rates: one check for every source, a floor measured at
+    # boot (the soft PMU's NMI handler at 25% of a CPU), a clear refusal.
+    dict(name="period_floor_reported", kind="expect", append="events=none app=test_boot",
+         expect=[r"^soft-pmu: the NMI handler takes \d+ ns \(fastest of 32\); shortest "
+                 r"cpu-clock period \d+ ns \(sampling at most 25% of a CPU\)"], exit=0),
+    dict(name="period_1", kind="expect", append="app=loopnest period=1", exit=2,
+         expect=[r"bareperf: period=1 ns is below the soft PMU's shortest period here, "
+                 r"\d+ ns \(its NMI handler takes \d+ ns"], forbid=[r"^app: loopnest: start"]),
+    dict(name="period_2000", kind="expect", append="app=loopnest period=2000", exit=2,
+         expect=[r"bareperf: period=2000 ns is below the soft PMU's shortest period"]),
+    dict(name="freq_1000000", kind="expect", append="app=loopnest freq=1000000", exit=2,
+         expect=[r"bareperf: freq=1000000 is above max_rate=100000"]),
+    dict(name="freq_above_floor", kind="expect", append="app=loopnest max_rate=0 freq=1000000",
+         exit=2, expect=[r"bareperf: freq=1000000 is above the soft PMU's limit here, \d+ "
+                         r"samples/s"]),
+    dict(name="period_too_long", kind="expect", append="app=loopnest period=100000000000",
+         exit=2, expect=[r"bareperf: period=100000000000 ns is longer than the HPET's "
+                         r"longest, 21474836470 ns"]),
+    dict(name="period_and_freq", kind="expect", append="app=loopnest period=100000 freq=100",
+         exit=2, expect=[r"bareperf: period=100000 and freq=100 together: give one"]),
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
+    # An AP the boot CPU gave up on may still wake (a busy host delays its
+    # vCPU): it must park in the trampoline, never run the kernel.
+    dict(name="smp4_refused_aps_park", smp=4, append="ap_wait_ms=0 app=test_smp -- parked=3"),
     # Sampling: the soft PMU writes SAMPLE records into the per-CPU rings.
     dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
@@ -127,6 +168,8 @@ TESTS = [
 KVM_TESTS = [
     dict(name="kvm_pmu_probe", kvm=True, append="app=test_pmu_probe"),
     dict(name="kvm_pmu_hw", kvm=True, append="events=none app=test_pmu_hw"),
+    dict(name="kvm_period_1", kvm=True, kind="expect", append="events=cycles period=1", exit=2,
+         expect=[r"cycles: period=1 is too short: a hardware period is at least 2"]),
     dict(name="kvm_default_app", kvm=True, kind="expect", append="events=cycles",
          expect=[r"^pmu: (Intel|AMD)", r"^profile: cycles, \d+ samples",
                  r"^ +\d+\.\d% +\d+  matmul$"], exit=0),

@@ -20,7 +20,7 @@ import bpqemu  # noqa: E402
 CH_CONTROL, CPU_HOST = 3, 0xFFFF
 LIST_APPS, LIST_EVENTS, START_RUN = 1, 2, 3
 OK, ERROR, ITEM = 0x8001, 0x8002, 0x8003
-RUN_APP, RUN_EVENT, RUN_PERIOD = 1, 2, 3
+RUN_APP, RUN_EVENT, RUN_PERIOD, RUN_FREQ, RUN_ARG = 1, 2, 3, 4, 6
 
 
 def crc32c(data, crc=0):
@@ -149,6 +149,27 @@ def main():
             (frame(struct.pack("<HH", LIST_APPS, 9)), "says 9 bytes of value"),
             (msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_EVENT, b"cyclez")),
              "cyclez"),
+            # Guest tests fault and panic on purpose: never runnable here.
+            (msg(START_RUN, param(RUN_APP, b"test_fault") + param(RUN_ARG, b"panic")),
+             "'test_fault': it is a guest test, not a runnable app"),
+            (msg(START_RUN, param(RUN_APP, b"test_smp")), "it is a guest test"),
+            # Periods and rates go through the kernel's one check.
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 100000))
+                 + param(RUN_FREQ, struct.pack("<Q", 1000))),
+             "period=100000 and freq=1000 together"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_FREQ, struct.pack("<Q", 2**64 - 1))),
+             f"freq={2**64 - 1} is above max_rate=100000"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 184467440738))),
+             "period=184467440738 ns is longer than the HPET's longest"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 1))),
+             "period=1 ns is below the soft PMU's shortest period"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 0))),
+             "PERIOD 0 is out of range"),
         ]
         for data, want in cases:
             link.send(data)
