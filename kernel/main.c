@@ -11,6 +11,7 @@
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/run.h"
+#include "kernel/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
@@ -239,7 +240,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	cmdline_defaults(&kopt);
 	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
 	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
-	uart_init(kopt.serial_port, kopt.baud);
+	serial_setup_early();
 
 	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :
 		bi.source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
@@ -253,12 +254,6 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 		machine_exit(EXIT_PANIC);
 	}
 	kprintf("cmdline: \"%s\"\n", bi.cmdline);
-	if (cmd_err) {
-		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
-		cmdline_help(print_help_line);
-		kprintf("  -- ARGS...                   words after -- go to the app\n");
-		machine_exit(EXIT_USAGE);
-	}
 
 	cpu_setup();
 	pmm_init(&bi);
@@ -266,9 +261,18 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	percpu_alloc_stacks(smp_boot_cpu());
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
+	acpi_init();
+	/* The UART ACPI names is known only now; a bad command line is
+	 * reported after this, so it reaches that port too. */
+	serial_setup();
+	if (cmd_err) {
+		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
+		cmdline_help(print_help_line);
+		kprintf("  -- ARGS...                   words after -- go to the app\n");
+		machine_exit(EXIT_USAGE);
+	}
 	print_cpu();
 	print_memory();
-	acpi_init();
 	hpet_init();
 	tsc_init();
 	print_tsc();

@@ -7,6 +7,7 @@
 #include "kernel/kernel.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
+#include "kernel/serial.h"
 #include "kernel/uart.h"
 
 /* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
@@ -140,6 +141,7 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 void machine_exit(enum exit_code code)
 {
 	irq_disable();
+	serial_fallback();		/* an exit before the UART was chosen */
 	uart_flush();
 	if (cpu_features.hypervisor)
 		outl(DEBUG_EXIT_PORT, code);

@@ -6,7 +6,9 @@ garbage), smp, mem, icount, timeout (s), kind ("tap" | "expect"), expect /
 forbid (regexes), exit (the kernel's exit code: 0 ok, 1 fail, 2 usage,
 3 panic; None = QEMU is stopped once every stop_on regex has appeared),
 qemu_args (more QEMU arguments; "{host_file}" and "{workdir}" in them are
-replaced), host_file (dict: path, relative to build/test; the runner
+replaced), serial (what QEMU's first -serial is: "stdio" unless given),
+files (dict: name -> bytes, or a function returning them, written into
+build/test before booting, e.g. an ACPI table for -acpitable), host_file (dict: path, relative to build/test; the runner
 removes any old file there, or makes a FIFO if fifo=True, before booting,
 and afterwards checks it against sha256, expect_bytes and expect_regex,
 whichever are given: one more check line).
@@ -267,4 +269,72 @@ TESTS += [
 ]
 KVM_TESTS += [
     dict(name="kvm_trace_pt_probe", kvm=True, append="app=test_trace -- pt"),
+]
+
+# The console UART: serial=auto takes ACPI SPCR's UART, else a PCI serial
+# controller, else COM1 (kernel/serial.c). Each test leaves the guest only
+# the UART it should find wired to stdout.
+def spcr_table(port, baud_code=7, space=1, bits=8, access=1, rev=2):
+    """An 80-byte SPCR (Microsoft's Serial Port Console Redirection Table,
+    revision 2) naming a 16550 at port, with a correct checksum."""
+    import struct
+    t = bytearray(80)
+    t[0:4] = b"SPCR"
+    struct.pack_into("<IB", t, 4, len(t), rev)
+    t[10:16], t[16:24], t[28:32] = b"BPTEST", b"BPSPCR  ", b"BPTC"
+    struct.pack_into("<I", t, 24, 1)
+    struct.pack_into("<I", t, 32, 1)
+    t[36] = 0                                   # interface type: full 16550
+    struct.pack_into("<BBBBQ", t, 40, space, bits, 0, access, port)
+    t[58] = baud_code                           # 7 = 115200
+    struct.pack_into("<HH", t, 64, 0xffff, 0xffff)   # not a PCI device
+    t[9] = -sum(t) & 0xff
+    return bytes(t)
+
+
+_PCI_SERIAL = ["-chardev", "stdio,id=s0", "-device", "pci-serial,chardev=s0,addr=0x5"]
+TESTS += [
+    dict(name="serial_default_com1", kind="expect", exit=0,
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^serial: console on I/O 0x3f8, 115200 baud: COM1 answers the "
+                 r"scratch-register test \(no usable SPCR table, no PCI serial controller\)$",
+                 r"^ok 1 - boot source is pvh"]),
+    # SPCR names COM2; COM1 exists but is not wired anywhere.
+    dict(name="serial_spcr", kind="expect", exit=0, serial="null",
+         files={"spcr-com2.bin": spcr_table(0x2f8)},
+         qemu_args=["-serial", "stdio", "-acpitable", "file={workdir}/spcr-com2.bin"],
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^acpi: RSDP .*tables: .*\bSPCR\b",
+                 r"^serial: console on I/O 0x2f8, 115200 baud: ACPI SPCR names it$",
+                 r"^bareperf: booted via PVH",      # the early boot log was replayed
+                 r"^ok 1 - boot source is pvh"]),
+    # SPCR names COM4, where nothing answers: said, then COM1.
+    dict(name="serial_spcr_absent_uart", kind="expect", exit=0,
+         files={"spcr-com4.bin": spcr_table(0x2e8)},
+         qemu_args=["-acpitable", "file={workdir}/spcr-com4.bin"],
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^serial: no UART answers at I/O 0x2e8 \(ACPI SPCR names it\)$",
+                 r"^serial: console on I/O 0x3f8, 115200 baud: COM1 answers the "
+                 r"scratch-register test \(SPCR's UART did not answer, no PCI serial"]),
+    # No ISA serial at all: the PCI 16550 (its I/O BAR placed by the kernel
+    # on the PVH path, where qboot assigns none).
+    dict(name="serial_pci", kind="expect", exit=0, serial="none", qemu_args=_PCI_SERIAL,
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^serial: console on I/O 0x[0-9a-f]+, 115200 baud: PCI serial controller "
+                 r"00:05\.0 \(1b36:0002\), no SPCR table$",
+                 r"^bareperf: booted via PVH", r"^ok 1 - boot source is pvh"]),
+    dict(name="serial_explicit_pci", kind="expect", exit=0, serial="none",
+         qemu_args=_PCI_SERIAL, append="serial=pci:00:05.0 app=test_boot -- source=pvh mem=256",
+         expect=[r"^serial: console on I/O 0x[0-9a-f]+, 115200 baud: serial= names it$",
+                 r"^ok 1 - boot source is pvh"]),
+    dict(name="serial_explicit_com2", kind="expect", exit=0, serial="null",
+         qemu_args=["-serial", "stdio"], append="serial=com2 app=test_boot -- source=pvh mem=256",
+         expect=[r"^serial: console on I/O 0x2f8, 115200 baud: serial= names it$",
+                 r"^ok 1 - boot source is pvh"]),
+    # A bad command line is reported on the UART SPCR names, too.
+    dict(name="serial_spcr_bad_cmdline", kind="expect", exit=2, serial="null",
+         files={"spcr-com2b.bin": spcr_table(0x2f8)},
+         qemu_args=["-serial", "stdio", "-acpitable", "file={workdir}/spcr-com2b.bin"],
+         append="app=loopnest bogus=1",
+         expect=[r"bad command line: unknown option 'bogus'"]),
 ]

@@ -38,13 +38,14 @@ def need(path, hint):
 
 
 def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
-                 cmdline="", esp=None, vars_file=None, icount=False, extra=()):
+                 cmdline="", esp=None, vars_file=None, icount=False, extra=(),
+                 serial="stdio"):
     qemu = shutil.which("qemu-system-x86_64")
     if not qemu:
         sys.exit("bpqemu: qemu-system-x86_64 not found: apt-get install qemu-system-x86")
     cmd = [qemu, "-machine", "q35", "-m", str(mem), "-smp", str(smp),
            "-nographic", "-no-reboot", "-display", "none", "-monitor", "none",
-           "-serial", "stdio", "-nic", "none",
+           "-serial", serial, "-nic", "none",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if kvm:
         cmd += ["-enable-kvm", "-cpu", "host"]
