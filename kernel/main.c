@@ -7,6 +7,7 @@
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/cmdline.h"
+#include "kernel/fb.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
@@ -88,6 +89,35 @@ static const char *take_boot_info(void *info, u32 magic)
 	if (bi.mmap_count > BOOT_MMAP_MAX)
 		return "boot_info memory map count is out of range";
 	return NULL;
+}
+
+static const char *const fb_format_names[] = { "RGB", "BGR", "bitmask", "BltOnly" };
+
+/* The screen console, on the loader's GOP framebuffer (console=fb|both,
+ * or by default when there is one). */
+static void screen_setup(void)
+{
+	const struct boot_framebuffer *f = &bi.fb;
+	const char *why = NULL;
+	const char *fmt = f->format < ARRAY_SIZE(fb_format_names) ? fb_format_names[f->format] : "?";
+
+	if (kopt.console == CONSOLE_SERIAL && f->base)
+		kprintf("fb: %ux%u framebuffer left alone (console=serial)\n", f->width, f->height);
+	if (kopt.console == CONSOLE_SERIAL || !f->base)
+		return;
+	if (f->base + (u64)f->pixels_per_line * f->height * 4 > mem_top(&bi))
+		why = "it lies outside the kernel's identity map";
+	else
+		fb_init(f->base, f->width, f->height, f->pixels_per_line, f->format, &why);
+	if (kopt.console == CONSOLE_FB && fb_active())
+		console_text_to_uart(false);
+	if (why)
+		kprintf("fb: %ux%u %s framebuffer at %#lx not used: %s\n", f->width, f->height, fmt,
+			f->base, why);
+	else
+		kprintf("fb: %ux%u %s, %u pixels per line, at %#lx: screen console %ux%u%s\n",
+			f->width, f->height, fmt, f->pixels_per_line, f->base, fb_cols(), fb_rows(),
+			kopt.console == CONSOLE_FB ? " (console=fb: none on the UART)" : "");
 }
 
 static void print_help_line(const char *line)
@@ -240,6 +270,8 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	cmdline_defaults(&kopt);
 	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
 	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
+	if (!boot_err)
+		screen_setup();
 	serial_setup_early();
 
 	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :

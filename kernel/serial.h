@@ -28,5 +28,8 @@ void serial_fallback(void);
 /* kernel/console.c: the UART is chosen (or there is none); replay the
  * boot log on it and send text straight there from now on. */
 void console_serial_ready(void);
+/* kernel/console.c: console=fb keeps plain console text off the UART
+ * (the stream still uses it). */
+void console_text_to_uart(bool on);
 
 #endif
