@@ -94,15 +94,18 @@ static const char *take_boot_info(void *info, u32 magic)
 static const char *const fb_format_names[] = { "RGB", "BGR", "bitmask", "BltOnly" };
 
 /* The screen console, on the loader's GOP framebuffer (console=fb|both,
- * or by default when there is one). */
-static void screen_setup(void)
+ * or by default when there is one). What happened goes into msg, printed
+ * after the banner (the first line a host tool looks for). */
+static void screen_setup(char *msg, size_t n)
 {
 	const struct boot_framebuffer *f = &bi.fb;
 	const char *why = NULL;
 	const char *fmt = f->format < ARRAY_SIZE(fb_format_names) ? fb_format_names[f->format] : "?";
 
+	msg[0] = 0;
 	if (kopt.console == CONSOLE_SERIAL && f->base)
-		kprintf("fb: %ux%u framebuffer left alone (console=serial)\n", f->width, f->height);
+		ksnprintf(msg, n, "fb: %ux%u framebuffer left alone (console=serial)\n",
+			  f->width, f->height);
 	if (kopt.console == CONSOLE_SERIAL || !f->base)
 		return;
 	if (f->base + (u64)f->pixels_per_line * f->height * 4 > mem_top(&bi))
@@ -112,12 +115,12 @@ static void screen_setup(void)
 	if (kopt.console == CONSOLE_FB && fb_active())
 		console_text_to_uart(false);
 	if (why)
-		kprintf("fb: %ux%u %s framebuffer at %#lx not used: %s\n", f->width, f->height, fmt,
-			f->base, why);
+		ksnprintf(msg, n, "fb: %ux%u %s framebuffer at %#lx not used: %s\n", f->width,
+			  f->height, fmt, f->base, why);
 	else
-		kprintf("fb: %ux%u %s, %u pixels per line, at %#lx: screen console %ux%u%s\n",
-			f->width, f->height, fmt, f->pixels_per_line, f->base, fb_cols(), fb_rows(),
-			kopt.console == CONSOLE_FB ? " (console=fb: none on the UART)" : "");
+		ksnprintf(msg, n, "fb: %ux%u %s, %u pixels per line, at %#lx: screen console %ux%u%s\n",
+			  f->width, f->height, fmt, f->pixels_per_line, f->base, fb_cols(), fb_rows(),
+			  kopt.console == CONSOLE_FB ? " (console=fb: none on the UART)" : "");
 }
 
 static void print_help_line(const char *line)
@@ -270,9 +273,9 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	cmdline_defaults(&kopt);
 	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
 	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
+	char fb_msg[200] = "";
 	if (!boot_err)
-		screen_setup();
-	serial_setup_early();
+		screen_setup(fb_msg, sizeof(fb_msg));
 
 	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :
 		bi.source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
@@ -280,7 +283,8 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 		kprintf(" (firmware: %s)", bi.firmware_vendor);
 	kprintf(", ");
 	print_build_id();
-	kprintf("\n");
+	kprintf("\n%s", fb_msg);
+	serial_setup_early();
 	if (boot_err) {
 		kprintf("bareperf: cannot start: %s\n", boot_err);
 		machine_exit(EXIT_PANIC);

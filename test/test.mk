@@ -98,3 +98,8 @@ $(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/fb.o \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# Firmware noise: OVMF's escape sequences and boot-manager lines stay off
+# the user's terminal under `bareperf record --uefi` and tools/bpqemu.py.
+HOST_TESTS += test/e2e/fwnoise.py
+test test-host: $(BUILD)/bareperf
