@@ -86,7 +86,7 @@ BENCH_CMDS += $(BUILD)/bench/virtio_bench
 # The screen console: drawing into host framebuffers (both pixel formats,
 # pitch > width, scrolling); then QEMU's screendump of real boots, read
 # back cell by cell against the font (test/e2e/fbconsole.py).
-HOST_TESTS += $(BUILD)/host/test_fb test/e2e/fbconsole.py
+HOST_TESTS += $(BUILD)/host/test_fb
 
 $(BUILD)/h/gen/font8x16.o: $(BUILD)/gen/font8x16.c
 	@mkdir -p $(@D)
@@ -99,7 +99,10 @@ $(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/fb.o \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# Firmware noise: OVMF's escape sequences and boot-manager lines stay off
-# the user's terminal under `bareperf record --uefi` and tools/bpqemu.py.
-HOST_TESTS += test/e2e/fwnoise.py
-test test-host: $(BUILD)/bareperf
+# The host-side OVMF boots, at once (test/e2e/uefi_suite.py): the screen
+# console read back from QEMU's screendump (fbconsole.py); firmware noise
+# kept off the terminal by `bareperf record --uefi` and bpqemu.py
+# (fwnoise.py); build/bareperf.img booted as a USB stick, and Secure Boot
+# with OVMF's secure-boot build (bootimage.py).
+HOST_TESTS += test/e2e/uefi_suite.py
+test test-host: $(BUILD)/bareperf esp image

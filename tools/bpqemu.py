@@ -40,7 +40,7 @@ def need(path, hint):
 
 def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
                  cmdline="", esp=None, vars_file=None, icount=False, extra=(),
-                 serial="stdio"):
+                 serial="stdio", disk=None, ovmf_code=OVMF_CODE, ovmf_vars=OVMF_VARS):
     qemu = shutil.which("qemu-system-x86_64")
     if not qemu:
         sys.exit("bpqemu: qemu-system-x86_64 not found: apt-get install qemu-system-x86")
@@ -55,14 +55,20 @@ def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
         # are deterministic (see DESIGN.md, "Facts about the machines").
         cmd += ["-icount", "shift=0,sleep=off"]
     if uefi:
-        need(OVMF_CODE, "apt-get install ovmf")
+        need(ovmf_code, "apt-get install ovmf")
         esp = esp or os.path.join(build, "esp")
-        need(os.path.join(esp, "EFI/BOOT/BOOTX64.EFI"), "run 'make esp' first")
+        if not disk:
+            need(os.path.join(esp, "EFI/BOOT/BOOTX64.EFI"), "run 'make esp' first")
         vars_file = vars_file or os.path.join(build, "ovmf-vars.fd")
-        shutil.copyfile(OVMF_VARS, vars_file)
-        cmd += ["-drive", f"if=pflash,format=raw,readonly=on,file={OVMF_CODE}",
-                "-drive", f"if=pflash,format=raw,file={vars_file}",
-                "-drive", f"format=raw,file=fat:rw:{esp}"]
+        shutil.copyfile(ovmf_vars, vars_file)
+        cmd += ["-drive", f"if=pflash,format=raw,readonly=on,file={ovmf_code}",
+                "-drive", f"if=pflash,format=raw,file={vars_file}"]
+        if disk:
+            # A disk image on a USB stick, as a user boots build/bareperf.img.
+            cmd += ["-device", "qemu-xhci", "-drive", f"if=none,id=stick,format=raw,file={disk}",
+                    "-device", "usb-storage,drive=stick"]
+        else:
+            cmd += ["-drive", f"format=raw,file=fat:rw:{esp}"]
     else:
         kernel = os.path.join(build, "kernel.elf")
         need(kernel, "run 'make' first")
