@@ -43,6 +43,7 @@ struct cpu_prof {
 	struct pmu_ctx pmu;
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
+	u32 soft_lapic_n;		/* APIC timer samples since the last run tick */
 	bool irq_was;			/* interrupts were on before the run */
 	u32 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
@@ -68,6 +69,11 @@ static u32 ncpus;
 static bool active, soft;
 static bool quiesced;		/* the app returned: no more samples this run */
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
+/* No HPET: the soft PMU samples on each CPU's APIC timer, an ordinary
+ * interrupt at the sampling period; every soft_per_tick-th one is also
+ * the run tick. */
+static bool soft_lapic;
+static u32 soft_per_tick;
 static u64 run_id;
 static const char *app_name;
 static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
@@ -361,8 +367,14 @@ static void run_tick(struct trap_frame *f)
 {
 	struct cpu_prof *cp = &cpus[0];
 
-	(void)f;
 	apic_eoi();
+	if (soft_lapic) {
+		struct cpu_prof *me = &cpus[this_cpu()->cpu];
+		soft_sample(f);
+		if (++me->soft_lapic_n < soft_per_tick)
+			return;
+		me->soft_lapic_n = 0;
+	}
 	profile_tick();
 	trace_tick();			/* restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
@@ -498,7 +510,7 @@ static void write_meta(struct bp_ring *rb)
 		.header = { BP_RECORD_RUN_META, 0, sizeof(m) },
 		.meta_version = BP_META_VERSION,
 		.flags = (cpu_features.invariant_tsc ? BP_META_TSC_INVARIANT : 0) |
-			 (soft ? BP_META_SOFT_PMU : 0),
+			 (soft ? BP_META_SOFT_PMU : 0) | (soft_lapic ? BP_META_SOFT_LAPIC : 0),
 		.run_id = run_id,
 		.nr_cpus = ncpus,
 		.tsc_hz = tsc_hz,
@@ -692,7 +704,9 @@ static void start_cpu(void *arg)
 		pmu_start(&cp->pmu);
 	if (apic_timer_hz()) {
 		cp->ticking = true;
-		apic_timer_periodic(apic_timer_hz() / PROFILE_TICK_HZ);
+		cp->soft_lapic_n = 0;
+		apic_timer_periodic(soft_lapic ? MAX(apic_timer_hz() * soft_period_ns / 1000000000, 1ul)
+				    : apic_timer_hz() / PROFILE_TICK_HZ);
 	}
 	/* The tick needs interrupts on for the whole run, also on the boot
 	 * CPU, which otherwise runs with them off; stop_cpu puts them back. */
@@ -807,6 +821,14 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
 	}
+	/* No HPET (many recent PCs disable it), no PMU: cpu-clock on the APIC
+	 * timer, which cannot see code with interrupts off (said in the
+	 * run's metadata and the summary). */
+	soft_lapic = soft && !hpet_hz() && apic_timer_hz();
+	if (soft_lapic) {
+		soft_period_ns = cfg.attrs[0].period;
+		soft_per_tick = MAX(1000000000 / PROFILE_TICK_HZ / soft_period_ns, 1ul);
+	}
 	write_meta(&cpus[0].ring);
 	__atomic_store_n(&active, true, __ATOMIC_RELEASE);
 	smp_call_all(start_cpu, &args);
@@ -815,7 +837,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		profile_stop(EXIT_FAIL);
 		return args.err;
 	}
-	if (soft) {
+	if (soft && !soft_lapic) {
 		soft_period_ns = cfg.attrs[0].period;
 		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
 		e = hpet_nmi_start(ticks ? ticks : 1, apic_id(), soft_tick, NULL);
@@ -839,7 +861,7 @@ void profile_stop(int status)
 {
 	if (!active)
 		return;
-	if (soft)
+	if (soft && !soft_lapic)
 		hpet_nmi_stop();
 	smp_call_all(stop_cpu, &status);
 	__atomic_store_n(&active, false, __ATOMIC_RELEASE);
@@ -1002,7 +1024,9 @@ void profile_summary(void)
 	/* Written and dropped are the kernel's own totals; the table can only
 	 * show what the stream has not taken off the rings yet. */
 	kprintf("profile: %s, %lu samples on %u CPU%s, %lu lost%s\n",
-		cfg.soft ? "cpu-clock (soft PMU: HPET NMIs)" : cfg.attrs[0].name,
+		!cfg.soft ? cfg.attrs[0].name : soft_lapic ?
+		"cpu-clock (soft PMU: APIC timer interrupts, blind where interrupts are off)" :
+		"cpu-clock (soft PMU: HPET NMIs)",
 		written, ncpus, ncpus == 1 ? "" : "s", dropped,
 		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
 	if (total < written)

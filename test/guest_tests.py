@@ -338,3 +338,16 @@ TESTS += [
          append="app=loopnest bogus=1",
          expect=[r"bad command line: unknown option 'bogus'"]),
 ]
+
+# No HPET (-machine hpet=off, as on many recent PCs) and no PMU: cpu-clock
+# samples on the local APIC timer, an ordinary interrupt.
+TESTS += [
+    dict(name="profile_no_hpet", qemu_args=["-machine", "hpet=off"],
+         append="events=none app=test_profile -- lapic"),
+    dict(name="profile_no_hpet_loopnest", kind="expect", exit=0, smp=2,
+         qemu_args=["-machine", "hpet=off"], append="app=loopnest",
+         expect=[r"^acpi: no HPET",
+                 r"^profile: cpu-clock \(soft PMU: APIC timer interrupts, blind where interrupts "
+                 r"are off\), [1-9]\d* samples on 2 CPUs, 0 lost",
+                 r"^ +\d+\.\d% +\d+  (matmul|sieve)$"]),
+]

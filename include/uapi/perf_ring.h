@@ -261,6 +261,11 @@ _Static_assert(sizeof(struct bp_record_lost_samples) == 16, "bp_record_lost_samp
 #define BP_META_TSC_INVARIANT	(1u << 0)	/* CPUID.80000007H:EDX[8] */
 #define BP_META_SOFT_PMU	(1u << 1)	/* samples come from the HPET soft PMU */
 #define BP_META_ICOUNT		(1u << 2)	/* TSC counts retired instructions (QEMU -icount) */
+/* The soft PMU's samples come from each CPU's local APIC timer as an
+ * ordinary interrupt (no HPET to send NMIs): code that runs with
+ * interrupts off is never sampled; its time shows at the instruction
+ * that turns them back on. */
+#define BP_META_SOFT_LAPIC	(1u << 3)
 
 struct bp_record_run_meta {
 	struct bp_record_header header;

@@ -9,6 +9,10 @@
  *                HPET expiry, and consecutive ones are exactly one period
  *                apart
  *   -- smp       every CPU in the run samples itself on every tick
+ *   -- lapic     (QEMU -machine hpet=off) no HPET: cpu-clock samples on the
+ *                APIC timer as an ordinary interrupt; the run's metadata
+ *                says so, the loop is sampled, and a loop run with
+ *                interrupts off never is
  *
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
@@ -38,6 +42,7 @@ static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
 
 struct seen {
 	u64 samples, in_window, in_loop, regular, meta, cpu_info, app_start, app_stop;
+	u32 meta_flags;
 	u64 first_time, last_time, wrong_cpu;
 };
 
@@ -55,7 +60,10 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {
 		struct bp_sample smp;
 		switch (rec->type) {
-		case BP_RECORD_RUN_META: s->meta++; break;
+		case BP_RECORD_RUN_META:
+			s->meta++;
+			s->meta_flags = ((const struct bp_record_run_meta *)rec)->flags;
+			break;
 		case BP_RECORD_CPU_INFO: s->cpu_info++; break;
 		case BP_RECORD_APP_START: s->app_start++; break;
 		case BP_RECORD_APP_STOP: s->app_stop++; break;
@@ -182,6 +190,43 @@ static void check_smp(void)
 	}
 }
 
+static u64 __attribute__((noipa)) cli_loop(u64 n)
+{
+	u64 x = 1;
+
+	irq_disable();
+	for (u64 i = 0; i < n; i++)
+		asm volatile("imul $3, %0, %0; add %1, %0" : "+r"(x) : "r"(i));
+	irq_enable();
+	return x;
+}
+
+static void check_lapic(void)
+{
+	char err[160];
+	u64 loop = ksym_address("hot_loop"), cli = ksym_address("cli_loop"), off, size, cli_size;
+	struct seen s, c;
+
+	ksym_lookup(loop, &off, &size);
+	ksym_lookup(cli, &off, &cli_size);
+	report(!start(err, sizeof(err)), "cpu-clock sampling starts without an HPET (%s)", err);
+	u64 t0 = rdtsc();
+	hot_loop(2000000);
+	u64 t1 = rdtsc();
+	cli_loop(2000000);
+	u64 t2 = rdtsc();
+	profile_stop(0);
+	scan(0, t0, t1, loop, size, &s);
+	scan(0, t1, t2, cli, cli_size, &c);
+	report(s.meta == 1 && (s.meta_flags & BP_META_SOFT_PMU) && (s.meta_flags & BP_META_SOFT_LAPIC),
+	       "the run's metadata says: soft PMU on the APIC timer (flags %#x)", s.meta_flags);
+	report(s.in_window > 20 && s.in_loop * 10 >= s.in_window * 9,
+	       "%lu samples while the loop ran, %lu with the IP in hot_loop", s.in_window, s.in_loop);
+	report(c.in_loop == 0, "none in a loop that runs with interrupts off (%lu)", c.in_loop);
+	report(profile_soft_ticks() == 0, "no HPET NMIs (%lu)", profile_soft_ticks());
+	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
+}
+
 static int test_profile_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "exact";
@@ -192,6 +237,8 @@ static int test_profile_main(int argc, char **argv)
 	}
 	else if (!strcmp(what, "smp"))
 		check_smp();
+	else if (!strcmp(what, "lapic"))
+		check_lapic();
 	else
 		report(false, "unknown mode '%s'", what);
 	return report_summary();
