@@ -84,6 +84,26 @@ static int set_serial(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+static int set_onoff(bool *off, const char *name, const char *val, char *err, size_t n)
+{
+	if (strcmp(val, "on") && strcmp(val, "off")) {
+		ksnprintf(err, n, "%s: '%s' is not on or off", name, val);
+		return -1;
+	}
+	*off = !strcmp(val, "off");
+	return 0;
+}
+
+static int set_turbo(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_onoff(&o->turbo_off, "turbo", val, err, n);
+}
+
+static int set_prefetch(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_onoff(&o->prefetch_off, "prefetch", val, err, n);
+}
+
 static int set_console(struct kernel_options *o, char *val, char *err, size_t n)
 {
 	if (!strcmp(val, "serial"))
@@ -271,6 +291,10 @@ static const struct option options[] = {
 	  set_aux_pages },
 	{ "console", "serial|fb|both", "where the console text goes (default both when the "
 	  "loader found a screen, else serial)", set_console },
+	{ "turbo", "on|off", "off: turbo (Intel) / core performance boost (AMD) off on every "
+	  "CPU (default: as the firmware set it)", set_turbo },
+	{ "prefetch", "on|off", "off: the hardware prefetchers off on every CPU, where the "
+	  "vendor documents how (default: as the firmware set them)", set_prefetch },
 };
 
 void cmdline_defaults(struct kernel_options *o)

@@ -124,6 +124,8 @@ struct kernel_options {
 	struct serial_opt serial;	/* serial=auto|com1..com4|0xPORT|mmio:ADDR|pci:BB:DD.F */
 	u32 baud;			/* baud=N (0: SPCR's, else 115200) */
 	enum console_want console;	/* console=serial|fb|both */
+	bool turbo_off;			/* turbo=off (kernel/quiet.c) */
+	bool prefetch_off;		/* prefetch=off */
 	const char *events;		/* events=LIST ("" = default, "none") */
 	u64 period;			/* period=N (0 = default) */
 	u64 freq;			/* freq=N samples/s (0 = default) */

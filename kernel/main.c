@@ -10,6 +10,7 @@
 #include "kernel/fb.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
+#include "kernel/quiet.h"
 #include "kernel/smp.h"
 #include "kernel/run.h"
 #include "kernel/serial.h"
@@ -316,6 +317,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	ioapic_init();
 	pmu_init();
 	start_cpus();
+	quiet_setup();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);

@@ -21,6 +21,7 @@
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/quiet.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
@@ -519,6 +520,8 @@ static void write_meta(struct bp_ring *rb)
 	u32 len;
 	const u8 *id = kernel_build_id(&len);
 	bool group = cfg.sample_type & BP_SAMPLE_READ;
+
+	quiet_state(&m.quiet_asked, &m.quiet_done, &m.quiet_refused);
 
 	/* ns = (tsc * mult) >> shift with the largest shift that keeps mult
 	 * below 2^32 (perf's time_mult/time_shift); 10^9 << 32 fits 64 bits. */

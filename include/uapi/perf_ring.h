@@ -285,9 +285,19 @@ struct bp_record_run_meta {
 	uint16_t reserved_u16;
 	uint64_t start_tsc;		/* TSC when the run started */
 	uint8_t  build_id[20];		/* GNU build-id of kernel.elf */
-	uint8_t  reserved[44];
+	/* A quiet machine (kernel/quiet.h), BP_QUIET_* bits: what the
+	 * command line asked for, what every CPU now has, and what at least
+	 * one CPU refused (a #GP, or a write that did not hold). 0 in
+	 * captures from kernels that predate them. */
+	uint32_t quiet_asked;
+	uint32_t quiet_done;
+	uint32_t quiet_refused;
+	uint8_t  reserved[32];
 };
 _Static_assert(sizeof(struct bp_record_run_meta) == 128, "bp_record_run_meta ABI");
+
+#define BP_QUIET_TURBO_OFF	(1u << 0)	/* Intel IA32_MISC_ENABLE[38] + IA32_PERF_CTL[32]; AMD HWCR.CpbDis */
+#define BP_QUIET_PREFETCH_OFF	(1u << 1)	/* Intel MSR 1A4H[3:0]; AMD PrefetchControl */
 
 enum bp_cpu_vendor {
 	BP_CPU_VENDOR_UNKNOWN	= 0,

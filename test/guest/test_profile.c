@@ -13,6 +13,9 @@
  *                APIC timer as an ordinary interrupt; the run's metadata
  *                says so, the loop is sampled, and a loop run with
  *                interrupts off never is
+ *   -- quiet asked=N done=N refused=N
+ *                the run's metadata records what turbo=/prefetch= asked
+ *                for, what every CPU has and what was refused (BP_QUIET_*)
  *
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
@@ -39,6 +42,13 @@ static u64 __attribute__((noipa)) hot_loop(u64 n)
 }
 
 static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+static struct bp_record_run_meta last_meta;
+static bool have_meta;
+
+static const struct bp_record_run_meta *profile_last_meta(void)
+{
+	return have_meta ? &last_meta : NULL;
+}
 
 struct seen {
 	u64 samples, in_window, in_loop, regular, meta, cpu_info, app_start, app_stop;
@@ -63,6 +73,8 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 		case BP_RECORD_RUN_META:
 			s->meta++;
 			s->meta_flags = ((const struct bp_record_run_meta *)rec)->flags;
+			last_meta = *(const struct bp_record_run_meta *)rec;
+			have_meta = true;
 			break;
 		case BP_RECORD_CPU_INFO: s->cpu_info++; break;
 		case BP_RECORD_APP_START: s->app_start++; break;
@@ -227,6 +239,28 @@ static void check_lapic(void)
 	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
 }
 
+static void check_quiet(int argc, char **argv)
+{
+	char err[160];
+	struct seen s;
+	u64 asked = 0, done = 0, refused = 0;
+	const char *a = test_arg(argc, argv, "asked"), *d = test_arg(argc, argv, "done"),
+		   *r = test_arg(argc, argv, "refused");
+
+	report(a && d && r && !parse_u64(a, &asked) && !parse_u64(d, &done) &&
+	       !parse_u64(r, &refused), "expectations given: asked=%s done=%s refused=%s", a, d, r);
+	report(!start(err, sizeof(err)), "sampling starts (%s)", err);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, &s);
+	const struct bp_record_run_meta *m = profile_last_meta();
+	report(s.meta == 1 && m, "the run has its metadata");
+	if (!m)
+		return;
+	report(m->quiet_asked == asked && m->quiet_done == done && m->quiet_refused == refused,
+	       "metadata: quiet asked %#x done %#x refused %#x (expected %#lx %#lx %#lx)",
+	       m->quiet_asked, m->quiet_done, m->quiet_refused, asked, done, refused);
+}
+
 static int test_profile_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "exact";
@@ -239,6 +273,8 @@ static int test_profile_main(int argc, char **argv)
 		check_smp();
 	else if (!strcmp(what, "lapic"))
 		check_lapic();
+	else if (!strcmp(what, "quiet"))
+		check_quiet(argc, argv);
 	else
 		report(false, "unknown mode '%s'", what);
 	return report_summary();

@@ -75,6 +75,16 @@ static void options(void **state)
 	assert_int_equal(o.console, CONSOLE_SERIAL);
 	assert_int_equal(parse("console=both"), 0);
 	assert_int_equal(o.console, CONSOLE_BOTH);
+	assert_false(o.turbo_off);
+	assert_false(o.prefetch_off);
+	assert_int_equal(parse("turbo=off prefetch=off"), 0);
+	assert_true(o.turbo_off);
+	assert_true(o.prefetch_off);
+	assert_int_equal(parse("turbo=off turbo=on"), 0);
+	assert_false(o.turbo_off);
+	assert_int_equal(parse("turbo=0"), -1);
+	assert_non_null(strstr(err, "turbo: '0' is not on or off"));
+	assert_int_equal(parse("prefetch=no"), -1);
 }
 
 static void profiling_options(void **state)
@@ -161,7 +171,7 @@ static void unknown_option(void **state)
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
 			    "events period freq callchain ring_pages stream pace control count max_rate "
-			    "trace aux_pages console");
+			    "trace aux_pages console turbo prefetch");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
 }
@@ -217,7 +227,7 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 16);
+	assert_int_equal(help_lines, 18);
 }
 
 int main(void)
