@@ -176,6 +176,10 @@ void fb_write(const char *s, size_t n)
 {
 	if (!fb.on)
 		return;
+	/* A CPU reporting a fatal error may have taken the console over from
+	 * one that was drawing (kernel/console.c): never index past the grid. */
+	if (fb.row >= fb.rows || fb.col > fb.cols)
+		fb.row = fb.rows - 1, fb.col = 0;
 	for (size_t i = 0; i < n; i++) {
 		u8 ch = (u8)s[i];
 		if (ch == '\n') {

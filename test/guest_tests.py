@@ -340,11 +340,13 @@ TESTS += [
 ]
 
 # No HPET (-machine hpet=off, as on many recent PCs) and no PMU: cpu-clock
-# samples on the local APIC timer, an ordinary interrupt.
+# samples on the local APIC timer, an ordinary interrupt. Under icount the
+# timer runs on the instruction count, so a loop's samples do not depend on
+# how the host schedules QEMU.
 TESTS += [
-    dict(name="profile_no_hpet", qemu_args=["-machine", "hpet=off"],
+    dict(name="profile_no_hpet", icount=True, qemu_args=["-machine", "hpet=off"],
          append="events=none app=test_profile -- lapic"),
-    dict(name="profile_no_hpet_loopnest", kind="expect", exit=0, smp=2,
+    dict(name="profile_no_hpet_loopnest", kind="expect", exit=0, smp=2, icount=True,
          qemu_args=["-machine", "hpet=off"], append="app=loopnest",
          expect=[r"^acpi: no HPET",
                  r"^profile: cpu-clock \(soft PMU: APIC timer interrupts, blind where interrupts "
