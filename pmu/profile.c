@@ -1050,4 +1050,7 @@ void profile_summary(void)
 	}
 	if (other)
 		kprintf("  (%lu samples in functions beyond the summary's table)\n", other);
+	for (u32 cpu = 0; ncpus > 1 && cpu < ncpus; cpu++)	/* for the screen console */
+		kprintf("  cpu %u: %lu samples, %lu lost\n", cpu, cpus[cpu].samples,
+			cpus[cpu].dropped);
 }

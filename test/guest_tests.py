@@ -351,7 +351,8 @@ TESTS += [
          expect=[r"^acpi: no HPET",
                  r"^profile: cpu-clock \(soft PMU: APIC timer interrupts, blind where interrupts "
                  r"are off\), [1-9]\d* samples on 2 CPUs, 0 lost",
-                 r"^ +\d+\.\d% +\d+  (matmul|sieve)$"]),
+                 r"^ +\d+\.\d% +\d+  (matmul|sieve)$",
+                 r"^  cpu 0: [1-9]\d* samples, 0 lost$", r"^  cpu 1: \d+ samples, 0 lost$"]),
 ]
 
 # A quiet machine: turbo=off and prefetch=off through MSR probes. Under TCG
@@ -379,4 +380,16 @@ TESTS += [
                 "refused=2"),
     dict(name="quiet_meta_none", append="events=none app=test_profile -- quiet asked=0 done=0 "
                                         "refused=0"),
+]
+
+# console=: the screen only (nothing on the UART at all), or the UART only.
+TESTS += [
+    dict(name="console_fb_only", boot="uefi", kind="expect", exit=0,
+         cfg="console=fb app=test_boot -- source=uefi mem=256\n",
+         expect=[r"bareperf-boot: exiting boot services"],
+         forbid=[r"bareperf: booted", r"^ok \d+"]),
+    dict(name="console_serial_only", boot="uefi", kind="expect", exit=0,
+         cfg="console=serial app=test_boot -- source=uefi mem=256\n",
+         expect=[r"^fb: 1280x800 framebuffer left alone \(console=serial\)$",
+                 r"^ok 1 - boot source is uefi"]),
 ]
