@@ -9,6 +9,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/fb.h"
 #include "kernel/mm.h"
+#include "kernel/pci.h"
 #include "kernel/percpu.h"
 #include "kernel/quiet.h"
 #include "kernel/smp.h"
@@ -122,6 +123,40 @@ static void screen_setup(char *msg, size_t n)
 		ksnprintf(msg, n, "fb: %ux%u %s, %u pixels per line, at %#lx: screen console %ux%u%s\n",
 			  f->width, f->height, fmt, f->pixels_per_line, f->base, fb_cols(), fb_rows(),
 			  kopt.console == CONSOLE_FB ? " (console=fb: none on the UART)" : "");
+}
+
+/* The framebuffer write-combining rather than uncached: writes go out in
+ * bursts (SDM Vol. 3A 13.3). GOP reports only the visible part's size, so
+ * the 2 MiB pages to change must lie inside the display controller's
+ * memory BAR (PCI class 03h) that holds the framebuffer: no other device's
+ * registers may share the type. Before other CPUs start. */
+static void screen_write_combining(void)
+{
+	const struct boot_framebuffer *f = &bi.fb;
+	u64 len = ALIGN_UP((u64)f->pixels_per_line * f->height * 4, 2ul << 20);
+
+	if (!fb_active())
+		return;
+	if (pci_method() == PCI_METHOD_NONE)
+		pci_init();
+	for (u32 i = 0; i < pci_count(); i++) {
+		const struct pci_dev *d = pci_get(i);
+		struct pci_bar b;
+		if (d->class != PCI_CLASS_DISPLAY)
+			continue;
+		for (int n = 0; n < 6; n++) {
+			if (pci_bar(d, n, &b) || b.io || f->base < b.addr ||
+			    f->base + len > b.addr + b.size)
+				continue;
+			if (paging_map_wc(f->base, len)) {
+				kprintf("fb: framebuffer mapped write-combining (%lu MiB of BAR%d "
+					"of the display controller)\n", len >> 20, n);
+				return;
+			}
+		}
+	}
+	kprintf("fb: framebuffer left uncached (no display controller BAR holds whole 2 MiB "
+		"pages of it)\n");
 }
 
 static void print_help_line(const char *line)
@@ -302,6 +337,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	/* The UART ACPI names is known only now; a bad command line is
 	 * reported after this, so it reaches that port too. */
 	serial_setup();
+	screen_write_combining();
 	if (cmd_err) {
 		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
 		cmdline_help(print_help_line);

@@ -228,6 +228,9 @@ def main():
         check(re.search(r"^fb: 1280x800 BGR, 1280 pixels per line, at 0x[0-9a-f]+: screen "
                         r"console 160x50$", serial, re.M) is not None,
               "fault: the boot log names the screen console")
+        check(re.search(r"^fb: framebuffer mapped write-combining \(4 MiB of BAR0 of the display "
+                        r"controller\)$", serial, re.M) is not None,
+              "fault: the framebuffer is mapped write-combining")
     try:
         serial, ppm = hd.result()
     except Exception as e:		# noqa: BLE001
