@@ -8,6 +8,7 @@
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
+#include "kernel/serial.h"
 #include "kernel/uart.h"
 
 /* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
@@ -141,6 +142,7 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 void machine_exit(enum exit_code code)
 {
 	irq_disable();
+	serial_fallback();		/* an exit before the UART was chosen */
 	/* The stream's last frame: the host knows it got everything, and the
 	 * exit code from the kernel itself, not only from QEMU's status. */
 	stream_end((u32)code, true);

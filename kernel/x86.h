@@ -42,6 +42,9 @@ typedef int32_t  s32;
 #define MSR_IA32_EFER		0xc0000080
 #define   EFER_LME		(1ul << 8)
 #define   EFER_NXE		(1ul << 11)
+#define MSR_IA32_PAT		0x277
+#define   PAT_ENTRY_SHIFT(i)	((i) * 8)
+#define   PAT_WC		0x01ull
 #define MSR_IA32_FS_BASE	0xc0000100
 #define MSR_IA32_GS_BASE	0xc0000101
 

@@ -24,6 +24,7 @@
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/quiet.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
@@ -46,6 +47,7 @@ struct cpu_prof {
 	struct pmu_ctx pmu;
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
+	u32 soft_lapic_n;		/* APIC timer samples since the last run tick */
 	bool irq_was;			/* interrupts were on before the run */
 	u64 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
@@ -87,6 +89,11 @@ static u64 soft_hpet_period;		/* HPET ticks between expiries */
 static u64 soft_posted;			/* expiries posted to the other CPUs */
 static bool soft_started;		/* the HPET's NMIs run for this run */
 static u64 throttle_window;		/* TSC ticks of one run tick: the rate's measure */
+/* No HPET: the soft PMU samples on each CPU's APIC timer, an ordinary
+ * interrupt at the sampling period; every soft_per_tick-th one is also
+ * the run tick. */
+static bool soft_lapic;
+static u32 soft_per_tick;
 static u64 run_id;
 static const char *app_name;
 static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
@@ -447,8 +454,14 @@ static void run_tick(struct trap_frame *f)
 {
 	struct cpu_prof *cp = &cpus[0];
 
-	(void)f;
 	apic_eoi();
+	if (soft_lapic) {
+		struct cpu_prof *me = &cpus[this_cpu()->cpu];
+		soft_sample(f, 0);	/* no HPET: ticks due are not known (TICKS period 0) */
+		if (++me->soft_lapic_n < soft_per_tick)
+			return;
+		me->soft_lapic_n = 0;
+	}
 	profile_tick();
 	trace_tick();			/* restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
@@ -757,7 +770,7 @@ static void write_meta(struct bp_ring *rb)
 		.header = { BP_RECORD_RUN_META, 0, sizeof(m) },
 		.meta_version = BP_META_VERSION,
 		.flags = (cpu_features.invariant_tsc ? BP_META_TSC_INVARIANT : 0) |
-			 (soft ? BP_META_SOFT_PMU : 0),
+			 (soft ? BP_META_SOFT_PMU : 0) | (soft_lapic ? BP_META_SOFT_LAPIC : 0),
 		.run_id = run_id,
 		.nr_cpus = ncpus,
 		.tsc_hz = tsc_hz,
@@ -766,6 +779,8 @@ static void write_meta(struct bp_ring *rb)
 	u32 len;
 	const u8 *id = kernel_build_id(&len);
 	bool group = cfg.sample_type & BP_SAMPLE_READ;
+
+	quiet_state(&m.quiet_asked, &m.quiet_done, &m.quiet_refused);
 
 	/* ns = (tsc * mult) >> shift with the largest shift that keeps mult
 	 * below 2^32 (perf's time_mult/time_shift); 10^9 << 32 fits 64 bits. */
@@ -954,7 +969,9 @@ static void start_cpu(void *arg)
 		pmu_start(&cp->pmu);
 	if (apic_timer_hz()) {
 		cp->ticking = true;
-		apic_timer_periodic(apic_timer_hz() / PROFILE_TICK_HZ);
+		cp->soft_lapic_n = 0;
+		apic_timer_periodic(soft_lapic ? MAX(apic_timer_hz() * soft_period_ns / 1000000000, 1ul)
+				    : apic_timer_hz() / PROFILE_TICK_HZ);
 	}
 	/* The tick needs interrupts on for the whole run, also on the boot
 	 * CPU, which otherwise runs with them off; stop_cpu puts them back. */
@@ -1104,6 +1121,14 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
 	}
+	/* No HPET (many recent PCs disable it), no PMU: cpu-clock on the APIC
+	 * timer, which cannot see code with interrupts off (said in the
+	 * run's metadata and the summary). */
+	soft_lapic = soft && !hpet_hz() && apic_timer_hz();
+	if (soft_lapic) {
+		soft_period_ns = cfg.attrs[0].period;
+		soft_per_tick = MAX(1000000000 / PROFILE_TICK_HZ / soft_period_ns, 1ul);
+	}
 	write_meta(&cpus[0].ring);
 	__atomic_store_n(&active, true, __ATOMIC_RELEASE);
 	smp_call_all(start_cpu, &args);
@@ -1112,7 +1137,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		profile_stop(EXIT_FAIL);
 		return args.err;
 	}
-	if (soft) {
+	if (soft && !soft_lapic) {
 		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
 		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
@@ -1341,7 +1366,9 @@ void profile_summary(void)
 	/* Written and dropped are the kernel's own totals; the table can only
 	 * show what the stream has not taken off the rings yet. */
 	kprintf("profile: %s, %lu samples on %u CPU%s, %lu lost%s\n",
-		cfg.soft ? "cpu-clock (soft PMU: HPET NMIs)" : cfg.attrs[0].name,
+		!cfg.soft ? cfg.attrs[0].name : soft_lapic ?
+		"cpu-clock (soft PMU: APIC timer interrupts, blind where interrupts are off)" :
+		"cpu-clock (soft PMU: HPET NMIs)",
 		written, ncpus, ncpus == 1 ? "" : "s", dropped,
 		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
 	if (soft) {
@@ -1372,4 +1399,7 @@ void profile_summary(void)
 	}
 	if (other)
 		kprintf("  (%lu samples in functions beyond the summary's table)\n", other);
+	for (u32 cpu = 0; ncpus > 1 && cpu < ncpus; cpu++)	/* for the screen console */
+		kprintf("  cpu %u: %lu samples, %lu lost\n", cpu, cpus[cpu].samples,
+			cpus[cpu].dropped);
 }

@@ -187,13 +187,16 @@ def run_guest(t, build, workdir, res_lines):
     hf_path = os.path.join(workdir, hf["path"]) if hf else ""
     if hf:
         prepare_host_file(hf_path, hf)
+    for fname, data in t.get("files", {}).items():
+        with open(os.path.join(workdir, fname), "wb") as f:
+            f.write(data() if callable(data) else data)
     extra = [a.replace("{host_file}", hf_path).replace("{workdir}", workdir)
              for a in t.get("qemu_args", [])]
     cmd = bpqemu.qemu_command(build, uefi=uefi, kvm=t.get("kvm", False), smp=t.get("smp", 1),
                               mem=t.get("mem", 256), cmdline=t.get("append", ""),
                               esp=esp, icount=t.get("icount", False),
                               vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"),
-                              extra=extra)
+                              extra=extra, serial=t.get("serial", "stdio"))
     timeout = t.get("timeout", 60 if uefi else 30)
     stop_on = [re.compile(r) for r in t.get("stop_on", [])]
     t0 = time.monotonic()

@@ -7,7 +7,8 @@ set -eu
 
 PACKAGES="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools gdisk
 	python3 libcmocka-dev libck-dev valgrind libelf-dev libdw-dev libpfm4-dev
-	clang libclang-rt-14-dev libcapstone-dev libipt-dev linux-perf"
+	clang libclang-rt-14-dev libcapstone-dev libipt-dev linux-perf
+	console-setup-linux sbsigntool openssl"
 
 # command-or-file:package (set -f: globs stay unexpanded until the check)
 CHECKS="gcc:build-essential nasm:nasm /usr/include/efi/efi.h:gnu-efi
@@ -18,7 +19,8 @@ CHECKS="gcc:build-essential nasm:nasm /usr/include/efi/efi.h:gnu-efi
 	/usr/include/elfutils/libdw.h:libdw-dev /usr/include/perfmon/pfmlib.h:libpfm4-dev
 	clang:clang /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a:libclang-rt-14-dev
 	/usr/include/capstone/capstone.h:libcapstone-dev /usr/include/intel-pt.h:libipt-dev
-	perf:linux-perf"
+	perf:linux-perf /usr/share/consolefonts/Lat15-Terminus16.psf.gz:console-setup-linux
+	sbsign:sbsigntool openssl:openssl"
 
 missing() {
 	set -f

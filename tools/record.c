@@ -81,6 +81,13 @@ struct live {
 	size_t linelen;
 	char tail[TAIL_LINES][256];	/* the last console lines, a ring */
 	unsigned ntail;			/* lines ever put in it */
+	int esc;			/* in an escape sequence: 1 after ESC, 2 in a CSI */
+	/* Firmware text, before the first line our code prints (the loader's
+	 * "bareperf-boot: ..." or the kernel's "bareperf: ..."): held back,
+	 * shown with -v -v, or at the end if our code never started. */
+	bool ours_started, show_firmware;
+	char firmware[8192];
+	size_t fwlen, fw_dropped;
 	uint64_t samples[MAX_CPUS], ring_lost[MAX_CPUS], lost_samples[MAX_CPUS];
 	uint64_t throttles;
 	bool have_meta;
@@ -210,6 +217,22 @@ static void flush_line(struct live *L)
 
 	if (!L->linelen)
 		return;
+	if (!L->ours_started && !(L->linelen >= 8 && !memcmp(L->line, "bareperf", 8))) {
+		if (!L->show_firmware) {
+			size_t n = L->linelen + 1;
+			if (L->fwlen + n <= sizeof(L->firmware)) {
+				memcpy(L->firmware + L->fwlen, L->line, L->linelen);
+				L->firmware[L->fwlen + L->linelen] = '\n';
+				L->fwlen += n;
+			} else {
+				L->fw_dropped++;
+			}
+			L->linelen = 0;
+			return;
+		}
+	} else {
+		L->ours_started = true;
+	}
 	/* The kernel's warnings ("bareperf: warning: ...") are shown always. */
 	if (L->show_console || (!L->quiet && L->linelen >= 19 &&
 				!memcmp(L->line, "bareperf: warning: ", 19))) {
@@ -250,12 +273,28 @@ static void last_words(const struct live *L)
 }
 
 /* Console text, shown a whole line at a time (the status line would
- * overwrite a partial one). CRs are dropped: the kernel ends lines CRLF. */
+ * overwrite a partial one). CRs are dropped: the kernel ends lines CRLF.
+ * Escape sequences (OVMF clears the screen and moves the cursor: ECMA-48
+ * CSI sequences, ESC [ ... final byte 0x40-0x7e) and other control
+ * characters never reach the user's terminal. */
 static void console_text(struct live *L, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		char c = (char)p[i];
-		if (c == '\r')
+		if (L->esc == 1) {
+			L->esc = c == '[' ? 2 : 0;
+			continue;
+		}
+		if (L->esc == 2) {
+			if (p[i] >= 0x40 && p[i] <= 0x7e)
+				L->esc = 0;
+			continue;
+		}
+		if (c == '\033') {
+			L->esc = 1;
+			continue;
+		}
+		if (c == '\r' || ((unsigned char)c < 0x20 && c != '\n' && c != '\t'))
 			continue;
 		if (c == '\n' || L->linelen == sizeof(L->line)) {
 			flush_line(L);
@@ -855,7 +894,8 @@ static void usage(FILE *f)
 		"      --baud N          line speed (default 115200)\n"
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
 		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
-		"                        and the QEMU command\n"
+		"                        and the QEMU command; -v -v also the firmware's own\n"
+		"                        output (otherwise shown only if the loader never starts)\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
 		"\n"
 		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
@@ -1150,6 +1190,7 @@ int cmd_record(int argc, char **argv)
 	w.fd = -1;
 	L.w = &w;
 	L.show_console = !o.quiet && (o.verbose || isatty(2));
+	L.show_firmware = o.verbose >= 2;
 	L.progress = !o.quiet && isatty(2);
 	L.console_from_stream = !o.virtio;
 	L.control = o.control;
@@ -1354,6 +1395,13 @@ int cmd_record(int argc, char **argv)
 	wire_dec_finish(d);
 	flush_line(&L);
 	clear_status(&L);
+	if (!L.ours_started && L.fwlen) {
+		/* Nothing of ours ran: what the firmware said is the clue. */
+		fprintf(stderr, "bareperf record: the loader never started; the firmware said:\n");
+		fwrite(L.firmware, 1, L.fwlen, stderr);
+		if (L.fw_dropped)
+			fprintf(stderr, "  (%zu more lines)\n", L.fw_dropped);
+	}
 	if (!o.tty) {
 		st = qemu_reap(&q, stop_signal || timed_out || io_error);
 		while (q.err_fd >= 0)

@@ -693,7 +693,20 @@ void report_print_header(FILE *f, const struct session *s, const char *kernel,
 	}
 	if (s->have_cpu_info[0] || s->have_meta) {
 		const struct bp_record_pmu_caps *p = &s->pmu_caps[0];
-		if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
+		if (s->meta.quiet_asked) {
+			static const char *const q[] = { "turbo=off", "prefetch=off" };
+			fprintf(f, "%smachine:", pfx);
+			for (int i = 0; i < 2; i++)
+				if (s->meta.quiet_asked & (1u << i))
+					fprintf(f, " %s %s;", q[i], s->meta.quiet_done & (1u << i) ?
+						"done" : s->meta.quiet_refused & (1u << i) ?
+						"refused (see the boot log)" : "not done");
+			fprintf(f, " idle CPUs in hlt\n");
+		}
+		if (s->meta.flags & BP_META_SOFT_LAPIC)
+			fprintf(f, "%spmu: soft PMU (local APIC timer interrupts: cpu-clock; code that "
+				"runs with interrupts off is not sampled); no hardware PMU used\n", pfx);
+		else if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
 			fprintf(f, "%spmu: soft PMU (HPET NMIs: cpu-clock); no hardware PMU used\n", pfx);
 		else if (p->kind == BP_PMU_INTEL_ARCH || p->kind == BP_PMU_AMD)
 			fprintf(f, "%spmu: %s v%u, %u GP counters x %u bits, %u fixed x %u bits\n", pfx,

@@ -279,6 +279,11 @@ _Static_assert(sizeof(struct bp_sample_id) == 32, "bp_sample_id ABI");
 #define BP_META_TSC_INVARIANT	(1u << 0)	/* CPUID.80000007H:EDX[8] */
 #define BP_META_SOFT_PMU	(1u << 1)	/* samples come from the HPET soft PMU */
 #define BP_META_ICOUNT		(1u << 2)	/* TSC counts retired instructions (QEMU -icount) */
+/* The soft PMU's samples come from each CPU's local APIC timer as an
+ * ordinary interrupt (no HPET to send NMIs): code that runs with
+ * interrupts off is never sampled; its time shows at the instruction
+ * that turns them back on. */
+#define BP_META_SOFT_LAPIC	(1u << 3)
 
 struct bp_record_run_meta {
 	struct bp_record_header header;
@@ -298,9 +303,19 @@ struct bp_record_run_meta {
 	uint16_t reserved_u16;
 	uint64_t start_tsc;		/* TSC when the run started */
 	uint8_t  build_id[20];		/* GNU build-id of kernel.elf */
-	uint8_t  reserved[44];
+	/* A quiet machine (kernel/quiet.h), BP_QUIET_* bits: what the
+	 * command line asked for, what every CPU now has, and what at least
+	 * one CPU refused (a #GP, or a write that did not hold). 0 in
+	 * captures from kernels that predate them. */
+	uint32_t quiet_asked;
+	uint32_t quiet_done;
+	uint32_t quiet_refused;
+	uint8_t  reserved[32];
 };
 _Static_assert(sizeof(struct bp_record_run_meta) == 128, "bp_record_run_meta ABI");
+
+#define BP_QUIET_TURBO_OFF	(1u << 0)	/* Intel IA32_MISC_ENABLE[38] + IA32_PERF_CTL[32]; AMD HWCR.CpbDis */
+#define BP_QUIET_PREFETCH_OFF	(1u << 1)	/* Intel MSR 1A4H[3:0]; AMD PrefetchControl */
 
 enum bp_cpu_vendor {
 	BP_CPU_VENDOR_UNKNOWN	= 0,
