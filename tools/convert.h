@@ -25,15 +25,24 @@
 
 /* ---- perf.data (tools/convert.c) ----------------------------------------- */
 
+#define CONVERT_KERNEL_MAP	"[kernel.kallsyms]"	/* perf's name for the kernel */
+
 /*
- * Write a perf.data file that `perf report` and `perf script` read with
- * symbols from kernel.elf. kernel_path must be absolute (perf opens it).
- * argv/argc, if not NULL, go into the CMDLINE feature. The layout and
- * why it is that way: tools/convert.c, "perf.data".
+ * Write a perf.data file of kernel-mode samples that `perf report`,
+ * `perf script` and `perf annotate` read with kernel.elf as the kernel
+ * image (vmlinux), found by its build-id. The layout and why it is that
+ * way: tools/convert.c, "perf.data". kernel_path names the file in the
+ * header's command line.
  */
 int convert_perfdata(const struct session *s, const struct symtab *t,
 		     const char *kernel_path, const uint8_t *build_id, size_t build_id_len,
-		     const char *out, int argc, char **argv, char *err, size_t errlen);
+		     const char *out, char *err, size_t errlen);
+/*
+ * Put kernel_path (absolute) into perf's build-id cache under its build-id,
+ * as `perf buildid-cache -a` does; dir_out receives the cache's directory.
+ */
+int convert_buildid_cache(const char *kernel_path, const uint8_t *id, size_t idlen,
+			  char *dir_out, size_t dirlen, char *err, size_t errlen);
 
 /* perf's event type and config for a bareperf event: generic names map to
  * PERF_TYPE_HARDWARE/SOFTWARE, anything else is PERF_TYPE_RAW, config. */
