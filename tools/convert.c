@@ -950,12 +950,123 @@ void json_escape(FILE *out, const char *s)
 	}
 }
 
+/* ---- kinds of code ------------------------------------------------------ */
+
+enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
+{
+	const char *file, *base;
+	int line;
+
+	if (!t || !symtab_line(t, addr, &file, &line))
+		return CONVERT_KIND_KERNEL;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (strstr(file, "apps/") && !strncmp(base, "bench_", 6))
+		return CONVERT_KIND_BENCH;
+	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
+		return CONVERT_KIND_APP;
+	return CONVERT_KIND_KERNEL;
+}
+
+const char *convert_kind_name(enum convert_kind k)
+{
+	return k == CONVERT_KIND_BENCH ? "benchmark" : k == CONVERT_KIND_APP ? "app" : "kernel";
+}
+
 /* ---- Chrome trace-event JSON ---------------------------------------------- */
 
 static const char *sym_name(const struct symtab *t, uint64_t addr)
 {
 	struct symbol sym = symtab_lookup(t, addr);
 	return sym.name ? sym.name : CONVERT_UNKNOWN;
+}
+
+/*
+ * Sampled stacks for the Trace Event format's "stackFrames" and "samples"
+ * (the format's sampling profile: each sample names its leaf frame by id,
+ * each frame its parent). Frames are interned root first: one id per
+ * distinct (parent, function); names are the symtab's own strings (or
+ * CONVERT_UNKNOWN), so a pointer identifies a function.
+ */
+struct sframe {
+	uint32_t parent;		/* 0: a root */
+	const char *name;
+	enum convert_kind kind;
+};
+
+struct sframes {
+	struct sframe *v;		/* v[0] unused: id 0 means none */
+	size_t n, cap;
+	uint32_t *slot;			/* hash of (parent, name) -> id, 0 = free */
+	size_t mask;
+};
+
+static size_t sf_hash(uint32_t parent, const char *name, size_t mask)
+{
+	uint64_t k = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull ^ parent;
+	k ^= k >> 29;
+	return (size_t)(k * 0xbf58476d1ce4e5b9ull >> 17) & mask;
+}
+
+static int sf_grow(struct sframes *f)
+{
+	size_t mask = f->mask ? 2 * f->mask + 1 : 1023;
+	uint32_t *slot = calloc(mask + 1, sizeof(*slot));
+
+	if (!slot)
+		return -1;
+	for (size_t id = 1; id < f->n; id++) {
+		size_t j = sf_hash(f->v[id].parent, f->v[id].name, mask);
+		while (slot[j])
+			j = (j + 1) & mask;
+		slot[j] = (uint32_t)id;
+	}
+	free(f->slot);
+	f->slot = slot;
+	f->mask = mask;
+	return 0;
+}
+
+/* The id of (parent, name), made on first sight; 0 if out of memory. */
+static uint32_t sf_intern(struct sframes *f, uint32_t parent, const char *name,
+			  const struct symtab *t, uint64_t addr)
+{
+	size_t j;
+
+	if (2 * (f->n + 1) > f->mask + 1 && sf_grow(f))
+		return 0;
+	for (j = sf_hash(parent, name, f->mask); f->slot[j]; j = (j + 1) & f->mask)
+		if (f->v[f->slot[j]].parent == parent && f->v[f->slot[j]].name == name)
+			return f->slot[j];
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		struct sframe *v = realloc(f->v, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		f->v = v;
+		f->cap = cap;
+	}
+	if (!f->n)
+		f->n = 1;
+	f->v[f->n] = (struct sframe){ parent, name, convert_addr_kind(t, addr) };
+	f->slot[j] = (uint32_t)f->n;
+	return (uint32_t)f->n++;
+}
+
+/* A sample's leaf frame id: its chain from the outermost caller in. */
+static uint32_t sample_frame(struct sframes *f, const struct session *s, const struct symtab *t,
+			     const struct bp_sample_rec *r)
+{
+	uint32_t id = 0;
+
+	if (!r->nr_ips)
+		return sf_intern(f, 0, sym_name(t, r->ip), t, r->ip);
+	for (uint32_t k = r->nr_ips; k-- > 0;) {
+		uint64_t a = s->ips[r->ips_off + k] - (k ? 1 : 0);
+		if (!(id = sf_intern(f, id, sym_name(t, a), t, a)))
+			return 0;
+	}
+	return id;
 }
 
 /* ns as JSON microseconds, exactly: "123.456". */
@@ -1043,37 +1154,6 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		fputs("}}", out);
 	}
 
-	/* Samples: instant events on their CPU's track, named by function. */
-	for (size_t i = 0; i < s->nsamples; i++) {
-		const struct bp_sample_rec *r = &s->samples[i];
-		const struct bp_record_event_desc *d = session_event(s, r->id);
-
-		fprintf(out, "%s{\"name\":\"", sep);
-		json_escape(out, sym_name(t, r->ip));
-		fprintf(out, "\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,"
-			"\"ts\":", r->cpu);
-		put_us(out, ns(s, r->time));
-		fprintf(out, ",\"args\":{\"ip\":\"0x%" PRIx64 "\",\"event\":\"", r->ip);
-		if (d) {
-			char name[sizeof(d->name) + 1];
-			snprintf(name, sizeof(name), "%.*s", (int)sizeof(d->name), d->name);
-			json_escape(out, name);
-		} else {
-			fprintf(out, "event%" PRIu64, r->id);
-		}
-		fprintf(out, "\",\"period\":%" PRIu64, r->period);
-		if (r->nr_ips) {
-			fputs(",\"callchain\":[", out);
-			for (uint32_t k = 0; k < r->nr_ips; k++) {
-				uint64_t a = s->ips[r->ips_off + k];
-				fputs(k ? ",\"" : "\"", out);
-				json_escape(out, sym_name(t, k ? a - 1 : a));
-				fputc('"', out);
-			}
-			fputc(']', out);
-		}
-		fputs("}}", out);
-	}
 	/* An instruction trace in the capture: its calls as slices, on a
 	 * process of their own ("instruction trace"), one track per CPU. */
 	if (s->aux_bytes && convert_trace_slices) {
@@ -1085,7 +1165,47 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 					 sizeof(terr)))
 			fprintf(stderr, "bareperf convert: instruction trace: %s\n", terr);
 	}
-	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
+	fputs("\n]", out);
+	/* Samples: the sampled stacks, one profile per CPU track. */
+	if (s->nsamples) {
+		struct sframes f = { 0 };
+		uint32_t *leaf = malloc(s->nsamples * sizeof(*leaf));
+		bool ok = leaf != NULL;
+		for (size_t i = 0; ok && i < s->nsamples; i++)
+			ok = (leaf[i] = sample_frame(&f, s, t, &s->samples[i])) != 0;
+		if (!ok) {
+			free(leaf);
+			free(f.v);
+			free(f.slot);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		fputs(",\"stackFrames\":{", out);
+		for (size_t id = 1; id < f.n; id++) {
+			fprintf(out, "%s\n\"%zu\":{\"name\":\"", id > 1 ? "," : "", id);
+			json_escape(out, f.v[id].name);
+			fprintf(out, "\",\"category\":\"%s\"", convert_kind_name(f.v[id].kind));
+			if (f.v[id].parent)
+				fprintf(out, ",\"parent\":\"%u\"", f.v[id].parent);
+			fputc('}', out);
+		}
+		fputs("},\"samples\":[", out);
+		for (size_t i = 0; i < s->nsamples; i++) {
+			const struct bp_sample_rec *r = &s->samples[i];
+			char en[64];
+			fprintf(out, "%s\n{\"cpu\":%u,\"pid\":1,\"tid\":%u,\"ts\":", i ? "," : "",
+				r->cpu, r->cpu);
+			put_us(out, ns(s, r->time));
+			fputs(",\"name\":\"", out);
+			json_escape(out, session_event_name(s, r->id, en, sizeof(en)));
+			fprintf(out, "\",\"sf\":\"%u\",\"weight\":%" PRIu64 "}", leaf[i], r->period);
+		}
+		fputs("\n]", out);
+		free(leaf);
+		free(f.v);
+		free(f.slot);
+	}
+	fputs(",\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,
 		s->loss.frames_lost_total);
 	{

@@ -48,8 +48,13 @@ int convert_buildid_cache(const char *kernel_path, const uint8_t *id, size_t idl
  * PERF_TYPE_HARDWARE/SOFTWARE, anything else is PERF_TYPE_RAW, config. */
 void convert_event_type(const struct bp_record_event_desc *d, uint32_t *type, uint64_t *config);
 
-/* Chrome/Perfetto trace-event JSON: app runs as "X" slices and samples as
- * "i" events, one track per CPU. */
+/*
+ * Chrome/Perfetto trace-event JSON: app runs (and an instruction trace's
+ * calls) as "X" slices, one track per CPU, and the samples as the format's
+ * sampling profile: "stackFrames" (each frame names its parent; category
+ * = its kind, below) and "samples" (cpu, tid = the CPU, ts in us, the
+ * event's name, sf = the leaf frame, weight = the period).
+ */
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen);
 
@@ -65,6 +70,15 @@ typedef void (*convert_slice_emit)(void *ctx, uint32_t cpu, const char *name,
 typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
 				 convert_slice_emit emit, void *ctx, char *err, size_t n);
 extern convert_slices_fn convert_trace_slices;
+
+/*
+ * What code an address is, from its source file (DWARF): a benchmark body
+ * (apps/bench_*.c), an app (apps/, test/guest/), or the kernel (anything
+ * else, and addresses without line info).
+ */
+enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
+enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);
+const char *convert_kind_name(enum convert_kind k);	/* "kernel", "app", "benchmark" */
 
 /* ---- stacks (tools/flamegraph.c) ----------------------------------------- */
 

@@ -308,20 +308,27 @@ ev = d["traceEvents"]
 runs = [e for e in ev if e["ph"] == "X"]
 assert runs and all(e["name"] == "loopnest" and e["dur"] > 0 for e in runs), runs
 assert sorted(e["tid"] for e in runs) == [0, 1], runs
-samples = [e for e in ev if e["ph"] == "i"]
+# samples: the format's sampling profile, each naming its leaf stack frame
+frames, samples = d["stackFrames"], d["samples"]
+assert not [e for e in ev if e["ph"] == "i"], "samples as instant events"
 want = collections.Counter()
 for line in open(sys.argv[2]):
     cpu, sym, n = line.split()
     want[(int(cpu), sym)] += int(n)
-got = collections.Counter((e["tid"], e["name"]) for e in samples)
+got = collections.Counter((e["tid"], frames[e["sf"]]["name"]) for e in samples)
 assert got == want, (got, want)
 ts = [e["ts"] for e in samples]
 assert ts == sorted(ts), "samples out of time order"
-assert all(e["args"]["callchain"][0] == e["name"] for e in samples)
+for e in samples:                   # every stack ends at a root
+    f, depth = e["sf"], 0
+    while "parent" in frames[f]:
+        f, depth = frames[f]["parent"], depth + 1
+    assert frames[f]["name"] in ("_start64", "ap_entry", "[unknown]") and depth >= 1, e
+assert all(e["weight"] == 250000 and e["name"] == "cpu-clock" for e in samples)
 names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 assert names == {"CPU 0", "CPU 1"}, names
 EOF
-check "chrome: app runs as slices, samples per CPU track = bareperf report --cpu" \
+check "chrome: app runs as slices, sampled stacks per CPU = bareperf report --cpu" \
 	"$OUT/chrome_check.log" test $? -eq 0
 
 # ---- flame graph ------------------------------------------------------------------------
