@@ -43,6 +43,33 @@ $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(BAREPERF_LIBS) -o $@
 
+# ---- man pages --------------------------------------------------------------
+#
+# One man page per command, rendered from the command's own --help text
+# (tools/gen-man.py), so the two never drift: build/man/bareperf-CMD.1,
+# readable in place with `man -l build/man/bareperf-report.1`.
+# `make install [PREFIX=/usr/local] [DESTDIR=]` puts bareperf in PREFIX/bin
+# and the pages in PREFIX/share/man/man1 (then `man bareperf-record`).
+PREFIX ?= /usr/local
+MAN_STAMP := $(BUILD)/man/.generated
+
+$(MAN_STAMP): $(BUILD)/bareperf tools/gen-man.py
+	@mkdir -p $(@D)
+	$(call say,GEN,$(BUILD)/man)
+	$(Q)rm -f $(BUILD)/man/*.1
+	$(Q)$(PYTHON) tools/gen-man.py $(BUILD)/bareperf $(BUILD)/man
+	$(Q)touch $@
+
+HOST_TOOLS += $(MAN_STAMP)
+
+.PHONY: man install
+man: $(MAN_STAMP)
+
+install: $(BUILD)/bareperf $(MAN_STAMP)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/bareperf $(DESTDIR)$(PREFIX)/bin/bareperf
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
 # ---- tests ------------------------------------------------------------------
 #
 # Unit tests (cmocka, ASan+UBSan): the session loader on synthetic captures
@@ -70,13 +97,22 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad
 # inputs. A host test is a program run without arguments: a generated script.
 APP_C += test/guest/test_hotspot.c
-HOST_TESTS += $(BUILD)/host/e2e_bareperf
+HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
 
 $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/e2e_bareperf.py %s\n' \
 		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# perf's command-line habits (test/e2e/cli.sh): report's sort keys and
+# columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
+# text and the man pages rendered from it, make install.
+$(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/cli.sh %s\n' $(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
 # ---- benchmark ------------------------------------------------------------------

@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/convert.h"
 #include "tools/perfdata.h"
@@ -1228,7 +1229,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: bareperf convert [-i CAPTURE] --to perf.data|folded|chrome [-o OUT]\n"
 	      "                        [-k KERNEL] [--force] [--event NAME]\n"
-	      "  -i, --input FILE     the capture (default capture.bpc)\n"
+	      "  -i, --input FILE     the capture (default capture.bpc; - reads standard input)\n"
 	      "  -t, --to FORMAT      perf.data: for perf report / perf script (-o default perf.data)\n"
 	      "                       folded: folded stacks for flamegraph.pl (-o default stdout)\n"
 	      "                       chrome: Chrome/Perfetto trace-event JSON (-o default stdout)\n"
@@ -1243,12 +1244,16 @@ static void usage(FILE *f)
 int convert_open(const char *cmd, const char *in, const char *kernel, bool force,
 		 struct session *s, struct symtab **t, char *kpath)
 {
-	char err[1024], used[4096];
+	char err[1024], used[4096], stdin_tmp[4096];
 
+	if (cli_input(cmd, &in, stdin_tmp, sizeof(stdin_tmp)))
+		return -1;
 	if (session_load(s, in, err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		cli_input_done(stdin_tmp);
 		return -1;
 	}
+	cli_input_done(stdin_tmp);
 	if (session_symtab(s, kernel, force, t, used, sizeof(used), err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		session_free(s);

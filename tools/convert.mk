@@ -15,7 +15,8 @@
 BAREPERF_SRCS += tools/convert.c tools/perfdata.c tools/flamegraph.c
 
 CONVERT_C     := tools/convert.c tools/perfdata.c tools/flamegraph.c
-CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o
+CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
+	$(BUILD)/h/tools/cli.o
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers

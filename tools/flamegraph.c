@@ -682,7 +682,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: bareperf flamegraph [-i CAPTURE] [-o OUT.svg] [-k KERNEL] [--force]\n"
 	      "                           [--event NAME] [--title TEXT] [--width PX]\n"
-	      "  -i, --input FILE     the capture (default capture.bpc)\n"
+	      "  -i, --input FILE     the capture (default capture.bpc; - reads standard input)\n"
 	      "  -o, --output FILE    the SVG (default flamegraph.svg; - for stdout)\n"
 	      "  -k, --kernel PATH    the kernel.elf that ran (default: kernel.elf next to the\n"
 	      "                       capture, or build/kernel.elf; its build-id must match)\n"

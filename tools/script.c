@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "tools/trace_dec.h"
@@ -483,7 +484,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bareperf script [-i FILE] [--csv | --json] [options]\n"
 		"  every record of a capture in stream order, one line each\n"
-		"  -i, --input FILE    capture (default capture.bpc)\n"
+		"  -i, --input FILE    capture (default capture.bpc; - reads standard input)\n"
 		"  -k, --kernel PATH   kernel.elf for symbols (as bareperf report)\n"
 		"      --csv           CSV with a header row: type,cpu,time_ns,tsc,event,period,\n"
 		"                      ip,sym,pid,tid,callchain,detail\n"
@@ -520,7 +521,7 @@ int cmd_script(int argc, char **argv)
 	const char *input = "capture.bpc", *kernel = NULL, *range = NULL;
 	bool nosym = false, force = false, header = false, console = false, aux = false;
 	struct ctx c = { .fmt = FMT_TEXT, .f = stdout };
-	char err[1024], used[4096];
+	char err[1024], used[4096], stdin_tmp[4096];
 	struct session s;
 	struct symtab *t = NULL;
 	int ch;
@@ -567,11 +568,17 @@ int cmd_script(int argc, char **argv)
 		}
 		return trace_script(input, &to, stdout);
 	}
+	if (cli_input("script", &input, stdin_tmp, sizeof(stdin_tmp)))
+		return 1;
 	if (session_load_flags(&s, input, console ? SESSION_NO_RECORDS : SESSION_NO_CONSOLE,
 			       err, sizeof(err))) {
 		fprintf(stderr, "bareperf script: %s\n", err);
+		cli_input_done(stdin_tmp);
 		return 1;
 	}
+	cli_input_done(stdin_tmp);
+	if (stdin_tmp[0])
+		snprintf(s.path, sizeof(s.path), "(standard input)");
 	if (console) {
 		fwrite(s.console, 1, s.console_len, stdout);
 		session_free(&s);
