@@ -121,7 +121,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c $(WIRE_C))
+		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@

@@ -94,6 +94,8 @@ struct stack_node {
 	uint32_t depth;			/* root 0 */
 	uint64_t total;			/* samples in this frame and below */
 	uint64_t self;			/* samples that ended here */
+	/* Appended: */
+	int kind;			/* enum convert_kind of the function (the root: kernel) */
 };
 
 struct stack_tree {

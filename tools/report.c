@@ -236,6 +236,8 @@ struct report_agg {
 	bool last_pid_ok, have_last_pid, app_found;
 	bool ctx_cpu, ctx_pid;		/* sort keys that split an IP's samples */
 	const struct session *s;	/* report_end's, for app names */
+	struct cment { uint64_t key; size_t parent, node; } *cm;	/* -g: (parent, key) -> node */
+	size_t cm_mask, cm_n;
 };
 
 static size_t node_new(struct report *r, uint64_t key, const char *name)
@@ -254,18 +256,51 @@ static size_t node_new(struct report *r, uint64_t key, const char *name)
 	return r->npool++;
 }
 
-static size_t node_child(struct report *r, size_t parent, uint64_t key, const char *name)
+/*
+ * The child of parent with key, made on first sight: a hash table of
+ * (parent, key) -> node, so a node with thousands of callers costs one
+ * probe, not a walk of its sibling list (which printing still uses).
+ */
+static int childmap_grow(struct report_agg *A)
 {
-	size_t c;
+	size_t cap = A->cm_mask ? 2 * (A->cm_mask + 1) : 4096;
+	struct cment *e = calloc(cap, sizeof(*e));
 
-	for (c = r->pool[parent].first_child; c; c = r->pool[c].next_sibling)
-		if (r->pool[c].key == key)
-			return c;
+	if (!e)
+		return -1;
+	for (size_t i = 0; A->cm && i <= A->cm_mask; i++) {
+		size_t j;
+		if (!A->cm[i].node)
+			continue;
+		j = hash64(A->cm[i].key ^ A->cm[i].parent * 0x9e3779b97f4a7c15ull, cap - 1);
+		while (e[j].node)
+			j = (j + 1) & (cap - 1);
+		e[j] = A->cm[i];
+	}
+	free(A->cm);
+	A->cm = e;
+	A->cm_mask = cap - 1;
+	return 0;
+}
+
+static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, const char *name)
+{
+	struct report *r = A->r;
+	size_t c, j;
+
+	if (2 * (A->cm_n + 1) > A->cm_mask + 1 && childmap_grow(A))
+		return 0;
+	for (j = hash64(key ^ parent * 0x9e3779b97f4a7c15ull, A->cm_mask); A->cm[j].node;
+	     j = (j + 1) & A->cm_mask)
+		if (A->cm[j].parent == parent && A->cm[j].key == key)
+			return A->cm[j].node;
 	c = node_new(r, key, name);
 	if (!c)
 		return 0;
 	r->pool[c].next_sibling = r->pool[parent].first_child;
 	r->pool[parent].first_child = c;
+	A->cm[j] = (struct cment){ key, parent, c };
+	A->cm_n++;
 	return c;
 }
 
@@ -292,7 +327,7 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 	}
 	node = E->root;
 	for (size_t i = 0; i < n; i++) {
-		node = node_child(r, node, keys[i], names[i]);
+		node = node_child(A, node, keys[i], names[i]);
 		if (!node)
 			return -1;
 		r->pool[node].samples++;
@@ -628,6 +663,7 @@ void report_abort(struct report_agg *A)
 	}
 	free(A->ev);
 	free(A->sc.e);
+	free(A->cm);
 	free(A);
 }
 
@@ -898,8 +934,12 @@ static const char *col_text(const struct out *o, const struct report_row *w, enu
 		return o->dso;
 	case COL_SRCLINE:
 	case COL_LINE_FUNC:
+		/* without a line (code with no debug info): perf's fallback,
+		 * the function and the offset in decimal */
 		if (w->file)
 			snprintf(buf, n, "%s:%d", short_path(o, w->file), w->line);
+		else if (w->name)
+			snprintf(buf, n, "%s+%" PRIu64, w->name, w->line_addr - w->key);
 		else
 			snprintf(buf, n, "[unknown] 0x%" PRIx64, w->line_addr);
 		if (c == COL_LINE_FUNC) {

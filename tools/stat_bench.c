@@ -285,13 +285,6 @@ static void machine(const struct session *s, char *buf, size_t n)
 		snprintf(buf, n, "unknown machine");
 }
 
-static double nice_step(double range, int ticks)
-{
-	double raw = range / ticks, mag = pow(10, floor(log10(raw))), f = raw / mag;
-
-	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
 int stat_bench_plot(const char *path, const struct session *s, char *err, size_t errlen)
 {
 	static const char *const color[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -300,7 +293,8 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	size_t ns = 0;
 	bool cpus = multi_cpu(s), all_tsc = true, all_icount = true, same_event = true;
 	uint64_t pmin = UINT64_MAX, pmax = 0;
-	double ymin = 0, ymax = 0;
+	double ymin = HUGE_VAL, ymax = 0;
+	size_t nonpos = 0;
 	int rc = -1;
 	FILE *f = NULL;
 
@@ -328,8 +322,12 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		S[k].idx[S[k].n++] = i;
 		pmin = b->param < pmin ? b->param : pmin;
 		pmax = b->param > pmax ? b->param : pmax;
-		ymin = fmin(ymin, b->median / 1000.0);
-		ymax = fmax(ymax, b->median / 1000.0);
+		if (b->median > 0) {
+			ymin = fmin(ymin, b->median / 1000.0);
+			ymax = fmax(ymax, b->median / 1000.0);
+		} else {
+			nonpos++;		/* below the noise: no place on a log axis */
+		}
 		all_tsc &= !!(b->flags & BP_BENCH_F_TSC);
 		all_icount &= !!(b->flags & BP_BENCH_F_ICOUNT);
 		same_event &= !strcmp(b->event, S[0].event);
@@ -345,15 +343,18 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	if (x1 <= x0)
 		x0--, x1++;
 	int xstep = (x1 - x0 + 11) / 12;
-	/* y: linear from 0 (or below, if a median is negative) */
-	if (ymax <= ymin)
-		ymax = ymin + 1;
-	double ystep = nice_step((ymax - ymin) * 1.05, 5);
-	double y0 = floor(ymin / ystep) * ystep, y1 = ceil(ymax * 1.05 / ystep) * ystep;
+	/*
+	 * y: log10, whole decades at the ends, so an L1 hit of a few ticks
+	 * and a DRAM miss of hundreds both read: the knees between cache
+	 * levels are steps of the same height whatever the latency.
+	 */
+	if (ymax <= 0)
+		ymin = ymax = 1;
+	int y0 = (int)floor(log10(ymin)), y1 = (int)ceil(log10(ymax));
 	if (y1 <= y0)
-		y1 = y0 + ystep;
+		y1 = y0 + 1;
 #define X(p) (PL + (PR - PL) * (log2((double)(p)) - x0) / (x1 - x0))
-#define Y(v) (PB - (PB - PT) * ((v) - y0) / (y1 - y0))
+#define Y(v) (PB - (PB - PT) * (log10(v) - y0) / (y1 - y0))
 
 	if (!(f = fopen(path, "w"))) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -364,10 +365,10 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	snprintf(title, sizeof(title), "memlat: pointer-chase latency by working set - %s%s", mach,
 		 all_icount ? " (QEMU -icount)" : "");
 	if (all_tsc || !same_event)
-		snprintf(ylab, sizeof(ylab), "%s per load (median)",
+		snprintf(ylab, sizeof(ylab), "%s per load (median, log10 scale)",
 			 all_tsc ? "TSC ticks" : "event counts");
 	else
-		snprintf(ylab, sizeof(ylab), "%s counts per load (median)", S[0].event);
+		snprintf(ylab, sizeof(ylab), "%s counts per load (median, log10 scale)", S[0].event);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" font-family=\"Verdana, sans-serif\" "
@@ -382,8 +383,10 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 	for (int e = x0; e <= x1; e += xstep)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n",
 			X(pow(2, e)), PT, X(pow(2, e)), PB);
-	for (double v = y0; v <= y1 + ystep / 2; v += ystep)
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", PL, Y(v), PR, Y(v));
+	for (int e = y0; e <= y1; e++)
+		for (int d = 1; d < 10 && (e < y1 || d == 1); d++)
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"%s/>\n", PL,
+				Y(d * pow(10, e)), PR, Y(d * pow(10, e)), d == 1 ? " stroke=\"#bbb\"" : "");
 	fprintf(f, "</g>\n<g stroke=\"black\" stroke-width=\"1\">\n"
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n"
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n</g>\n",
@@ -393,9 +396,10 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", X(pow(2, e)), PB + 18,
 			fmt_bytes_short(1ull << (e < 0 ? 0 : e > 62 ? 62 : e), lab, sizeof(lab)));
 	fprintf(f, "</g>\n<g class=\"yticks\" text-anchor=\"end\">\n");
-	for (double v = y0; v <= y1 + ystep / 2; v += ystep)
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6, Y(v) + 4,
-			fabs(v) < ystep / 1e6 ? 0.0 : v);
+	for (int e = y0; e <= y1; e++)
+		for (int d = 1; d < 10 && (e < y1 || d == 1); d += d == 2 ? 3 : d == 5 ? 5 : 1)
+			fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6,
+				Y(d * pow(10, e)) + 4, d * pow(10, e));
 	fprintf(f, "</g>\n<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
 		"working set (bytes, log2 scale)</text>\n", (PL + PR) / 2, PB + 42);
 	fprintf(f, "<text class=\"ylabel\" x=\"18\" y=\"%d\" text-anchor=\"middle\" "
@@ -415,13 +419,17 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		xml_escape(f, label);
 		fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
 			c);
-		for (size_t i = 0; i < S[k].n; i++) {
+		for (size_t i = 0, n = 0; i < S[k].n; i++) {
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
-			fprintf(f, "%s%.1f,%.1f", i ? " " : "", X(b->param), Y(b->median / 1000.0));
+			if (b->median > 0)
+				fprintf(f, "%s%.1f,%.1f", n++ ? " " : "", X(b->param),
+					Y(b->median / 1000.0));
 		}
 		fprintf(f, "\"/>\n");
 		for (size_t i = 0; i < S[k].n; i++) {
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
+			if (b->median <= 0)
+				continue;
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: %s</title>"
 				"</circle>\n", X(b->param), Y(b->median / 1000.0), c,
 				fmt_bytes(b->param, sz, sizeof(sz)), fmt_x1000(b->median, v, sizeof(v)));
@@ -434,6 +442,10 @@ int stat_bench_plot(const char *path, const struct session *s, char *err, size_t
 		xml_escape(f, label);
 		fprintf(f, "</text></g>\n");
 	}
+	if (nonpos)
+		fprintf(f, "<text class=\"note\" x=\"%d\" y=\"%d\">%zu point%s at or below zero "
+			"(below the noise floor) not drawn</text>\n", PL, PB + 60, nonpos,
+			nonpos == 1 ? "" : "s");
 	fprintf(f, "</svg>\n");
 #undef X
 #undef Y

@@ -25,6 +25,7 @@ finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
+AOUT=$(cd "$OUT" && pwd)
 if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
 	not_ok "$BP and $B/kernel.elf are built (make)"
 	finish
@@ -172,6 +173,42 @@ check "make run records call chains (-g); CALLCHAIN=0 does not" "$OUT/make_run.t
 	sh -c "grep -Eq -- '[[:space:]]-g[[:space:]]' '$OUT/make_run.txt' && test -s '$OUT/make_run0.txt' &&
 	       ! grep -Eq -- '[[:space:]]-g[[:space:]]' '$OUT/make_run0.txt'"
 
+# ---- missing Debian packages ---------------------------------------------------------------
+# tools/deps.sh ensure (make run and make test run it first), with apt-get,
+# id and sudo replaced by stand-ins that only record what they were asked.
+mkdir -p "$OUT/bin"
+printf '#!/bin/sh\necho "apt-get $*" >> %s/apt.log\n' "$AOUT" > "$OUT/bin/apt"
+printf '#!/bin/sh\necho 1000\n' > "$OUT/bin/id"
+printf '#!/bin/sh\nexit 1\n' > "$OUT/bin/sudo"
+chmod +x "$OUT/bin/apt" "$OUT/bin/id" "$OUT/bin/sudo"
+DEPS() { BAREPERF_DEPS_CHECKS="bp-no-such-command:bp-fake-package" \
+	 BAREPERF_APT_GET="$AOUT/bin/apt" sh tools/deps.sh ensure; }
+if [ "$(id -u)" = 0 ]; then
+	rm -f "$OUT/apt.log"
+	DEPS > "$OUT/deps_root.log" 2>&1
+	rc=$?
+	check "make's deps check as root: installs what is missing itself (apt-get install -y ...)" \
+		"$OUT/deps_root.log" sh -c "test $rc -eq 0 && grep -q '^apt-get update' '$OUT/apt.log' &&
+		grep -q '^apt-get install -y .*linux-perf' '$OUT/apt.log'"
+fi
+rm -f "$OUT/apt.log"
+PATH="$AOUT/bin:$PATH" DEPS > "$OUT/deps_user.log" 2>&1
+rc=$?
+check "deps check, not root, no password-less sudo: names the packages and the one command" \
+	"$OUT/deps_user.log" sh -c "test $rc -eq 1 && test ! -e '$OUT/apt.log' &&
+	grep -q 'needs these Debian packages: bp-fake-package' '$OUT/deps_user.log' &&
+	grep -q 'install them with:  sudo make deps' '$OUT/deps_user.log'"
+printf '#!/bin/sh\n[ "$1" = -n ] || exit 1\nshift\nexec "$@"\n' > "$OUT/bin/sudo"
+PATH="$AOUT/bin:$PATH" DEPS > "$OUT/deps_sudo.log" 2>&1
+rc=$?
+check "deps check, not root, sudo -n allowed: installs through sudo" "$OUT/deps_sudo.log" \
+	sh -c "test $rc -eq 0 && grep -q '^apt-get install -y ' '$OUT/apt.log' &&
+	grep -q 'installing them with sudo' '$OUT/deps_sudo.log'"
+sh tools/deps.sh list > "$OUT/deps_list.txt"
+CLANG_V=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\)\..*/\1/p' | head -n 1)
+check "deps list: the clang runtime package of the installed clang (libclang-rt-$CLANG_V-dev)" \
+	"$OUT/deps_list.txt" grep -q "libclang-rt-$CLANG_V-dev" "$OUT/deps_list.txt"
+
 # ---- help and man pages -------------------------------------------------------------------
 "$BP" --help > "$OUT/help.txt" 2>&1
 check "bareperf --help: stat counts (no 'estimated'), every command described" "$OUT/help.txt" \
@@ -191,7 +228,7 @@ for c in $CMDS; do
 done
 check "man pages for every command ($(echo $CMDS)), rendered from --help: every option in them" \
 	"$OUT/man_missing.txt" sh -c "test -z '$missing' && test -n '$CMDS' && test ! -s '$OUT/man_missing.txt'"
-make install PREFIX="$(pwd)/$OUT/prefix" BUILD="$B" > "$OUT/install.log" 2>&1
+make install PREFIX="$AOUT/prefix" BUILD="$B" > "$OUT/install.log" 2>&1
 check "make install PREFIX=...: bin/bareperf and man pages; man bareperf-record reads" \
 	"$OUT/install.log" \
 	sh -c "test -x '$OUT/prefix/bin/bareperf' &&

@@ -240,7 +240,9 @@ fi
 # ---- losses: a lossy capture's LOST records reach perf ------------------------------
 # The UART held to 115200 baud and a 2-page ring: the kernel drops records
 # (test/e2e/pacing.py checks the counts are exact); perf must warn.
-if record lossy --pace 115200 -c 100000 --ring-pages 2; then
+# (without -icount: the pace is the host's clock, not the instruction count)
+if "$BP" record --qemu -g --kernel "$K" -q --pace 115200 -c 100000 --ring-pages 2 \
+	-o "$OUT/lossy.bpc" -- loopnest > "$OUT/lossy.record.log" 2>&1; then
 	"$BP" script -i "$OUT/lossy.bpc" 2>/dev/null |
 		awk '/: LOST id=/ { n++; sub(/.*lost=/, ""); s += $1 } END { print n + 0, s + 0 }' \
 		> "$OUT/bp_lost"
@@ -353,8 +355,24 @@ want = "%s (%d samples, %.2f%%)" % (hot, hot_n, 100.0 * hot_n / total)
 assert want in titles, (want, titles)
 assert "all (%d samples, 100.00%%)" % total in titles
 assert root.find(ns + "script") is not None
+# colours by kind, with a legend: the app's functions green, the kernel's orange
+legend = root.find(".//%sg[@id='legend']" % ns)
+assert [t.text for t in legend.iter(ns + "text")] == ["kernel", "app", "benchmark body"]
+def fill(name):
+    for g in root.iter(ns + "g"):
+        t = g.find(ns + "title")
+        if t is not None and t.text.startswith(name + " ("):
+            r, gr, b = map(int, g.find(ns + "rect").get("fill")[4:-1].split(","))
+            return r, gr, b
+    raise AssertionError("no frame " + name)
+for app in ("loopnest_main", "matmul", "sieve"):
+    r, g, b = fill(app)
+    assert g > r and g > b, (app, r, g, b)
+for k in ("kmain", "_start64", "app_run_on"):
+    r, g, b = fill(k)
+    assert r > g > b, (k, r, g, b)
 EOF
-check "flamegraph: parses as XML, $HOT with its samples and percentage in a tooltip" \
+check "flamegraph: parses as XML, $HOT with its samples and percentage in a tooltip, colours by kind with a legend" \
 	"$OUT/fg_check.log" test $? -eq 0
 if command -v node > /dev/null 2>&1; then
 	node test/e2e/fg_script_check.js "$OUT/rt.svg" "$HOT" > "$OUT/fg_js.log" 2>&1
