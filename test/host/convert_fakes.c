@@ -313,3 +313,14 @@ void fs_free(struct session *s)
 	free(s->throttle);
 	memset(s, 0, sizeof(*s));
 }
+
+const char *session_event_name(const struct session *s, uint64_t id, char *buf, size_t n)
+{
+	const struct bp_record_event_desc *d = session_event(s, id);
+
+	if (d)
+		snprintf(buf, n, "%.*s", (int)sizeof(d->name), d->name);
+	else
+		snprintf(buf, n, "event %" PRIu64, id);
+	return buf;
+}
