@@ -89,7 +89,7 @@ $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
 	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
-$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o \
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
 	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
