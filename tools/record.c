@@ -413,7 +413,7 @@ static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
 	struct live *L = ctx;
 
 	(void)off;
-	if (L->seen_zero || !L->live_boot_text)
+	if (L->console_from_stream && (L->seen_zero || !L->live_boot_text))
 		console_text(L, p, n);
 }
 
@@ -517,7 +517,7 @@ static int stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, si
 		 * may have joined mid-stream: there the first bytes can be a
 		 * frame, which the decoder tells from text. */
 		const uint8_t *z = memchr(p, 0, n);
-		if (L->live_boot_text)
+		if (L->live_boot_text && L->console_from_stream)
 			console_text(L, p, z ? (size_t)(z - p) : n);
 		wire_dec_feed(d, p, n);
 		L->seen_zero = z != NULL;

@@ -939,12 +939,20 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 		lines++;
 	}
 	if (!s->complete) {
+		char open_apps[96] = "";
+		size_t k = 0;
+		/* The runs whose end is among what is missing. */
+		for (size_t i = 0; i < s->napps && k + 16 < sizeof(open_apps); i++)
+			if (!s->apps[i].stopped)
+				k += (size_t)snprintf(open_apps + k, sizeof(open_apps) - k, "%s%s",
+						      k ? ", " : "; no APP_STOP from ",
+						      s->apps[i].name);
 		fprintf(out, "%sthe capture has no end: %s; whatever the kernel sent after its "
-			"last %s is unknown (samples, losses, APP_STOP, counts)\n", prefix,
+			"last %s is unknown (samples, losses, APP_STOP, counts%s)\n", prefix,
 			s->dec.cut_bytes ? "it stops inside a frame" :
 			s->dec.ends ? "frames arrived after the kernel's last END" :
 			"the kernel's END never arrived (the recording stopped early, or the "
-			"stream was cut)", s->dec.frames_ok ? "frame" : "byte");
+			"stream was cut)", s->dec.frames_ok ? "frame" : "byte", open_apps);
 		lines++;
 	}
 	if (s->console_dropped) {
