@@ -61,14 +61,17 @@ BENCH_CMDS += $(BUILD)/bench/uart_bench
 
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
-test-host: check-deps $(HOST_TESTS)
+# HOST_TESTS grows in fragments included after this one: the prerequisite
+# lists expand it a second time, once every fragment has been read.
+.SECONDEXPANSION:
+test-host: check-deps $$(HOST_TESTS)
 	$(Q)$(RUNNER) --host $(HOST_TESTS)
 
 test-guest: check-deps kernel esp
 	$(Q)$(RUNNER) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # Everything, one verdict: the last line is "N passed, N failed, N skipped".
-test: check-deps $(HOST_TESTS) kernel esp
+test: check-deps $$(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # The guest PMU suite under KVM with the host's PMU (a real Linux host).
