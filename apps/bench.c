@@ -488,7 +488,9 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 
 	memset(r, 0, sizeof(*r));
 	if (!e->tsc) {
-		if (pmu_open(&bench_pmu, &pmu_boot_caps, &e->attr, 1, 0, err, sizeof(err))) {
+		/* This CPU's counters: a hybrid's E-core lacks some of the P-core's. */
+		const struct pmu_caps *caps = pmu_cpu_caps(pc->cpu);
+		if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
 			kprintf("bench: %s: event %s: %s\n", b->name, e->name, err);
 			return -E_INVAL;
 		}
@@ -500,8 +502,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		}
 		ecx = idx;
 		pmu_start(&bench_pmu);
-		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? pmu_boot_caps.fixed_mask
-								 : pmu_boot_caps.gp_mask;
+		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	}
 #define MEASURE(fn, cnt) ((e->tsc ? measure_tsc(fn, b->arg, cnt) \
 			  : measure_pmc(fn, b->arg, cnt, ecx)) & width_mask)

@@ -338,8 +338,9 @@ KVM_TESTS += [
 # mode (QEMU >= 8.1 TCG offers it on -cpu max; 7.2 does not), and a set
 # with no HPET (-machine q35,hpet=off: the kernel calibrates on the PM
 # timer and says so).
-# (-icount with -cpu max stops QEMU 10.0 with "Bad icount read": the icount
-# tests stay on the default CPU.) The soft PMU needs an HPET comparator, so
+# (QEMU 10.0 stops with "Bad icount read" when the kernel reads the APIC
+# through its x2APIC MSRs under -icount, with -cpu max or qemu64,+x2apic:
+# the icount tests stay in xAPIC mode.) The soft PMU needs an HPET comparator, so
 # the no-HPET set runs without sampling (events=none).
 _X2APIC_BASES = ["smp2", "smp4", "timers_nmi", "profile_smp", "count_smp"]
 _NO_HPET_BASES = ["boot_pvh", "smp2", "pmu_probe_tcg", "count_without_pmu"]
