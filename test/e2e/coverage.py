@@ -11,6 +11,10 @@ only by the app's set-up and the start of sampling, not by the drain of
 the stream that follows; `stat` then finds a single-CPU loop 1.000 CPUs
 utilized.
 
+On a slow line with a small ring (icount again) the samples the ring had
+no room for are counted dropped: samples + dropped = ticks due, and the
+dropped are exactly the ring's LOST records.
+
 Without icount, on 1 and 2 CPUs (where the host is busy, NMIs merge):
 for every CPU, samples + lost (+ dropped, + not received) = ticks due,
 each lost tick is in a LOST_SAMPLES warning, and "losses: none" appears
@@ -48,10 +52,10 @@ def run(*args, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
-def record(name, *args):
+def record(name, *args, period="50000"):
     cap = os.path.join(OUT, name + ".bpc")
-    rc, out, err = run("record", "--qemu", *args, "-o", cap, "-c", "50000", "--", "loopnest")
-    check(rc == 0, f"record {' '.join(args)} -c 50000 -- loopnest: exit 0", out + err)
+    rc, out, err = run("record", "--qemu", *args, "-o", cap, "-c", period, "--", "loopnest")
+    check(rc == 0, f"record {' '.join(args)} -c {period} -- loopnest: exit 0", out + err)
     _, rep, err2 = run("report", "-i", cap, "--stdio")
     _, scr, _ = run("script", "-i", cap)
     _, con, _ = run("script", "-i", cap, "--console")
@@ -61,7 +65,7 @@ def record(name, *args):
 def coverage(rep):
     """{cpu: (due, received, lost, throttled, dropped, missing)} from the coverage lines."""
     m = re.search(r"^# coverage: (\d+) ticks due( on each of (\d+) CPUs)? \(one every "
-                  r"50\.00 us over [\d.]+ [mu]?s, HPET counter\)(.*)$", rep, re.M)
+                  r"[\d.]+ us over [\d.]+ [mu]?s, HPET counter\)(.*)$", rep, re.M)
     if not m:
         return None
     due = int(m.group(1))
@@ -125,6 +129,19 @@ def main():
           f"stat --icount: a single-CPU loop is {util} CPUs utilized (duration {d} ns, "
           f"task-clock {tc} ns)", st + err)
 
+    # A line held to 115200 baud (in virtual time: icount) and a 2-page ring
+    # at 50 kHz: the ring overflows, every sample it had no room for is
+    # counted dropped, and they are exactly the ring's LOST records.
+    cap, rep, scr, con = record("paced", "--icount", "--pace", "115200", "--ring-pages", "2",
+                                period="20000")
+    cov = coverage(rep)
+    ring = re.search(r"^# WARNING: LOST: (\d+) records dropped on cpu 0:", rep, re.M)
+    c = cov[0] if cov and list(cov) == [0] else None
+    check(c is not None and c[4] > 0 and c[2] == 0 and c[5] == 0 and c[1] + c[4] == c[0] and
+          ring is not None and int(ring.group(1)) == c[4],
+          f"icount, paced line, 2-page ring: samples + dropped = ticks due, the dropped are the "
+          f"ring's LOST ({c}, LOST {ring.group(1) if ring else None})", rep)
+
     # 2. Without icount, 1 and 2 CPUs: the equation holds whatever the host did.
     for name, args in (("tcg1", ()), ("tcg2", ("--smp", "2"))):
         ncpu = 2 if args else 1
@@ -141,6 +158,8 @@ def main():
             warn = re.search(rf"^# WARNING: LOST_SAMPLES: (\d+) samples not taken on cpu {cpu} ",
                              rep, re.M)
             ok = ok and (int(warn.group(1)) == lost if lost else warn is None)
+            ring = re.search(rf"^# WARNING: LOST: (\d+) records dropped on cpu {cpu}:", rep, re.M)
+            ok = ok and (not dropped or (ring is not None and int(ring.group(1)) >= dropped))
         none = re.search(r"^# losses: none", rep, re.M) is not None
         anylost = any(c[2] or c[4] or c[5] for c in (cov or {}).values())
         ok = ok and none == (not anylost and "WARNING" not in rep)
