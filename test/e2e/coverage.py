@@ -3,8 +3,9 @@
 loopnest at a tick every 50 us, then `bareperf report` and `script`.
 
 Under -icount (deterministic: every HPET NMI is taken in time) every tick
-due is a sample: the coverage line says N ticks due, N samples, 0 lost,
-the losses line says none, and the kernel's TICKS record agrees. The app's
+due is a sample, on 1 CPU and on each of 2: the coverage line says N
+ticks due, N samples, 0 lost, the losses line says none, and the
+kernel's TICKS record agrees. The app's
 duration (APP_START to APP_STOP) is the app's own: loopnest measures its
 loop nest with the TSC and prints it, and the run's window may exceed that
 only by the app's set-up and the start of sampling, not by the drain of
@@ -107,6 +108,15 @@ def main():
     check(len(tr) == 1 and tr[0] == (0, samples, samples, 0, 0) and
           "LOST_SAMPLES" not in scr,
           f"icount: the kernel's TICKS agrees, no LOST_SAMPLES ({tr})", scr[-2000:])
+
+    # Two CPUs under icount: each samples every tick, the other CPU's last
+    # one included (its IPI may arrive after the app returned).
+    cap, rep2, scr2, _ = record("icount2", "--icount", "--smp", "2")
+    cov2 = coverage(rep2)
+    check(cov2 is not None and sorted(cov2) == [0, 1] and cov2[0][0] > 300 and
+          all(cov2[c][1:] == (cov2[c][0], 0, 0, 0, 0) for c in cov2) and
+          re.search(r"^# losses: none \(", rep2, re.M) is not None,
+          f"icount, 2 CPUs: every tick due is a sample on each ({cov2})", rep2)
 
     # The window is the app's: loopnest's own loop-nest time, plus its set-up
     # (within 1%), not plus the drain.
