@@ -14,7 +14,10 @@
  *     THROTTLE intervals, frames lost in transit per (channel, cpu) and
  *     the decoder's error counts, and whether the capture was truncated
  *     or interrupted,
- *   - the console text (CONSOLE frames and unframed boot text).
+ *   - the console text (CONSOLE frames and the plain text outside the
+ *     stream: boot text, a halted machine's last line), up to
+ *     SESSION_CONSOLE_MAX bytes,
+ *   - whether the stream's end (the kernel's END) is in the capture.
  * A session never hides a loss: every count above is available and the
  * commands print the nonzero ones.
  *
@@ -74,9 +77,10 @@ struct session_loss {
 					 * no EVENT_DESC before them, or malformed */
 	uint64_t aux_truncated;		/* AUX records with BP_AUX_FLAG_TRUNCATED */
 	/* Frames missing before the first one of a (channel, cpu) that arrived:
-	 * the recorder joined a running stream (a second run on a machine
-	 * serving control requests), or the very first frames were lost.
-	 * Counted here, not in frames_lost. */
+	 * the recorder joined a running stream (a serial line opened while the
+	 * machine was already streaming), or the very first frames were lost.
+	 * Counted here, not in frames_lost. (A control request's frames are
+	 * numbered from 0 of their own: none are missing before them.) */
 	uint64_t frames_before_first[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];
 	uint64_t frames_before_first_total;
 };
@@ -154,7 +158,20 @@ struct session {
 	size_t nbenches;
 	struct session_ticks *ticks;	/* TICKS records, stream order, whatever the flags */
 	size_t nticks;
+	struct bp_record_bench_end *bench_ends;	/* BENCH_END records, stream order */
+	size_t nbench_ends;
+	/*
+	 * The stream's end arrived (wire_dec_complete(): the kernel's END, and
+	 * nothing cut after it). Without it, what the kernel sent after the
+	 * last frame here is unknown: session_print_losses() says so.
+	 */
+	bool complete;
+	uint64_t console_dropped;	/* console bytes past SESSION_CONSOLE_MAX, not kept */
 };
+
+/* The console text kept at most (boot text, CONSOLE frames): a file of noise
+ * without one frame must not be held whole in memory. */
+#define SESSION_CONSOLE_MAX	(4u << 20)
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);
 void session_free(struct session *s);
@@ -197,14 +214,6 @@ bool session_build_id(const struct session *s, const uint8_t **id, size_t *len);
  */
 int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain);
-/*
- * The boot text before the stream's first 0x00 is not a frame, and the
- * decoder counts it as a damaged one (a COBS, short or CRC error). Feed
- * the bytes up to and including the first 0x00, copy the stats into
- * at_boot, feed the rest; then this subtracts at_boot's error counts from
- * total, so only damage inside the stream counts.
- */
-void session_discount_boot(struct wire_dec_stats *total, const struct wire_dec_stats *at_boot);
 /* "ok", "failure reported", "bad usage", "panic" for a kernel exit code. */
 const char *session_exit_name(int64_t code);
 

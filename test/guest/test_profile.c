@@ -14,8 +14,15 @@
  *                ticks it skipped are counted lost, exactly
  *   -- masked    (icount) below max_rate, an APIC timer masked for longer
  *                than the throttle's budget lasts throttles nothing
+ *   -- lapic     (QEMU -machine hpet=off) no HPET: cpu-clock samples on the
+ *                APIC timer as an ordinary interrupt; the run's metadata
+ *                says so, the loop is sampled, and a loop run with
+ *                interrupts off never is
+ *   -- quiet asked=N done=N refused=N
+ *                the run's metadata records what turbo=/prefetch= asked
+ *                for, what every CPU has and what was refused (BP_QUIET_*)
  *
- * Every mode checks each CPU's TICKS record against what its ring holds:
+ * The HPET modes check each CPU's TICKS record against what its ring holds:
  * the SAMPLE records, the LOST_SAMPLES total and the ticks due, which must
  * match the time the window lasted.
  *
@@ -45,9 +52,17 @@ static u64 __attribute__((noipa)) hot_loop(u64 n)
 }
 
 static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+static struct bp_record_run_meta last_meta;
+static bool have_meta;
+
+static const struct bp_record_run_meta *profile_last_meta(void)
+{
+	return have_meta ? &last_meta : NULL;
+}
 
 struct seen {
 	u64 samples, in_window, in_loop, regular, meta, cpu_info, app_start, app_stop;
+	u32 meta_flags;
 	u64 first_time, last_time, wrong_cpu;
 	u64 lost_samples, lost_records, lost_wrong_cpu, throttle, unthrottle;
 	u64 first_sample, start_time, stop_time;	/* TSC: first SAMPLE, APP_START, APP_STOP */
@@ -69,7 +84,12 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {
 		struct bp_sample smp;
 		switch (rec->type) {
-		case BP_RECORD_RUN_META: s->meta++; break;
+		case BP_RECORD_RUN_META:
+			s->meta++;
+			s->meta_flags = ((const struct bp_record_run_meta *)rec)->flags;
+			last_meta = *(const struct bp_record_run_meta *)rec;
+			have_meta = true;
+			break;
 		case BP_RECORD_CPU_INFO: s->cpu_info++; break;
 		case BP_RECORD_APP_START:
 			s->app_start++;
@@ -316,6 +336,65 @@ static void check_masked(void)
 	       tsc_to_ns(t1 - t0) / 1000000, s.samples, s.throttle, s.ticks.lost);
 }
 
+static u64 __attribute__((noipa)) cli_loop(u64 n)
+{
+	u64 x = 1;
+
+	irq_disable();
+	for (u64 i = 0; i < n; i++)
+		asm volatile("imul $3, %0, %0; add %1, %0" : "+r"(x) : "r"(i));
+	irq_enable();
+	return x;
+}
+
+static void check_lapic(void)
+{
+	char err[160];
+	u64 loop = ksym_address("hot_loop"), cli = ksym_address("cli_loop"), off, size, cli_size;
+	struct seen s, c;
+
+	ksym_lookup(loop, &off, &size);
+	ksym_lookup(cli, &off, &cli_size);
+	report(!start(err, sizeof(err)), "cpu-clock sampling starts without an HPET (%s)", err);
+	u64 t0 = rdtsc();
+	hot_loop(2000000);
+	u64 t1 = rdtsc();
+	cli_loop(2000000);
+	u64 t2 = rdtsc();
+	profile_stop(0);
+	scan(0, t0, t1, loop, size, &s);
+	scan(0, t1, t2, cli, cli_size, &c);
+	report(s.meta == 1 && (s.meta_flags & BP_META_SOFT_PMU) && (s.meta_flags & BP_META_SOFT_LAPIC),
+	       "the run's metadata says: soft PMU on the APIC timer (flags %#x)", s.meta_flags);
+	report(s.in_window > 20 && s.in_loop * 10 >= s.in_window * 9,
+	       "%lu samples while the loop ran, %lu with the IP in hot_loop", s.in_window, s.in_loop);
+	report(c.in_loop == 0, "none in a loop that runs with interrupts off (%lu)", c.in_loop);
+	report(profile_soft_ticks() == 0, "no HPET NMIs (%lu)", profile_soft_ticks());
+	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
+}
+
+static void check_quiet(int argc, char **argv)
+{
+	char err[160];
+	struct seen s;
+	u64 asked = 0, done = 0, refused = 0;
+	const char *a = test_arg(argc, argv, "asked"), *d = test_arg(argc, argv, "done"),
+		   *r = test_arg(argc, argv, "refused");
+
+	report(a && d && r && !parse_u64(a, &asked) && !parse_u64(d, &done) &&
+	       !parse_u64(r, &refused), "expectations given: asked=%s done=%s refused=%s", a, d, r);
+	report(!start(err, sizeof(err)), "sampling starts (%s)", err);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, &s);
+	const struct bp_record_run_meta *m = profile_last_meta();
+	report(s.meta == 1 && m, "the run has its metadata");
+	if (!m)
+		return;
+	report(m->quiet_asked == asked && m->quiet_done == done && m->quiet_refused == refused,
+	       "metadata: quiet asked %#x done %#x refused %#x (expected %#lx %#lx %#lx)",
+	       m->quiet_asked, m->quiet_done, m->quiet_refused, asked, done, refused);
+}
+
 static int test_profile_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "exact";
@@ -330,6 +409,10 @@ static int test_profile_main(int argc, char **argv)
 		check_throttle();
 	else if (!strcmp(what, "masked"))
 		check_masked();
+	else if (!strcmp(what, "lapic"))
+		check_lapic();
+	else if (!strcmp(what, "quiet"))
+		check_quiet(argc, argv);
 	else
 		report(false, "unknown mode '%s'", what);
 	return report_summary();
