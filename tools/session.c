@@ -857,6 +857,12 @@ static int print_tick_losses(const struct session *s, FILE *out, const char *pre
 	}
 	for (size_t i = 0; i < s->nticks; i++) {
 		const struct session_ticks *t = &s->ticks[i];
+		if (!t->rec.period) {
+			fprintf(out, "%sticks due unknown on cpu %u (run %u): no HPET, cpu-clock ran "
+				"on the APIC timer, which misses ticks while interrupts are off "
+				"without counting them\n", prefix, t->rec.cpu, t->rec.app_id);
+			lines++;
+		}
 		if (t->received >= t->rec.samples)
 			continue;
 		fprintf(out, "%ssamples missing: %" PRIu64 " of the %" PRIu64 " SAMPLE records "

@@ -454,7 +454,10 @@ _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
  *               of them) or closed; the CPU's LOST_SAMPLES records add up
  *               to it,
  * so samples + dropped + lost == due. A reader that also counts what
- * arrived can tell the link's losses from the kernel's.
+ * arrived can tell the link's losses from the kernel's. period 0: no HPET
+ * drove the ticks (BP_META_SOFT_LAPIC: each CPU's APIC timer did, and
+ * missed the ticks that came while interrupts were off): due, lost and
+ * window are unknown and 0; samples and dropped are counted.
  */
 struct bp_record_ticks {
 	struct bp_record_header header;
