@@ -90,11 +90,11 @@ def main():
           f"the missing results are named one by one ({count} in {len(named)} ranges) and "
           f"with the {len(got)} rows shown make the run's {m.group(2) if m else '?'}",
           st.stdout)
-    check(re.search(r"^    results? \d+(-\d+)?: after insn '[^']+' \(tsc(?:, cpu \d)?\), the last "
-                    r"received$", st.stdout, re.M) is not None and
+    check(re.search(r"^    results? \d+(-\d+)? \(insn rows? \d+(-\d+)?\): after insn '[^']+' "
+                    r"\(tsc(?:, cpu \d)?\), the last received$", st.stdout, re.M) is not None and
           "no BENCH_END" not in st.stdout,
-          "the end record names the results lost at the end, after the last row received",
-          st.stdout)
+          "the end record names the results lost at the end by table row, after the last "
+          "row received", st.stdout)
     total = int(m.group(2)) if m else None
 
     # 2. The default: the harness drains the stream first; nothing is missing.
