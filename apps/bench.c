@@ -519,12 +519,18 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	 * been hit on every try, NMIs come faster than a repetition takes
 	 * and retrying only costs time: keep what comes from then on. */
 	u32 retries = b->flags & BENCH_NMI_OK ? 0 : BENCH_NMI_RETRIES;
+	/* An SMI is a disturbance like an NMI: MSR_SMI_COUNT (Intel) is read
+	 * around each repetition; -1 where SMIs cannot be counted (AMD). */
+	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
+	s64 smi0 = pmu_smi_count(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {
 		for (u32 tries = 0; ; tries++) {
 			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
+			s64 smi = pmu_smi_count(smi_caps);
 			m_n[i] = MEASURE(fn_n, cnt_n);
 			m_2n[i] = MEASURE(fn_2n, cnt_2n);
-			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED))
+			s64 smi_after = pmu_smi_count(smi_caps);
+			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) && smi == smi_after)
 				break;
 			if (tries >= retries) {
 				r->disturbed += !(b->flags & BENCH_NMI_OK);
@@ -534,6 +540,10 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		}
 	}
 	lvt_restore(&lvt);
+	r->smis = smi0 < 0 ? -1 : (s32)(pmu_smi_count(smi_caps) - smi0);
+	if (r->smis > 0)
+		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",
+			b->name, r->smis);
 #undef MEASURE
 	if (!e->tsc)
 		pmu_stop(&bench_pmu);

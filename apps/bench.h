@@ -87,29 +87,32 @@ struct bench_asm {
 	u32 n;
 };
 
+/*
+ * A body is a naked C function holding only its assembly: the compiler
+ * emits no prologue or epilogue, but it does describe the function in the
+ * debug info (its address range and the BENCH_ASM line), so a sample in
+ * the body has a symbol and a source line like any C function.
+ */
 #define BENCH_ASM_FN(sym, copies, init, body, fini)			\
-	".pushsection .text." #sym ",\"ax\",@progbits\n"		\
-	".type " #sym ", @function\n"					\
-	".balign 64\n"							\
-	#sym ":\n"							\
-	init "\n"							\
-	".balign 16\n"							\
-	"1:\n"								\
-	".rept " copies "\n"						\
-	body "\n"							\
-	".endr\n"							\
-	"dec %rsi\n"							\
-	"jnz 1b\n"							\
-	fini "\n"							\
-	"ret\n"								\
-	".size " #sym ", .-" #sym "\n"					\
-	".popsection\n"
+	__attribute__((naked, noinline, used, aligned(64)))		\
+	static void sym(void *arg __attribute__((unused)),		\
+			u64 loops __attribute__((unused)))		\
+	{								\
+		asm volatile(init "\n"					\
+			     ".balign 16\n"					\
+			     "1:\n"						\
+			     ".rept " copies "\n"				\
+			     body "\n"						\
+			     ".endr\n"						\
+			     "dec %rsi\n"					\
+			     "jnz 1b\n"					\
+			     fini "\n"						\
+			     "ret\n");						\
+	}
 
 #define BENCH_ASM(id, n, init, body, fini)				\
-	void bench_##id##_n(void *arg, u64 loops);			\
-	void bench_##id##_2n(void *arg, u64 loops);			\
-	asm(BENCH_ASM_FN(bench_##id##_n, BENCH_XSTR(n), init, body, fini) \
-	    BENCH_ASM_FN(bench_##id##_2n, BENCH_XSTR(2 * (n)), init, body, fini)); \
+	BENCH_ASM_FN(bench_##id##_n, BENCH_XSTR(n), init, body, fini)	\
+	BENCH_ASM_FN(bench_##id##_2n, BENCH_XSTR(2 * (n)), init, body, fini) \
 	static const struct bench_asm id = { bench_##id##_n, bench_##id##_2n, (n) }
 
 /* struct bench.flags */
@@ -164,6 +167,7 @@ struct bench_result {
 	u64 iqr;			/* x1000: spread of the per-repetition differences */
 	u64 floor;			/* x1000: the noise floor; value below it is noise */
 	u64 median_n, median_2n;	/* raw counts of one measurement */
+	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
 };
 
 /* Defaults: parse "cpu=N|all events=a,b reps=N warmup=N min=SIZE max=SIZE

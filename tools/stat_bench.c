@@ -616,13 +616,6 @@ static void machine(const struct session *s, char *buf, size_t n)
 		snprintf(buf, n, "unknown machine");
 }
 
-static double nice_step(double range, int ticks)
-{
-	double raw = range / ticks, mag = pow(10, floor(log10(raw))), f = raw / mag;
-
-	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
 int stat_bench_plot(const char *path, const struct session *s, int agg, char *err,
 		    size_t errlen)
 {
@@ -632,7 +625,8 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 	size_t ns = 0;
 	bool cpus = multi_cpu(s), all_tsc = true, all_icount = true, same_event = true;
 	uint64_t pmin = UINT64_MAX, pmax = 0;
-	double ymin = 0, ymax = 0;
+	double ymin = HUGE_VAL, ymax = 0;
+	size_t nonpos = 0;
 	unsigned aggs = 0;
 	int rc = -1;
 	FILE *f = NULL;
@@ -666,8 +660,12 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 		aggs |= 1u << v.agg;
 		/* a point below its noise floor is drawn at the floor, hollow */
 		double y = (v.noise ? (double)v.floor : (double)v.value) / 1000.0;
-		ymin = fmin(ymin, y);
-		ymax = fmax(ymax, y);
+		if (y > 0) {
+			ymin = fmin(ymin, y);
+			ymax = fmax(ymax, y);
+		} else {
+			nonpos++;		/* no place on a log axis */
+		}
 		all_tsc &= !!(b->flags & BP_BENCH_F_TSC);
 		all_icount &= !!(b->flags & BP_BENCH_F_ICOUNT);
 		same_event &= !strcmp(b->event, S[0].event);
@@ -683,15 +681,18 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 	if (x1 <= x0)
 		x0--, x1++;
 	int xstep = (x1 - x0 + 11) / 12;
-	/* y: linear from 0 */
-	if (ymax <= ymin)
-		ymax = ymin + 1;
-	double ystep = nice_step((ymax - ymin) * 1.05, 5);
-	double y0 = floor(ymin / ystep) * ystep, y1 = ceil(ymax * 1.05 / ystep) * ystep;
+	/*
+	 * y: log10, whole decades at the ends, so an L1 hit of a few ticks
+	 * and a DRAM miss of hundreds both read: the knees between cache
+	 * levels are steps of the same height whatever the latency.
+	 */
+	if (ymax <= 0)
+		ymin = ymax = 1;
+	int y0 = (int)floor(log10(ymin)), y1 = (int)ceil(log10(ymax));
 	if (y1 <= y0)
-		y1 = y0 + ystep;
+		y1 = y0 + 1;
 #define X(p) (PL + (PR - PL) * (log2((double)(p)) - x0) / (x1 - x0))
-#define Y(v) (PB - (PB - PT) * ((v) - y0) / (y1 - y0))
+#define Y(v) (PB - (PB - PT) * (log10(v) - y0) / (y1 - y0))
 
 	if (!(f = fopen(path, "w"))) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -704,10 +705,11 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 	snprintf(title, sizeof(title), "memlat: pointer-chase latency by working set - %s%s", mach,
 		 all_icount ? " (QEMU -icount)" : "");
 	if (all_tsc || !same_event)
-		snprintf(ylab, sizeof(ylab), "%s per load (%s)",
+		snprintf(ylab, sizeof(ylab), "%s per load (%s, log10 scale)",
 			 all_tsc ? "TSC ticks" : "event counts", aggname);
 	else
-		snprintf(ylab, sizeof(ylab), "%s counts per load (%s)", S[0].event, aggname);
+		snprintf(ylab, sizeof(ylab), "%s counts per load (%s, log10 scale)", S[0].event,
+			 aggname);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" font-family=\"Verdana, sans-serif\" "
@@ -722,8 +724,10 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 	for (int e = x0; e <= x1; e += xstep)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n",
 			X(pow(2, e)), PT, X(pow(2, e)), PB);
-	for (double v = y0; v <= y1 + ystep / 2; v += ystep)
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", PL, Y(v), PR, Y(v));
+	for (int e = y0; e <= y1; e++)
+		for (int d = 1; d < 10 && (e < y1 || d == 1); d++)
+			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"%s/>\n", PL,
+				Y(d * pow(10, e)), PR, Y(d * pow(10, e)), d == 1 ? " stroke=\"#bbb\"" : "");
 	fprintf(f, "</g>\n<g stroke=\"black\" stroke-width=\"1\">\n"
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n"
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n</g>\n",
@@ -733,9 +737,10 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", X(pow(2, e)), PB + 18,
 			fmt_bytes_short(1ull << (e < 0 ? 0 : e > 62 ? 62 : e), lab, sizeof(lab)));
 	fprintf(f, "</g>\n<g class=\"yticks\" text-anchor=\"end\">\n");
-	for (double v = y0; v <= y1 + ystep / 2; v += ystep)
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6, Y(v) + 4,
-			fabs(v) < ystep / 1e6 ? 0.0 : v);
+	for (int e = y0; e <= y1; e++)
+		for (int d = 1; d < 10 && (e < y1 || d == 1); d += d == 2 ? 3 : d == 5 ? 5 : 1)
+			fprintf(f, "<text x=\"%d\" y=\"%.1f\">%g</text>\n", PL - 6,
+				Y(d * pow(10, e)) + 4, d * pow(10, e));
 	fprintf(f, "</g>\n<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
 		"working set (bytes, log2 scale)</text>\n", (PL + PR) / 2, PB + 42);
 	fprintf(f, "<text class=\"ylabel\" x=\"18\" y=\"%d\" text-anchor=\"middle\" "
@@ -761,7 +766,7 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
 			struct stat_bench_value v;
 			stat_bench_judge(b, agg, &v);
-			if (v.noise) {
+			if (v.noise || v.value <= 0) {
 				if (open)
 					fprintf(f, "\"/>\n");
 				open = false;
@@ -779,13 +784,13 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 			const struct bp_record_bench *b = &s->benches[S[k].idx[i]];
 			struct stat_bench_value v;
 			stat_bench_judge(b, agg, &v);
-			if (v.noise)
+			if (v.noise && v.floor > 0)
 				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"white\" "
 					"stroke=\"%s\"><title>%s: below the noise floor %s</title>"
 					"</circle>\n", X(b->param), Y(v.floor / 1000.0), c,
 					fmt_bytes(b->param, sz, sizeof(sz)),
 					fmt_ux1000(v.floor, vb, sizeof(vb)));
-			else
+			else if (!v.noise && v.value > 0)
 				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">"
 					"<title>%s: %s</title></circle>\n", X(b->param),
 					Y(v.value / 1000.0), c, fmt_bytes(b->param, sz, sizeof(sz)),
@@ -799,6 +804,10 @@ int stat_bench_plot(const char *path, const struct session *s, int agg, char *er
 		xml_escape(f, label);
 		fprintf(f, "</text></g>\n");
 	}
+	if (nonpos)
+		fprintf(f, "<text class=\"note\" x=\"%d\" y=\"%d\">%zu point%s at or below zero "
+			"(no place on a log axis) not drawn</text>\n", PL, PB + 60, nonpos,
+			nonpos == 1 ? "" : "s");
 	fprintf(f, "</svg>\n");
 #undef X
 #undef Y

@@ -143,8 +143,9 @@ enum bp_record_type {
 	BP_RECORD_APP_STOP	= 0x4005,	/* struct bp_record_app_stop */
 	BP_RECORD_COUNTS	= 0x4006,	/* struct bp_record_counts + bp_count_entry[nr] */
 	BP_RECORD_BENCH		= 0x4007,	/* struct bp_record_bench */
-	BP_RECORD_BENCH_END	= 0x4008,	/* struct bp_record_bench_end */
-	/* 0x4009 .. 0x7fff: reserved for future bareperf records */
+	BP_RECORD_TICKS		= 0x4008,	/* struct bp_record_ticks */
+	BP_RECORD_BENCH_END	= 0x4009,	/* struct bp_record_bench_end */
+	/* 0x400a .. 0x7fff: reserved for future bareperf records */
 	BP_RECORD_BAREPERF_LAST	= 0x7fff,
 };
 
@@ -253,6 +254,22 @@ struct bp_record_lost_samples {		/* samples the PMU itself dropped */
 _Static_assert(sizeof(struct bp_record_lost_samples) == 16, "bp_record_lost_samples ABI");
 
 /*
+ * perf's sample_id trailer (perf_event.h, sample_id_all) for the run's
+ * sample_type, which always holds TID, TIME, ID and CPU and never
+ * STREAM_ID or IDENTIFIER: the kernel appends it to LOST_SAMPLES, so the
+ * record is PERF_RECORD_LOST_SAMPLES as perf writes it, saying which CPU
+ * lost the samples and when. Readers take the fixed part (header.size
+ * tells whether the trailer is there).
+ */
+struct bp_sample_id {
+	uint32_t pid, tid;		/* TID: app id, CPU index */
+	uint64_t time;			/* TIME: TSC when the count was written */
+	uint64_t id;			/* ID: the event */
+	uint32_t cpu, res;		/* CPU */
+};
+_Static_assert(sizeof(struct bp_sample_id) == 32, "bp_sample_id ABI");
+
+/*
  * Run metadata: written by the kernel at the start of a run, before any
  * sample, so the host tool can decode and convert without outside input.
  */
@@ -262,6 +279,11 @@ _Static_assert(sizeof(struct bp_record_lost_samples) == 16, "bp_record_lost_samp
 #define BP_META_TSC_INVARIANT	(1u << 0)	/* CPUID.80000007H:EDX[8] */
 #define BP_META_SOFT_PMU	(1u << 1)	/* samples come from the HPET soft PMU */
 #define BP_META_ICOUNT		(1u << 2)	/* TSC counts retired instructions (QEMU -icount) */
+/* The soft PMU's samples come from each CPU's local APIC timer as an
+ * ordinary interrupt (no HPET to send NMIs): code that runs with
+ * interrupts off is never sampled; its time shows at the instruction
+ * that turns them back on. */
+#define BP_META_SOFT_LAPIC	(1u << 3)
 
 struct bp_record_run_meta {
 	struct bp_record_header header;
@@ -281,9 +303,19 @@ struct bp_record_run_meta {
 	uint16_t reserved_u16;
 	uint64_t start_tsc;		/* TSC when the run started */
 	uint8_t  build_id[20];		/* GNU build-id of kernel.elf */
-	uint8_t  reserved[44];
+	/* A quiet machine (kernel/quiet.h), BP_QUIET_* bits: what the
+	 * command line asked for, what every CPU now has, and what at least
+	 * one CPU refused (a #GP, or a write that did not hold). 0 in
+	 * captures from kernels that predate them. */
+	uint32_t quiet_asked;
+	uint32_t quiet_done;
+	uint32_t quiet_refused;
+	uint8_t  reserved[32];
 };
 _Static_assert(sizeof(struct bp_record_run_meta) == 128, "bp_record_run_meta ABI");
+
+#define BP_QUIET_TURBO_OFF	(1u << 0)	/* Intel IA32_MISC_ENABLE[38] + IA32_PERF_CTL[32]; AMD HWCR.CpbDis */
+#define BP_QUIET_PREFETCH_OFF	(1u << 1)	/* Intel MSR 1A4H[3:0]; AMD PrefetchControl */
 
 enum bp_cpu_vendor {
 	BP_CPU_VENDOR_UNKNOWN	= 0,
@@ -404,6 +436,41 @@ struct bp_record_counts {
 	uint64_t nr;			/* struct bp_count_entry that follow */
 };
 _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
+
+/*
+ * TICKS: the account of a soft-PMU run (cpu-clock) on one CPU, written
+ * when the run stops, before APP_STOP. The HPET comparator expires every
+ * `period` ticks of the HPET main counter (hpet_hz a second), the first
+ * expiry `period` after the run started; the sampling window is `window`
+ * HPET ticks from the start to the moment the app returned (or the run
+ * stopped). `due` is the number of expiries inside it, read off the HPET
+ * main counter: each one is a tick every CPU of the run should have
+ * sampled. Every due tick is exactly one of
+ *     samples   a SAMPLE record written to this CPU's ring,
+ *     dropped   a sample taken but not written: the ring was full (the
+ *               ring's LOST records count it among the records dropped),
+ *     lost      no sample taken: the NMI came late and merged with the
+ *               next, or found sampling throttled (throttled says how many
+ *               of them) or closed; the CPU's LOST_SAMPLES records add up
+ *               to it,
+ * so samples + dropped + lost == due. A reader that also counts what
+ * arrived can tell the link's losses from the kernel's.
+ */
+struct bp_record_ticks {
+	struct bp_record_header header;
+	uint32_t app_id;		/* as APP_START */
+	uint32_t cpu;
+	uint64_t hpet_hz;		/* HPET main counter rate */
+	uint64_t period;		/* HPET ticks between expiries */
+	uint64_t window;		/* HPET ticks from the start to the close */
+	uint64_t due;			/* expiries in the window */
+	uint64_t samples;		/* SAMPLE records written */
+	uint64_t dropped;		/* samples not written: ring full */
+	uint64_t lost;			/* due ticks that gave no sample */
+	uint64_t throttled;		/* ... of them: found sampling throttled */
+	uint8_t  reserved[32];
+};
+_Static_assert(sizeof(struct bp_record_ticks) == 112, "bp_record_ticks ABI");
 
 /*
  * The config (EVENT_DESC, READ entries) of soft events, which the kernel
