@@ -351,6 +351,8 @@ static struct pmu_ctx bench_pmu;
 static struct {
 	u32 app_id;
 	u32 seq, lost;
+	u32 last_row;			/* table_row of result seq, in last_table */
+	char last_table[16];
 	u32 ntables;
 	char table[MAX_TABLES][16];
 	u32 rows[MAX_TABLES];
@@ -438,8 +440,9 @@ static void write_record(const struct bench *b, const struct bench_result *r, bo
 	rec.app_id = profile_app_id();
 	numbering_for_run(rec.app_id);
 	rec.seq = ++numbering.seq;
-	rec.table_row = next_table_row(b->table);
+	rec.table_row = numbering.last_row = next_table_row(b->table);
 	strlcpy(rec.table, b->table, sizeof(rec.table));
+	strlcpy(numbering.last_table, b->table, sizeof(numbering.last_table));
 	strlcpy(rec.name, b->name, sizeof(rec.name));
 	strlcpy(rec.event, r->event, sizeof(rec.event));
 	make_room(rb, sizeof(rec), drain);
@@ -462,6 +465,8 @@ void bench_end(const struct bench_opts *o)
 	numbering_for_run(app_id);
 	rec.results = numbering.seq;
 	rec.lost = numbering.lost;
+	rec.last_row = numbering.last_row;
+	strlcpy(rec.last_table, numbering.last_table, sizeof(rec.last_table));
 	make_room(profile_ring(rec.cpu), sizeof(rec), true);	/* after the measurements */
 	int err = profile_output(&rec);
 	if (numbering.lost || err)

@@ -374,11 +374,15 @@ static void add_bench_end(struct loader *L, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
 
-	if (h->size < offsetof(struct bp_record_bench_end, reserved) ||
+	struct bp_record_bench_end *e;
+
+	if (h->size < offsetof(struct bp_record_bench_end, last_table) ||
 	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
 		  sizeof(*s->bench_ends), 1))
 		return;
-	copy_rec(&s->bench_ends[s->nbench_ends++], sizeof(*s->bench_ends), h);
+	e = &s->bench_ends[s->nbench_ends++];
+	copy_rec(e, sizeof(*e), h);
+	e->last_table[sizeof(e->last_table) - 1] = 0;
 }
 
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,

@@ -591,8 +591,10 @@ _Static_assert(__builtin_offsetof(struct bp_record_bench, iqr) == 216, "bp_recor
 /*
  * The end of an app run's benchmarks: how many BENCH results the harness
  * produced (the highest seq) and how many of them found no room in a ring
- * (each also counted in a LOST record of the CPU it was measured on).
- * Written into the app's CPU's ring when the app's benchmarks are done.
+ * (each also counted in a LOST record of the CPU it was measured on), and
+ * the table and table_row of the last one, so results missing at the end
+ * can be named too. Written into the app's CPU's ring when the app's
+ * benchmarks are done.
  */
 struct bp_record_bench_end {
 	struct bp_record_header header;
@@ -600,7 +602,9 @@ struct bp_record_bench_end {
 	uint32_t cpu;			/* the CPU that wrote it */
 	uint32_t results;		/* BENCH results of the run: seq 1 .. results */
 	uint32_t lost;			/* ... of them not written for want of room */
-	uint8_t  reserved[24];
+	char     last_table[16];	/* NUL-terminated: the table of result `results` */
+	uint32_t last_row;		/* ... and its table_row (0: no result) */
+	uint32_t reserved_u32;
 };
 _Static_assert(sizeof(struct bp_record_bench_end) == 48, "bp_record_bench_end ABI");
 
