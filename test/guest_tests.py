@@ -60,9 +60,13 @@ TESTS = [
     # Timers, NMIs and CPUs.
     # Rates under icount: virtual time then follows the instruction count, not
     # the host's scheduling of two QEMUs on two cores, so tolerances hold.
-    dict(name="timers_rates", icount=True, append="events=none app=test_timers -- rates"),
+    # (timeout: under -icount a busy host runs ~10 guest MIPS; these wait
+    # hundreds of virtual ms)
+    dict(name="timers_rates", icount=True, timeout=120,
+         append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
-    dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
+    dict(name="timers_icount", icount=True, timeout=120,
+         append="events=none app=test_timers -- icount"),
     dict(name="apic_leftover_vectors", kind="expect", exit=0,
          append="events=none app=test_timers -- leftover",
          expect=[r"^apic: cpu 0: 2 vectors left in service \(EOI sent\), 1 requested",
