@@ -990,7 +990,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft) {
 		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		e = !hpet_hz() ? -E_NODEV : hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
 		if (!e)
 			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
 		if (e) {
