@@ -434,7 +434,7 @@ void profile_init(void)
 		u64 t0 = rdtsc_ordered();
 		apic_send_ipi(apic_id(), APIC_DM_NMI);
 		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
-		       tsc_to_ns(rdtsc_ordered() - t0) < FLOOR_WAIT_NS)
+		       !tsc_since_ns(t0, FLOOR_WAIT_NS))
 			cpu_relax();
 		u64 t1 = rdtsc_ordered();
 		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
