@@ -126,5 +126,15 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg);
 void hpet_nmi_stop(void);
 u64 hpet_nmi_count(void);			/* NMIs claimed since start */
 u64 hpet_nmi_merged(void);			/* expiries folded into another NMI */
+/* Expiries accounted for since start: every one the main counter has
+ * passed by the current NMI, each NMI's own and those merged into it.
+ * Read from fn it counts the NMI being handled. NMI-safe. */
+u64 hpet_nmi_due(void);
+/* The main counter when the NMIs started (the first expiry is `ticks`
+ * later), and how many expiries fall at or before main counter value
+ * `counter`: the ticks due by then, whatever NMIs arrived. Both stay
+ * valid after hpet_nmi_stop. NMI-safe. */
+u64 hpet_nmi_origin(void);
+u64 hpet_nmi_expiries(u64 counter);
 
 #endif

@@ -148,6 +148,9 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 				return -1;
 			}
 			break;
+		case WIRE_RUN_NONCE:		/* handle() checked it */
+			ok = t.len == sizeof(u64);
+			break;
 		case WIRE_RUN_ARG:
 			ok = r->argc < ARG_MAX &&
 			     take_text(r->args[r->argc], sizeof(r->args[0]), v, t.len);
@@ -206,12 +209,10 @@ static void start_run(const u8 *v, size_t len)
 	replyf(WIRE_CTL_OK, "exit %d", rc);
 }
 
-static void handle(const struct wire_frame *f)
+static void serve(const struct wire_frame *f)
 {
 	struct wire_ctl_msg m;
 
-	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST)
-		return;
 	if (f->len < sizeof(m)) {
 		reply(WIRE_CTL_ERROR, "control message shorter than its header", 39);
 		return;
@@ -236,6 +237,49 @@ static void handle(const struct wire_frame *f)
 	default:
 		replyf(WIRE_CTL_ERROR, "unknown request type %#x", m.type);
 	}
+}
+
+/* START_RUN's WIRE_RUN_NONCE, 0 if it has none (or is not START_RUN). */
+static u64 run_nonce(const struct wire_frame *f)
+{
+	struct wire_ctl_msg m, t;
+	const u8 *p = f->payload + sizeof(m);
+	size_t len;
+	u64 nonce = 0;
+
+	if (f->len < sizeof(m))
+		return 0;
+	memcpy(&m, f->payload, sizeof(m));
+	if (m.type != WIRE_CTL_START_RUN || m.len != f->len - sizeof(m))
+		return 0;
+	for (len = m.len; len >= sizeof(t); p += sizeof(t) + t.len, len -= sizeof(t) + t.len) {
+		memcpy(&t, p, sizeof(t));
+		if (t.len > len - sizeof(t))
+			return 0;
+		if (t.type == WIRE_RUN_NONCE && t.len == sizeof(nonce))
+			memcpy(&nonce, p + sizeof(t), sizeof(nonce));
+	}
+	return nonce;
+}
+
+static void handle(const struct wire_frame *f)
+{
+	static u64 last_nonce;
+	u64 nonce;
+
+	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST)
+		return;
+	/* A resent request already served: its run and replies went out. */
+	nonce = run_nonce(f);
+	if (nonce && nonce == last_nonce)
+		return;
+	if (nonce)
+		last_nonce = nonce;
+	/* Each request's frames are numbered from 0 and closed by END: the
+	 * host's recording of this request misses nothing before or after. */
+	stream_restart();
+	serve(f);
+	stream_end(0, false);
 }
 
 int control_serve(void)

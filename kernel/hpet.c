@@ -138,6 +138,15 @@ void hpet_test_counter(u32 bits, u64 value)
 
 u64 hpet_nmi_count(void) { return nmi_count; }
 u64 hpet_nmi_merged(void) { return nmi_merged; }
+u64 hpet_nmi_due(void) { return __atomic_load_n(&nmi_due, __ATOMIC_RELAXED); }
+u64 hpet_nmi_origin(void) { return nmi_first - nmi_period; }
+
+u64 hpet_nmi_expiries(u64 counter)
+{
+	if (!nmi_period || counter < nmi_first)
+		return 0;
+	return (counter - nmi_first) / nmi_period + 1;
+}
 
 /*
  * Write the comparator. Registers are 32 bits wide to QEMU; the high half

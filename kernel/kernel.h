@@ -110,10 +110,31 @@ bool va_mapped(u64 va, size_t len);
 u64 virt_to_phys(const void *p);
 
 /* cmdline.c: the parsed kernel command line. */
+enum serial_kind {
+	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/serial.c) */
+	SERIAL_IO = 1,			/* an I/O port: com1..com4, 0xPORT */
+	SERIAL_MMIO = 2,		/* mmio:ADDR (8-bit registers), mmio32:ADDR (32-bit) */
+	SERIAL_PCI = 3,			/* pci:BB:DD.F, a PCI UART's first usable BAR */
+};
+struct serial_opt {
+	enum serial_kind kind;
+	u64 addr;			/* SERIAL_IO: port; SERIAL_MMIO: physical address */
+	u8 width;			/* SERIAL_MMIO: bytes per register, 1 or 4 */
+	u8 bus, dev, fn;		/* SERIAL_PCI */
+};
+enum console_want {
+	CONSOLE_AUTO = 0,		/* the UART, and the screen when there is one */
+	CONSOLE_SERIAL = 1,
+	CONSOLE_FB = 2,
+	CONSOLE_BOTH = 3,
+};
 struct kernel_options {
 	const char *app;		/* app=NAME */
-	u16 serial_port;		/* serial=com1..com4|0xPORT */
-	u32 baud;			/* baud=N */
+	struct serial_opt serial;	/* serial=auto|com1..com4|0xPORT|mmio:ADDR|pci:BB:DD.F */
+	u32 baud;			/* baud=N (0: SPCR's, else 115200) */
+	enum console_want console;	/* console=serial|fb|both */
+	bool turbo_off;			/* turbo=off (kernel/quiet.c) */
+	bool prefetch_off;		/* prefetch=off */
 	const char *events;		/* events=LIST ("" = default, "none") */
 	u64 period;			/* period=N (0 = default) */
 	u64 freq;			/* freq=N samples/s (0 = default) */

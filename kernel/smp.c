@@ -23,6 +23,7 @@
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/trap.h"
+#include "pmu/pmu.h"
 #include <uapi/bootinfo.h>
 
 #define AP_STACK_PAGES	16
@@ -94,6 +95,7 @@ static void __attribute__((noreturn)) ap_entry(struct percpu *pc)
 	idt_load();
 	cpu_setup();
 	apic_init();
+	pmu_ap_init(pc->cpu);		/* this core's own PMU (hybrids differ) */
 	__atomic_store_n(&ap_checked_in, 1, __ATOMIC_RELEASE);
 	ap_idle(pc);
 }

@@ -1,6 +1,8 @@
 /*
  * tsc.c — the TSC frequency, from the best source the machine has:
  *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
+ *      with the crystal from the model or 0x16 where 0x15 gives none
+ *      (kernel/tsc_cpuid.c),
  *   2. CPUID 0x16 (processor base frequency, MHz),
  *   3. calibration against the HPET (ACPI HPET table),
  *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
@@ -10,6 +12,7 @@
 #include "kernel/kernel.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
+#include "kernel/tsc_cpuid.h"
 
 #define PIT_HZ		1193182ul
 #define PIT_CH2		0x42
@@ -26,23 +29,27 @@ const char *tsc_hz_source = "unknown";
 
 static u64 from_cpuid(void)
 {
-	u32 a, b, c, d;
+	struct tsc_cpuid c = {
+		.max_leaf = cpu_features.max_leaf,
+		.intel = !strcmp(cpu_features.vendor, "GenuineIntel"),
+		.family = cpu_features.family,
+		.model = cpu_features.model,
+	};
+	enum tsc_cpuid_how how;
+	u32 a, b, cx, d;
 
-	if (cpu_features.max_leaf >= 0x15) {
-		cpuid(0x15, &a, &b, &c, &d);
-		if (a && b && c) {
-			tsc_hz_source = "CPUID 0x15";
-			return (u64)c * b / a;
-		}
+	if (c.max_leaf >= 0x15) {
+		cpuid(0x15, &a, &b, &cx, &d);
+		c.l15_eax = a, c.l15_ebx = b, c.l15_ecx = cx;
 	}
-	if (cpu_features.max_leaf >= 0x16) {
-		cpuid(0x16, &a, &b, &c, &d);
-		if (a & 0xffff) {
-			tsc_hz_source = "CPUID 0x16";
-			return (u64)(a & 0xffff) * 1000000;
-		}
+	if (c.max_leaf >= 0x16) {
+		cpuid(0x16, &a, &b, &cx, &d);
+		c.l16_eax = a;
 	}
-	return 0;
+	u64 hz = tsc_hz_from_cpuid(&c, &how);
+	if (hz)
+		tsc_hz_source = tsc_cpuid_how_name(how);
+	return hz;
 }
 
 /*

@@ -4,6 +4,8 @@ control=1 stream=uart, then over the serial line list apps and events, run
 an app twice in one boot, and send requests that must be refused. Prints
 TAP. An independent encoder of the wire format (include/uapi/wire.h): COBS,
 CRC32C, the frame header and wire_ctl_msg, written from the header's text.
+It sends version 1 frames (which the kernel still reads) and reads the
+kernel's version 2 replies.
 """
 import os
 import struct
@@ -94,8 +96,10 @@ class Link:
                     continue
                 if f[0] & 0xF != CH_CONTROL:
                     continue
-                kind, n = struct.unpack("<HH", f[8:12])
-                out.append((kind, f[12:12 + n].decode(errors="replace")))
+                # Version 2 frames carry the sender's boot after seq.
+                hs = 8 if f[0] >> 4 == 1 else 12
+                kind, n = struct.unpack("<HH", f[hs:hs + 4])
+                out.append((kind, f[hs + 4:hs + 4 + n].decode(errors="replace")))
                 if kind in (OK, ERROR):
                     return out
             if not chunk:
