@@ -485,7 +485,10 @@ static void run_tick(struct trap_frame *f)
  * call chain into a ring — timed from the ICR write to the handler's end.
  * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
  * the host running something else). cpu-clock periods below cost * 100 /
- * CPU_TIME_MAX_PERCENT are refused.
+ * CPU_TIME_MAX_PERCENT are refused. Without an HPET the soft PMU samples
+ * from the APIC timer's interrupt: the same measurement without the HPET
+ * accesses stands for it (an interrupt's entry and exit cost about what an
+ * NMI's do).
  */
 #define FLOOR_TRIES		32
 #define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
@@ -503,9 +506,11 @@ static bool floor_nmi(struct trap_frame *f)
 {
 	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
 		return false;
-	hpet_read();
-	hpet_read();
-	hpet_read();
+	if (hpet_hz()) {
+		hpet_read();
+		hpet_read();
+		hpet_read();
+	}
 	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
@@ -516,7 +521,7 @@ void profile_init(void)
 	struct bp_ring_config rc = { .id = 0 };
 	u64 best = ~0ul;
 
-	if (!hpet_hz() || !tsc_hz)
+	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
 		return;			/* no soft PMU (or no clock to time it) */
 	if (nmi_register(floor_nmi)) {
 		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
@@ -528,7 +533,7 @@ void profile_init(void)
 		u64 t0 = rdtsc_ordered();
 		apic_send_ipi(apic_id(), APIC_DM_NMI);
 		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
-		       tsc_to_ns(rdtsc_ordered() - t0) < FLOOR_WAIT_NS)
+		       !tsc_since_ns(t0, FLOOR_WAIT_NS))
 			cpu_relax();
 		u64 t1 = rdtsc_ordered();
 		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
@@ -542,9 +547,10 @@ void profile_init(void)
 	}
 	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
 	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
-	kprintf("soft-pmu: the NMI handler takes %lu ns (fastest of %d); shortest "
+	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "
 		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
-		soft_cost_ns, FLOOR_TRIES, soft_floor_ns, CPU_TIME_MAX_PERCENT);
+		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
+		CPU_TIME_MAX_PERCENT);
 }
 
 u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
@@ -604,16 +610,24 @@ static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, char *
 	if (ns < soft_floor_ns) {
 		if (freq)
 			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
-				  "samples/s (its NMI handler takes %lu ns; it may use %d%% of "
+				  "samples/s (its handler takes %lu ns; it may use %d%% of "
 				  "a CPU)", freq, HPET_NS_PER_S / soft_floor_ns, soft_cost_ns,
 				  CPU_TIME_MAX_PERCENT);
 		else
 			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
-				  "here, %lu ns (its NMI handler takes %lu ns; it may use %d%% of "
+				  "here, %lu ns (its handler takes %lu ns; it may use %d%% of "
 				  "a CPU)", ns, soft_floor_ns, soft_cost_ns, CPU_TIME_MAX_PERCENT);
 		return -E_RANGE;
 	}
-	u64 ticks;
+	u64 ticks, ahz = apic_timer_hz();
+	/* No HPET: one APIC timer count (32 bits, divide by 1) per sample. */
+	if (!hpet_hz() && ahz && ns / HPET_NS_PER_S * ahz + ns % HPET_NS_PER_S * ahz /
+				 HPET_NS_PER_S > 0xfffffffful) {
+		ksnprintf(err, n, "period=%lu ns is longer than the APIC timer's longest, %lu ns",
+			  ns, 0xfffffffful / ahz * HPET_NS_PER_S +
+			  0xfffffffful % ahz * HPET_NS_PER_S / ahz);
+		return -E_RANGE;
+	}
 	if (hpet_hz() && (!hpet_ticks_of(ns, &ticks) || ticks > HPET_NMI_MAX_TICKS)) {
 		u64 max_ns = HPET_NMI_MAX_TICKS / hpet_hz() * HPET_NS_PER_S +
 			     HPET_NMI_MAX_TICKS % hpet_hz() * HPET_NS_PER_S / hpet_hz();
@@ -1148,7 +1162,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft && !soft_lapic) {
 		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		e = !hpet_hz() ? -E_NODEV : hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
 		if (!e) {
 			soft_hpet_period = ticks;
 			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);

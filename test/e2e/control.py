@@ -151,8 +151,8 @@ def main():
              "cyclez"),
             # Guest tests fault and panic on purpose: never runnable here.
             (msg(START_RUN, param(RUN_APP, b"test_fault") + param(RUN_ARG, b"panic")),
-             "'test_fault': it is a guest test, not a runnable app"),
-            (msg(START_RUN, param(RUN_APP, b"test_smp")), "it is a guest test"),
+             "'test_fault' is a guest test, not a runnable app"),
+            (msg(START_RUN, param(RUN_APP, b"test_smp")), "'test_smp' is a guest test"),
             # Periods and rates go through the kernel's one check.
             (msg(START_RUN, param(RUN_APP, b"loopnest")
                  + param(RUN_PERIOD, struct.pack("<Q", 100000))
