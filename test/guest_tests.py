@@ -308,6 +308,15 @@ TESTS += [
                  r"^serial: console on I/O 0x2f8, 115200 baud: ACPI SPCR names it$",
                  r"^bareperf: booted via PVH",      # the early boot log was replayed
                  r"^ok 1 - boot source is pvh"]),
+    # Watching COM1 while SPCR names COM2: the boot so far, then where the
+    # console went.
+    dict(name="serial_spcr_com1_note", kind="expect", exit=0,
+         files={"spcr-com2n.bin": spcr_table(0x2f8)},
+         qemu_args=["-serial", "null", "-acpitable", "file={workdir}/spcr-com2n.bin"],
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^bareperf: booted via PVH",
+                 r"^serial: the console continues on I/O 0x2f8 \(ACPI SPCR names it\)$"],
+         forbid=[r"^ok 1 -"]),
     # SPCR names COM4, where nothing answers: said, then COM1.
     dict(name="serial_spcr_absent_uart", kind="expect", exit=0,
          files={"spcr-com4.bin": spcr_table(0x2e8)},
