@@ -62,7 +62,9 @@ TESTS = [
     # Timers, NMIs and CPUs.
     # Rates under icount: virtual time then follows the instruction count, not
     # the host's scheduling of two QEMUs on two cores, so tolerances hold.
-    dict(name="timers_rates", icount=True, append="events=none app=test_timers -- rates"),
+    # ~20 s of wall time alone on a busy host (icount, 100 ms windows).
+    dict(name="timers_rates", icount=True, timeout=90,
+         append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
     dict(name="timers_icount", icount=True, append="events=none app=test_timers -- icount"),
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
