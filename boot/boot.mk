@@ -24,7 +24,7 @@ EFI_CFLAGS := -std=gnu11 -O2 -g -ffreestanding -fpic -fshort-wchar -mno-red-zone
 	-isystem $(EFI_INC) -isystem $(EFI_INC)/x86_64 \
 	-Iinclude -I. $(WARN) -MMD -MP
 
-BOOT_OBJS := $(BUILD)/boot/loader.o $(BUILD)/boot/elfcheck.o
+BOOT_OBJS := $(BUILD)/boot/loader.o $(BUILD)/boot/elfcheck.o $(BUILD)/boot/idmap.o
 
 $(BOOT_OBJS): Makefile boot/boot.mk
 
@@ -120,6 +120,14 @@ $(IMG): $(IMG_LOADER) $(ESP)/kernel.elf boot/bareperf.cfg.example boot/boot.mk $
 HOST_TESTS += $(BUILD)/host/test_elfcheck
 
 $(BUILD)/host/test_elfcheck: $(BUILD)/h/test/host/test_elfcheck.o $(BUILD)/h/boot/elfcheck.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# Host unit test of the identity map (the same idmap.c as in the loader).
+HOST_TESTS += $(BUILD)/host/test_idmap
+
+$(BUILD)/host/test_idmap: $(BUILD)/h/test/host/test_idmap.o $(BUILD)/h/boot/idmap.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

@@ -263,6 +263,16 @@ static int set_aux_pages(struct kernel_options *o, char *val, char *err, size_t 
 	return 0;
 }
 
+static int set_ap_wait_ms(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "ap_wait_ms", val, 0, 600000, err, n))
+		return -1;
+	o->ap_wait_ms = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
 	{ "serial", "auto|com1..4|0xPORT|mmio:ADDR|mmio32:ADDR|pci:BB:DD.F",
@@ -289,6 +299,8 @@ static const struct option options[] = {
 	  "or those in a function or address range (AUX area; default off)", set_trace },
 	{ "aux_pages", "N", "AUX area pages per CPU for trace=, a power of two (default 64)",
 	  set_aux_pages },
+	{ "ap_wait_ms", "N", "how long to wait for each other CPU to start (default 10000; "
+	  "0 starts none: they park)", set_ap_wait_ms },
 	{ "console", "serial|fb|both", "where the console text goes (default both when the "
 	  "loader found a screen, else serial)", set_console },
 	{ "turbo", "on|off", "off: turbo (Intel) / core performance boost (AMD) off on every "
@@ -310,6 +322,7 @@ void cmdline_defaults(struct kernel_options *o)
 	o->max_rate = 100000;		/* PROFILE_MAX_RATE, perf's default */
 	o->trace = "";
 	o->aux_pages = 64;
+	o->ap_wait_ms = 10000;		/* Linux waits 10 s for an AP too */
 }
 
 static bool is_space(char c)

@@ -85,6 +85,15 @@ extern struct cpu_features cpu_features;
 extern u64 tsc_hz;		/* 0 if it could not be determined */
 extern const char *tsc_hz_source;
 u64 tsc_to_ns(u64 ticks);
+/* True once `ns` have passed since TSC value t0: the one way the kernel
+ * bounds a wait. Before the TSC's rate is known it assumes the fastest
+ * plausible TSC (10 GHz), so a bound is never shorter than asked (on a
+ * 2.5 GHz TSC, four times longer). NMI-safe. */
+bool tsc_since_ns(u64 t0, u64 ns);
+/* The TSC's rate against a reference counter of ref_hz (masked to `mask`
+ * bits); 0, with a line saying so, if it does not advance 10 ms within
+ * 100 ms. Not NMI-safe. */
+u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name);
 
 /* pmm.c — physical pages, identity-mapped (phys == virt below the RAM top). */
 u64 pmm_alloc(size_t npages);		/* 0 when out of memory; zeroed */
@@ -138,6 +147,7 @@ struct kernel_options {
 	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
 	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace.c */
 	u32 aux_pages;			/* aux_pages=N: AUX area pages per CPU (2^n) */
+	u32 ap_wait_ms;			/* ap_wait_ms=N: wait for each AP (0 = admit none) */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };

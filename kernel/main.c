@@ -354,6 +354,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	pmu_init();
 	start_cpus();
 	quiet_setup();
+	profile_init();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);

@@ -26,8 +26,9 @@
 #define UART_SCR	7
 
 /* A THRE wait that never ends means the port is gone: give up on it
- * rather than hang the kernel (at 300 baud a byte is ~33 ms). */
-#define UART_SPIN_MAX	50000000u
+ * rather than hang the kernel (at 300 baud a byte is ~33 ms). By time:
+ * 5 * 10^7 port reads were ~50 s on a machine with slow port I/O. */
+#define UART_WAIT_MS	500
 
 static struct uart_port port;
 static bool present;
@@ -125,10 +126,13 @@ const char *uart_describe(char *buf, size_t size)
 
 static void wait_lsr(u8 bit)
 {
-	for (u32 i = 0; i < UART_SPIN_MAX; i++)
-		if (reg_in(&port, UART_LSR) & bit)
+	u64 t0 = rdtsc_ordered();
+
+	while (!(reg_in(&port, UART_LSR) & bit))
+		if (tsc_since_ns(t0, UART_WAIT_MS * 1000000ul)) {
+			present = false;
 			return;
-	present = false;
+		}
 }
 
 static void put(char c)

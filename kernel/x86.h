@@ -87,6 +87,16 @@ int wrmsr_safe(u32 msr, u64 val);
  * -E_FAULT; for probing (SDM Vol. 2B RDPMC). Serialized like rdpmc(). */
 int rdpmc_safe(u32 ecx, u64 *val);
 
+/* RDRAND (SDM Vol. 1 §7.3.17, CPUID.01H:ECX[30]): false if the DRNG had
+ * no value ready (CF = 0); the caller retries a few times. */
+static inline bool rdrand64(u64 *v)
+{
+	u8 ok;
+
+	asm volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok) : : "cc");
+	return ok;
+}
+
 static inline u64 rdtsc(void)
 {
 	u32 lo, hi;

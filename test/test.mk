@@ -40,6 +40,16 @@ HOST_TESTS += test/e2e/control.py
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
 HOST_TESTS += test/e2e/pacing.py
+# The soft PMU's tick account and the app's window, recorded and reported
+# (needs build/bareperf and build/kernel.elf).
+HOST_TESTS += $(BUILD)/host/e2e_coverage
+
+$(BUILD)/host/e2e_coverage: test/e2e/coverage.py $(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/coverage.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
 
 $(BUILD)/bench/uart_bench: test/e2e/pacing.py
 	@mkdir -p $(@D)
@@ -51,22 +61,23 @@ BENCH_CMDS += $(BUILD)/bench/uart_bench
 
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
-test-host: check-deps $(HOST_TESTS)
+# HOST_TESTS grows in fragments included after this one: the prerequisite
+# lists expand it a second time, once every fragment has been read.
+.SECONDEXPANSION:
+test-host: check-deps $$(HOST_TESTS)
 	$(Q)$(RUNNER) --host $(HOST_TESTS)
 
 test-guest: check-deps kernel esp
 	$(Q)$(RUNNER) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # Everything, one verdict: the last line is "N passed, N failed, N skipped".
-test: check-deps $(HOST_TESTS) kernel esp
+test: check-deps $$(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # The guest PMU suite under KVM with the host's PMU (a real Linux host).
 test-kvm: check-deps kernel
 	$(Q)$(RUNNER) --kvm $(if $(ONLY),--only '$(ONLY)')
 
-bench: $(BENCH_DEPS)
-	$(Q)for c in $(BENCH_CMDS); do sh -c "$$c" || exit 1; done
 
 # virtio: PCI enumeration and the virtio-console driver (test/guest/test_virtio.c).
 APP_C += test/guest/test_virtio.c

@@ -171,9 +171,20 @@ static void unknown_option(void **state)
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
 			    "events period freq callchain ring_pages stream pace control count max_rate "
-			    "trace aux_pages console turbo prefetch");
+			    "trace aux_pages ap_wait_ms console turbo prefetch");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
+}
+
+static void ap_wait(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app=x"), 0);
+	assert_int_equal(o.ap_wait_ms, 10000);
+	assert_int_equal(parse("ap_wait_ms=0"), 0);
+	assert_int_equal(o.ap_wait_ms, 0);
+	assert_int_equal(parse("ap_wait_ms=600001"), -1);
+	assert_non_null(strstr(err, "ap_wait_ms: '600001' is not a number from 0 to 600000"));
 }
 
 static void missing_value(void **state)
@@ -227,13 +238,14 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 18);
+	assert_int_equal(help_lines, 19);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
+		cmocka_unit_test(ap_wait),
 		cmocka_unit_test(options),
 		cmocka_unit_test(profiling_options),
 		cmocka_unit_test(trace_options),
