@@ -72,9 +72,10 @@ typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
 extern convert_slices_fn convert_trace_slices;
 
 /*
- * What code an address is, from its source file (DWARF): a benchmark body
- * (apps/bench_*.c), an app (apps/, test/guest/), or the kernel (anything
- * else, and addresses without line info).
+ * What code an address is, from its source file (DWARF) and function: a
+ * benchmark body (a BENCH_ASM body in apps/: bench_<id>_n, bench_<id>_2n),
+ * an app (anything else in apps/ or test/guest/: the harness, C bodies),
+ * or the kernel (the rest, and addresses without line info).
  */
 enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);
