@@ -50,10 +50,12 @@ void convert_event_type(const struct bp_record_event_desc *d, uint32_t *type, ui
 
 /*
  * Chrome/Perfetto trace-event JSON: app runs (and an instruction trace's
- * calls) as "X" slices, one track per CPU, and the samples as the format's
- * sampling profile: "stackFrames" (each frame names its parent; category
- * = its kind, below) and "samples" (cpu, tid = the CPU, ts in us, the
- * event's name, sf = the leaf frame, weight = the period).
+ * calls) as "X" slices, one track per CPU; the samples twice: as the
+ * format's sampling profile, "stackFrames" (each frame names its parent;
+ * category = its kind, below) and "samples" (cpu, tid = the CPU, ts in
+ * us, the event's name, sf = the leaf frame, weight = the period), which
+ * speedscope reads, and as a flame chart of B/E events per CPU (process
+ * "sampled stacks"), which viewers of trace events alone (Perfetto) draw.
  */
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen);

@@ -71,7 +71,7 @@ static int teardown(void **state)
 /* Run a python3 check on a file; returns its exit status (0 = ok). */
 static int py_check(const char *code, const char *path)
 {
-	char cmd[4096];
+	char cmd[8192];
 
 	snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s'", code, path);
 	return system(cmd);
@@ -373,7 +373,27 @@ static const char chrome_check[] =
 	"assert len(set(e[\"sf\"] for e in i[:6])) <= 6 and f[i[0][\"sf\"]][\"category\"] == \"kernel\"\n"
 	"assert len(f) == 6, f  # kmain, loopnest_main, matmul, sieve; sieve and the nasty name as roots\n"
 	"m = [e for e in ev if e[\"ph\"] == \"M\" and e[\"name\"] == \"thread_name\"]\n"
-	"assert sorted(e[\"args\"][\"name\"] for e in m) == [\"CPU 0\", \"CPU 1\"]\n"
+	"assert sorted(e[\"args\"][\"name\"] for e in m if e[\"pid\"] == 1) == [\"CPU 0\", \"CPU 1\"]\n"
+	"assert sorted(e[\"args\"][\"name\"] for e in m if e[\"pid\"] == 3) == "
+	"[\"CPU 0 samples\", \"CPU 1 samples\"]\n"
+	"# the flame chart: B/E nested per CPU, in time order; the first sample\n"
+	"# stack opens root first, and matmul spans the six samples in it\n"
+	"fl = [e for e in ev if e[\"pid\"] == 3 and e[\"ph\"] in \"BE\"]\n"
+	"for cpu in (0, 1):\n"
+	"    st, last, spans = [], 0, {}\n"
+	"    for e in [e for e in fl if e[\"tid\"] == cpu]:\n"
+	"        assert e[\"ts\"] >= last, e\n"
+	"        last = e[\"ts\"]\n"
+	"        if e[\"ph\"] == \"B\":\n"
+	"            st.append(e)\n"
+	"        else:\n"
+	"            b = st.pop()\n"
+	"            spans.setdefault(b[\"name\"], []).append(round(e[\"ts\"] - b[\"ts\"], 3))\n"
+	"    assert not st, st\n"
+	"    if cpu == 0:\n"
+	"        assert [e[\"name\"] for e in fl[:3]] == [\"kmain\", \"loopnest_main\", \"matmul\"], fl[:3]\n"
+	"        assert spans[\"matmul\"] == [0.06], spans\n"
+	"        assert spans[\"kmain\"] == [0.1], spans\n"
 	"assert d[\"otherData\"][\"samples\"] == 12\n";
 
 static void test_chrome(void **state)
