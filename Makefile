@@ -5,7 +5,8 @@
 #                   report; writes build/out/ (UEFI=0 for PVH, KVM=1 on a real host)
 #   make test       host unit tests + in-guest tests; last line "N passed, N failed,
 #                   N skipped"; make test-kvm for real PMU counters under KVM
-#   make bench      BENCH <name> <value> <unit> lines
+#   make bench      BENCH <name> <value> <unit> lines (QUICK=1: a short check that
+#                   every benchmark still runs; the figures are not results)
 #   make image      build/bareperf.img, a GPT disk image to dd onto a USB stick
 #
 # Each folder adds itself through its own fragment (*/*.mk). Outputs go to build/.
@@ -68,6 +69,8 @@ all: kernel esp tools
 # through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
 # -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
 # EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
+# A run that fails (the kernel's exit code, QEMU's failure) stops it there
+# with that status.
 # CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
 # report -g, perf report and the flame graph show who called what. Measured
 # on loopnest under -icount (7 frames deep): a chain adds ~9 bytes per
@@ -90,7 +93,8 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 		$(if $(filter 1,$(CALLCHAIN)),-g) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
 		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
-	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
+	o=$(BUILD)/out; if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
+		"exit status $$rc, said above); $$o/capture.bpc holds what arrived" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \
@@ -115,7 +119,19 @@ deps:
 	$(Q)sh tools/deps.sh install
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
-	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk
+	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk \
+	test/fuzz/fuzz.mk
+
+# make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
+# which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1
+# in the environment): fewer repetitions and smaller inputs, a check that
+# every benchmark still builds and runs (CI: .ci/run), not figures. The
+# rule comes after the includes so that its prerequisites are all of
+# BENCH_DEPS.
+QUICK ?= $(BENCH_QUICK)
+
+bench: $(BENCH_DEPS)
+	$(Q)BENCH_QUICK=$(if $(filter 1,$(QUICK)),1,0) sh tools/bench/run_all.sh $(BENCH_CMDS)
 
 # $(sort) also drops a file two fragments both name.
 KOBJS := $(sort $(KERNEL_C:%.c=$(BUILD)/k/%.o) $(KERNEL_ASM:%.asm=$(BUILD)/k/%.o) \

@@ -33,6 +33,21 @@ $(BUILD)/host/test_pmu_model $(BUILD)/host/test_pmu $(BUILD)/host/test_pmu_event
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
+# pmu_probe and the TSC derivation against real CPUs' CPUID
+# (test/host/cpuid_real.tab, from InstLatx64's dumps).
+HOST_TESTS += $(BUILD)/host/test_cpuid_real
+
+$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/tsc_cpuid.o \
+		$(PMU_HOST_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+$(BUILD)/hpmu/kernel/tsc_cpuid.o: kernel/tsc_cpuid.c Makefile pmu/pmu.mk
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -c $< -o $@
+
 # The generic event table against libpfm4 (Debian libpfm4-dev), an
 # independent oracle; without the library the test reports a SKIP.
 PFM_HEADER := $(wildcard /usr/include/perfmon/pfmlib.h)
@@ -95,9 +110,10 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 
 # Fuzzing the trace decoders (libFuzzer, ASan+UBSan, as fuzz_wire in
 # tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
-# runs 20 s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
+# runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
 TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
-	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c
+	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
+	test/fuzz/fuzz_frames.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
 
 $(TRACE_FUZZ_OBJS): $(BUILD)/fuzz/trace/%.o: %.c pmu/pmu.mk
@@ -116,18 +132,20 @@ $(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
 
 HOST_TESTS += $(BUILD)/host/fuzz_trace_smoke
 
-$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
+$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds \
+		test/fuzz/trace.dict
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s 20 70000\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds > $@
+	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
+		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds $(FUZZ_SMOKE_TIME) \
+		$(CURDIR)/test/fuzz/trace.dict > $@
 	$(Q)chmod +x $@
 
 .PHONY: fuzz-trace
 fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
 	@mkdir -p $(BUILD)/fuzz/trace-corpus $(BUILD)/fuzz/trace-artifacts
 	$(Q)$(BUILD)/fuzz/trace_seeds $(BUILD)/fuzz/trace-corpus
-	$(Q)$(BUILD)/fuzz/fuzz_trace -max_total_time=$(FUZZ_TIME) -max_len=70000 \
+	$(Q)$(BUILD)/fuzz/fuzz_trace -max_total_time=$(FUZZ_TIME) -max_len=200000 -dict=test/fuzz/trace.dict \
 		-artifact_prefix=$(BUILD)/fuzz/trace-artifacts/ $(BUILD)/fuzz/trace-corpus
 
 # make bench: the tracer's figures (test/e2e/trace_bench.sh).

@@ -22,7 +22,7 @@ BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
 # What the tool links besides its own sources: the codec, the event table
 # and the kernel printf/string functions that table uses (renamed k_*).
-BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c kernel/lib/printf.c \
+BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
 	kernel/lib/string.c
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
@@ -81,17 +81,32 @@ TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/c
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
-HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
+HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
 	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
-$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
+	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
+
+# stat --bench (tools/stat_bench.c) and the harness's statistics
+# (apps/bench_stats.c) on sessions built in memory (convert_fakes for
+# session and symtab; flamegraph.c has the plot's XML escaping).
+HOST_TESTS += $(BUILD)/host/test_stat_bench
+
+$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/stat_bench.o \
+		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
 
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad
@@ -144,7 +159,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
-	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o)
+	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
@@ -162,10 +177,12 @@ $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/tes
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
 
 .PHONY: fuzz-session
-fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_seeds
+# Seeds: synthetic captures and real ones (test/fuzz/fuzz.mk).
+fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 	@mkdir -p $(BUILD)/fuzz/session-corpus $(BUILD)/fuzz/session-artifacts
-	$(Q)$(BUILD)/fuzz/session_seeds $(BUILD)/fuzz/session-corpus
-	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=100000 \
+	$(Q)$(BUILD)/fuzz/session_corpus_seeds $(BUILD)/fuzz/session-corpus
+	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=262144 \
+		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
 # Instruction traces (tools/trace_dec.c: capstone, libipt): the

@@ -1356,7 +1356,8 @@ int convert_open(const char *cmd, const char *in, const char *kernel, bool force
 
 	if (cli_input(cmd, &in, stdin_tmp, sizeof(stdin_tmp)))
 		return -1;
-	if (session_load(s, in, err, sizeof(err))) {
+	/* No console: it is not converted, and need not be held. */
+	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		cli_input_done(stdin_tmp);
 		return -1;

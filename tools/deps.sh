@@ -21,7 +21,8 @@ clang_rt() {
 
 PACKAGES="build-essential nasm gnu-efi qemu-system-x86 ovmf mtools dosfstools gdisk
 	python3 libcmocka-dev libck-dev valgrind libelf-dev libdw-dev libpfm4-dev
-	clang $(clang_rt) libcapstone-dev libipt-dev linux-perf"
+	clang $(clang_rt) libcapstone-dev libipt-dev linux-perf
+	console-setup-linux sbsigntool openssl"
 
 # command-or-file:package (set -f: globs stay unexpanded until the check).
 # BAREPERF_DEPS_CHECKS and BAREPERF_APT_GET stand in for CHECKS and
@@ -34,7 +35,8 @@ CHECKS=${BAREPERF_DEPS_CHECKS:-"gcc:build-essential nasm:nasm /usr/include/efi/e
 	/usr/include/elfutils/libdw.h:libdw-dev /usr/include/perfmon/pfmlib.h:libpfm4-dev
 	clang:clang
 	/usr/include/capstone/capstone.h:libcapstone-dev /usr/include/intel-pt.h:libipt-dev
-	perf:linux-perf"}
+	perf:linux-perf /usr/share/consolefonts/Lat15-Terminus16.psf.gz:console-setup-linux
+	sbsign:sbsigntool openssl:openssl"}
 
 APT_GET=${BAREPERF_APT_GET:-apt-get}
 

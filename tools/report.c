@@ -756,6 +756,63 @@ static void fmt_ns(uint64_t ns, char *buf, size_t n)
 		snprintf(buf, n, "%" PRIu64 " ns", ns);
 }
 
+/* One CPU's share of a soft-PMU run: "196 samples (25.1%) + 584 lost ...". */
+static void coverage_terms(FILE *f, const struct session_ticks *t)
+{
+	const struct bp_record_ticks *r = &t->rec;
+	uint64_t missing = r->samples > t->received ? r->samples - t->received : 0;
+
+	fprintf(f, "%" PRIu64 " samples (%.1f%%) + %" PRIu64 " lost", t->received,
+		r->due ? 100.0 * t->received / r->due : 0.0, r->lost);
+	if (r->throttled)
+		fprintf(f, " (%" PRIu64 " of them throttled)", r->throttled);
+	if (r->dropped)
+		fprintf(f, " + %" PRIu64 " dropped (ring full)", r->dropped);
+	if (missing)
+		fprintf(f, " + %" PRIu64 " written, not received", missing);
+	if (t->received > r->samples)
+		fprintf(f, "; %" PRIu64 " more received than the kernel wrote",
+			t->received - r->samples);
+	if (r->samples + r->dropped + r->lost != r->due)
+		fprintf(f, "; the kernel's own account does not add up (%" PRIu64 " written)",
+			r->samples);
+}
+
+void report_print_coverage(FILE *f, const struct session *s, const char *pfx)
+{
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct bp_record_ticks *r = &s->ticks[i].rec;
+		char every[32], over[32], run[32] = "";
+		unsigned ncpu = 0;
+		bool first = true;
+
+		for (size_t j = 0; j < s->nticks && first; j++)
+			first = j >= i || s->ticks[j].rec.app_id != r->app_id;
+		if (!first)
+			continue;		/* printed with the run's first TICKS */
+		for (size_t j = i; j < s->nticks; j++)
+			ncpu += s->ticks[j].rec.app_id == r->app_id;
+		fmt_ns(r->hpet_hz ? r->period * 1000000000ull / r->hpet_hz : 0, every, sizeof(every));
+		fmt_ns(r->hpet_hz ? (uint64_t)((double)r->window * 1e9 / r->hpet_hz) : 0, over,
+		       sizeof(over));
+		if (s->nruns > 1)
+			snprintf(run, sizeof(run), "run %u: ", r->app_id);
+		fprintf(f, "%scoverage: %s%" PRIu64 " ticks due", pfx, run, r->due);
+		if (ncpu > 1)
+			fprintf(f, " on each of %u CPUs", ncpu);
+		fprintf(f, " (one every %s over %s, HPET counter)%s", every, over,
+			ncpu > 1 ? "\n" : ": ");
+		for (size_t j = i; j < s->nticks; j++) {
+			if (s->ticks[j].rec.app_id != r->app_id)
+				continue;
+			if (ncpu > 1)
+				fprintf(f, "%s  cpu %u: ", pfx, s->ticks[j].rec.cpu);
+			coverage_terms(f, &s->ticks[j]);
+			fputc('\n', f);
+		}
+	}
+}
+
 static const char *vendor_name(uint32_t v)
 {
 	return v == BP_CPU_VENDOR_INTEL ? "Intel" : v == BP_CPU_VENDOR_AMD ? "AMD" : "unknown";
@@ -798,7 +855,20 @@ void report_print_header(FILE *f, const struct session *s, const char *kernel,
 	}
 	if (s->have_cpu_info[0] || s->have_meta) {
 		const struct bp_record_pmu_caps *p = &s->pmu_caps[0];
-		if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
+		if (s->meta.quiet_asked) {
+			static const char *const q[] = { "turbo=off", "prefetch=off" };
+			fprintf(f, "%smachine:", pfx);
+			for (int i = 0; i < 2; i++)
+				if (s->meta.quiet_asked & (1u << i))
+					fprintf(f, " %s %s;", q[i], s->meta.quiet_done & (1u << i) ?
+						"done" : s->meta.quiet_refused & (1u << i) ?
+						"refused (see the boot log)" : "not done");
+			fprintf(f, " idle CPUs in hlt\n");
+		}
+		if (s->meta.flags & BP_META_SOFT_LAPIC)
+			fprintf(f, "%spmu: soft PMU (local APIC timer interrupts: cpu-clock; code that "
+				"runs with interrupts off is not sampled); no hardware PMU used\n", pfx);
+		else if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
 			fprintf(f, "%spmu: soft PMU (HPET NMIs: cpu-clock); no hardware PMU used\n", pfx);
 		else if (p->kind == BP_PMU_INTEL_ARCH || p->kind == BP_PMU_AMD)
 			fprintf(f, "%spmu: %s v%u, %u GP counters x %u bits, %u fixed x %u bits\n", pfx,
@@ -840,6 +910,7 @@ void report_print_header(FILE *f, const struct session *s, const char *kernel,
 		       buf, sizeof(buf));
 		fprintf(f, "%ssamples: %zu over %s\n", pfx, s->nsamples, buf);
 	}
+	report_print_coverage(f, s, pfx);
 }
 
 static void print_name(FILE *f, const struct report_node *n)

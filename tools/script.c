@@ -45,6 +45,8 @@ static const char *type_name(uint32_t type, char *buf, size_t n)
 	case BP_RECORD_APP_STOP: return "APP_STOP";
 	case BP_RECORD_COUNTS: return "COUNTS";
 	case BP_RECORD_BENCH: return "BENCH";
+	case BP_RECORD_TICKS: return "TICKS";
+	case BP_RECORD_BENCH_END: return "BENCH_END";
 	default:
 		snprintf(buf, n, "TYPE_%#x", type);
 		return buf;
@@ -380,6 +382,19 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		KV("lost", r.lost);
 		break;
 	}
+	case BP_RECORD_TICKS: {
+		struct bp_record_ticks r;
+		fixed(&r, sizeof(r), h);
+		KV("due", r.due);
+		KV("samples", r.samples);
+		KV("dropped", r.dropped);
+		KV("lost", r.lost);
+		KV("throttled", r.throttled);
+		KV("period", r.period);
+		KV("window", r.window);
+		KV("hpet_hz", r.hpet_hz);
+		break;
+	}
 	case BP_RECORD_RUN_META: {
 		struct bp_record_run_meta r;
 		fixed(&r, sizeof(r), h);
@@ -479,6 +494,20 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		KI("median_x1000", r.median);
 		KI("min_x1000", r.min);
 		KV("n_reps", r.n_reps);
+		if (r.bench_version >= 1) {
+			KI("avg_x1000", r.trimmed_mean);
+			KV("iqr_x1000", r.iqr);
+			KV("seq", r.seq);
+			KV("table_row", r.table_row);
+		}
+		break;
+	}
+	case BP_RECORD_BENCH_END: {
+		struct bp_record_bench_end r;
+		fixed(&r, sizeof(r), h);
+		KV("app_id", r.app_id);
+		KV("results", r.results);
+		KV("lost", r.lost);
 		break;
 	}
 	default:

@@ -28,6 +28,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "apps/bench_stats.h"
 #include "tools/stat_bench.h"
 
 #define MAX_ROWS	40
@@ -372,7 +373,7 @@ static void print_table(const struct table *t)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--plot FILE.svg]\n"
+		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--agg A] [--plot FILE.svg]\n"
 		"       bareperf stat [-r N] [record options] -- APP [ARGS]\n"
 		"  a counter table per app run and CPU, counted by the kernel (count=); with\n"
 		"  several captures or -r N the median, min and max over the repetitions\n"
@@ -384,6 +385,8 @@ static void usage(FILE *f)
 		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP:\n"
 		"                     value,unit,event,run time,%% running,metric,metric unit\n"
 		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
+		"  --agg A            benchmark values with nanoBench's aggregate A: median,\n"
+		"                     min or avg (default: the one the harness reported)\n"
 		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
 		"\n"
 		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
@@ -391,7 +394,9 @@ static void usage(FILE *f)
 		"  from samples (samples x period), marked \"(est.)\".\n"
 		"\n"
 		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
-		"  per unit of work from the repetitions' min, median, trimmed mean and max.\n");
+		"  per unit of work (nanoBench's: agg of the 2n-runs less agg of the n-runs)\n"
+		"  with the spread of the per-repetition differences; a value below its noise\n"
+		"  floor shows as \"< F\"; rows whose records never arrived are named.\n");
 }
 
 int cmd_stat(int argc, char **argv)
@@ -399,7 +404,7 @@ int cmd_stat(int argc, char **argv)
 	const char *inputs[MAX_REPS];
 	const char *count = NULL, *plot = NULL, *sep = NULL;
 	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
-	int nbench = 0;
+	int nbench = 0, agg = -1;
 	int ninputs = 0, reps = 1, rc = 0;
 	char *rec_argv[256];
 	int rec_argc = 0, app_at = -1;
@@ -420,7 +425,8 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
-		     !strcmp(a, "--repeat") || !strcmp(a, "--plot")) && i + 1 >= argc) {
+		     !strcmp(a, "--repeat") || !strcmp(a, "--plot") || !strcmp(a, "--agg")) &&
+		    i + 1 >= argc) {
 			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
 			return 2;
 		}
@@ -456,6 +462,13 @@ int cmd_stat(int argc, char **argv)
 			plot = argv[++i];
 		} else if (!strcmp(a, "--bench")) {
 			bench_only = true;
+		} else if (!strcmp(a, "--agg")) {
+			agg = bench_agg_parse(argv[++i]);
+			if (agg < 0) {
+				fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
+					argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
@@ -558,9 +571,9 @@ int cmd_stat(int argc, char **argv)
 				printf("\n# bench results of %s:\n", inputs[k]);
 		}
 		if (!sep)
-			nbench += stat_bench_print(stdout, &s);
+			nbench += stat_bench_print(stdout, &s, agg);
 		if (plot && !plotted && !plot_failed) {
-			int n = stat_bench_plot(plot, &s, err, sizeof(err));
+			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
 			if (n < 0) {
 				fprintf(stderr, "bareperf stat: %s\n", err);
 				rc = 1;

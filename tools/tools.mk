@@ -7,7 +7,7 @@
 #   tools/wire_dec.c   the host's streaming decoder
 #   tools/capture.c    capture files: write, read, decode
 # Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
-# fuzz_wire_smoke (the libFuzzer target for 20 s, TAP). `make fuzz` runs
+# fuzz_wire_smoke (the libFuzzer target for FUZZ_SMOKE_TIME s, TAP). `make fuzz` runs
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
 # Bench: wire_bytes_per_sample, decode_mb_per_s (tools/bench/wire_bench.c).
 
@@ -51,17 +51,19 @@ $(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(WIRE_HOBJS)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
 
 # A host test is a program run without arguments: a generated script.
-$(BUILD)/host/fuzz_wire_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
+$(BUILD)/host/fuzz_wire_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
+		test/fuzz/stream.dict
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s 20\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_wire $(CURDIR)/$(BUILD)/fuzz/wire_seeds > $@
+	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
+		$(CURDIR)/$(BUILD)/fuzz/fuzz_wire $(CURDIR)/$(BUILD)/fuzz/wire_seeds $(FUZZ_SMOKE_TIME) \
+		$(CURDIR)/test/fuzz/stream.dict > $@
 	$(Q)chmod +x $@
 
 fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
 	$(Q)$(BUILD)/fuzz/wire_seeds $(BUILD)/fuzz/corpus
-	$(Q)$(BUILD)/fuzz/fuzz_wire -max_total_time=$(FUZZ_TIME) -max_len=200000 \
+	$(Q)$(BUILD)/fuzz/fuzz_wire -max_total_time=$(FUZZ_TIME) -max_len=200000 -dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/artifacts/ $(BUILD)/fuzz/corpus
 
 # Benchmark: built like a release host tool (-O2, no sanitizers).

@@ -1364,6 +1364,8 @@ static void cap_record(void *ctx, const struct wire_dec_frame *f, const struct b
 	}
 }
 
+#define AUX_HOLE_MAX	(64ull << 20)
+
 static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
 {
 	struct cap_priv *P = ctx;
@@ -1376,8 +1378,15 @@ static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p
 		return;
 	struct cpu_acc *a = acc_for(P, f->cpu);
 	uint64_t end = f->aux_pos + n;
-	if (end < f->aux_pos || end > (1ull << 34)) {
-		a->lost_frames++;		/* implausible position: ignore */
+	/*
+	 * The buffer is dense from counter 0 (a run's rings start there), so
+	 * a frame's position is memory: accept positions within twice the
+	 * data received so far plus AUX_HOLE_MAX of holes (lost frames); a
+	 * frame beyond is implausible and counted lost, rather than costing
+	 * gigabytes for a few bytes.
+	 */
+	if (end < f->aux_pos || end > (1ull << 34) || end > 2 * (a->bytes + n) + AUX_HOLE_MAX) {
+		a->lost_frames++;
 		return;
 	}
 	if (end > a->buf_cap) {
@@ -1430,7 +1439,8 @@ static void build_pieces(struct cpu_acc *a, struct trace_cpu_data *c)
 				  a->cov[i].lo, i ? TJ_LOSS : TJ_CONT);
 		return;
 	}
-	qsort(a->recs, a->nrecs, sizeof(*a->recs), rec_cmp);
+	if (a->nrecs)		/* AUX data but no AUX record: recs is NULL */
+		qsort(a->recs, a->nrecs, sizeof(*a->recs), rec_cmp);
 	for (size_t i = 0; i < a->nrecs; i++) {
 		const struct auxrec *r = &a->recs[i];
 		if (r->flags & BP_AUX_FLAG_TRUNCATED)
@@ -1985,7 +1995,8 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 			for (size_t j = 0; j < nfs; j++)
 				if (fs[j].fn == A.nodes[k].fn)
 					fs[j].calls += A.nodes[k].calls;
-		qsort(fs, nfs, sizeof(*fs), fn_cmp);
+		if (nfs)	/* no instruction decoded: fs is NULL */
+			qsort(fs, nfs, sizeof(*fs), fn_cmp);
 		fprintf(out, "#\n# %12s %7s %10s  %s\n", "instructions", "share", "calls", "function");
 		for (size_t j = 0; j < nfs && (int)j < top; j++)
 			fprintf(out, "  %12" PRIu64 " %6.2f%% %10" PRIu64 "  %s\n", fs[j].insns,

@@ -4,7 +4,8 @@
  * Producer thread -> consumer thread, 40-byte records, our ring against
  * Concurrency Kit's SPSC ck_ring (CK_RING_PROTOTYPE: records copied into
  * the ring, as ours are), measured in the same run, alternating, best of
- * ROUNDS each. Neither side drops: both producers wait while the ring is
+ * ROUNDS each (BENCH_QUICK=1 in the environment: a tenth of the records,
+ * one round). Neither side drops: both producers wait while the ring is
  * full. Our consumer follows the perf protocol (read everything up to
  * data_head, then release the tail once); ck's dequeues one at a time,
  * its only interface. ck gets the larger ring: 2048 slots (80 KiB)
@@ -16,12 +17,15 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ringbuf/bench/sample40.h"
 
 #define RECORDS		20000000ull
 #define ROUNDS		5
+
+static uint64_t records = RECORDS;
 #define DATA_PAGES	16
 #define CK_SLOTS	2048
 
@@ -61,7 +65,7 @@ static void *ring_producer(void *arg)
 
 	(void)arg;
 	pin(0);
-	for (i = 0; i < RECORDS; i++) {
+	for (i = 0; i < records; i++) {
 		struct bp_ring_handle h;
 
 		if (room < sizeof(s))
@@ -87,7 +91,7 @@ static void *ring_consumer(void *arg)
 	pin(1);
 	if (bp_ring_reader_init(&r, ring_mem, ring_size))
 		abort();
-	while (n < RECORDS) {
+	while (n < records) {
 		const struct bp_record_header *rec;
 
 		if (!bp_ring_read_begin(&r)) {
@@ -114,7 +118,7 @@ static void *ck_producer(void *arg)
 
 	(void)arg;
 	pin(0);
-	for (i = 0; i < RECORDS; i++) {
+	for (i = 0; i < records; i++) {
 		s.time = i;
 		while (!ck_ring_enqueue_spsc_s40(&ckr, ck_slots, &s))
 			__builtin_ia32_pause();
@@ -129,7 +133,7 @@ static void *ck_consumer(void *arg)
 
 	(void)arg;
 	pin(1);
-	for (n = 0; n < RECORDS; n++) {
+	for (n = 0; n < records; n++) {
 		while (!ck_ring_dequeue_spsc_s40(&ckr, ck_slots, &s))
 			__builtin_ia32_pause();
 		sum += s.time;
@@ -147,14 +151,21 @@ static double run(void *(*prod)(void *), void *(*cons)(void *))
 	pthread_create(&p, NULL, prod, NULL);
 	pthread_join(p, NULL);
 	pthread_join(c, NULL);
-	return RECORDS / (now() - t0);
+	return records / (now() - t0);
 }
 
 int main(void)
 {
-	uint64_t want = RECORDS * (RECORDS - 1) / 2;
+	const char *quick = getenv("BENCH_QUICK");
+	int i, rounds = ROUNDS;
+	uint64_t want;
 	double best_ring = 0, best_ck = 0, x;
-	int i;
+
+	if (quick && !strcmp(quick, "1")) {
+		records = RECORDS / 10;
+		rounds = 1;
+	}
+	want = records * (records - 1) / 2;
 
 	ring_size = (uint64_t)(1 + DATA_PAGES) * BP_RING_PAGE_SIZE;
 	ring_mem = aligned_alloc(BP_RING_PAGE_SIZE, ring_size);
@@ -162,7 +173,7 @@ int main(void)
 	if (!ring_mem || !ck_slots)
 		return 1;
 
-	for (i = 0; i < ROUNDS; i++) {
+	for (i = 0; i < rounds; i++) {
 		if (bp_ring_init(&ring, ring_mem, ring_size, NULL))
 			return 1;
 		ck_ring_init(&ckr, CK_SLOTS);
@@ -177,7 +188,7 @@ int main(void)
 		}
 	}
 	printf("# 40-byte records, producer -> consumer thread, best of %d x %llu\n",
-	       ROUNDS, RECORDS);
+	       rounds, (unsigned long long)records);
 	printf("# ours %.1f M records/s, ck_ring %.1f M records/s; target ratio >= 1.0\n",
 	       best_ring / 1e6, best_ck / 1e6);
 	printf("BENCH ring_records_per_s %.0f records/s\n", best_ring);

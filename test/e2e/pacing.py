@@ -5,6 +5,12 @@ carries, into a small ring. The kernel must drop records, and the host must
 report exactly as many LOST as the kernel says it dropped, and exactly the
 samples it says it wrote. Prints TAP.
 
+The soft PMU's ticks follow the host's clock: on a busy host the vCPU
+misses most of them (10 kHz asked, under 600 samples/s seen with both cores
+loaded), and then the line carries everything. A run without drops tests
+nothing, so it is repeated at a higher rate and a slower line (ATTEMPTS),
+within a wall-clock budget; the exactness checks hold for every run.
+
 With --bench: the line's lossless capacity for a hot loop's IP+TIME
 samples, from a run's measured wire bytes per sample (everything after the
 stream's first delimiter: frames, metadata, console frames; not the boot
@@ -15,17 +21,21 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 BUILD = "build"
 BP = os.path.join(BUILD, "bareperf")
 OUT = os.path.join(BUILD, "test", "pacing")
 BAUD = 115200
+# (baud, cpu-clock period in ns): tried in order until the kernel drops.
+ATTEMPTS = [(115200, 100000), (38400, 50000), (9600, 50000)]
+BUDGET_S = 150
 
 
-def record(name, *args, pace=True):
+def record(name, *args, pace=BAUD):
     os.makedirs(OUT, exist_ok=True)
     cap = os.path.join(OUT, name + ".bpc")
-    pacing = ["--pace", str(BAUD)] if pace else ["--icount"]
+    pacing = ["--pace", str(pace)] if pace else ["--icount"]
     p = subprocess.run([BP, "record", "--qemu", *pacing, "-o", cap, *args],
                        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     console = subprocess.run([BP, "script", "-i", cap, "--console"], capture_output=True,
@@ -36,7 +46,7 @@ def record(name, *args, pace=True):
 def main():
     if "--bench" in sys.argv:
         p, cap, console = record("bench", "-e", "cpu-clock", "-c", "20000", "--ring-pages",
-                                 "1024", "--", "loopnest", pace=False)
+                                 "1024", "--", "loopnest", pace=0)
         m = re.search(r"(\d+) samples on 1 CPU, 0 lost", console)
         with open(cap, "rb") as f:
             data = f.read()[512:]			# after the capture header
@@ -58,14 +68,23 @@ def main():
         failed += not ok
         print(f"{'ok' if ok else 'not ok'} {n} - {what}", flush=True)
 
-    p, cap, console = record("lossy", "-e", "cpu-clock", "-c", "100000", "--ring-pages", "2",
-                             "--", "loopnest")
+    t0 = time.monotonic()
+    for baud, period in ATTEMPTS:
+        p, cap, console = record("lossy", "-e", "cpu-clock", "-c", str(period), "--ring-pages",
+                                 "2", "--", "loopnest", pace=baud)
+        k = re.search(r"^profile: .*, (\d+) samples on 1 CPU, (\d+) lost", console, re.M)
+        h = re.search(r"cpu 0: (\d+) samples, LOST (\d+) \(ring full\)", p.stderr)
+        took = time.monotonic() - t0
+        print(f"# {baud} baud, period {period} ns: status {p.returncode}, "
+              f"{k.group(1) + ' samples, ' + k.group(2) + ' dropped' if k else 'no counts'}"
+              f" ({took:.1f} s so far)", flush=True)
+        if p.returncode or not k or not h or int(k.group(2)) or took > BUDGET_S:
+            break
     check(p.returncode == 0, f"paced record of loopnest exits 0 ({p.returncode})")
-    k = re.search(r"^profile: .*, (\d+) samples on 1 CPU, (\d+) lost", console, re.M)
-    h = re.search(r"cpu 0: (\d+) samples, LOST (\d+) \(ring full\)", p.stderr)
     check(k is not None and h is not None, "the kernel and the recorder both report counts")
     if k and h:
-        check(int(k.group(2)) > 0, f"the line could not carry them all: {k.group(2)} dropped")
+        check(int(k.group(2)) > 0, f"the line could not carry them all: {k.group(2)} dropped"
+              f"{'' if int(k.group(2)) else f' after {len(ATTEMPTS)} rates or {BUDGET_S} s'}")
         check(h.group(2) == k.group(2),
               f"LOST in the capture ({h.group(2)}) = what the kernel dropped ({k.group(2)})")
         check(h.group(1) == k.group(1),

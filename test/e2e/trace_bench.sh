@@ -9,7 +9,8 @@
 #                              icount: the TSC follows the host clock)
 #   trace_decode_minsn_per_s   instructions the host reconstructs per second
 #                              (bptrace, capstone, a release build)
-# Usage: sh test/e2e/trace_bench.sh [BUILD_DIR]   (from the repository root)
+# Usage: sh test/e2e/trace_bench.sh [BUILD_DIR]   (from the repository root;
+# BENCH_QUICK=1: a quarter of the work in each run)
 B=${1:-build}
 OUT=$B/bench/trace
 mkdir -p "$OUT"
@@ -27,6 +28,7 @@ ticks() { sed -n 's/^trace: tt_cwork([0-9]*) = [0-9-]* in \([0-9]*\) TSC ticks$/
 # tt_cwork's time is linear in n: the untraced run does 100 times more
 # rounds, so that it lasts long enough to time.
 N=400
+[ "${BENCH_QUICK:-0}" != 1 ] || N=100
 run plain.log events=none app=test_trace -- cwork n=$((100 * N))
 run traced.log trace=tt_cwork events=none app=test_trace -- cwork n=$N
 t0=$(ticks plain.log) t1=$(ticks traced.log)

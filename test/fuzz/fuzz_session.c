@@ -5,13 +5,16 @@
  * in front (the header parser has its own target, fuzz_wire), so the
  * fuzzer spends its time in what the session builds from the stream:
  * records of every type, samples of every sample_type, call chains,
- * COUNTS, losses. The first byte chooses the header's flags (complete,
- * interrupted, a data_size beyond the file: truncated).
+ * COUNTS, losses. The first byte chooses the header's flags (bit 0
+ * complete, bit 1 interrupted, bit 2 a data_size beyond the file:
+ * truncated) and, with bit 3 clear, has test/fuzz/fuzz_frames.c give the
+ * frames their CRCs back, so that mutated payloads reach the parsers.
  *
  * Each input is loaded twice, kept (session_load) and streamed
  * (session_load_cb), aggregated with call graphs and by line, and every
  * sample's chain is read whole: any out-of-bounds access is a sanitizer
- * report. Seeds: test/fuzz/session_seeds.c.
+ * report. Seeds: test/fuzz/session_seeds.c and real captures
+ * (test/fuzz/stream_seeds.sh).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "test/fuzz/fuzz_frames.h"
 #include "tools/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,21 +45,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct wire_capture_header h;
 	struct session s;
 	char path[64], err[512];
+	static uint8_t *fixed;
+	static size_t fixed_cap;
+	const uint8_t *stream = data + 1;
 	uint64_t acc = 0;
+	size_t n;
 	int fd;
 
 	if (!size)
 		return 0;
+	n = size - 1;
+	if (!(data[0] & 8)) {
+		if (fuzz_fix_frames_cap(n) > fixed_cap) {
+			free(fixed);
+			fixed_cap = fuzz_fix_frames_cap(n);
+			if (!(fixed = malloc(fixed_cap)))
+				abort();
+		}
+		n = fuzz_fix_frames(stream, n, fixed);
+		stream = fixed;
+	}
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, magic, sizeof(h.magic));
 	h.version = h.compat_version = WIRE_CAPTURE_VERSION;
 	h.header_size = sizeof(h);
 	h.wire_version = WIRE_VERSION;
 	h.flags = (data[0] & 1 ? WIRE_CAPF_COMPLETE : 0) | (data[0] & 2 ? WIRE_CAPF_INTERRUPTED : 0);
-	h.data_size = size - 1 + (data[0] & 4 ? 100 : 0);
+	h.data_size = n + (data[0] & 4 ? 100 : 0);
 	fd = memfd_create("capture", 0);
 	if (fd < 0 || write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    write(fd, data + 1, size - 1) != (ssize_t)(size - 1))
+	    (n && write(fd, stream, n) != (ssize_t)n))
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 

@@ -8,16 +8,25 @@
  *      test/host/trace_sim.c
  *   1  one packet at a time (trace_pkt_decode), and SYNC search
  *   2  Intel PT bytes through libipt, the same program as the image
+ *   3  a capture's stream behind a flag byte (bit 0: COMPLETE; bit 3: keep
+ *      the frames' CRCs, else test/fuzz/fuzz_frames.c repairs them):
+ *      loaded by trace_capture_load (AUX frames and records joined into
+ *      pieces per CPU), each CPU's pieces decoded over the same program
  *
  * Checked: nothing crashes or reads out of bounds; every instruction the
  * sink gets decodes in the image; step numbers only grow, by one, except
  * across a reported gap (or at a new traced call after a STOP END); the
  * statistics match what the sink saw. Seeds: test/fuzz/trace_seeds.c.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "test/fuzz/fuzz_frames.h"
+#include "tools/capture.h"
 #include "tools/trace_dec.h"
 #include "test/host/trace_sim.h"
 
@@ -67,6 +76,69 @@ static void s_sync(void *ctx, uint64_t steps, uint64_t tsc)
 
 static const struct trace_sink sink = { s_insn, s_gap, s_sync };
 
+/* Mode 3: a capture, through the loader the trace commands use. */
+static void capture(const uint8_t *p, size_t n)
+{
+	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
+	static uint8_t *fixed;
+	static size_t fixed_cap;
+	struct wire_capture_header h;
+	struct trace_capture tc;
+	char path[64], err[256];
+	int fd;
+
+	if (!n)
+		return;
+	if (!(p[0] & 8)) {
+		if (fuzz_fix_frames_cap(n) > fixed_cap) {
+			free(fixed);
+			fixed_cap = fuzz_fix_frames_cap(n);
+			if (!(fixed = malloc(fixed_cap)))
+				abort();
+		}
+		size_t k = fuzz_fix_frames(p + 1, n - 1, fixed);
+		memset(&h, 0, sizeof(h));
+		h.flags = p[0] & 1 ? WIRE_CAPF_COMPLETE : 0;
+		p = fixed;
+		n = k;
+	} else {
+		memset(&h, 0, sizeof(h));
+		h.flags = p[0] & 1 ? WIRE_CAPF_COMPLETE : 0;
+		p++, n--;
+	}
+	memcpy(h.magic, magic, sizeof(h.magic));
+	h.version = WIRE_CAPTURE_VERSION;
+	h.compat_version = WIRE_CAPTURE_COMPAT_VERSION;
+	h.header_size = sizeof(h);
+	h.wire_version = WIRE_VERSION;
+	h.data_size = n;
+	fd = memfd_create("capture", 0);
+	if (fd < 0 || write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
+	    (n && write(fd, p, n) != (ssize_t)n))
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (!trace_capture_load(&tc, path, err, sizeof(err))) {
+		for (size_t c = 0; c < tc.ncpus; c++) {
+			const struct trace_cpu_data *d = &tc.cpus[c];
+			struct trace_dec_stats st;
+			struct seen s = { 0 };
+			for (size_t i = 0; i < d->npieces; i++)
+				if (d->pieces[i].len && !d->pieces[i].data)
+					abort();
+			if (trace_detect_format(d->pieces, d->npieces) == TF_PT)
+				trace_decode_pt(im, d->pieces, d->npieces, &sink, &s, &st);
+			else
+				trace_decode_sstep(im, d->pieces, d->npieces, &sink, &s, &st);
+			if (st.insns != s.insns)
+				abort();
+		}
+		trace_capture_free(&tc);
+	} else if (!err[0]) {
+		abort();	/* a refusal says why */
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace_piece pieces[64];
@@ -78,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (size < 1)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		while (off + 3 <= size && np < 64) {
 			size_t len = data[off + 1] | (size_t)data[off + 2] << 8;
@@ -117,6 +189,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		trace_decode_pt(im, pieces, 1, &sink, &s, &st);
 		if (st.insns != s.insns)
 			abort();
+		break;
+	case 3:
+		capture(data + 1, size - 1);
 		break;
 	}
 	return 0;

@@ -3,8 +3,8 @@
  * (test/host/trace_sim.c) as they come out of the capture loader, in
  * fuzz_trace's mode-0 format (join byte, 16-bit length, bytes per piece):
  * a whole trace, a ranged one, one with TRUNCATED gaps, one with an ASYNC;
- * the same bytes as single packets (mode 1), and the path as Intel PT
- * (mode 2).
+ * the same bytes as single packets (mode 1), the path as Intel PT
+ * (mode 2), and each capture's stream whole (mode 3).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 
 #include "tools/trace_dec.h"
 #include "test/host/trace_sim.h"
+#include "uapi/wire.h"
 
 static const char *dir;
 static int nseeds;
@@ -45,6 +46,18 @@ static void from_sim(const char *kind, const struct sim_opts *o)
 		exit(1);
 	}
 	close(fd);
+	{
+		FILE *f = fopen(path, "rb");
+		size_t k;
+		buf[0] = 1;		/* COMPLETE */
+		if (!f || fseek(f, sizeof(struct wire_capture_header), SEEK_SET) ||
+		    (k = fread(buf + 1, 1, sizeof(buf) - 1, f)) == 0) {
+			fprintf(stderr, "trace_seeds: %s: cannot read the capture\n", kind);
+			exit(1);
+		}
+		fclose(f);
+		seed(kind, 3, buf, 1 + k);
+	}
 	unlink(path);
 	for (size_t i = 0; tc.ncpus && i < tc.cpus[0].npieces; i++) {
 		const struct trace_piece *p = &tc.cpus[0].pieces[i];

@@ -9,10 +9,16 @@
 # kernel image given with -k.
 # Target: >= 5x, with and without call chains. Absolute times go to stderr.
 #
-# Usage: sh tools/bench/vs_perf_bench.sh [BUILD_DIR]   (BENCH_VS_PERF_SAMPLES=N)
+# Usage: sh tools/bench/vs_perf_bench.sh [BUILD_DIR]   (BENCH_VS_PERF_SAMPLES=N;
+# BENCH_QUICK=1: 300000 samples, one run each)
 set -eu
 B=${1:-build}
-N=${BENCH_VS_PERF_SAMPLES:-3000000}
+reps="1 2 3"
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	N=${BENCH_VS_PERF_SAMPLES:-300000} reps=1
+else
+	N=${BENCH_VS_PERF_SAMPLES:-3000000}
+fi
 D=$B/bench/vs_perf
 if ! command -v perf > /dev/null 2>&1; then
 	echo "# vs_perf_report_ratio: skipped: perf is not installed (Debian linux-perf)" >&2
@@ -32,7 +38,7 @@ fi
 
 now() { date +%s.%N; }
 best_bp= best_perf=
-for i in 1 2 3; do
+for i in $reps; do
 	t0=$(now)
 	"$B/bareperf" report -i "$D/cap-$N.bpc" -k "$D/kernel.elf" --stdio > "$D/bp.txt"
 	t1=$(now)

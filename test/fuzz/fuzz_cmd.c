@@ -1,0 +1,234 @@
+/*
+ * fuzz_cmd — libFuzzer target for every command that reads a capture:
+ * report, script, stat, convert and flamegraph, called through their
+ * public entry points (tools/commands.h) exactly as `bareperf CMD ...`
+ * calls them, ASan + UBSan. The input is
+ *
+ *	byte 0     which command line (cmds[] below: the command and its
+ *	           options, e.g. report -g, script --json, convert --to chrome)
+ *	byte 1     the capture header's flags: bit 0 COMPLETE, bit 1
+ *	           INTERRUPTED, bit 2 a data_size beyond the file (truncated);
+ *	           bit 3: leave the frames' CRCs as they are (otherwise
+ *	           test/fuzz/fuzz_frames.c recomputes them, so that mutated
+ *	           payloads reach the parsers)
+ *	the rest   the stream, as record wrote it after the capture header
+ *
+ * The target writes a valid capture header and the stream into a memfd
+ * and runs the command on it, with the kernel.elf the build made
+ * (-k KERNEL --force: any RUN_META build-id is accepted), so symbols and
+ * source lines are looked up as in real use. Seeds: real captures of the
+ * kernel under QEMU and synthetic ones (test/fuzz/cmd_seeds.sh).
+ *
+ * Checked: no sanitizer report, no leak; the exit status is 0, 1 or 2; a
+ * command that says it succeeded wrote what it promised (a perf.data
+ * starts with PERFILE2, an SVG with "<?xml" or "<svg", a folded or JSON
+ * file is text). stdout goes to /dev/null; run with -close_fd_mask=2 to
+ * silence the commands' error lines as well.
+ *
+ * The kernel: $BP_FUZZ_KERNEL, else FUZZ_KERNEL (the build's kernel.elf,
+ * set when this file is compiled). BP_FUZZ_LIST=1: print the command
+ * lines, "cmd INDEX WORDS...", and exit (test/fuzz/stream_seeds.sh).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "test/fuzz/fuzz_frames.h"
+#include "tools/commands.h"
+#include "tools/convert.h"
+#include "tools/trace_dec.h"
+#include "uapi/wire.h"
+
+#ifndef FUZZ_KERNEL
+#define FUZZ_KERNEL "build/kernel.elf"
+#endif
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum out_kind { OUT_NONE, OUT_PERFDATA, OUT_SVG, OUT_TEXT };
+
+/* "@C" is the capture, "@K" the kernel, "@O" the output file. */
+static const struct {
+	int (*fn)(int argc, char **argv);
+	enum out_kind out;
+	const char *argv[16];
+} cmds[] = {
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--stdio" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort", "line",
+				  "-q" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-C", "0,2-3",
+				  "--app", "loopnest", "--percent-limit", "1" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--aux",
+				  "-n", "5" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "-g",
+				  "--header" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--csv" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--json" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "--console" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux",
+				  "--range", "tt_cwork" } },
+	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "--no-symbols", "--json" } },
+	{ cmd_stat, OUT_NONE, { "stat", "-i", "@C" } },
+	{ cmd_stat, OUT_NONE, { "stat", "-i", "@C", "-i", "@C" } },
+	{ cmd_stat, OUT_SVG, { "stat", "-i", "@C", "--bench", "--plot", "@O" } },
+	{ cmd_convert, OUT_PERFDATA, { "convert", "-i", "@C", "-k", "@K", "--force", "--to",
+				       "perf.data", "-o", "@O" } },
+	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "folded",
+				   "-o", "@O" } },
+	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "chrome",
+				   "-o", "@O" } },
+	{ cmd_flamegraph, OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "-o",
+				     "@O" } },
+	{ cmd_flamegraph, OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "--event",
+				     "instructions", "--width", "300", "-o", "@O" } },
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+/* convert --to chrome's instruction-trace slices, wired as tools/bareperf.c
+ * wires them. */
+struct slice_adapter {
+	convert_slice_emit emit;
+	void *ctx;
+};
+
+static void adapt_slice(void *ctx, const struct trace_slice *s)
+{
+	struct slice_adapter *a = ctx;
+
+	a->emit(a->ctx, s->cpu, s->name, s->start_tsc, s->dur_tsc);
+}
+
+static int trace_slices(const char *capture, const char *kernel_elf, convert_slice_emit emit,
+			void *ctx, char *err, size_t n)
+{
+	struct trace_opts o = { .kernel_elf = kernel_elf, .force = true, .cpu = -1 };
+	struct slice_adapter a = { emit, ctx };
+
+	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);
+}
+
+static const char *kernel;
+static int cap_fd = -1, out_fd = -1;
+static char cap_path[64], out_path[64];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	(void)argc, (void)argv;
+	convert_trace_slices = trace_slices;
+	if (getenv("BP_FUZZ_LIST")) {
+		for (size_t i = 0; i < NCMDS; i++) {
+			printf("cmd %zu", i);
+			for (const char *const *a = cmds[i].argv; *a; a++)
+				printf(" %s", *a);
+			printf("\n");
+		}
+		exit(0);
+	}
+	kernel = getenv("BP_FUZZ_KERNEL");
+	if (!kernel)
+		kernel = FUZZ_KERNEL;
+	if (access(kernel, R_OK)) {
+		fprintf(stderr, "fuzz_cmd: cannot read the kernel %s (set BP_FUZZ_KERNEL)\n", kernel);
+		exit(1);
+	}
+	cap_fd = memfd_create("capture", 0);
+	out_fd = memfd_create("out", 0);
+	if (cap_fd < 0 || out_fd < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
+		exit(1);
+	close(null);
+	snprintf(cap_path, sizeof(cap_path), "/proc/self/fd/%d", cap_fd);
+	snprintf(out_path, sizeof(out_path), "/proc/self/fd/%d", out_fd);
+	return 0;
+}
+
+/* What a successful command wrote to @O must look like its format. */
+static void check_output(enum out_kind k)
+{
+	char head[8] = { 0 };
+	off_t n = lseek(out_fd, 0, SEEK_END);
+	ssize_t got;
+
+	if (k == OUT_NONE)
+		return;
+	got = pread(out_fd, head, sizeof(head), 0);
+	if (n < 0 || got < 0)
+		abort();
+	switch (k) {
+	case OUT_PERFDATA:
+		if (got < 8 || memcmp(head, "PERFILE2", 8))
+			abort();
+		break;
+	case OUT_SVG:	/* stat --plot writes nothing when there is no memlat sweep */
+		if (n && memcmp(head, "<?xml", 5) && memcmp(head, "<svg", 4))
+			abort();
+		break;
+	case OUT_TEXT:
+		if (memchr(head, 0, (size_t)got))
+			abort();
+		break;
+	default:
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
+	static uint8_t *fixed;
+	static size_t fixed_cap;
+	struct wire_capture_header h;
+	const uint8_t *stream = data + 2;
+	size_t n = size - 2;
+	char *argv[16];
+	int argc = 0, rc;
+	unsigned which;
+
+	if (size < 2)
+		return 0;
+	if (!(data[1] & 8)) {
+		if (fuzz_fix_frames_cap(n) > fixed_cap) {
+			free(fixed);
+			fixed_cap = fuzz_fix_frames_cap(n);
+			if (!(fixed = malloc(fixed_cap)))
+				abort();
+		}
+		n = fuzz_fix_frames(stream, n, fixed);
+		stream = fixed;
+	}
+	which = data[0] % NCMDS;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, magic, sizeof(h.magic));
+	h.version = WIRE_CAPTURE_VERSION;
+	h.compat_version = WIRE_CAPTURE_COMPAT_VERSION;
+	h.header_size = sizeof(h);
+	h.wire_version = WIRE_VERSION;
+	h.link_kind = WIRE_LINK_QEMU_SERIAL;
+	h.flags = (data[1] & 1 ? WIRE_CAPF_COMPLETE : 0) | (data[1] & 2 ? WIRE_CAPF_INTERRUPTED : 0);
+	h.data_size = n + (data[1] & 4 ? 100 : 0);
+	if (ftruncate(cap_fd, 0) || ftruncate(out_fd, 0) ||
+	    pwrite(cap_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    (n && pwrite(cap_fd, stream, n, sizeof(h)) != (ssize_t)n))
+		abort();
+
+	for (const char *const *a = cmds[which].argv; *a; a++)
+		argv[argc++] = (char *)(!strcmp(*a, "@C") ? cap_path : !strcmp(*a, "@K") ? kernel :
+					!strcmp(*a, "@O") ? out_path : *a);
+	argv[argc] = NULL;
+	rc = cmds[which].fn(argc, argv);
+	fflush(stdout);
+	if (rc < 0 || rc > 2)
+		abort();
+	if (rc == 0)
+		check_output(cmds[which].out);
+	return 0;
+}
