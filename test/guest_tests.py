@@ -2,7 +2,8 @@
 
 Fields: name, boot ("pvh" | "uefi"), append (PVH command line), cfg (UEFI:
 the ESP's bareperf.cfg), kernel (UEFI: normal | missing | truncated |
-garbage), smp, mem, icount, timeout (s), kind ("tap" | "expect"), expect /
+garbage), smp, mem, icount, timeout (s; it only raises the runner's floor,
+GUEST_TIMEOUT_* in test/runner.py), kind ("tap" | "expect"), expect /
 forbid (regexes), exit (the kernel's exit code: 0 ok, 1 fail, 2 usage,
 3 panic; None = QEMU is stopped once every stop_on regex has appeared),
 qemu_args (more QEMU arguments; "{host_file}" and "{workdir}" in them are
