@@ -53,7 +53,11 @@ static bool take(const struct uart_port *p, u32 baud, const char *why)
 		uart_write(note, (size_t)MIN(k, (int)sizeof(note) - 1));
 		uart_flush();
 	}
-	uart_init(p, baud);
+	/* Set up again only a UART the early console did not use: a second
+	 * set-up clears its receive FIFO, and with it a request the host
+	 * may already have sent (control=1). */
+	if (!same)
+		uart_init(p, baud);
 	decided = true;
 	console_serial_ready(!same);
 	kprintf("serial: console on %s, %s: %s\n", uart_describe(where, sizeof(where)),
