@@ -1006,11 +1006,15 @@ static void write_ticks(struct cpu_prof *cp, u32 cpu)
 {
 	u64 taken = cp->samples + cp->samples_dropped;
 	u64 lost = final_due > taken ? final_due - taken : 0;	/* a broken account shows */
+	/* The window the due ticks fill: to the close, or on to the last tick
+	 * a sample raced the close for, so that due = window / period. */
+	u64 window = soft_started ? MAX(close_hpet - hpet_nmi_origin(),
+					final_due * soft_hpet_period) : 0;
 	struct bp_record_ticks r = {
 		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
 		.app_id = run_id, .cpu = cpu,
 		.hpet_hz = hpet_hz(), .period = soft_hpet_period,
-		.window = soft_started ? close_hpet - hpet_nmi_origin() : 0, .due = final_due,
+		.window = window, .due = final_due,
 		.samples = cp->samples, .dropped = cp->samples_dropped, .lost = lost,
 		.throttled = cp->soft_throttled_ticks,
 	};

@@ -465,7 +465,8 @@ struct bp_record_ticks {
 	uint32_t cpu;
 	uint64_t hpet_hz;		/* HPET main counter rate */
 	uint64_t period;		/* HPET ticks between expiries */
-	uint64_t window;		/* HPET ticks from the start to the close */
+	uint64_t window;		/* HPET ticks from the start to the close, or to
+					 * the last due tick sampled after it */
 	uint64_t due;			/* expiries in the window */
 	uint64_t samples;		/* SAMPLE records written */
 	uint64_t dropped;		/* samples not written: ring full */
