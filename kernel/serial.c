@@ -53,7 +53,10 @@ static bool take(const struct uart_port *p, u32 baud, const char *why)
 		uart_write(note, (size_t)MIN(k, (int)sizeof(note) - 1));
 		uart_flush();
 	}
-	uart_init(p, baud);
+	/* Programming it again would reset its FIFOs (FCR), dropping what a
+	 * host has already sent, such as a control request. */
+	if (!same)
+		uart_init(p, baud);
 	decided = true;
 	console_serial_ready(!same);
 	kprintf("serial: console on %s, %s: %s\n", uart_describe(where, sizeof(where)),
