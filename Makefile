@@ -69,7 +69,14 @@ all: kernel esp tools
 # through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
 # -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
 # EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
+# A run that fails (the kernel's exit code, QEMU's failure) stops it there
+# with that status.
+# CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
+# report -g, perf report and the flame graph show who called what; a chain
+# costs about 9 bytes per sample on the wire (loopnest under -icount, 7
+# frames deep): CALLCHAIN=0 records the sampled IP alone.
 UEFI ?= 1
+CALLCHAIN ?= 1
 KVM  ?= 0
 SMP  ?= 1
 MEM  ?= 256
@@ -79,25 +86,33 @@ ARGS ?=
 run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	@mkdir -p $(BUILD)/out
 	@rm -f $(BUILD)/out/perf.data $(BUILD)/out/flamegraph.svg $(BUILD)/out/capture.kernel.elf \
-		$(BUILD)/out/latency.svg
+		$(BUILD)/out/latency.svg $(BUILD)/out/trace.json
 	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
+		$(if $(filter 1,$(CALLCHAIN)),-g) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
 		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
-	o=$(BUILD)/out; [ -s $$o/capture.bpc ] || exit $$rc; echo; \
+	o=$(BUILD)/out; if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
+		"exit status $$rc, said above); $$o/capture.bpc holds what arrived" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \
+	$(BUILD)/bareperf convert -i $$o/capture.bpc --to chrome -o $$o/trace.json >/dev/null; \
 	$(BUILD)/bareperf flamegraph -i $$o/capture.bpc -o $$o/flamegraph.svg >/dev/null; \
 	echo; echo "make run: wrote"; \
-	echo "  $$o/capture.bpc     bareperf report -i $$o/capture.bpc [-g | --sort line]"; \
-	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       perf report -i $$o/perf.data"; \
-	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  open it in a browser"; \
-	[ ! -s $$o/latency.svg ] || echo "  $$o/latency.svg     memory latency by working set (bareperf stat -i $$o/capture.bpc)"; \
+	echo "  $$o/capture.bpc     the capture: bareperf report -i $$o/capture.bpc [-g | --sort srcline]"; \
+	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       kernel-mode samples for perf: perf report -i $$o/perf.data"; \
+	[ ! -s $$o/trace.json ] || echo "  $$o/trace.json      app runs and sampled stacks per CPU: open in ui.perfetto.dev or speedscope"; \
+	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  picture: where the samples' call chains spend the time, wider = more;" \
+		"kernel orange, apps green, benchmark bodies blue; open in a browser, click to zoom"; \
+	[ ! -s $$o/latency.svg ] || echo "  $$o/latency.svg     picture: memory latency per load by working set (log scale), the" \
+		"cache levels as steps; open in a browser"; \
 	exit $$rc
 
+# Missing Debian packages: installed when this can (root, or sudo -n),
+# else the one command to run is printed (tools/deps.sh ensure).
 check-deps:
-	$(Q)sh tools/deps.sh check
+	$(Q)sh tools/deps.sh ensure
 
 deps:
 	$(Q)sh tools/deps.sh install

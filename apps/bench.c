@@ -7,11 +7,11 @@
 #include "apps/bench.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
 
-#define TRIM_PERCENT	20		/* trimmed mean: drop this much at each end */
-#define SPREAD_NOTE	10		/* tables flag a spread of the 2n-runs from this % */
+#define MAX_TABLES	32		/* distinct tables of one app run (table_row) */
 #define SZ_2M		(2ul << 20)
 #define VMALLOC_MAX	(512ul << 20)	/* 4 KiB-page buffers: the vmalloc area is ~1 GiB */
 #define MEM_HEADROOM	(16ul << 20)	/* left free for rings, stacks, page tables */
@@ -110,10 +110,16 @@ int bench_parse_args(int argc, char **argv, struct bench_opts *o)
 			o->quiet = strcmp(v, "0");
 		} else if (KEY("records")) {
 			o->no_records = !strcmp(v, "0");
+		} else if (KEY("drain")) {
+			o->no_drain = !strcmp(v, "0");
+		} else if (KEY("agg")) {
+			int g = bench_agg_parse(v);
+			bad = g < 0;
+			o->agg = g < 0 ? 0 : (u16)g;
 		} else {
 			kprintf("bench: unknown option '%s'; options: cpu=N|all events=LIST "
 				"reps=N warmup=N min=SIZE max=SIZE pattern=N pages=4k|2m|both "
-				"quick=0|1 quiet=0|1 records=0|1\n", a);
+				"quick=0|1 quiet=0|1 records=0|1 drain=0|1 agg=median|min|avg\n", a);
 			return -E_INVAL;
 		}
 #undef KEY
@@ -121,6 +127,7 @@ int bench_parse_args(int argc, char **argv, struct bench_opts *o)
 			kprintf("bench: bad value in '%s'%s\n", a,
 				!strncmp(a, "cpu", 3) ? " (a CPU number or all)" :
 				!strncmp(a, "reps", 4) ? " (1 to 1001)" :
+				!strncmp(a, "agg", 3) ? " (median, min or avg: nanoBench's aggregates)" :
 				!strncmp(a, "pattern", 7) ? " (a power of two, 2 to 2^24)" : "");
 			return -E_INVAL;
 		}
@@ -326,69 +333,79 @@ struct job {
 	const struct bench_event *ev;
 	int nev;
 	u32 reps, warmup;
-	bool records;
+	bool records, drain;
+	u16 agg;
 	struct bench_result *res;	/* nev results for this CPU */
 	int err;
 };
 
-static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS];
+static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS], scratch[3 * BENCH_MAX_REPS];
 static struct pmu_ctx bench_pmu;
-static u8 scan_buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
 
-static void sort_u64(u64 *v, u32 n)
+/*
+ * What the records of this app run have been numbered so far: seq and
+ * table_row (perf_ring.h), and the results that found no room. A new run
+ * (another app id) starts again from 1. Only bench_run's jobs and
+ * bench_end touch it, one at a time (smp_call waits for each job).
+ */
+static struct {
+	u32 app_id;
+	u32 seq, lost;
+	u32 ntables;
+	char table[MAX_TABLES][16];
+	u32 rows[MAX_TABLES];
+} numbering;
+
+static void numbering_for_run(u32 app_id)
 {
-	for (u32 i = 1; i < n; i++) {
-		u64 x = v[i];
-		u32 j = i;
-		for (; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
+	if (numbering.app_id != app_id) {
+		memset(&numbering, 0, sizeof(numbering));
+		numbering.app_id = app_id;
 	}
 }
 
-struct agg {
-	s64 min, median, tmean, max;	/* x1000, one measurement */
-};
-
-static void aggregate(u64 *v, u32 n, struct agg *a)
+static u32 next_table_row(const char *table)
 {
-	u32 trim = n * TRIM_PERCENT / 100;
-	u64 sum = 0;
+	u32 i;
 
-	sort_u64(v, n);
-	a->min = v[0] * 1000;
-	a->max = v[n - 1] * 1000;
-	a->median = n & 1 ? v[n / 2] * 1000 : (v[n / 2 - 1] + v[n / 2]) * 500;
-	for (u32 i = trim; i < n - trim; i++)
-		sum += v[i];
-	a->tmean = sum * 1000 / (n - 2 * trim);
+	for (i = 0; i < numbering.ntables; i++)
+		if (!strncmp(numbering.table[i], table, sizeof(numbering.table[i]) - 1))
+			return ++numbering.rows[i];
+	if (i == MAX_TABLES)
+		return 0;		/* more tables than tracked: row unknown */
+	strlcpy(numbering.table[i], table, sizeof(numbering.table[i]));
+	numbering.ntables++;
+	return numbering.rows[i] = 1;
 }
 
-/* x / d rounded to nearest, for signed x. */
-static s64 div_round(s64 x, u64 d)
+/*
+ * Room for a record of size bytes (and the LOST record that may have to
+ * precede it) in this CPU's ring: outside any NMI, the records can wait
+ * while the stream drains every ring, as the end of the run would. A
+ * drain that frees nothing (a transport that stalled) is given up after
+ * BENCH_ROOM_WAIT_MS of TSC time, and said.
+ */
+static void make_room(struct bp_ring *rb, u32 size, bool drain)
 {
-	return x >= 0 ? (s64)(((u64)x + d / 2) / d) : -(s64)(((u64)-x + d / 2) / d);
-}
+	u64 need = size + sizeof(struct bp_record_lost);
 
-/* The app id of the run on this CPU's ring: its APP_START record, which
- * sits near the start of the ring (the run writes it before the app). */
-static u32 run_app_id(struct bp_ring *rb, u32 cpu)
-{
-	struct bp_ring_reader r;
-	const struct bp_record_header *rec;
-
-	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, (u64)BP_RING_PAGE_SIZE + rb->data_size))
-		return 0;
-	bp_ring_read_begin(&r);
-	while (bp_ring_read_next(&r, &rec, scan_buf, sizeof(scan_buf)) == 1) {
-		const struct bp_record_app_start *s = (const void *)rec;
-		if (rec->type == BP_RECORD_APP_START && s->cpu == cpu)
-			return s->app_id;
+	if (bp_ring_free(rb) >= need || !drain || !stream_active())
+		return;
+	/* tsc_hz unknown: a 4 GHz guess, so the wait lasts at least as long */
+	u64 t0 = rdtsc(), limit = (tsc_hz ? tsc_hz : 4000000000ul) / 1000 * BENCH_ROOM_WAIT_MS;
+	while (bp_ring_free(rb) < need) {
+		if (rdtsc() - t0 > limit) {
+			kprintf("bench: cpu %u: the ring still has no room for a BENCH record "
+				"after %u ms of draining: the record is dropped (counted)\n",
+				this_cpu_id(), BENCH_ROOM_WAIT_MS);
+			return;
+		}
+		stream_drain(false);
+		cpu_relax();
 	}
-	return 0;
 }
 
-static void write_record(const struct bench *b, const struct bench_result *r)
+static void write_record(const struct bench *b, const struct bench_result *r, bool drain)
 {
 	u32 cpu = this_cpu_id();
 	struct bp_ring *rb = profile_active() ? profile_ring(cpu) : NULL;
@@ -411,16 +428,46 @@ static void write_record(const struct bench *b, const struct bench_result *r)
 		.max = r->max,
 		.median_n = r->median_n,
 		.median_2n = r->median_2n,
+		.bench_version = BP_BENCH_VERSION,
+		.agg = r->agg,
+		.iqr = r->iqr,
 	};
 
 	if (!rb)
 		return;
-	rec.app_id = run_app_id(rb, cpu);
+	rec.app_id = profile_app_id();
+	numbering_for_run(rec.app_id);
+	rec.seq = ++numbering.seq;
+	rec.table_row = next_table_row(b->table);
 	strlcpy(rec.table, b->table, sizeof(rec.table));
 	strlcpy(rec.name, b->name, sizeof(rec.name));
 	strlcpy(rec.event, r->event, sizeof(rec.event));
+	make_room(rb, sizeof(rec), drain);
 	rec.time = rdtsc();
-	bp_ring_output(rb, &rec);
+	if (profile_output(&rec))
+		numbering.lost++;	/* counted by the run and the ring's LOST too */
+}
+
+void bench_end(const struct bench_opts *o)
+{
+	u32 app_id = profile_app_id();
+	struct bp_record_bench_end rec = {
+		.header = { BP_RECORD_BENCH_END, 0, sizeof(rec) },
+		.app_id = app_id,
+		.cpu = this_cpu_id(),
+	};
+
+	if (o->no_records || !profile_active() || !profile_ring(rec.cpu))
+		return;
+	numbering_for_run(app_id);
+	rec.results = numbering.seq;
+	rec.lost = numbering.lost;
+	make_room(profile_ring(rec.cpu), sizeof(rec), true);	/* after the measurements */
+	int err = profile_output(&rec);
+	if (numbering.lost || err)
+		kprintf("bench: %u of %u BENCH records found no room in the rings%s (counted in "
+			"LOST records; bareperf stat --bench names the rows)\n", numbering.lost,
+			numbering.seq, err ? ", nor did the end record" : "");
 }
 
 /* Measure one event: warm-up, then reps pairs of (n, 2n) measurements. */
@@ -467,12 +514,18 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	 * been hit on every try, NMIs come faster than a repetition takes
 	 * and retrying only costs time: keep what comes from then on. */
 	u32 retries = b->flags & BENCH_NMI_OK ? 0 : BENCH_NMI_RETRIES;
+	/* An SMI is a disturbance like an NMI: MSR_SMI_COUNT (Intel) is read
+	 * around each repetition; -1 where SMIs cannot be counted (AMD). */
+	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
+	s64 smi0 = pmu_smi_count(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {
 		for (u32 tries = 0; ; tries++) {
 			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
+			s64 smi = pmu_smi_count(smi_caps);
 			m_n[i] = MEASURE(fn_n, cnt_n);
 			m_2n[i] = MEASURE(fn_2n, cnt_2n);
-			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED))
+			s64 smi_after = pmu_smi_count(smi_caps);
+			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) && smi == smi_after)
 				break;
 			if (tries >= retries) {
 				r->disturbed += !(b->flags & BENCH_NMI_OK);
@@ -482,17 +535,17 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		}
 	}
 	lvt_restore(&lvt);
+	r->smis = smi0 < 0 ? -1 : (s32)(pmu_smi_count(smi_caps) - smi0);
+	if (r->smis > 0)
+		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",
+			b->name, r->smis);
 #undef MEASURE
 	if (!e->tsc)
 		pmu_stop(&bench_pmu);
 
-	struct agg a1, a2;
-	bool exact;
-	u64 d = n * loops * work;
+	struct bench_stats st;
 
-	aggregate(m_n, j->reps, &a1);
-	aggregate(m_2n, j->reps, &a2);
-	exact = a1.min == a1.max && a2.min == a2.max;
+	bench_stats_compute(m_n, m_2n, j->reps, n * loops * work, scratch, &st);
 	r->cpu = pc->cpu;
 	strlcpy(r->event, e->name, sizeof(r->event));
 	r->reps = j->reps;
@@ -500,15 +553,19 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	r->unroll = n;
 	r->loops = loops;
 	r->work = work;
-	r->min = div_round(a2.min - a1.min, d);
-	r->median = div_round(a2.median - a1.median, d);
-	r->tmean = div_round(a2.tmean - a1.tmean, d);
-	r->max = div_round(a2.max - a1.max, d);
-	r->median_n = a1.median / 1000;
-	r->median_2n = a2.median / 1000;
-	r->spread = a2.median ? MIN((a2.max - a2.min) * 100 / a2.median, (s64)9999) : 0;
-	r->flags = (exact ? BP_BENCH_F_EXACT : 0) | (c_body ? BP_BENCH_F_LOOPED : 0) |
-		   (r->disturbed ? BP_BENCH_F_DISTURBED : 0);
+	r->min = st.min;
+	r->median = st.median;
+	r->tmean = st.avg;
+	r->max = st.max;
+	r->agg = j->agg;
+	r->value = bench_stats_value(&st, j->agg);
+	r->iqr = st.iqr;
+	r->floor = st.floor;
+	r->median_n = st.median_n;
+	r->median_2n = st.median_2n;
+	r->flags = (st.exact ? BP_BENCH_F_EXACT : 0) | (c_body ? BP_BENCH_F_LOOPED : 0) |
+		   (r->disturbed ? BP_BENCH_F_DISTURBED : 0) |
+		   (bench_above_floor(r->value, r->floor) ? 0 : BP_BENCH_F_NOISE);
 	if (e->tsc)
 		r->flags |= BP_BENCH_F_TSC | (bench_tsc_counts_insns() ? BP_BENCH_F_ICOUNT : 0) |
 			    (pmu_boot_caps.kind == PMU_KIND_NONE ? BP_BENCH_F_NO_PMU : 0);
@@ -531,7 +588,7 @@ static void run_job(void *arg)
 			break;
 		}
 		if (j->records)
-			write_record(b, &j->res[i]);
+			write_record(b, &j->res[i], j->drain);
 	}
 	if ((b->flags & BENCH_PER_CPU_SETUP) && b->teardown)
 		b->teardown(b->arg);
@@ -560,20 +617,33 @@ const char *bench_fmt_bytes(u64 b, char *buf, size_t n)
 	return buf;
 }
 
+/* A result as a table shows it: the value, or "< floor" when it is below
+ * its noise floor (never a negative or sub-noise figure as a result). */
+static const char *fmt_value(const struct bench_result *r, char *buf, size_t n)
+{
+	char f[24];
+
+	if (!(r->flags & BP_BENCH_F_NOISE))
+		return bench_fmt_x1000(r->value, buf, n);
+	ksnprintf(buf, n, "< %s", bench_fmt_x1000((s64)r->floor, f, sizeof(f)));
+	return buf;
+}
+
 void bench_table(const char *table, const char *title, const char *param_label,
 		 const struct bench_opts *o)
 {
 	if (o->quiet)
 		return;
 	kprintf("\n%s: %s\n", table, title);
-	kprintf("  %s%-28s %-14s %10s %10s %10s %5s  %s\n", o->cpu_column ? "cpu " : "",
-		param_label, "event", "min", "median", "t-mean", "reps", "note");
+	kprintf("  %s%-28s %-14s %10s %10s %5s  %s\n", o->cpu_column ? "cpu " : "",
+		param_label, "event", bench_agg_name(o->agg), "iqr", "reps", "note");
 }
 
 static void print_row(const struct bench *b, const struct bench_opts *o,
 		      const struct bench_result *r)
 {
-	char label[48], p[24], v1[24], v2[24], v3[24], note[40] = "";
+	char label[48], p[24], v1[24], v2[24], note[64] = "";
+	size_t len;
 
 	if (b->param_unit == BP_BENCH_PARAM_BYTES)
 		ksnprintf(label, sizeof(label), "%s %s", b->name, bench_fmt_bytes(b->param, p, sizeof(p)));
@@ -585,18 +655,21 @@ static void print_row(const struct bench *b, const struct bench_opts *o,
 		strlcpy(label, b->name, sizeof(label));
 	if (r->flags & BP_BENCH_F_EXACT)
 		strlcpy(note, "exact", sizeof(note));
-	else if (r->spread >= SPREAD_NOTE)
-		ksnprintf(note, sizeof(note), "spread %u%%", r->spread);
-	if (r->disturbed)
-		ksnprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%u kept an NMI",
-			  note[0] ? ", " : "", r->disturbed);
+	if (r->flags & BP_BENCH_F_NOISE) {
+		len = strlen(note);
+		ksnprintf(note + len, sizeof(note) - len, "%sbelow noise floor", len ? ", " : "");
+	}
+	if (r->disturbed) {
+		len = strlen(note);
+		ksnprintf(note + len, sizeof(note) - len, "%s%u kept an NMI", len ? ", " : "",
+			  r->disturbed);
+	}
 	if (o->cpu_column)
 		kprintf("  %3u ", r->cpu);
 	else
 		kprintf("  ");
-	kprintf("%-28s %-14s %10s %10s %10s %5u  %s\n", label, r->event,
-		bench_fmt_x1000(r->min, v1, sizeof(v1)), bench_fmt_x1000(r->median, v2, sizeof(v2)),
-		bench_fmt_x1000(r->tmean, v3, sizeof(v3)), r->reps, note);
+	kprintf("%-28s %-14s %10s %10s %5u  %s\n", label, r->event, fmt_value(r, v1, sizeof(v1)),
+		bench_fmt_x1000((s64)r->iqr, v2, sizeof(v2)), r->reps, note);
 }
 
 /* ---- bench_run ------------------------------------------------------------ */
@@ -628,6 +701,8 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 			.reps = MIN(o->reps ? o->reps : MAX(def_reps, 1u), (u32)BENCH_MAX_REPS),
 			.warmup = o->warmup ? o->warmup : def_warmup,
 			.records = !o->no_records,
+			.drain = !o->no_drain,
+			.agg = o->agg,
 			.res = res + nres,
 		};
 		int e = smp_call(cpu, run_job, &j, true);

@@ -10,9 +10,15 @@
  *         (m(2n) - m(n)) / (n * loops * work)       per unit of work
  *
  * so the counter reads, the call, the loop and any set-up in the block
- * cancel out. m() is aggregated over the repetitions before subtracting:
- * minimum, median, and the mean of the middle 60% (the 20% trimmed mean).
- * Results are fixed-point, x1000 (kernel C has no floating point).
+ * cancel out. m() is aggregated over the repetitions before subtracting,
+ * as nanoBench's -median (the default here), -min and -avg (the mean of
+ * the middle 60%) do; agg= picks the one the tables show, the BENCH
+ * record carries all three. Beside the value goes the spread of the
+ * per-repetition differences m(2n)_i - m(n)_i (their interquartile
+ * range), and a value below its noise floor, that spread plus one count
+ * per unit of work, is shown as "< floor", never as a result
+ * (apps/bench_stats.h). Results are fixed-point, x1000 (kernel C has no
+ * floating point).
  *
  * Writing a benchmark: one C file.
  *
@@ -62,6 +68,7 @@
 #define BAREPERF_APPS_BENCH_H
 
 #include "kernel/kernel.h"
+#include "apps/bench_stats.h"
 #include <uapi/perf_ring.h>
 
 #define BENCH_MAX_EVENTS	4
@@ -80,29 +87,32 @@ struct bench_asm {
 	u32 n;
 };
 
+/*
+ * A body is a naked C function holding only its assembly: the compiler
+ * emits no prologue or epilogue, but it does describe the function in the
+ * debug info (its address range and the BENCH_ASM line), so a sample in
+ * the body has a symbol and a source line like any C function.
+ */
 #define BENCH_ASM_FN(sym, copies, init, body, fini)			\
-	".pushsection .text." #sym ",\"ax\",@progbits\n"		\
-	".type " #sym ", @function\n"					\
-	".balign 64\n"							\
-	#sym ":\n"							\
-	init "\n"							\
-	".balign 16\n"							\
-	"1:\n"								\
-	".rept " copies "\n"						\
-	body "\n"							\
-	".endr\n"							\
-	"dec %rsi\n"							\
-	"jnz 1b\n"							\
-	fini "\n"							\
-	"ret\n"								\
-	".size " #sym ", .-" #sym "\n"					\
-	".popsection\n"
+	__attribute__((naked, noinline, used, aligned(64)))		\
+	static void sym(void *arg __attribute__((unused)),		\
+			u64 loops __attribute__((unused)))		\
+	{								\
+		asm volatile(init "\n"					\
+			     ".balign 16\n"					\
+			     "1:\n"						\
+			     ".rept " copies "\n"				\
+			     body "\n"						\
+			     ".endr\n"						\
+			     "dec %rsi\n"					\
+			     "jnz 1b\n"					\
+			     fini "\n"						\
+			     "ret\n");						\
+	}
 
 #define BENCH_ASM(id, n, init, body, fini)				\
-	void bench_##id##_n(void *arg, u64 loops);			\
-	void bench_##id##_2n(void *arg, u64 loops);			\
-	asm(BENCH_ASM_FN(bench_##id##_n, BENCH_XSTR(n), init, body, fini) \
-	    BENCH_ASM_FN(bench_##id##_2n, BENCH_XSTR(2 * (n)), init, body, fini)); \
+	BENCH_ASM_FN(bench_##id##_n, BENCH_XSTR(n), init, body, fini)	\
+	BENCH_ASM_FN(bench_##id##_2n, BENCH_XSTR(2 * (n)), init, body, fini) \
 	static const struct bench_asm id = { bench_##id##_n, bench_##id##_2n, (n) }
 
 /* struct bench.flags */
@@ -139,6 +149,8 @@ struct bench_opts {
 	bool quick;			/* the suite's small, fast parameters */
 	bool quiet;			/* no console table rows */
 	bool no_records;		/* do not write BENCH records */
+	bool no_drain;			/* never drain the stream to make room for them */
+	u16 agg;			/* BP_BENCH_AGG_*: what the tables show */
 	bool cpu_column;		/* tables show the CPU (cpu=all) */
 	const char *pages;		/* memlat: "4k", "2m" or "both" */
 };
@@ -149,14 +161,19 @@ struct bench_result {
 	char event[BENCH_NAME_MAX];
 	u32 reps, warmup, disturbed, unroll;
 	u64 loops, work;
-	s64 min, median, tmean, max;	/* x1000 per unit of work */
+	s64 min, median, tmean, max;	/* x1000 per unit of work, per aggregate */
+	s64 value;			/* the one agg selects */
+	u16 agg;			/* BP_BENCH_AGG_* */
+	u64 iqr;			/* x1000: spread of the per-repetition differences */
+	u64 floor;			/* x1000: the noise floor; value below it is noise */
 	u64 median_n, median_2n;	/* raw counts of one measurement */
-	u32 spread;			/* (max - min) / median of the 2n-runs, percent */
+	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
 };
 
 /* Defaults: parse "cpu=N|all events=a,b reps=N warmup=N min=SIZE max=SIZE
- * pattern=N pages=4k|2m|both quick=1 quiet=1" (SIZE: 4096, 64k, 2m, 1g).
- * Unknown words are an error naming them; returns 0 or -E_INVAL. */
+ * pattern=N pages=4k|2m|both quick=1 quiet=1 records=0 drain=0
+ * agg=median|min|avg" (SIZE: 4096, 64k, 2m, 1g). Unknown words are an
+ * error naming them; returns 0 or -E_INVAL. */
 int bench_parse_args(int argc, char **argv, struct bench_opts *o);
 void bench_opts_default(struct bench_opts *o);
 
@@ -166,9 +183,24 @@ void bench_opts_default(struct bench_opts *o);
  * into the measuring CPU's ring when a run is active. reps/warmup default
  * to def_reps / def_warmup (o overrides). Returns the number of results,
  * 0 if the set-up skipped it, or -E_* (bad event, bad CPU).
+ *
+ * Records are numbered per app run (seq, table_row). A record that finds
+ * too little room in its ring first drains the stream (outside the
+ * measured region; not with drain=0 or without a stream), waiting up to
+ * BENCH_ROOM_WAIT_MS; one that still does not fit is dropped, counted in
+ * the run's lost total and the ring's next LOST record, and leaves its gap.
  */
+#define BENCH_ROOM_WAIT_MS	2000
 int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 	      u32 def_warmup, struct bench_result *res, int max_res);
+
+/*
+ * The app's benchmarks are done: write the run's BENCH_END record (how
+ * many results there were, how many found no room), so a reader can name
+ * the rows it is missing, and say so on the console if any were lost.
+ * Every app that calls bench_run calls this before it returns.
+ */
+void bench_end(const struct bench_opts *o);
 
 /* Console tables: a title, then a header line naming the columns. */
 void bench_table(const char *table, const char *title, const char *param_label,

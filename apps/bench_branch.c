@@ -104,7 +104,9 @@ static int branch_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_branch(&o);
+	int rc = bench_branch(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_branch, "branch prediction: predictable vs random patterns, pattern length sweep",

@@ -144,7 +144,9 @@ static int insn_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_insn(&o);
+	int rc = bench_insn(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_insn, "instruction latency and throughput: add, imul, div, popcnt, lea forms, "

@@ -155,8 +155,10 @@ int bench_membw(const struct bench_opts *o)
 				bench_mem_2m_free(buf, hi);
 				return EXIT_FAIL;
 			}
-			if (n > 0 && res[0].median > 0 && (!best || res[0].median < best)) {
-				best = res[0].median;
+			/* a value below its noise floor is no rate to rank */
+			if (n > 0 && !(res[0].flags & BP_BENCH_F_NOISE) &&
+			    (!best || res[0].value < best)) {
+				best = res[0].value;
 				best_name = kn->name;
 				strlcpy(best_event, res[0].event, sizeof(best_event));
 				best_size = size;
@@ -182,7 +184,9 @@ static int membw_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_membw(&o);
+	int rc = bench_membw(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_membw, "memory bandwidth: read, write, copy with scalar, SSE and AVX2 over "

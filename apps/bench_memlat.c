@@ -33,7 +33,7 @@ static int warm_lap(void *start)
 
 struct curve {
 	u64 size[MAX_SIZES];
-	s64 lat[MAX_SIZES];		/* median per load, x1000, first event */
+	s64 lat[MAX_SIZES];		/* value per load, x1000, first event; 0: noise */
 	int n;
 };
 
@@ -129,7 +129,8 @@ static int sweep(const struct bench_opts *o, bool small_pages, u64 lo, u64 hi, u
 		}
 		if (n > 0) {
 			c.size[c.n] = size;
-			c.lat[c.n++] = res[0].median;
+			/* below its noise floor: no latency, no knee (0 is skipped) */
+			c.lat[c.n++] = res[0].flags & BP_BENCH_F_NOISE ? 0 : res[0].value;
 		}
 	}
 	if (!o->quiet)
@@ -176,7 +177,9 @@ static int memlat_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_memlat(&o);
+	int rc = bench_memlat(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_memlat, "memory latency: pointer chase over 4 KiB..1 GiB working sets, "

@@ -249,7 +249,9 @@ static int priv_main(int argc, char **argv)
 
 	if (bench_parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	return bench_priv(&o);
+	int rc = bench_priv(&o);
+	bench_end(&o);
+	return rc;
 }
 
 APP(bench_priv, "privileged and serializing ops: cpuid, rdtsc(p), rdpmc, rdmsr/wrmsr, "

@@ -59,6 +59,13 @@ static int suite_main(int argc, char **argv)
 		if (!strcmp(argv[i], "quick=0"))
 			o.quick = false;
 	describe_machine();
+	kprintf("suite: a row's %s is nanoBench's value: the %s of the 2n-runs less the %s of "
+		"the n-runs, per unit of work (agg=median|min|avg chooses)\n"
+		"suite: iqr: the interquartile range of the per-repetition differences; \"< F\": "
+		"below the noise floor F = iqr + one count per unit, not a result\n",
+		bench_agg_name(o.agg),
+		o.agg == BP_BENCH_AGG_AVG ? "mean of the middle 60%" : bench_agg_name(o.agg),
+		o.agg == BP_BENCH_AGG_AVG ? "same" : bench_agg_name(o.agg));
 	u64 t0 = rdtsc_ordered();
 	for (u32 i = 0; i < ARRAY_SIZE(parts); i++) {
 		u64 t = rdtsc_ordered();
@@ -71,6 +78,7 @@ static int suite_main(int argc, char **argv)
 		}
 	}
 	u64 total = rdtsc_ordered() - t0;
+	bench_end(&o);
 	kprintf("\nsuite: %zu benchmark groups, %d failed, in %lu TSC ticks (%lu ms):",
 		ARRAY_SIZE(parts), failed, total, tsc_to_ns(total) / 1000000);
 	for (u32 i = 0; i < ARRAY_SIZE(parts); i++)

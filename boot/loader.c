@@ -23,6 +23,7 @@
 #include <efilib.h>
 
 #include "boot/elfcheck.h"
+#include "boot/idmap.h"
 #include "uapi/bootinfo.h"
 
 #define PAGE_SIZE	4096ull
@@ -707,38 +708,62 @@ static UINTN convert_map(struct loader *l)
 
 #define PTE_P		(1ull << 0)
 #define PTE_W		(1ull << 1)
-#define PTE_PWT		(1ull << 3)
-#define PTE_PCD		(1ull << 4)
-#define PTE_PS		(1ull << 7)	/* 2 MiB page in a PD entry */
 #define PT_ENTRIES	512
-#define IDMAP_LIMIT_MAX	(1ull << 47)	/* the lower canonical half */
+#define IDMAP_RANGES	1024
 
-static uint64_t map_top(const struct efi_map *m)
+/* CPUID.80000001H:EDX[26]: 1 GiB pages (SDM Vol. 2A CPUID). */
+static int cpu_has_gib_pages(void)
 {
-	uint64_t top = 0;
+	uint32_t a, b, c, d;
 
-	for (UINTN i = 0; i < desc_count(m); i++) {
-		const EFI_MEMORY_DESCRIPTOR *d = desc(m, i);
-		uint64_t end = d->PhysicalStart + d->NumberOfPages * PAGE_SIZE;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+	if (a < 0x80000001u)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000001u), "c"(0));
+	return (d >> 26) & 1;
+}
 
-		if (end > top)
-			top = end;
+/*
+ * What the identity map covers: [0, 4 GiB) whole (the APIC, IOAPIC, HPET
+ * and 32-bit BARs live there; uncached unless a descriptor says WB), then
+ * every range the memory map describes, RAM and MMIO alike (write-back
+ * where it has EFI_MEMORY_WB), and the GOP framebuffer. Holes above
+ * 4 GiB stay unmapped: the map's size follows what is there, not the
+ * highest address (boot/idmap.c).
+ */
+static struct idmap_range idmap_ranges[IDMAP_RANGES];
+
+static size_t idmap_collect(const struct loader *l)
+{
+	size_t n = 0;
+
+	idmap_ranges[n++] = (struct idmap_range){ 0, 4 * GIB, 0 };
+	if (l->bi->fb.base && l->bi->fb.size)
+		idmap_ranges[n++] = (struct idmap_range){ l->bi->fb.base, l->bi->fb.size, 0 };
+	for (UINTN i = 0; i < desc_count(&l->map); i++) {
+		const EFI_MEMORY_DESCRIPTOR *d = desc(&l->map, i);
+
+		if (!d->NumberOfPages)
+			continue;
+		if (n == IDMAP_RANGES)
+			return 0;
+		idmap_ranges[n++] = (struct idmap_range){ d->PhysicalStart,
+			d->NumberOfPages * PAGE_SIZE, (d->Attribute & EFI_MEMORY_WB) != 0 };
 	}
-	return top;
+	return n;
 }
 
 /*
  * One allocation holds every table, in this order:
- *   PML4 | identity PDPTs | identity PDs (one flat array of 2 MiB
- *   entries) | kernel PDPT | kernel PD | kernel PTs.
+ *   identity map (PML4 first, boot/idmap.c) | kernel PDPT | kernel PD |
+ *   kernel PTs.
  *
- * Identity map [0, limit), limit = max(4 GiB, top of the memory map)
- * rounded up to 1 GiB, with 2 MiB pages. A 2 MiB page is write-back if
- * it overlaps a range the map says supports WB (EFI_MEMORY_WB), else
- * PCD|PWT (uncached), so MMIO and holes are never cached through our
- * tables. The firmware's MTRRs still apply on top (SDM Vol 3A §11.5.2.2:
- * an MTRR UC range stays UC under a WB PTE), which covers the legacy
- * VGA hole inside the first 2 MiB.
+ * A 2 MiB page is write-back if it overlaps a range the map says
+ * supports WB (EFI_MEMORY_WB), else PCD|PWT (uncached), so MMIO and
+ * holes are never cached through our tables; a GiB all of one kind is a
+ * 1 GiB page where the CPU has them. The firmware's MTRRs still apply on
+ * top (SDM Vol 3A §11.5.2.2: an MTRR UC range stays UC under a WB PTE),
+ * which covers the legacy VGA hole inside the first 2 MiB.
  *
  * The kernel: [vaddr_min, vaddr_min + span) → kernel_phys with 4 KiB
  * pages, writable and executable; elfcheck() keeps it inside PML4[511],
@@ -746,53 +771,41 @@ static uint64_t map_top(const struct efi_map *m)
  */
 static EFI_STATUS build_page_tables(struct loader *l)
 {
-	uint64_t top = map_top(&l->map);
-	uint64_t limit = (top > 4 * GIB ? top : 4 * GIB);
 	uint64_t va = l->ek.vaddr_min, va_end = va + l->ek.span;
-	UINTN ngib, npdpt, npt;
-	uint64_t *pml4, *pdpt, *pd, *kpdpt, *kpd, *pt;
+	int gib = cpu_has_gib_pages();
+	size_t nranges, nid;
+	UINTN npt;
+	uint64_t *pml4, *kpdpt, *kpd, *pt;
 	EFI_STATUS st;
 
 	if (read_cr4() & CR4_LA57) {
 		error(L"the firmware runs with 5-level paging, which this loader does not support");
 		return EFI_UNSUPPORTED;
 	}
-	limit = (limit + GIB - 1) & ~(GIB - 1);
-	if (limit > IDMAP_LIMIT_MAX) {
-		error(L"memory map reaches 0x%lx, above what 4-level paging can identity-map", top);
+	nranges = idmap_collect(l);
+	if (!nranges) {
+		error(L"the memory map has more than %d ranges", IDMAP_RANGES - 2);
 		return EFI_UNSUPPORTED;
 	}
-	ngib = limit / GIB;
-	npdpt = (ngib + PT_ENTRIES - 1) / PT_ENTRIES;
+	nid = idmap_pages(idmap_ranges, nranges, gib);
+	if (!nid) {
+		error(L"the memory map reaches above what 4-level paging can identity-map");
+		return EFI_UNSUPPORTED;
+	}
 	npt = ((va_end - 1) >> 21) - (va >> 21) + 1;
-	l->table_pages = 1 + npdpt + ngib + 2 + npt;
+	l->table_pages = nid + 2 + npt;
 	st = alloc_pages(l->table_pages * PAGE_SIZE, &l->tables);
 	if (EFI_ERROR(st))
 		return st;
 
 	pml4 = (uint64_t *)(UINTN)l->tables;
-	pdpt = pml4 + PT_ENTRIES;
-	pd = pdpt + npdpt * PT_ENTRIES;
-	kpdpt = pd + ngib * PT_ENTRIES;
+	if (idmap_build(idmap_ranges, nranges, gib, pml4, nid) != nid) {
+		error(L"identity map: the tables did not fit the %lu pages planned", (uint64_t)nid);
+		return EFI_LOAD_ERROR;
+	}
+	kpdpt = pml4 + nid * PT_ENTRIES;
 	kpd = kpdpt + PT_ENTRIES;
 	pt = kpd + PT_ENTRIES;
-
-	for (UINTN i = 0; i < npdpt; i++)
-		pml4[i] = (uint64_t)(UINTN)(pdpt + i * PT_ENTRIES) | PTE_P | PTE_W;
-	for (UINTN i = 0; i < ngib; i++)
-		pdpt[i] = (uint64_t)(UINTN)(pd + i * PT_ENTRIES) | PTE_P | PTE_W;
-	for (UINTN i = 0; i < ngib * PT_ENTRIES; i++)
-		pd[i] = (i << 21) | PTE_P | PTE_W | PTE_PS | PTE_PCD | PTE_PWT;
-	for (UINTN i = 0; i < desc_count(&l->map); i++) {
-		const EFI_MEMORY_DESCRIPTOR *d = desc(&l->map, i);
-
-		if (!(d->Attribute & EFI_MEMORY_WB) || d->NumberOfPages == 0)
-			continue;
-		uint64_t first = d->PhysicalStart >> 21;
-		uint64_t last = (d->PhysicalStart + d->NumberOfPages * PAGE_SIZE - 1) >> 21;
-		for (uint64_t p = first; p <= last; p++)
-			pd[p] &= ~(PTE_PCD | PTE_PWT);
-	}
 
 	pml4[(va >> 39) % PT_ENTRIES] = (uint64_t)(UINTN)kpdpt | PTE_P | PTE_W;
 	kpdpt[(va >> 30) % PT_ENTRIES] = (uint64_t)(UINTN)kpd | PTE_P | PTE_W;

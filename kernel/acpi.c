@@ -97,9 +97,27 @@ enum {
 
 /* Generic Address Structure (5.2.3.2). */
 #define GAS_SPACE_ID		0
+#define GAS_BIT_WIDTH		1
+#define GAS_ACCESS_SIZE		3	/* 0 undefined, 1 byte, 2 word, 3 dword, 4 qword */
 #define GAS_ADDRESS		4
 #define GAS_SPACE_MEMORY	0
 #define GAS_SPACE_IO		1
+
+/* SPCR (Microsoft, "Serial Port Console Redirection Table", revision 4;
+ * revision 2 is 80 bytes long, revision 3 names the UART clock in the
+ * bytes that were reserved, revision 4 adds the precise baud rate). */
+#define SPCR_INTERFACE		36
+#define SPCR_BASE_GAS		40
+#define SPCR_BAUD		58	/* 0 as is, 3 9600, 4 19200, 6 57600, 7 115200 */
+#define SPCR_PCI_DEVICE_ID	64
+#define SPCR_PCI_VENDOR_ID	66
+#define SPCR_PCI_BUS		68
+#define SPCR_PCI_DEV		69
+#define SPCR_PCI_FN		70
+#define SPCR_V2_LEN		80
+#define SPCR_UART_CLOCK		76	/* revision >= 3 */
+#define SPCR_PRECISE_BAUD	80	/* revision >= 4 */
+#define SPCR_V4_MIN_LEN		88
 
 /* HPET General Capabilities and ID register, as the table's Event Timer
  * Block ID copies its low half (IA-PC HPET 1.0a, 2.3.4). */
@@ -503,6 +521,75 @@ static void parse_fadt(struct parser *ps, const struct view *t)
 		f->pm_timer_32bit = f->flags & ACPI_FADT_TMR_VAL_EXT;
 }
 
+/* ---- SPCR ---- */
+
+static u32 spcr_baud(struct parser *ps, u8 code)
+{
+	switch (code) {
+	case 0: return 0;
+	case 3: return 9600;
+	case 4: return 19200;
+	case 6: return 57600;
+	case 7: return 115200;
+	}
+	warn(ps, "SPCR: baud rate code %u is reserved; keeping the UART's rate as it is", code);
+	return 0;
+}
+
+static void parse_spcr(struct parser *ps, const struct view *t)
+{
+	struct acpi_spcr *s = &ps->info->spcr;
+	u8 type = rd8(t, SPCR_INTERFACE);
+	u8 space = rd8(t, SPCR_BASE_GAS + GAS_SPACE_ID);
+	u8 access = rd8(t, SPCR_BASE_GAS + GAS_ACCESS_SIZE);
+	u8 bits = rd8(t, SPCR_BASE_GAS + GAS_BIT_WIDTH);
+	u64 addr = rd64(t, SPCR_BASE_GAS + GAS_ADDRESS);
+	u8 rev = rd8(t, HDR_REVISION);
+
+	memset(s, 0, sizeof(*s));
+	if (type != ACPI_SPCR_16550 && type != ACPI_SPCR_16450 && type != ACPI_SPCR_16550_GAS) {
+		warn(ps, "SPCR: interface type %#x is not a 16550-compatible UART, ignoring it", type);
+		return;
+	}
+	if (!addr)		/* the table's way of saying "console redirection off" */
+		return;
+	if (space != GAS_SPACE_MEMORY && space != GAS_SPACE_IO) {
+		warn(ps, "SPCR: UART in address space %u, ignoring it", space);
+		return;
+	}
+	/* The access size says how wide each register is read; an undefined
+	 * one (0, older tables) falls back to the register bit width. */
+	u32 width = access ? 1u << (access - 1) : bits == 32 ? 4 : 1;
+	if (access > 4 || (width != 1 && width != 4) ||
+	    (space == GAS_SPACE_IO && (width != 1 || addr > 0xfff8))) {
+		warn(ps, "SPCR: UART at %#lx: space %u, access size %u, %u bits: not a layout "
+		     "bareperf drives", addr, space, access, bits);
+		return;
+	}
+	s->revision = rev;
+	s->interface_type = type;
+	s->mmio = space == GAS_SPACE_MEMORY;
+	s->addr = addr;
+	s->width = width;
+	s->baud = spcr_baud(ps, rd8(t, SPCR_BAUD));
+	if (rev >= 3 && t->len >= SPCR_V2_LEN)
+		s->clock_hz = rd32(t, SPCR_UART_CLOCK);
+	if (rev >= 4 && t->len >= SPCR_V4_MIN_LEN && rd32(t, SPCR_PRECISE_BAUD))
+		s->baud = rd32(t, SPCR_PRECISE_BAUD);
+	/* Not a PCI device: the ids are 0xffff (and 0 in tables that leave
+	 * the fields blank). */
+	u16 vendor = rd16(t, SPCR_PCI_VENDOR_ID);
+	if (vendor != 0xffff && vendor != 0) {
+		s->pci = true;
+		s->pci_vendor = vendor;
+		s->pci_device = rd16(t, SPCR_PCI_DEVICE_ID);
+		s->pci_bus = rd8(t, SPCR_PCI_BUS);
+		s->pci_dev = rd8(t, SPCR_PCI_DEV);
+		s->pci_fn = rd8(t, SPCR_PCI_FN);
+	}
+	s->src = ACPI_SRC_TABLE;
+}
+
 /* ---- root tables (5.2.7, 5.2.8) ---- */
 
 struct table_kind {
@@ -516,6 +603,7 @@ static const struct table_kind kinds[] = {
 	{ "HPET", HPET_TABLE_LEN, parse_hpet },
 	{ "MCFG", MCFG_ENTRIES, parse_mcfg },
 	{ "FACP", FADT_V1_LEN, parse_fadt },
+	{ "SPCR", SPCR_V2_LEN, parse_spcr },
 };
 
 /* Has a table of this kind been taken already? */
@@ -527,6 +615,8 @@ static bool kind_done(const struct acpi_info *info, const struct table_kind *k)
 		return info->hpet.src == ACPI_SRC_TABLE;
 	if (k->parse == parse_fadt)
 		return info->fadt.src == ACPI_SRC_TABLE;
+	if (k->parse == parse_spcr)
+		return info->spcr.src == ACPI_SRC_TABLE;
 	return info->mcfg_listed > 0;
 }
 

@@ -10,7 +10,10 @@
  *     HPET  IA-PC HPET Specification 1.0a, 3.2.4 (a signature ACPI 6.5
  *           5.2.6 reserves for other specifications);
  *     MCFG  PCI Firmware Specification 3.0, 4.1.2 (PCIe ECAM windows);
- *     FACP  FADT (5.2.9): the PM timer port and width.
+ *     FACP  FADT (5.2.9): the PM timer port and width;
+ *     SPCR  Microsoft's Serial Port Console Redirection Table, revisions
+ *           1-4 (a signature ACPI 6.5 5.2.6 reserves for it): the UART the
+ *           firmware's own console uses, when it is a 16550-compatible one.
  *
  * Trust: nothing in firmware memory is believed. The parser reads memory
  * only through a map callback, never outside a range it was granted; it
@@ -31,7 +34,10 @@
  *   - no usable HPET table: the HPET at 0xfed00000 if its capability
  *     register looks sane (revision non-zero, period 1..100 ns);
  *   - no usable FADT: PM timer unknown (port 0);
- *   - no usable MCFG: no ECAM window (PCI config through ports 0xcf8/0xcfc).
+ *   - no usable MCFG: no ECAM window (PCI config through ports 0xcf8/0xcfc);
+ *   - no usable SPCR (absent, redirection disabled, or a UART that is not
+ *     16550-compatible): the console UART is looked for elsewhere
+ *     (kernel/serial.c).
  */
 #ifndef BAREPERF_KERNEL_ACPI_H
 #define BAREPERF_KERNEL_ACPI_H
@@ -188,6 +194,30 @@ struct acpi_fadt {
 #define ACPI_FADT_HW_REDUCED_ACPI	(1u << 20)
 #define ACPI_PM_TIMER_HZ		3579545u	/* 4.8.2.1 */
 
+/*
+ * SPCR: a 16550-compatible UART. Register n lives at addr + n * width and
+ * is accessed width bytes wide (the GAS access size; I/O ports are always
+ * byte-wide).
+ */
+struct acpi_spcr {
+	enum acpi_src src;		/* ACPI_SRC_TABLE only when usable */
+	u8  revision;
+	u8  interface_type;		/* ACPI_SPCR_16550, _16450 or _16550_GAS */
+	bool mmio;			/* memory space, else I/O space */
+	u64 addr;
+	u8  width;			/* bytes per register: 1 or 4 (MMIO only) */
+	u32 baud;			/* 0: as the firmware left it */
+	u32 clock_hz;			/* UART input clock, 0: not given (1.8432 MHz) */
+	bool pci;			/* the UART is a PCI function (PCI Flags bit 0 clear) */
+	u8  pci_bus, pci_dev, pci_fn;
+	u16 pci_vendor, pci_device;
+};
+/* Interface types (SPCR rev. 1 values; rev. 2+ uses the DBG2 subtypes,
+ * which keep 0 and 1 and add 0x12). */
+#define ACPI_SPCR_16550		0x00
+#define ACPI_SPCR_16450		0x01
+#define ACPI_SPCR_16550_GAS	0x12	/* 16550-compatible, register layout in the GAS */
+
 struct acpi_info {
 	bool present;			/* RSDP and a usable XSDT or RSDT */
 	u64 rsdp;			/* physical address; 0 if none */
@@ -203,6 +233,7 @@ struct acpi_info {
 	struct acpi_madt madt;
 	struct acpi_hpet hpet;
 	struct acpi_fadt fadt;
+	struct acpi_spcr spcr;
 	u32 nmcfg, mcfg_listed;
 	struct acpi_mcfg mcfg[ACPI_MAX_MCFG];
 

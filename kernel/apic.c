@@ -13,7 +13,7 @@
 
 #define X2APIC_MSR(reg)	(0x800 + ((reg) >> 4))
 #define APIC_DEFAULT_BASE 0xfee00000ul
-#define IPI_SPIN_MAX	10000000u
+#define IPI_WAIT_MS	100		/* delivery normally takes microseconds */
 
 #define PIC1_CMD	0x20
 #define PIC1_DATA	0x21
@@ -32,6 +32,9 @@ static volatile u32 *xapic_mmio;
 static const struct apic_ops *ops;
 static u64 timer_hz;
 static u32 error_count;
+static u32 ipi_timeouts;		/* IPIs still pending after IPI_WAIT_MS */
+static u64 stray_count;
+static u64 stray_seen[4];		/* vectors already reported */
 
 static u32 xapic_read(u32 reg) { return xapic_mmio[reg / 4]; }
 static void xapic_write(u32 reg, u32 val) { xapic_mmio[reg / 4] = val; }
@@ -41,10 +44,18 @@ static int xapic_send_icr(u32 dest, u32 low)
 {
 	xapic_write(APIC_ICR_HI, dest << 24);
 	xapic_write(APIC_ICR, low);
-	for (u32 i = 0; i < IPI_SPIN_MAX; i++)
-		if (!(xapic_read(APIC_ICR) & APIC_DS_PENDING))
-			return 0;
-	return -E_BUSY;
+	u64 t0 = rdtsc_ordered();
+	while (xapic_read(APIC_ICR) & APIC_DS_PENDING) {
+		if (tsc_since_ns(t0, IPI_WAIT_MS * 1000000ul)) {
+			ipi_timeouts++;
+			if (!this_cpu()->nmi_depth)	/* the console is not NMI-safe */
+				kprintf("apic: an IPI to APIC id %u was still pending after "
+					"%u ms\n", dest, IPI_WAIT_MS);
+			return -E_BUSY;
+		}
+		cpu_relax();
+	}
+	return 0;
 }
 
 static u32 x2apic_read(u32 reg) { return rdmsr(X2APIC_MSR(reg)); }
@@ -71,6 +82,53 @@ u32 apic_read(u32 reg) { return ops->read(reg); }
 void apic_write(u32 reg, u32 val) { ops->write(reg, val); }
 void apic_eoi(void) { ops->write(APIC_EOI, 0); }
 u32 apic_errors(void) { return error_count; }
+u64 apic_stray_count(void) { return __atomic_load_n(&stray_count, __ATOMIC_RELAXED); }
+
+bool apic_in_service(u8 v)
+{
+	return ops->read(APIC_ISR + (v / 32) * 0x10) & (1u << (v % 32));
+}
+
+void apic_stray(u8 v)
+{
+	bool isr = ops && apic_in_service(v);
+
+	__atomic_add_fetch(&stray_count, 1, __ATOMIC_RELAXED);
+	if (!(__atomic_fetch_or(&stray_seen[v / 64], 1ul << (v % 64), __ATOMIC_RELAXED) &
+	      (1ul << (v % 64))))
+		kprintf("apic: unexpected vector %#x on cpu %u (%s); ignored, counted as spurious\n",
+			v, this_cpu()->cpu, isr ? "in service: EOI sent" : "not in service");
+	if (isr)
+		apic_eoi();
+}
+
+/*
+ * Firmware may hand over with vectors in service (an interrupt taken and
+ * never EOI'd) or still requested: an ISR bit blocks every vector of its
+ * priority class and below. As Linux does at set-up, EOI once per bit in
+ * service — each EOI retires the highest one (SDM 11.8.5) — bounded by the
+ * 256 vectors. Requested ones (IRR) arrive when interrupts open and are
+ * taken as strays (apic_stray). Returns the EOIs sent; *irr the vectors
+ * still requested.
+ */
+static u32 clear_in_service(u32 *irr)
+{
+	u32 eois = 0;
+
+	for (; eois < 256; eois++) {
+		u32 any = 0;
+		for (u32 i = 0; i < 8; i++)
+			any |= ops->read(APIC_ISR + i * 0x10);
+		if (!any)
+			break;
+		apic_eoi();
+	}
+	*irr = 0;
+	for (u32 i = 0; i < 8; i++)
+		for (u32 bits = ops->read(APIC_IRR + i * 0x10); bits; bits &= bits - 1)
+			(*irr)++;
+	return eois;
+}
 
 int apic_send_ipi(u32 dest, u32 icr_low)
 {
@@ -149,7 +207,14 @@ void apic_init(void)
 	bool bsp = base & APIC_BASE_BSP;
 
 	if (cpu_features.x2apic) {
-		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_X2APIC);
+		/* Disabled -> x2APIC in one write is an illegal transition
+		 * (SDM Vol. 3A 11.12.5, figure 11-27; KVM and QEMU #GP it):
+		 * enable xAPIC mode first, then EXTD. */
+		if (!(base & APIC_BASE_ENABLE)) {
+			base = (base | APIC_BASE_ENABLE) & ~APIC_BASE_X2APIC;
+			wrmsr(MSR_IA32_APIC_BASE, base);
+		}
+		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_X2APIC);
 		ops = &x2apic_ops;
 	} else {
 		wrmsr(MSR_IA32_APIC_BASE, (base | APIC_BASE_ENABLE) & ~APIC_BASE_X2APIC);
@@ -174,7 +239,10 @@ void apic_init(void)
 	ops->write(APIC_ESR, 0);
 	ops->write(APIC_ESR, 0);
 	ops->write(APIC_SVR, SVR_ENABLE | VEC_SPURIOUS);
-	apic_eoi();
+	u32 irr, eois = clear_in_service(&irr);
+	if (eois || irr)
+		kprintf("apic: cpu %u: %u vector%s left in service (EOI sent), %u requested "
+			"(taken as spurious)\n", this_cpu()->cpu, eois, eois == 1 ? "" : "s", irr);
 	this_cpu()->apic_id = ops->id();
 	if (bsp) {
 		timer_hz = calibrate_timer();

@@ -23,6 +23,8 @@
 #define APIC_LDR	0x0d0
 #define APIC_SVR	0x0f0
 #define   SVR_ENABLE	(1u << 8)
+#define APIC_ISR	0x100		/* 8 registers, 0x10 apart: vectors 32i..32i+31 */
+#define APIC_IRR	0x200		/* likewise */
 #define APIC_ESR	0x280
 #define APIC_ICR	0x300		/* x2APIC: one 64-bit MSR 0x830 */
 #define APIC_ICR_HI	0x310
@@ -65,6 +67,12 @@ u32 apic_id(void);
 u32 apic_read(u32 reg);
 void apic_write(u32 reg, u32 val);
 void apic_eoi(void);				/* NMI-safe */
+bool apic_in_service(u8 vector);		/* the vector's ISR bit */
+/* A vector >= 32 nobody handles (trap.c): firmware left it pending, or a
+ * device nobody set up fired. Counted, reported the first time per
+ * vector, EOI'd if it is in service; never fatal. Interrupt context. */
+void apic_stray(u8 vector);
+u64 apic_stray_count(void);			/* since boot, all CPUs */
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);
@@ -88,7 +96,9 @@ void apic_timer_stop(void);
 #define IOAPIC_TRIG_LEVEL (1u << 15)
 #define IOAPIC_MASKED	(1u << 16)
 void ioapic_init(void);
-/* Route a GSI: flags = DM | polarity | trigger; returns 0 or -E_NOENT. */
+/* Route a GSI: flags = DM | polarity | trigger (| IOAPIC_MASKED); returns 0,
+ * -E_NOENT (no IOAPIC serves the GSI) or -E_INVAL (an APIC id above 255:
+ * physical destinations are 8 bits without interrupt remapping). */
 int ioapic_route(u32 gsi, u8 vector, u32 flags, u32 dest_apic_id);
 int ioapic_mask(u32 gsi, bool masked);
 /* ISA IRQ to GSI with polarity/trigger flags, from the MADT overrides. */
@@ -98,17 +108,33 @@ bool ioapic_gsi_is_isa(u32 gsi);		/* some ISA IRQ arrives there */
 
 /* HPET (kernel/hpet.c). */
 bool hpet_init(void);
-u64 hpet_read(void);				/* main counter; NMI-safe */
+u64 hpet_read(void);				/* main counter, 64 bits; NMI-safe */
+/* For tests: treat the main counter as `bits` (32 or 64) wide — 32 reads
+ * only the low half and extends it, as on an AMD FCH HPET — and restart it
+ * from `value`. Not while NMIs run. */
+void hpet_test_counter(u32 bits, u64 value);
 u64 hpet_hz(void);
 /* Periodic NMIs to one CPU every `ticks` HPET ticks, through an IOAPIC pin
  * with NMI delivery; fn runs in NMI context with the interrupted frame.
  * Returns 0, -E_NODEV (no HPET, no routable comparator), -E_RANGE (ticks
- * is 0 or not below 2^31) or -E_BUSY (already running). */
+ * is 0 or not below 2^31), -E_INVAL (the IOAPIC cannot address that APIC
+ * id) or -E_BUSY (already running). */
 struct trap_frame;
 typedef void (*hpet_nmi_fn)(struct trap_frame *f, void *arg);
+#define HPET_NMI_MAX_TICKS	((1ul << 31) - 1)	/* longest period hpet_nmi_start takes */
 int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg);
 void hpet_nmi_stop(void);
 u64 hpet_nmi_count(void);			/* NMIs claimed since start */
 u64 hpet_nmi_merged(void);			/* expiries folded into another NMI */
+/* Expiries accounted for since start: every one the main counter has
+ * passed by the current NMI, each NMI's own and those merged into it.
+ * Read from fn it counts the NMI being handled. NMI-safe. */
+u64 hpet_nmi_due(void);
+/* The main counter when the NMIs started (the first expiry is `ticks`
+ * later), and how many expiries fall at or before main counter value
+ * `counter`: the ticks due by then, whatever NMIs arrived. Both stay
+ * valid after hpet_nmi_stop. NMI-safe. */
+u64 hpet_nmi_origin(void);
+u64 hpet_nmi_expiries(u64 counter);
 
 #endif

@@ -21,20 +21,101 @@ static int set_app(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+/* A hex byte field of pci:BB:DD.F, ending at *end. */
+static bool hex_field(const char **p, char end, u32 max, u8 *out)
+{
+	u32 v = 0;
+	int n = 0;
+
+	for (; **p && **p != end; (*p)++, n++) {
+		char c = **p;
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0 || n >= 2)
+			return false;
+		v = v * 16 + d;
+	}
+	if (!n || v > max || **p != end)
+		return false;
+	if (end)
+		(*p)++;
+	*out = (u8)v;
+	return true;
+}
+
 static int set_serial(struct kernel_options *o, char *val, char *err, size_t n)
 {
 	static const u16 com[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
-	u64 port;
+	struct serial_opt s = { 0 };
+	u64 v;
 
-	if (!strncmp(val, "com", 3) && val[3] >= '1' && val[3] <= '4' && !val[4]) {
-		o->serial_port = com[val[3] - '1'];
-		return 0;
-	}
-	if (parse_u64(val, &port) || port == 0 || port > 0xfff8) {
-		ksnprintf(err, n, "serial: '%s' is not com1..com4 or an I/O port like 0x3f8", val);
+	if (!strcmp(val, "auto")) {
+		s.kind = SERIAL_AUTO;
+	} else if (!strncmp(val, "com", 3) && val[3] >= '1' && val[3] <= '4' && !val[4]) {
+		s.kind = SERIAL_IO;
+		s.addr = com[val[3] - '1'];
+	} else if (!strncmp(val, "mmio:", 5) || !strncmp(val, "mmio32:", 7)) {
+		bool w4 = val[4] == '3';
+		if (parse_u64(val + (w4 ? 7 : 5), &v) || !v || v >= (1ull << 52)) {
+			ksnprintf(err, n, "serial: '%s' is not mmio:ADDR or mmio32:ADDR with a "
+				  "physical address like 0xfe032000", val);
+			return -1;
+		}
+		s.kind = SERIAL_MMIO;
+		s.addr = v;
+		s.width = w4 ? 4 : 1;
+	} else if (!strncmp(val, "pci:", 4)) {
+		const char *p = val + 4;
+		if (!hex_field(&p, ':', 0xff, &s.bus) || !hex_field(&p, '.', 0x1f, &s.dev) ||
+		    !hex_field(&p, 0, 7, &s.fn)) {
+			ksnprintf(err, n, "serial: '%s' is not pci:BB:DD.F in hex, like pci:00:16.3", val);
+			return -1;
+		}
+		s.kind = SERIAL_PCI;
+	} else if (!parse_u64(val, &v) && v && v <= 0xfff8) {
+		s.kind = SERIAL_IO;
+		s.addr = v;
+	} else {
+		ksnprintf(err, n, "serial: '%s' is not auto, com1..com4, an I/O port like 0x3f8, "
+			  "mmio:ADDR, mmio32:ADDR or pci:BB:DD.F", val);
 		return -1;
 	}
-	o->serial_port = port;
+	o->serial = s;
+	return 0;
+}
+
+static int set_onoff(bool *off, const char *name, const char *val, char *err, size_t n)
+{
+	if (strcmp(val, "on") && strcmp(val, "off")) {
+		ksnprintf(err, n, "%s: '%s' is not on or off", name, val);
+		return -1;
+	}
+	*off = !strcmp(val, "off");
+	return 0;
+}
+
+static int set_turbo(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_onoff(&o->turbo_off, "turbo", val, err, n);
+}
+
+static int set_prefetch(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	return set_onoff(&o->prefetch_off, "prefetch", val, err, n);
+}
+
+static int set_console(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	if (!strcmp(val, "serial"))
+		o->console = CONSOLE_SERIAL;
+	else if (!strcmp(val, "fb"))
+		o->console = CONSOLE_FB;
+	else if (!strcmp(val, "both"))
+		o->console = CONSOLE_BOTH;
+	else {
+		ksnprintf(err, n, "console: '%s' is not serial, fb or both", val);
+		return -1;
+	}
 	return 0;
 }
 
@@ -182,10 +263,22 @@ static int set_aux_pages(struct kernel_options *o, char *val, char *err, size_t 
 	return 0;
 }
 
+static int set_ap_wait_ms(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "ap_wait_ms", val, 0, 600000, err, n))
+		return -1;
+	o->ap_wait_ms = v;
+	return 0;
+}
+
 static const struct option options[] = {
 	{ "app", "NAME", "the app to run (default " CMDLINE_DEFAULT_APP ")", set_app },
-	{ "serial", "com1..com4|0xPORT", "console UART (default com1 = 0x3f8)", set_serial },
-	{ "baud", "N", "console baud rate (default 115200)", set_baud },
+	{ "serial", "auto|com1..4|0xPORT|mmio:ADDR|mmio32:ADDR|pci:BB:DD.F",
+	  "console UART (default auto: ACPI SPCR's, else a PCI serial controller, else COM1)",
+	  set_serial },
+	{ "baud", "N", "console baud rate (default SPCR's, else 115200)", set_baud },
 	{ "events", "LIST", "events to sample, comma-separated, or none "
 	  "(default cycles, or cpu-clock without a PMU)", set_events },
 	{ "period", "N", "sampling period: events, or ns for cpu-clock (default 250000 ns)", set_period },
@@ -206,14 +299,22 @@ static const struct option options[] = {
 	  "or those in a function or address range (AUX area; default off)", set_trace },
 	{ "aux_pages", "N", "AUX area pages per CPU for trace=, a power of two (default 64)",
 	  set_aux_pages },
+	{ "ap_wait_ms", "N", "how long to wait for each other CPU to start (default 10000; "
+	  "0 starts none: they park)", set_ap_wait_ms },
+	{ "console", "serial|fb|both", "where the console text goes (default both when the "
+	  "loader found a screen, else serial)", set_console },
+	{ "turbo", "on|off", "off: turbo (Intel) / core performance boost (AMD) off on every "
+	  "CPU (default: as the firmware set it)", set_turbo },
+	{ "prefetch", "on|off", "off: the hardware prefetchers off on every CPU, where the "
+	  "vendor documents how (default: as the firmware set them)", set_prefetch },
 };
 
 void cmdline_defaults(struct kernel_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->app = CMDLINE_DEFAULT_APP;
-	o->serial_port = 0x3f8;
-	o->baud = 115200;
+	o->serial.kind = SERIAL_AUTO;
+	o->baud = 0;
 	o->events = "";
 	o->ring_pages = 256;
 	o->stream = "off";
@@ -221,6 +322,7 @@ void cmdline_defaults(struct kernel_options *o)
 	o->max_rate = 100000;		/* PROFILE_MAX_RATE, perf's default */
 	o->trace = "";
 	o->aux_pages = 64;
+	o->ap_wait_ms = 10000;		/* Linux waits 10 s for an AP too */
 }
 
 static bool is_space(char c)

@@ -3,14 +3,28 @@
  * leaving the machine: console text and the drain's frames
  * (kernel/stream.c) never interleave. Text goes to the UART as plain
  * lines until a stream starts, then as CONSOLE frames on the UART
- * transport (and on the UART plus the stream with virtio). A CPU reporting
+ * transport (and on the UART plus the stream with virtio). Until the
+ * console UART is chosen (kernel/serial.c) text is kept in a boot-log
+ * buffer and replayed on it. Text also goes to the screen (kernel/fb.c)
+ * when there is one, except from NMI context: an NMI may have interrupted
+ * a drawing, and NMI paths keep to the lock-free stream. A CPU reporting
  * a fatal error takes the lock over rather than wait for it, so a crash is
  * always printed.
  */
 #include "kernel/kernel.h"
+#include "kernel/fb.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
+#include "kernel/serial.h"
 #include "kernel/uart.h"
+
+#define EARLY_LOG_SIZE	16384
+
+static char early_log[EARLY_LOG_SIZE];
+static size_t early_len, early_lost;
+static bool serial_ready;
+static bool text_to_uart = true;	/* console=fb turns plain text off the UART */
+static bool fb_busy;			/* a fault while drawing must not draw */
 
 static u32 console_owner = ~0u;		/* cpu holding the console, or ~0 */
 static u32 console_depth;
@@ -56,13 +70,44 @@ void console_unlock_output(void)
 
 static void emit(const char *s, size_t n)
 {
-	if (!stream_active()) {
-		uart_write(s, n);
+	if (fb_active() && !fb_busy && !this_cpu()->nmi_depth) {
+		fb_busy = true;
+		fb_write(s, n);
+		fb_busy = false;
+	}
+	if (!serial_ready) {
+		size_t room = EARLY_LOG_SIZE - early_len, k = MIN(room, n);
+		memcpy(early_log + early_len, s, k);
+		early_len += k;
+		early_lost += n - k;
 		return;
 	}
-	if (stream_transport() != STREAM_UART)
+	if (!stream_active()) {
+		if (text_to_uart)
+			uart_write(s, n);
+		return;
+	}
+	if (stream_transport() != STREAM_UART && text_to_uart)
 		uart_write(s, n);
 	stream_console(s, n);
+}
+
+void console_text_to_uart(bool on)
+{
+	text_to_uart = on;
+}
+
+void console_serial_ready(void)
+{
+	console_lock_output();
+	serial_ready = true;
+	if (text_to_uart)
+		uart_write(early_log, early_len);
+	if (early_lost)
+		kprintf("console: %lu bytes of the boot log did not fit in its %u-byte buffer\n",
+			early_lost, EARLY_LOG_SIZE);
+	early_len = early_lost = 0;
+	console_unlock_output();
 }
 
 void console_write(const char *s, size_t len)

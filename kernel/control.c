@@ -125,10 +125,17 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 		case WIRE_RUN_PERIOD:
 		case WIRE_RUN_FREQ:
 			ok = t.len == sizeof(u64);
-			if (ok) {
-				memcpy(&num, v, sizeof(num));
-				*(t.type == WIRE_RUN_PERIOD ? &r->period : &r->freq) = num;
+			if (!ok)
+				break;
+			memcpy(&num, v, sizeof(num));
+			if (!num) {
+				replyf(WIRE_CTL_ERROR, "START_RUN: %s 0 is out of range (leave it out "
+				       "for the default)", t.type == WIRE_RUN_PERIOD ? "PERIOD" : "FREQ");
+				return -1;
 			}
+			/* Ranges, and PERIOD with FREQ, are profile_parse's to
+			 * check: the same check as the command line's. */
+			*(t.type == WIRE_RUN_PERIOD ? &r->period : &r->freq) = num;
 			break;
 		case WIRE_RUN_CPUS:
 			ok = take_text(text, sizeof(text), v, t.len) && !parse_u64(text, &num) &&
@@ -140,6 +147,9 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 				       "(the app runs there; sampling covers every CPU)", smp_cpus());
 				return -1;
 			}
+			break;
+		case WIRE_RUN_NONCE:		/* handle() checked it */
+			ok = t.len == sizeof(u64);
 			break;
 		case WIRE_RUN_ARG:
 			ok = r->argc < ARG_MAX &&
@@ -174,9 +184,12 @@ static void start_run(const u8 *v, size_t len)
 
 	if (parse_run(v, len, &r))
 		return;
+	/* Guest tests (APP_TEST) fault, panic and reprogram hardware on
+	 * purpose: they are for the test runner's boots, never a served run. */
 	const struct app *app = app_find(r.app);
-	if (!app) {
-		replyf(WIRE_CTL_ERROR, "no app named '%s' (LIST_APPS lists them)", r.app);
+	if (!app || (app->flags & APP_TEST)) {
+		replyf(WIRE_CTL_ERROR, "no app named '%s'%s (LIST_APPS lists them)", r.app,
+		       app ? ": it is a guest test, not a runnable app" : "");
 		return;
 	}
 	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,
@@ -192,12 +205,10 @@ static void start_run(const u8 *v, size_t len)
 	replyf(WIRE_CTL_OK, "exit %d", rc);
 }
 
-static void handle(const struct wire_frame *f)
+static void serve(const struct wire_frame *f)
 {
 	struct wire_ctl_msg m;
 
-	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST)
-		return;
 	if (f->len < sizeof(m)) {
 		reply(WIRE_CTL_ERROR, "control message shorter than its header", 39);
 		return;
@@ -222,6 +233,49 @@ static void handle(const struct wire_frame *f)
 	default:
 		replyf(WIRE_CTL_ERROR, "unknown request type %#x", m.type);
 	}
+}
+
+/* START_RUN's WIRE_RUN_NONCE, 0 if it has none (or is not START_RUN). */
+static u64 run_nonce(const struct wire_frame *f)
+{
+	struct wire_ctl_msg m, t;
+	const u8 *p = f->payload + sizeof(m);
+	size_t len;
+	u64 nonce = 0;
+
+	if (f->len < sizeof(m))
+		return 0;
+	memcpy(&m, f->payload, sizeof(m));
+	if (m.type != WIRE_CTL_START_RUN || m.len != f->len - sizeof(m))
+		return 0;
+	for (len = m.len; len >= sizeof(t); p += sizeof(t) + t.len, len -= sizeof(t) + t.len) {
+		memcpy(&t, p, sizeof(t));
+		if (t.len > len - sizeof(t))
+			return 0;
+		if (t.type == WIRE_RUN_NONCE && t.len == sizeof(nonce))
+			memcpy(&nonce, p + sizeof(t), sizeof(nonce));
+	}
+	return nonce;
+}
+
+static void handle(const struct wire_frame *f)
+{
+	static u64 last_nonce;
+	u64 nonce;
+
+	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST)
+		return;
+	/* A resent request already served: its run and replies went out. */
+	nonce = run_nonce(f);
+	if (nonce && nonce == last_nonce)
+		return;
+	if (nonce)
+		last_nonce = nonce;
+	/* Each request's frames are numbered from 0 and closed by END: the
+	 * host's recording of this request misses nothing before or after. */
+	stream_restart();
+	serve(f);
+	stream_end(0, false);
 }
 
 int control_serve(void)

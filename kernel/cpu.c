@@ -95,6 +95,13 @@ void cpu_setup(void)
 	write_cr4(cr4);
 	if (f->xsave)
 		xsetbv(0, XCR0_X87 | XCR0_SSE | (f->avx ? XCR0_AVX : 0));
+	/* PAT entry 4 (a page's PAT bit set, PCD and PWT clear) becomes
+	 * write-combining, for the framebuffer (kernel/paging.c,
+	 * paging_map_wc); nothing else sets the PAT bit. Every CPU runs this:
+	 * the SDM (Vol. 3A 13.12.4) asks for one PAT on all of them. */
+	u64 pat = rdmsr(MSR_IA32_PAT);
+	pat &= ~(0xffull << PAT_ENTRY_SHIFT(4));
+	wrmsr(MSR_IA32_PAT, pat | PAT_WC << PAT_ENTRY_SHIFT(4));
 }
 
 static u64 gdt_tss_low(u64 base, u32 limit)

@@ -89,8 +89,11 @@ _start64:
 	mov	esi, r13d
 	mov	rdx, r14
 	call	kmain
-.hang:	cli
-	hlt
+	; The return address is the cli, inside this function: a backtrace
+	; (and perf, which looks return addresses up as they are) names the
+	; caller, not the .hang label.
+	cli
+.hang:	hlt
 	jmp	.hang
 
 section .data

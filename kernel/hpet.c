@@ -33,6 +33,7 @@
 #define HPET_MAIN_CNT	0x0f0
 #define HPET_TN_CONF(n)	(0x100 + 0x20 * (n))
 #define   TN_INT_ENB		(1ul << 2)
+#define   TN_32MODE_CNF		(1ul << 8)
 #define   TN_ROUTE(gsi)		((u64)(gsi) << 9)
 #define   TN_ROUTE_CAP(c)	((c) >> 32)
 #define HPET_TN_CMP(n)	(0x108 + 0x20 * (n))
@@ -42,6 +43,13 @@
 static volatile u8 *mmio;
 static u64 hz;
 static u32 ntimers;
+/* A 32-bit main counter (AMD FCH's, or forced by hpet_counter_bits) wraps
+ * every 2^32 ticks: about 5 min at 14.318 MHz, 43 s at QEMU's 100 MHz.
+ * hpet_read extends it to 64 bits from the last value read, which is right
+ * as long as some CPU reads it at least once per wrap: the soft PMU reads
+ * it on every tick, calibration within milliseconds. */
+static bool counter32;
+static u64 ext_last;		/* the last extended value read */
 
 static int nmi_timer = -1;
 static u32 nmi_gsi;
@@ -55,6 +63,7 @@ static u64 nmi_period;
 static u64 nmi_armed;		/* comparator value last written */
 static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
 static u32 nmi_dest;		/* APIC id the NMIs go to */
+static u64 nmi_epoch;		/* 32-bit counter: the wraps seen by the handler */
 
 
 
@@ -77,6 +86,8 @@ bool hpet_init(void)
 	}
 	hz = FS_PER_S / period;
 	ntimers = GCAP_NUM_TIM(cap);
+	counter32 = !(cap & GCAP_COUNT_64);
+	ext_last = rd32(HPET_MAIN_CNT);
 	for (u32 n = 0; n < ntimers; n++)
 		wr(HPET_TN_CONF(n), rd(HPET_TN_CONF(n)) & ~TN_INT_ENB);
 	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
@@ -94,14 +105,48 @@ u64 hpet_read(void)
 
 	if (!mmio)
 		return 0;
+	if (counter32) {
+		/* Extend by the ticks since the last value any CPU read. The
+		 * compare-exchange keeps the result monotonic across CPUs and
+		 * across an NMI that reads it in between (it then retries). */
+		u64 last = __atomic_load_n(&ext_last, __ATOMIC_ACQUIRE), now;
+		do {
+			lo = rd32(HPET_MAIN_CNT);
+			now = last + (u32)(lo - (u32)last);
+		} while (!__atomic_compare_exchange_n(&ext_last, &last, now, false,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+		return now;
+	}
 	do {
 		hi = rd32(HPET_MAIN_CNT + 4);
 		lo = rd32(HPET_MAIN_CNT);
 	} while (hi != rd32(HPET_MAIN_CNT + 4));
 	return (u64)hi << 32 | lo;
 }
+void hpet_test_counter(u32 bits, u64 value)
+{
+	if (!mmio)
+		return;
+	/* The main counter may be written only while halted (spec 2.3.5). */
+	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) & ~CONF_ENABLE);
+	wr32(HPET_MAIN_CNT, (u32)value);
+	wr32(HPET_MAIN_CNT + 4, value >> 32);
+	counter32 = bits == 32 || !(rd(HPET_GCAP_ID) & GCAP_COUNT_64);
+	ext_last = counter32 ? (u32)value : value;
+	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
+}
+
 u64 hpet_nmi_count(void) { return nmi_count; }
 u64 hpet_nmi_merged(void) { return nmi_merged; }
+u64 hpet_nmi_due(void) { return __atomic_load_n(&nmi_due, __ATOMIC_RELAXED); }
+u64 hpet_nmi_origin(void) { return nmi_first - nmi_period; }
+
+u64 hpet_nmi_expiries(u64 counter)
+{
+	if (!nmi_period || counter < nmi_first)
+		return 0;
+	return (counter - nmi_first) / nmi_period + 1;
+}
 
 /*
  * Write the comparator. Registers are 32 bits wide to QEMU; the high half
@@ -121,18 +166,28 @@ static void set_comparator(int n, u64 when)
 	nmi_armed = when;
 }
 
-/* Arm the next expiry not yet accounted for. A one-shot comparator set in
- * the past would not match again for 2^64 ticks, so check the counter after
- * writing and account expiries that slipped by (spec 2.3.9.2.1). */
+/*
+ * Arm the next expiry not yet accounted for. A one-shot comparator set in
+ * the past would not match again for 2^64 ticks, so check the counter
+ * after writing (spec 2.3.9.2.1). If the slot has passed already, jump to
+ * the first slot still in the future and count every slot jumped over as
+ * merged (an expiry that produced no NMI of its own). The k-th retry aims
+ * 2^k - 1 slots further still, so even a period shorter than one
+ * write-and-check (profile.c refuses those) ends the loop in a few tries
+ * instead of chasing the counter forever.
+ */
 static void rearm(void)
 {
-	for (;;) {
+	for (u32 k = 0;; k++) {
 		u64 when = nmi_first + nmi_due * nmi_period;
 		set_comparator(nmi_timer, when);
-		if (hpet_read() < when)
+		u64 now = hpet_read();
+		if (now < when)
 			return;
-		nmi_due++;
-		nmi_merged++;
+		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
+		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
+		nmi_due += skip;
+		nmi_merged += skip;
 	}
 }
 
@@ -143,8 +198,17 @@ static bool hpet_nmi(struct trap_frame *f)
 	if (nmi_timer < 0 || this_cpu()->apic_id != nmi_dest)
 		return false;
 	u64 now = hpet_read();
-	if (now < nmi_first + nmi_due * nmi_period)
+	if (now < nmi_first + nmi_due * nmi_period) {
+		/* A 32-bit comparator in one-shot mode also interrupts when the
+		 * main counter wraps (spec 2.3.9.2.3): ours, with nothing due,
+		 * at most once per wrap. */
+		if (counter32 && now >> 32 != nmi_epoch) {
+			nmi_epoch = now >> 32;
+			return true;
+		}
 		return false;
+	}
+	nmi_epoch = now >> 32;
 	u64 due = (now - nmi_first) / nmi_period + 1;
 	nmi_merged += due - nmi_due - 1;
 	nmi_due = due;
@@ -179,7 +243,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 
 	if (!mmio)
 		return -E_NODEV;
-	if (!ticks || ticks >= (1ul << 31))
+	if (!ticks || ticks > HPET_NMI_MAX_TICKS)
 		return -E_RANGE;
 	if (nmi_timer >= 0)
 		return -E_BUSY;
@@ -191,6 +255,11 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 			return -E_BUSY;
 		registered = true;
 	}
+	/* Route first: a destination the IOAPIC cannot address (an x2APIC id
+	 * above 255) is an error, not a timer that silently never fires. */
+	int err = ioapic_route(gsi, 0, IOAPIC_DM_NMI | IOAPIC_MASKED, dest_apic_id);
+	if (err)
+		return err;
 	nmi_fn = fn;
 	nmi_arg = arg;
 	nmi_count = nmi_merged = nmi_due = 0;
@@ -199,13 +268,16 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	nmi_gsi = gsi;
 	nmi_timer = n;
 
-	ioapic_route(gsi, 0, IOAPIC_DM_NMI, dest_apic_id);
+	ioapic_mask(gsi, false);
 	/* With the main counter halted, so the first expiry is exactly `ticks`
 	 * away: comparator first (interrupt off), then enable. */
-	nmi_conf = TN_INT_ENB | TN_ROUTE(gsi);
+	/* A 32-bit counter: the comparator is 32 bits too (32MODE makes a
+	 * 64-bit-capable timer compare that way; ignored where fixed). */
+	nmi_conf = TN_INT_ENB | TN_ROUTE(gsi) | (counter32 ? TN_32MODE_CNF : 0);
 	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) & ~CONF_ENABLE);
 	wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
 	nmi_first = hpet_read() + ticks;
+	nmi_epoch = nmi_first >> 32;
 	nmi_armed = ~nmi_first;			/* forces a two-half write */
 	set_comparator(n, nmi_first);
 	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);

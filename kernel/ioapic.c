@@ -64,8 +64,12 @@ int ioapic_route(u32 gsi, u8 vector, u32 flags, u32 dest_apic_id)
 	u32 pin;
 	struct ioapic *io = find(gsi, &pin);
 
-	if (!io || dest_apic_id > 0xff)
+	if (!io)
 		return -E_NOENT;
+	/* Physical destination mode holds an 8-bit APIC id (data sheet 3.2.4);
+	 * higher x2APIC ids need interrupt remapping, which we do not do. */
+	if (dest_apic_id > 0xff)
+		return -E_INVAL;
 	/* Destination first, then the low word that unmasks (data sheet 3.2.4). */
 	reg_write(io, IOAPIC_REDTBL(pin) + 1, dest_apic_id << 24);
 	reg_write(io, IOAPIC_REDTBL(pin), flags | vector);

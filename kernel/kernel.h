@@ -85,6 +85,15 @@ extern struct cpu_features cpu_features;
 extern u64 tsc_hz;		/* 0 if it could not be determined */
 extern const char *tsc_hz_source;
 u64 tsc_to_ns(u64 ticks);
+/* True once `ns` have passed since TSC value t0: the one way the kernel
+ * bounds a wait. Before the TSC's rate is known it assumes the fastest
+ * plausible TSC (10 GHz), so a bound is never shorter than asked (on a
+ * 2.5 GHz TSC, four times longer). NMI-safe. */
+bool tsc_since_ns(u64 t0, u64 ns);
+/* The TSC's rate against a reference counter of ref_hz (masked to `mask`
+ * bits); 0, with a line saying so, if it does not advance 10 ms within
+ * 100 ms. Not NMI-safe. */
+u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name);
 
 /* pmm.c — physical pages, identity-mapped (phys == virt below the RAM top). */
 u64 pmm_alloc(size_t npages);		/* 0 when out of memory; zeroed */
@@ -101,10 +110,31 @@ bool va_mapped(u64 va, size_t len);
 u64 virt_to_phys(const void *p);
 
 /* cmdline.c: the parsed kernel command line. */
+enum serial_kind {
+	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/serial.c) */
+	SERIAL_IO = 1,			/* an I/O port: com1..com4, 0xPORT */
+	SERIAL_MMIO = 2,		/* mmio:ADDR (8-bit registers), mmio32:ADDR (32-bit) */
+	SERIAL_PCI = 3,			/* pci:BB:DD.F, a PCI UART's first usable BAR */
+};
+struct serial_opt {
+	enum serial_kind kind;
+	u64 addr;			/* SERIAL_IO: port; SERIAL_MMIO: physical address */
+	u8 width;			/* SERIAL_MMIO: bytes per register, 1 or 4 */
+	u8 bus, dev, fn;		/* SERIAL_PCI */
+};
+enum console_want {
+	CONSOLE_AUTO = 0,		/* the UART, and the screen when there is one */
+	CONSOLE_SERIAL = 1,
+	CONSOLE_FB = 2,
+	CONSOLE_BOTH = 3,
+};
 struct kernel_options {
 	const char *app;		/* app=NAME */
-	u16 serial_port;		/* serial=com1..com4|0xPORT */
-	u32 baud;			/* baud=N */
+	struct serial_opt serial;	/* serial=auto|com1..com4|0xPORT|mmio:ADDR|pci:BB:DD.F */
+	u32 baud;			/* baud=N (0: SPCR's, else 115200) */
+	enum console_want console;	/* console=serial|fb|both */
+	bool turbo_off;			/* turbo=off (kernel/quiet.c) */
+	bool prefetch_off;		/* prefetch=off */
 	const char *events;		/* events=LIST ("" = default, "none") */
 	u64 period;			/* period=N (0 = default) */
 	u64 freq;			/* freq=N samples/s (0 = default) */
@@ -117,6 +147,7 @@ struct kernel_options {
 	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
 	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace.c */
 	u32 aux_pages;			/* aux_pages=N: AUX area pages per CPU (2^n) */
+	u32 ap_wait_ms;			/* ap_wait_ms=N: wait for each AP (0 = admit none) */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };

@@ -7,10 +7,14 @@
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/cmdline.h"
+#include "kernel/fb.h"
 #include "kernel/mm.h"
+#include "kernel/pci.h"
 #include "kernel/percpu.h"
+#include "kernel/quiet.h"
 #include "kernel/smp.h"
 #include "kernel/run.h"
+#include "kernel/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
@@ -87,6 +91,72 @@ static const char *take_boot_info(void *info, u32 magic)
 	if (bi.mmap_count > BOOT_MMAP_MAX)
 		return "boot_info memory map count is out of range";
 	return NULL;
+}
+
+static const char *const fb_format_names[] = { "RGB", "BGR", "bitmask", "BltOnly" };
+
+/* The screen console, on the loader's GOP framebuffer (console=fb|both,
+ * or by default when there is one). What happened goes into msg, printed
+ * after the banner (the first line a host tool looks for). */
+static void screen_setup(char *msg, size_t n)
+{
+	const struct boot_framebuffer *f = &bi.fb;
+	const char *why = NULL;
+	const char *fmt = f->format < ARRAY_SIZE(fb_format_names) ? fb_format_names[f->format] : "?";
+
+	msg[0] = 0;
+	if (kopt.console == CONSOLE_SERIAL && f->base)
+		ksnprintf(msg, n, "fb: %ux%u framebuffer left alone (console=serial)\n",
+			  f->width, f->height);
+	if (kopt.console == CONSOLE_SERIAL || !f->base)
+		return;
+	if (f->base + (u64)f->pixels_per_line * f->height * 4 > mem_top(&bi))
+		why = "it lies outside the kernel's identity map";
+	else
+		fb_init(f->base, f->width, f->height, f->pixels_per_line, f->format, &why);
+	if (kopt.console == CONSOLE_FB && fb_active())
+		console_text_to_uart(false);
+	if (why)
+		ksnprintf(msg, n, "fb: %ux%u %s framebuffer at %#lx not used: %s\n", f->width,
+			  f->height, fmt, f->base, why);
+	else
+		ksnprintf(msg, n, "fb: %ux%u %s, %u pixels per line, at %#lx: screen console %ux%u%s\n",
+			  f->width, f->height, fmt, f->pixels_per_line, f->base, fb_cols(), fb_rows(),
+			  kopt.console == CONSOLE_FB ? " (console=fb: none on the UART)" : "");
+}
+
+/* The framebuffer write-combining rather than uncached: writes go out in
+ * bursts (SDM Vol. 3A 13.3). GOP reports only the visible part's size, so
+ * the 2 MiB pages to change must lie inside the display controller's
+ * memory BAR (PCI class 03h) that holds the framebuffer: no other device's
+ * registers may share the type. Before other CPUs start. */
+static void screen_write_combining(void)
+{
+	const struct boot_framebuffer *f = &bi.fb;
+	u64 len = ALIGN_UP((u64)f->pixels_per_line * f->height * 4, 2ul << 20);
+
+	if (!fb_active())
+		return;
+	if (pci_method() == PCI_METHOD_NONE)
+		pci_init();
+	for (u32 i = 0; i < pci_count(); i++) {
+		const struct pci_dev *d = pci_get(i);
+		struct pci_bar b;
+		if (d->class != PCI_CLASS_DISPLAY)
+			continue;
+		for (int n = 0; n < 6; n++) {
+			if (pci_bar(d, n, &b) || b.io || f->base < b.addr ||
+			    f->base + len > b.addr + b.size)
+				continue;
+			if (paging_map_wc(f->base, len)) {
+				kprintf("fb: framebuffer mapped write-combining (%lu MiB of BAR%d "
+					"of the display controller)\n", len >> 20, n);
+				return;
+			}
+		}
+	}
+	kprintf("fb: framebuffer left uncached (no display controller BAR holds whole 2 MiB "
+		"pages of it)\n");
 }
 
 static void print_help_line(const char *line)
@@ -239,7 +309,9 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	cmdline_defaults(&kopt);
 	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
 	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
-	uart_init(kopt.serial_port, kopt.baud);
+	char fb_msg[200] = "";
+	if (!boot_err)
+		screen_setup(fb_msg, sizeof(fb_msg));
 
 	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :
 		bi.source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
@@ -247,18 +319,13 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 		kprintf(" (firmware: %s)", bi.firmware_vendor);
 	kprintf(", ");
 	print_build_id();
-	kprintf("\n");
+	kprintf("\n%s", fb_msg);
+	serial_setup_early();
 	if (boot_err) {
 		kprintf("bareperf: cannot start: %s\n", boot_err);
 		machine_exit(EXIT_PANIC);
 	}
 	kprintf("cmdline: \"%s\"\n", bi.cmdline);
-	if (cmd_err) {
-		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
-		cmdline_help(print_help_line);
-		kprintf("  -- ARGS...                   words after -- go to the app\n");
-		machine_exit(EXIT_USAGE);
-	}
 
 	cpu_setup();
 	pmm_init(&bi);
@@ -266,9 +333,19 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	percpu_alloc_stacks(smp_boot_cpu());
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
+	acpi_init();
+	/* The UART ACPI names is known only now; a bad command line is
+	 * reported after this, so it reaches that port too. */
+	serial_setup();
+	screen_write_combining();
+	if (cmd_err) {
+		kprintf("bareperf: bad command line: %s\nOptions:\n", err);
+		cmdline_help(print_help_line);
+		kprintf("  -- ARGS...                   words after -- go to the app\n");
+		machine_exit(EXIT_USAGE);
+	}
 	print_cpu();
 	print_memory();
-	acpi_init();
 	hpet_init();
 	tsc_init();
 	print_tsc();
@@ -276,6 +353,8 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	ioapic_init();
 	pmu_init();
 	start_cpus();
+	quiet_setup();
+	profile_init();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);

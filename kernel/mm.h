@@ -12,6 +12,11 @@ u64 mem_top(const struct boot_info *bi);
 /* Make one identity-mapped page below 2 MiB executable and read-only
  * (the AP trampoline), or back to read-write, no-execute. */
 void paging_set_exec(u64 pa, bool exec);
+/* Map [pa, pa + len), 2 MiB-aligned and inside the identity map, as
+ * write-combining (PAT entry 4, set up by cpu_setup): the framebuffer.
+ * Call before other CPUs start. Returns false (nothing changed) if the
+ * range is not aligned or not mapped. */
+bool paging_map_wc(u64 pa, u64 len);
 
 extern char __kernel_start[], __kernel_end[];
 extern char __text_start[], __text_end[];

@@ -18,6 +18,7 @@
 #define PTE_PWT		(1ul << 3)
 #define PTE_PCD		(1ul << 4)
 #define PTE_PS		(1ul << 7)
+#define PDE_PAT		(1ul << 12)	/* PAT index bit 2 in a 2 MiB entry (SDM Vol. 3A 4.5) */
 #define PTE_NX		(1ul << 63)
 #define PTE_ADDR	0x000ffffffffff000ul
 
@@ -142,6 +143,20 @@ void paging_set_exec(u64 pa, bool exec)
 	BUG_ON(pa >= SZ_2M || pa < PAGE_SIZE || (pa & (PAGE_SIZE - 1)));
 	*pte_slot(pa, 0) = pa | PTE_P | (exec ? 0 : PTE_W | nx);
 	invlpg(pa);
+}
+
+bool paging_map_wc(u64 pa, u64 len)
+{
+	if (!pml4 || (pa & (SZ_2M - 1)) || (len & (SZ_2M - 1)) || !len || !va_mapped(pa, len))
+		return false;
+	for (u64 p = pa; p < pa + len; p += SZ_2M)
+		if (!(*pte_slot(p, 1) & PTE_PS))
+			return false;
+	for (u64 p = pa; p < pa + len; p += SZ_2M) {
+		map_2m(p, p, PTE_W | nx | PDE_PAT);
+		invlpg(p);
+	}
+	return true;
 }
 
 u64 vmalloc_stack(size_t npages)

@@ -7,6 +7,8 @@
 #include "kernel/kernel.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
+#include "kernel/stream.h"
+#include "kernel/serial.h"
 #include "kernel/uart.h"
 
 /* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
@@ -140,6 +142,10 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 void machine_exit(enum exit_code code)
 {
 	irq_disable();
+	serial_fallback();		/* an exit before the UART was chosen */
+	/* The stream's last frame: the host knows it got everything, and the
+	 * exit code from the kernel itself, not only from QEMU's status. */
+	stream_end((u32)code, true);
 	uart_flush();
 	if (cpu_features.hypervisor)
 		outl(DEBUG_EXIT_PORT, code);

@@ -83,6 +83,7 @@
 #define PCI_CAP_NEXT		1
 
 /* Class codes used in messages (PCI Code and ID Assignment Specification, 1). */
+#define PCI_CLASS_DISPLAY	0x03
 #define PCI_CLASS_BRIDGE	0x06
 #define   PCI_SUBCLASS_HOST	0x00
 

@@ -3,9 +3,15 @@
  * them all when one CPU panics.
  *
  * Bring-up (SDM Vol. 3A 9.4.4): INIT, 10 ms, SIPI, 200 us, SIPI again if the
- * AP has not checked in; an AP that has not checked in after 100 ms is
- * reported, sent INIT again to park it, and skipped — never waited for
- * forever. APs are started one at a time because they share the trampoline.
+ * AP has not answered. APs are started one at a time because they share
+ * the trampoline, and each must be admitted (trampoline.asm): the boot CPU
+ * opens a slot for the AP's APIC id, the AP claims it atomically before it
+ * runs any kernel code. A busy host can keep a vCPU from running for well
+ * over 100 ms, so the wait is Linux's: seconds, by the TSC. When it runs
+ * out, the boot CPU revokes the slot with the same atomic compare: either
+ * the AP claimed it first (it is running: wait for it to finish its set-up)
+ * or it never will, and if it wakes later it parks in the trampoline for
+ * good — a CPU declared dead never runs kernel code.
  *
  * Idle APs sleep in hlt with interrupts on; smp_call() posts a function in
  * the target's per-CPU mailbox and wakes it with a fixed IPI, so idle vCPUs
@@ -17,19 +23,28 @@
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/trap.h"
+#include "pmu/pmu.h"
 #include <uapi/bootinfo.h>
 
 #define AP_STACK_PAGES	16
-#define START_TIMEOUT_MS 100
+#define SETUP_TIMEOUT_MS	10000	/* claim to check-in: the AP's own set-up */
+#define SLOT_CLOSED		0
+#define SLOT_CLAIMED		0xffffffffu
 
 extern const char trampoline_start[], trampoline_end[];
 extern const char tp_gdt_base[], tp_far32[], tp_far64[], tp_base_imm[];
 extern const char tp_cr3[], tp_efer[], tp_stack[], tp_entry[], tp_arg[];
 extern const char tp_gdt[], tramp32[], tramp64[];
+extern const char tp_idt[], tp_idt_base[], tp_ivt_nmi[], tp_idt_nmi_lo[], tp_idt_nmi_hi[];
+extern const char tp_park_esp[], tp_claim_pa[], tp_park_iret32[], tp_park_stack32[];
+extern const char tp_parked[];
 
 static struct percpu cpus[MAX_CPUS];
 static u32 ncpus = 1;
 static volatile u32 ap_checked_in;
+static u32 ap_slot = SLOT_CLOSED;	/* APIC id + 1 of the AP admitted next */
+static u64 ap_wait_max_us;		/* slowest AP answer this boot */
+static volatile u32 *parked;		/* the trampoline's count of parked CPUs */
 static volatile u32 stop_from = ~0u;	/* cpu that asked everyone to stop */
 static volatile u32 stopped;
 static u32 stop_report_lock;		/* one stopped CPU reports at a time */
@@ -39,6 +54,7 @@ void cpu_setup(void);
 struct percpu *smp_boot_cpu(void) { return &cpus[0]; }
 u32 this_cpu_id(void) { return this_cpu()->cpu; }
 u32 smp_cpus(void) { return ncpus; }
+u32 smp_parked(void) { return parked ? __atomic_load_n(parked, __ATOMIC_ACQUIRE) : 0; }
 struct percpu *smp_cpu(u32 i) { return i < ncpus ? &cpus[i] : NULL; }
 
 static void delay_us(u64 us)
@@ -78,8 +94,14 @@ static void __attribute__((noreturn)) ap_entry(struct percpu *pc)
 	idt_load();
 	cpu_setup();
 	apic_init();
+	pmu_ap_init(pc->cpu);		/* this core's own PMU (hybrids differ) */
 	__atomic_store_n(&ap_checked_in, 1, __ATOMIC_RELEASE);
 	ap_idle(pc);
+}
+
+static void patch16(u8 *page, const char *field, u64 val)
+{
+	*(u16 *)(page + (field - trampoline_start)) = val;
 }
 
 static void patch32(u8 *page, const char *field, u64 val)
@@ -121,22 +143,39 @@ static int start_ap(u8 *page, struct percpu *pc)
 	patch64(page, tp_arg, (u64)pc);
 	paging_set_exec((u64)page, true);
 	ap_checked_in = 0;
+	/* ap_wait_ms=0 admits no one: the APs start and park (a test of the
+	 * path a late AP takes). */
+	if (kopt.ap_wait_ms)
+		__atomic_store_n(&ap_slot, pc->apic_id + 1, __ATOMIC_RELEASE);
 
 	u32 sipi = APIC_DM_STARTUP | ((u64)page >> 12);
+	u64 t0 = rdtsc_ordered();
 	apic_send_ipi(pc->apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
 	delay_us(10000);
-	for (int i = 0; i < 2 && !ap_checked_in; i++) {
+	for (int i = 0; i < 2 && __atomic_load_n(&ap_slot, __ATOMIC_ACQUIRE) != SLOT_CLAIMED; i++) {
 		apic_send_ipi(pc->apic_id, sipi);
 		delay_us(200);
 	}
-	u64 t0 = rdtsc_ordered();
+	while (__atomic_load_n(&ap_slot, __ATOMIC_ACQUIRE) != SLOT_CLAIMED &&
+	       tsc_to_ns(rdtsc_ordered() - t0) < kopt.ap_wait_ms * 1000000ul)
+		cpu_relax();
+	u32 open = pc->apic_id + 1;
+	if (!kopt.ap_wait_ms ||
+	    __atomic_compare_exchange_n(&ap_slot, &open, SLOT_CLOSED, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -E_BUSY;		/* revoked: if it wakes, it parks */
+	u64 us = tsc_to_ns(rdtsc_ordered() - t0) / 1000;
+	ap_wait_max_us = MAX(ap_wait_max_us, us);
+	/* Admitted: it runs kernel code now, so it must finish. Its set-up
+	 * waits for nothing; only a host that stops the vCPU delays it. */
+	u64 t1 = rdtsc_ordered();
 	while (!__atomic_load_n(&ap_checked_in, __ATOMIC_ACQUIRE)) {
-		if (tsc_to_ns(rdtsc_ordered() - t0) > START_TIMEOUT_MS * 1000000ul) {
-			apic_send_ipi(pc->apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
-			return -E_BUSY;
-		}
+		if (tsc_to_ns(rdtsc_ordered() - t1) > SETUP_TIMEOUT_MS * 1000000ul)
+			panic("smp: the CPU with APIC id %u was admitted but did not finish its "
+			      "set-up within %u ms", pc->apic_id, SETUP_TIMEOUT_MS);
 		cpu_relax();
 	}
+	__atomic_store_n(&ap_slot, SLOT_CLOSED, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -152,13 +191,15 @@ void smp_init(const u32 *apic_ids, u32 n)
 	nmi_register(stop_nmi);
 	if (n <= 1)
 		return;
-	if (!pa || read_cr3() >= (1ul << 32)) {
-		kprintf("smp: no usable trampoline page below 1 MiB (or CR3 above 4 GiB); "
-			"running on the boot CPU only\n");
+	u64 slot_pa = virt_to_phys(&ap_slot);
+	if (!pa || read_cr3() >= (1ul << 32) || slot_pa >= (1ul << 32)) {
+		kprintf("smp: no usable trampoline page below 1 MiB (or CR3 or the kernel above "
+			"4 GiB); running on the boot CPU only\n");
 		return;
 	}
 	u8 *page = (u8 *)pa;
 	memcpy(page, trampoline_start, size);
+	parked = (volatile u32 *)(page + (tp_parked - trampoline_start));
 	patch32(page, tp_gdt_base, pa + (tp_gdt - trampoline_start));
 	patch32(page, tp_far32, pa + (tramp32 - trampoline_start));
 	patch32(page, tp_far64, pa + (tramp64 - trampoline_start));
@@ -166,6 +207,13 @@ void smp_init(const u32 *apic_ids, u32 n)
 	patch64(page, tp_cr3, read_cr3());
 	patch64(page, tp_efer, EFER_LME | (cpu_features.nx ? EFER_NXE : 0));
 	patch64(page, tp_entry, (u64)ap_entry);
+	patch32(page, tp_claim_pa, slot_pa);
+	patch32(page, tp_park_esp, pa + (tp_park_stack32 - trampoline_start));
+	patch32(page, tp_idt_base, pa + (tp_idt - trampoline_start));
+	patch16(page, tp_ivt_nmi + 2, pa >> 4);
+	u64 iret32 = pa + (tp_park_iret32 - trampoline_start);
+	patch16(page, tp_idt_nmi_lo, iret32 & 0xffff);
+	patch16(page, tp_idt_nmi_hi, iret32 >> 16);
 
 	for (u32 i = 0; i < n && ncpus < MAX_CPUS; i++) {
 		if (apic_ids[i] == self)
@@ -177,8 +225,13 @@ void smp_init(const u32 *apic_ids, u32 n)
 		int err = start_ap(page, pc);
 		u64 took = rdtsc_ordered() - t0;
 		if (err) {
-			kprintf("smp: CPU with APIC id %u did not start (%s); skipping it\n",
-				apic_ids[i], err == -E_BUSY ? "no answer in 100 ms" : "no memory");
+			if (err == -E_BUSY)
+				kprintf("smp: CPU with APIC id %u did not answer in %u ms; skipping "
+					"it (if it wakes later it parks without running the kernel)\n",
+					apic_ids[i], kopt.ap_wait_ms);
+			else
+				kprintf("smp: CPU with APIC id %u: no memory for its stacks; "
+					"skipping it\n", apic_ids[i]);
 			memset(pc, 0, sizeof(*pc));
 			continue;
 		}
@@ -186,6 +239,11 @@ void smp_init(const u32 *apic_ids, u32 n)
 			tsc_to_ns(took) / 1000);
 		ncpus++;
 	}
+	if (ncpus > 1)
+		kprintf("smp: slowest AP answered %lu us after its INIT (the limit is %u ms)\n",
+			ap_wait_max_us, kopt.ap_wait_ms);
+	/* The page stays reserved (pmm keeps the first MiB): parked CPUs live
+	 * in it, with paging off, so its mapping here no longer matters. */
 	paging_set_exec(pa, false);
 }
 

@@ -94,8 +94,53 @@ static void tx_flush(void)
 	}
 }
 
+/* The MC146818 RTC behind the CMOS index/data ports (date and time). */
+#define CMOS_INDEX	0x70
+#define CMOS_DATA	0x71
+#define CPUID_1_ECX_RDRAND	(1u << 30)
+
+/* A 64-bit mix (the splitmix64 finalizer): every input bit moves the result. */
+static u64 mix64(u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * This boot's identity (uapi/wire.h §2): RDRAND if the CPU has it, the
+ * TSC, and the RTC's date and time (which differ between boots even under
+ * QEMU -icount, where the TSC counts instructions). Never 0.
+ */
+static u32 boot_id_make(void)
+{
+	static const u8 rtc_regs[] = { 0x00, 0x02, 0x04, 0x07, 0x08, 0x09 };
+	u32 a, b, c, d;
+	u64 h = mix64(rdtsc());
+
+	for (size_t i = 0; i < ARRAY_SIZE(rtc_regs); i++) {
+		outb(CMOS_INDEX, rtc_regs[i]);	/* bit 7 clear: NMIs stay enabled */
+		h = mix64(h ^ ((u64)inb(CMOS_DATA) << (8 * i)));
+	}
+	cpuid(1, &a, &b, &c, &d);
+	if (c & CPUID_1_ECX_RDRAND) {
+		u64 r;
+		for (int i = 0; i < 10; i++)
+			if (rdrand64(&r)) {
+				h = mix64(h ^ r);
+				break;
+			}
+	}
+	h = mix64(h ^ rdtsc());
+	return (u32)(h ^ (h >> 32)) ? (u32)(h ^ (h >> 32)) : 1;
+}
+
 void stream_init(enum stream_transport t, u32 pace_baud)
 {
+	u32 boot = boot_id_make();
+
 	transport = t;
 	if (t == STREAM_VIRTIO && vcon_init()) {
 		kprintf("stream: no virtio-console port (QEMU: -device virtio-serial-pci,"
@@ -106,12 +151,13 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 	if (pace_baud && tsc_hz)
 		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
 	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
-		struct wire_enc_config c = { .cpu = i };
+		struct wire_enc_config c = { .cpu = i, .boot = boot };
 		wire_encoder_init(&enc[i], &c);
 	}
 	if (transport != STREAM_OFF)
-		kprintf("stream: %s%s\n", transport == STREAM_UART ? "framed records on the UART" :
-			"framed records on virtio-console", pace_baud ? ", paced" : "");
+		kprintf("stream: %s%s, boot %08x\n", transport == STREAM_UART ?
+			"framed records on the UART" : "framed records on virtio-console",
+			pace_baud ? ", paced" : "", boot);
 }
 
 void stream_console(const char *s, size_t n)
@@ -238,6 +284,57 @@ void stream_control_send(const void *msg, size_t len)
 				     out, sizeof(out));
 	tx(out, w);
 	tx_flush();
+	console_unlock_output();
+}
+
+void stream_restart(void)
+{
+	console_lock_output();
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
+		memset(enc[i].seq, 0, sizeof(enc[i].seq));
+		enc[i].started = 0;
+	}
+	console_unlock_output();
+}
+
+void stream_end(u32 status, bool halt)
+{
+	static u8 msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
+		      MAX_STREAM_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
+	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
+	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
+	size_t at = sizeof(m) + sizeof(e), used;
+
+	if (transport == STREAM_OFF)
+		return;
+	console_lock_output();
+	if (!active) {
+		/* Exiting before the stream started (a bad app name): the END
+		 * still goes out framed, so the host learns the exit code. */
+		uart_flush();
+		pace_next = rdtsc();
+		active = true;
+	}
+	/* What each (channel, cpu) sent before this frame (uapi/wire.h §5). */
+	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
+		for (u32 ch = 0; ch < WIRE_NR_CHANNELS; ch++) {
+			struct wire_end_stream es = { (u8)ch, 0, (u16)i, enc[i].seq[ch] };
+			if (!enc[i].seq[ch])
+				continue;
+			memcpy(msg + at, &es, sizeof(es));
+			at += sizeof(es);
+			e.nr++;
+		}
+	m.len = (u16)(at - sizeof(m));
+	memcpy(msg, &m, sizeof(m));
+	memcpy(msg + sizeof(m), &e, sizeof(e));
+	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, at, &used,
+				     out, sizeof(out));
+	tx(out, w);
+	tx_flush();
+	/* A halted machine's last words are plain text again (uapi/wire.h §5). */
+	if (halt)
+		active = false;
 	console_unlock_output();
 }
 

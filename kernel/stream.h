@@ -43,5 +43,17 @@ void stream_get_stats(struct stream_stats *out);
 size_t stream_recv(void *buf, size_t cap);
 /* Send one CONTROL message (struct wire_ctl_msg + value) as a frame. */
 void stream_control_send(const void *msg, size_t len);
+/*
+ * Send END (uapi/wire.h §5): every (channel, cpu)'s frame count, so the
+ * host can tell a complete stream from a cut one. halt: the machine
+ * stops with exit code status, and the console is plain text from here
+ * on; else a served control request is complete. Starts the stream if it
+ * had not started (the host still learns the exit code). Not NMI-safe.
+ */
+void stream_end(u32 status, bool halt);
+/* Number every channel from 0 again (WIRE_F_START): a control request's
+ * frames are a stream of their own, so a recorder that asked for it sees
+ * nothing missing before them. */
+void stream_restart(void);
 
 #endif

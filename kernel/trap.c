@@ -5,6 +5,7 @@
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
+#include "kernel/apic.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
 #define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */
@@ -150,7 +151,7 @@ void trap_dispatch(struct trap_frame *f)
 			return;
 		fatal_trap(f, exc_names[v]);
 	}
-	fatal_trap(f, "unexpected interrupt");
+	apic_stray(v);		/* left by firmware, or an unclaimed device: not fatal */
 }
 
 static void print_pf_error(u64 err)

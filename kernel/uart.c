@@ -1,6 +1,6 @@
 /*
- * uart.c — 16550-compatible UART, polled transmit with the FIFO enabled.
- * Register names from the PC16550D data sheet.
+ * uart.c — 16550-compatible UART, polled transmit with the FIFO enabled,
+ * in I/O or memory space. Register names from the PC16550D data sheet.
  */
 #include "kernel/kernel.h"
 #include "kernel/uart.h"
@@ -26,45 +26,111 @@
 #define UART_SCR	7
 
 /* A THRE wait that never ends means the port is gone: give up on it
- * rather than hang the kernel (at 300 baud a byte is ~33 ms). */
-#define UART_SPIN_MAX	50000000u
+ * rather than hang the kernel (at 300 baud a byte is ~33 ms). By time:
+ * 5 * 10^7 port reads were ~50 s on a machine with slow port I/O. */
+#define UART_WAIT_MS	500
 
-static u16 port;
+static struct uart_port port;
 static bool present;
 
-bool uart_init(u16 p, u32 baud)
+static u8 reg_in(const struct uart_port *p, unsigned r)
 {
-	u16 div = UART_CLOCK_BAUD / baud;
+	if (!p->mmio)
+		return inb((u16)(p->base + r));
+	if (p->width == 4)
+		return (u8)*(volatile u32 *)(p->base + r * 4);
+	return *(volatile u8 *)(p->base + r);
+}
 
-	port = p;
-	/* The scratch register holds what we write on any 16450/16550. */
-	outb(port + UART_SCR, 0x5a);
-	present = inb(port + UART_SCR) == 0x5a;
-	if (!present)
+static void reg_out(const struct uart_port *p, unsigned r, u8 v)
+{
+	if (!p->mmio)
+		outb((u16)(p->base + r), v);
+	else if (p->width == 4)
+		*(volatile u32 *)(p->base + r * 4) = v;
+	else
+		*(volatile u8 *)(p->base + r) = v;
+}
+
+bool uart_probe(const struct uart_port *p)
+{
+	u8 old = reg_in(p, UART_SCR);
+	bool ok = true;
+
+	/* Two patterns: a floating bus or an all-ones MMIO hole reads the
+	 * same whatever was written. */
+	for (u8 v = 0x5a; ok; v = 0xa5) {
+		reg_out(p, UART_SCR, v);
+		ok = reg_in(p, UART_SCR) == v;
+		if (v == 0xa5)
+			break;
+	}
+	reg_out(p, UART_SCR, old);
+	return ok;
+}
+
+u32 uart_divisor(u32 clock_hz, u32 baud)
+{
+	u64 clk = clock_hz ? clock_hz : UART_CLOCK_HZ;
+
+	if (!baud)
+		return 0;
+	u64 div = (clk + 8ull * baud) / (16ull * baud);	/* rounded */
+	if (div < 1 || div > 0xffff)
+		return 0;
+	u64 got = clk / (16 * div);
+	u64 diff = got > baud ? got - baud : baud - got;
+	return diff * 100 <= 3ull * baud ? (u32)div : 0;
+}
+
+bool uart_init(const struct uart_port *p, u32 baud)
+{
+	u32 div = uart_divisor(p->clock_hz, baud);
+
+	present = false;
+	if (!uart_probe(p))
 		return false;
-	outb(port + UART_IER, 0);
-	outb(port + UART_LCR, LCR_DLAB);
-	outb(port + UART_DLL, div & 0xff);
-	outb(port + UART_DLM, div >> 8);
-	outb(port + UART_LCR, LCR_8N1);
-	outb(port + UART_FCR, FCR_ENABLE | FCR_CLEAR | FCR_TRIG14);
-	outb(port + UART_MCR, MCR_DTR_RTS_OUT2);
+	port = *p;
+	present = true;
+	reg_out(&port, UART_IER, 0);
+	if (div) {
+		reg_out(&port, UART_LCR, LCR_DLAB);
+		reg_out(&port, UART_DLL, div & 0xff);
+		reg_out(&port, UART_DLM, div >> 8);
+	}
+	reg_out(&port, UART_LCR, LCR_8N1);
+	reg_out(&port, UART_FCR, FCR_ENABLE | FCR_CLEAR | FCR_TRIG14);
+	reg_out(&port, UART_MCR, MCR_DTR_RTS_OUT2);
 	return true;
+}
+
+const char *uart_describe(char *buf, size_t size)
+{
+	if (!present)
+		ksnprintf(buf, size, "none");
+	else if (!port.mmio)
+		ksnprintf(buf, size, "I/O %#lx", port.base);
+	else
+		ksnprintf(buf, size, "MMIO %#lx (%u-bit registers)", port.base, port.width * 8);
+	return buf;
 }
 
 static void wait_lsr(u8 bit)
 {
-	for (u32 i = 0; i < UART_SPIN_MAX; i++)
-		if (inb(port + UART_LSR) & bit)
+	u64 t0 = rdtsc_ordered();
+
+	while (!(reg_in(&port, UART_LSR) & bit))
+		if (tsc_since_ns(t0, UART_WAIT_MS * 1000000ul)) {
+			present = false;
 			return;
-	present = false;
+		}
 }
 
 static void put(char c)
 {
 	wait_lsr(LSR_THRE);
 	if (present)
-		outb(port + UART_THR, c);
+		reg_out(&port, UART_THR, c);
 }
 
 void uart_write(const char *s, size_t len)
@@ -86,9 +152,9 @@ void uart_write_raw(const void *p, size_t len)
 
 int uart_getc(void)
 {
-	if (!present || !(inb(port + UART_LSR) & LSR_DR))
+	if (!present || !(reg_in(&port, UART_LSR) & LSR_DR))
 		return -1;
-	return inb(port + UART_RBR);
+	return reg_in(&port, UART_RBR);
 }
 
 bool uart_present(void)

@@ -26,7 +26,7 @@
 #include "kernel/pci.h"
 #include "kernel/virtio.h"
 
-#define RESET_TIMEOUT_MS	1000
+#define RESET_TIMEOUT_MS	5000	/* a reset is immediate; a busy host is not */
 #define CFG_GENERATION_TRIES	16
 
 u64 virtio_ms_to_tsc(u32 ms)
@@ -72,9 +72,9 @@ int virtio_reset(struct virtio_dev *vd)
 {
 	/* 4.1.4.3.2: after writing 0, wait for a read of 0 before going on. */
 	vd->common->device_status = 0;
-	u64 end = rdtsc() + virtio_ms_to_tsc(RESET_TIMEOUT_MS);
+	u64 t0 = rdtsc_ordered();
 	while (vd->common->device_status != 0) {
-		if (rdtsc() > end) {
+		if (tsc_since_ns(t0, RESET_TIMEOUT_MS * 1000000ul)) {
 			vprint(vd, "the device did not finish a reset within %u ms", RESET_TIMEOUT_MS);
 			return -E_BUSY;
 		}

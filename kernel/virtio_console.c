@@ -53,9 +53,9 @@
 #define VCON_CTRL_RX_BUFS	64
 #define VCON_CTRL_TX_SLOTS	32
 #define VCON_NAME_MAX		64
-#define DISCOVER_MS		1000	/* all the port announcements */
+#define DISCOVER_MS		5000	/* all the port announcements */
 #define SETTLE_MS		20	/* quiet time that ends them */
-#define CTRL_SEND_MS		1000
+#define CTRL_SEND_MS		5000
 
 /* Multiport control messages (5.3.6.2). */
 struct virtio_console_control {

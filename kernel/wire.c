@@ -214,29 +214,35 @@ int wire_frame_unpack(const uint8_t *src, size_t n, uint8_t *buf, size_t cap,
 {
 	long len;
 	uint8_t vc;
+	size_t hs;
 
 	if (n > WIRE_COBS_MAX(WIRE_FRAME_MAX))
 		return WIRE_E_COBS;
 	len = wire_cobs_decode(src, n, buf, cap);
 	if (len < 0)
 		return (int)len;
-	if ((size_t)len < WIRE_FRAME_MIN)
+	if ((size_t)len < WIRE_HEADER_SIZE_V1 + WIRE_CRC_SIZE)
 		return WIRE_E_SHORT;
 	if ((size_t)len > WIRE_FRAME_MAX)
 		return WIRE_E_COBS;
 	if (wire_crc32c(0, buf, (size_t)len - WIRE_CRC_SIZE) != ld32(buf + len - WIRE_CRC_SIZE))
 		return WIRE_E_CRC;
 	vc = buf[0];
-	if (WIRE_VC_VERSION(vc) != WIRE_VERSION)
+	if (WIRE_VC_VERSION(vc) < WIRE_VERSION_MIN || WIRE_VC_VERSION(vc) > WIRE_VERSION)
 		return WIRE_E_VERSION;
+	/* Version 1: no boot field (uapi/wire.h §2). */
+	hs = WIRE_VC_VERSION(vc) == 1 ? WIRE_HEADER_SIZE_V1 : WIRE_HEADER_SIZE;
+	if ((size_t)len < hs + WIRE_CRC_SIZE)
+		return WIRE_E_SHORT;
 	if (WIRE_VC_CHANNEL(vc) >= WIRE_NR_CHANNELS)
 		return WIRE_E_CHANNEL;
 	f->channel = WIRE_VC_CHANNEL(vc);
 	f->flags = buf[1];
 	f->cpu = ld16(buf + 2);
 	f->seq = ld32(buf + 4);
-	f->payload = buf + WIRE_HEADER_SIZE;
-	f->len = (size_t)len - WIRE_FRAME_MIN;
+	f->boot = hs == WIRE_HEADER_SIZE ? ld32(buf + 8) : 0;
+	f->payload = buf + hs;
+	f->len = (size_t)len - hs - WIRE_CRC_SIZE;
 	return WIRE_OK;
 }
 
@@ -315,6 +321,7 @@ void wire_encoder_init(struct wire_enc *e, const struct wire_enc_config *cfg)
 {
 	memset(e, 0, sizeof(*e));
 	e->cpu = cfg->cpu;
+	e->boot = cfg->boot;
 	e->frame_target = cfg->frame_target ? cfg->frame_target : WIRE_FRAME_TARGET;
 	if (e->frame_target > WIRE_PAYLOAD_MAX)
 		e->frame_target = WIRE_PAYLOAD_MAX;
@@ -373,8 +380,10 @@ static bool frame_open(struct wire_enc *e, struct cw *w, uint8_t *out, size_t at
 	h[1] = e->started & (1u << channel) ? 0 : WIRE_F_START;
 	h[2] = (uint8_t)e->cpu;
 	h[3] = (uint8_t)(e->cpu >> 8);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 4; i++) {
 		h[4 + i] = (uint8_t)(seq >> (8 * i));
+		h[8 + i] = (uint8_t)(e->boot >> (8 * i));
+	}
 	cw_bytes(w, h, sizeof(h));
 	memset(&e->pred, 0, sizeof(e->pred));
 	return !w->full;

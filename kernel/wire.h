@@ -97,6 +97,7 @@ struct wire_frame {
 	uint8_t  flags;
 	uint16_t cpu;
 	uint32_t seq;
+	uint32_t boot;			/* 0 in a version 1 frame: unknown */
 	const uint8_t *payload;
 	size_t   len;
 };
@@ -104,7 +105,8 @@ struct wire_frame {
 /*
  * Check one received frame: COBS-decode src (the bytes between two
  * delimiters) into buf (cap >= WIRE_FRAME_MAX takes any frame), check
- * length, CRC, version and channel, and fill *f. Returns 0 or a negative
+ * length, CRC, version (WIRE_VERSION_MIN .. WIRE_VERSION) and channel, and
+ * fill *f. Returns 0 or a negative
  * enum wire_error; on error *f is untouched and nothing in buf may be
  * used. Does not look inside the payload.
  */
@@ -163,6 +165,7 @@ struct wire_enc_config {
 	 * sample_type maps its id; one without sets this default.
 	 */
 	uint64_t sample_type;
+	uint32_t boot;			/* goes into every frame (uapi/wire.h §2) */
 };
 
 struct wire_enc_stats {
@@ -176,6 +179,7 @@ struct wire_enc_stats {
 
 struct wire_enc {
 	uint16_t cpu;
+	uint32_t boot;
 	uint32_t frame_target;
 	bool     lead_sent;		/* the 0x00 that starts the stream */
 	uint8_t  started;		/* bit per channel: WIRE_F_START was sent */

@@ -42,6 +42,9 @@ typedef int32_t  s32;
 #define MSR_IA32_EFER		0xc0000080
 #define   EFER_LME		(1ul << 8)
 #define   EFER_NXE		(1ul << 11)
+#define MSR_IA32_PAT		0x277
+#define   PAT_ENTRY_SHIFT(i)	((i) * 8)
+#define   PAT_WC		0x01ull
 #define MSR_IA32_FS_BASE	0xc0000100
 #define MSR_IA32_GS_BASE	0xc0000101
 
@@ -83,6 +86,16 @@ int wrmsr_safe(u32 msr, u64 val);
 /* RDPMC that turns #GP (bad index) or #UD (no PMU, e.g. QEMU TCG) into
  * -E_FAULT; for probing (SDM Vol. 2B RDPMC). Serialized like rdpmc(). */
 int rdpmc_safe(u32 ecx, u64 *val);
+
+/* RDRAND (SDM Vol. 1 §7.3.17, CPUID.01H:ECX[30]): false if the DRNG had
+ * no value ready (CF = 0); the caller retries a few times. */
+static inline bool rdrand64(u64 *v)
+{
+	u8 ok;
+
+	asm volatile("rdrand %0; setc %1" : "=r"(*v), "=qm"(ok) : : "cc");
+	return ok;
+}
 
 static inline u64 rdtsc(void)
 {

@@ -6,7 +6,8 @@
  *
  * Counters are 48 bits and take full 48-bit writes. Without PerfMonV2 there
  * is no status register: overflow is read from each counter's top bit. The
- * local APIC does not mask LVT PC on a PMI (Linux amd_pmu_v2_handle_irq).
+ * local APIC does not mask LVT PC on a PMI (Linux amd_pmu_v2_handle_irq),
+ * but KVM does (a16eb25b09c0): core.c rewrites it after every PMI.
  */
 #include "pmu/internal.h"
 
@@ -24,7 +25,6 @@ const struct pmu_ops pmu_ops_amd_legacy = {
 	.ack_status = pmu_no_ack,
 	.program = pmu_gp_program,
 	.write_ctr = amd_write_ctr,
-	.lvt_masked_on_pmi = false,
 };
 
 /* Same behaviour; the MSR bases and stride differ, and caps has them. */
@@ -36,7 +36,6 @@ const struct pmu_ops pmu_ops_amd_core_ext = {
 	.ack_status = pmu_no_ack,
 	.program = pmu_gp_program,
 	.write_ctr = amd_write_ctr,
-	.lvt_masked_on_pmi = false,
 };
 
 static void amd_v2_enable_all(struct pmu_ctx *ctx)
@@ -71,5 +70,4 @@ const struct pmu_ops pmu_ops_amd_v2 = {
 	.ack_status = amd_v2_ack_status,
 	.program = pmu_gp_program,
 	.write_ctr = amd_write_ctr,
-	.lvt_masked_on_pmi = false,
 };

@@ -394,31 +394,68 @@ static void ack_ours(struct pmu_ctx *ctx)
 		ctx->ops->ack_status(ctx, ctx->used);
 }
 
+/* The DEBUGCTL freezes asked for and probed (never written where the
+ * probe's safe write failed: KVM #GPs on both). */
 static void set_freeze(struct pmu_ctx *ctx, bool on)
 {
-	if (!(ctx->flags & PMU_OPEN_FREEZE) || !ctx->caps->freeze)
+	u64 bits = 0;
+
+	if ((ctx->flags & PMU_OPEN_FREEZE) && ctx->caps->freeze)
+		bits |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	if ((ctx->flags & PMU_OPEN_FREEZE_SMM) && ctx->caps->freeze_smm)
+		bits |= DEBUGCTL_FREEZE_WHILE_SMM;
+	if (!bits)
 		return;
 	u64 v = pmu_hw_rdmsr(MSR_IA32_DEBUGCTL);
-	v = on ? v | DEBUGCTL_FREEZE_PERFMON_ON_PMI : v & ~DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	v = on ? v | bits : v & ~bits;
 	pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, v);
 }
 
-/* Load -n; the next overflow comes after exactly n events. */
-static void load(struct pmu_ctx *ctx, struct pmu_counter *c, u64 n)
+/*
+ * The period the hardware can take for c: never below 2 (a counter one
+ * event from overflow loses its PMI on some CPUs: Linux's
+ * x86_perf_event_set_period), and on Broadwell INST_RETIRED.ALL (c0/01)
+ * at least 128 with bits 5:0 clear (BDM11, BDM55: Linux bdw_limit_period).
+ */
+static u64 hw_period(const struct pmu_ctx *ctx, const struct pmu_counter *c, u64 n)
 {
+	if (n < 2)
+		n = 2;
+	if (ctx->caps->limit_inst_retired && c->hw == PMU_HW_GP &&
+	    (c->evtsel & (EVTSEL_EVENT | EVTSEL_UMASK)) == 0x01c0) {
+		if (n < 128)
+			n = 128;
+		n &= ~0x3full;
+	}
+	return n;
+}
+
+/* Load -n; the next overflow comes after exactly n events (n as the
+ * hardware can take it, hw_period). Returns the n loaded. */
+static u64 load(struct pmu_ctx *ctx, struct pmu_counter *c, u64 n)
+{
+	n = hw_period(ctx, c, n);
 	u64 start = (0 - n) & pmu_ctr_mask(ctx, c);
 
 	ctx->ops->write_ctr(ctx, c, start);
 	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
+	return n;
 }
 
-/* A new period: frequency mode may have re-tuned it since the last one. */
-static void reload(struct pmu_ctx *ctx, struct pmu_counter *c)
+/*
+ * A new period: frequency mode may have re-tuned it since the last one.
+ * over = events the counter took past its overflow before the handler
+ * folded it (time passes in the NMI): they are counted, and the next
+ * period is shortened by as many, so samples keep one per period on
+ * average (Linux's period_left does the same). The sample reports the
+ * period as the hardware takes it.
+ */
+static void reload(struct pmu_ctx *ctx, struct pmu_counter *c, u64 over)
 {
-	u64 p = __atomic_load_n(&c->period, __ATOMIC_RELAXED);
+	u64 p = hw_period(ctx, c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
 
 	c->last_period = p;
-	load(ctx, c, p);
+	(void)load(ctx, c, over < p ? p - over : p);
 }
 
 /* Put event i, placed on its counter, to work (PMU disabled). */
@@ -429,9 +466,9 @@ static void sched_in(struct pmu_ctx *ctx, int i, u64 now)
 	/* Sampling: the rest of the period it was switched out in, unless
 	 * frequency mode has shortened the period below that meanwhile. */
 	if (c->sampling && c->left && c->left <= c->period)
-		load(ctx, c, c->left);
+		(void)load(ctx, c, c->left);
 	else
-		reload(ctx, c);
+		reload(ctx, c, 0);
 	c->left = 0;
 	ctx->ops->program(ctx, c, true);
 	c->t_in = now;
@@ -492,15 +529,26 @@ int pmu_start(struct pmu_ctx *ctx)
 		if (scheduled(c))
 			sched_in(ctx, i, now);
 	}
+	/* Without a global gate a counter someone else enabled (firmware,
+	 * which may also re-enable it from SMM) would keep raising PMIs
+	 * through the run: switch off every counter that is not ours. */
+	if (!ctx->caps->has_global)
+		for (u32 i = 0; i < ctx->caps->nr_gp; i++)
+			if (!(ctx->used >> i & 1))
+				pmu_hw_wrmsr(ctx->caps->gp_sel_base + i * ctx->caps->stride, 0);
 	ack_ours(ctx);
 	ctx->en = ctx->used;
 	ctx->throttled = 0;
 	ctx->tick_samples = 0;
+	ctx->tick_start = now;
 	ctx->dead = 0;
 	ctx->paused = 0;
 	set_freeze(ctx, true);
 	__atomic_store_n(&ctx->running, 1, __ATOMIC_RELEASE);
 	ctx->ops->enable_all(ctx);
+	/* A stray PMI before this point (one that found the context not
+	 * running) may have left LVT PC masked: arm it now. */
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
 	return 0;
 }
 
@@ -598,6 +646,20 @@ static void throttle(struct pmu_ctx *ctx)
 		ctx->throttle_cb(ctx, PMU_THROTTLE, ctx->throttle_arg);
 }
 
+/* The tick's budget is spent: throttle, unless it took a whole tick period
+ * or more (the tick has not come), which is no rate above the limit. */
+static void budget_spent(struct pmu_ctx *ctx)
+{
+	u64 now = pmu_hw_rdtsc();
+
+	if (ctx->throttle_window && now - ctx->tick_start >= ctx->throttle_window) {
+		ctx->tick_start = now;
+		ctx->tick_samples = 0;
+		return;
+	}
+	throttle(ctx);
+}
+
 static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *arg)
 {
 	struct pmu_counter *c = &ctx->ctr[i];
@@ -609,9 +671,20 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 		if (emit)
 			emit(ctx, i, c->last_period, arg);
 		if (ctx->max_per_tick && ++ctx->tick_samples >= ctx->max_per_tick)
-			throttle(ctx);
+			budget_spent(ctx);
 	}
-	reload(ctx, c);
+	/* The raw value just folded: past zero, it is the overshoot. */
+	u64 mask = pmu_ctr_mask(ctx, c), raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
+	reload(ctx, c, raw & (mask ^ (mask >> 1)) ? 0 : raw);
+}
+
+/* LVT PC back to NMI, unmasked: the APIC masks it on each PMI it delivers
+ * (Intel, SDM Vol. 3A 11.5.1; KVM on every vendor since a16eb25b09c0), and
+ * rewriting it costs one APIC write, so every vendor does it. */
+static void lvt_rearm(struct pmu_ctx *ctx)
+{
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
+	ctx->stats.lvt_rearm++;
 }
 
 int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
@@ -621,18 +694,29 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 
 	ctx->stats.pmi++;
 	if (!ops || !__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE)) {
+		/* Not running: still a PMI may have masked LVT PC, and the run
+		 * about to start needs it armed. */
+		if (ops)
+			lvt_rearm(ctx);
 		ctx->stats.spurious++;
 		return 0;
 	}
 	/* Only this context's bits are ours to handle and acknowledge: others
 	 * (Intel PT's ToPA PMI, bit 55, pmu/pt.c) belong to other NMI
-	 * handlers, which must still see them set. */
+	 * handlers, which must still see them set. Intel's bits 61-63
+	 * (uncore overflow, DS buffer, CondChgd) belong to no one here and
+	 * are acknowledged with ours, as Linux's intel_pmu_handle_irq does,
+	 * after being counted as unknown. */
 	const u64 mine = ctx->used | GLOBAL_STATUS_CTR_FRZ | GLOBAL_STATUS_LBR_FRZ;
+	const u64 drop = ctx->caps->intel ? GLOBAL_STATUS_UNC_OVF | GLOBAL_STATUS_OVF_BUF |
+					   GLOBAL_STATUS_COND_CHGD : 0;
 	ops->disable_all(ctx);
 	for (int pass = 0;; pass++) {
 		u64 all = ops->get_status(ctx), status = all & mine;
 		if (pass == 0 && (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI))
 			ctx->stats.unknown_status++;
+		if (all & drop)
+			ops->ack_status(ctx, all & drop);
 		if (!status)
 			break;
 		if (pass == PMU_OVF_LOOPS) {
@@ -656,17 +740,19 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 			}
 		}
 	}
-	/* The APIC set the LVT PC mask when it delivered the PMI (Intel):
-	 * unmask it, or no further PMI arrives. Done even when nothing was
-	 * found, since this NMI may have been a PMI whose overflow an earlier
-	 * pass already handled. */
-	if (ops->lvt_masked_on_pmi) {
-		pmu_lvtpc_write(LVT_DELIVERY_NMI);
-		ctx->stats.lvt_rearm++;
-	}
+	/* Re-arm LVT PC on every exit, even when nothing was found: this NMI
+	 * may have been a PMI whose overflow an earlier pass already handled.
+	 * Intel big cores unmask after re-enabling (Linux late_ack: an unmask
+	 * while the counters are off raises a spurious PMI on Haswell and
+	 * later); Atom cores and AMD before (mid_ack). */
+	bool late = ctx->caps->lvt_unmask_late;
+	if (!late)
+		lvt_rearm(ctx);
 	/* Paused: the tick we interrupted re-enables when it is done. */
 	if (!ctx->dead && !__atomic_load_n(&ctx->paused, __ATOMIC_RELAXED))
 		ops->enable_all(ctx);
+	if (late)
+		lvt_rearm(ctx);
 	if (handled)
 		ctx->stats.handled++;
 	else
@@ -681,6 +767,11 @@ void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb,
 	ctx->max_per_tick = max_per_tick;
 	ctx->throttle_cb = cb;
 	ctx->throttle_arg = arg;
+}
+
+void pmu_set_throttle_window(struct pmu_ctx *ctx, u64 window)
+{
+	ctx->throttle_window = window;
 }
 
 void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz)
@@ -774,6 +865,7 @@ static void freq_tick(struct pmu_ctx *ctx, u64 now)
 void pmu_tick(struct pmu_ctx *ctx)
 {
 	ctx->tick_samples = 0;
+	ctx->tick_start = pmu_hw_rdtsc();
 	if (!__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE) || ctx->dead)
 		return;
 	u64 now = pmu_hw_rdtsc();
@@ -788,7 +880,7 @@ void pmu_tick(struct pmu_ctx *ctx)
 			struct pmu_counter *c = &ctx->ctr[i];
 			if (c->sampling && is_active(ctx, i)) {
 				fold(ctx, c);
-				reload(ctx, c);
+				reload(ctx, c, 0);
 			}
 		}
 		ctx->throttled = 0;

@@ -70,7 +70,6 @@ const struct pmu_ops pmu_ops_intel = {
 	.ack_status = intel_ack_status,
 	.program = intel_program,
 	.write_ctr = intel_write_ctr,
-	.lvt_masked_on_pmi = true,
 };
 
 /* v1 (SDM 21.2.1): GP counters only, no global control or status. */
@@ -82,5 +81,4 @@ const struct pmu_ops pmu_ops_intel_v1 = {
 	.ack_status = pmu_no_ack,
 	.program = pmu_gp_program,
 	.write_ctr = intel_write_ctr,
-	.lvt_masked_on_pmi = true,
 };

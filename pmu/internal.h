@@ -27,9 +27,6 @@ struct pmu_ops {
 	void (*program)(struct pmu_ctx *ctx, struct pmu_counter *c, bool on);
 	/* Load a raw counter value (already masked to the width). */
 	void (*write_ctr)(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 raw);
-	/* The APIC masks LVT PC on each PMI delivery (Intel, SDM Vol. 3A
-	 * 11.5.1); AMD does not (Linux amd_pmu_v2_handle_irq says as much). */
-	bool lvt_masked_on_pmi;
 };
 
 extern const struct pmu_ops pmu_ops_intel, pmu_ops_intel_v1;

@@ -69,6 +69,20 @@ struct pmu_caps {
 	u64 perf_capabilities;
 	u64 max_period;			/* largest period a reload can express */
 
+	bool freeze_smm;		/* DEBUGCTL.FREEZE_WHILE_SMM: probed by a safe write */
+	bool smi_count;			/* MSR_SMI_COUNT reads (Intel; KVM emulates it) */
+	/* Unmask LVT PC after re-enabling the counters (Linux's late_ack,
+	 * Intel big cores); else after handling, before re-enabling
+	 * (mid_ack: Intel Atom cores, AMD). */
+	bool lvt_unmask_late;
+	/* Broadwell (BDM11, BDM55): INST_RETIRED.ALL periods at least 128,
+	 * bits 5:0 clear (Linux bdw_limit_period). */
+	bool limit_inst_retired;
+	u32 core_type;			/* CPUID.1AH EAX[31:24] on hybrids, else 0 */
+	/* Counters firmware left enabled, found before the probe touched any
+	 * (PERFEVTSEL.EN, IA32_FIXED_CTR_CTRL; GLOBAL_CTRL bit numbering). */
+	u64 fw_owned;
+
 	bool rdpmc_ok;			/* probed: rdpmc works */
 	bool hypervisor;
 	char hypervisor_id[13];
@@ -80,15 +94,36 @@ struct pmu_caps {
  * _safe accessors: never faults. NMI-safe: no. */
 int pmu_probe(struct pmu_caps *caps);
 
+/*
+ * Put this CPU's PMU in a known state whatever firmware left: every
+ * PERFEVTSEL and IA32_FIXED_CTR_CTRL 0, the global enables 0 (they come out
+ * of reset set, SDM 21.2.2), overflow status acknowledged, DEBUGCTL's
+ * perfmon freezes off (where probed); on AMD sets DE_CFG.LFENCE_SERIALIZE
+ * so the lfence around rdpmc serializes (as Linux's init_amd). Safe
+ * accessors only. Returns the DE_CFG outcome: true when lfence is known
+ * to serialize (Intel: always). NMI-safe: no.
+ */
+bool pmu_cpu_quiesce(const struct pmu_caps *caps);
+
+/* SMIs this CPU has taken (MSR_SMI_COUNT), or -1 where they cannot be
+ * counted (AMD, no such MSR). NMI-safe: yes. */
+s64 pmu_smi_count(const struct pmu_caps *caps);
+
 /* One line for the boot log, without "pmu: " and without newline, e.g.
  * "Intel arch perfmon v2, 4 GP counters x 48 bits, 3 fixed x 48 bits,
  * full-width writes". Returns buf. NMI-safe: yes. */
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len);
 
-/* Kernel only: probe the boot CPU into pmu_boot_caps and print the boot
- * line ("pmu: ..."). Call once from kmain after cpu_setup(). */
+/* Kernel only: probe the boot CPU into pmu_boot_caps, quiesce its PMU and
+ * print the boot line ("pmu: ..."). Call once from kmain after cpu_setup(). */
 void pmu_init(void);
 extern struct pmu_caps pmu_boot_caps;
+/* Kernel only, on each AP as it starts: probe and quiesce that CPU (caps
+ * differ per core type on hybrids); prints a line when they differ from
+ * the boot CPU's. */
+void pmu_ap_init(u32 cpu);
+/* The caps of CPU cpu (the boot CPU's until that CPU was probed). */
+const struct pmu_caps *pmu_cpu_caps(u32 cpu);
 
 /* ---- Events ---- */
 
@@ -179,7 +214,7 @@ struct pmu_stats {
 	u64 unknown_status;		/* status bits no counter of ours explains */
 	u64 stuck;			/* gave up after PMU_OVF_LOOPS passes */
 	u64 throttled, unthrottled;
-	u64 lvt_rearm;			/* LVT PC unmasked after a PMI (Intel) */
+	u64 lvt_rearm;			/* LVT PC rewritten after a PMI */
 	u64 rotations;			/* event-set switches (multiplexing) */
 	u64 missed;			/* sampling overflows met at a switch: counted, no sample */
 	u64 retuned;			/* frequency-mode period changes */
@@ -189,6 +224,8 @@ struct pmu_stats {
 #define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
 #define PMU_OPEN_MULTIPLEX	(1u << 2)	/* events that do not fit go to more event sets */
 #define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
+#define PMU_OPEN_FREEZE_SMM	(1u << 4)	/* DEBUGCTL.FREEZE_WHILE_SMM while running (Linux
+						 * freeze_on_smi); ignored where not probed */
 
 struct pmu_ops;
 
@@ -210,6 +247,8 @@ struct pmu_ctx {
 	u64 throttle_time;		/* pmu clock when the last throttle began */
 	pmu_throttle_fn throttle_cb;
 	void *throttle_arg;
+	u64 throttle_window;		/* pmu clock ticks of a tick period; 0 = unknown */
+	u64 tick_start;			/* pmu clock when tick_samples started counting */
 
 	/* Multiplexing (perfmon2's event sets): each non-pinned event belongs
 	 * to one set; pinned events are in all of them; pmu_tick switches to
@@ -247,8 +286,11 @@ int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
 	     const struct pmu_event_attr *attrs, int n, unsigned flags,
 	     char *err, size_t errlen);
 
-/* Program the counters (count from 0; sampling ones from -period) and
- * enable them. Not NMI-safe; the context's PMIs may arrive once it returns. */
+/* Program the counters (count from 0; sampling ones from -period; no
+ * period below 2, see hw_period in core.c), switch off counters that are
+ * not the context's where there is no global gate, enable them, and arm
+ * LVT PC (NMI, unmasked). Not NMI-safe; the context's PMIs may arrive once
+ * it returns. */
 int pmu_start(struct pmu_ctx *ctx);
 /* Disable, fold the final counts, clear the control registers. Not NMI-safe. */
 void pmu_stop(struct pmu_ctx *ctx);
@@ -285,8 +327,10 @@ s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx);
  * the overflow status, and for each overflowed counter: folds its count,
  * calls emit(ctx, idx, period, arg) for sampling events (unless throttled),
  * reloads it with -period (full-width write when available), acknowledges
- * the status; on Intel unmasks LVT PC (the APIC masked it on delivery);
- * re-enables. Loops while status is set, at most PMU_OVF_LOOPS passes, then
+ * the status (and Intel's bits 61-63, counted as unknown); re-enables; and
+ * rewrites LVT PC unmasked on every vendor and every exit, also when the
+ * context is not running (the APIC, or KVM, masked it on delivery): after
+ * re-enabling on Intel big cores, before on Atom cores and AMD. Loops while status is set, at most PMU_OVF_LOOPS passes, then
  * declares the PMU stuck (stats.stuck, counters left off). Returns the
  * number of overflows handled: 0 = not this PMU's NMI (stats.spurious).
  * NMI-safe: yes (it is the NMI path). emit must be NMI-safe too.
@@ -297,6 +341,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg);
  * sampling events stop and cb(PMU_THROTTLE) runs (in NMI context); the next
  * pmu_tick() restarts them and calls cb(PMU_UNTHROTTLE). 0 = unlimited. */
 void pmu_set_throttle(struct pmu_ctx *ctx, u32 max_per_tick, pmu_throttle_fn cb, void *arg);
+/* The length of a tick period in pmu clock ticks. With it the budget is
+ * measured against the clock: one spent over a whole period or more (the
+ * tick did not come: an app masked its timer) starts a new one instead of
+ * throttling, so only a rate above max_per_tick a period throttles. */
+void pmu_set_throttle_window(struct pmu_ctx *ctx, u64 window);
 /* The rate of the clock the context's times are in (the TSC: tsc_hz), for
  * frequency mode; without it (0) periods are not re-tuned. */
 void pmu_set_clock_hz(struct pmu_ctx *ctx, u64 hz);
@@ -341,8 +390,10 @@ u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_peri
  *
  * The run tick: every CPU of a run takes the APIC timer at PROFILE_TICK_HZ
  * (vector VEC_APIC_TIMER, handled here) for multiplexing rotation,
- * frequency re-tuning and unthrottling; the boot CPU also drains the
- * rings to the stream (kernel/stream.c). 250 Hz is perf's rotation and
+ * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
+ * its rate against the TSC itself, so an app that masks the timer cannot
+ * make it throttle); the boot CPU also drains the rings to the stream
+ * (kernel/stream.c). 250 Hz is perf's rotation and
  * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
  */
 #define PROFILE_TICK_HZ		250
@@ -378,6 +429,10 @@ struct profile_cfg {
 	u32 ring_pages;			/* data pages per CPU ring, 2^n */
 };
 
+/* At boot, after the APIC and the HPET: time the soft PMU's NMI handler
+ * and derive the shortest cpu-clock period from it (printed). Not NMI-safe. */
+void profile_init(void);
+u64 profile_soft_floor_ns(void);		/* that period, ns */
 /* Turn the command-line words into a run; "" picks cycles (or cpu-clock
  * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
 int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
@@ -388,14 +443,19 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
 /* Start the run on every CPU for the app about to run. Not NMI-safe. */
 int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
-/* The app returned: take no more samples (the run's records are then
- * drained before profile_stop writes its stop records). NMI-safe. */
+/* The app returned: close the run's window if profile_app_exit has not
+ * (no more samples; the soft PMU's ticks due are those the HPET counter
+ * has passed by now; APP_STOP carries this time). The run's records are
+ * then drained before profile_stop writes its stop records. NMI-safe. */
 void profile_quiesce(void);
-/* Stop: each CPU writes its COUNTS and the app's exit status. */
+/* Stop: closes the window if still open; each CPU writes its COUNTS, a
+ * soft-PMU run's TICKS (and LOST_SAMPLES for the due ticks that gave no
+ * sample) and APP_STOP with the exit status. */
 void profile_stop(int status);
 /* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's
  * counts cover exactly this window; the other CPUs', and those of runs
- * started without an app, cover the whole run. Not NMI-safe. */
+ * started without an app, cover the whole run. profile_app_exit closes
+ * the run's window, as profile_quiesce. Not NMI-safe. */
 void profile_app_enter(void);
 void profile_app_exit(void);
 /* The run tick, on each CPU of a run (interrupt context). */
@@ -404,9 +464,21 @@ bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);
 struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
+/* Write a record into this CPU's ring of the run. One that finds no room
+ * (or a paused ring) is counted in the run's lost total as a sample is,
+ * besides the ring's next LOST record. Returns bp_ring_output's result,
+ * BP_ERING_NODATA without a run or a ring here. NMI-safe: yes. */
+int profile_output(const void *rec);
+/* A write into this CPU's ring of the run failed with err (an AUX record
+ * from bp_aux_output_end, say): count a drop as profile_output does.
+ * NMI-safe: yes. */
+void profile_count_drop(int err);
+/* The running app's id (APP_START's app_id, SAMPLE's pid); 0 without a run. */
+u32 profile_app_id(void);
 u64 profile_samples(u32 cpu);			/* SAMPLE records written */
 u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
-u64 profile_soft_merged(u32 cpu);		/* ticks a CPU could not sample (late) */
+u64 profile_soft_merged(u32 cpu);		/* ticks that reached a CPU folded into a
+						 * later NMI (late), CPU 0's too */
 u64 profile_ticks(u32 cpu);			/* run ticks the CPU took */
 /* Print the hottest functions from the rings (without consuming them), and
  * a "count:" line per counting event of the app's CPU. */

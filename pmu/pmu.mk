@@ -33,6 +33,21 @@ $(BUILD)/host/test_pmu_model $(BUILD)/host/test_pmu $(BUILD)/host/test_pmu_event
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
+# pmu_probe and the TSC derivation against real CPUs' CPUID
+# (test/host/cpuid_real.tab, from InstLatx64's dumps).
+HOST_TESTS += $(BUILD)/host/test_cpuid_real
+
+$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/tsc_cpuid.o \
+		$(PMU_HOST_OBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+$(BUILD)/hpmu/kernel/tsc_cpuid.o: kernel/tsc_cpuid.c Makefile pmu/pmu.mk
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -c $< -o $@
+
 # The generic event table against libpfm4 (Debian libpfm4-dev), an
 # independent oracle; without the library the test reports a SKIP.
 PFM_HEADER := $(wildcard /usr/include/perfmon/pfmlib.h)

@@ -13,11 +13,20 @@
  *   8000_0001 ECX[23] PerfCtrExtCore gives 6 at 0xC0010200 (CTL/CTR pairs);
  *   CPUID 8000_0022 EAX[0] PerfMonV2 adds the global MSRs 0xC0000300-303 and
  *   EBX[3:0] counts the core counters.
+ * Hybrids (SDM Vol. 2A CPUID 1AH, 23H): each core type enumerates its own
+ *   counters in leaf 23H sub-leaf 1 (EAX GP bitmap, EBX fixed bitmap),
+ *   e.g. Meteor Lake P-cores have fixed counters 0-3, E-cores 0-2; the
+ *   probe runs on every CPU (pmu/kernel.c) so each gets its own caps.
  * Machines without a PMU: QEMU TCG reports CPUID.0AH as zero on Intel
  * models, and on AMD models (qemu64 is "AuthenticAMD") reads 0 from every
  * MSR and drops writes, so a counter that does not hold a written value is
- * "no PMU" (the same test Linux's check_hw_exists() makes). RDPMC is probed
- * with rdpmc_safe: TCG raises #UD.
+ * "no PMU". Firmware may own counters at hand-off: as Linux's
+ * check_hw_exists(), the probe first reads which ones are enabled
+ * (PERFEVTSEL.EN, IA32_FIXED_CTR_CTRL), reports them, and tests only a free
+ * one (a counting counter never holds what was written). RDPMC is probed
+ * with rdpmc_safe: TCG raises #UD. DEBUGCTL's freeze bits are probed with
+ * a safe write and a read-back: KVM #GPs on them whatever the perfmon
+ * version says.
  */
 #include "pmu/internal.h"
 
@@ -35,18 +44,93 @@ static void none(struct pmu_caps *caps, const char *why)
 	strlcpy(caps->none_reason, why, sizeof(caps->none_reason));
 }
 
-/* Does GP counter 0 hold what we write? Leaves it 0. */
-static bool counter_holds_value(u32 ctr_msr)
+/*
+ * Does a counter hold what we write? The value differs from the one it
+ * had in its low 16 bits (emulators that read 0 and drop writes fail
+ * whatever they held) and stays below 2^31, legal for legacy (sign-
+ * extended) and full-width writes. The counter must not be counting.
+ */
+static bool counter_holds_value(u32 ctr_msr, u64 mask)
 {
-	const u64 probe = 0xabcd;	/* small, positive: legal for legacy and full writes */
-	u64 got;
+	u64 old, got;
 
+	if (pmu_hw_rdmsr_safe(ctr_msr, &old))
+		return false;
+	u64 probe = ((old ^ 0xffff) & 0x7fffffff) | 1;
 	if (pmu_hw_wrmsr_safe(ctr_msr, probe))
 		return false;
 	if (pmu_hw_rdmsr_safe(ctr_msr, &got))
 		return false;
 	pmu_hw_wrmsr_safe(ctr_msr, 0);
-	return got == probe;
+	return (got & mask) == probe;
+}
+
+/* Counters firmware left enabled (Linux check_hw_exists: PERFEVTSEL.EN,
+ * and IA32_FIXED_CTR_CTRL's OS/USR bits per fixed counter). */
+static u64 firmware_owned(const struct pmu_caps *caps)
+{
+	u64 owned = 0, v;
+
+	for (u32 i = 0; i < caps->nr_gp; i++)
+		if (!pmu_hw_rdmsr_safe(caps->gp_sel_base + i * caps->stride, &v) && (v & EVTSEL_EN))
+			owned |= 1ull << i;
+	if (caps->fixed_bitmap && !pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v))
+		for (u32 i = 0; i < caps->nr_fixed; i++)
+			if ((caps->fixed_bitmap >> i & 1) &&
+			    (v >> FIXED_CTRL_SHIFT(i) & (FIXED_CTRL_OS | FIXED_CTRL_USR)))
+				owned |= 1ull << PMU_FIXED_BIT(i);
+	return owned;
+}
+
+/* The first GP counter firmware does not own, tested as Linux does; false
+ * with why set when there is none or it does not hold a value. */
+static bool free_counter_works(struct pmu_caps *caps)
+{
+	for (u32 i = 0; i < caps->nr_gp; i++) {
+		if (caps->fw_owned >> i & 1)
+			continue;
+		return counter_holds_value(caps->gp_ctr_base + i * caps->stride, caps->gp_mask);
+	}
+	return false;
+}
+
+/* A DEBUGCTL bit that takes a write and reads back set; DEBUGCTL is put
+ * back as it was. */
+static bool debugctl_bit_works(u64 bit)
+{
+	u64 old, got;
+
+	if (pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &old))
+		return false;
+	if (pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, old | bit))
+		return false;
+	bool ok = !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &got) && (got & bit);
+	pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, old);
+	return ok;
+}
+
+/* Intel Atom cores unmask LVT PC before re-enabling (Linux mid_ack:
+ * Gracemont, Crestmont, hybrid E-cores); the big cores after (late_ack,
+ * "avoids spurious NMIs on Haswell"). Family 6 models (SDM Vol. 4 ch. 2). */
+static bool intel_atom_core(const struct pmu_caps *caps)
+{
+	static const u8 atom_models[] = { 0xbe, 0xaf, 0xb6 };
+
+	if (caps->core_type == HYBRID_CORE_ATOM)
+		return true;
+	if (caps->family != 6)
+		return false;
+	for (u32 i = 0; i < ARRAY_SIZE(atom_models); i++)
+		if (caps->model == atom_models[i])
+			return true;
+	return false;
+}
+
+/* Broadwell client, GT3e, Xeon, Xeon D (Linux: bdw_limit_period). */
+static bool intel_broadwell(const struct pmu_caps *caps)
+{
+	return caps->family == 6 && (caps->model == 0x3d || caps->model == 0x47 ||
+				     caps->model == 0x4f || caps->model == 0x56);
 }
 
 static u64 width_mask(u32 bits)
@@ -103,11 +187,44 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 		caps->global_status = MSR_IA32_PERF_GLOBAL_STATUS;
 		caps->global_ack = MSR_IA32_PERF_GLOBAL_OVF_CTRL;
 		/* SDM 17.4.1 / 21.2.x: DEBUGCTL.Freeze_PerfMon_On_PMI, "legacy"
-		 * (clears GLOBAL_CTRL) in v2-v3, "streamlined" (CTR_FRZ) in v4+. */
-		caps->freeze = true;
-		caps->freeze_streamlined = caps->version >= 4;
+		 * (clears GLOBAL_CTRL) in v2-v3, "streamlined" (CTR_FRZ) in v4+.
+		 * Offered only if the bit takes a write: KVM #GPs on it. */
+		caps->freeze = debugctl_bit_works(DEBUGCTL_FREEZE_PERFMON_ON_PMI);
+		caps->freeze_streamlined = caps->freeze && caps->version >= 4;
 		caps->anythread_deprecated = d & PERFMON_EDX_ANYTHREAD_DEPRECATED;
 	}
+	/* Hybrids: this core type's own counters (leaf 23H sub-leaf 1). */
+	if (max_leaf >= CPUID_PERFMON_EXT) {
+		cpuid_r(CPUID_EXT_FEATURES_7, 1, r);
+		if (r[0] & CPUID7_1_EAX_PERFMON_EXT) {
+			cpuid_r(CPUID_PERFMON_EXT, 0, r);
+			if (r[0] & (1u << PERFMON_EXT_SUB_COUNTERS)) {
+				cpuid_r(CPUID_PERFMON_EXT, PERFMON_EXT_SUB_COUNTERS, r);
+				/* The GP bitmap is contiguous from 0 on every part
+				 * so far; use its low run, never a hole. */
+				u32 gp = r[0], n = 0;
+				while (n < 32 && (gp >> n & 1))
+					n++;
+				if (n)
+					caps->nr_gp = MIN(n, (u32)PMU_MAX_GP);
+				if (caps->version >= 2) {
+					caps->fixed_bitmap = r[1] & ((1u << PMU_MAX_FIXED) - 1);
+					caps->nr_fixed = caps->fixed_bitmap ?
+						32 - (u32)__builtin_clz(caps->fixed_bitmap) : 0;
+				}
+			}
+		}
+	}
+	if (max_leaf >= CPUID_HYBRID) {
+		cpuid_r(CPUID_HYBRID, 0, r);
+		caps->core_type = HYBRID_EAX_CORE_TYPE(r[0]);
+	}
+	caps->lvt_unmask_late = !intel_atom_core(caps);
+	caps->limit_inst_retired = intel_broadwell(caps);
+	/* SMIs: MSR_SMI_COUNT (SDM Vol. 4, family 6 from Nehalem; KVM emulates
+	 * it), read safely; FREEZE_WHILE_SMM where the bit takes a write. */
+	u64 smi;
+	caps->smi_count = !pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &smi);
 	if (ecx1 & CPUID1_ECX_PDCM) {
 		u64 v;
 		if (!pmu_hw_rdmsr_safe(MSR_IA32_PERF_CAPABILITIES, &v)) {
@@ -117,6 +234,8 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 	}
 	if (caps->fw_write)
 		caps->gp_fw_base = MSR_IA32_A_PMC0;
+	if (caps->version >= 2)
+		caps->freeze_smm = debugctl_bit_works(DEBUGCTL_FREEZE_WHILE_SMM);
 	/*
 	 * Legacy IA32_PMCx writes take EAX sign-extended from bit 31 (SDM
 	 * 21.2.6), so -period fits only for period < 2^31; full-width writes
@@ -126,8 +245,11 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 	if (caps->fixed_bitmap && !caps->fw_write)
 		caps->max_period = MIN(caps->max_period, caps->fixed_mask >> 1);
 
-	if (!counter_holds_value(caps->gp_ctr_base))
-		none(caps, "IA32_PMC0 does not hold a written value: the vPMU is not functional");
+	caps->fw_owned = firmware_owned(caps);
+	if (!(~caps->fw_owned & ((1ull << caps->nr_gp) - 1)))
+		none(caps, "firmware has every GP counter enabled: none is free to test");
+	else if (!free_counter_works(caps))
+		none(caps, "a free IA32_PMCx does not hold a written value: the vPMU is not functional");
 }
 
 static void probe_amd(struct pmu_caps *caps, u32 max_ext)
@@ -175,7 +297,13 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 		caps->gp_ctr_base = MSR_K7_PERFCTR0;
 		caps->stride = 1;
 	}
-	if (!counter_holds_value(caps->gp_ctr_base))
+	/* AMD: LVT PC is not masked by the PMI, but unmasking early is what
+	 * Linux's generic handler does; KVM masks it anyway (a16eb25b09c0). */
+	caps->lvt_unmask_late = false;
+	caps->fw_owned = firmware_owned(caps);
+	if (!(~caps->fw_owned & ((1ull << caps->nr_gp) - 1)))
+		none(caps, "firmware has every counter enabled: none is free to test");
+	else if (!free_counter_works(caps))
 		none(caps, "the AMD counter MSRs do not hold a written value: "
 		     "QEMU TCG or a hypervisor without a vPMU");
 }
@@ -232,13 +360,61 @@ int pmu_probe(struct pmu_caps *caps)
 	return caps->kind == PMU_KIND_NONE ? -E_NODEV : 0;
 }
 
+bool pmu_cpu_quiesce(const struct pmu_caps *caps)
+{
+	u64 v;
+
+	if (caps->kind != PMU_KIND_NONE) {
+		for (u32 i = 0; i < caps->nr_gp; i++)
+			pmu_hw_wrmsr_safe(caps->gp_sel_base + i * caps->stride, 0);
+		if (caps->fixed_bitmap)
+			pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, 0);
+		if (caps->has_global) {
+			pmu_hw_wrmsr_safe(caps->global_ctrl, 0);
+			if (!pmu_hw_rdmsr_safe(caps->global_status, &v) && v)
+				pmu_hw_wrmsr_safe(caps->global_ack, v);
+		}
+		u64 frz = (caps->freeze ? DEBUGCTL_FREEZE_PERFMON_ON_PMI : 0) |
+			  (caps->freeze_smm ? DEBUGCTL_FREEZE_WHILE_SMM : 0);
+		if (caps->intel && frz && !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v) && (v & frz))
+			pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, v & ~frz);
+	}
+	if (!caps->amd)
+		return caps->intel;
+	/* Linux init_amd: where DE_CFG exists, bit 1 makes LFENCE
+	 * serializing (families where the MSR is absent serialize anyway:
+	 * the safe accessors take the #GP). */
+	if (pmu_hw_rdmsr_safe(MSR_AMD64_DE_CFG, &v))
+		return false;
+	if (!(v & DE_CFG_LFENCE_SERIALIZE) &&
+	    pmu_hw_wrmsr_safe(MSR_AMD64_DE_CFG, v | DE_CFG_LFENCE_SERIALIZE))
+		return false;
+	return !pmu_hw_rdmsr_safe(MSR_AMD64_DE_CFG, &v) && (v & DE_CFG_LFENCE_SERIALIZE);
+}
+
+s64 pmu_smi_count(const struct pmu_caps *caps)
+{
+	u64 v;
+
+	if (!caps->smi_count || pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &v))
+		return -1;
+	return (s64)(v & 0xffffffffull);	/* bits 31:0 count (SDM Vol. 4) */
+}
+
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
-	char hv[64] = "";
+	char hv[64] = "", fw[64] = "", core[16] = "";
 
 	if (caps->hypervisor)
 		ksnprintf(hv, sizeof(hv), " (virtual PMU under hypervisor \"%s\")",
 			  caps->hypervisor_id);
+	if (caps->fw_owned)
+		ksnprintf(fw, sizeof(fw), ", firmware had counters 0x%lx enabled",
+			  (unsigned long)caps->fw_owned);
+	if (caps->core_type == HYBRID_CORE_ATOM)
+		strlcpy(core, " (E-core)", sizeof(core));
+	else if (caps->core_type == HYBRID_CORE_CORE)
+		strlcpy(core, " (P-core)", sizeof(core));
 	switch (caps->kind) {
 	case PMU_KIND_NONE:
 		ksnprintf(buf, len, "none (%s); sampling will use the soft PMU", caps->none_reason);
@@ -252,21 +428,23 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 		else if (nfix)
 			ksnprintf(fixed, sizeof(fixed), ", fixed counters 0x%x x %u bits",
 				  caps->fixed_bitmap, caps->fixed_width);
-		ksnprintf(buf, len, "Intel arch perfmon v%u, %u GP counters x %u bits%s%s%s%s%s%s",
-			  caps->version, caps->nr_gp, caps->gp_width, fixed,
+		ksnprintf(buf, len, "Intel arch perfmon v%u%s, %u GP counters x %u bits%s%s%s%s%s%s%s%s%s",
+			  caps->version, core, caps->nr_gp, caps->gp_width, fixed,
 			  caps->fw_write ? ", full-width writes" : ", 31-bit reloads",
 			  caps->freeze ? (caps->freeze_streamlined ? ", streamlined freeze" :
 					  ", freeze on PMI") : "",
+			  caps->freeze_smm ? ", freeze in SMM" : "",
+			  caps->smi_count ? "" : ", SMIs not countable",
 			  caps->arch_events_unavail & 0x7f ? ", some arch events masked" : "",
-			  caps->rdpmc_ok ? "" : ", rdpmc faults", hv);
+			  caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	default:
-		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s%s",
+		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s, SMIs not detectable%s%s",
 			  caps->kind == PMU_KIND_AMD_V2 ? "PerfMonV2 (global ctl/status)" :
 			  caps->kind == PMU_KIND_AMD_CORE_EXT ? "core counter extension" :
 			  "legacy counters",
-			  caps->nr_gp, caps->gp_width, caps->rdpmc_ok ? "" : ", rdpmc faults", hv);
+			  caps->nr_gp, caps->gp_width, caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	return buf;

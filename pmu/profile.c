@@ -6,11 +6,14 @@
  *   hardware PMU   PMI (LVT PC, NMI) -> pmu_handle_overflow -> emit_sample
  *   soft PMU       HPET comparator -> IOAPIC -> NMI on CPU 0 -> a sample
  *                  there, and an NMI IPI to every other CPU in the run, each
- *                  of which samples itself ("cpu-clock", period in ns)
+ *                  of which samples itself ("cpu-clock", period in ns);
+ *                  every expiry is a tick due on every CPU, and a TICKS
+ *                  record per CPU says how each one ended (sample, ring
+ *                  full, or LOST_SAMPLES)
  *   run tick       APIC timer (VEC_APIC_TIMER) on every CPU of the run at
  *                  PROFILE_TICK_HZ -> profile_tick: pmu_tick (frequency
- *                  mode, unthrottling, event-set rotation), the soft PMU's
- *                  unthrottling; on the boot CPU also the stream drain
+ *                  mode, unthrottling, event-set rotation); on the boot
+ *                  CPU also the stream drain
  *   counting       hardware events in the same PMU context (multiplexed
  *                  when they do not fit), soft ones (tsc, cpu-clock,
  *                  task-clock) from the TSC; a COUNTS record per CPU at stop
@@ -21,6 +24,7 @@
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/quiet.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
@@ -43,15 +47,23 @@ struct cpu_prof {
 	struct pmu_ctx pmu;
 	bool pmu_on;			/* the context is open and started here */
 	bool ticking;			/* the run tick is on */
+	u32 soft_lapic_n;		/* APIC timer samples since the last run tick */
 	bool irq_was;			/* interrupts were on before the run */
-	u32 soft_pending;		/* ticks posted to this CPU, not yet taken */
+	u64 soft_pending;		/* ticks posted to this CPU, not yet taken */
 	u64 samples;			/* SAMPLE records written */
 	u64 dropped;			/* records not written: no room (cumulative) */
-	u64 soft_merged;		/* ticks that arrived while one was pending */
+	u64 samples_dropped;		/* ... of them SAMPLE records */
+	u64 soft_merged;		/* ticks that arrived folded into a later NMI */
+	u64 soft_seen;			/* ticks that reached this CPU: the index of the latest */
+	u64 soft_last;			/* index of the last tick a sample was taken for */
 	u64 nmis;
 	u64 ticks;			/* run ticks taken */
-	u32 soft_tick_samples;		/* soft PMU throttling (perf throttles cpu-clock too) */
+	/* Soft PMU throttling (perf throttles cpu-clock too), by the TSC:
+	 * samples since thr_start, the start of the current window. */
+	u64 thr_start;
+	u32 thr_samples;
 	u32 soft_throttled;
+	u64 soft_throttled_ticks;	/* ticks that found sampling throttled */
 	u64 missed_reported;		/* pmu.stats.missed already in LOST_SAMPLES */
 	/* Counting: the CPU's window is [t_start, t_stop]; the app's CPU
 	 * narrows it to [app_t0, app_t1] around app->main. */
@@ -67,7 +79,21 @@ static struct profile_cfg cfg;
 static u32 ncpus;
 static bool active, soft;
 static bool quiesced;		/* the app returned: no more samples this run */
+/* Where the sampling window closed (close_window): the TSC, the HPET main
+ * counter and the soft PMU's ticks due by then. */
+static u64 close_tsc, close_hpet, close_due;
+static u64 final_due;			/* ticks due on every CPU: close_due, or
+					 * later if a sample raced the close */
 static u64 soft_period_ns, soft_ticks;	/* soft PMU: period, NMIs from the HPET */
+static u64 soft_hpet_period;		/* HPET ticks between expiries */
+static u64 soft_posted;			/* expiries posted to the other CPUs */
+static bool soft_started;		/* the HPET's NMIs run for this run */
+static u64 throttle_window;		/* TSC ticks of one run tick: the rate's measure */
+/* No HPET: the soft PMU samples on each CPU's APIC timer, an ordinary
+ * interrupt at the sampling period; every soft_per_tick-th one is also
+ * the run tick. */
+static bool soft_lapic;
+static u32 soft_per_tick;
 static u64 run_id;
 static const char *app_name;
 static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
@@ -144,25 +170,52 @@ static bool dropped_for_room(int err)
 	return err == BP_ERING_NOSPACE || err == BP_ERING_PAUSED;
 }
 
+/* One add, atomic against an NMI on the same CPU that counts a drop too. */
+static void count_drop(struct cpu_prof *cp, int err)
+{
+	if (dropped_for_room(err))
+		__atomic_fetch_add(&cp->dropped, 1, __ATOMIC_RELAXED);
+}
+
 static int put(struct bp_ring *rb, const void *rec)
 {
 	int err = bp_ring_output(rb, rec);
 
-	if (dropped_for_room(err))
-		((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)))->dropped++;
+	count_drop((struct cpu_prof *)((char *)rb - offsetof(struct cpu_prof, ring)), err);
 	return err;
+}
+
+int profile_output(const void *rec)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || cpu >= ncpus || !cpus[cpu].mem)
+		return BP_ERING_NODATA;
+	return put(&cpus[cpu].ring, rec);
+}
+
+void profile_count_drop(int err)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (cpu < ncpus && cpus[cpu].mem)
+		count_drop(&cpus[cpu], err);
+}
+
+u32 profile_app_id(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_ACQUIRE) ? (u32)run_id : 0;
 }
 
 /* ---- the NMI paths ------------------------------------------------ */
 
-static void take_sample(struct trap_frame *f, u64 id, u64 period)
+/* One SAMPLE of sample_type from frame f into rb; cp gives the group's
+ * counts (BP_SAMPLE_READ). Returns the ring's verdict. NMI-safe. */
+static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type,
+			struct trap_frame *f, u64 id, u64 period)
 {
 	struct percpu *pc = this_cpu();
-	struct cpu_prof *cp = &cpus[pc->cpu];
 	u64 ips[MAX_CALLCHAIN];
-
-	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
-		return;
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s = {
 		.ip = f->rip,
@@ -174,7 +227,7 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 		.period = period,
 	};
 
-	if (cfg.sample_type & BP_SAMPLE_CALLCHAIN) {
+	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
 		s.ips = ips;
 		s.nr_ips = on_stack ? bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi,
@@ -193,7 +246,7 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
-	if (cfg.sample_type & BP_SAMPLE_READ) {
+	if (sample_type & BP_SAMPLE_READ) {
 		for (int i = 0; i < events_total(); i++) {
 			struct pmu_value v;
 			event_value(cp, i, s.time, &v);
@@ -203,11 +256,26 @@ static void take_sample(struct trap_frame *f, u64 id, u64 period)
 		s.group = grp;
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
-	int err = bp_ring_output_sample(&cp->ring, cfg.sample_type, BP_MISC_KERNEL, &s);
-	if (!err)
+	return bp_ring_output_sample(rb, sample_type, BP_MISC_KERNEL, &s);
+}
+
+/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
+ * was full: counted), -1 not taken (the window has closed). NMI-safe. */
+static int take_sample(struct trap_frame *f, u64 id, u64 period)
+{
+	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		return -1;
+	int err = write_sample(&cp->ring, cp, cfg.sample_type, f, id, period);
+	if (!err) {
 		cp->samples++;
-	else if (dropped_for_room(err))
-		cp->dropped++;
+		return 1;
+	}
+	if (dropped_for_room(err))
+		cp->samples_dropped++;
+	count_drop(cp, err);
+	return 0;
 }
 
 static void write_throttle(struct cpu_prof *cp, u32 type)
@@ -220,49 +288,77 @@ static void write_throttle(struct cpu_prof *cp, u32 type)
 	put(&cp->ring, &r);
 }
 
-/* A soft-PMU sample, unless this CPU is throttled: perf throttles its
- * cpu-clock like any sampling event. The HPET keeps firing; the samples
- * stop until the next run tick. */
-static void soft_sample(struct trap_frame *f)
+/*
+ * A soft-PMU sample for tick `tick` (its index), unless this CPU is
+ * throttled: perf throttles its cpu-clock like any sampling event, once
+ * max_per_tick samples come within one run tick's length. The rate is
+ * measured here against the TSC, not by counting samples between run
+ * ticks: an app may mask the APIC timer for seconds (apps/bench.c does),
+ * and a count between ticks that never come would throttle any rate. The
+ * HPET keeps firing, so the first tick after the window has passed ends
+ * the throttling. A tick without a sample is not counted here: stop_cpu
+ * counts every due tick that gave none.
+ */
+static void soft_sample(struct trap_frame *f, u64 tick)
 {
 	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+	u64 now = rdtsc();
 
-	if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
 		return;
-	take_sample(f, 0, soft_period_ns);
-	if (max_per_tick && ++cp->soft_tick_samples >= max_per_tick) {
-		__atomic_store_n(&cp->soft_throttled, 1, __ATOMIC_RELAXED);
+	if (max_per_tick && now - cp->thr_start >= throttle_window) {
+		if (cp->soft_throttled) {
+			write_throttle(cp, BP_RECORD_UNTHROTTLE);
+			cp->soft_throttled = 0;
+		}
+		cp->thr_start = now;
+		cp->thr_samples = 0;
+	}
+	if (cp->soft_throttled) {
+		cp->soft_throttled_ticks++;
+		return;
+	}
+	if (take_sample(f, 0, soft_period_ns) >= 0)
+		cp->soft_last = tick;
+	if (max_per_tick && ++cp->thr_samples >= max_per_tick) {
+		cp->soft_throttled = 1;
 		write_throttle(cp, BP_RECORD_THROTTLE);
 	}
 }
 
+/* The HPET's NMI on CPU 0. It stands for every expiry since the last one
+ * (hpet_nmi_due): one sample here, the same number of ticks posted to each
+ * other CPU. */
 static void soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
-	u32 me = this_cpu()->cpu;
+	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
+	u64 due = hpet_nmi_due(), n = due - soft_posted;
 
 	soft_ticks++;
+	soft_posted = due;
 	/* Wake the other CPUs first so their samples are as close in time. */
 	if (ncpus > 1) {
 		for (u32 i = 0; i < ncpus; i++)
-			if (i != me)
-				__atomic_add_fetch(&cpus[i].soft_pending, 1, __ATOMIC_RELEASE);
+			if (&cpus[i] != cp)
+				__atomic_add_fetch(&cpus[i].soft_pending, n, __ATOMIC_RELEASE);
 		apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
 	}
-	soft_sample(f);
+	cp->soft_seen = due;
+	cp->soft_merged += n - 1;
+	soft_sample(f, due);
 }
 
 /*
  * The NMI IPI from soft_tick on the other CPUs: ours if ticks were posted.
  * A CPU that could not run for longer than a period (a descheduled vCPU)
- * finds several; it samples once and says how many it could not take in a
- * LOST_SAMPLES record, so no tick disappears silently.
+ * finds several; it samples once, for the latest.
  */
 static bool soft_ipi_nmi(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 	struct cpu_prof *cp;
-	u32 ticks;
+	u64 ticks;
 
 	if (!active || !soft || pc->cpu >= ncpus)
 		return false;
@@ -270,22 +366,16 @@ static bool soft_ipi_nmi(struct trap_frame *f)
 	ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
 	if (!ticks)
 		return false;
-	if (ticks > 1) {
-		struct bp_record_lost_samples r = {
-			.header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(r) },
-			.lost = ticks - 1,
-		};
-		cp->soft_merged += ticks - 1;
-		put(&cp->ring, &r);
-	}
-	soft_sample(f);
+	cp->soft_seen += ticks;
+	cp->soft_merged += ticks - 1;
+	soft_sample(f, cp->soft_seen);
 	return true;
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
 	(void)ctx;
-	take_sample(arg, hw_cfg[idx], period);
+	(void)take_sample(arg, hw_cfg[idx], period);
 }
 
 static void throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -306,6 +396,22 @@ static bool pmi_nmi(struct trap_frame *f)
 
 /* ---- the run tick ---------------------------------------------------- */
 
+/* PERF_RECORD_LOST_SAMPLES with perf's sample_id trailer (perf_ring.h),
+ * on this CPU's ring. */
+static void write_lost_samples(struct cpu_prof *cp, u64 lost)
+{
+	struct {
+		struct bp_record_lost_samples r;
+		struct bp_sample_id id;
+	} rec = {
+		.r = { .header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(rec) }, .lost = lost },
+		.id = { .pid = run_id, .tid = this_cpu()->cpu, .time = rdtsc(),
+			.id = 0, .cpu = this_cpu()->cpu },
+	};
+
+	put(&cp->ring, &rec);
+}
+
 /* Samples the PMU could not take at an event-set switch: said, not lost
  * silently. */
 static void report_missed(struct cpu_prof *cp)
@@ -314,12 +420,8 @@ static void report_missed(struct cpu_prof *cp)
 
 	if (missed == cp->missed_reported)
 		return;
-	struct bp_record_lost_samples r = {
-		.header = { BP_RECORD_LOST_SAMPLES, 0, sizeof(r) },
-		.lost = missed - cp->missed_reported,
-	};
+	write_lost_samples(cp, missed - cp->missed_reported);
 	cp->missed_reported = missed;
-	put(&cp->ring, &r);
 }
 
 void profile_tick(void)
@@ -335,15 +437,6 @@ void profile_tick(void)
 	if (cp->pmu_on) {
 		pmu_tick(&cp->pmu);
 		report_missed(cp);
-	}
-	if (soft) {
-		/* UNTHROTTLE before the samples resume, so it precedes them. */
-		cp->soft_tick_samples = 0;
-		if (__atomic_load_n(&cp->soft_throttled, __ATOMIC_RELAXED)) {
-			write_throttle(cp, BP_RECORD_UNTHROTTLE);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			__atomic_store_n(&cp->soft_throttled, 0, __ATOMIC_RELAXED);
-		}
 	}
 }
 
@@ -361,12 +454,171 @@ static void run_tick(struct trap_frame *f)
 {
 	struct cpu_prof *cp = &cpus[0];
 
-	(void)f;
 	apic_eoi();
+	if (soft_lapic) {
+		struct cpu_prof *me = &cpus[this_cpu()->cpu];
+		soft_sample(f, 0);	/* no HPET: ticks due are not known (TICKS period 0) */
+		if (++me->soft_lapic_n < soft_per_tick)
+			return;
+		me->soft_lapic_n = 0;
+	}
 	profile_tick();
 	trace_tick();			/* restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
 		stream_drain(true);
+}
+
+/* ---- the shortest period ------------------------------------------ */
+
+/*
+ * Sampling faster than its handler can run takes the machine: a period
+ * shorter than the NMI's own cost re-arms the HPET in the past forever.
+ * Linux bounds its sample rate so that sampling takes at most
+ * perf_cpu_time_max_percent (25%) of a CPU, from the measured length of
+ * its sampling NMIs (perf_sample_event_took). We measure once at boot: a
+ * self-NMI whose handler does what a soft-PMU tick does on CPU 0 — three
+ * HPET register accesses (hpet_nmi's counter read, the comparator write,
+ * rearm's re-check; reads stand in for the write) and a SAMPLE with its
+ * call chain into a ring — timed from the ICR write to the handler's end.
+ * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
+ * the host running something else). cpu-clock periods below cost * 100 /
+ * CPU_TIME_MAX_PERCENT are refused.
+ */
+#define FLOOR_TRIES		32
+#define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
+#define FLOOR_FALLBACK_NS	100000ul	/* no self-NMI came back: 10 kHz */
+#define CPU_TIME_MAX_PERCENT	25		/* perf_cpu_time_max_percent */
+#define FLOOR_SAMPLE_TYPE	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
+				 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN)
+
+static u64 soft_cost_ns, soft_floor_ns = 1;
+static u32 floor_armed;			/* a measuring self-NMI is on its way */
+static struct bp_ring floor_ring;
+static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+static bool floor_nmi(struct trap_frame *f)
+{
+	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
+		return false;
+	hpet_read();
+	hpet_read();
+	hpet_read();
+	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
+	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
+	return true;
+}
+
+void profile_init(void)
+{
+	struct bp_ring_config rc = { .id = 0 };
+	u64 best = ~0ul;
+
+	if (!hpet_hz() || !tsc_hz)
+		return;			/* no soft PMU (or no clock to time it) */
+	if (nmi_register(floor_nmi)) {
+		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
+		return;
+	}
+	for (int i = 0; i < FLOOR_TRIES; i++) {
+		bp_ring_init(&floor_ring, floor_mem, sizeof(floor_mem), &rc);
+		__atomic_store_n(&floor_armed, 1, __ATOMIC_RELEASE);
+		u64 t0 = rdtsc_ordered();
+		apic_send_ipi(apic_id(), APIC_DM_NMI);
+		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
+		       tsc_to_ns(rdtsc_ordered() - t0) < FLOOR_WAIT_NS)
+			cpu_relax();
+		u64 t1 = rdtsc_ordered();
+		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
+			soft_floor_ns = FLOOR_FALLBACK_NS;
+			kprintf("soft-pmu: a self-NMI did not arrive within %lu ms; shortest "
+				"cpu-clock period set to %lu ns unmeasured\n",
+				FLOOR_WAIT_NS / 1000000, soft_floor_ns);
+			return;
+		}
+		best = MIN(best, t1 - t0);
+	}
+	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
+	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
+	kprintf("soft-pmu: the NMI handler takes %lu ns (fastest of %d); shortest "
+		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
+		soft_cost_ns, FLOOR_TRIES, soft_floor_ns, CPU_TIME_MAX_PERCENT);
+}
+
+u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
+
+/* ns -> HPET ticks without overflow for any period and HPET rate. */
+static bool hpet_ticks_of(u64 ns, u64 *ticks)
+{
+	u64 hz = hpet_hz(), whole = ns / HPET_NS_PER_S, part = ns % HPET_NS_PER_S;
+
+	if (!hz || (whole && hz > ~0ul / whole))
+		return false;
+	*ticks = whole * hz;
+	u64 frac = hz / HPET_NS_PER_S * part + hz % HPET_NS_PER_S * part / HPET_NS_PER_S;
+	if (*ticks + frac < *ticks)
+		return false;
+	*ticks += frac;
+	return true;
+}
+
+/*
+ * The one check of a sampling event's period and frequency, for the
+ * command line and the control channel alike; every bound is tested
+ * before any arithmetic that could overflow. A period is in events
+ * (hardware) or ns (cpu-clock); 0 means not given.
+ *  - both given: refused, as perf refuses -c with -F;
+ *  - freq: at most max_rate (perf's perf_event_max_sample_rate check)
+ *    and one per ns;
+ *  - cpu-clock: at least the measured floor above, at most what one HPET
+ *    comparator step can hold;
+ *  - hardware: at least 2 (Linux's x86_pmu_hw_config refuses 1: the
+ *    reload value -1 overflows at once); the drivers add per-model limits.
+ */
+static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, char *err, size_t n)
+{
+	if (period && freq) {
+		ksnprintf(err, n, "period=%lu and freq=%lu together: give one or the other",
+			  period, freq);
+		return -E_INVAL;
+	}
+	if (freq && ((kopt.max_rate && freq > kopt.max_rate) || freq > HPET_NS_PER_S)) {
+		if (kopt.max_rate && freq > kopt.max_rate)
+			ksnprintf(err, n, "freq=%lu is above max_rate=%u, the most samples/s "
+				  "a CPU may take", freq, kopt.max_rate);
+		else
+			ksnprintf(err, n, "freq=%lu is above one sample per ns", freq);
+		return -E_RANGE;
+	}
+	if (!is_soft) {
+		if (period == 1) {
+			ksnprintf(err, n, "%s: period=1 is too short: a hardware period is at "
+				  "least 2", ev);
+			return -E_RANGE;
+		}
+		return 0;
+	}
+	u64 ns = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
+	if (ns < soft_floor_ns) {
+		if (freq)
+			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
+				  "samples/s (its NMI handler takes %lu ns; it may use %d%% of "
+				  "a CPU)", freq, HPET_NS_PER_S / soft_floor_ns, soft_cost_ns,
+				  CPU_TIME_MAX_PERCENT);
+		else
+			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
+				  "here, %lu ns (its NMI handler takes %lu ns; it may use %d%% of "
+				  "a CPU)", ns, soft_floor_ns, soft_cost_ns, CPU_TIME_MAX_PERCENT);
+		return -E_RANGE;
+	}
+	u64 ticks;
+	if (hpet_hz() && (!hpet_ticks_of(ns, &ticks) || ticks > HPET_NMI_MAX_TICKS)) {
+		u64 max_ns = HPET_NMI_MAX_TICKS / hpet_hz() * HPET_NS_PER_S +
+			     HPET_NMI_MAX_TICKS % hpet_hz() * HPET_NS_PER_S / hpet_hz();
+		ksnprintf(err, n, "period=%lu ns is longer than the HPET's longest, %lu ns",
+			  ns, max_ns);
+		return -E_RANGE;
+	}
+	return 0;
 }
 
 /* ---- set-up --------------------------------------------------------- */
@@ -399,31 +651,53 @@ int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
 			return -E_INVAL;
 		}
 		struct pmu_event_attr *a = &out->attrs[out->nevents];
-		if (!strcmp(p, SOFT_EVENT_NAME)) {
+		bool soft = !strcmp(p, SOFT_EVENT_NAME);
+		if (!soft) {
+			/* The name first: a misspelling is not a missing PMU. */
+			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			if (e == -E_NODEV && !have_pmu &&
+			    (!strcmp(p, "cycles") || !strcmp(p, "cpu-cycles"))) {
+				/* As perf does without hardware cycles: sample cpu-clock. */
+				kprintf("bareperf: warning: event '%s': this machine has no PMU (%s); "
+					"sampling cpu-clock (the HPET soft PMU) instead\n", p,
+					pmu_boot_caps.none_reason);
+				soft = true;
+			} else if (e) {
+				if (e == -E_NODEV && !have_pmu) {
+					size_t k = strlen(err);
+					ksnprintf(err + k, n - k, "; use events=cpu-clock, the "
+						  "HPET-driven soft PMU");
+				}
+				return e;
+			} else {
+				/* The event's own period=/freq= terms win over the run's. */
+				if (a->flags & PMU_ATTR_SAMPLE)
+					e = check_rate(p, false, a->flags & PMU_ATTR_FREQ ? 0 : a->period,
+						       a->flags & PMU_ATTR_FREQ ? a->freq : 0, err, n);
+				else
+					e = check_rate(p, false, period, freq, err, n);
+				if (e)
+					return e;
+				if (!(a->flags & PMU_ATTR_SAMPLE)) {
+					a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
+					a->period = period ? period : 100000;
+					a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
+				}
+			}
+		}
+		if (soft) {
+			memset(a, 0, sizeof(*a));
 			out->soft = true;
 			out->soft_ev[out->nevents] = PROFILE_CPU_CLOCK;
 			strlcpy(a->name, SOFT_EVENT_NAME, sizeof(a->name));
 			a->config = BP_CONFIG_SOFT_CPU_CLOCK;
 			a->generic = PMU_EV_RAW;
 			a->fixed = -1;
-			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
-			a->flags = PMU_ATTR_SAMPLE;
-		} else {
-			if (!have_pmu) {
-				ksnprintf(err, n, "event '%s': this machine has no PMU (%s); "
-					  "use events=cpu-clock, the HPET-driven soft PMU", p,
-					  cpu_features.hypervisor ? "a hypervisor without a vPMU" :
-					  "none found");
-				return -E_NODEV;
-			}
-			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			int e = check_rate(p, true, period, freq, err, n);
 			if (e)
 				return e;
-			if (!(a->flags & PMU_ATTR_SAMPLE)) {
-				a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
-				a->period = period ? period : 100000;
-				a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
-			}
+			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
+			a->flags = PMU_ATTR_SAMPLE;
 		}
 		out->nevents++;
 	}
@@ -469,14 +743,12 @@ int profile_parse_count(const char *list, struct profile_cfg *out, char *err, si
 			out->soft_ev[i] = soft_events[k].kind;
 		}
 		if (out->soft_ev[i] == PROFILE_HW) {
-			if (!have_pmu) {
-				ksnprintf(err, n, "count: event '%s': this machine has no PMU (%s); "
-					  "soft events: tsc, cpu-clock, task-clock", p,
-					  cpu_features.hypervisor ? "a hypervisor without a vPMU" :
-					  "none found");
-				return -E_NODEV;
-			}
+			/* The name first: a misspelling is not a missing PMU. */
 			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
+			if (e == -E_NODEV && !have_pmu) {
+				size_t k = strlen(err);
+				ksnprintf(err + k, n - k, "; soft events: tsc, cpu-clock, task-clock");
+			}
 			if (e)
 				return e;
 			if (a->flags & PMU_ATTR_SAMPLE) {
@@ -498,7 +770,7 @@ static void write_meta(struct bp_ring *rb)
 		.header = { BP_RECORD_RUN_META, 0, sizeof(m) },
 		.meta_version = BP_META_VERSION,
 		.flags = (cpu_features.invariant_tsc ? BP_META_TSC_INVARIANT : 0) |
-			 (soft ? BP_META_SOFT_PMU : 0),
+			 (soft ? BP_META_SOFT_PMU : 0) | (soft_lapic ? BP_META_SOFT_LAPIC : 0),
 		.run_id = run_id,
 		.nr_cpus = ncpus,
 		.tsc_hz = tsc_hz,
@@ -507,6 +779,8 @@ static void write_meta(struct bp_ring *rb)
 	u32 len;
 	const u8 *id = kernel_build_id(&len);
 	bool group = cfg.sample_type & BP_SAMPLE_READ;
+
+	quiet_state(&m.quiet_asked, &m.quiet_done, &m.quiet_refused);
 
 	/* ns = (tsc * mult) >> shift with the largest shift that keeps mult
 	 * below 2^32 (perf's time_mult/time_shift); 10^9 << 32 fits 64 bits. */
@@ -674,13 +948,16 @@ static void start_cpu(void *arg)
 	write_cpu_records(&cp->ring, cpu);
 	trace_cpu_attach(&cp->ring, run_id);	/* this CPU's trace buffer */
 	if (hw_n) {
-		if (pmu_open(&cp->pmu, &pmu_boot_caps, hw_attrs, hw_n, open_flags(), err,
+		/* This CPU's own caps: an E-core must not touch a counter
+		 * only the P-cores have. */
+		if (pmu_open(&cp->pmu, pmu_cpu_caps(cpu), hw_attrs, hw_n, open_flags(), err,
 			     sizeof(err))) {
 			kprintf("profile: cpu %u: %s\n", cpu, err);
 			a->err = -E_INVAL;
 			return;
 		}
 		pmu_set_throttle(&cp->pmu, max_per_tick, throttled, NULL);
+		pmu_set_throttle_window(&cp->pmu, throttle_window);
 		pmu_set_clock_hz(&cp->pmu, tsc_hz);
 		apic_lvtpc_set_nmi();
 		cp->pmu_on = true;
@@ -692,11 +969,38 @@ static void start_cpu(void *arg)
 		pmu_start(&cp->pmu);
 	if (apic_timer_hz()) {
 		cp->ticking = true;
-		apic_timer_periodic(apic_timer_hz() / PROFILE_TICK_HZ);
+		cp->soft_lapic_n = 0;
+		apic_timer_periodic(soft_lapic ? MAX(apic_timer_hz() * soft_period_ns / 1000000000, 1ul)
+				    : apic_timer_hz() / PROFILE_TICK_HZ);
 	}
 	/* The tick needs interrupts on for the whole run, also on the boot
 	 * CPU, which otherwise runs with them off; stop_cpu puts them back. */
 	irq_enable();
+}
+
+/*
+ * The soft PMU's account on this CPU (perf_ring.h, TICKS): every tick due
+ * in the window that gave no sample, written or dropped, is lost, and
+ * said in one LOST_SAMPLES record. A sample is taken for one tick, each
+ * for a later one than the last, so samples + dropped never exceed the
+ * ticks due (final_due covers the ticks a sample raced the close for).
+ */
+static void write_ticks(struct cpu_prof *cp, u32 cpu)
+{
+	u64 taken = cp->samples + cp->samples_dropped;
+	u64 lost = final_due > taken ? final_due - taken : 0;	/* a broken account shows */
+	struct bp_record_ticks r = {
+		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
+		.app_id = run_id, .cpu = cpu,
+		.hpet_hz = hpet_hz(), .period = soft_hpet_period,
+		.window = soft_started ? close_hpet - hpet_nmi_origin() : 0, .due = final_due,
+		.samples = cp->samples, .dropped = cp->samples_dropped, .lost = lost,
+		.throttled = cp->soft_throttled_ticks,
+	};
+
+	if (lost)
+		write_lost_samples(cp, lost);
+	put(&cp->ring, &r);
 }
 
 static void stop_cpu(void *arg)
@@ -715,12 +1019,16 @@ static void stop_cpu(void *arg)
 		pmu_stop(&cp->pmu);
 		report_missed(cp);
 	}
-	cp->t_stop = rdtsc_ordered();
+	/* The run's window ends where sampling closed: when the app returned,
+	 * not after the drain that followed. */
+	cp->t_stop = close_tsc;
 	if (cfg.ncount) {
 		final_counts(cp);
 		write_counts(cp, cpu);
 	}
-	app_record(NULL, cp->t_stop, false, *(int *)arg);
+	if (soft)
+		write_ticks(cp, cpu);
+	app_record(NULL, close_tsc, false, *(int *)arg);
 	trace_cpu_detach();
 	irq_restore(cp->irq_was);
 }
@@ -764,9 +1072,14 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		return e;
 	}
 	/* perf: max_samples_per_tick = DIV_ROUND_UP(max_sample_rate, HZ).
-	 * Without a tick nothing would unthrottle: no limit then. */
-	max_per_tick = kopt.max_rate && apic_timer_hz() ?
+	 * The soft PMU measures the rate itself (soft_sample); a PMU context
+	 * is unthrottled by the run tick: without one, no limit. */
+	max_per_tick = kopt.max_rate && (c->soft || apic_timer_hz()) ?
 		       (kopt.max_rate + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ : 0;
+	throttle_window = tsc_hz / PROFILE_TICK_HZ;
+	close_tsc = close_hpet = close_due = final_due = 0;
+	soft_posted = soft_hpet_period = 0;
+	soft_started = false;
 	if (!apic_timer_hz())
 		kprintf("profile: no APIC timer rate: no run tick (no multiplexing, frequency "
 			"re-tuning or throttling)\n");
@@ -803,9 +1116,18 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 			return -E_INVAL;
 		}
 		cp->samples = cp->dropped = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
-		cp->soft_pending = cp->soft_tick_samples = cp->soft_throttled = 0;
+		cp->samples_dropped = cp->soft_seen = cp->soft_last = cp->soft_throttled_ticks = 0;
+		cp->soft_pending = cp->thr_start = cp->thr_samples = cp->soft_throttled = 0;
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
+	}
+	/* No HPET (many recent PCs disable it), no PMU: cpu-clock on the APIC
+	 * timer, which cannot see code with interrupts off (said in the
+	 * run's metadata and the summary). */
+	soft_lapic = soft && !hpet_hz() && apic_timer_hz();
+	if (soft_lapic) {
+		soft_period_ns = cfg.attrs[0].period;
+		soft_per_tick = MAX(1000000000 / PROFILE_TICK_HZ / soft_period_ns, 1ul);
 	}
 	write_meta(&cpus[0].ring);
 	__atomic_store_n(&active, true, __ATOMIC_RELEASE);
@@ -815,14 +1137,20 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		profile_stop(EXIT_FAIL);
 		return args.err;
 	}
-	if (soft) {
+	if (soft && !soft_lapic) {
+		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		u64 ticks = hpet_hz() * soft_period_ns / HPET_NS_PER_S;
-		e = hpet_nmi_start(ticks ? ticks : 1, apic_id(), soft_tick, NULL);
+		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		if (!e) {
+			soft_hpet_period = ticks;
+			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
+		}
+		soft_started = !e;
 		if (e) {
 			ksnprintf(err, n, "soft PMU: %s", e == -E_NODEV ?
-				  "no HPET comparator can deliver NMIs here" :
-				  "the period is out of the HPET's range");
+				  "no HPET comparator can deliver NMIs here" : e == -E_INVAL ?
+				  "the IOAPIC cannot send the HPET's NMI to this CPU (APIC id "
+				  "above 255)" : "the period is out of the HPET's range");
 			profile_stop(EXIT_FAIL);
 			return e;
 		}
@@ -830,17 +1158,51 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	return 0;
 }
 
+/*
+ * Close the sampling window at TSC t: no sample is taken after it, and
+ * the soft PMU's ticks due are those the HPET main counter has passed by
+ * now. The counter is read before the close is published, so a tick that
+ * expires in between may still be sampled on a CPU that has not seen the
+ * close yet: profile_stop extends the window to it (final_due), which
+ * keeps the count exact either way. Once per run.
+ */
+static void close_window(u64 t)
+{
+	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		return;
+	close_tsc = t;
+	if (soft_started) {
+		close_hpet = hpet_read();
+		close_due = hpet_nmi_expiries(close_hpet);
+	}
+	__atomic_store_n(&quiesced, true, __ATOMIC_RELEASE);
+}
+
 void profile_quiesce(void)
 {
-	__atomic_store_n(&quiesced, true, __ATOMIC_RELEASE);
+	if (active)
+		close_window(rdtsc_ordered());
+}
+
+static void settle(void *arg)
+{
+	(void)arg;
 }
 
 void profile_stop(int status)
 {
 	if (!active)
 		return;
-	if (soft)
+	close_window(rdtsc_ordered());
+	if (soft_started) {
 		hpet_nmi_stop();
+		/* Every CPU runs settle only once it has left the NMI it may
+		 * have been in: after it, no sample is on its way. */
+		smp_call_all(settle, NULL);
+		final_due = close_due;
+		for (u32 i = 0; i < ncpus; i++)
+			final_due = MAX(final_due, cpus[i].soft_last);
+	}
 	smp_call_all(stop_cpu, &status);
 	__atomic_store_n(&active, false, __ATOMIC_RELEASE);
 }
@@ -869,6 +1231,8 @@ void profile_app_exit(void)
 	u64 t1 = rdtsc_ordered();		/* ... and ends here */
 	u32 cpu = this_cpu_id();
 
+	if (active)
+		close_window(t1);		/* the run's window too: APP_STOP's time */
 	if (!active || cpu >= ncpus || !cpus[cpu].app_here) {
 		trace_app_exit();
 		return;
@@ -1002,9 +1366,21 @@ void profile_summary(void)
 	/* Written and dropped are the kernel's own totals; the table can only
 	 * show what the stream has not taken off the rings yet. */
 	kprintf("profile: %s, %lu samples on %u CPU%s, %lu lost%s\n",
-		cfg.soft ? "cpu-clock (soft PMU: HPET NMIs)" : cfg.attrs[0].name,
+		!cfg.soft ? cfg.attrs[0].name : soft_lapic ?
+		"cpu-clock (soft PMU: APIC timer interrupts, blind where interrupts are off)" :
+		"cpu-clock (soft PMU: HPET NMIs)",
 		written, ncpus, ncpus == 1 ? "" : "s", dropped,
 		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
+	if (soft) {
+		u64 sdropped = 0;
+		for (u32 cpu = 0; cpu < ncpus; cpu++)
+			sdropped += cpus[cpu].samples_dropped;
+		u64 lost = final_due * ncpus - written - sdropped;
+		kprintf("profile: %lu ticks due%s (HPET counter): %lu sampled, %lu dropped "
+			"(ring full), %lu lost%s\n", final_due, ncpus > 1 ? " on each CPU" : "",
+			written, sdropped, lost, lost ? " (NMIs late and merged, or throttled: "
+			"LOST_SAMPLES)" : "");
+	}
 	if (total < written)
 		kprintf("  (%lu of them already went to the host: bareperf report has the profile)\n",
 			written - total);
@@ -1023,4 +1399,7 @@ void profile_summary(void)
 	}
 	if (other)
 		kprintf("  (%lu samples in functions beyond the summary's table)\n", other);
+	for (u32 cpu = 0; ncpus > 1 && cpu < ncpus; cpu++)	/* for the screen console */
+		kprintf("  cpu %u: %lu samples, %lu lost\n", cpu, cpus[cpu].samples,
+			cpus[cpu].dropped);
 }

@@ -22,6 +22,13 @@
 #define   PERFMON_EDX_NR_FIXED(d)	((d) & 0x1f)
 #define   PERFMON_EDX_FIXED_WIDTH(d)	(((d) >> 5) & 0xff)
 #define   PERFMON_EDX_ANYTHREAD_DEPRECATED (1u << 15)
+#define CPUID_HYBRID			0x1a		/* SDM Vol. 2A: native model ID */
+#define   HYBRID_EAX_CORE_TYPE(a)	((a) >> 24)
+#define   HYBRID_CORE_ATOM		0x20
+#define   HYBRID_CORE_CORE		0x40
+#define CPUID_PERFMON_EXT		0x23		/* SDM 21.2.x: per-core-type counters */
+#define   PERFMON_EXT_SUB_COUNTERS	1		/* sub-leaf 1: EAX GP, EBX fixed bitmaps */
+#define   CPUID7_1_EAX_PERFMON_EXT	(1u << 8)	/* CPUID.(7,1):EAX[8]: leaf 23H */
 #define CPUID_HYPERVISOR		0x40000000
 #define CPUID_EXT_MAX			0x80000000
 #define CPUID_EXT_FEATURES		0x80000001
@@ -35,6 +42,7 @@
 #define MSR_IA32_PERFEVTSEL0		0x186
 #define MSR_IA32_FIXED_CTR0		0x309
 #define MSR_IA32_PERF_CAPABILITIES	0x345
+#define   PERF_CAP_SMM_FREEZE		(1ull << 12)	/* DEBUGCTL.FREEZE_WHILE_SMM */
 #define   PERF_CAP_FW_WRITE		(1ull << 13)	/* IA32_A_PMCx full-width writes */
 #define MSR_IA32_FIXED_CTR_CTRL		0x38d
 #define   FIXED_CTRL_OS			0x1ull		/* per counter, 4 bits each */
@@ -48,11 +56,14 @@
 #define MSR_IA32_PERF_GLOBAL_STATUS_SET	0x391		/* v4 */
 #define   GLOBAL_STATUS_LBR_FRZ		(1ull << 58)	/* v4 */
 #define   GLOBAL_STATUS_CTR_FRZ		(1ull << 59)	/* v4 streamlined freeze */
+#define   GLOBAL_STATUS_UNC_OVF		(1ull << 61)	/* uncore overflow */
 #define   GLOBAL_STATUS_OVF_BUF		(1ull << 62)	/* DS/PEBS buffer */
 #define   GLOBAL_STATUS_COND_CHGD	(1ull << 63)
 #define MSR_IA32_A_PMC0			0x4c1		/* full-width counter alias */
 #define MSR_IA32_DEBUGCTL		0x1d9
 #define   DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
+#define   DEBUGCTL_FREEZE_WHILE_SMM	(1ull << 14)	/* SDM 17.4.1, 21.8 */
+#define MSR_SMI_COUNT			0x34		/* SDM Vol. 4: SMIs since reset, read-only */
 
 /* PERFEVTSELx (SDM 21.2.1.1, figure 21-1; AMD PerfEvtSeln, APM §13.2.1). */
 #define EVTSEL_EVENT			0x00000000ffull
@@ -90,6 +101,8 @@
 #define AMD_NR_LEGACY			4
 #define AMD_NR_CORE_EXT			6
 #define AMD_CTR_WIDTH			48		/* APM §13.2.1: 48-bit counters */
+#define MSR_AMD64_DE_CFG		0xc0011029
+#define   DE_CFG_LFENCE_SERIALIZE	(1ull << 1)	/* LFENCE dispatch-serializing */
 
 /* Local APIC LVT performance-counter entry (SDM Vol. 3A 11.5.1). */
 #define LVT_DELIVERY_NMI		(4u << 8)

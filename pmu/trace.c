@@ -301,7 +301,7 @@ void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id)
 		.pid = run_id,
 		.tid = this_cpu()->cpu,
 	};
-	bp_ring_output(rb, &r);
+	profile_count_drop(bp_ring_output(rb, &r));	/* rb is this CPU's ring of the run */
 }
 
 void trace_cpu_detach(void)

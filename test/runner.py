@@ -169,21 +169,47 @@ def check_host_file(name, path, hf):
             "; ".join(problems))
 
 
+_qemu_version = None
+
+
+def qemu_version():
+    """(major, minor) of qemu-system-x86_64, or (0, 0) if it does not say."""
+    global _qemu_version
+    if _qemu_version is None:
+        try:
+            out = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
+                                 text=True, timeout=30).stdout
+            m = re.search(r"version (\d+)\.(\d+)", out)
+            _qemu_version = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        except (OSError, subprocess.TimeoutExpired):
+            _qemu_version = (0, 0)
+    return _qemu_version
+
+
 def run_guest(t, build, workdir, res_lines):
     """Run one guest test; returns (results, log text)."""
+    need = t.get("min_qemu")
+    if need and qemu_version() < tuple(need):
+        have = "%d.%d" % qemu_version()
+        return ([("SKIP", "guest/" + t["name"],
+                  f"needs QEMU >= {need[0]}.{need[1]} ({t.get('min_qemu_why', '')}); "
+                  f"this one is {have}")], "", 0.0)
     uefi = t.get("boot", "pvh") == "uefi"
     esp = prepare_esp(build, t, workdir) if uefi else None
     hf = t.get("host_file")
     hf_path = os.path.join(workdir, hf["path"]) if hf else ""
     if hf:
         prepare_host_file(hf_path, hf)
+    for fname, data in t.get("files", {}).items():
+        with open(os.path.join(workdir, fname), "wb") as f:
+            f.write(data() if callable(data) else data)
     extra = [a.replace("{host_file}", hf_path).replace("{workdir}", workdir)
              for a in t.get("qemu_args", [])]
     cmd = bpqemu.qemu_command(build, uefi=uefi, kvm=t.get("kvm", False), smp=t.get("smp", 1),
                               mem=t.get("mem", 256), cmdline=t.get("append", ""),
                               esp=esp, icount=t.get("icount", False),
                               vars_file=os.path.join(workdir, f"vars-{t['name']}.fd"),
-                              extra=extra)
+                              extra=extra, serial=t.get("serial", "stdio"))
     timeout = max(t.get("timeout", 0),
                   GUEST_TIMEOUT_SLOW if uefi or t.get("icount") else GUEST_TIMEOUT_PVH)
     stop_on = [re.compile(r) for r in t.get("stop_on", [])]
@@ -249,6 +275,11 @@ def run_guest(t, build, workdir, res_lines):
         if want is None and not stopped:
             problems.append(f"expected to stop on output, but QEMU ended with {p.returncode}")
         results.append(("FAIL" if problems else "PASS", name, "; ".join(problems)))
+    # Lines any kind of test must also print (a variant's mode, e.g. the
+    # APIC mode the kernel chose).
+    for r in t.get("log_expect", []):
+        if not re.search(r, text, re.M):
+            results.append(("FAIL", name, f"missing output: {r}"))
     if hf:
         r = check_host_file(name, hf_path, hf)
         if r:

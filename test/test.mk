@@ -2,7 +2,7 @@
 # that run them (test/runner.py prints one line per check and the totals).
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
-	test/guest/test_pmu_hw.c
+	test/guest/test_pmu_hw.c test/guest/test_fb.c
 
 # The kernel's string functions, renamed so they link beside the host libc.
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
@@ -40,6 +40,16 @@ HOST_TESTS += test/e2e/control.py
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
 HOST_TESTS += test/e2e/pacing.py
+# The soft PMU's tick account and the app's window, recorded and reported
+# (needs build/bareperf and build/kernel.elf).
+HOST_TESTS += $(BUILD)/host/e2e_coverage
+
+$(BUILD)/host/e2e_coverage: test/e2e/coverage.py $(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/coverage.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
 
 $(BUILD)/bench/uart_bench: test/e2e/pacing.py
 	@mkdir -p $(@D)
@@ -60,14 +70,17 @@ $(BUILD)/host/bench_driver: test/bench_driver_test.sh tools/bench/run_all.sh
 
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
-test-host: check-deps $(HOST_TESTS)
+# HOST_TESTS grows in fragments included after this one: the prerequisite
+# lists expand it a second time, once every fragment has been read.
+.SECONDEXPANSION:
+test-host: check-deps $$(HOST_TESTS)
 	$(Q)$(RUNNER) --host $(HOST_TESTS)
 
 test-guest: check-deps kernel esp
 	$(Q)$(RUNNER) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # Everything, one verdict: the last line is "N passed, N failed, N skipped".
-test: check-deps $(HOST_TESTS) kernel esp
+test: check-deps $$(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
 
 # The guest PMU suite under KVM with the host's PMU (a real Linux host).
@@ -89,3 +102,27 @@ $(BUILD)/bench/virtio_bench: test/bench_virtio.py
 
 BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bench/virtio_bench
 BENCH_CMDS += $(BUILD)/bench/virtio_bench
+
+# The screen console: drawing into host framebuffers (both pixel formats,
+# pitch > width, scrolling); then QEMU's screendump of real boots, read
+# back cell by cell against the font (test/e2e/fbconsole.py).
+HOST_TESTS += $(BUILD)/host/test_fb
+
+$(BUILD)/h/gen/font8x16.o: $(BUILD)/gen/font8x16.c
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -c $< -o $@
+
+$(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/fb.o \
+		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# The host-side OVMF boots, at once (test/e2e/uefi_suite.py): the screen
+# console read back from QEMU's screendump (fbconsole.py); firmware noise
+# kept off the terminal by `bareperf record --uefi` and bpqemu.py
+# (fwnoise.py); build/bareperf.img booted as a USB stick, and Secure Boot
+# with OVMF's secure-boot build (bootimage.py).
+HOST_TESTS += test/e2e/uefi_suite.py
+test test-host: $(BUILD)/bareperf esp image

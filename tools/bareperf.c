@@ -20,13 +20,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, "run an app on the bareperf kernel (QEMU or a serial line) "
-	  "and write a capture" },
-	{ "report", cmd_report, "hottest functions or source lines per event, call graphs" },
-	{ "stat", cmd_stat, "counts per app run and CPU (today: estimated from samples)" },
-	{ "script", cmd_script, "every record of a capture, one line each (text, CSV, JSON)" },
-	{ "convert", cmd_convert, "a capture to perf.data, folded stacks or other formats" },
-	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture" },
+	{ "record", cmd_record, "run an app on the bareperf kernel (QEMU or a serial line), "
+	  "sampling and/or counting, and write what it streams into a capture" },
+	{ "report", cmd_report, "the hottest functions, source lines, CPUs or apps per event; "
+	  "call graphs (-g)" },
+	{ "stat", cmd_stat, "counter tables per app run and CPU, counted by the kernel "
+	  "(count=); benchmark tables" },
+	{ "script", cmd_script, "every record of a capture, one line each (text, CSV, JSON); "
+	  "-g: perf script's layout" },
+	{ "convert", cmd_convert, "a capture to perf.data (kernel samples for perf report), "
+	  "folded stacks or Chrome/Perfetto JSON" },
+	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture's call chains" },
 	{ "list", cmd_list, "the events the kernel knows, with their raw encodings" },
 	{ "list-apps", cmd_list_apps, "the apps built into a kernel.elf" },
 };
@@ -36,8 +40,19 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bareperf COMMAND [options]\n\ncommands:\n");
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		/* the description wrapped at 78 columns, under itself */
+		const char *p = commands[i].help;
+		int col = fprintf(f, "  %-11s", commands[i].name);
+		while (*p) {
+			size_t w = strcspn(p, " ");
+			if (col + 1 + (int)w > 78 && col > 14)
+				col = fprintf(f, "\n%13s", "") - 1;
+			col += fprintf(f, " %.*s", (int)w, p);
+			p += w + (p[w] == ' ');
+		}
+		fputc('\n', f);
+	}
 	fprintf(f, "\n  bareperf help COMMAND (or bareperf COMMAND --help) for its options;\n"
 		"  bareperf --version\n"
 		"\ntypical session:\n"

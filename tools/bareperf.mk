@@ -12,7 +12,7 @@
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
 BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
-	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c
+	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -22,7 +22,7 @@ BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
 # What the tool links besides its own sources: the codec, the event table
 # and the kernel printf/string functions that table uses (renamed k_*).
-BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c kernel/lib/printf.c \
+BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
 	kernel/lib/string.c
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
@@ -43,6 +43,33 @@ $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(BAREPERF_LIBS) -o $@
 
+# ---- man pages --------------------------------------------------------------
+#
+# One man page per command, rendered from the command's own --help text
+# (tools/gen-man.py), so the two never drift: build/man/bareperf-CMD.1,
+# readable in place with `man -l build/man/bareperf-report.1`.
+# `make install [PREFIX=/usr/local] [DESTDIR=]` puts bareperf in PREFIX/bin
+# and the pages in PREFIX/share/man/man1 (then `man bareperf-record`).
+PREFIX ?= /usr/local
+MAN_STAMP := $(BUILD)/man/.generated
+
+$(MAN_STAMP): $(BUILD)/bareperf tools/gen-man.py
+	@mkdir -p $(@D)
+	$(call say,GEN,$(BUILD)/man)
+	$(Q)rm -f $(BUILD)/man/*.1
+	$(Q)$(PYTHON) tools/gen-man.py $(BUILD)/bareperf $(BUILD)/man
+	$(Q)touch $@
+
+HOST_TOOLS += $(MAN_STAMP)
+
+.PHONY: man install
+man: $(MAN_STAMP)
+
+install: $(BUILD)/bareperf $(MAN_STAMP)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/bareperf $(DESTDIR)$(PREFIX)/bin/bareperf
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
 # ---- tests ------------------------------------------------------------------
 #
 # Unit tests (cmocka, ASan+UBSan): the session loader on synthetic captures
@@ -54,29 +81,53 @@ TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/c
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
-HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record
+HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
-	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
-$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record:
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
+	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
+
+# stat --bench (tools/stat_bench.c) and the harness's statistics
+# (apps/bench_stats.c) on sessions built in memory (convert_fakes for
+# session and symtab; flamegraph.c has the plot's XML escaping).
+HOST_TESTS += $(BUILD)/host/test_stat_bench
+
+$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/stat_bench.o \
+		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
 
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad
 # inputs. A host test is a program run without arguments: a generated script.
 APP_C += test/guest/test_hotspot.c
-HOST_TESTS += $(BUILD)/host/e2e_bareperf
+HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
 
 $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/e2e_bareperf.py %s\n' \
 		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# perf's command-line habits (test/e2e/cli.sh): report's sort keys and
+# columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
+# text and the man pages rendered from it, make install.
+$(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_STAMP)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/cli.sh %s\n' $(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
 # ---- benchmark ------------------------------------------------------------------
@@ -107,7 +158,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/symtab.o \
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
 	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk

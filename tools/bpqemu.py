@@ -12,6 +12,7 @@ so this script maps it back to the kernel's code (0 ok, 1 fail, 2 usage,
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,13 +39,14 @@ def need(path, hint):
 
 
 def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
-                 cmdline="", esp=None, vars_file=None, icount=False, extra=()):
+                 cmdline="", esp=None, vars_file=None, icount=False, extra=(),
+                 serial="stdio", disk=None, ovmf_code=OVMF_CODE, ovmf_vars=OVMF_VARS):
     qemu = shutil.which("qemu-system-x86_64")
     if not qemu:
         sys.exit("bpqemu: qemu-system-x86_64 not found: apt-get install qemu-system-x86")
     cmd = [qemu, "-machine", "q35", "-m", str(mem), "-smp", str(smp),
            "-nographic", "-no-reboot", "-display", "none", "-monitor", "none",
-           "-serial", "stdio", "-nic", "none",
+           "-serial", serial, "-nic", "none",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if kvm:
         cmd += ["-enable-kvm", "-cpu", "host"]
@@ -53,14 +55,20 @@ def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
         # are deterministic (see DESIGN.md, "Facts about the machines").
         cmd += ["-icount", "shift=0,sleep=off"]
     if uefi:
-        need(OVMF_CODE, "apt-get install ovmf")
+        need(ovmf_code, "apt-get install ovmf")
         esp = esp or os.path.join(build, "esp")
-        need(os.path.join(esp, "EFI/BOOT/BOOTX64.EFI"), "run 'make esp' first")
+        if not disk:
+            need(os.path.join(esp, "EFI/BOOT/BOOTX64.EFI"), "run 'make esp' first")
         vars_file = vars_file or os.path.join(build, "ovmf-vars.fd")
-        shutil.copyfile(OVMF_VARS, vars_file)
-        cmd += ["-drive", f"if=pflash,format=raw,readonly=on,file={OVMF_CODE}",
-                "-drive", f"if=pflash,format=raw,file={vars_file}",
-                "-drive", f"format=raw,file=fat:rw:{esp}"]
+        shutil.copyfile(ovmf_vars, vars_file)
+        cmd += ["-drive", f"if=pflash,format=raw,readonly=on,file={ovmf_code}",
+                "-drive", f"if=pflash,format=raw,file={vars_file}"]
+        if disk:
+            # A disk image on a USB stick, as a user boots build/bareperf.img.
+            cmd += ["-device", "qemu-xhci", "-drive", f"if=none,id=stick,format=raw,file={disk}",
+                    "-device", "usb-storage,drive=stick"]
+        else:
+            cmd += ["-drive", f"format=raw,file=fat:rw:{esp}"]
     else:
         kernel = os.path.join(build, "kernel.elf")
         need(kernel, "run 'make' first")
@@ -68,6 +76,42 @@ def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
             cmd += ["-bios", QBOOT]
         cmd += ["-kernel", kernel, "-append", cmdline]
     return cmd + list(extra)
+
+
+# ECMA-48 CSI sequences (OVMF clears the screen and moves the cursor) and
+# other control characters but newline and tab.
+_NOISE = re.compile(rb"\x1b\[[0-9;=?]*[@-~]|\x1b[^\[]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class FirmwareFilter:
+    """Console text for the user's terminal: escape sequences dropped, and
+    the firmware's own lines (before the first "bareperf..." line, the
+    loader's or the kernel's) held back unless show_firmware; if our code
+    never starts, they are the clue, and held() returns them."""
+
+    def __init__(self, out, show_firmware=False):
+        self.out, self.show, self.ours, self.partial, self.fw = out, show_firmware, False, b"", []
+
+    def feed(self, data):
+        lines = (self.partial + _NOISE.sub(b"", data)).split(b"\n")
+        self.partial = lines.pop()
+        for line in lines:
+            self._line(line)
+
+    def _line(self, line):
+        if not self.ours and line.startswith(b"bareperf"):
+            self.ours = True
+        if self.ours or self.show:
+            self.out.write(line + b"\n")
+            self.out.flush()
+        elif line.strip():
+            self.fw.append(line)
+
+    def finish(self):
+        if self.partial:
+            self._line(self.partial)
+            self.partial = b""
+        return [] if self.ours else self.fw
 
 
 def write_cfg(esp, cmdline):
@@ -85,6 +129,9 @@ def main():
     ap.add_argument("--mem", type=int, default=256, help="MiB")
     ap.add_argument("--icount", action="store_true")
     ap.add_argument("--timeout", type=float, default=0, help="seconds, 0 = none")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also show the firmware's own output (otherwise shown only if "
+                         "the loader never starts)")
     ap.add_argument("cmdline", nargs=argparse.REMAINDER, help="kernel command line words")
     a = ap.parse_args()
 
@@ -95,12 +142,31 @@ def main():
                        cmdline=cmdline, icount=a.icount)
     print("bpqemu: " + " ".join(cmd), file=sys.stderr)
     t0 = time.monotonic()
-    try:
-        rc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
-                            timeout=a.timeout or None).returncode
-    except subprocess.TimeoutExpired:
+    filt = FirmwareFilter(sys.stdout.buffer, a.verbose)
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    timed_out = False
+    os.set_blocking(p.stdout.fileno(), False)
+    while True:
+        data = p.stdout.read()
+        if data:
+            filt.feed(data)
+        if p.poll() is not None:
+            filt.feed(p.stdout.read() or b"")
+            break
+        if a.timeout and time.monotonic() - t0 > a.timeout:
+            p.kill()
+            p.wait()
+            timed_out = True
+            break
+        time.sleep(0.02)
+    held = filt.finish()
+    if held:
+        print("bpqemu: the loader never started; the firmware said:", file=sys.stderr)
+        sys.stderr.write("".join(l.decode(errors="replace") + "\n" for l in held))
+    if timed_out:
         print(f"bpqemu: timed out after {a.timeout:.0f} s", file=sys.stderr)
         return 124
+    rc = p.returncode
     code = kernel_status(rc)
     took = time.monotonic() - t0
     if code is None:

@@ -5,39 +5,51 @@
  *
  * perf.data: what we write and why
  * --------------------------------
- * perf symbolizes a sample through the maps of the thread it belongs to.
- * Kernel-mode samples would send it to [kernel.kallsyms] of the *host*
- * (/proc/kallsyms, a vmlinux it searches for), which is not our kernel;
- * so every sample is written as user mode (PERF_RECORD_MISC_USER) in a
- * synthetic process, and kernel.elf is a file that process mapped:
+ * Every sample was taken in ring 0 of the bareperf kernel, and the file
+ * says so, as `perf record -e cpu-clock:k` on Linux would:
  *
- *   - one COMM record per process: pid = tid = the app run id (the
- *     SAMPLE pid), comm = the app's name, or "bareperf" if no APP_START
- *     names it;
- *   - one MMAP record per executable PT_LOAD segment of kernel.elf and
- *     process, misc USER, at the segment's virtual address with pgoff =
- *     its file offset and filename = kernel.elf's absolute path. perf
- *     accepts user maps in the high half (0xffffffff80100000): it looks
- *     an IP up in the thread's maps first. It then reads the ELF's
- *     symbols itself, relative to the file offset, as for any executable;
- *   - the BUILD_ID feature names kernel.elf's build-id for that path, so
- *     perf checks it is the file that ran; no ~/.debug cache is needed:
- *     perf falls back to the path in the MMAP record;
- *   - the attrs say exclude_kernel (no sample is kernel mode), which also
- *     keeps perf report from warning that kernel samples cannot be
- *     resolved without kallsyms (checked with perf 6.1).
+ *   - the attrs say exclude_user (no sample is user mode) and
+ *     exclude_hv; samples have cpumode PERF_RECORD_MISC_KERNEL;
+ *   - one kernel MMAP record, pid -1 (perf's host kernel), named
+ *     "[kernel.kallsyms]_SYM" with pgoff = SYM's address: perf takes the
+ *     part after "[kernel.kallsyms]" as its reference symbol and finds it
+ *     at the same address in kernel.elf, so no relocation applies (perf
+ *     warns "Kernel address maps ... were restricted" when a kernel map
+ *     that samples hit has no reference symbol). It spans kernel.elf's
+ *     executable segments;
+ *   - the BUILD_ID feature gives [kernel.kallsyms] kernel.elf's build-id,
+ *     so perf loads kernel.elf as the kernel image (vmlinux): given with
+ *     `perf report -k kernel.elf`, or found in perf's build-id cache,
+ *     where convert puts it as `perf buildid-cache -a` would
+ *     ($PERF_BUILDID_DIR or ~/.debug: DIR/<path>/<build-id>/elf and the
+ *     link DIR/.build-id/xx/<rest>), as `perf record` does for the kernel
+ *     it ran on; --no-buildid-cache leaves the cache alone;
+ *   - callchains are {PERF_CONTEXT_KERNEL, ip, return addresses...}, the
+ *     absolute addresses the kernel walked;
+ *   - one COMM record per app run: pid = tid = the run id (the SAMPLE
+ *     pid), comm = the app's name, or "bareperf" if no APP_START names it.
  *
  * Samples keep their order (the session sorts them by time) and carry
- * IP|TID|TIME|ID|CPU|PERIOD, plus CALLCHAIN if any sample has one:
- * {PERF_CONTEXT_USER, ip, return addresses...}. tid = pid: one thread per
- * run (the kernel's tid is the CPU number, which perf would take for
- * threads of their own; the CPU is in the sample's cpu field already).
- * Time is ns since the run's start. A FINISHED_ROUND record follows
- * every CONVERT_ROUND samples so perf can sort in bounded memory.
- * sample_id_all is set: every other record ends in {pid, tid, time, id,
- * cpu, res}. Losses become
- * LOST (ring overflow, per CPU) and LOST_SAMPLES records at the end, and
- * THROTTLE/UNTHROTTLE records in time order.
+ * IP|TID|TIME|ID|CPU|PERIOD, plus CALLCHAIN if any sample has one.
+ * tid = pid: one thread per run (the kernel's tid is the CPU number,
+ * which perf would take for threads of their own; the CPU is in the
+ * sample's cpu field already). Time is ns since the run's start. A
+ * FINISHED_ROUND record follows every CONVERT_ROUND samples so perf can
+ * sort in bounded memory. sample_id_all is set: every other record ends
+ * in {pid, tid, time, id, cpu, res}.
+ *
+ * Losses: every LOST record of the capture (ring overflow) becomes a
+ * PERF_RECORD_LOST and every LOST_SAMPLES one a PERF_RECORD_LOST_SAMPLES,
+ * on its CPU, at the time of that CPU's sample before it in the stream
+ * (LOST records carry no time of their own); whatever the session counts
+ * beyond the records it kept is written at the end, so the totals are
+ * the session's. perf report then warns as on Linux ("lost N chunks",
+ * "Total Lost Samples"). THROTTLE/UNTHROTTLE records go in time order.
+ *
+ * The header tells the recording, not the conversion: hostname = the
+ * link the capture came over, cmdline = the kernel and the command line
+ * it ran ("kernel.elf stream=uart app=loopnest"), and the file's mtime,
+ * which perf prints as "captured on", is the capture's start.
  *
  * Features: BUILD_ID, HOSTNAME, OSRELEASE, VERSION, ARCH ("x86_64"),
  * NRCPUS, CPUDESC, CPUID (when CPU_INFO came), CMDLINE, EVENT_DESC (the
@@ -50,7 +62,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/convert.h"
 #include "tools/perfdata.h"
@@ -311,9 +328,7 @@ static uint32_t *list_pids(const struct session *s, size_t *n)
 	return v;
 }
 
-static void write_comm_mmap(struct pd_conv *c, uint32_t pid, uint64_t first_id,
-			    const char *kernel_path, const uint64_t *vaddr,
-			    const uint64_t *size, const uint64_t *off, size_t nseg)
+static void write_comm(struct pd_conv *c, uint32_t pid, uint64_t first_id)
 {
 	const char *comm = app_name(c->s, pid);
 	uint8_t *p = rec_begin(c, 8 + 32 + sizeof(struct sample_id));
@@ -325,19 +340,39 @@ static void write_comm_mmap(struct pd_conv *c, uint32_t pid, uint64_t first_id,
 	memcpy(p, comm, strnlen(comm, 31)), p += (strnlen(comm, 31) + 8) & ~7u;
 	p = put_sample_id(p, pid, 0, first_id, 0);
 	rec_end(c, PERF_RECORD_COMM, 0, p);
+}
 
-	for (size_t i = 0; i < nseg; i++) {
-		size_t flen = strlen(kernel_path);
-		uint64_t f[3] = { vaddr[i], size[i], off[i] };
-		p = rec_begin(c, 8 + 24 + flen + 8 + sizeof(struct sample_id));
-		if (!p)
-			return;
-		memcpy(p, ids, 8), p += 8;
-		memcpy(p, f, 24), p += 24;
-		memcpy(p, kernel_path, flen), p += (flen + 8) & ~(size_t)7;
-		p = put_sample_id(p, pid, 0, first_id, 0);
-		rec_end(c, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, p);
-	}
+/*
+ * The kernel's map: pid -1, [start, start + len) over the executable
+ * segments, "[kernel.kallsyms]" + the reference symbol, pgoff = its
+ * address (perf's synthesized kernel MMAP: machine.c, kmap ref_reloc_sym).
+ */
+static void write_kernel_mmap(struct pd_conv *c, uint64_t first_id, uint64_t start,
+			      uint64_t len, const char *ref_sym, uint64_t ref_addr)
+{
+	char name[256];
+	size_t flen;
+	uint32_t ids[2] = { (uint32_t)-1, 0 };
+	uint64_t f[3] = { start, len, ref_addr };
+	uint8_t *p;
+
+	snprintf(name, sizeof(name), "%s%s", CONVERT_KERNEL_MAP, ref_sym);
+	flen = strlen(name);
+	p = rec_begin(c, 8 + 24 + flen + 8 + sizeof(struct sample_id));
+	if (!p)
+		return;
+	memcpy(p, ids, 8), p += 8;
+	memcpy(p, f, 24), p += 24;
+	memcpy(p, name, flen), p += (flen + 8) & ~(size_t)7;
+	p = put_sample_id(p, (uint32_t)-1, 0, first_id, 0);
+	rec_end(c, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, p);
+}
+
+/* perf's cpumode for a sample: user if the kernel said CPL 3, else kernel. */
+static uint16_t sample_cpumode(const struct bp_sample_rec *r)
+{
+	return (r->misc & BP_MISC_CPUMODE_MASK) == BP_MISC_USER ? PERF_RECORD_MISC_USER
+								 : PERF_RECORD_MISC_KERNEL;
 }
 
 static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
@@ -353,9 +388,9 @@ static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
 	uint64_t nr = r->nr_ips ? r->nr_ips : 1;
 	uint8_t *p;
 
-	/* A record's size is a u16; the PERF_CONTEXT_USER marker makes ours
-	 * 8 bytes longer than the kernel's, so the deepest frames of the
-	 * longest possible chain would not fit: keep the innermost. */
+	/* A record's size is a u16; the context marker makes ours 8 bytes
+	 * longer than the kernel's, so the deepest frames of the longest
+	 * possible chain would not fit: keep the innermost. */
 	if (nr > MAX_CHAIN)
 		nr = MAX_CHAIN;
 	p = rec_begin(c, sizeof(f) + (nr + 2) * 8);
@@ -363,7 +398,9 @@ static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
 		return;
 	memcpy(p, &f, sizeof(f)), p += sizeof(f);
 	if (c->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t n = nr + 1, mark = PERF_CONTEXT_USER;
+		uint16_t mode = sample_cpumode(r);
+		uint64_t n = nr + 1;
+		uint64_t mark = mode == PERF_RECORD_MISC_USER ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
 		memcpy(p, &n, 8), p += 8;
 		memcpy(p, &mark, 8), p += 8;
 		if (r->nr_ips)
@@ -372,8 +409,7 @@ static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
 			memcpy(p, &r->ip, 8);
 		p += nr * 8;
 	}
-	rec_end(c, PERF_RECORD_SAMPLE,
-		PERF_RECORD_MISC_USER | (r->misc & PERF_RECORD_MISC_EXACT_IP), p);
+	rec_end(c, PERF_RECORD_SAMPLE, sample_cpumode(r) | (r->misc & PERF_RECORD_MISC_EXACT_IP), p);
 }
 
 static void write_throttle(struct pd_conv *c, const struct session_throttle *t, bool start,
@@ -402,33 +438,163 @@ static int cmp_tev(const void *a, const void *b)
 	return (x->tsc > y->tsc) - (x->tsc < y->tsc);
 }
 
-static void write_losses(struct pd_conv *c, uint32_t pid, uint64_t time)
-{
-	const struct session_loss *l = &c->s->loss;
+struct lev {				/* one loss, for merging by time */
+	uint64_t tsc;			/* its CPU's sample before it; 0: none yet */
+	uint64_t k;			/* that CPU's samples before it, in the stream */
+	uint64_t n;			/* records or samples lost */
+	uint32_t cpu;
+	bool samples;			/* LOST_SAMPLES, else LOST */
+};
 
-	for (uint32_t cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
-		if (l->ring_lost[cpu]) {
-			uint64_t f[2] = { 1, l->ring_lost[cpu] };
-			uint8_t *p = rec_begin(c, 16 + sizeof(struct sample_id));
-			if (!p)
-				return;
-			memcpy(p, f, 16), p += 16;
-			p = put_sample_id(p, pid, time, 1, cpu);
-			rec_end(c, PERF_RECORD_LOST, 0, p);
+static int cmp_lev_ck(const void *a, const void *b)
+{
+	const struct lev *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+static int cmp_lev_tsc(const void *a, const void *b)
+{
+	const struct lev *x = a, *y = b;
+	return (x->tsc > y->tsc) - (x->tsc < y->tsc);
+}
+
+/*
+ * Every LOST and LOST_SAMPLES record of the capture, each at the time of
+ * the sample its CPU sent before it (the session keeps a CPU's samples in
+ * stream order), then what the session's totals count beyond the records
+ * (records not kept) at the last sample's time. Sorted by time.
+ */
+static struct lev *list_losses(const struct session *s, size_t *nout)
+{
+	uint64_t *seen = calloc(SESSION_MAX_CPUS, sizeof(*seen));
+	uint64_t *lost = calloc(2 * SESSION_MAX_CPUS, sizeof(*lost));
+	size_t *cursor = calloc(SESSION_MAX_CPUS + 1, sizeof(*cursor));
+	size_t n = 0, cap = 16;
+	struct lev *v = malloc(cap * sizeof(*v));
+	uint64_t last = s->nsamples ? s->samples[s->nsamples - 1].time : 0;
+
+	if (!seen || !lost || !cursor || !v)
+		goto oom;
+	for (size_t i = 0; i < s->nrecords; i++) {
+		const struct session_record *sr = &s->records[i];
+		struct lev e = { .cpu = sr->cpu };
+		if (sr->cpu >= SESSION_MAX_CPUS)
+			continue;
+		if (sr->type == BP_RECORD_SAMPLE) {
+			seen[sr->cpu]++;
+			continue;
 		}
-		if (l->lost_samples[cpu]) {
-			uint8_t *p = rec_begin(c, 8 + sizeof(struct sample_id));
-			if (!p)
-				return;
-			memcpy(p, &l->lost_samples[cpu], 8), p += 8;
-			p = put_sample_id(p, pid, time, 1, cpu);
-			rec_end(c, PERF_RECORD_LOST_SAMPLES, 0, p);
+		if (sr->type == BP_RECORD_LOST) {
+			struct bp_record_lost l;
+			memcpy(&l, s->rec_data + sr->off, sizeof(l));
+			e.n = l.lost;
+		} else if (sr->type == BP_RECORD_LOST_SAMPLES) {
+			struct bp_record_lost_samples l;
+			memcpy(&l, s->rec_data + sr->off, sizeof(l));
+			e.n = l.lost, e.samples = true;
+		} else {
+			continue;
+		}
+		if (!e.n)
+			continue;
+		e.k = seen[sr->cpu];
+		lost[2 * sr->cpu + e.samples] += e.n;
+		if (n == cap) {
+			struct lev *nv = realloc(v, (cap *= 2) * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		v[n++] = e;
+	}
+	/* times: the k-th sample of each CPU */
+	qsort(v, n, sizeof(*v), cmp_lev_ck);
+	for (size_t i = n; i-- > 0;)
+		cursor[v[i].cpu] = i;
+	memset(seen, 0, SESSION_MAX_CPUS * sizeof(*seen));
+	for (size_t i = 0; i < n; i++)
+		v[i].tsc = v[i].k ? last : (s->nsamples ? s->samples[0].time : 0);
+	for (size_t i = 0; i < s->nsamples; i++) {
+		uint32_t cpu = s->samples[i].cpu;
+		if (cpu >= SESSION_MAX_CPUS)
+			continue;
+		seen[cpu]++;
+		while (cursor[cpu] < n && v[cursor[cpu]].cpu == cpu && v[cursor[cpu]].k <= seen[cpu]) {
+			if (v[cursor[cpu]].k == seen[cpu])
+				v[cursor[cpu]].tsc = s->samples[i].time;
+			cursor[cpu]++;
 		}
 	}
+	/* the session's totals beyond the records */
+	for (uint32_t cpu = 0; cpu < SESSION_MAX_CPUS; cpu++)
+		for (int kind = 0; kind < 2; kind++) {
+			uint64_t total = kind ? s->loss.lost_samples[cpu] : s->loss.ring_lost[cpu];
+			if (total <= lost[2 * cpu + kind])
+				continue;
+			if (n == cap) {
+				struct lev *nv = realloc(v, (cap *= 2) * sizeof(*v));
+				if (!nv)
+					goto oom;
+				v = nv;
+			}
+			v[n++] = (struct lev){ last, 0, total - lost[2 * cpu + kind], cpu, kind };
+		}
+	qsort(v, n, sizeof(*v), cmp_lev_tsc);
+	free(seen);
+	free(lost);
+	free(cursor);
+	*nout = n;
+	return v;
+oom:
+	free(seen);
+	free(lost);
+	free(cursor);
+	free(v);
+	return NULL;
+}
+
+static void write_loss(struct pd_conv *c, const struct lev *e, uint32_t pid)
+{
+	uint64_t time = ns(c->s, e->tsc);
+	uint8_t *p = rec_begin(c, 16 + sizeof(struct sample_id));
+
+	if (!p)
+		return;
+	if (e->samples) {
+		memcpy(p, &e->n, 8), p += 8;
+	} else {
+		uint64_t f[2] = { 1, e->n };
+		memcpy(p, f, 16), p += 16;
+	}
+	p = put_sample_id(p, pid, time, 1, e->cpu);
+	rec_end(c, e->samples ? PERF_RECORD_LOST_SAMPLES : PERF_RECORD_LOST, 0, p);
+}
+
+/* "word word ..." into a string list, the first word first. */
+static void set_cmdline(struct pd_conv *c, const char *first, const char *line)
+{
+	char *copy = strdup(line), *save = NULL;
+	const char **v = malloc((strlen(line) / 2 + 2) * sizeof(*v));
+	size_t n = 0;
+
+	if (!copy || !v) {
+		free(copy);
+		free(v);
+		return;
+	}
+	v[n++] = first;
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+		v[n++] = w;
+	pd_set_feature_strings(&c->w, PD_FEAT_CMDLINE, v, n);
+	free(copy);
+	free(v);
 }
 
 static void set_features(struct pd_conv *c, const char *kernel_path, const uint8_t *build_id,
-			 size_t build_id_len, int argc, char **argv)
+			 size_t build_id_len)
 {
 	const struct session *s = c->s;
 	uint32_t ncpus = s->have_meta && s->meta.nr_cpus ? s->meta.nr_cpus : s->ncpus;
@@ -444,8 +610,11 @@ static void set_features(struct pd_conv *c, const char *kernel_path, const uint8
 			cpu0 = i;
 
 	if (build_id_len)
-		pd_add_build_id(&c->w, PERF_RECORD_MISC_USER, build_id, build_id_len, kernel_path);
-	pd_set_feature_string(&c->w, PD_FEAT_HOSTNAME, "bareperf");
+		pd_add_build_id(&c->w, PERF_RECORD_MISC_KERNEL, build_id, build_id_len,
+				CONVERT_KERNEL_MAP);
+	/* the machine that ran, as the capture names it: the link it came over */
+	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(s->capture.link), s->capture.link);
+	pd_set_feature_string(&c->w, PD_FEAT_HOSTNAME, buf[0] ? buf : "bareperf");
 	pd_set_feature_string(&c->w, PD_FEAT_OSRELEASE, "bareperf");
 	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(s->capture.tool), s->capture.tool);
 	pd_set_feature_string(&c->w, PD_FEAT_VERSION, buf[0] ? buf : "bareperf");
@@ -467,15 +636,13 @@ static void set_features(struct pd_conv *c, const char *kernel_path, const uint8
 	} else {
 		pd_set_feature_string(&c->w, PD_FEAT_CPUDESC, "unknown");
 	}
-	if (argc > 0 && argv) {
-		/* "bareperf convert ...": argv[0] is the subcommand */
-		const char **v = malloc((size_t)(argc + 1) * sizeof(*v));
-		if (v) {
-			v[0] = "bareperf";
-			memcpy(v + 1, argv, (size_t)argc * sizeof(*v));
-			pd_set_feature_strings(&c->w, PD_FEAT_CMDLINE, v, (size_t)argc + 1);
-			free(v);
-		}
+	{
+		/* what the kernel ran: its file and its command line */
+		const char *base = strrchr(kernel_path, '/');
+		char line[sizeof(s->capture.run_args) + 1];
+		snprintf(line, sizeof(line), "%.*s", (int)sizeof(s->capture.run_args),
+			 s->capture.run_args);
+		set_cmdline(c, base ? base + 1 : kernel_path, line);
 	}
 	if (s->nsamples) {
 		uint64_t t[2] = { ns(s, s->samples[0].time),
@@ -486,39 +653,50 @@ static void set_features(struct pd_conv *c, const char *kernel_path, const uint8
 
 int convert_perfdata(const struct session *s, const struct symtab *t,
 		     const char *kernel_path, const uint8_t *build_id, size_t build_id_len,
-		     const char *out, int argc, char **argv, char *err, size_t errlen)
+		     const char *out, char *err, size_t errlen)
 {
 	struct pd_conv *c = calloc(1, sizeof(*c));
 	uint64_t vaddr[MAX_SEGMENTS], size[MAX_SEGMENTS], off[MAX_SEGMENTS];
-	size_t nseg, npids = 0, nthr = 0, ti = 0;
+	uint64_t kstart = UINT64_MAX, kend = 0;
+	size_t nseg, npids = 0, nthr = 0, ti = 0, nloss = 0, li = 0;
 	uint32_t *pids = NULL, last_pid;
 	struct tev *thr = NULL;
-	bool callchain = false;
+	struct lev *loss = NULL;
+	struct symbol ref;
+	bool callchain = false, user = false;
 
 	if (!c) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	c->s = s;
-	if (kernel_path[0] != '/') {
-		snprintf(err, errlen, "%s: perf needs an absolute path to kernel.elf", kernel_path);
-		goto fail_early;
-	}
 	nseg = symtab_exec_segments(t, vaddr, size, off, MAX_SEGMENTS);
-	if (!nseg) {
-		snprintf(err, errlen, "%s: no executable segment to map", kernel_path);
+	for (size_t i = 0; i < nseg; i++) {
+		if (vaddr[i] < kstart)
+			kstart = vaddr[i];
+		if (vaddr[i] + size[i] > kend)
+			kend = vaddr[i] + size[i];
+	}
+	ref = nseg ? symtab_lookup(t, kstart) : (struct symbol){ 0 };
+	if (!nseg || !ref.name || ref.start != kstart) {
+		snprintf(err, errlen, "%s: %s", kernel_path, nseg ?
+			 "no symbol at the start of its code (perf's kernel map needs one)" :
+			 "no executable segment to map");
 		goto fail_early;
 	}
 	if (evmap_build(&c->ev, s, err, errlen))
 		goto fail_early;
 	pids = list_pids(s, &npids);
 	thr = malloc((2 * s->nthrottle + 1) * sizeof(*thr));
-	if (!pids || !thr) {
+	loss = list_losses(s, &nloss);
+	if (!pids || !thr || !loss) {
 		snprintf(err, errlen, "out of memory");
 		goto fail_early;
 	}
-	for (size_t i = 0; i < s->nsamples && !callchain; i++)
-		callchain = s->samples[i].nr_ips > 0;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		callchain |= s->samples[i].nr_ips > 0;
+		user |= sample_cpumode(&s->samples[i]) == PERF_RECORD_MISC_USER;
+	}
 	c->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
 			 (callchain ? PERF_SAMPLE_CALLCHAIN : 0);
@@ -530,7 +708,7 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 		struct perf_event_attr a = {
 			.sample_period = d->sample_period ? d->sample_period : 1,
 			.sample_type = c->sample_type,
-			.exclude_kernel = 1,
+			.exclude_user = !user,
 			.exclude_hv = 1,
 			.sample_id_all = 1,
 			.mmap = i == 0,
@@ -548,8 +726,9 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 		pd_add_attr(&c->w, &a, d->name, &id, 1);
 	}
 
+	write_kernel_mmap(c, 1, kstart, kend - kstart, ref.name, ref.start);
 	for (size_t i = 0; i < npids; i++)
-		write_comm_mmap(c, pids[i], 1, kernel_path, vaddr, size, off, nseg);
+		write_comm(c, pids[i], 1);
 
 	for (size_t i = 0; i < s->nthrottle; i++) {
 		thr[nthr++] = (struct tev){ s->throttle[i].start, (uint32_t)i, true };
@@ -565,6 +744,9 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 			write_throttle(c, &s->throttle[thr[ti].idx], thr[ti].start, last_pid);
 			ti++;
 		}
+		/* a loss at a sample's time goes after that sample */
+		while (li < nloss && loss[li].tsc < r->time)
+			write_loss(c, &loss[li++], last_pid);
 		write_sample(c, r);
 		last_pid = r->pid;
 		if ((i + 1) % CONVERT_ROUND == 0) {
@@ -574,26 +756,150 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 	}
 	for (; ti < nthr; ti++)
 		write_throttle(c, &s->throttle[thr[ti].idx], thr[ti].start, last_pid);
-	write_losses(c, last_pid, s->nsamples ? ns(s, s->samples[s->nsamples - 1].time) : 0);
+	for (; li < nloss; li++)
+		write_loss(c, &loss[li], last_pid);
 	{
 		struct perf_event_header h = { PD_RECORD_FINISHED_ROUND, 0, sizeof(h) };
 		pd_write_record(&c->w, &h);
 	}
-	set_features(c, kernel_path, build_id, build_id_len, argc, argv);
+	set_features(c, kernel_path, build_id, build_id_len);
 	free(pids);
 	free(thr);
+	free(loss);
 	free(c->rec);
 	{
 		int rc = pd_close(&c->w, err, errlen);
 		free(c);
+		/* perf prints the file's mtime as "captured on": the recording's start */
+		if (!rc && s->capture.start_ns) {
+			struct timespec ts[2] = {
+				{ (time_t)(s->capture.start_ns / 1000000000u),
+				  (long)(s->capture.start_ns % 1000000000u) },
+			};
+			ts[1] = ts[0];
+			if (utimensat(AT_FDCWD, out, ts, 0))
+				fprintf(stderr, "bareperf convert: %s: cannot set its time: %s\n",
+					out, strerror(errno));
+		}
 		return rc;
 	}
 
 fail_early:
 	free(pids);
 	free(thr);
+	free(loss);
 	free(c);
 	return -1;
+}
+
+/*
+ * perf's build-id cache, as `perf buildid-cache -a FILE` fills it:
+ * DIR/<absolute path>/<build-id>/elf holds the file (a hard link, else a
+ * copy) and DIR/.build-id/<2 hex>/<rest> links to its directory
+ * (tools/perf/util/build-id.c, build_id_cache__add). DIR is
+ * $PERF_BUILDID_DIR, else $HOME/.debug.
+ */
+static int mkdirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char tmpl[PATH_MAX + 8], buf[1 << 16];
+	FILE *in, *out;
+	size_t n;
+	int fd, rc = 0;
+
+	if (link(from, to) == 0)
+		return 0;
+	if (strlen(to) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmpl, to, strlen(to));
+	memcpy(tmpl + strlen(to), ".XXXXXX", 8);
+	if (!(in = fopen(from, "rb")))
+		return -1;
+	if ((fd = mkstemp(tmpl)) < 0 || !(out = fdopen(fd, "wb"))) {
+		if (fd >= 0)
+			close(fd), unlink(tmpl);
+		fclose(in);
+		return -1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			rc = -1;
+	if (ferror(in) || fclose(out))
+		rc = -1;
+	fclose(in);
+	if (rc || chmod(tmpl, 0644) || rename(tmpl, to)) {
+		unlink(tmpl);
+		return -1;
+	}
+	return 0;
+}
+
+int convert_buildid_cache(const char *kernel_path, const uint8_t *id, size_t idlen,
+			  char *dir_out, size_t dirlen, char *err, size_t errlen)
+{
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char dir[PATH_MAX], hex[2 * 64 + 1], path[4 * PATH_MAX], link_dir[3 * PATH_MAX];
+	char target[3 * PATH_MAX], have[3 * PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (!idlen || idlen > 64) {
+		snprintf(err, errlen, "%s has no build-id", kernel_path);
+		return -1;
+	}
+	if (env && *env)
+		snprintf(dir, sizeof(dir), "%s", env);
+	else if (home && *home)
+		snprintf(dir, sizeof(dir), "%s/.debug", home);
+	else {
+		snprintf(err, errlen, "neither PERF_BUILDID_DIR nor HOME is set");
+		return -1;
+	}
+	snprintf(dir_out, dirlen, "%s", dir);
+	for (size_t i = 0; i < idlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(path, sizeof(path), "%s%s/%s", dir, kernel_path, hex);
+	if (mkdirs(path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	strcat(path, "/elf");
+	if (stat(path, &st) && copy_file(kernel_path, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	snprintf(link_dir, sizeof(link_dir), "%s/.build-id/%.2s", dir, hex);
+	if (mkdirs(link_dir)) {
+		snprintf(err, errlen, "%s: %s", link_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(target, sizeof(target), "../..%s/%s", kernel_path, hex);
+	snprintf(path, sizeof(path), "%s/%s", link_dir, hex + 2);
+	n = readlink(path, have, sizeof(have) - 1);
+	if (n >= 0 && (size_t)n == strlen(target) && !memcmp(have, target, (size_t)n))
+		return 0;
+	unlink(path);
+	if (symlink(target, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- text escaping ------------------------------------------------------ */
@@ -645,12 +951,123 @@ void json_escape(FILE *out, const char *s)
 	}
 }
 
+/* ---- kinds of code ------------------------------------------------------ */
+
+enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
+{
+	const char *file, *base;
+	int line;
+
+	if (!t || !symtab_line(t, addr, &file, &line))
+		return CONVERT_KIND_KERNEL;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (strstr(file, "apps/") && !strncmp(base, "bench_", 6))
+		return CONVERT_KIND_BENCH;
+	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
+		return CONVERT_KIND_APP;
+	return CONVERT_KIND_KERNEL;
+}
+
+const char *convert_kind_name(enum convert_kind k)
+{
+	return k == CONVERT_KIND_BENCH ? "benchmark" : k == CONVERT_KIND_APP ? "app" : "kernel";
+}
+
 /* ---- Chrome trace-event JSON ---------------------------------------------- */
 
 static const char *sym_name(const struct symtab *t, uint64_t addr)
 {
 	struct symbol sym = symtab_lookup(t, addr);
 	return sym.name ? sym.name : CONVERT_UNKNOWN;
+}
+
+/*
+ * Sampled stacks for the Trace Event format's "stackFrames" and "samples"
+ * (the format's sampling profile: each sample names its leaf frame by id,
+ * each frame its parent). Frames are interned root first: one id per
+ * distinct (parent, function); names are the symtab's own strings (or
+ * CONVERT_UNKNOWN), so a pointer identifies a function.
+ */
+struct sframe {
+	uint32_t parent;		/* 0: a root */
+	const char *name;
+	enum convert_kind kind;
+};
+
+struct sframes {
+	struct sframe *v;		/* v[0] unused: id 0 means none */
+	size_t n, cap;
+	uint32_t *slot;			/* hash of (parent, name) -> id, 0 = free */
+	size_t mask;
+};
+
+static size_t sf_hash(uint32_t parent, const char *name, size_t mask)
+{
+	uint64_t k = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull ^ parent;
+	k ^= k >> 29;
+	return (size_t)(k * 0xbf58476d1ce4e5b9ull >> 17) & mask;
+}
+
+static int sf_grow(struct sframes *f)
+{
+	size_t mask = f->mask ? 2 * f->mask + 1 : 1023;
+	uint32_t *slot = calloc(mask + 1, sizeof(*slot));
+
+	if (!slot)
+		return -1;
+	for (size_t id = 1; id < f->n; id++) {
+		size_t j = sf_hash(f->v[id].parent, f->v[id].name, mask);
+		while (slot[j])
+			j = (j + 1) & mask;
+		slot[j] = (uint32_t)id;
+	}
+	free(f->slot);
+	f->slot = slot;
+	f->mask = mask;
+	return 0;
+}
+
+/* The id of (parent, name), made on first sight; 0 if out of memory. */
+static uint32_t sf_intern(struct sframes *f, uint32_t parent, const char *name,
+			  const struct symtab *t, uint64_t addr)
+{
+	size_t j;
+
+	if (2 * (f->n + 1) > f->mask + 1 && sf_grow(f))
+		return 0;
+	for (j = sf_hash(parent, name, f->mask); f->slot[j]; j = (j + 1) & f->mask)
+		if (f->v[f->slot[j]].parent == parent && f->v[f->slot[j]].name == name)
+			return f->slot[j];
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 1024;
+		struct sframe *v = realloc(f->v, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		f->v = v;
+		f->cap = cap;
+	}
+	if (!f->n)
+		f->n = 1;
+	f->v[f->n] = (struct sframe){ parent, name, convert_addr_kind(t, addr) };
+	f->slot[j] = (uint32_t)f->n;
+	return (uint32_t)f->n++;
+}
+
+/* A sample's leaf frame id: its chain from the outermost caller in. */
+static uint32_t sample_frame(struct sframes *f, const struct session *s, const struct symtab *t,
+			     const struct bp_sample_rec *r)
+{
+	uint32_t id = 0;
+
+	if (!r->nr_ips)
+		return sf_intern(f, 0, sym_name(t, r->ip), t, r->ip);
+	for (uint32_t k = r->nr_ips; k-- > 0;) {
+		uint64_t a = s->ips[r->ips_off + k] - (k ? 1 : 0);
+		if (!(id = sf_intern(f, id, sym_name(t, a), t, a)))
+			return 0;
+	}
+	return id;
 }
 
 /* ns as JSON microseconds, exactly: "123.456". */
@@ -738,37 +1155,6 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		fputs("}}", out);
 	}
 
-	/* Samples: instant events on their CPU's track, named by function. */
-	for (size_t i = 0; i < s->nsamples; i++) {
-		const struct bp_sample_rec *r = &s->samples[i];
-		const struct bp_record_event_desc *d = session_event(s, r->id);
-
-		fprintf(out, "%s{\"name\":\"", sep);
-		json_escape(out, sym_name(t, r->ip));
-		fprintf(out, "\",\"cat\":\"sample\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%u,"
-			"\"ts\":", r->cpu);
-		put_us(out, ns(s, r->time));
-		fprintf(out, ",\"args\":{\"ip\":\"0x%" PRIx64 "\",\"event\":\"", r->ip);
-		if (d) {
-			char name[sizeof(d->name) + 1];
-			snprintf(name, sizeof(name), "%.*s", (int)sizeof(d->name), d->name);
-			json_escape(out, name);
-		} else {
-			fprintf(out, "event%" PRIu64, r->id);
-		}
-		fprintf(out, "\",\"period\":%" PRIu64, r->period);
-		if (r->nr_ips) {
-			fputs(",\"callchain\":[", out);
-			for (uint32_t k = 0; k < r->nr_ips; k++) {
-				uint64_t a = s->ips[r->ips_off + k];
-				fputs(k ? ",\"" : "\"", out);
-				json_escape(out, sym_name(t, k ? a - 1 : a));
-				fputc('"', out);
-			}
-			fputc(']', out);
-		}
-		fputs("}}", out);
-	}
 	/* An instruction trace in the capture: its calls as slices, on a
 	 * process of their own ("instruction trace"), one track per CPU. */
 	if (s->aux_bytes && convert_trace_slices) {
@@ -780,7 +1166,47 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 					 sizeof(terr)))
 			fprintf(stderr, "bareperf convert: instruction trace: %s\n", terr);
 	}
-	fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
+	fputs("\n]", out);
+	/* Samples: the sampled stacks, one profile per CPU track. */
+	if (s->nsamples) {
+		struct sframes f = { 0 };
+		uint32_t *leaf = malloc(s->nsamples * sizeof(*leaf));
+		bool ok = leaf != NULL;
+		for (size_t i = 0; ok && i < s->nsamples; i++)
+			ok = (leaf[i] = sample_frame(&f, s, t, &s->samples[i])) != 0;
+		if (!ok) {
+			free(leaf);
+			free(f.v);
+			free(f.slot);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		fputs(",\"stackFrames\":{", out);
+		for (size_t id = 1; id < f.n; id++) {
+			fprintf(out, "%s\n\"%zu\":{\"name\":\"", id > 1 ? "," : "", id);
+			json_escape(out, f.v[id].name);
+			fprintf(out, "\",\"category\":\"%s\"", convert_kind_name(f.v[id].kind));
+			if (f.v[id].parent)
+				fprintf(out, ",\"parent\":\"%u\"", f.v[id].parent);
+			fputc('}', out);
+		}
+		fputs("},\"samples\":[", out);
+		for (size_t i = 0; i < s->nsamples; i++) {
+			const struct bp_sample_rec *r = &s->samples[i];
+			char en[64];
+			fprintf(out, "%s\n{\"cpu\":%u,\"pid\":1,\"tid\":%u,\"ts\":", i ? "," : "",
+				r->cpu, r->cpu);
+			put_us(out, ns(s, r->time));
+			fputs(",\"name\":\"", out);
+			json_escape(out, session_event_name(s, r->id, en, sizeof(en)));
+			fprintf(out, "\",\"sf\":\"%u\",\"weight\":%" PRIu64 "}", leaf[i], r->period);
+		}
+		fputs("\n]", out);
+		free(leaf);
+		free(f.v);
+		free(f.slot);
+	}
+	fputs(",\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,
 		s->loss.frames_lost_total);
 	{
@@ -803,26 +1229,32 @@ static void usage(FILE *f)
 {
 	fputs("usage: bareperf convert [-i CAPTURE] --to perf.data|folded|chrome [-o OUT]\n"
 	      "                        [-k KERNEL] [--force] [--event NAME]\n"
-	      "  -i, --input FILE     the capture (default capture.bpc)\n"
+	      "  -i, --input FILE     the capture (default capture.bpc; - reads standard input)\n"
 	      "  -t, --to FORMAT      perf.data: for perf report / perf script (-o default perf.data)\n"
 	      "                       folded: folded stacks for flamegraph.pl (-o default stdout)\n"
 	      "                       chrome: Chrome/Perfetto trace-event JSON (-o default stdout)\n"
 	      "  -k, --kernel PATH    the kernel.elf that ran (default: kernel.elf next to the\n"
 	      "                       capture, or build/kernel.elf; its build-id must match)\n"
 	      "  -f, --force          use the kernel even if its build-id differs\n"
-	      "  -e, --event NAME     folded: the event to show (default: the first with samples)\n",
+	      "  -e, --event NAME     folded: the event to show (default: the first with samples)\n"
+	      "  --no-buildid-cache   perf.data: leave perf's build-id cache (~/.debug) alone\n",
 	      f);
 }
 
 int convert_open(const char *cmd, const char *in, const char *kernel, bool force,
 		 struct session *s, struct symtab **t, char *kpath)
 {
-	char err[1024], used[4096];
+	char err[1024], used[4096], stdin_tmp[4096];
 
-	if (session_load(s, in, err, sizeof(err))) {
+	if (cli_input(cmd, &in, stdin_tmp, sizeof(stdin_tmp)))
+		return -1;
+	/* No console: it is not converted, and need not be held. */
+	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		cli_input_done(stdin_tmp);
 		return -1;
 	}
+	cli_input_done(stdin_tmp);
 	if (session_symtab(s, kernel, force, t, used, sizeof(used), err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		session_free(s);
@@ -847,6 +1279,7 @@ int cmd_convert(int argc, char **argv)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "event",  required_argument, NULL, 'e' },
 		{ "force",  no_argument,       NULL, 'f' },
+		{ "no-buildid-cache", no_argument, NULL, 'B' },
 		{ "help",   no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -854,12 +1287,12 @@ int cmd_convert(int argc, char **argv)
 	char kpath[PATH_MAX], err[512];
 	struct session *s;
 	struct symtab *t = NULL;
-	bool force = false;
+	bool force = false, cache = true;
 	int c, rc = 1;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:t:k:e:fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:t:k:e:fBh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'o': outp = optarg; break;
@@ -867,6 +1300,7 @@ int cmd_convert(int argc, char **argv)
 		case 'k': kernel = optarg; break;
 		case 'e': event = optarg; break;
 		case 'f': force = true; break;
+		case 'B': cache = false; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf convert: %s needs a value\n", argv[optind - 1]);
@@ -913,12 +1347,23 @@ int cmd_convert(int argc, char **argv)
 		 * may differ from the capture's) */
 		size_t idlen;
 		const uint8_t *id = symtab_build_id(t, &idlen);
-		if (convert_perfdata(s, t, kpath, id, idlen, outp, argc, argv, err, sizeof(err)))
+		char dir[PATH_MAX];
+		if (convert_perfdata(s, t, kpath, id, idlen, outp, err, sizeof(err))) {
 			fprintf(stderr, "bareperf convert: %s\n", err);
-		else {
-			fprintf(stderr, "bareperf convert: %zu samples to %s (symbols: %s)\n",
+		} else {
+			fprintf(stderr, "bareperf convert: %zu samples to %s (kernel: %s)\n",
 				s->nsamples, outp, kpath);
 			rc = 0;
+			if (!cache)
+				fprintf(stderr, "bareperf convert: perf finds the kernel's symbols "
+					"with: perf report -i %s -k %s\n", outp, kpath);
+			else if (convert_buildid_cache(kpath, id, idlen, dir, sizeof(dir), err,
+						       sizeof(err)))
+				fprintf(stderr, "bareperf convert: warning: build-id cache: %s; "
+					"perf needs: perf report -i %s -k %s\n", err, outp, kpath);
+			else
+				fprintf(stderr, "bareperf convert: %s is in perf's build-id cache "
+					"(%s): perf report -i %s finds it\n", kpath, dir, outp);
 		}
 	} else {
 		FILE *out = strcmp(outp, "-") ? fopen(outp, "w") : stdout;

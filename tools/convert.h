@@ -25,22 +25,36 @@
 
 /* ---- perf.data (tools/convert.c) ----------------------------------------- */
 
+#define CONVERT_KERNEL_MAP	"[kernel.kallsyms]"	/* perf's name for the kernel */
+
 /*
- * Write a perf.data file that `perf report` and `perf script` read with
- * symbols from kernel.elf. kernel_path must be absolute (perf opens it).
- * argv/argc, if not NULL, go into the CMDLINE feature. The layout and
- * why it is that way: tools/convert.c, "perf.data".
+ * Write a perf.data file of kernel-mode samples that `perf report`,
+ * `perf script` and `perf annotate` read with kernel.elf as the kernel
+ * image (vmlinux), found by its build-id. The layout and why it is that
+ * way: tools/convert.c, "perf.data". kernel_path names the file in the
+ * header's command line.
  */
 int convert_perfdata(const struct session *s, const struct symtab *t,
 		     const char *kernel_path, const uint8_t *build_id, size_t build_id_len,
-		     const char *out, int argc, char **argv, char *err, size_t errlen);
+		     const char *out, char *err, size_t errlen);
+/*
+ * Put kernel_path (absolute) into perf's build-id cache under its build-id,
+ * as `perf buildid-cache -a` does; dir_out receives the cache's directory.
+ */
+int convert_buildid_cache(const char *kernel_path, const uint8_t *id, size_t idlen,
+			  char *dir_out, size_t dirlen, char *err, size_t errlen);
 
 /* perf's event type and config for a bareperf event: generic names map to
  * PERF_TYPE_HARDWARE/SOFTWARE, anything else is PERF_TYPE_RAW, config. */
 void convert_event_type(const struct bp_record_event_desc *d, uint32_t *type, uint64_t *config);
 
-/* Chrome/Perfetto trace-event JSON: app runs as "X" slices and samples as
- * "i" events, one track per CPU. */
+/*
+ * Chrome/Perfetto trace-event JSON: app runs (and an instruction trace's
+ * calls) as "X" slices, one track per CPU, and the samples as the format's
+ * sampling profile: "stackFrames" (each frame names its parent; category
+ * = its kind, below) and "samples" (cpu, tid = the CPU, ts in us, the
+ * event's name, sf = the leaf frame, weight = the period).
+ */
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen);
 
@@ -57,6 +71,15 @@ typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
 				 convert_slice_emit emit, void *ctx, char *err, size_t n);
 extern convert_slices_fn convert_trace_slices;
 
+/*
+ * What code an address is, from its source file (DWARF): a benchmark body
+ * (apps/bench_*.c), an app (apps/, test/guest/), or the kernel (anything
+ * else, and addresses without line info).
+ */
+enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
+enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);
+const char *convert_kind_name(enum convert_kind k);	/* "kernel", "app", "benchmark" */
+
 /* ---- stacks (tools/flamegraph.c) ----------------------------------------- */
 
 /*
@@ -71,6 +94,8 @@ struct stack_node {
 	uint32_t depth;			/* root 0 */
 	uint64_t total;			/* samples in this frame and below */
 	uint64_t self;			/* samples that ended here */
+	/* Appended: */
+	int kind;			/* enum convert_kind of the function (the root: kernel) */
 };
 
 struct stack_tree {

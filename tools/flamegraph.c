@@ -244,13 +244,15 @@ int stack_tree_build(struct stack_tree *tr, const struct session *s, const struc
 		if (!r->nr_ips) {
 			if (child(tr, 0, frame_name(t, r->ip), &node))
 				goto oom;
-			tr->nodes[node].total++;
+			if (!tr->nodes[node].total++)
+				tr->nodes[node].kind = convert_addr_kind(t, r->ip);
 		}
 		for (uint32_t k = r->nr_ips; k-- > 0;) {
-			uint64_t a = s->ips[r->ips_off + k];
-			if (child(tr, node, frame_name(t, k ? a - 1 : a), &node))
+			uint64_t a = s->ips[r->ips_off + k] - (k ? 1 : 0);
+			if (child(tr, node, frame_name(t, a), &node))
 				goto oom;
-			tr->nodes[node].total++;
+			if (!tr->nodes[node].total++)
+				tr->nodes[node].kind = convert_addr_kind(t, a);
 		}
 		tr->nodes[node].self++;
 	}
@@ -418,7 +420,7 @@ void xml_escape(FILE *out, const char *s)
 #define FG_FONT		12
 #define FG_CHAR_W	(FG_FONT * 0.59)	/* average glyph width, px */
 #define FG_XPAD		10
-#define FG_TOP		60		/* title, subtitle, buttons */
+#define FG_TOP		80		/* title, subtitle, buttons, legend */
 #define FG_BOTTOM	30		/* details line */
 #define FG_MIN_W	0.1		/* narrower frames are left out, px */
 
@@ -431,14 +433,29 @@ struct svg_ctx {
 	size_t elided;
 };
 
-/* A stable warm colour from the name. */
-static void frame_color(const char *name, unsigned rgb[3])
+/*
+ * Colour by kind of code, shade by name (stable from run to run): the
+ * kernel orange, apps green, benchmark bodies blue, so the measured code
+ * stands out from the harness and the kernel around it. The legend shows
+ * one swatch of each.
+ */
+static const struct {
+	const char *label;
+	unsigned base[3], span[3];
+} kinds[] = {
+	[CONVERT_KIND_KERNEL] = { "kernel", { 225, 120, 20 }, { 30, 60, 30 } },
+	[CONVERT_KIND_APP] = { "app", { 60, 165, 60 }, { 50, 60, 50 } },
+	[CONVERT_KIND_BENCH] = { "benchmark body", { 60, 120, 200 }, { 40, 60, 55 } },
+};
+
+static void frame_color(const char *name, int kind, unsigned rgb[3])
 {
 	uint64_t h = mix64(str_hash(name));
 
-	rgb[0] = 205 + (unsigned)(h % 51);
-	rgb[1] = (unsigned)((h >> 8) % 231);
-	rgb[2] = (unsigned)((h >> 16) % 56);
+	if (kind < 0 || kind > CONVERT_KIND_BENCH)
+		kind = CONVERT_KIND_KERNEL;
+	for (int i = 0; i < 3; i++)
+		rgb[i] = kinds[kind].base[i] + (unsigned)((h >> (8 * i)) % (kinds[kind].span[i] + 1));
 }
 
 /* Truncate name to what fits in w px: the whole name, "abc..", or nothing. */
@@ -487,9 +504,9 @@ static int svg_pre(const struct stack_tree *tr, uint32_t n, void *vctx)
 	}
 	y = c->height - FG_BOTTOM - (nd->depth + 1) * FG_FRAME_H;
 	if (n == 0)
-		rgb[0] = 230, rgb[1] = 115, rgb[2] = 0;
+		rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
 	else
-		frame_color(nd->name, rgb);
+		frame_color(nd->name, nd->kind, rgb);
 	fputs("<g class=\"f\"><title>", c->out);
 	xml_escape(c->out, nd->name);
 	fprintf(c->out, " (%" PRIu64 " sample%s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" "
@@ -655,6 +672,18 @@ int flamegraph_write_svg(const struct stack_tree *tr, const struct flamegraph_op
 		xml_escape(out, o->subtitle);
 		fputs("</text>\n", out);
 	}
+	/* the legend: what each colour means */
+	fputs("<g id=\"legend\">", out);
+	for (int k = 0, x = FG_XPAD; k <= CONVERT_KIND_BENCH; k++) {
+		unsigned rgb[3];
+		for (int i = 0; i < 3; i++)
+			rgb[i] = kinds[k].base[i] + kinds[k].span[i] / 2;
+		fprintf(out, "<rect x=\"%d\" y=\"52\" width=\"12\" height=\"12\" "
+			"fill=\"rgb(%u,%u,%u)\"/><text x=\"%d\" y=\"62\">%s</text>", x, rgb[0], rgb[1],
+			rgb[2], x + 16, kinds[k].label);
+		x += 16 + (int)(strlen(kinds[k].label) * FG_CHAR_W) + 18;
+	}
+	fputs("</g>\n", out);
 	fprintf(out, "<text id=\"unzoom\" class=\"btn\" x=\"%d\" y=\"24\" style=\"opacity:0\">"
 		"Reset Zoom</text>\n", FG_XPAD);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"24\" text-anchor=\"end\">"
@@ -682,7 +711,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: bareperf flamegraph [-i CAPTURE] [-o OUT.svg] [-k KERNEL] [--force]\n"
 	      "                           [--event NAME] [--title TEXT] [--width PX]\n"
-	      "  -i, --input FILE     the capture (default capture.bpc)\n"
+	      "  -i, --input FILE     the capture (default capture.bpc; - reads standard input)\n"
 	      "  -o, --output FILE    the SVG (default flamegraph.svg; - for stdout)\n"
 	      "  -k, --kernel PATH    the kernel.elf that ran (default: kernel.elf next to the\n"
 	      "                       capture, or build/kernel.elf; its build-id must match)\n"

@@ -110,8 +110,28 @@ static const struct model *find_model(const char *name)
 	return NULL;
 }
 
-static void list_generic(const struct model *only)
+/* The software events (pmu/profile.c's soft_events): every machine has them. */
+static const struct {
+	const char *name;
+	const char *desc;
+} soft_events[] = {
+	{ "cpu-clock", "sample or count: the HPET-driven soft PMU, period in ns (the default "
+	  "without a PMU)" },
+	{ "task-clock", "count: ns the app ran (count=task-clock; stat's CPUs utilized)" },
+	{ "tsc", "count: TSC ticks while the app ran (count=tsc)" },
+};
+
+/* perf list WORD: an event shows if WORD is in its name. */
+static bool wanted(const char *filter, const char *name, const char *desc)
 {
+	(void)desc;
+	return !filter || strcasestr(name, filter);
+}
+
+static void list_generic(const struct model *only, const char *filter)
+{
+	int shown = 0;
+
 	/* Without a model: the encodings on each vendor family side by side. */
 	static const char *const cols[] = { "intel", "k8", "zen1", "zen3" };
 	char b[4][24];
@@ -128,6 +148,9 @@ static void list_generic(const struct model *only)
 		       "Zen2+", "description");
 	for (int i = 0; pmu_event_name(i, &desc); i++) {
 		const char *name = pmu_event_name(i, &desc);
+		if (!wanted(filter, name, desc))
+			continue;
+		shown++;
 		if (only) {
 			printf("  %-26s %-10s %s\n", name, encode(only, name, b[0], sizeof(b[0])), desc);
 			continue;
@@ -136,9 +159,18 @@ static void list_generic(const struct model *only)
 			encode(find_model(cols[k]), name, b[k], sizeof(b[k]));
 		printf("  %-26s %-10s %-10s %-10s %-10s %s\n", name, b[0], b[1], b[2], b[3], desc);
 	}
-	printf("\n  %-26s %s\n", "cpu-clock",
-	       "software: the HPET-driven soft PMU, period in ns (every machine; the default "
-	       "without a PMU)");
+	printf("\nSoftware events (every machine, no PMU needed):\n\n  %-26s %s\n", "event",
+	       "description");
+	for (size_t i = 0; i < sizeof(soft_events) / sizeof(soft_events[0]); i++)
+		if (wanted(filter, soft_events[i].name, soft_events[i].desc)) {
+			printf("  %-26s %s\n", soft_events[i].name, soft_events[i].desc);
+			shown++;
+		}
+	if (filter) {
+		if (!shown)
+			printf("\n  (no event matches '%s')\n", filter);
+		return;
+	}
 	printf("\nRaw events: r<hex> (PERFEVTSEL bits 0-31; AMD EventSelect[11:8] at 32-35), or\n"
 	       "  cpu/event=0x..,umask=0x..,cmask=N,inv,edge/; terms after a name:\n"
 	       "  cycles/period=100000/, instructions/freq=1000/, .../pinned/\n");
@@ -226,8 +258,10 @@ static int list_pfm(const char *pmu_name)
 
 static void list_usage(FILE *f)
 {
-	fprintf(f, "usage: bareperf list [--cpu MODEL]\n"
-		"  the events the kernel knows (events=...), with their raw encodings\n"
+	fprintf(f, "usage: bareperf list [--cpu MODEL] [WORD]\n"
+		"  the events the kernel knows (events=..., count=...), with their raw encodings:\n"
+		"  the generic hardware events and the software ones (cpu-clock, task-clock, tsc);\n"
+		"  WORD: only the events with WORD in their name (as perf list WORD)\n"
 		"  --cpu MODEL   encodings on one CPU model, and its native events (libpfm4);\n"
 		"                MODEL is one of:");
 	for (size_t i = 0; i < NMODELS; i++)
@@ -243,6 +277,7 @@ int cmd_list(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct model *m = NULL;
+	const char *filter;
 	int c;
 
 	optind = 0;
@@ -265,12 +300,14 @@ int cmd_list(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "bareperf list: unexpected argument '%s'\n", argv[optind]);
+	if (optind + 1 < argc) {
+		fprintf(stderr, "bareperf list: unexpected argument '%s' (one filter word)\n",
+			argv[optind + 1]);
 		return 2;
 	}
-	list_generic(m);
-	if (m && m->pfm) {
+	filter = optind < argc ? argv[optind] : NULL;
+	list_generic(m, filter);
+	if (m && m->pfm && !filter) {
 #ifdef HAVE_LIBPFM
 		if (list_pfm(m->pfm))
 			return 1;

@@ -33,6 +33,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -68,13 +69,25 @@ struct opts {
 	int napp;
 };
 
+#define TAIL_LINES	40
+
 /* What the live view and the summary count, from the decoder's callbacks. */
 struct live {
-	bool show_console, progress, status_shown;
+	bool show_console, progress, status_shown, quiet;
 	bool console_from_stream;	/* CONSOLE frames are shown (UART transport) */
 	bool seen_zero;			/* the stream's first 0x00 went by */
+	bool live_boot_text;		/* show the text before it as it comes (--qemu) */
 	char line[1024];		/* console text of the current line */
 	size_t linelen;
+	char tail[TAIL_LINES][256];	/* the last console lines, a ring */
+	unsigned ntail;			/* lines ever put in it */
+	int esc;			/* in an escape sequence: 1 after ESC, 2 in a CSI */
+	/* Firmware text, before the first line our code prints (the loader's
+	 * "bareperf-boot: ..." or the kernel's "bareperf: ..."): held back,
+	 * shown with -v -v, or at the end if our code never started. */
+	bool ours_started, show_firmware;
+	char firmware[8192];
+	size_t fwlen, fw_dropped;
 	uint64_t samples[MAX_CPUS], ring_lost[MAX_CPUS], lost_samples[MAX_CPUS];
 	uint64_t throttles;
 	bool have_meta;
@@ -85,9 +98,10 @@ struct live {
 	struct capture_writer *w;
 	double last_draw;
 	uint64_t drawn_bytes;
-	struct wire_dec_stats at_boot;	/* decoder stats after the boot text */
 	/* The control channel (--tty with an app): the kernel's reply. */
+	bool control;
 	bool replied, reply_ok;
+	bool ended;			/* END arrived (after the reply, with control) */
 	char reply[256];
 	uint64_t frames_seen;
 	/* Frames before the first of each (channel, cpu) that arrived (session.h). */
@@ -199,23 +213,88 @@ static void clear_status(struct live *L)
 
 static void flush_line(struct live *L)
 {
+	char *t;
+
 	if (!L->linelen)
 		return;
-	clear_status(L);
-	fwrite(L->line, 1, L->linelen, stderr);
-	fputc('\n', stderr);
+	if (!L->ours_started && !(L->linelen >= 8 && !memcmp(L->line, "bareperf", 8))) {
+		if (!L->show_firmware) {
+			size_t n = L->linelen + 1;
+			if (L->fwlen + n <= sizeof(L->firmware)) {
+				memcpy(L->firmware + L->fwlen, L->line, L->linelen);
+				L->firmware[L->fwlen + L->linelen] = '\n';
+				L->fwlen += n;
+			} else {
+				L->fw_dropped++;
+			}
+			L->linelen = 0;
+			return;
+		}
+	} else {
+		L->ours_started = true;
+	}
+	/* The kernel's warnings ("bareperf: warning: ...") are shown always. */
+	if (L->show_console || (!L->quiet && L->linelen >= 19 &&
+				!memcmp(L->line, "bareperf: warning: ", 19))) {
+		clear_status(L);
+		fwrite(L->line, 1, L->linelen, stderr);
+		fputc('\n', stderr);
+	}
+	/* The last lines, for when the run fails and the console was not shown. */
+	t = L->tail[L->ntail++ % TAIL_LINES];
+	snprintf(t, sizeof(L->tail[0]), "%.*s", (int)L->linelen, L->line);
 	L->linelen = 0;
 }
 
+/*
+ * The kernel's reason, when the run failed and its console was not shown
+ * (stderr is not a terminal): from its last "bareperf: ..." line (how it
+ * reports a refusal, a bad command line, a panic) on, else the last lines.
+ */
+static void last_words(const struct live *L)
+{
+	unsigned n = L->ntail < TAIL_LINES ? L->ntail : TAIL_LINES, from = n > 8 ? n - 8 : 0;
+
+	for (unsigned i = n; i-- > 0;) {
+		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
+		if (!strncmp(t, "bareperf: ", 10) && strncmp(t, "bareperf: halted", 16)) {
+			from = i;
+			break;
+		}
+	}
+	if (from >= n)
+		return;
+	fprintf(stderr, "bareperf record: the kernel said:\n");
+	for (unsigned i = from; i < n; i++) {
+		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
+		if (strncmp(t, "bareperf: halted", 16))
+			fprintf(stderr, "  | %s\n", t);
+	}
+}
+
 /* Console text, shown a whole line at a time (the status line would
- * overwrite a partial one). CRs are dropped: the kernel ends lines CRLF. */
+ * overwrite a partial one). CRs are dropped: the kernel ends lines CRLF.
+ * Escape sequences (OVMF clears the screen and moves the cursor: ECMA-48
+ * CSI sequences, ESC [ ... final byte 0x40-0x7e) and other control
+ * characters never reach the user's terminal. */
 static void console_text(struct live *L, const uint8_t *p, size_t n)
 {
-	if (!L->show_console)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		char c = (char)p[i];
-		if (c == '\r')
+		if (L->esc == 1) {
+			L->esc = c == '[' ? 2 : 0;
+			continue;
+		}
+		if (L->esc == 2) {
+			if (p[i] >= 0x40 && p[i] <= 0x7e)
+				L->esc = 0;
+			continue;
+		}
+		if (c == '\033') {
+			L->esc = 1;
+			continue;
+		}
+		if (c == '\r' || ((unsigned char)c < 0x20 && c != '\n' && c != '\t'))
 			continue;
 		if (c == '\n' || L->linelen == sizeof(L->line)) {
 			flush_line(L);
@@ -321,7 +400,21 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 			L->replied = true;
 			L->reply_ok = m.type == WIRE_CTL_OK;
 		}
+		/* END: the kernel sent everything (uapi/wire.h §5); after our
+		 * request's reply, it closes what we asked for. */
+		if (m.type == WIRE_CTL_END && (L->replied || !L->control))
+			L->ended = true;
 	}
+}
+
+/* Plain text outside the stream after it started: a halted machine's last line. */
+static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct live *L = ctx;
+
+	(void)off;
+	if (L->console_from_stream && (L->seen_zero || !L->live_boot_text))
+		console_text(L, p, n);
 }
 
 static void on_frame(void *ctx, const struct wire_dec_frame *f)
@@ -350,13 +443,25 @@ static size_t put_param(uint8_t *buf, size_t at, size_t cap, uint16_t type, cons
 	return at + sizeof(t) + len;
 }
 
-/* The START_RUN message for o: {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}. */
+/*
+ * The START_RUN message for o: {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*,
+ * NONCE}. The nonce is this request's identity: sent again, the same
+ * message is not run twice.
+ */
 static size_t start_run_msg(const struct opts *o, uint8_t *msg, size_t cap)
 {
 	struct wire_ctl_msg m = { WIRE_CTL_START_RUN, 0 };
 	size_t at = sizeof(m);
+	uint64_t nonce = 0;
 	char ev[256];
 
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || !nonce) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		nonce = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			((uint64_t)getpid() << 32) ^ 1;
+	}
+	at = put_param(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
 	at = put_param(msg, at, cap, WIRE_RUN_APP, o->app[0], strlen(o->app[0]));
 	if (o->events) {
 		snprintf(ev, sizeof(ev), "%s", o->events);
@@ -407,21 +512,16 @@ static int stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, si
 	if (capture_append(L->w, p, n, err, errlen))
 		return -1;
 	if (!L->seen_zero) {
-		/* Boot text: shown as it comes, not when the first 0x00 ends it;
-		 * not counted as a damaged frame (session_discount_boot). */
+		/* Boot text: shown as it comes, not when the first 0x00 ends it
+		 * (the decoder passes it to on_text only then). Not on a line we
+		 * may have joined mid-stream: there the first bytes can be a
+		 * frame, which the decoder tells from text. */
 		const uint8_t *z = memchr(p, 0, n);
-		size_t text = z ? (size_t)(z - p) : n;
-		if (L->console_from_stream)
-			console_text(L, p, text);
-		if (!z) {
-			wire_dec_feed(d, p, n);
-			return 0;
-		}
-		wire_dec_feed(d, p, text + 1);
-		L->at_boot = *wire_dec_stats(d);
-		L->seen_zero = true;
-		p += text + 1;
-		n -= text + 1;
+		if (L->live_boot_text && L->console_from_stream)
+			console_text(L, p, z ? (size_t)(z - p) : n);
+		wire_dec_feed(d, p, n);
+		L->seen_zero = z != NULL;
+		return 0;
 	}
 	wire_dec_feed(d, p, n);
 	return 0;
@@ -434,6 +534,7 @@ struct qemu {
 	int err_fd;			/* QEMU's stderr, our end; -1 when closed */
 	char errline[512];		/* its current line */
 	size_t errlen;
+	unsigned err_lines;		/* lines it wrote on stderr */
 	char dir[64];			/* private temp dir: socket, ESP copy, vars */
 	char sock[96];
 	char *argv[64];
@@ -682,6 +783,7 @@ static void qemu_err_line(struct live *L, struct qemu *q)
 {
 	q->errline[q->errlen] = 0;
 	if (q->errlen && !strstr(q->errline, "terminating on signal")) {
+		q->err_lines++;
 		clear_status(L);
 		fprintf(stderr, "qemu: %s\n", q->errline);
 	}
@@ -792,11 +894,13 @@ static void usage(FILE *f)
 		"      --baud N          line speed (default 115200)\n"
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
 		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
-		"                        and the QEMU command\n"
+		"                        and the QEMU command; -v -v also the firmware's own\n"
+		"                        output (otherwise shown only if the loader never starts)\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
 		"\n"
-		"Exit status: the kernel's exit code with --qemu (0 ok, 1 failure, 2 usage,\n"
-		"3 panic), 124 on --timeout, 125 if QEMU ended without one, 130 after Ctrl-C.\n");
+		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
+		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
+		"124 on --timeout, 125 if QEMU failed or ended without one, 130 after Ctrl-C.\n");
 }
 
 static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
@@ -1000,8 +1104,6 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 	const struct wire_dec_stats *st = &stats;
 	uint32_t ncpu = L->nr_cpus;
 
-	if (L->seen_zero)
-		session_discount_boot(&stats, &L->at_boot);
 	stats.lost_frames -= L->before_first_total;
 
 	for (uint32_t c = 0; c < MAX_CPUS; c++)
@@ -1020,6 +1122,10 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 		PRIu64 " other damaged frames, %" PRIu64 " duplicates\n", st->lost_frames,
 		st->crc_errors, st->cobs_errors + st->short_frames + st->bad_version +
 		st->bad_channel + st->bad_payload, st->duplicates);
+	if (st->foreign_frames)
+		fprintf(stderr, "  %" PRIu64 " frames of another boot refused (boot %08" PRIx32
+			", not this stream's %08" PRIx32 ")\n", st->foreign_frames, st->foreign_boot,
+			st->boot);
 	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
 		for (unsigned c = 0; c < MAX_CPUS; c++) {
 			static const char *const names[] = { "console", "records", "aux", "control" };
@@ -1032,14 +1138,22 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 				fprintf(stderr, "    %" PRIu64 " %s frames of cpu %u before the first one "
 					"received (joined a running stream, or lost)\n", early, names[ch], c);
 		}
-	if (!st->frames_ok)
+	/* A kernel that failed says why (last_words()); one that did not
+	 * and sent nothing was not streaming. */
+	if (!st->frames_ok && !code)
 		fprintf(stderr, "  no frame arrived: %s\n", o->tty ?
 			"is the machine's bareperf.cfg set to stream=uart, and the line's speed right?" :
 			"did the kernel start the stream (stream=uart/virtio)?");
+	if (st->frames_ok && !wire_dec_complete(d))
+		fprintf(stderr, "  the stream's END did not arrive: what the kernel sent after the "
+			"last frame is unknown\n");
 	if (code_kind == 1)
 		fprintf(stderr, "  kernel exit code %d (%s)\n", code, session_exit_name(code));
 	else if (code_kind == 2)
 		fprintf(stderr, "  app exit status %d\n", code);
+	else if (code_kind == 3)
+		fprintf(stderr, "  kernel exit code %d (%s), from QEMU's exit status only: the kernel "
+			"sent no END\n", code, session_exit_name(code));
 }
 
 int cmd_record(int argc, char **argv)
@@ -1051,11 +1165,13 @@ int cmd_record(int argc, char **argv)
 	struct capture_meta meta = { 0 };
 	struct termios saved;
 	struct wire_dec *d = NULL;
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL };
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL, on_text };
 	struct sigaction sa, old_int, old_term, old_hup, old_pipe;
 	uint8_t bid[64];
 	char err[1024], state[200];
-	int uart = -1, vsock = -1, ttyfd = -1, rc, st = -1;
+	int uart = -1, vsock = -1, ttyfd = -1, rc, st = -1, qcode;
+	const struct wire_dec_stats *ds;
+	bool halted;
 	bool eof_uart = false, eof_stream = false, timed_out = false, io_error = false;
 	struct wire_enc host_enc;
 	uint8_t ctl_msg[1024];
@@ -1074,8 +1190,12 @@ int cmd_record(int argc, char **argv)
 	w.fd = -1;
 	L.w = &w;
 	L.show_console = !o.quiet && (o.verbose || isatty(2));
+	L.show_firmware = o.verbose >= 2;
 	L.progress = !o.quiet && isatty(2);
 	L.console_from_stream = !o.virtio;
+	L.control = o.control;
+	L.quiet = o.quiet;
+	L.live_boot_text = !o.tty;
 
 	/* Open the link first: a bad device or kernel leaves no file behind. */
 	if (o.tty) {
@@ -1238,14 +1358,17 @@ int cmd_record(int argc, char **argv)
 			break;
 		/*
 		 * The request: once the line has been quiet for 0.3 s (a booting
-		 * machine has had its say), and again every 2 s while no frame
-		 * came back (the machine was not serving yet: it reads requests
-		 * only between runs, and prints "app: ...: start" as a CONSOLE
-		 * frame the moment it begins one). Never again once a frame
-		 * came: a second request would start a second run.
+		 * machine has had its say), and again when no frame came back and
+		 * the line has been silent for 2 s since (the request was lost:
+		 * the machine reads requests only between runs, and prints "app:
+		 * ...: start" as a CONSOLE frame the moment it begins one). Not
+		 * while it still talks (it is booting, and will read the request
+		 * it holds), and never once a frame came: a second request would
+		 * start a second run.
 		 */
 		if (o.control && !L.replied && now_s() - last_byte >= 0.3 &&
-		    (!sends || (L.frames_seen == frames_at_send && now_s() - sent_at >= 2.0))) {
+		    (!sends || (L.frames_seen == frames_at_send && now_s() - sent_at >= 2.0 &&
+				now_s() - last_byte >= 2.0))) {
 			if (send_control(&host_enc, ttyfd, ctl_msg, ctl_len, err, sizeof(err))) {
 				fprintf(stderr, "bareperf record: %s: %s\n", o.tty, err);
 				io_error = true;
@@ -1255,12 +1378,14 @@ int cmd_record(int argc, char **argv)
 			sent_at = now_s();
 			frames_at_send = L.frames_seen;
 		}
-		/* It answered (OK "exit N" after the run's records, or ERROR): done. */
-		if (o.control && L.replied && now_s() - last_byte >= 0.2)
+		/* It answered (OK "exit N" after the run's records, or ERROR), and
+		 * its END followed: done. A kernel that sends no END: a quiet spell. */
+		if (o.control && L.replied && (L.ended || now_s() - last_byte >= 2.0))
 			break;
-		/* A serial line never closes: every CPU's APP_STOP, then a quiet spell. */
-		if (o.tty && !o.control && L.have_meta && L.nr_cpus && L.nstopped >= L.nr_cpus &&
-		    now_s() - last_byte >= o.quiet_s)
+		/* A serial line never closes: the machine's END, or every CPU's
+		 * APP_STOP, then a quiet spell. */
+		if (o.tty && !o.control && (L.ended || (L.have_meta && L.nr_cpus &&
+		    L.nstopped >= L.nr_cpus && now_s() - last_byte >= o.quiet_s)))
 			break;
 		if (!o.tty && eof_stream && (o.virtio ? eof_uart : true))
 			break;
@@ -1270,6 +1395,13 @@ int cmd_record(int argc, char **argv)
 	wire_dec_finish(d);
 	flush_line(&L);
 	clear_status(&L);
+	if (!L.ours_started && L.fwlen) {
+		/* Nothing of ours ran: what the firmware said is the clue. */
+		fprintf(stderr, "bareperf record: the loader never started; the firmware said:\n");
+		fwrite(L.firmware, 1, L.fwlen, stderr);
+		if (L.fw_dropped)
+			fprintf(stderr, "  (%zu more lines)\n", L.fw_dropped);
+	}
 	if (!o.tty) {
 		st = qemu_reap(&q, stop_signal || timed_out || io_error);
 		while (q.err_fd >= 0)
@@ -1290,6 +1422,9 @@ int cmd_record(int argc, char **argv)
 		ci.truncated = w.failed;
 		capture_describe(&ci, state, sizeof(state));
 	}
+	ds = wire_dec_stats(d);
+	halted = ds->ends && (ds->end_flags & WIRE_END_HALT);
+	qcode = !o.tty && WIFEXITED(st) && (WEXITSTATUS(st) & 1) ? WEXITSTATUS(st) >> 1 : -1;
 	if (stop_signal) {
 		rc = EXIT_INTERRUPT;
 		if (!o.quiet)
@@ -1314,6 +1449,10 @@ int cmd_record(int argc, char **argv)
 			if (!o.quiet)
 				summary(&o, &L, d, state, 2, rc);
 		}
+	} else if (o.tty && halted) {
+		rc = (int)ds->end_status;
+		if (!o.quiet)
+			summary(&o, &L, d, state, 1, rc);
 	} else if (o.tty) {
 		bool ended = L.have_meta && L.nr_cpus && L.nstopped >= L.nr_cpus;
 		rc = ended ? (int)(L.app_status & 0xff) : 1;
@@ -1322,13 +1461,22 @@ int cmd_record(int argc, char **argv)
 		if (!ended)
 			fprintf(stderr, "bareperf record: %s went away before every CPU's APP_STOP; "
 				"%s holds what arrived\n", o.tty, o.out);
-	} else if (WIFEXITED(st) && (WEXITSTATUS(st) & 1) && WEXITSTATUS(st) > 0) {
-		rc = WEXITSTATUS(st) >> 1;
+	} else if (halted || (qcode >= 0 && !q.err_lines)) {
+		/*
+		 * The kernel's exit code is its END's. Without END (it stopped
+		 * before its stream could start: a bad command line), QEMU's
+		 * isa-debug-exit status carries it, unless QEMU itself failed
+		 * (it said so on stderr, and its status 1 would read as "0, ok").
+		 */
+		rc = halted ? (int)ds->end_status : qcode;
 		if (!o.quiet)
-			summary(&o, &L, d, state, 1, rc);
+			summary(&o, &L, d, state, halted ? 1 : 3, rc);
+		if (halted && qcode != rc)
+			fprintf(stderr, "bareperf record: QEMU's exit status %d does not match the "
+				"kernel's exit code %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, rc);
 	} else {
 		if (!o.quiet)
-			summary(&o, &L, d, state, 0, 0);
+			summary(&o, &L, d, state, 0, -1);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 			fprintf(stderr, "bareperf record: QEMU could not be started (see above)\n");
 		else if (WIFEXITED(st))
@@ -1339,6 +1487,10 @@ int cmd_record(int argc, char **argv)
 				WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 		rc = EXIT_NO_CODE;
 	}
+	/* A failed run's reason, when the console did not go by on stderr. */
+	if (rc && !L.show_console && !o.quiet && !stop_signal && !timed_out && !io_error &&
+	    !(o.control && !L.reply_ok))
+		last_words(&L);
 restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "tools/trace_dec.h"
@@ -19,6 +20,7 @@
 
 struct ipent {
 	uint64_t ip;
+	uint64_t ctx;			/* cpu << 32 | pid with those sort keys, else 0 */
 	uint64_t samples, period;	/* samples == 0: slot free */
 };
 
@@ -53,7 +55,7 @@ static int iptab_grow(struct iptab *h)
 		const struct ipent *x = &h->e[i];
 		if (!x->samples)
 			continue;
-		size_t j = hash64(x->ip, g.mask);
+		size_t j = hash64(x->ip ^ x->ctx * 0x9e3779b97f4a7c15ull, g.mask);
 		while (g.e[j].samples)
 			j = (j + 1) & g.mask;
 		g.e[j] = *x;
@@ -64,14 +66,15 @@ static int iptab_grow(struct iptab *h)
 	return 0;
 }
 
-/* Add (samples, period) to ip's entry. */
-static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t samples, uint64_t period)
+/* Add (samples, period) to the entry of (ip, ctx). */
+static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t samples,
+			    uint64_t period)
 {
-	size_t j = hash64(ip, h->mask);
+	size_t j = hash64(ip ^ ctx * 0x9e3779b97f4a7c15ull, h->mask);
 
 	for (;;) {
 		struct ipent *x = &h->e[j];
-		if (x->samples && x->ip == ip) {
+		if (x->samples && x->ip == ip && x->ctx == ctx) {
 			x->samples += samples;
 			x->period += period;
 			return 0;
@@ -83,9 +86,9 @@ static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t samples, uint
 	if (2 * (h->n + 1) > h->mask + 1) {
 		if (iptab_grow(h))
 			return -1;
-		return iptab_add(h, ip, samples, period);
+		return iptab_add(h, ip, ctx, samples, period);
 	}
-	h->e[j] = (struct ipent){ ip, samples, period };
+	h->e[j] = (struct ipent){ ip, ctx, samples, period };
 	h->n++;
 	return 0;
 }
@@ -166,6 +169,55 @@ int report_parse_cpus(const char *list, struct report_filter *f)
 	return 0;
 }
 
+static const struct { const char *name; enum report_key key; } sort_names[] = {
+	{ "sym", RK_SYM }, { "symbol", RK_SYM }, { "dso", RK_DSO }, { "srcline", RK_SRCLINE },
+	{ "line", RK_SRCLINE }, { "cpu", RK_CPU }, { "comm", RK_COMM }, { "app", RK_COMM },
+	{ "pid", RK_PID }, { "run", RK_PID },
+};
+
+static int sort_key(const char *w, size_t n, enum report_key *k)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (strlen(sort_names[i].name) == n && !strncmp(sort_names[i].name, w, n)) {
+			*k = sort_names[i].key;
+			return 0;
+		}
+	return -1;
+}
+
+int report_parse_sort(const char *list, struct report_opts *o, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	o->nkeys = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		enum report_key k;
+		if (!n || sort_key(p, n, &k)) {
+			snprintf(err, errlen, "'%.*s' is not a sort key (sym, dso, srcline, cpu, comm, "
+				 "pid)", (int)n, p);
+			return -1;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < o->nkeys; i++)
+			dup |= o->keys[i] == k;
+		if (!dup)
+			o->keys[o->nkeys++] = k;
+		p += n;
+		if (*p == ',' && *++p == 0) {
+			snprintf(err, errlen, "'%s' ends in a comma", list);
+			return -1;
+		}
+	}
+	if (!o->nkeys) {
+		snprintf(err, errlen, "no sort key given");
+		return -1;
+	}
+	/* The one-key forms keep their meaning for the rest of the tool. */
+	o->sort = o->nkeys == 1 && o->keys[0] == RK_SRCLINE ? REPORT_SORT_LINE : REPORT_SORT_SYM;
+	return 0;
+}
+
 struct evstate {
 	struct iptab ipt;		/* ip -> self cost */
 	struct iptab child;		/* -g: function key -> inclusive cost */
@@ -182,6 +234,10 @@ struct report_agg {
 	size_t last_ev;
 	uint32_t last_pid;		/* --app: the last pid checked, and its answer */
 	bool last_pid_ok, have_last_pid, app_found;
+	bool ctx_cpu, ctx_pid;		/* sort keys that split an IP's samples */
+	const struct session *s;	/* report_end's, for app names */
+	struct cment { uint64_t key; size_t parent, node; } *cm;	/* -g: (parent, key) -> node */
+	size_t cm_mask, cm_n;
 };
 
 static size_t node_new(struct report *r, uint64_t key, const char *name)
@@ -200,18 +256,51 @@ static size_t node_new(struct report *r, uint64_t key, const char *name)
 	return r->npool++;
 }
 
-static size_t node_child(struct report *r, size_t parent, uint64_t key, const char *name)
+/*
+ * The child of parent with key, made on first sight: a hash table of
+ * (parent, key) -> node, so a node with thousands of callers costs one
+ * probe, not a walk of its sibling list (which printing still uses).
+ */
+static int childmap_grow(struct report_agg *A)
 {
-	size_t c;
+	size_t cap = A->cm_mask ? 2 * (A->cm_mask + 1) : 4096;
+	struct cment *e = calloc(cap, sizeof(*e));
 
-	for (c = r->pool[parent].first_child; c; c = r->pool[c].next_sibling)
-		if (r->pool[c].key == key)
-			return c;
+	if (!e)
+		return -1;
+	for (size_t i = 0; A->cm && i <= A->cm_mask; i++) {
+		size_t j;
+		if (!A->cm[i].node)
+			continue;
+		j = hash64(A->cm[i].key ^ A->cm[i].parent * 0x9e3779b97f4a7c15ull, cap - 1);
+		while (e[j].node)
+			j = (j + 1) & (cap - 1);
+		e[j] = A->cm[i];
+	}
+	free(A->cm);
+	A->cm = e;
+	A->cm_mask = cap - 1;
+	return 0;
+}
+
+static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, const char *name)
+{
+	struct report *r = A->r;
+	size_t c, j;
+
+	if (2 * (A->cm_n + 1) > A->cm_mask + 1 && childmap_grow(A))
+		return 0;
+	for (j = hash64(key ^ parent * 0x9e3779b97f4a7c15ull, A->cm_mask); A->cm[j].node;
+	     j = (j + 1) & A->cm_mask)
+		if (A->cm[j].parent == parent && A->cm[j].key == key)
+			return A->cm[j].node;
 	c = node_new(r, key, name);
 	if (!c)
 		return 0;
 	r->pool[c].next_sibling = r->pool[parent].first_child;
 	r->pool[parent].first_child = c;
+	A->cm[j] = (struct cment){ key, parent, c };
+	A->cm_n++;
 	return c;
 }
 
@@ -238,7 +327,7 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 	}
 	node = E->root;
 	for (size_t i = 0; i < n; i++) {
-		node = node_child(r, node, keys[i], names[i]);
+		node = node_child(A, node, keys[i], names[i]);
 		if (!node)
 			return -1;
 		r->pool[node].samples++;
@@ -249,7 +338,7 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = keys[j] == keys[i];
-		if (!seen && iptab_add(&E->child, keys[i], 1, x->period))
+		if (!seen && iptab_add(&E->child, keys[i], 0, 1, x->period))
 			return -1;
 	}
 	return 0;
@@ -270,18 +359,59 @@ static int cmp_row(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static int cmp_line(const void *a, const void *b)
+static const char *app_of(const struct session *s, uint32_t pid)
+{
+	for (size_t i = 0; s && i < s->napps; i++)
+		if (s->apps[i].app_id == pid)
+			return s->apps[i].name;
+	return "";
+}
+
+/* Rows are merged when every sort key compares equal (qsort's context
+ * goes through this file-scope pointer: qsort has none). */
+static const struct report_agg *cmp_agg;
+
+static int cmp_keys(const void *a, const void *b)
 {
 	const struct report_row *x = a, *y = b;
+	const struct report_agg *A = cmp_agg;
 	int c;
 
-	if (!x->file != !y->file)
-		return x->file ? -1 : 1;
-	if (x->file && (c = strcmp(x->file, y->file)))
-		return c;
-	if (!x->file && x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->line - y->line;
+	for (size_t i = 0; i < A->o.nkeys; i++) {
+		switch (A->o.keys[i]) {
+		case RK_SYM:
+			if (x->key != y->key)
+				return x->key < y->key ? -1 : 1;
+			break;
+		case RK_DSO:
+			break;			/* one image */
+		case RK_SRCLINE:
+			if (!x->file != !y->file)
+				return x->file ? -1 : 1;
+			if (x->file && (c = strcmp(x->file, y->file)))
+				return c;
+			if (!x->file && x->line_addr != y->line_addr)
+				return x->line_addr < y->line_addr ? -1 : 1;
+			if (x->line != y->line)
+				return x->line - y->line;
+			break;
+		case RK_CPU:
+			if (x->cpu != y->cpu)
+				return x->cpu < y->cpu ? -1 : 1;
+			break;
+		case RK_COMM:
+			if ((c = strcmp(app_of(A->s, x->pid), app_of(A->s, y->pid))))
+				return c;
+			break;
+		case RK_PID:
+			if (x->pid != y->pid)
+				return x->pid < y->pid ? -1 : 1;
+			break;
+		case RK_NKEYS:
+			break;
+		}
+	}
+	return 0;
 }
 
 /* Index of key in rows[0, n) sorted by key, or n. */
@@ -307,7 +437,10 @@ static int build_rows(struct report_agg *A, size_t ev)
 	struct iptab *h = &S->ipt;
 	struct report_row *rows;
 	size_t n = 0, m = 0;
+	bool want_line = false;
 
+	for (size_t i = 0; i < A->o.nkeys; i++)
+		want_line |= A->o.keys[i] == RK_SRCLINE;
 	rows = calloc(h->n + S->child.n + 1, sizeof(*rows));
 	if (!rows)
 		return -1;
@@ -320,14 +453,16 @@ static int build_rows(struct report_agg *A, size_t ev)
 		w->samples = x->samples;
 		w->period = x->period;
 		w->key = symcache_get(&A->sc, x->ip, &w->name);
-		if (A->o.sort == REPORT_SORT_LINE &&
-		    !symtab_line(A->sc.t, x->ip, &w->file, &w->line))
-			w->file = NULL, w->line = 0, w->key = x->ip;
+		w->cpu = (uint32_t)(x->ctx >> 32);
+		w->pid = (uint32_t)x->ctx;
+		if (want_line && !symtab_line(A->sc.t, x->ip, &w->file, &w->line))
+			w->file = NULL, w->line = 0, w->line_addr = x->ip;
 	}
-	/* By function (file NULL: by key) or by file and line; merge equal ones. */
-	qsort(rows, n, sizeof(*rows), cmp_line);
+	/* By the sort keys; merge equal ones. */
+	cmp_agg = A;
+	qsort(rows, n, sizeof(*rows), cmp_keys);
 	for (size_t i = 0; i < n; i++) {
-		if (m && !cmp_line(&rows[m - 1], &rows[i])) {
+		if (m && !cmp_keys(&rows[m - 1], &rows[i])) {
 			rows[m - 1].samples += rows[i].samples;
 			rows[m - 1].period += rows[i].period;
 			continue;
@@ -378,6 +513,14 @@ int report_begin(struct report_agg **out, const struct symtab *t, const struct r
 		return -1;
 	A->r = r;
 	A->o = *o;
+	if (!A->o.nkeys) {
+		A->o.keys[0] = o->sort == REPORT_SORT_LINE ? RK_SRCLINE : RK_SYM;
+		A->o.nkeys = 1;
+	}
+	for (size_t i = 0; i < A->o.nkeys; i++) {
+		A->ctx_cpu |= A->o.keys[i] == RK_CPU;
+		A->ctx_pid |= A->o.keys[i] == RK_COMM || A->o.keys[i] == RK_PID;
+	}
 	A->last_id = UINT64_MAX;
 	if (symcache_init(&A->sc, t)) {
 		free(A);
@@ -442,6 +585,8 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 	struct report *r = A->r;
 	size_t ev;
 
+	if (x->cpu < SESSION_MAX_CPUS)
+		r->cpu_seen[x->cpu] = true;
 	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu])) {
 		r->filtered_out++;
 		return 0;
@@ -459,7 +604,9 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 		A->last_ev = ev;
 	}
 	struct report_event *E = &r->events[ev];
-	if (iptab_add(&A->ev[ev].ipt, x->ip, 1, x->period))
+	if (iptab_add(&A->ev[ev].ipt, x->ip,
+		      (A->ctx_cpu ? (uint64_t)x->cpu << 32 : 0) | (A->ctx_pid ? x->pid : 0), 1,
+		      x->period))
 		return -1;
 	E->samples++;
 	E->period += x->period;
@@ -480,6 +627,7 @@ int report_end(struct report_agg *A, const struct session *s, char *err, size_t 
 	struct report *r = A->r;
 	int rc = 0;
 
+	A->s = s;
 	if (A->o.filter.app && !A->app_found) {
 		bool any = false;
 		for (size_t i = 0; i < s->napps && !any; i++)
@@ -515,6 +663,7 @@ void report_abort(struct report_agg *A)
 	}
 	free(A->ev);
 	free(A->sc.e);
+	free(A->cm);
 	free(A);
 }
 
@@ -550,12 +699,25 @@ void report_free(struct report *r)
 
 /* ---- printing --------------------------------------------------------- */
 
+/* Output columns: -F/--fields names them; by default the metrics, then the sort keys. */
+enum col {
+	COL_CHILDREN, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
+	COL_SYM, COL_DSO, COL_SRCLINE, COL_CPU, COL_COMM, COL_PID,
+	COL_LINE_FUNC,			/* --sort line: "file:line  (function)" */
+};
+#define MAX_COLS	16
+
 struct out {
 	FILE *f;
 	bool color;
 	double limit;			/* --percent-limit */
 	const char *cwd;		/* stripped from source paths */
 	size_t cwdlen;
+	enum col cols[MAX_COLS];
+	size_t ncols;
+	bool no_children;		/* -g --no-children: self cost only */
+	const char *dso;		/* the kernel image's name */
+	const struct session *s;
 };
 
 #define C_RED	"\033[31m"
@@ -592,6 +754,63 @@ static void fmt_ns(uint64_t ns, char *buf, size_t n)
 		snprintf(buf, n, "%.2f us", ns / 1e3);
 	else
 		snprintf(buf, n, "%" PRIu64 " ns", ns);
+}
+
+/* One CPU's share of a soft-PMU run: "196 samples (25.1%) + 584 lost ...". */
+static void coverage_terms(FILE *f, const struct session_ticks *t)
+{
+	const struct bp_record_ticks *r = &t->rec;
+	uint64_t missing = r->samples > t->received ? r->samples - t->received : 0;
+
+	fprintf(f, "%" PRIu64 " samples (%.1f%%) + %" PRIu64 " lost", t->received,
+		r->due ? 100.0 * t->received / r->due : 0.0, r->lost);
+	if (r->throttled)
+		fprintf(f, " (%" PRIu64 " of them throttled)", r->throttled);
+	if (r->dropped)
+		fprintf(f, " + %" PRIu64 " dropped (ring full)", r->dropped);
+	if (missing)
+		fprintf(f, " + %" PRIu64 " written, not received", missing);
+	if (t->received > r->samples)
+		fprintf(f, "; %" PRIu64 " more received than the kernel wrote",
+			t->received - r->samples);
+	if (r->samples + r->dropped + r->lost != r->due)
+		fprintf(f, "; the kernel's own account does not add up (%" PRIu64 " written)",
+			r->samples);
+}
+
+void report_print_coverage(FILE *f, const struct session *s, const char *pfx)
+{
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct bp_record_ticks *r = &s->ticks[i].rec;
+		char every[32], over[32], run[32] = "";
+		unsigned ncpu = 0;
+		bool first = true;
+
+		for (size_t j = 0; j < s->nticks && first; j++)
+			first = j >= i || s->ticks[j].rec.app_id != r->app_id;
+		if (!first)
+			continue;		/* printed with the run's first TICKS */
+		for (size_t j = i; j < s->nticks; j++)
+			ncpu += s->ticks[j].rec.app_id == r->app_id;
+		fmt_ns(r->hpet_hz ? r->period * 1000000000ull / r->hpet_hz : 0, every, sizeof(every));
+		fmt_ns(r->hpet_hz ? (uint64_t)((double)r->window * 1e9 / r->hpet_hz) : 0, over,
+		       sizeof(over));
+		if (s->nruns > 1)
+			snprintf(run, sizeof(run), "run %u: ", r->app_id);
+		fprintf(f, "%scoverage: %s%" PRIu64 " ticks due", pfx, run, r->due);
+		if (ncpu > 1)
+			fprintf(f, " on each of %u CPUs", ncpu);
+		fprintf(f, " (one every %s over %s, HPET counter)%s", every, over,
+			ncpu > 1 ? "\n" : ": ");
+		for (size_t j = i; j < s->nticks; j++) {
+			if (s->ticks[j].rec.app_id != r->app_id)
+				continue;
+			if (ncpu > 1)
+				fprintf(f, "%s  cpu %u: ", pfx, s->ticks[j].rec.cpu);
+			coverage_terms(f, &s->ticks[j]);
+			fputc('\n', f);
+		}
+	}
 }
 
 static const char *vendor_name(uint32_t v)
@@ -636,7 +855,20 @@ void report_print_header(FILE *f, const struct session *s, const char *kernel,
 	}
 	if (s->have_cpu_info[0] || s->have_meta) {
 		const struct bp_record_pmu_caps *p = &s->pmu_caps[0];
-		if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
+		if (s->meta.quiet_asked) {
+			static const char *const q[] = { "turbo=off", "prefetch=off" };
+			fprintf(f, "%smachine:", pfx);
+			for (int i = 0; i < 2; i++)
+				if (s->meta.quiet_asked & (1u << i))
+					fprintf(f, " %s %s;", q[i], s->meta.quiet_done & (1u << i) ?
+						"done" : s->meta.quiet_refused & (1u << i) ?
+						"refused (see the boot log)" : "not done");
+			fprintf(f, " idle CPUs in hlt\n");
+		}
+		if (s->meta.flags & BP_META_SOFT_LAPIC)
+			fprintf(f, "%spmu: soft PMU (local APIC timer interrupts: cpu-clock; code that "
+				"runs with interrupts off is not sampled); no hardware PMU used\n", pfx);
+		else if (p->kind == BP_PMU_SOFT || (s->meta.flags & BP_META_SOFT_PMU))
 			fprintf(f, "%spmu: soft PMU (HPET NMIs: cpu-clock); no hardware PMU used\n", pfx);
 		else if (p->kind == BP_PMU_INTEL_ARCH || p->kind == BP_PMU_AMD)
 			fprintf(f, "%spmu: %s v%u, %u GP counters x %u bits, %u fixed x %u bits\n", pfx,
@@ -678,6 +910,7 @@ void report_print_header(FILE *f, const struct session *s, const char *kernel,
 		       buf, sizeof(buf));
 		fprintf(f, "%ssamples: %zu over %s\n", pfx, s->nsamples, buf);
 	}
+	report_print_coverage(f, s, pfx);
 }
 
 static void print_name(FILE *f, const struct report_node *n)
@@ -732,15 +965,79 @@ static void print_callers(const struct out *o, const struct report *r, size_t no
 	}
 }
 
+static const char *col_title(const struct out *o, enum col c)
+{
+	static const char *const t[] = {
+		[COL_CHILDREN] = "Children", [COL_OVERHEAD] = "Overhead", [COL_SAMPLES] = "Samples",
+		[COL_PERIOD] = "Period", [COL_SYM] = "Symbol", [COL_DSO] = "Shared Object",
+		[COL_SRCLINE] = "Source:Line", [COL_CPU] = "CPU", [COL_COMM] = "Command",
+		[COL_PID] = "Pid", [COL_LINE_FUNC] = "Source:Line (function)",
+	};
+	bool children = false;
+
+	for (size_t i = 0; i < o->ncols; i++)
+		children |= o->cols[i] == COL_CHILDREN;
+	return c == COL_OVERHEAD && children ? "Self" : t[c];
+}
+
+static bool col_numeric(enum col c)
+{
+	return c == COL_CHILDREN || c == COL_OVERHEAD || c == COL_SAMPLES || c == COL_PERIOD ||
+	       c == COL_CPU || c == COL_PID;
+}
+
+static int col_width(enum col c)
+{
+	return c == COL_PERIOD ? 14 : c == COL_CPU ? 3 : c == COL_PID ? 5 : 8;
+}
+
+/* A text column's value (buf holds it when it is built). */
+static const char *col_text(const struct out *o, const struct report_row *w, enum col c,
+			    char *buf, size_t n)
+{
+	switch (c) {
+	case COL_SYM:
+		if (w->name)
+			return w->name;
+		snprintf(buf, n, "[unknown] 0x%" PRIx64, w->key);
+		return buf;
+	case COL_DSO:
+		return o->dso;
+	case COL_SRCLINE:
+	case COL_LINE_FUNC:
+		/* without a line (code with no debug info): perf's fallback,
+		 * the function and the offset in decimal */
+		if (w->file)
+			snprintf(buf, n, "%s:%d", short_path(o, w->file), w->line);
+		else if (w->name)
+			snprintf(buf, n, "%s+%" PRIu64, w->name, w->line_addr - w->key);
+		else
+			snprintf(buf, n, "[unknown] 0x%" PRIx64, w->line_addr);
+		if (c == COL_LINE_FUNC) {
+			size_t l = strlen(buf);
+			snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
+		}
+		return buf;
+	case COL_COMM: {
+		const char *a = app_of(o->s, w->pid);
+		return a[0] ? a : "bareperf";
+	}
+	default:
+		return "";
+	}
+}
+
 static void print_event(const struct out *o, const struct session *s, const struct report *r,
 			const struct report_event *E, const struct report_opts *ro, size_t max_rows)
 {
 	FILE *f = o->f;
-	char nb[64];
+	char nb[64], buf[4096];
 	const char *name = session_event_name(s, E->id, nb, sizeof(nb));
 	const struct bp_record_event_desc *d = session_event(s, E->id);
 	bool soft = d && !strcmp(d->name, "cpu-clock");
-	size_t shown = 0, hidden = 0;
+	bool children = ro->callgraph && !o->no_children;
+	size_t shown = 0, hidden = 0, width[MAX_COLS] = { 0 };
+	bool *show;
 
 	fprintf(f, "\n# event %s: %" PRIu64 " sample%s", name, E->samples,
 		E->samples == 1 ? "" : "s");
@@ -752,40 +1049,76 @@ static void print_event(const struct out *o, const struct session *s, const stru
 	fprintf(f, ", %" PRIu64 " %s\n", E->period, soft ? "ns sampled" : "events estimated");
 	if (ro->callgraph && E->samples && !E->with_chain)
 		fprintf(f, "# -g: no call chains in this capture (record with -g)\n");
-	if (ro->callgraph)
-		fprintf(f, "#\n#  Children      Self   Samples  %s\n", "Symbol");
-	else if (ro->sort == REPORT_SORT_LINE)
-		fprintf(f, "#\n#  Overhead   Samples  Source:Line (function)\n");
-	else
-		fprintf(f, "#\n#  Overhead   Samples  Symbol\n");
+
+	/* Which rows show (--no-children: those with self cost), and the
+	 * widths of the text columns but the last. */
+	show = calloc(E->nrows + 1, sizeof(*show));
+	if (!show)
+		return;
 	for (size_t i = 0; i < E->nrows; i++) {
 		const struct report_row *w = &E->rows[i];
 		double self = pct_of(w->period, E->period);
 		double child = pct_of(w->child_period, E->period);
-		if ((ro->callgraph ? (child > self ? child : self) : self) < o->limit ||
+		if (!children && !w->samples)
+			continue;
+		if ((children ? (child > self ? child : self) : self) < o->limit ||
 		    (max_rows && shown >= max_rows)) {
 			hidden++;
 			continue;
 		}
+		show[i] = true;
 		shown++;
-		if (ro->callgraph)
-			fprintf(f, "  %s%7.2f%%%s  %s%7.2f%%%s  %8" PRIu64 "  ", pct_color(o, child), child,
-				o->color ? C_OFF : "", pct_color(o, self), self, o->color ? C_OFF : "",
-				w->samples);
+		for (size_t k = 0; k + 1 < o->ncols; k++)
+			if (!col_numeric(o->cols[k])) {
+				size_t l = strlen(col_text(o, w, o->cols[k], buf, sizeof(buf)));
+				width[k] = l > width[k] ? l : width[k];
+			}
+	}
+	fputs("#\n#", f);
+	for (size_t k = 0; k < o->ncols; k++) {
+		const char *t = col_title(o, o->cols[k]);
+		if (col_numeric(o->cols[k]))
+			fprintf(f, "%s%*s", k ? "  " : " ", col_width(o->cols[k]) + !k, t);
+		else if (k + 1 < o->ncols)
+			fprintf(f, "  %-*s", (int)width[k], t);
 		else
-			fprintf(f, "  %s%7.2f%%%s  %8" PRIu64 "  ", pct_color(o, self), self,
-				o->color ? C_OFF : "", w->samples);
-		if (ro->sort == REPORT_SORT_LINE) {
-			if (w->file)
-				fprintf(f, "%s:%d", short_path(o, w->file), w->line);
-			else
-				fprintf(f, "[unknown] 0x%" PRIx64, w->key);
-			fprintf(f, "  (%s)\n", w->name ? w->name : "?");
-		} else if (w->name) {
-			fprintf(f, "%s\n", w->name);
-		} else {
-			fprintf(f, "[unknown] 0x%" PRIx64 "\n", w->key);
+			fprintf(f, "  %s", t);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < E->nrows; i++) {
+		const struct report_row *w = &E->rows[i];
+		if (!show[i])
+			continue;
+		for (size_t k = 0; k < o->ncols; k++) {
+			enum col c = o->cols[k];
+			double pct;
+			switch (c) {
+			case COL_CHILDREN:
+			case COL_OVERHEAD:
+				pct = pct_of(c == COL_CHILDREN ? w->child_period : w->period, E->period);
+				fprintf(f, "  %s%7.2f%%%s", pct_color(o, pct), pct, o->color ? C_OFF : "");
+				break;
+			case COL_SAMPLES:
+				fprintf(f, "  %8" PRIu64, w->samples);
+				break;
+			case COL_PERIOD:
+				fprintf(f, "  %14" PRIu64, w->period);
+				break;
+			case COL_CPU:
+				fprintf(f, "  %3u", w->cpu);
+				break;
+			case COL_PID:
+				fprintf(f, "  %5u", w->pid);
+				break;
+			default:
+				if (k + 1 < o->ncols)
+					fprintf(f, "  %-*s", (int)width[k],
+						col_text(o, w, c, buf, sizeof(buf)));
+				else
+					fprintf(f, "  %s", col_text(o, w, c, buf, sizeof(buf)));
+			}
 		}
+		fputc('\n', f);
 		bool any = false;
 		for (size_t c = w->callers ? r->pool[w->callers].first_child : 0; c && !any;
 		     c = r->pool[c].next_sibling)
@@ -798,6 +1131,7 @@ static void print_event(const struct out *o, const struct session *s, const stru
 			fputc('\n', f);
 		}
 	}
+	free(show);
 	if (hidden)
 		fprintf(f, "# (%zu more rows below --percent-limit %.2g%% or the row limit)\n", hidden,
 			o->limit);
@@ -829,16 +1163,27 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bareperf report [-i FILE] [options]\n"
-		"  the hottest functions per event in a capture, symbolized against kernel.elf\n"
-		"  -i, --input FILE        capture (default capture.bpc)\n"
+		"  the hottest functions (or source lines, CPUs, apps) per event in a capture,\n"
+		"  symbolized against the kernel.elf that ran, with the run's metadata and\n"
+		"  every loss above the tables\n"
+		"  -i, --input FILE        capture (default capture.bpc; - reads standard input)\n"
 		"  -k, --kernel PATH       kernel.elf (default: next to the capture, else\n"
 		"                          build/kernel.elf; its build-id must match)\n"
-		"  -s, --sort sym|line     by function (default) or by source line\n"
+		"  -s, --sort KEYS         rows by these keys, perf's names, comma-separated:\n"
+		"                          sym (default), dso, srcline, cpu, comm (the app),\n"
+		"                          pid (the app run); e.g. --sort cpu,sym\n"
+		"  -F, --fields LIST       the columns, in order: overhead, sample, period and\n"
+		"                          sort keys; the keys among them sort the rows\n"
 		"  -g, --call-graph        callers of each function, and inclusive cost\n"
+		"                          (Children); needs call chains (record -g)\n"
+		"      --children          with -g: the Children column (the default)\n"
+		"      --no-children       with -g: self cost only, rows with self samples\n"
 		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3\n"
 		"      --app NAME          only the runs of this app\n"
 		"      --percent-limit P   hide rows under P%%\n"
-		"  -n, --max-rows N        at most N rows per event\n"
+		"  -n, --show-nr-samples   the Samples column (shown unless -F leaves it out)\n"
+		"      --max-rows N        at most N rows per event\n"
+		"      --header-only       the run's metadata and losses, no tables\n"
 		"      --stdio             plain text (no colour even on a terminal)\n"
 		"      --force             symbolize even if the kernel's build-id differs\n"
 		"  -q, --quiet             no header, only the tables and the losses\n"
@@ -846,31 +1191,115 @@ static void usage(FILE *f)
 		"                          per-instruction counts, the call tree, any gaps\n");
 }
 
+static int cmp_self(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static const struct { const char *name; enum col col; int key; } field_names[] = {
+	{ "overhead", COL_OVERHEAD, -1 }, { "overhead_children", COL_CHILDREN, -1 },
+	{ "children", COL_CHILDREN, -1 }, { "sample", COL_SAMPLES, -1 },
+	{ "samples", COL_SAMPLES, -1 }, { "period", COL_PERIOD, -1 },
+	{ "sym", COL_SYM, RK_SYM }, { "symbol", COL_SYM, RK_SYM }, { "dso", COL_DSO, RK_DSO },
+	{ "srcline", COL_SRCLINE, RK_SRCLINE }, { "line", COL_SRCLINE, RK_SRCLINE },
+	{ "cpu", COL_CPU, RK_CPU }, { "comm", COL_COMM, RK_COMM }, { "app", COL_COMM, RK_COMM },
+	{ "pid", COL_PID, RK_PID }, { "run", COL_PID, RK_PID },
+};
+
+/* -F: columns in order, and the sort keys among them. */
+static int parse_fields(const char *list, struct out *o, struct report_opts *keys)
+{
+	const char *p = list;
+
+	o->ncols = 0;
+	keys->nkeys = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+		for (i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+			if (strlen(field_names[i].name) == n && !strncmp(field_names[i].name, p, n))
+				break;
+		if (i == sizeof(field_names) / sizeof(field_names[0]) || o->ncols == MAX_COLS) {
+			fprintf(stderr, "bareperf report: --fields: '%.*s' is not a field (overhead, "
+				"sample, period, sym, dso, srcline, cpu, comm, pid)\n", (int)n, p);
+			return -1;
+		}
+		o->cols[o->ncols++] = field_names[i].col;
+		if (field_names[i].key >= 0 && keys->nkeys < REPORT_MAX_KEYS)
+			keys->keys[keys->nkeys++] = (enum report_key)field_names[i].key;
+		p += n + (p[n] == ',');
+	}
+	if (!o->ncols) {
+		fprintf(stderr, "bareperf report: --fields: no field given\n");
+		return -1;
+	}
+	return 0;
+}
+
+static enum col key_col(enum report_key k)
+{
+	static const enum col c[] = { [RK_SYM] = COL_SYM, [RK_DSO] = COL_DSO,
+		[RK_SRCLINE] = COL_SRCLINE, [RK_CPU] = COL_CPU, [RK_COMM] = COL_COMM,
+		[RK_PID] = COL_PID };
+	return c[k];
+}
+
+/* "0-1,3" for the CPUs set in v. */
+static void cpu_list(const bool *v, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int c = 0; c < SESSION_MAX_CPUS && len < n; c++) {
+		int e = c;
+		if (!v[c])
+			continue;
+		while (e + 1 < SESSION_MAX_CPUS && v[e + 1])
+			e++;
+		len += snprintf(buf + len, n - len, e > c ? "%s%d-%d" : "%s%d", len ? "," : "", c, e);
+		c = e;
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
+	enum {
+		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
+		OPT_NO_CHILDREN, OPT_HEADER_ONLY,
+	};
 	static const struct option lo[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "sort", required_argument, NULL, 's' },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "call-graph", no_argument, NULL, 'g' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "cpu", required_argument, NULL, 'C' },
-		{ "app", required_argument, NULL, 'a' },
-		{ "percent-limit", required_argument, NULL, 'p' },
-		{ "max-rows", required_argument, NULL, 'n' },
-		{ "stdio", no_argument, NULL, 'S' },
-		{ "force", no_argument, NULL, 'f' },
+		{ "app", required_argument, NULL, OPT_APP },
+		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
+		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "aux", no_argument, NULL, 'A' },
+		{ "aux", no_argument, NULL, OPT_AUX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = "capture.bpc", *kernel = NULL;
-	bool aux = false;
+	const char *input = "capture.bpc", *kernel = NULL, *fields = NULL;
+	bool aux = false, show_nr = false, header_only = false, sorted = false;
 	struct report_opts ro = { .sort = REPORT_SORT_SYM };
 	struct out o = { .f = stdout };
 	bool stdio = false, force = false, quiet = false;
 	size_t max_rows = 0;
-	char err[1024], used[4096], cwd[4096];
+	char err[1024], used[4096], cwd[4096], stdin_tmp[4096] = "";
 	struct session s;
 	struct symtab *t;
 	struct report r;
@@ -878,22 +1307,22 @@ int cmd_report(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:k:s:gC:n:qh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:k:s:F:gC:nqh", lo, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'i': input = optarg; break;
 		case 'k': kernel = optarg; break;
 		case 's':
-			if (!strcmp(optarg, "sym") || !strcmp(optarg, "symbol"))
-				ro.sort = REPORT_SORT_SYM;
-			else if (!strcmp(optarg, "line") || !strcmp(optarg, "srcline"))
-				ro.sort = REPORT_SORT_LINE;
-			else {
-				fprintf(stderr, "bareperf report: --sort: '%s' is not sym or line\n", optarg);
+			if (report_parse_sort(optarg, &ro, err, sizeof(err))) {
+				fprintf(stderr, "bareperf report: --sort: %s\n", err);
 				return 2;
 			}
+			sorted = true;
 			break;
+		case 'F': fields = optarg; break;
 		case 'g': ro.callgraph = true; break;
+		case OPT_CHILDREN: ro.callgraph = true, o.no_children = false; break;
+		case OPT_NO_CHILDREN: o.no_children = true; break;
 		case 'C':
 			if (report_parse_cpus(optarg, &ro.filter)) {
 				fprintf(stderr, "bareperf report: --cpu: '%s' is not a CPU list like 0,2-3\n",
@@ -901,8 +1330,8 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'a': ro.filter.app = optarg; break;
-		case 'p':
+		case OPT_APP: ro.filter.app = optarg; break;
+		case OPT_LIMIT:
 			o.limit = strtod(optarg, &end);
 			if (*end || end == optarg || o.limit < 0) {
 				fprintf(stderr, "bareperf report: --percent-limit: '%s' is not a percentage\n",
@@ -910,17 +1339,19 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'n':
+		case 'n': show_nr = true; break;
+		case OPT_MAX_ROWS:
 			max_rows = strtoul(optarg, &end, 10);
 			if (*end || end == optarg) {
 				fprintf(stderr, "bareperf report: --max-rows: '%s' is not a number\n", optarg);
 				return 2;
 			}
 			break;
-		case 'S': stdio = true; break;
-		case 'f': force = true; break;
+		case OPT_HEADER_ONLY: header_only = true; break;
+		case OPT_STDIO: stdio = true; break;
+		case OPT_FORCE: force = true; break;
 		case 'q': quiet = true; break;
-		case 'A': aux = true; break;
+		case OPT_AUX: aux = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf report: %s needs a value\n", argv[optind - 1]);
@@ -935,14 +1366,62 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "bareperf report: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (ro.callgraph && ro.sort == REPORT_SORT_LINE) {
-		fprintf(stderr, "bareperf report: -g works with --sort sym\n");
-		return 2;
+	if (fields) {
+		struct report_opts fk = { 0 };
+		if (parse_fields(fields, &o, &fk))
+			return 2;
+		if (!sorted && fk.nkeys) {
+			memcpy(ro.keys, fk.keys, sizeof(ro.keys));
+			ro.nkeys = fk.nkeys;
+			ro.sort = REPORT_SORT_SYM;
+		}
+		if (show_nr) {
+			bool have = false;
+			for (size_t i = 0; i < o.ncols; i++)
+				have |= o.cols[i] == COL_SAMPLES;
+			if (!have && o.ncols < MAX_COLS) {
+				memmove(o.cols + 1 + (o.cols[0] <= COL_OVERHEAD), o.cols +
+					(o.cols[0] <= COL_OVERHEAD), (o.ncols - (o.cols[0] <= COL_OVERHEAD)) *
+					sizeof(o.cols[0]));
+				o.cols[o.cols[0] <= COL_OVERHEAD] = COL_SAMPLES;
+				o.ncols++;
+			}
+		}
 	}
+	if (ro.callgraph) {
+		for (size_t i = 0; i < ro.nkeys; i++)
+			if (ro.keys[i] != RK_SYM) {
+				fprintf(stderr, "bareperf report: -g works with --sort sym\n");
+				return 2;
+			}
+		if (ro.sort == REPORT_SORT_LINE) {
+			fprintf(stderr, "bareperf report: -g works with --sort sym\n");
+			return 2;
+		}
+	}
+	if (o.no_children && !ro.callgraph)
+		o.no_children = false;		/* without -g there is no Children column */
+	if (!fields) {
+		if (ro.callgraph && !o.no_children)
+			o.cols[o.ncols++] = COL_CHILDREN;
+		o.cols[o.ncols++] = COL_OVERHEAD;
+		o.cols[o.ncols++] = COL_SAMPLES;
+		if (!ro.nkeys)
+			o.cols[o.ncols++] = ro.sort == REPORT_SORT_LINE ? COL_LINE_FUNC : COL_SYM;
+		else if (ro.nkeys == 1 && ro.keys[0] == RK_SRCLINE)
+			o.cols[o.ncols++] = COL_LINE_FUNC;
+		else
+			for (size_t i = 0; i < ro.nkeys; i++)
+				o.cols[o.ncols++] = key_col(ro.keys[i]);
+	}
+	if (cli_input("report", &input, stdin_tmp, sizeof(stdin_tmp)))
+		return 1;
 	if (aux) {
 		struct trace_opts to = { .force = force, .cpu = -1, .top = max_rows };
 		to.kernel_elf = session_kernel_for(input, kernel, used, sizeof(used));
-		return trace_report(input, &to, stdout);
+		rc = trace_report(input, &to, stdout);
+		cli_input_done(stdin_tmp);
+		return rc;
 	}
 	o.color = !stdio && isatty(fileno(stdout));
 	if (getcwd(cwd, sizeof(cwd))) {
@@ -958,6 +1437,7 @@ int cmd_report(int argc, char **argv)
 	err[0] = 0;
 	if (report_begin(&sc.agg, NULL, &ro, &r)) {
 		fprintf(stderr, "bareperf report: out of memory\n");
+		cli_input_done(stdin_tmp);
 		return 1;
 	}
 	rc = session_load_cb(&s, input, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, add_sample, &sc,
@@ -970,8 +1450,12 @@ int cmd_report(int argc, char **argv)
 		if (!rc)
 			session_free(&s);
 		symtab_free(sc.t);
+		cli_input_done(stdin_tmp);
 		return 1;
 	}
+	cli_input_done(stdin_tmp);
+	if (stdin_tmp[0])
+		snprintf(s.path, sizeof(s.path), "(standard input)");
 	sc.agg->sc.t = sc.t;
 	if (report_end(sc.agg, &s, err, sizeof(err))) {
 		fprintf(stderr, "bareperf report: %s\n", err);
@@ -981,7 +1465,38 @@ int cmd_report(int argc, char **argv)
 	}
 	t = sc.t;
 	snprintf(used, sizeof(used), "%s", sc.used);
-	if (!quiet)
+	{
+		const char *b = strrchr(used, '/');
+		o.dso = b ? b + 1 : used;
+	}
+	o.s = &s;
+	/* -C: a CPU that is not in the capture is named, not silently empty. */
+	if (ro.filter.cpu_set) {
+		bool in[SESSION_MAX_CPUS], missing[SESSION_MAX_CPUS] = { false }, any = false, some = false;
+		char have[512], miss[512];
+		for (int cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
+			in[cpu] = r.cpu_seen[cpu] || s.have_cpu_info[cpu];
+			missing[cpu] = ro.filter.cpus[cpu] && !in[cpu];
+			any |= missing[cpu];
+			some |= ro.filter.cpus[cpu] && in[cpu];
+		}
+		if (any) {
+			cpu_list(in, have, sizeof(have));
+			cpu_list(missing, miss, sizeof(miss));
+			fprintf(stderr, "bareperf report: %s: --cpu %s: not in this capture (its CPUs: %s)\n",
+				some ? "warning" : "error", miss, have[0] ? have : "none");
+			if (!some) {
+				report_free(&r);
+				symtab_free(t);
+				session_free(&s);
+				return 1;
+			}
+		}
+	}
+	if (o.no_children)
+		for (size_t i = 0; i < r.nevents; i++)
+			qsort(r.events[i].rows, r.events[i].nrows, sizeof(*r.events[i].rows), cmp_self);
+	if (!quiet || header_only)
 		report_print_header(o.f, &s, used, t, "# ");
 	if (ro.filter.cpu_set || ro.filter.app)
 		fprintf(o.f, "# filter:%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
@@ -990,7 +1505,7 @@ int cmd_report(int argc, char **argv)
 	/* A report never hides a loss: every nonzero count, before the tables. */
 	if (o.color)
 		fputs(C_RED, o.f);
-	if (!session_print_losses(&s, o.f, "# WARNING: ") && !quiet)
+	if (!session_print_losses(&s, o.f, "# WARNING: ") && (!quiet || header_only))
 		fprintf(o.f, "# losses: none (no ring overflow, no dropped ticks, no frame lost "
 			"in transit)\n");
 	if (o.color)
@@ -998,12 +1513,12 @@ int cmd_report(int argc, char **argv)
 	bool sampling = false;
 	for (size_t i = 0; i < s.nevents; i++)
 		sampling |= s.events[i].sample_period != 0;
-	if (!s.nsamples)
+	if (!s.nsamples && !header_only)
 		fprintf(o.f, "# no samples in the capture%s\n",
 			!s.nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
 			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
 			"");
-	for (size_t i = 0; i < r.nevents; i++) {
+	for (size_t i = 0; i < r.nevents && !header_only; i++) {
 		const struct bp_record_event_desc *d = session_event(&s, r.events[i].id);
 		if (r.events[i].samples ||
 		    (!(ro.filter.cpu_set || ro.filter.app) && (!d || d->sample_period)))

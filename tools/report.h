@@ -19,6 +19,15 @@
 
 enum report_sort { REPORT_SORT_SYM, REPORT_SORT_LINE };
 
+/*
+ * --sort keys, perf's names: rows are the distinct combinations of the
+ * keys, in the order given. sym: the function; dso: the image (always
+ * kernel.elf: one address space); srcline: file and line (DWARF);
+ * cpu; comm: the app's name; pid: the app run (APP_START's id).
+ */
+enum report_key { RK_SYM, RK_DSO, RK_SRCLINE, RK_CPU, RK_COMM, RK_PID, RK_NKEYS };
+#define REPORT_MAX_KEYS		RK_NKEYS
+
 struct report_filter {
 	bool cpu_set;				/* false: every CPU */
 	bool cpus[SESSION_MAX_CPUS];
@@ -26,10 +35,17 @@ struct report_filter {
 };
 
 struct report_opts {
-	enum report_sort sort;
+	enum report_sort sort;			/* with nkeys 0: the key is sym or srcline */
 	bool callgraph;				/* -g: callers tree, inclusive cost */
 	struct report_filter filter;
+	/* Appended: */
+	enum report_key keys[REPORT_MAX_KEYS];	/* --sort sym,cpu,...: nkeys > 0 */
+	size_t nkeys;
 };
+
+/* Parse perf's --sort list ("cpu,sym"; "symbol", "line" and "app"/"run"
+ * are accepted too) into o->keys. -1 with the offending word in err. */
+int report_parse_sort(const char *list, struct report_opts *o, char *err, size_t errlen);
 
 /* The call-graph tree of -g: a row's callers, their callers, ... Nodes
  * live in report.pool; links are indices into it, 0 = none. */
@@ -49,6 +65,9 @@ struct report_row {
 	uint64_t child_samples, child_period;	/* -g: samples with it anywhere in the chain */
 	size_t callers;			/* -g: pool index of its node (its callers are the
 					 * node's children), 0 without */
+	/* Appended: */
+	uint32_t cpu, pid;		/* with the cpu, comm or pid keys */
+	uint64_t line_addr;		/* srcline key without line info: the address */
 };
 
 struct report_event {
@@ -65,6 +84,7 @@ struct report {
 	size_t nevents;
 	uint64_t samples;		/* after the filter, all events */
 	uint64_t filtered_out;
+	bool cpu_seen[SESSION_MAX_CPUS];	/* CPUs with samples, before the filter */
 	struct report_node *pool;	/* every tree node */
 	size_t npool, cap_pool;
 };
@@ -91,6 +111,14 @@ void report_abort(struct report_agg *a);
 /* The run's metadata (capture, kernel, CPU, PMU, TSC, events, app runs),
  * one line each, every line prefixed: report, stat and script print it.
  * kernel/t: the kernel.elf loaded (its build-id is compared), or NULL. */
+/*
+ * A soft-PMU run's coverage, from its TICKS records: the ticks due (read
+ * off the HPET counter by the kernel) against the samples that arrived,
+ * and what became of the rest (lost, dropped for want of ring room,
+ * written but not received); one line per CPU where the run had more.
+ * Nothing for runs without TICKS (hardware PMU runs). Part of the header.
+ */
+void report_print_coverage(FILE *f, const struct session *s, const char *pfx);
 void report_print_header(FILE *f, const struct session *s, const char *kernel,
 			 const struct symtab *t, const char *prefix);
 

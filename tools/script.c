@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "tools/trace_dec.h"
@@ -19,8 +20,10 @@ struct ctx {
 	const struct session *s;
 	const struct symtab *t;		/* NULL: --no-symbols */
 	enum fmt fmt;
-	bool chains;			/* -g: text shows call chains */
+	bool chains;			/* -g: perf script's layout, call chains */
 	FILE *f;
+	size_t nseg;			/* -g: the kernel's executable segments */
+	uint64_t seg_lo[16], seg_hi[16];
 };
 
 static const char *type_name(uint32_t type, char *buf, size_t n)
@@ -41,6 +44,8 @@ static const char *type_name(uint32_t type, char *buf, size_t n)
 	case BP_RECORD_APP_STOP: return "APP_STOP";
 	case BP_RECORD_COUNTS: return "COUNTS";
 	case BP_RECORD_BENCH: return "BENCH";
+	case BP_RECORD_TICKS: return "TICKS";
+	case BP_RECORD_BENCH_END: return "BENCH_END";
 	default:
 		snprintf(buf, n, "TYPE_%#x", type);
 		return buf;
@@ -140,13 +145,6 @@ static void sample(const struct ctx *c, uint32_t cpu, const struct bp_record_hea
 		fprintf(f, "%16s %5u [%03u] %6" PRIu64 ".%09" PRIu64 ": %10" PRIu64 " %s: %16" PRIx64
 			" %s\n", app_name(s, r.pid), r.tid, r.cpu, ns / 1000000000u, ns % 1000000000u,
 			r.period, ev, r.ip, sym);
-		if (c->chains)
-			for (uint32_t i = 0; i < r.nr_ips; i++) {
-				uint64_t a;
-				memcpy(&a, chain + 8 * i, 8);
-				symbolize(c, i ? a - 1 : a, sym, sizeof(sym));
-				fprintf(f, "%42s %16" PRIx64 " %s\n", "", a, sym);
-			}
 		return;
 	}
 	if (c->fmt == FMT_CSV) {
@@ -182,6 +180,69 @@ static void sample(const struct ctx *c, uint32_t cpu, const struct bp_record_hea
 		fputc(']', f);
 	}
 	fprintf(f, "}\n");
+}
+
+/*
+ * -g: perf script's own layout, so what reads perf script reads this
+ * (FlameGraph's stackcollapse-perf.pl, speedscope's perf importer): the
+ * samples in time order; a header line "comm tid [cpu] sec.usec: period
+ * event:" then one "\t%16x sym+off (dso)" line per frame and a blank line,
+ * or, when no sample has a chain, everything on one line (perf's
+ * builtin-script.c, perf_sample__fprintf_start and the callchain
+ * printer). The kernel is [kernel.kallsyms], as in the perf.data that
+ * convert writes; frames are looked up at their address, as perf does.
+ */
+static void perf_frame(const struct ctx *c, uint64_t a, const char *pfx)
+{
+	struct symbol sym = c->t ? symtab_lookup(c->t, a) : (struct symbol){ 0 };
+	bool kernel = false;
+
+	for (size_t i = 0; i < c->nseg && !kernel; i++)
+		kernel = a >= c->seg_lo[i] && a < c->seg_hi[i];
+	fprintf(c->f, "%s%16" PRIx64 " ", pfx, a);
+	if (sym.name)
+		fprintf(c->f, "%s+0x%" PRIx64, sym.name, a - sym.start);
+	else
+		fputs("[unknown]", c->f);
+	fprintf(c->f, " (%s)\n", kernel ? "[kernel.kallsyms]" : "[unknown]");
+}
+
+static void perf_samples(struct ctx *c)
+{
+	const struct session *s = c->s;
+	bool chains = false;
+	char en[64];
+
+	if (c->t) {
+		uint64_t v[16], sz[16], off[16];
+		c->nseg = symtab_exec_segments(c->t, v, sz, off, 16);
+		for (size_t i = 0; i < c->nseg; i++)
+			c->seg_lo[i] = v[i], c->seg_hi[i] = v[i] + sz[i];
+	}
+	for (size_t i = 0; i < s->nsamples && !chains; i++)
+		chains = s->samples[i].nr_ips > 0;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		const struct bp_sample_rec *r = &s->samples[i];
+		uint64_t ns = session_tsc_to_ns(s, r->time);
+		const char *comm = app_name(s, r->pid);
+		if (chains)
+			fprintf(c->f, "%s ", comm);
+		else
+			fprintf(c->f, "%16s ", comm);
+		fprintf(c->f, "%5u [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " %s: ", r->pid,
+			r->cpu, ns / 1000000000u, ns % 1000000000u / 1000u, r->period,
+			session_event_name(s, r->id, en, sizeof(en)));
+		if (!chains) {
+			perf_frame(c, r->ip, " ");
+			continue;
+		}
+		fputc('\n', c->f);
+		if (!r->nr_ips)
+			perf_frame(c, r->ip, "\t");
+		for (uint32_t k = 0; k < r->nr_ips; k++)
+			perf_frame(c, s->ips[r->ips_off + k], "\t");
+		fputc('\n', c->f);
+	}
 }
 
 /*
@@ -248,6 +309,19 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		struct bp_record_lost_samples r;
 		fixed(&r, sizeof(r), h);
 		KV("lost", r.lost);
+		break;
+	}
+	case BP_RECORD_TICKS: {
+		struct bp_record_ticks r;
+		fixed(&r, sizeof(r), h);
+		KV("due", r.due);
+		KV("samples", r.samples);
+		KV("dropped", r.dropped);
+		KV("lost", r.lost);
+		KV("throttled", r.throttled);
+		KV("period", r.period);
+		KV("window", r.window);
+		KV("hpet_hz", r.hpet_hz);
 		break;
 	}
 	case BP_RECORD_RUN_META: {
@@ -349,6 +423,20 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		KI("median_x1000", r.median);
 		KI("min_x1000", r.min);
 		KV("n_reps", r.n_reps);
+		if (r.bench_version >= 1) {
+			KI("avg_x1000", r.trimmed_mean);
+			KV("iqr_x1000", r.iqr);
+			KV("seq", r.seq);
+			KV("table_row", r.table_row);
+		}
+		break;
+	}
+	case BP_RECORD_BENCH_END: {
+		struct bp_record_bench_end r;
+		fixed(&r, sizeof(r), h);
+		KV("app_id", r.app_id);
+		KV("results", r.results);
+		KV("lost", r.lost);
 		break;
 	}
 	default:
@@ -425,12 +513,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bareperf script [-i FILE] [--csv | --json] [options]\n"
 		"  every record of a capture in stream order, one line each\n"
-		"  -i, --input FILE    capture (default capture.bpc)\n"
+		"  -i, --input FILE    capture (default capture.bpc; - reads standard input)\n"
 		"  -k, --kernel PATH   kernel.elf for symbols (as bareperf report)\n"
 		"      --csv           CSV with a header row: type,cpu,time_ns,tsc,event,period,\n"
 		"                      ip,sym,pid,tid,callchain,detail\n"
 		"      --json          JSON Lines: one object per record\n"
-		"  -g                  text: the call chain under each sample\n"
+		"  -g                  the samples in perf script's layout, with their call\n"
+		"                      chains (what stackcollapse-perf.pl and speedscope read)\n"
 		"      --no-symbols    do not load kernel.elf\n"
 		"      --force         symbolize even if the kernel's build-id differs\n"
 		"      --header        text: the run's metadata first (# lines)\n"
@@ -461,7 +550,7 @@ int cmd_script(int argc, char **argv)
 	const char *input = "capture.bpc", *kernel = NULL, *range = NULL;
 	bool nosym = false, force = false, header = false, console = false, aux = false;
 	struct ctx c = { .fmt = FMT_TEXT, .f = stdout };
-	char err[1024], used[4096];
+	char err[1024], used[4096], stdin_tmp[4096];
 	struct session s;
 	struct symtab *t = NULL;
 	int ch;
@@ -508,11 +597,17 @@ int cmd_script(int argc, char **argv)
 		}
 		return trace_script(input, &to, stdout);
 	}
+	if (cli_input("script", &input, stdin_tmp, sizeof(stdin_tmp)))
+		return 1;
 	if (session_load_flags(&s, input, console ? SESSION_NO_RECORDS : SESSION_NO_CONSOLE,
 			       err, sizeof(err))) {
 		fprintf(stderr, "bareperf script: %s\n", err);
+		cli_input_done(stdin_tmp);
 		return 1;
 	}
+	cli_input_done(stdin_tmp);
+	if (stdin_tmp[0])
+		snprintf(s.path, sizeof(s.path), "(standard input)");
 	if (console) {
 		fwrite(s.console, 1, s.console_len, stdout);
 		session_free(&s);
@@ -529,6 +624,10 @@ int cmd_script(int argc, char **argv)
 		report_print_header(stdout, &s, t ? used : NULL, t, "# ");
 		session_print_losses(&s, stdout, "# WARNING: ");
 	}
+	if (c.chains && c.fmt == FMT_TEXT) {
+		perf_samples(&c);
+		goto done;
+	}
 	if (c.fmt == FMT_CSV)
 		printf("type,cpu,time_ns,tsc,event,period,ip,sym,pid,tid,callchain,detail\n");
 	for (size_t i = 0; i < s.nrecords; i++) {
@@ -539,6 +638,7 @@ int cmd_script(int argc, char **argv)
 		else
 			other(&c, r->cpu, h);
 	}
+done:
 	if (s.truncated)
 		fprintf(stderr, "bareperf script: %s: %s\n", input, s.state);
 	symtab_free(t);

@@ -24,7 +24,6 @@
 struct loader {
 	struct session *s;
 	unsigned flags;
-	bool framed;			/* a frame has passed: unframed bytes are noise */
 	bool have_st;			/* st below is known (an EVENT_DESC arrived) */
 	uint64_t st;			/* sample_type of events without IDENTIFIER */
 	uint64_t default_id;		/* their id when the sample has no ID field */
@@ -34,7 +33,10 @@ struct loader {
 	bool cb_failed;
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
-	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks, cap_bench_ends;
+	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
+	size_t defer_len, cap_defer;
+	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -215,15 +217,16 @@ int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_
 }
 
 /* One SAMPLE into the session; false if it cannot be parsed. */
-static bool add_sample(struct loader *L, const struct wire_dec_frame *f,
-		       const struct bp_record_header *h)
+static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
 	struct bp_sample_rec r;
 	const uint8_t *chain;
 
-	if (!L->have_st || !parse_sample(s, L->st, L->default_id, f->cpu, h, &r, &chain))
+	if (!L->have_st || !parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain))
 		return false;
+	if (cpu < SESSION_MAX_CPUS)
+		L->since_ticks[cpu]++;
 	if (L->cb) {
 		if (!s->nsamples++)
 			s->first_time = r.time;
@@ -342,6 +345,42 @@ static void add_bench(struct loader *L, const struct bp_record_header *h)
 	b->event[sizeof(b->event) - 1] = 0;
 }
 
+/* A TICKS record, with the samples of its CPU that arrived before it. */
+static void add_ticks(struct loader *L, const struct wire_dec_frame *f,
+		      const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct session_ticks *t;
+
+	if (h->size < offsetof(struct bp_record_ticks, reserved) || f->cpu >= SESSION_MAX_CPUS ||
+	    !grow(L, (void **)&s->ticks, &L->cap_ticks, s->nticks, sizeof(*s->ticks), 1))
+		return;
+	t = &s->ticks[s->nticks++];
+	copy_rec(&t->rec, sizeof(t->rec), h);
+	t->received = L->since_ticks[f->cpu];
+	L->since_ticks[f->cpu] = 0;
+}
+
+const struct session_ticks *session_ticks_of(const struct session *s, uint32_t app_id,
+					     uint32_t cpu)
+{
+	for (size_t i = 0; i < s->nticks; i++)
+		if (s->ticks[i].rec.app_id == app_id && s->ticks[i].rec.cpu == cpu)
+			return &s->ticks[i];
+	return NULL;
+}
+
+static void add_bench_end(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+
+	if (h->size < offsetof(struct bp_record_bench_end, reserved) ||
+	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
+		  sizeof(*s->bench_ends), 1))
+		return;
+	copy_rec(&s->bench_ends[s->nbench_ends++], sizeof(*s->bench_ends), h);
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -355,6 +394,40 @@ static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 	s->rec_data_len += h->size;
 }
 
+/*
+ * SAMPLEs that came before any EVENT_DESC (another CPU's frames can
+ * overtake the one that holds it) wait for it, so every command reads
+ * the same samples whatever the arrival order: copied here, up to
+ * DEFER_MAX bytes, and read when the first EVENT_DESC comes; those left
+ * at the end are unreadable.
+ */
+#define DEFER_MAX	(16u << 20)
+
+static void defer_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
+{
+	if (L->defer_len + 8 + h->size > DEFER_MAX ||
+	    !grow(L, (void **)&L->defer, &L->cap_defer, L->defer_len, 1, 8 + h->size)) {
+		L->s->loss.bad_samples++;
+		return;
+	}
+	memcpy(L->defer + L->defer_len, &cpu, 4);
+	memcpy(L->defer + L->defer_len + 8, h, h->size);
+	L->defer_len += 8 + h->size;
+}
+
+static void read_deferred(struct loader *L)
+{
+	for (size_t at = 0; at < L->defer_len;) {
+		const struct bp_record_header *h = (const void *)(L->defer + at + 8);
+		uint32_t cpu;
+		memcpy(&cpu, L->defer + at, 4);
+		if (!add_sample(L, cpu, h))
+			L->s->loss.bad_samples++;
+		at += 8 + h->size;
+	}
+	L->defer_len = 0;
+}
+
 static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *h)
 {
 	struct loader *L = ctx;
@@ -366,7 +439,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	note_cpu(s, cpu);
 	switch (h->type) {
 	case BP_RECORD_SAMPLE:
-		if (!add_sample(L, f, h))
+		if (!L->have_st)
+			defer_sample(L, cpu, h);
+		else if (!add_sample(L, cpu, h))
 			s->loss.bad_samples++;
 		break;
 	case BP_RECORD_RUN_META:
@@ -395,6 +470,8 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	}
 	case BP_RECORD_EVENT_DESC:
 		add_event(L, h);
+		if (L->have_st)
+			read_deferred(L);
 		break;
 	case BP_RECORD_APP_START:
 		add_app_start(L, h);
@@ -420,6 +497,12 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	case BP_RECORD_BENCH:
 		add_bench(L, h);
 		break;
+	case BP_RECORD_TICKS:
+		add_ticks(L, f, h);
+		break;
+	case BP_RECORD_BENCH_END:
+		add_bench_end(L, h);
+		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
 		    (((const struct bp_record_aux *)h)->flags & BP_AUX_FLAG_TRUNCATED))
@@ -438,7 +521,13 @@ static void add_console(struct loader *L, const uint8_t *p, size_t n)
 
 	if (L->flags & SESSION_NO_CONSOLE)
 		return;
-	if (!grow(L, (void **)&s->console, &L->cap_console, s->console_len, 1, n + 1))
+	/* Bounded: noise that never forms a frame is not a console. */
+	if (s->console_len + n > SESSION_CONSOLE_MAX) {
+		size_t room = SESSION_CONSOLE_MAX - s->console_len;
+		s->console_dropped += n - room;
+		n = room;
+	}
+	if (!n || !grow(L, (void **)&s->console, &L->cap_console, s->console_len, 1, n + 1))
 		return;
 	memcpy(s->console + s->console_len, p, n);
 	s->console_len += n;
@@ -449,7 +538,6 @@ static void on_frame(void *ctx, const struct wire_dec_frame *f)
 {
 	struct loader *L = ctx;
 
-	L->framed = true;
 	note_cpu(L->s, f->cpu);
 	if (f->channel < WIRE_NR_CHANNELS && f->cpu < SESSION_MAX_CPUS &&
 	    !L->seen[f->channel][f->cpu]) {
@@ -469,17 +557,20 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 		L->s->aux_bytes += n;
 }
 
+/* Inside the stream: noise, counted by the decoder, never shown as text. */
 static void on_unframed(void *ctx, uint64_t off, const uint8_t *p, size_t n)
 {
 	struct loader *L = ctx;
 
+	(void)off, (void)p;
+	L->s->noise_bytes += n;
+}
+
+/* Plain text outside the stream: the boot text, a halted machine's last words. */
+static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
 	(void)off;
-	/* Before the first frame: the boot text (uapi/wire.h §1). After: noise,
-	 * counted by the decoder, never shown as text. */
-	if (!L->framed)
-		add_console(L, p, n);
-	else
-		L->s->noise_bytes += n;
+	add_console(ctx, p, n);
 }
 
 /* Samples arrive in time order per CPU; merge the CPUs by time. */
@@ -533,24 +624,12 @@ static int sort_samples(struct session *s)
 	return 0;
 }
 
-void session_discount_boot(struct wire_dec_stats *t, const struct wire_dec_stats *b)
+static void collect_losses(struct session *s, const struct wire_dec *d)
 {
-	t->cobs_errors -= b->cobs_errors;
-	t->short_frames -= b->short_frames;
-	t->crc_errors -= b->crc_errors;
-	t->bad_version -= b->bad_version;
-	t->bad_channel -= b->bad_channel;
-	t->bad_payload -= b->bad_payload;
-}
+	const struct wire_dec_stats *st = wire_dec_stats(d);
 
-static void collect_losses(struct session *s, const struct wire_dec *d,
-			   const struct wire_dec_stats *at_boot)
-{
-	struct wire_dec_stats stats = *wire_dec_stats(d);
-	const struct wire_dec_stats *st = &stats;
-
-	session_discount_boot(&stats, at_boot);
 	s->dec = *st;
+	s->complete = wire_dec_complete(d);
 	s->loss.crc_errors = st->crc_errors;
 	s->loss.bad_frames = st->cobs_errors + st->short_frames + st->bad_version +
 			     st->bad_channel + st->bad_payload;
@@ -566,35 +645,30 @@ static void collect_losses(struct session *s, const struct wire_dec *d,
 		}
 }
 
-/* All the capture's data through d, the boot text apart (session_discount_boot). */
-static int decode(struct capture_reader *r, struct wire_dec *d, struct wire_dec_stats *at_boot,
-		  char *err, size_t errlen)
+static uint64_t count_records(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t at = 0; at < len; n++) {
+		const struct bp_record_header *h = (const void *)(p + at + 8);
+		at += 8 + h->size;
+	}
+	return n;
+}
+
+/* All the capture's data through d, in pieces: memory does not grow with it. */
+static int decode(struct capture_reader *r, struct wire_dec *d, char *err, size_t errlen)
 {
 	enum { CHUNK = 1 << 16 };
 	uint8_t *buf = malloc(CHUNK);
-	bool seen_zero = false;
 	long got;
 
-	memset(at_boot, 0, sizeof(*at_boot));
 	if (!buf)
 		return fail(err, errlen, "%s: out of memory", r->name);
-	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0) {
-		size_t n = (size_t)got, head = 0;
-		if (!seen_zero) {
-			const uint8_t *z = memchr(buf, 0, n);
-			if (z) {
-				head = (size_t)(z - buf) + 1;
-				wire_dec_feed(d, buf, head);
-				*at_boot = *wire_dec_stats(d);
-				seen_zero = true;
-			}
-		}
-		wire_dec_feed(d, buf + head, n - head);
-	}
+	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0)
+		wire_dec_feed(d, buf, (size_t)got);
 	free(buf);
 	wire_dec_finish(d);
-	if (!seen_zero)
-		*at_boot = *wire_dec_stats(d);	/* no stream at all: all boot text */
 	return got < 0 ? -1 : 0;
 }
 
@@ -603,8 +677,7 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 {
 	struct capture_reader r;
 	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx };
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed };
-	struct wire_dec_stats at_boot;
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text };
 	struct wire_dec *d;
 	int rc;
 
@@ -622,10 +695,13 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 		capture_close_reader(&r);
 		return fail(err, errlen, "%s: out of memory", path);
 	}
-	rc = decode(&r, d, &at_boot, err, errlen);
+	rc = decode(&r, d, err, errlen);
 	s->data_bytes = r.pos;
 	capture_close_reader(&r);
-	collect_losses(s, d, &at_boot);
+	collect_losses(s, d);
+	/* No EVENT_DESC ever came: the waiting samples cannot be read. */
+	s->loss.bad_samples += count_records(L.defer, L.defer_len);
+	free(L.defer);
 	wire_dec_free(d);
 	if (rc) {
 		session_free(s);
@@ -681,6 +757,12 @@ void session_free(struct session *s)
 	free(s->benches);
 	s->benches = NULL;
 	s->nbenches = 0;
+	free(s->ticks);
+	s->ticks = NULL;
+	s->nticks = 0;
+	free(s->bench_ends);
+	s->bench_ends = NULL;
+	s->nbench_ends = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;
@@ -758,6 +840,33 @@ static const char *const channel_names[WIRE_NR_CHANNELS] = {
 	"console", "records", "aux", "control",
 };
 
+/* What the soft PMU's TICKS records say beyond the loss counters. */
+static int print_tick_losses(const struct session *s, FILE *out, const char *prefix)
+{
+	int lines = 0;
+
+	for (size_t i = 0; i < s->napps; i++) {
+		const struct session_app *a = &s->apps[i];
+		if (!s->have_meta || !(s->meta.flags & BP_META_SOFT_PMU) || !a->stopped ||
+		    session_ticks_of(s, a->app_id, a->cpu))
+			continue;
+		fprintf(out, "%sticks unaccounted on cpu %u (run %u): no TICKS record arrived, "
+			"so the soft PMU's ticks due and lost there are unknown\n", prefix, a->cpu,
+			a->app_id);
+		lines++;
+	}
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct session_ticks *t = &s->ticks[i];
+		if (t->received >= t->rec.samples)
+			continue;
+		fprintf(out, "%ssamples missing: %" PRIu64 " of the %" PRIu64 " SAMPLE records "
+			"cpu %u wrote (run %u) did not arrive\n", prefix,
+			t->rec.samples - t->received, t->rec.samples, t->rec.cpu, t->rec.app_id);
+		lines++;
+	}
+	return lines;
+}
+
 int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 {
 	const struct session_loss *l = &s->loss;
@@ -781,6 +890,7 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 			l->nthrottle == 1 ? "" : "s");
 		lines++;
 	}
+	lines += print_tick_losses(s, out, prefix);
 	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
 		for (unsigned c = 0; c < SESSION_MAX_CPUS; c++)
 			if (l->frames_lost[ch][c]) {
@@ -819,6 +929,36 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 	}
 	if (s->truncated) {
 		fprintf(out, "%scapture truncated: %s\n", prefix, s->state);
+		lines++;
+	}
+	if (s->dec.foreign_frames) {
+		fprintf(out, "%sframes of another boot refused: %" PRIu64 " (boot %08" PRIx32
+			", not this capture's %08" PRIx32 "): spliced in from another capture, "
+			"or the machine was reset while recording\n", prefix, s->dec.foreign_frames,
+			s->dec.foreign_boot, s->dec.boot);
+		lines++;
+	}
+	if (!s->complete) {
+		char open_apps[96] = "";
+		size_t k = 0;
+		/* The runs whose end is among what is missing. */
+		for (size_t i = 0; i < s->napps && k + 16 < sizeof(open_apps); i++)
+			if (!s->apps[i].stopped)
+				k += (size_t)snprintf(open_apps + k, sizeof(open_apps) - k, "%s%s",
+						      k ? ", " : "; no APP_STOP from ",
+						      s->apps[i].name);
+		fprintf(out, "%sthe capture has no end: %s; whatever the kernel sent after its "
+			"last %s is unknown (samples, losses, APP_STOP, counts%s)\n", prefix,
+			s->dec.cut_bytes ? "it stops inside a frame" :
+			s->dec.ends ? "frames arrived after the kernel's last END" :
+			"the kernel's END never arrived (the recording stopped early, or the "
+			"stream was cut)", s->dec.frames_ok ? "frame" : "byte", open_apps);
+		lines++;
+	}
+	if (s->console_dropped) {
+		fprintf(out, "%sconsole text not kept: %" PRIu64 " bytes past the first %u (no "
+			"frame among them: noise?)\n", prefix, s->console_dropped,
+			SESSION_CONSOLE_MAX);
 		lines++;
 	}
 	return lines;

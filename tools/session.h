@@ -14,7 +14,10 @@
  *     THROTTLE intervals, frames lost in transit per (channel, cpu) and
  *     the decoder's error counts, and whether the capture was truncated
  *     or interrupted,
- *   - the console text (CONSOLE frames and unframed boot text).
+ *   - the console text (CONSOLE frames and the plain text outside the
+ *     stream: boot text, a halted machine's last line), up to
+ *     SESSION_CONSOLE_MAX bytes,
+ *   - whether the stream's end (the kernel's END) is in the capture.
  * A session never hides a loss: every count above is available and the
  * commands print the nonzero ones.
  *
@@ -74,9 +77,10 @@ struct session_loss {
 					 * no EVENT_DESC before them, or malformed */
 	uint64_t aux_truncated;		/* AUX records with BP_AUX_FLAG_TRUNCATED */
 	/* Frames missing before the first one of a (channel, cpu) that arrived:
-	 * the recorder joined a running stream (a second run on a machine
-	 * serving control requests), or the very first frames were lost.
-	 * Counted here, not in frames_lost. */
+	 * the recorder joined a running stream (a serial line opened while the
+	 * machine was already streaming), or the very first frames were lost.
+	 * Counted here, not in frames_lost. (A control request's frames are
+	 * numbered from 0 of their own: none are missing before them.) */
 	uint64_t frames_before_first[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];
 	uint64_t frames_before_first_total;
 };
@@ -86,6 +90,12 @@ struct session_count {			/* one entry of a COUNTS record (perf_ring.h) */
 	uint64_t id;			/* the event: EVENT_DESC id (sample_period 0) */
 	uint64_t count, time_enabled, time_running;	/* TSC ticks; running < enabled:
 							 * multiplexed; 0: never counted */
+};
+
+struct session_ticks {			/* a TICKS record (perf_ring.h): a soft-PMU run's account */
+	struct bp_record_ticks rec;	/* as the kernel sent it */
+	uint64_t received;		/* SAMPLEs of its CPU that arrived since that CPU's
+					 * previous TICKS: compare with rec.samples */
 };
 
 struct session_record {			/* for `script`: every record, in stream order */
@@ -146,7 +156,22 @@ struct session {
 	struct bp_record_bench *benches;	/* BENCH records, stream order (strings
 						 * NUL-terminated), kept whatever the flags */
 	size_t nbenches;
+	struct session_ticks *ticks;	/* TICKS records, stream order, whatever the flags */
+	size_t nticks;
+	struct bp_record_bench_end *bench_ends;	/* BENCH_END records, stream order */
+	size_t nbench_ends;
+	/*
+	 * The stream's end arrived (wire_dec_complete(): the kernel's END, and
+	 * nothing cut after it). Without it, what the kernel sent after the
+	 * last frame here is unknown: session_print_losses() says so.
+	 */
+	bool complete;
+	uint64_t console_dropped;	/* console bytes past SESSION_CONSOLE_MAX, not kept */
 };
+
+/* The console text kept at most (boot text, CONSOLE frames): a file of noise
+ * without one frame must not be held whole in memory. */
+#define SESSION_CONSOLE_MAX	(4u << 20)
 
 int session_load(struct session *s, const char *path, char *err, size_t errlen);
 void session_free(struct session *s);
@@ -189,14 +214,6 @@ bool session_build_id(const struct session *s, const uint8_t **id, size_t *len);
  */
 int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain);
-/*
- * The boot text before the stream's first 0x00 is not a frame, and the
- * decoder counts it as a damaged one (a COBS, short or CRC error). Feed
- * the bytes up to and including the first 0x00, copy the stats into
- * at_boot, feed the rest; then this subtracts at_boot's error counts from
- * total, so only damage inside the stream counts.
- */
-void session_discount_boot(struct wire_dec_stats *total, const struct wire_dec_stats *at_boot);
 /* "ok", "failure reported", "bad usage", "panic" for a kernel exit code. */
 const char *session_exit_name(int64_t code);
 
@@ -204,7 +221,13 @@ const char *session_exit_name(int64_t code);
 const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id);
 /* TSC to nanoseconds since the run's start, from RUN_META's time_mult/shift. */
 uint64_t session_tsc_to_ns(const struct session *s, uint64_t tsc);
-/* One line per nonzero loss, prefixed, for reports; returns lines printed. */
+/* The TICKS of run app_id on cpu, NULL if none arrived. */
+const struct session_ticks *session_ticks_of(const struct session *s, uint32_t app_id,
+					     uint32_t cpu);
+/* One line per nonzero loss, prefixed, for reports; returns lines printed.
+ * Besides the loss counters: a soft-PMU run's CPU whose TICKS never came
+ * (what it lost is unknown), and samples a TICKS says were written that
+ * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
 /* ---- symbols (tools/symtab.c, elfutils libelf + libdw) --------------- */

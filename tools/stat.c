@@ -25,8 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
+#include "apps/bench_stats.h"
 #include "tools/stat_bench.h"
 
 #define MAX_ROWS	40
@@ -289,6 +291,47 @@ static void derived(const struct table *t, const struct row *r, char *buf, size_
 		snprintf(buf, n, "# estimated: samples x period");
 }
 
+/*
+ * -x SEP: perf stat's CSV layout, one line per counter: value, unit,
+ * event, run time (ns the counter ran), percentage of the run it ran,
+ * metric value, metric unit (perf's stat-display.c, CSV output). With
+ * several tables (apps, CPUs) each line starts with "app/CPUn" SEP, as
+ * perf's --per-cpu puts the CPU first.
+ */
+static void print_table_csv(const struct table *t, const char *sep, bool prefix)
+{
+	char der[96], label[100];
+
+	for (int i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[i];
+		double lo, hi, m, pct = 100.0;
+		const char *metric = "", *munit = "";
+		char mv[96];
+		if (!r->n)
+			continue;
+		if (prefix)
+			printf("%s/CPU%u%s", t->app, t->cpu, sep);
+		m = med(r, &lo, &hi);
+		snprintf(label, sizeof(label), "%s", r->name);
+		if (m < 0) {
+			printf("<not counted>%s%s%s%s%s0%s0.00%s%s\n", sep, r->unit, sep, label, sep, sep,
+			       sep, sep);
+			continue;
+		}
+		derived(t, r, der, sizeof(der));
+		if (!strncmp(der, "# ", 2) && !strstr(der, "estimated")) {
+			size_t k = strcspn(der + 2, " ");
+			snprintf(mv, sizeof(mv), "%.*s", (int)k, der + 2);
+			metric = mv;
+			munit = der + 2 + k + (der[2 + k] == ' ');
+		}
+		if (r->source == SRC_COUNTED && r->enabled > 0)
+			pct = 100.0 * r->running / r->enabled;
+		printf("%.2f%s%s%s%s%s%.0f%s%.2f%s%s%s%s\n", m, sep, r->unit, sep, label, sep,
+		       r->source == SRC_COUNTED ? r->running : 0.0, sep, pct, sep, metric, sep, munit);
+	}
+}
+
 static void print_table(const struct table *t)
 {
 	char num[48], lo_s[48], hi_s[48], der[96], label[100];
@@ -330,16 +373,20 @@ static void print_table(const struct table *t)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--plot FILE.svg]\n"
+		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--agg A] [--plot FILE.svg]\n"
 		"       bareperf stat [-r N] [record options] -- APP [ARGS]\n"
-		"  a counter table per app run and CPU; with several captures or -r N the\n"
-		"  median, min and max over the repetitions\n"
-		"  -i, --input FILE   a capture (repeat for repetitions)\n"
+		"  a counter table per app run and CPU, counted by the kernel (count=); with\n"
+		"  several captures or -r N the median, min and max over the repetitions\n"
+		"  -i, --input FILE   a capture (repeat for repetitions; - reads standard input)\n"
 		"  -r, --repeat N     run APP N times (bareperf record --qemu each time)\n"
 		"  -e, --events LIST  events to count (count=; default task-clock,tsc, plus\n"
 		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
 		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
+		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP:\n"
+		"                     value,unit,event,run time,%% running,metric,metric unit\n"
 		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
+		"  --agg A            benchmark values with nanoBench's aggregate A: median,\n"
+		"                     min or avg (default: the one the harness reported)\n"
 		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
 		"\n"
 		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
@@ -347,15 +394,17 @@ static void usage(FILE *f)
 		"  from samples (samples x period), marked \"(est.)\".\n"
 		"\n"
 		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
-		"  per unit of work from the repetitions' min, median, trimmed mean and max.\n");
+		"  per unit of work (nanoBench's: agg of the 2n-runs less agg of the n-runs)\n"
+		"  with the spread of the per-repetition differences; a value below its noise\n"
+		"  floor shows as \"< F\"; rows whose records never arrived are named.\n");
 }
 
 int cmd_stat(int argc, char **argv)
 {
 	const char *inputs[MAX_REPS];
-	const char *count = NULL, *plot = NULL;
+	const char *count = NULL, *plot = NULL, *sep = NULL;
 	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
-	int nbench = 0;
+	int nbench = 0, agg = -1;
 	int ninputs = 0, reps = 1, rc = 0;
 	char *rec_argv[256];
 	int rec_argc = 0, app_at = -1;
@@ -376,9 +425,23 @@ int cmd_stat(int argc, char **argv)
 			break;
 		}
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
-		     !strcmp(a, "--repeat") || !strcmp(a, "--plot")) && i + 1 >= argc) {
+		     !strcmp(a, "--repeat") || !strcmp(a, "--plot") || !strcmp(a, "--agg")) &&
+		    i + 1 >= argc) {
 			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
 			return 2;
+		}
+		/* perf stat -x SEP, also written -xSEP and --field-separator[=]SEP */
+		if (!strcmp(a, "-x") || !strcmp(a, "--field-separator")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "bareperf stat: %s needs a separator\n", a);
+				return 2;
+			}
+			sep = argv[++i];
+			continue;
+		}
+		if (!strncmp(a, "-x", 2) || !strncmp(a, "--field-separator=", 18)) {
+			sep = a[1] == 'x' ? a + 2 : a + 18;
+			continue;
 		}
 		if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
 			if (ninputs == MAX_REPS) {
@@ -399,6 +462,13 @@ int cmd_stat(int argc, char **argv)
 			plot = argv[++i];
 		} else if (!strcmp(a, "--bench")) {
 			bench_only = true;
+		} else if (!strcmp(a, "--agg")) {
+			agg = bench_agg_parse(argv[++i]);
+			if (agg < 0) {
+				fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
+					argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
@@ -459,20 +529,37 @@ int cmd_stat(int argc, char **argv)
 			}
 		}
 	}
+	if (sep && !*sep) {
+		fprintf(stderr, "bareperf stat: -x: the separator is empty\n");
+		rc = 2;
+		goto out_tmp;
+	}
 	for (int k = 0; k < ninputs; k++) {
 		struct session s;
 		struct accs A = { 0 };
-		if (session_load_cb(&s, inputs[k], SESSION_NO_RECORDS | SESSION_NO_CONSOLE, accumulate,
+		char stdin_tmp[4096];
+		const char *in = inputs[k];
+		if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp))) {
+			rc = 1;
+			goto out;
+		}
+		if (session_load_cb(&s, in, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, accumulate,
 				    &A, err, sizeof(err))) {
 			fprintf(stderr, "bareperf stat: %s\n", err);
+			cli_input_done(stdin_tmp);
 			free(A.a);
 			rc = 1;
 			goto out;
 		}
+		cli_input_done(stdin_tmp);
 		if (bench_only) {
 			/* only the benchmarks: nothing at all for a capture without */
 			if (s.nbenches && ninputs > 1)
 				printf("%s# bench results of %s:\n", nbench ? "\n" : "", inputs[k]);
+		} else if (sep) {
+			/* CSV: the counts only; losses still reach the user */
+			session_print_losses(&s, stderr, "bareperf stat: warning: ");
+			add_session(&T, &s, &A);
 		} else {
 			if (k == 0 || ninputs == 1)
 				report_print_header(stdout, &s, NULL, NULL, "# ");
@@ -483,9 +570,10 @@ int cmd_stat(int argc, char **argv)
 			if (s.nbenches && ninputs > 1)
 				printf("\n# bench results of %s:\n", inputs[k]);
 		}
-		nbench += stat_bench_print(stdout, &s);
+		if (!sep)
+			nbench += stat_bench_print(stdout, &s, agg);
 		if (plot && !plotted && !plot_failed) {
-			int n = stat_bench_plot(plot, &s, err, sizeof(err));
+			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
 			if (n < 0) {
 				fprintf(stderr, "bareperf stat: %s\n", err);
 				rc = 1;
@@ -504,6 +592,13 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "bareperf stat: wrote %s\n", plot);
 	if (bench_only)
 		goto out;
+	if (sep) {
+		for (size_t i = 0; i < T.n; i++)
+			print_table_csv(&T.t[i], sep, T.n > 1);
+		if (!T.n)
+			fprintf(stderr, "bareperf stat: no app run in the capture: nothing to count\n");
+		goto out;
+	}
 	bool est = false, scaled = false;
 	for (size_t i = 0; i < T.n; i++) {
 		print_table(&T.t[i]);

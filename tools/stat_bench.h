@@ -6,6 +6,8 @@
 #ifndef BAREPERF_TOOLS_STAT_BENCH_H
 #define BAREPERF_TOOLS_STAT_BENCH_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tools/session.h"
@@ -13,16 +15,39 @@
 /*
  * One table per `table` value (memlat, membw, ...), in the order they
  * first appear; rows in record order. A cpu column when the records come
- * from more than one CPU. Returns the number of tables printed.
+ * from more than one CPU. agg: BP_BENCH_AGG_* to show, or -1 for the one
+ * each record says the harness reported. Then the rows that never arrived
+ * (stat_bench_missing). Returns the number of tables printed.
  */
-int stat_bench_print(FILE *f, const struct session *s);
+int stat_bench_print(FILE *f, const struct session *s, int agg);
+
+/*
+ * The results missing from each app run that numbered its records (seq,
+ * BENCH_END), named by their number, their table rows where the
+ * neighbours prove them, and the rows around them. Prints nothing when
+ * nothing is missing. Returns the number missing, -1 out of memory.
+ */
+int stat_bench_missing(FILE *f, const struct session *s);
+
+/* How a record is shown: one aggregate, its spread and noise floor. */
+struct stat_bench_value {
+	unsigned agg;			/* BP_BENCH_AGG_* */
+	int64_t value;			/* x1000 per unit */
+	bool has_iqr;			/* version >= 1 */
+	uint64_t iqr, floor;		/* x1000 per unit */
+	bool noise;			/* value below floor: not a result */
+};
+void stat_bench_judge(const struct bp_record_bench *b, int agg, struct stat_bench_value *v);
 
 /*
  * The memlat sweep as an SVG line chart at path: x = working set (log2),
- * y = median per load, one line per (name, event). Returns the number of
+ * y = the value per load (agg as stat_bench_print), one line per (name,
+ * event); a value below its noise floor is a hollow point at the floor,
+ * where the line breaks. Returns the number of
  * lines drawn (0: no memlat records, nothing written) or -1 with one line
  * in err.
  */
-int stat_bench_plot(const char *path, const struct session *s, char *err, size_t errlen);
+int stat_bench_plot(const char *path, const struct session *s, int agg, char *err,
+		    size_t errlen);
 
 #endif

@@ -18,12 +18,32 @@
 #error "the wire format is little-endian; this decoder reads it in place"
 #endif
 
+/* The reorder window (accept(), below). */
+#define REORDER_WINDOW	256u		/* frames that may pass a held one */
+#define REORDER_FRAMES	256u		/* frames held at most */
+#define REORDER_BYTES	(4u << 20)	/* encoded bytes held at most */
+
 /* The longest run of bytes between delimiters that can still be a frame. */
 #define CHUNK_MAX	WIRE_COBS_MAX(WIRE_FRAME_MAX)
 
 struct stream_table {
 	struct wire_dec_stream *s;	/* indexed by cpu */
 	uint32_t n;
+};
+
+/* A frame that came ahead of its turn, held (encoded) until its turn. */
+struct held {
+	uint8_t *bytes;
+	size_t n;
+	uint64_t off, arrival;
+	uint32_t seq;
+	uint16_t cpu;
+	uint8_t channel;
+};
+
+enum phase {
+	PHASE_TEXT,			/* plain text: before the stream, after a halt */
+	PHASE_STREAM,			/* frames */
 };
 
 struct wire_dec {
@@ -39,6 +59,12 @@ struct wire_dec {
 	size_t arena_cap;		/* grows up to WIRE_DEC_RECORDS_MAX */
 	struct stream_table streams[WIRE_NR_CHANNELS];
 	struct wire_dec_stats st;
+	enum phase phase;
+	bool just_ended;		/* END(HALT) was the chunk the next delimiter ends */
+	uint64_t open_frames;		/* frames delivered since the last END */
+	uint64_t arrivals;		/* frames that passed the frame check */
+	struct held held[REORDER_FRAMES];
+	size_t nheld, held_bytes;
 };
 
 struct wire_dec *wire_dec_new(const struct wire_dec_ops *ops, void *ctx)
@@ -63,10 +89,18 @@ struct wire_dec *wire_dec_new(const struct wire_dec_ops *ops, void *ctx)
 	return d;
 }
 
+static void drop_held(struct wire_dec *d)
+{
+	for (size_t i = 0; i < d->nheld; i++)
+		free(d->held[i].bytes);
+	d->nheld = d->held_bytes = 0;
+}
+
 void wire_dec_free(struct wire_dec *d)
 {
 	if (!d)
 		return;
+	drop_held(d);
 	for (int c = 0; c < WIRE_NR_CHANNELS; c++)
 		free(d->streams[c].s);
 	free(d->chunk);
@@ -86,6 +120,10 @@ void wire_dec_reset(struct wire_dec *d)
 	d->chunk_len = 0;
 	d->spilling = false;
 	memset(&d->st, 0, sizeof(d->st));
+	drop_held(d);
+	d->phase = PHASE_TEXT;
+	d->just_ended = false;
+	d->open_frames = d->arrivals = 0;
 }
 
 const struct wire_dec_stats *wire_dec_stats(const struct wire_dec *d)
@@ -341,10 +379,37 @@ long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t c
 
 /* ---- frames ------------------------------------------------------------ */
 
+/*
+ * Order. Frames of one (channel, cpu) are delivered in sequence order: a
+ * frame that arrives ahead of its turn (a gap before it) is held, and
+ * delivered once the frames before it came; only when it has waited
+ * through REORDER_WINDOW later frames (or the held frames exceed their
+ * budget, or the input ends, or END says everything was sent) is the gap
+ * declared lost. So a frame moved ahead by d < REORDER_WINDOW frames
+ * costs nothing, and is never counted both lost and duplicated.
+ */
+
+static bool is_text(const struct wire_dec *d)
+{
+	return d->phase == PHASE_TEXT;
+}
+
 static void noise(struct wire_dec *d, uint64_t off, const uint8_t *p, size_t n)
 {
 	d->st.garbage_bytes += n;
 	if (d->ops.unframed && n)
+		d->ops.unframed(d->ctx, off, p, n);
+}
+
+/* Plain text outside the stream (uapi/wire.h §1, §5): not frames, not damage. */
+static void text(struct wire_dec *d, uint64_t off, const uint8_t *p, size_t n)
+{
+	d->st.text_bytes += n;
+	if (!n)
+		return;
+	if (d->ops.text)
+		d->ops.text(d->ctx, off, p, n);
+	else if (d->ops.unframed)
 		d->ops.unframed(d->ctx, off, p, n);
 }
 
@@ -372,19 +437,353 @@ static void deliver(struct wire_dec *d, struct wire_dec_frame *f, long nrec)
 	}
 }
 
+/* An END message (uapi/wire.h §5) from the kernel, well formed; else NULL. */
+static const struct wire_end *end_msg(const struct wire_frame *wf)
+{
+	struct wire_ctl_msg m;
+	const struct wire_end *e;
+
+	if (wf->channel != WIRE_CH_CONTROL || wf->cpu == WIRE_CPU_HOST ||
+	    wf->len < sizeof(m) + sizeof(*e))
+		return NULL;
+	memcpy(&m, wf->payload, sizeof(m));
+	if (m.type != WIRE_CTL_END || m.len != wf->len - sizeof(m))
+		return NULL;
+	e = (const void *)(wf->payload + sizeof(m));
+	if (sizeof(*e) + (size_t)e->nr * sizeof(struct wire_end_stream) != m.len)
+		return NULL;
+	return e;
+}
+
+static void release_stream(struct wire_dec *d, unsigned ch, unsigned cpu, bool all);
+static void release_all(struct wire_dec *d);
+
+/*
+ * END: everything the kernel sent is accounted for. The frames each
+ * (channel, cpu) sent and we never got are lost, those at the stream's
+ * end included, which no later sequence number would have shown.
+ */
+static void on_end(struct wire_dec *d, const struct wire_frame *wf, const struct wire_end *e)
+{
+	const uint8_t *p = (const uint8_t *)(e + 1);
+
+	d->st.ends++;
+	d->st.end_flags = e->flags;
+	d->st.end_status = e->status;
+	for (uint16_t i = 0; i < e->nr; i++, p += sizeof(struct wire_end_stream)) {
+		struct wire_end_stream es;
+		struct wire_dec_stream *s;
+		uint32_t want, missing;
+
+		memcpy(&es, p, sizeof(es));
+		if (es.channel >= WIRE_NR_CHANNELS || !(s = stream_get(d, es.channel, es.cpu)))
+			continue;
+		/* The END frame itself is not in its own stream's count. */
+		want = es.frames + (es.channel == wf->channel && es.cpu == wf->cpu);
+		missing = want - (s->seen ? s->next_seq : 0);
+		if (!missing || missing >= 0x80000000u)
+			continue;
+		s->seen = true;
+		s->next_seq = want;
+		s->lost += missing;
+		d->st.lost_frames += missing;
+		d->st.lost_by_channel[es.channel] += missing;
+		d->st.tail_lost += missing;
+	}
+	d->open_frames = 0;
+	if (e->flags & WIRE_END_HALT) {
+		d->phase = PHASE_TEXT;	/* the machine stopped: plain text again */
+		d->just_ended = true;
+	}
+}
+
+/*
+ * Deliver one frame that passed the frame check, lost frames of its
+ * stream before it. src/n are its encoded bytes (for the unframed
+ * callback if its payload is malformed), which stay valid here.
+ */
+static void admit(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off,
+		  struct wire_frame *wf, uint32_t lost)
+{
+	struct wire_dec_stream *s = stream_get(d, wf->channel, wf->cpu);
+	const struct wire_end *end = end_msg(wf);
+	struct wire_dec_frame f;
+	long nrec = 0;
+
+	if (!s)
+		return;
+	if (end) {
+		/* Everything held was sent before END: in first, gaps lost. */
+		release_all(d);
+		if (wire_frame_unpack(src, n, d->frame, WIRE_FRAME_MAX, wf))
+			return;		/* cannot happen: it passed before */
+		end = end_msg(wf);
+		lost = wf->seq - (s->seen ? s->next_seq : 0);
+		if (lost >= 0x80000000u)
+			lost = 0;
+	}
+	if (wf->channel == WIRE_CH_RECORDS) {
+		uint64_t compact = 0;
+		while ((nrec = wire_dec_records(wf->payload, wf->len, d->arena, d->arena_cap,
+						&compact)) == WIRE_E_SPACE &&
+		       d->arena_cap < WIRE_DEC_RECORDS_MAX) {
+			size_t cap = 4 * d->arena_cap < WIRE_DEC_RECORDS_MAX ?
+				     4 * d->arena_cap : WIRE_DEC_RECORDS_MAX;
+			uint8_t *a = realloc(d->arena, cap);
+			if (!a)
+				break;
+			d->arena = a;
+			d->arena_cap = cap;
+		}
+		d->st.compact_samples += compact;
+	} else if (wf->channel == WIRE_CH_AUX && wf->len < sizeof(struct wire_aux_header))
+		nrec = WIRE_E_PAYLOAD;
+
+	/* The header passed the CRC: the frame arrived, whatever its payload. */
+	s->seen = true;
+	s->next_seq = wf->seq + 1;
+	s->lost += lost;
+	d->st.lost_frames += lost;
+	d->st.lost_by_channel[wf->channel] += lost;
+	d->open_frames++;
+	if (nrec < 0) {
+		s->bad_payload++;
+		d->st.bad_payload++;
+		noise(d, off, src, n);
+		return;
+	}
+	s->frames++;
+
+	f.channel = wf->channel;
+	f.flags = wf->flags;
+	f.cpu = wf->cpu;
+	f.seq = wf->seq;
+	f.lost_before = lost;
+	f.offset = off;
+	f.aux_pos = wf->channel == WIRE_CH_AUX ? ld64(wf->payload) : 0;
+	f.payload = wf->payload;
+	f.len = wf->len;
+	if (end)
+		on_end(d, wf, end);
+	deliver(d, &f, nrec);
+}
+
+/* The held frame of (ch, cpu) nearest its stream's next seq; -1 if none. */
+static long held_next(const struct wire_dec *d, unsigned ch, unsigned cpu, uint32_t next)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < d->nheld; i++) {
+		const struct held *h = &d->held[i];
+		if (h->channel != ch || h->cpu != cpu)
+			continue;
+		if (best < 0 || h->seq - next < d->held[best].seq - next)
+			best = (long)i;
+	}
+	return best;
+}
+
+static void unhold(struct wire_dec *d, size_t i)
+{
+	d->held_bytes -= d->held[i].n;
+	free(d->held[i].bytes);
+	d->held[i] = d->held[--d->nheld];
+}
+
+/* Deliver one held frame (index i), its gap counted lost; the entry goes. */
+static void release_one(struct wire_dec *d, size_t i)
+{
+	struct held h = d->held[i];
+	struct wire_dec_stream *s = stream_get(d, h.channel, h.cpu);
+	struct wire_frame wf;
+
+	d->held[i] = d->held[--d->nheld];
+	d->held_bytes -= h.n;
+	if (s && !wire_frame_unpack(h.bytes, h.n, d->frame, WIRE_FRAME_MAX, &wf))
+		admit(d, h.bytes, h.n, h.off, &wf, h.seq - (s->seen ? s->next_seq : 0));
+	free(h.bytes);
+}
+
+/*
+ * Deliver the held frames of (ch, cpu) that are now in order; with all,
+ * every held frame of it, in seq order, gaps counted lost.
+ */
+static void release_stream(struct wire_dec *d, unsigned ch, unsigned cpu, bool all)
+{
+	for (;;) {
+		struct wire_dec_stream *s = stream_get(d, ch, cpu);
+		uint32_t next = s && s->seen ? s->next_seq : 0;
+		long i = held_next(d, ch, cpu, next);
+		if (!s || i < 0)
+			return;
+		if (d->held[i].seq - next >= 0x80000000u) {
+			/* Behind: the same frame came twice. */
+			s->duplicates++;
+			d->st.duplicates++;
+			d->st.garbage_bytes += d->held[i].n;
+			unhold(d, (size_t)i);
+			continue;
+		}
+		if (d->held[i].seq != next && !all)
+			return;
+		release_one(d, (size_t)i);
+	}
+}
+
+static void release_all(struct wire_dec *d)
+{
+	while (d->nheld) {
+		/* The stream of the oldest held frame first: arrival order. */
+		size_t o = 0;
+		for (size_t i = 1; i < d->nheld; i++)
+			if (d->held[i].arrival < d->held[o].arrival)
+				o = i;
+		release_stream(d, d->held[o].channel, d->held[o].cpu, true);
+	}
+}
+
+/* Hold a frame that came ahead of its turn; false if it cannot be held. */
+static bool hold(struct wire_dec *d, const struct wire_frame *wf, const uint8_t *src, size_t n,
+		 uint64_t off)
+{
+	struct held *h;
+
+	if (d->nheld == REORDER_FRAMES)
+		return false;
+	h = &d->held[d->nheld];
+	h->bytes = malloc(n);
+	if (!h->bytes)
+		return false;
+	memcpy(h->bytes, src, n);
+	h->n = n;
+	h->off = off;
+	h->arrival = d->arrivals;
+	h->channel = wf->channel;
+	h->cpu = wf->cpu;
+	h->seq = wf->seq;
+	d->held_bytes += n;
+	d->nheld++;
+	d->st.held++;
+	return true;
+}
+
+/* Held frames that waited long enough, or over the budget: their gaps are lost. */
+static void expire(struct wire_dec *d)
+{
+	while (d->nheld) {
+		size_t o = 0;
+		for (size_t i = 1; i < d->nheld; i++)
+			if (d->held[i].arrival < d->held[o].arrival)
+				o = i;
+		if (d->arrivals - d->held[o].arrival <= REORDER_WINDOW &&
+		    d->nheld < REORDER_FRAMES && d->held_bytes <= REORDER_BYTES)
+			return;
+		/* Its stream up to and including it; what follows in order too. */
+		{
+			unsigned ch = d->held[o].channel, cpu = d->held[o].cpu;
+			struct wire_dec_stream *s = stream_get(d, ch, cpu);
+			uint32_t next = s && s->seen ? s->next_seq : 0, seq = d->held[o].seq;
+			while (d->nheld) {
+				long i = held_next(d, ch, cpu, next);
+				if (i < 0 || d->held[i].seq - next > seq - next)
+					break;
+				release_one(d, (size_t)i);
+				next = s->next_seq;
+			}
+			release_stream(d, ch, cpu, false);
+		}
+	}
+}
+
+/* A frame that passed the frame check: deliver, hold, or drop it. */
+static void accept(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off,
+		   struct wire_frame *wf)
+{
+	struct wire_dec_stream *s = stream_get(d, wf->channel, wf->cpu);
+	uint32_t next, ahead;
+
+	if (!s) {
+		noise(d, off, src, n);
+		return;
+	}
+	/* One boot per stream (uapi/wire.h §2): the first frame's. The host's
+	 * frames and version 1 frames carry none. */
+	if (wf->boot && d->st.boot && wf->boot != d->st.boot) {
+		d->st.foreign_frames++;
+		d->st.foreign_boot = wf->boot;
+		d->st.garbage_bytes += n;
+		return;
+	}
+	if (wf->boot)
+		d->st.boot = wf->boot;
+	d->arrivals++;
+	if (s->seen && (wf->flags & WIRE_F_START) && wf->seq == 0 && s->next_seq != 0) {
+		/* A new numbering on this stream (a new run or request): what
+		 * was held of the old one goes first. */
+		release_stream(d, wf->channel, wf->cpu, true);
+		d->st.restarts++;
+		s->next_seq = 0;
+	}
+	next = s->seen ? s->next_seq : 0;
+	ahead = wf->seq - next;
+	if (ahead >= 0x80000000u) {		/* behind: seen already */
+		s->duplicates++;
+		d->st.duplicates++;
+		d->st.garbage_bytes += n;
+		return;
+	}
+	/*
+	 * In order, or the first frame of a stream that starts here (a new
+	 * numbering, or a recording that joined mid-stream but has nothing
+	 * held of it: its frames before are not coming).
+	 */
+	if (!ahead || (!s->seen && (wf->flags & WIRE_F_START))) {
+		admit(d, src, n, off, wf, ahead);
+		release_stream(d, wf->channel, wf->cpu, false);
+		expire(d);
+		return;
+	}
+	if (held_next(d, wf->channel, wf->cpu, next) >= 0) {
+		for (size_t i = 0; i < d->nheld; i++)
+			if (d->held[i].channel == wf->channel && d->held[i].cpu == wf->cpu &&
+			    d->held[i].seq == wf->seq) {
+				s->duplicates++;
+				d->st.duplicates++;
+				d->st.garbage_bytes += n;
+				return;
+			}
+	}
+	if (end_msg(wf) || !hold(d, wf, src, n, off)) {
+		/* END goes in at once (it releases everything held); so does a
+		 * frame that cannot be held: the gap before it is lost. */
+		admit(d, src, n, off, wf, ahead);
+		release_stream(d, wf->channel, wf->cpu, false);
+	}
+	expire(d);
+}
+
 /* One run of bytes between delimiters, starting at stream offset off. */
-static void chunk(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off)
+static void chunk(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off, bool cut)
 {
 	struct wire_frame wf;
-	struct wire_dec_frame f;
-	struct wire_dec_stream *s;
-	uint32_t lost;
-	long nrec = 0;
 	int rc = wire_frame_unpack(src, n, d->frame, WIRE_FRAME_MAX, &wf);
 
+	if (rc == WIRE_OK) {
+		d->phase = PHASE_STREAM;
+		accept(d, src, n, off, &wf);
+		return;
+	}
+	if (is_text(d)) {
+		text(d, off, src, n);
+		return;
+	}
+	if (cut) {
+		/* The input ended inside it: not damaged, never finished. */
+		d->st.cut_bytes += n;
+		noise(d, off, src, n);
+		return;
+	}
 	switch (rc) {
-	case WIRE_OK:
-		break;
 	case WIRE_E_SHORT:
 		d->st.short_frames++;
 		break;
@@ -401,80 +800,29 @@ static void chunk(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off
 		d->st.cobs_errors++;
 		break;
 	}
-	if (rc != WIRE_OK || !(s = stream_get(d, wf.channel, wf.cpu))) {
-		noise(d, off, src, n);
-		return;
-	}
+	noise(d, off, src, n);
+}
 
-	if (!s->seen) {
-		lost = wf.seq;			/* frames 0 .. seq-1 never came */
-	} else if ((wf.flags & WIRE_F_START) && wf.seq == 0 && s->next_seq != 0) {
-		d->st.restarts++;		/* a new run on this stream */
-		lost = 0;
-	} else {
-		lost = wf.seq - s->next_seq;
-		if (lost >= 0x80000000u) {	/* behind: seen already */
-			s->duplicates++;
-			d->st.duplicates++;
-			d->st.garbage_bytes += n;
-			return;
-		}
-	}
-
-	if (wf.channel == WIRE_CH_RECORDS) {
-		uint64_t compact = 0;
-		while ((nrec = wire_dec_records(wf.payload, wf.len, d->arena, d->arena_cap,
-						&compact)) == WIRE_E_SPACE &&
-		       d->arena_cap < WIRE_DEC_RECORDS_MAX) {
-			size_t cap = 4 * d->arena_cap < WIRE_DEC_RECORDS_MAX ?
-				     4 * d->arena_cap : WIRE_DEC_RECORDS_MAX;
-			uint8_t *a = realloc(d->arena, cap);
-			if (!a)
-				break;
-			d->arena = a;
-			d->arena_cap = cap;
-		}
-		d->st.compact_samples += compact;
-	} else if (wf.channel == WIRE_CH_AUX && wf.len < sizeof(struct wire_aux_header))
-		nrec = WIRE_E_PAYLOAD;
-
-	/* The header passed the CRC: the frame arrived, whatever its payload. */
-	s->seen = true;
-	s->next_seq = wf.seq + 1;
-	s->lost += lost;
-	d->st.lost_frames += lost;
-	d->st.lost_by_channel[wf.channel] += lost;
-	if (nrec < 0) {
-		s->bad_payload++;
-		d->st.bad_payload++;
-		noise(d, off, src, n);
-		return;
-	}
-	s->frames++;
-
-	f.channel = wf.channel;
-	f.flags = wf.flags;
-	f.cpu = wf.cpu;
-	f.seq = wf.seq;
-	f.lost_before = lost;
-	f.offset = off;
-	f.aux_pos = wf.channel == WIRE_CH_AUX ? ld64(wf.payload) : 0;
-	f.payload = wf.payload;
-	f.len = wf.len;
-	deliver(d, &f, nrec);
+/* Bytes that are no frame because there are too many of them. */
+static void spill(struct wire_dec *d, uint64_t off, const uint8_t *p, size_t n)
+{
+	if (is_text(d))
+		text(d, off, p, n);
+	else
+		noise(d, off, p, n);
 }
 
 /* Bytes of a chunk that may continue in the next feed. */
 static void keep(struct wire_dec *d, const uint8_t *p, size_t n)
 {
 	if (d->spilling) {
-		noise(d, d->off, p, n);
+		spill(d, d->off, p, n);
 		return;
 	}
 	if (d->chunk_len + n > CHUNK_MAX) {
-		/* Longer than any frame: noise up to the next delimiter. */
-		noise(d, d->chunk_off, d->chunk, d->chunk_len);
-		noise(d, d->off, p, n);
+		/* Longer than any frame: not one, up to the next delimiter. */
+		spill(d, d->chunk_off, d->chunk, d->chunk_len);
+		spill(d, d->off, p, n);
 		d->chunk_len = 0;
 		d->spilling = true;
 		return;
@@ -483,16 +831,26 @@ static void keep(struct wire_dec *d, const uint8_t *p, size_t n)
 	d->chunk_len += n;
 }
 
-/* A delimiter: the chunk in progress is complete. */
-static void chunk_end(struct wire_dec *d)
+/* A delimiter (or, with cut, the end of the input) ends the chunk in progress. */
+static void chunk_end(struct wire_dec *d, bool cut)
 {
 	if (d->spilling) {
-		d->st.cobs_errors++;
+		if (!is_text(d) && !cut)
+			d->st.cobs_errors++;
 		d->spilling = false;
 	} else if (d->chunk_len) {
-		chunk(d, d->chunk, d->chunk_len, d->chunk_off);
+		chunk(d, d->chunk, d->chunk_len, d->chunk_off, cut);
 	}
 	d->chunk_len = 0;
+}
+
+/* The delimiter that ends a chunk: plain text ends at the first one. */
+static void delimiter(struct wire_dec *d)
+{
+	if (d->just_ended)
+		d->just_ended = false;	/* END's own delimiter: the text follows */
+	else if (is_text(d))
+		d->phase = PHASE_STREAM;
 }
 
 void wire_dec_feed(struct wire_dec *d, const void *buf, size_t len)
@@ -509,15 +867,16 @@ void wire_dec_feed(struct wire_dec *d, const void *buf, size_t len)
 		if (z && !d->chunk_len && !d->spilling) {
 			/* The whole chunk is in buf: no copy. */
 			if (n)
-				chunk(d, p, n, d->off);
+				chunk(d, p, n, d->off, false);
 		} else {
 			keep(d, p, n);
 			if (z)
-				chunk_end(d);
+				chunk_end(d, false);
 		}
 		d->off += n;
 		p += n;
 		if (z) {
+			delimiter(d);
 			d->off++;
 			p++;
 		}
@@ -526,5 +885,11 @@ void wire_dec_feed(struct wire_dec *d, const void *buf, size_t len)
 
 void wire_dec_finish(struct wire_dec *d)
 {
-	chunk_end(d);
+	chunk_end(d, true);
+	release_all(d);
+}
+
+bool wire_dec_complete(const struct wire_dec *d)
+{
+	return d->st.ends && !d->open_frames && !d->st.cut_bytes;
 }

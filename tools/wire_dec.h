@@ -5,8 +5,12 @@
  * Feed it bytes in chunks of any size as they arrive; it finds frames
  * between 0x00 delimiters, checks them (COBS, CRC, version, channel, the
  * whole payload), tracks sequence numbers per (channel, cpu) and calls
- * back with what survived. A frame that fails any check yields nothing:
- * its bytes go to the unframed callback as noise, never into records.
+ * back with what survived, in sequence order per (channel, cpu) (a frame
+ * that arrives early is held for a window of later frames). A frame that
+ * fails any check yields nothing: its bytes go to the unframed callback
+ * as noise, never into records. Plain text before the stream's first
+ * 0x00 and after a halting END (uapi/wire.h §1, §5) goes to the text
+ * callback and is never counted as damage.
  * RECORDS frames are expanded back into records byte-for-byte identical
  * to what the kernel put in its ring.
  *
@@ -45,6 +49,10 @@ struct wire_dec_ops {
 	/* Bytes that are no frame (boot text, noise, damaged frames), without
 	 * delimiters; offset is where they start in the stream. */
 	void (*unframed)(void *ctx, uint64_t offset, const uint8_t *p, size_t n);
+	/* Plain text outside the stream: before its first 0x00 (the boot
+	 * text), and after END with WIRE_END_HALT. NULL: these go to
+	 * unframed. Never counted as damage. */
+	void (*text)(void *ctx, uint64_t offset, const uint8_t *p, size_t n);
 };
 
 struct wire_dec_stats {
@@ -64,6 +72,20 @@ struct wire_dec_stats {
 	uint64_t restarts;		/* WIRE_F_START on a stream already seen */
 	uint64_t lost_frames;		/* from sequence gaps, all channels */
 	uint64_t lost_by_channel[WIRE_NR_CHANNELS];
+	/* Appended (wire_dec.c): */
+	uint64_t text_bytes;		/* plain text outside the stream (ops.text) */
+	uint64_t cut_bytes;		/* the last chunk, which the input ended inside
+					 * before it formed a frame (not damage) */
+	uint64_t held;			/* frames that came ahead of their turn and
+					 * were held to be delivered in seq order */
+	uint64_t ends;			/* END messages (uapi/wire.h §5) */
+	uint32_t end_status;		/* ... the last one's status and flags */
+	uint16_t end_flags;
+	uint64_t tail_lost;		/* frames END says were sent that never came
+					 * (also in lost_frames and per stream) */
+	uint32_t boot;			/* the stream's boot (uapi/wire.h §2), 0: none yet */
+	uint32_t foreign_boot;		/* the last other boot seen */
+	uint64_t foreign_frames;	/* frames of another boot: refused whole */
 };
 
 /* One (channel, cpu) stream's sequence tracking. */
@@ -93,7 +115,14 @@ void wire_dec_feed(struct wire_dec *d, const void *buf, size_t len);
 void wire_dec_finish(struct wire_dec *d);
 
 const struct wire_dec_stats *wire_dec_stats(const struct wire_dec *d);
-/* NULL if no frame of (channel, cpu) ever passed the CRC. */
+/*
+ * True if the input holds the stream's end: an END arrived, no frame
+ * after it, and the input did not end inside a frame. A capture without
+ * its end lost an unknown number of frames after the last one it has.
+ */
+bool wire_dec_complete(const struct wire_dec *d);
+/* NULL if no frame of (channel, cpu) ever passed the CRC (nor did END
+ * count any frame of it). */
 const struct wire_dec_stream *wire_dec_stream(const struct wire_dec *d, unsigned channel,
 					      unsigned cpu);
 

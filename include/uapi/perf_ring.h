@@ -143,7 +143,9 @@ enum bp_record_type {
 	BP_RECORD_APP_STOP	= 0x4005,	/* struct bp_record_app_stop */
 	BP_RECORD_COUNTS	= 0x4006,	/* struct bp_record_counts + bp_count_entry[nr] */
 	BP_RECORD_BENCH		= 0x4007,	/* struct bp_record_bench */
-	/* 0x4008 .. 0x7fff: reserved for future bareperf records */
+	BP_RECORD_TICKS		= 0x4008,	/* struct bp_record_ticks */
+	BP_RECORD_BENCH_END	= 0x4009,	/* struct bp_record_bench_end */
+	/* 0x400a .. 0x7fff: reserved for future bareperf records */
 	BP_RECORD_BAREPERF_LAST	= 0x7fff,
 };
 
@@ -252,6 +254,22 @@ struct bp_record_lost_samples {		/* samples the PMU itself dropped */
 _Static_assert(sizeof(struct bp_record_lost_samples) == 16, "bp_record_lost_samples ABI");
 
 /*
+ * perf's sample_id trailer (perf_event.h, sample_id_all) for the run's
+ * sample_type, which always holds TID, TIME, ID and CPU and never
+ * STREAM_ID or IDENTIFIER: the kernel appends it to LOST_SAMPLES, so the
+ * record is PERF_RECORD_LOST_SAMPLES as perf writes it, saying which CPU
+ * lost the samples and when. Readers take the fixed part (header.size
+ * tells whether the trailer is there).
+ */
+struct bp_sample_id {
+	uint32_t pid, tid;		/* TID: app id, CPU index */
+	uint64_t time;			/* TIME: TSC when the count was written */
+	uint64_t id;			/* ID: the event */
+	uint32_t cpu, res;		/* CPU */
+};
+_Static_assert(sizeof(struct bp_sample_id) == 32, "bp_sample_id ABI");
+
+/*
  * Run metadata: written by the kernel at the start of a run, before any
  * sample, so the host tool can decode and convert without outside input.
  */
@@ -261,6 +279,11 @@ _Static_assert(sizeof(struct bp_record_lost_samples) == 16, "bp_record_lost_samp
 #define BP_META_TSC_INVARIANT	(1u << 0)	/* CPUID.80000007H:EDX[8] */
 #define BP_META_SOFT_PMU	(1u << 1)	/* samples come from the HPET soft PMU */
 #define BP_META_ICOUNT		(1u << 2)	/* TSC counts retired instructions (QEMU -icount) */
+/* The soft PMU's samples come from each CPU's local APIC timer as an
+ * ordinary interrupt (no HPET to send NMIs): code that runs with
+ * interrupts off is never sampled; its time shows at the instruction
+ * that turns them back on. */
+#define BP_META_SOFT_LAPIC	(1u << 3)
 
 struct bp_record_run_meta {
 	struct bp_record_header header;
@@ -280,9 +303,19 @@ struct bp_record_run_meta {
 	uint16_t reserved_u16;
 	uint64_t start_tsc;		/* TSC when the run started */
 	uint8_t  build_id[20];		/* GNU build-id of kernel.elf */
-	uint8_t  reserved[44];
+	/* A quiet machine (kernel/quiet.h), BP_QUIET_* bits: what the
+	 * command line asked for, what every CPU now has, and what at least
+	 * one CPU refused (a #GP, or a write that did not hold). 0 in
+	 * captures from kernels that predate them. */
+	uint32_t quiet_asked;
+	uint32_t quiet_done;
+	uint32_t quiet_refused;
+	uint8_t  reserved[32];
 };
 _Static_assert(sizeof(struct bp_record_run_meta) == 128, "bp_record_run_meta ABI");
+
+#define BP_QUIET_TURBO_OFF	(1u << 0)	/* Intel IA32_MISC_ENABLE[38] + IA32_PERF_CTL[32]; AMD HWCR.CpbDis */
+#define BP_QUIET_PREFETCH_OFF	(1u << 1)	/* Intel MSR 1A4H[3:0]; AMD PrefetchControl */
 
 enum bp_cpu_vendor {
 	BP_CPU_VENDOR_UNKNOWN	= 0,
@@ -405,6 +438,41 @@ struct bp_record_counts {
 _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
 
 /*
+ * TICKS: the account of a soft-PMU run (cpu-clock) on one CPU, written
+ * when the run stops, before APP_STOP. The HPET comparator expires every
+ * `period` ticks of the HPET main counter (hpet_hz a second), the first
+ * expiry `period` after the run started; the sampling window is `window`
+ * HPET ticks from the start to the moment the app returned (or the run
+ * stopped). `due` is the number of expiries inside it, read off the HPET
+ * main counter: each one is a tick every CPU of the run should have
+ * sampled. Every due tick is exactly one of
+ *     samples   a SAMPLE record written to this CPU's ring,
+ *     dropped   a sample taken but not written: the ring was full (the
+ *               ring's LOST records count it among the records dropped),
+ *     lost      no sample taken: the NMI came late and merged with the
+ *               next, or found sampling throttled (throttled says how many
+ *               of them) or closed; the CPU's LOST_SAMPLES records add up
+ *               to it,
+ * so samples + dropped + lost == due. A reader that also counts what
+ * arrived can tell the link's losses from the kernel's.
+ */
+struct bp_record_ticks {
+	struct bp_record_header header;
+	uint32_t app_id;		/* as APP_START */
+	uint32_t cpu;
+	uint64_t hpet_hz;		/* HPET main counter rate */
+	uint64_t period;		/* HPET ticks between expiries */
+	uint64_t window;		/* HPET ticks from the start to the close */
+	uint64_t due;			/* expiries in the window */
+	uint64_t samples;		/* SAMPLE records written */
+	uint64_t dropped;		/* samples not written: ring full */
+	uint64_t lost;			/* due ticks that gave no sample */
+	uint64_t throttled;		/* ... of them: found sampling throttled */
+	uint8_t  reserved[32];
+};
+_Static_assert(sizeof(struct bp_record_ticks) == 112, "bp_record_ticks ABI");
+
+/*
  * The config (EVENT_DESC, READ entries) of soft events, which the kernel
  * derives from the TSC rather than a PMU counter. Bit 63 lies outside
  * every PERFEVTSEL encoding. Under QEMU -icount shift=0 the TSC advances
@@ -421,10 +489,31 @@ _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
  * iterations each, n_reps times after `warmup` discarded runs; m(n) and
  * m(2n) are aggregated over the repetitions, then
  *     value = (agg(m(2n)) - agg(m(n))) / (unroll * loops * work)
- * is the count of `event` per unit of work (work_unit), x1000, rounded.
+ * is the count of `event` per unit of work (work_unit), x1000, rounded:
+ * nanoBench's result, with agg its -min, -median or -avg (the mean of the
+ * middle 60%, top and bottom 20% dropped). The three are in min, median
+ * and trimmed_mean; `agg` (version 1) says which one the harness reported.
+ *
+ * The spread is a figure of the per-repetition pairs: d_i = m(2n)_i -
+ * m(n)_i per unit of work, and iqr their interquartile range (third
+ * quartile minus first, linear interpolation between order statistics),
+ * x1000. A value below its noise floor, iqr plus one count per unit of
+ * work (rounded up), is not a measurement of the body: it does not exceed
+ * the repetitions' disagreement by even one count (BP_BENCH_F_NOISE for
+ * the reported aggregate).
+ *
  * A table is the records sharing `table`; a line of a sweep (a plot) those
  * sharing table, name and event, x = param.
+ *
+ * Identity (version 1): seq numbers the BENCH results one app run produced,
+ * from 1, in the order the harness measured them, on every CPU together;
+ * table_row numbers those with the same table. A record the ring had no
+ * room for leaves a gap in both (and is counted in a LOST record); the
+ * run's BENCH_END record, written when the app's benchmarks are done, says
+ * how many there were, so a reader can also name those missing at the end.
  */
+#define BP_BENCH_VERSION	1	/* 0: written before seq, table_row, agg, iqr */
+
 /* bp_record_bench.param_unit: what param counts */
 #define BP_BENCH_PARAM_NONE	0	/* no parameter: a row of a table */
 #define BP_BENCH_PARAM_BYTES	1	/* working-set size */
@@ -448,6 +537,12 @@ _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
 #define BP_BENCH_F_NO_PMU	(1u << 3)	/* no PMU: TSC ticks, cycles are not real */
 #define BP_BENCH_F_LOOPED	(1u << 4)	/* C body: its loop overhead per copy is included */
 #define BP_BENCH_F_DISTURBED	(1u << 5)	/* `disturbed` repetitions kept an NMI */
+#define BP_BENCH_F_NOISE	(1u << 6)	/* the reported value is below its noise floor */
+
+/* bp_record_bench.agg: nanoBench's aggregate functions */
+#define BP_BENCH_AGG_MEDIAN	0	/* -median (the harness's default) */
+#define BP_BENCH_AGG_MIN	1	/* -min */
+#define BP_BENCH_AGG_AVG	2	/* -avg: mean of the middle 60% */
 
 struct bp_record_bench {
 	struct bp_record_header header;
@@ -469,14 +564,41 @@ struct bp_record_bench {
 	int64_t  min;			/* x1000 per unit of work: from the minima */
 	int64_t  median;		/* ... from the medians */
 	int64_t  trimmed_mean;		/* ... from the means of the middle 60% */
-	int64_t  max;			/* ... from the maxima */
+	int64_t  max;			/* ... from the maxima (a difference of two
+					 * outliers: readers do not show it) */
 	uint64_t median_n;		/* raw median count of one n-run (overhead included) */
 	uint64_t median_2n;		/* ... of one 2n-run */
 	uint64_t time;			/* TSC when the result was written */
-	uint8_t  reserved[32];
+	/* Version 1 (zero before): */
+	uint16_t bench_version;		/* BP_BENCH_VERSION */
+	uint16_t agg;			/* BP_BENCH_AGG_*: the aggregate reported */
+	uint32_t seq;			/* this result's number in the app run, from 1 */
+	uint32_t table_row;		/* ... among the run's results of this table, from 1 */
+	uint32_t reserved_u32;
+	uint64_t iqr;			/* x1000 per unit: IQR of the per-repetition differences */
+	uint8_t  reserved[8];
 };
 _Static_assert(sizeof(struct bp_record_bench) == 232, "bp_record_bench ABI");
 _Static_assert(__builtin_offsetof(struct bp_record_bench, param) == 96, "bp_record_bench ABI");
 _Static_assert(__builtin_offsetof(struct bp_record_bench, min) == 144, "bp_record_bench ABI");
+_Static_assert(__builtin_offsetof(struct bp_record_bench, bench_version) == 200,
+	       "bp_record_bench ABI");
+_Static_assert(__builtin_offsetof(struct bp_record_bench, iqr) == 216, "bp_record_bench ABI");
+
+/*
+ * The end of an app run's benchmarks: how many BENCH results the harness
+ * produced (the highest seq) and how many of them found no room in a ring
+ * (each also counted in a LOST record of the CPU it was measured on).
+ * Written into the app's CPU's ring when the app's benchmarks are done.
+ */
+struct bp_record_bench_end {
+	struct bp_record_header header;
+	uint32_t app_id;		/* as APP_START */
+	uint32_t cpu;			/* the CPU that wrote it */
+	uint32_t results;		/* BENCH results of the run: seq 1 .. results */
+	uint32_t lost;			/* ... of them not written for want of room */
+	uint8_t  reserved[24];
+};
+_Static_assert(sizeof(struct bp_record_bench_end) == 48, "bp_record_bench_end ABI");
 
 #endif

@@ -46,8 +46,22 @@
  *	       1  u8   flags                     WIRE_F_*
  *	       2  u16  cpu                       sender's CPU index (WIRE_CPU_HOST from the host)
  *	       4  u32  seq                       per (channel, cpu): 0, 1, 2, ... wrapping
- *	       8  u8   payload[n]                0 <= n <= WIRE_PAYLOAD_MAX, by channel
- *	     8+n  u32  crc                       CRC32C of bytes [0, 8+n)
+ *	       8  u32  boot                      the sender's boot identity (below)
+ *	      12  u8   payload[n]                0 <= n <= WIRE_PAYLOAD_MAX, by channel
+ *	    12+n  u32  crc                       CRC32C of bytes [0, 12+n)
+ *
+ * Version 1 frames had no boot field (the payload at offset 8, the CRC
+ * over [0, 8+n)); a receiver still reads them, as of an unknown boot (0).
+ *
+ * boot: a nonzero number the kernel picks once per boot (RDRAND where the
+ * CPU has it, mixed with the TSC and the RTC's date and time), the same in
+ * every frame it sends until it halts. A receiver takes the boot of the
+ * first frame it accepts as the stream's, and refuses (and counts) every
+ * frame of another boot: a frame spliced in from another capture, or a
+ * machine that was reset while recording, never mixes into the data.
+ * Frames from the host carry 0. Under QEMU -icount (TSC = instructions)
+ * and without RDRAND, two boots within the same second of the RTC with
+ * the same command line can pick the same number.
  *
  * There is no length field: the delimiters give the length, the CRC
  * guards it. CRC32C is the Castagnoli CRC (iSCSI, RFC 3720 B.4):
@@ -121,12 +135,15 @@
  *
  * A hot loop sampled with a fixed period costs about 4 bytes a sample:
  * the tag, an IP delta of one byte, a time delta-of-delta of one or two;
- * the frame (header, CRC, COBS, delimiter) adds 14 bytes per ~1 KiB.
+ * the frame (header, CRC, COBS, delimiter) adds 18 bytes per ~1 KiB.
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
  * 5. Control messages: struct wire_ctl_msg below (kernel/control.c serves
- *    them when the kernel boots with control=1).
+ *    them when the kernel boots with control=1). The kernel also ends its
+ *    stream with one, unasked: END (struct wire_end), when the machine
+ *    stops and after each request it served; a receiver knows from it
+ *    that nothing was cut from the end.
  *
  * 6. Capture files: struct wire_capture_header, then the stream bytes
  * exactly as received, delimiters, noise and all, from the first byte the
@@ -137,7 +154,8 @@
 
 #include <stdint.h>
 
-#define WIRE_VERSION		1
+#define WIRE_VERSION		2
+#define WIRE_VERSION_MIN	1	/* the oldest a receiver reads */
 #define WIRE_DELIM		0x00
 
 enum wire_channel {
@@ -159,14 +177,16 @@ struct wire_frame_header {
 	uint8_t  flags;			/* WIRE_F_* */
 	uint16_t cpu;
 	uint32_t seq;
+	uint32_t boot;			/* version 2 on; version 1 ends before it */
 };
-_Static_assert(sizeof(struct wire_frame_header) == 8, "wire_frame_header ABI");
+_Static_assert(sizeof(struct wire_frame_header) == 12, "wire_frame_header ABI");
 
 #define WIRE_VC(channel)	((uint8_t)(WIRE_VERSION << 4 | (channel)))
 #define WIRE_VC_VERSION(vc)	((vc) >> 4)
 #define WIRE_VC_CHANNEL(vc)	((vc) & 0xf)
 
-#define WIRE_HEADER_SIZE	8u
+#define WIRE_HEADER_SIZE	12u
+#define WIRE_HEADER_SIZE_V1	8u
 #define WIRE_CRC_SIZE		4u
 #define WIRE_PAYLOAD_MAX	65536u		/* holds any record: 1 + BP_RECORD_MAX */
 #define WIRE_FRAME_MIN		(WIRE_HEADER_SIZE + WIRE_CRC_SIZE)
@@ -230,7 +250,40 @@ enum wire_ctl_type {
 	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
 	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */
 	WIRE_CTL_ITEM		= 0x8003,	/* value: one list entry, text */
+	WIRE_CTL_END		= 0x8004,	/* value: struct wire_end, unasked */
 };
+
+/*
+ * END: the kernel's last frame before it stops sending, unasked. With
+ * WIRE_END_HALT the machine stops (its exit code in status) and what
+ * follows on the line is plain text again, as before the stream's first
+ * 0x00 (a new boot's text and stream may follow). Without it, a request
+ * served over the control channel is complete (every frame it caused
+ * was sent) and the machine waits for the next one.
+ *
+ * It says how many frames each (channel, cpu) sent, so a receiver counts
+ * the frames lost at the end of a stream too, which no later sequence
+ * number reveals: for each entry, frames = the seq the next frame of
+ * that (channel, cpu) would carry (the END frame itself is not counted
+ * in its own entry). A capture whose last END never arrived has lost its
+ * end: how much is unknown.
+ */
+#define WIRE_END_HALT		(1u << 0)	/* wire_end.flags: the machine stops */
+
+struct wire_end {
+	uint32_t status;		/* WIRE_END_HALT: the kernel's exit code */
+	uint16_t flags;			/* WIRE_END_* */
+	uint16_t nr;			/* struct wire_end_stream entries that follow */
+};
+_Static_assert(sizeof(struct wire_end) == 8, "wire_end ABI");
+
+struct wire_end_stream {
+	uint8_t  channel;		/* enum wire_channel */
+	uint8_t  reserved;
+	uint16_t cpu;
+	uint32_t frames;		/* frames sent on (channel, cpu), mod 2^32 */
+};
+_Static_assert(sizeof(struct wire_end_stream) == 8, "wire_end_stream ABI");
 
 enum wire_run_param {
 	WIRE_RUN_APP		= 1,	/* text: app name */
@@ -239,6 +292,10 @@ enum wire_run_param {
 	WIRE_RUN_FREQ		= 4,	/* u64: target samples per second */
 	WIRE_RUN_CPUS		= 5,	/* text: the CPU the app runs on, "2" */
 	WIRE_RUN_ARG		= 6,	/* text: one app argument; repeat for more */
+	WIRE_RUN_NONCE		= 7,	/* u64, not 0: the request's identity. A host
+					 * that resends a request it thinks lost sends
+					 * the same nonce; the machine does not run a
+					 * request whose nonce it served last again */
 };
 
 /*

@@ -4,6 +4,8 @@ control=1 stream=uart, then over the serial line list apps and events, run
 an app twice in one boot, and send requests that must be refused. Prints
 TAP. An independent encoder of the wire format (include/uapi/wire.h): COBS,
 CRC32C, the frame header and wire_ctl_msg, written from the header's text.
+It sends version 1 frames (which the kernel still reads) and reads the
+kernel's version 2 replies.
 """
 import os
 import struct
@@ -18,7 +20,7 @@ import bpqemu  # noqa: E402
 CH_CONTROL, CPU_HOST = 3, 0xFFFF
 LIST_APPS, LIST_EVENTS, START_RUN = 1, 2, 3
 OK, ERROR, ITEM = 0x8001, 0x8002, 0x8003
-RUN_APP, RUN_EVENT, RUN_PERIOD = 1, 2, 3
+RUN_APP, RUN_EVENT, RUN_PERIOD, RUN_FREQ, RUN_ARG = 1, 2, 3, 4, 6
 
 
 def crc32c(data, crc=0):
@@ -94,8 +96,10 @@ class Link:
                     continue
                 if f[0] & 0xF != CH_CONTROL:
                     continue
-                kind, n = struct.unpack("<HH", f[8:12])
-                out.append((kind, f[12:12 + n].decode(errors="replace")))
+                # Version 2 frames carry the sender's boot after seq.
+                hs = 8 if f[0] >> 4 == 1 else 12
+                kind, n = struct.unpack("<HH", f[hs:hs + 4])
+                out.append((kind, f[hs + 4:hs + 4 + n].decode(errors="replace")))
                 if kind in (OK, ERROR):
                     return out
             if not chunk:
@@ -145,6 +149,27 @@ def main():
             (frame(struct.pack("<HH", LIST_APPS, 9)), "says 9 bytes of value"),
             (msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_EVENT, b"cyclez")),
              "cyclez"),
+            # Guest tests fault and panic on purpose: never runnable here.
+            (msg(START_RUN, param(RUN_APP, b"test_fault") + param(RUN_ARG, b"panic")),
+             "'test_fault': it is a guest test, not a runnable app"),
+            (msg(START_RUN, param(RUN_APP, b"test_smp")), "it is a guest test"),
+            # Periods and rates go through the kernel's one check.
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 100000))
+                 + param(RUN_FREQ, struct.pack("<Q", 1000))),
+             "period=100000 and freq=1000 together"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_FREQ, struct.pack("<Q", 2**64 - 1))),
+             f"freq={2**64 - 1} is above max_rate=100000"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 184467440738))),
+             "period=184467440738 ns is longer than the HPET's longest"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 1))),
+             "period=1 ns is below the soft PMU's shortest period"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_PERIOD, struct.pack("<Q", 0))),
+             "PERIOD 0 is out of range"),
         ]
         for data, want in cases:
             link.send(data)

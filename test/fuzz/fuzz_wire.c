@@ -175,12 +175,13 @@ static void framed(const uint8_t *p, size_t n)
 	raw[1] = WIRE_F_START;
 	memcpy(raw + 2, &cpu, 2);
 	memcpy(raw + 4, &seq, 4);
-	memcpy(raw + 8, p, n);
-	crc = wire_crc32c(0, raw, 8 + n);
-	memcpy(raw + 8 + n, &crc, 4);
+	memset(raw + 8, 0, 4);			/* boot: unknown */
+	memcpy(raw + WIRE_HEADER_SIZE, p, n);
+	crc = wire_crc32c(0, raw, WIRE_HEADER_SIZE + n);
+	memcpy(raw + WIRE_HEADER_SIZE + n, &crc, 4);
 	enc[0] = 'x';
 	enc[1] = 0;
-	size_t e = 2 + cobs(raw, 12 + n, enc + 2);
+	size_t e = 2 + cobs(raw, WIRE_FRAME_MIN + n, enc + 2);
 	enc[e++] = 0;
 	feed_in_pieces(enc, e, (uint32_t)n);
 }

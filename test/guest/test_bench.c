@@ -149,16 +149,23 @@ static void check_chase(void)
 
 /* ---- records ---- */
 
+#define MAX_SEQ		1024
+
 struct scan {
 	u32 bench, bad, app_start, app_id, lost_records;
 	struct bp_record_bench recs[64];
 	u32 kept;
+	u32 ends, end_results, end_lost;	/* BENCH_END records */
 };
+
+/* seq numbers seen over every CPU's ring (check_records) */
+static u8 seq_seen[MAX_SEQ + 1];
 
 static const char *well_formed(const struct bp_record_bench *r, u32 cpu, u32 app_id)
 {
 	const u32 known = BP_BENCH_F_EXACT | BP_BENCH_F_TSC | BP_BENCH_F_ICOUNT |
-			  BP_BENCH_F_NO_PMU | BP_BENCH_F_LOOPED | BP_BENCH_F_DISTURBED;
+			  BP_BENCH_F_NO_PMU | BP_BENCH_F_LOOPED | BP_BENCH_F_DISTURBED |
+			  BP_BENCH_F_NOISE;
 
 	if (r->header.size != sizeof(*r))
 		return "size";
@@ -185,6 +192,19 @@ static const char *well_formed(const struct bp_record_bench *r, u32 cpu, u32 app
 	s64 want = diff >= 0 ? (s64)(((u64)diff + d / 2) / d) : -(s64)(((u64)-diff + d / 2) / d);
 	if ((r->n_reps & 1) && r->median != want)
 		return "median does not follow from the raw medians";
+	if (r->bench_version != BP_BENCH_VERSION || !bench_agg_name(r->agg))
+		return "version or agg";
+	if (!r->seq || !r->table_row || r->table_row > r->seq)
+		return "seq or table_row";
+	/* the noise mark is the floor's verdict on the reported aggregate */
+	s64 v = r->agg == BP_BENCH_AGG_MIN ? r->min : r->agg == BP_BENCH_AGG_AVG ?
+		r->trimmed_mean : r->median;
+	if (!!(r->flags & BP_BENCH_F_NOISE) != !bench_above_floor(v, bench_noise_floor(r->iqr, d)))
+		return "noise flag";
+	if ((r->flags & BP_BENCH_F_EXACT) && r->iqr)
+		return "an exact result with a spread";
+	if (r->reserved_u32)
+		return "reserved";
 	for (u32 i = 0; i < sizeof(r->reserved); i++)
 		if (r->reserved[i])
 			return "reserved";
@@ -208,11 +228,21 @@ static void scan_ring(u32 cpu, struct scan *s)
 		}
 		if (rec->type == BP_RECORD_LOST)
 			s->lost_records++;
+		if (rec->type == BP_RECORD_BENCH_END) {
+			const struct bp_record_bench_end *e = (const void *)rec;
+			s->ends++;
+			s->end_results = e->results;
+			s->end_lost = e->lost;
+			if (e->app_id != s->app_id || e->cpu != cpu)
+				s->bad++;
+		}
 		if (rec->type != BP_RECORD_BENCH)
 			continue;
 		const struct bp_record_bench *r = (const void *)rec;
 		const char *why = well_formed(r, cpu, s->app_id);
 		s->bench++;
+		if (r->seq <= MAX_SEQ && seq_seen[r->seq]++)
+			why = why ? why : "a seq number seen twice";
 		if (why) {
 			if (s->bad++ < 3)
 				kprintf("bench: cpu %u: malformed BENCH record %s/%s: %s\n", cpu,
@@ -265,7 +295,11 @@ static void check_identical(void)
 	       "%u BENCH records in the ring, all well formed (want %u)", s.bench, 2 * per_round);
 	for (u32 i = 0; i < per_round && s.kept == 2 * per_round; i++) {
 		struct bp_record_bench a = s.recs[i], b = s.recs[i + per_round];
+		report(b.seq == a.seq + per_round && b.table_row == a.table_row + per_round,
+		       "record %u of the second round is numbered %u (row %u) after %u (row %u)",
+		       i, b.seq, b.table_row, a.seq, a.table_row);
 		a.time = b.time = 0;
+		a.seq = b.seq = a.table_row = b.table_row = 0;
 		same += !memcmp(&a, &b, sizeof(a));
 	}
 	report(same == per_round, "the second run's records equal the first's (%u of %u, "
@@ -314,15 +348,29 @@ static void check_records(int argc, char **argv)
 	bool all = false;
 	for (int i = 1; i < n; i++)
 		all |= !strcmp(args[i], "cpu=all");
-	u32 total = 0;
+	u32 total = 0, ends = 0, end_results = 0, end_lost = 0;
+	memset(seq_seen, 0, sizeof(seq_seen));
 	for (u32 cpu = 0; cpu < smp_cpus(); cpu++) {
 		scan_ring(cpu, &s);
 		total += s.bench;
+		ends += s.ends;
+		if (s.ends) {
+			end_results = s.end_results;
+			end_lost = s.end_lost;
+		}
 		bool need = all || cpu == this_cpu_id();
 		report(s.bad == 0 && s.app_start == 1 && (!need || s.bench > 0) &&
 		       s.lost_records == 0 && !bp_ring_lost(profile_ring(cpu)),
 		       "cpu %u: %u BENCH records, all well formed, none lost", cpu, s.bench);
 	}
+	/* Every CPU's records together are numbered 1..N with no gap, and the
+	 * one BENCH_END says N, none lost. */
+	u32 gaps = 0;
+	for (u32 q = 1; q <= total && q <= MAX_SEQ; q++)
+		gaps += !seq_seen[q];
+	report(ends == 1 && end_results == total && end_lost == 0 && gaps == 0 && total <= MAX_SEQ,
+	       "one BENCH_END: %u results (the rings hold %u, numbered 1..%u with %u gaps), %u lost",
+	       end_results, total, total, gaps, end_lost);
 	kprintf("bench: %s left %u BENCH records of %zu bytes\n", app->name, total,
 		sizeof(struct bp_record_bench));
 }

@@ -10,6 +10,13 @@
  *              gives the exact 64-bit count
  *   sample     PMIs at a period of instructions: the number of samples
  *              matches count / period and their IPs lie in the loop
+ *   firmware   after boot every counter is off (firmware's were switched
+ *              off), whatever the boot found enabled
+ *   freeze     DEBUGCTL.FREEZE_PERFMON_ON_PMI is set only while a context
+ *              asks for it, and only where the probe's safe write took it
+ *              (KVM refuses it: SKIP with that reason)
+ *   smi        MSR_SMI_COUNT reads and never goes back (Intel; AMD: SKIP,
+ *              SMIs not detectable)
  *
  * Run with events=none: the test opens the counters itself.
  */
@@ -119,6 +126,73 @@ static void check_sample(void)
 	report(inside + 2 >= samples, "%lu of %lu sample IPs inside dec_loop", inside, samples);
 }
 
+#define MSR_DEBUGCTL		0x1d9
+#define DEBUGCTL_FREEZE		(1ull << 12)
+
+static void check_firmware_state(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+	u32 on = 0;
+	u64 v;
+
+	for (u32 i = 0; i < c->nr_gp; i++)
+		if (!rdmsr_safe(c->gp_sel_base + i * c->stride, &v) && (v & (1ull << 22)))
+			on |= 1u << i;
+	report(!on, "no GP counter enabled after boot (firmware had 0x%lx on; enabled now 0x%x)",
+	       (unsigned long)c->fw_owned, on);
+	if (c->has_global) {
+		v = 0;
+		report(!rdmsr_safe(c->global_ctrl, &v) && !v, "global enables are 0 after boot (0x%lx)",
+		       (unsigned long)v);
+	}
+}
+
+static void check_freeze(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+	struct pmu_ctx ctx;
+	struct pmu_event_attr a;
+	char err[160];
+	u64 during = 0, after = ~0ull;
+
+	if (!c->freeze) {
+		report_skip("DEBUGCTL.FREEZE_PERFMON_ON_PMI: %s", c->intel ?
+			    "the probe's safe write was refused (KVM #GPs on it)" :
+			    "not an Intel PMU");
+		return;
+	}
+	if (pmu_event_parse("instructions", c, &a, err, sizeof(err)) ||
+	    pmu_open(&ctx, c, &a, 1, PMU_OPEN_FREEZE | (c->rdpmc_ok ? 0 : PMU_OPEN_RDMSR), err,
+		     sizeof(err))) {
+		report(false, "open instructions with freeze: %s", err);
+		return;
+	}
+	pmu_start(&ctx);
+	rdmsr_safe(MSR_DEBUGCTL, &during);
+	dec_loop(1000);
+	pmu_stop(&ctx);
+	rdmsr_safe(MSR_DEBUGCTL, &after);
+	report((during & DEBUGCTL_FREEZE) && !(after & DEBUGCTL_FREEZE),
+	       "FREEZE_PERFMON_ON_PMI set while running, clear after (0x%lx, 0x%lx)",
+	       (unsigned long)during, (unsigned long)after);
+}
+
+static void check_smi(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+
+	if (!c->smi_count) {
+		report_skip("MSR_SMI_COUNT: %s", c->amd ? "SMIs not detectable on AMD" :
+			    "the MSR does not read on this CPU");
+		return;
+	}
+	s64 a = pmu_smi_count(c);
+	dec_loop(10000000);
+	s64 b = pmu_smi_count(c);
+	report(a >= 0 && b >= a, "MSR_SMI_COUNT reads and does not go back (%ld, then %ld)",
+	       (long)a, (long)b);
+}
+
 static int test_pmu_hw_main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -126,11 +200,17 @@ static int test_pmu_hw_main(int argc, char **argv)
 		report_skip("no PMU on this machine (%s): exact counting", pmu_boot_caps.none_reason);
 		report_skip("no PMU on this machine: counts across overflow");
 		report_skip("no PMU on this machine: PMI sampling");
+		report_skip("no PMU on this machine: counters off after boot");
+		report_skip("no PMU on this machine: freeze on PMI");
+		report_skip("no PMU on this machine: SMI count");
 		return report_summary();
 	}
 	check_exact();
 	check_overflow();
 	check_sample();
+	check_firmware_state();
+	check_freeze();
+	check_smi();
 	return report_summary();
 }
 

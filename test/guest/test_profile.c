@@ -8,7 +8,23 @@
  *                while the loop ran has its IP inside it, there is one per
  *                HPET expiry, and consecutive ones are exactly one period
  *                apart
- *   -- smp       every CPU in the run samples itself on every tick
+ *   -- smp       every CPU in the run samples itself on every tick, or
+ *                counts the tick lost: samples + dropped + lost = ticks due
+ *   -- throttle  (icount) above max_rate sampling is throttled, and the
+ *                ticks it skipped are counted lost, exactly
+ *   -- masked    (icount) below max_rate, an APIC timer masked for longer
+ *                than the throttle's budget lasts throttles nothing
+ *   -- lapic     (QEMU -machine hpet=off) no HPET: cpu-clock samples on the
+ *                APIC timer as an ordinary interrupt; the run's metadata
+ *                says so, the loop is sampled, and a loop run with
+ *                interrupts off never is
+ *   -- quiet asked=N done=N refused=N
+ *                the run's metadata records what turbo=/prefetch= asked
+ *                for, what every CPU has and what was refused (BP_QUIET_*)
+ *
+ * The HPET modes check each CPU's TICKS record against what its ring holds:
+ * the SAMPLE records, the LOST_SAMPLES total and the ticks due, which must
+ * match the time the window lasted.
  *
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
@@ -24,6 +40,7 @@
  * TSC trails its HPET expiry by up to a block's length: the expiries are an
  * exact grid, the samples sit on it within this many instructions. */
 #define TB_JITTER	64ul
+#define HPET_NS_PER_S_TEST	1000000000ul
 
 static u64 __attribute__((noipa)) hot_loop(u64 n)
 {
@@ -35,10 +52,22 @@ static u64 __attribute__((noipa)) hot_loop(u64 n)
 }
 
 static u8 buf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+static struct bp_record_run_meta last_meta;
+static bool have_meta;
+
+static const struct bp_record_run_meta *profile_last_meta(void)
+{
+	return have_meta ? &last_meta : NULL;
+}
 
 struct seen {
 	u64 samples, in_window, in_loop, regular, meta, cpu_info, app_start, app_stop;
+	u32 meta_flags;
 	u64 first_time, last_time, wrong_cpu;
+	u64 lost_samples, lost_records, lost_wrong_cpu, throttle, unthrottle;
+	u64 first_sample, start_time, stop_time;	/* TSC: first SAMPLE, APP_START, APP_STOP */
+	struct bp_record_ticks ticks;
+	u64 nticks;
 };
 
 static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *s)
@@ -55,14 +84,42 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {
 		struct bp_sample smp;
 		switch (rec->type) {
-		case BP_RECORD_RUN_META: s->meta++; break;
+		case BP_RECORD_RUN_META:
+			s->meta++;
+			s->meta_flags = ((const struct bp_record_run_meta *)rec)->flags;
+			last_meta = *(const struct bp_record_run_meta *)rec;
+			have_meta = true;
+			break;
 		case BP_RECORD_CPU_INFO: s->cpu_info++; break;
-		case BP_RECORD_APP_START: s->app_start++; break;
-		case BP_RECORD_APP_STOP: s->app_stop++; break;
+		case BP_RECORD_APP_START:
+			s->app_start++;
+			s->start_time = ((const struct bp_record_app_start *)rec)->time;
+			break;
+		case BP_RECORD_APP_STOP:
+			s->app_stop++;
+			s->stop_time = ((const struct bp_record_app_stop *)rec)->time;
+			break;
+		case BP_RECORD_THROTTLE: s->throttle++; break;
+		case BP_RECORD_UNTHROTTLE: s->unthrottle++; break;
+		case BP_RECORD_TICKS:
+			memcpy(&s->ticks, rec, sizeof(s->ticks));
+			s->nticks++;
+			break;
+		case BP_RECORD_LOST_SAMPLES: {
+			const struct bp_record_lost_samples *l = (const void *)rec;
+			const struct bp_sample_id *id = (const void *)(l + 1);
+			s->lost_records++;
+			s->lost_samples += l->lost;
+			s->lost_wrong_cpu += rec->size < sizeof(*l) + sizeof(*id) ||
+					     id->cpu != cpu;
+			break;
+		}
 		case BP_RECORD_SAMPLE:
 			if (bp_sample_parse(cfg->sample_type, rec, &smp))
 				break;
 			s->samples++;
+			if (!s->first_sample)
+				s->first_sample = smp.time;
 			s->wrong_cpu += smp.cpu != cpu;
 			if (smp.time <= t0 || smp.time >= t1)
 				break;
@@ -79,13 +136,50 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	}
 }
 
-static int start(char *err, size_t n)
+static int start_period(u64 period_ns, char *err, size_t n)
 {
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
-	int e = profile_parse("cpu-clock", PERIOD_NS, 0, false, 64, &cfg, err, n);
+	int e = profile_parse("cpu-clock", period_ns, 0, false, 64, &cfg, err, n);
 	return e ? e : profile_start(&cfg, "test_profile", err, n);
+}
+
+static int start(char *err, size_t n)
+{
+	return start_period(PERIOD_NS, err, n);
+}
+
+/*
+ * The CPU's account (TICKS) against its ring: the samples it holds, the
+ * LOST_SAMPLES it holds (each tagged with the CPU), samples + dropped +
+ * lost = due, due = the whole periods in the window, and due against
+ * the time the window lasted by the TSC, from cpu 0's APP_START (start)
+ * to APP_STOP: never more than fits in it (bar the TSC's and the HPET's
+ * rates differing), and under icount (exact) within a tick of it. Not
+ * under icount the HPET may start long after APP_START: on a busy host a
+ * vCPU can stall there for tens of ms.
+ */
+static void check_account(u32 cpu, const struct seen *s, u64 start, u64 period_ns, bool exact)
+{
+	const struct bp_record_ticks *t = &s->ticks;
+	u64 ns = s->stop_time > start ? tsc_to_ns(s->stop_time - start) : 0;
+	u64 want = ns / period_ns;
+	u64 first = t->hpet_hz ? t->period * HPET_NS_PER_S_TEST / t->hpet_hz : 0;
+
+	report(s->nticks == 1 && t->cpu == cpu && t->samples == s->samples &&
+	       t->lost == s->lost_samples && s->lost_wrong_cpu == 0,
+	       "cpu %u: TICKS matches the ring: %lu samples, %lu lost in %lu LOST_SAMPLES "
+	       "(ring: %lu, %lu)", cpu, t->samples, t->lost, s->lost_records, s->samples,
+	       s->lost_samples);
+	report(t->samples + t->dropped + t->lost == t->due && t->due > 0,
+	       "cpu %u: %lu samples + %lu dropped + %lu lost = %lu ticks due", cpu, t->samples,
+	       t->dropped, t->lost, t->due);
+	report(first == period_ns && t->period && t->due == t->window / t->period &&
+	       t->due <= want + 1 + want / 200 && (!exact || t->due + 1 >= want),
+	       "cpu %u: %lu ticks due in %lu HPET ticks, %lu%s by the TSC: APP_START to "
+	       "APP_STOP %lu ns, a tick every %lu ns", cpu, t->due, t->window, want,
+	       exact ? " +-1" : " at most", ns, first);
 }
 
 static void check_exact(void)
@@ -118,6 +212,11 @@ static void check_exact(void)
 	       "no drift: first to last sample %lu TSC ticks for %lu periods", span,
 	       s.in_window - 1);
 	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
+	/* Under icount every tick is taken in time: every one due is a sample. */
+	check_account(0, &s, s.start_time, PERIOD_NS, true);
+	report(s.ticks.lost == 0 && s.lost_records == 0 && s.ticks.samples == s.ticks.due &&
+	       s.samples == s.ticks.due, "every tick due gave a sample: %lu of %lu, none lost",
+	       s.samples, s.ticks.due);
 	kprintf("profile: exact: %lu samples in hot_loop over %lu TSC ticks\n", s.in_window, t1 - t0);
 }
 
@@ -167,19 +266,133 @@ static void check_smp(void)
 	u64 ticks = profile_soft_ticks();
 	report(profile_cpus() == smp_cpus() && smp_cpus() > 1, "the run covers all %u CPUs",
 	       smp_cpus());
+	u64 due = 0, start0 = 0;
 	for (u32 cpu = 0; cpu < profile_cpus(); cpu++) {
 		struct seen s;
 		scan(cpu, 0, ~0ul, loop, size, &s);
-		/* The HPET's CPU (0, which started the run) samples every tick;
-		 * the others sample each one or account it as lost, and the last
-		 * may still be in flight to them at stop. */
-		u64 merged = profile_soft_merged(cpu);
-		bool counts = cpu ? s.samples + merged <= ticks && s.samples + merged + 1 >= ticks
-				  : s.samples == ticks && merged == 0;
-		report(s.wrong_cpu == 0 && s.cpu_info == 1 && counts,
-		       "cpu %u: %lu samples + %lu reported lost for %lu ticks, all tagged cpu %u",
-		       cpu, s.samples, merged, ticks, cpu);
+		if (!cpu)
+			start0 = s.start_time;
+		report(s.wrong_cpu == 0 && s.cpu_info == 1,
+		       "cpu %u: %lu samples, all tagged cpu %u (%lu HPET NMIs on cpu 0)", cpu,
+		       s.samples, cpu, ticks);
+		check_account(cpu, &s, start0, PERIOD_NS, false);
+		report(!cpu || s.ticks.due == due, "cpu %u: the same ticks due as cpu 0 (%lu)", cpu,
+		       due);
+		if (!cpu)
+			due = s.ticks.due;
 	}
+}
+
+/* Sampling at more than max_rate: throttled, with every tick it skipped
+ * counted lost. 20 kHz against 2000/s: a 4 ms window takes the 8 samples
+ * a tick allows, then skips 72 ticks. */
+static void check_throttle(void)
+{
+	char err[160];
+	u32 rate = kopt.max_rate;
+	struct seen s;
+
+	kopt.max_rate = 2000;
+	report(!start(err, sizeof(err)), "soft PMU at 20 kHz, max_rate=2000 (%s)", err);
+	hot_loop(10000000);
+	profile_stop(0);
+	kopt.max_rate = rate;
+	scan(0, 0, ~0ul, 0, 0, &s);
+	check_account(0, &s, s.start_time, PERIOD_NS, true);
+	u64 per_window = (2000 + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ;
+	report(s.throttle > 1 && s.unthrottle + 1 >= s.throttle &&
+	       s.ticks.throttled == s.ticks.lost && s.ticks.lost > s.samples,
+	       "throttled %lu times (%lu unthrottled): %lu samples, %lu ticks skipped and "
+	       "counted lost", s.throttle, s.unthrottle, s.samples, s.ticks.throttled);
+	report(s.samples <= (s.throttle + 1) * per_window && s.samples >= s.throttle * per_window,
+	       "%lu samples in %lu throttle windows of %lu", s.samples, s.throttle + 1, per_window);
+}
+
+/*
+ * An app that masks the APIC timer (apps/bench.c does, for a whole
+ * benchmark) stops the run tick. At 4 kHz against max_rate 100000 the
+ * rate is 25 times below the limit: no throttling however long the tick
+ * stays away (perf's 400-a-tick budget is spent after 100 ms of it).
+ */
+static void check_masked(void)
+{
+	char err[160];
+	struct seen s;
+
+	report(!start_period(250000, err, sizeof(err)), "soft PMU at 4 kHz, max_rate=%u (%s)",
+	       kopt.max_rate, err);
+	u32 lvt = apic_read(APIC_LVT_TIMER);
+	apic_write(APIC_LVT_TIMER, lvt | APIC_LVT_MASKED);
+	u64 t0 = rdtsc();
+	hot_loop(60000000);
+	u64 t1 = rdtsc();
+	apic_write(APIC_LVT_TIMER, lvt);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, &s);
+	check_account(0, &s, s.start_time, 250000, true);
+	report(tsc_to_ns(t1 - t0) > 150000000ul && s.throttle == 0 && s.ticks.lost == 0 &&
+	       s.samples == s.ticks.due,
+	       "timer masked for %lu ms at 4 kHz: %lu samples, %lu THROTTLE, %lu lost",
+	       tsc_to_ns(t1 - t0) / 1000000, s.samples, s.throttle, s.ticks.lost);
+}
+
+static u64 __attribute__((noipa)) cli_loop(u64 n)
+{
+	u64 x = 1;
+
+	irq_disable();
+	for (u64 i = 0; i < n; i++)
+		asm volatile("imul $3, %0, %0; add %1, %0" : "+r"(x) : "r"(i));
+	irq_enable();
+	return x;
+}
+
+static void check_lapic(void)
+{
+	char err[160];
+	u64 loop = ksym_address("hot_loop"), cli = ksym_address("cli_loop"), off, size, cli_size;
+	struct seen s, c;
+
+	ksym_lookup(loop, &off, &size);
+	ksym_lookup(cli, &off, &cli_size);
+	report(!start(err, sizeof(err)), "cpu-clock sampling starts without an HPET (%s)", err);
+	u64 t0 = rdtsc();
+	hot_loop(2000000);
+	u64 t1 = rdtsc();
+	cli_loop(2000000);
+	u64 t2 = rdtsc();
+	profile_stop(0);
+	scan(0, t0, t1, loop, size, &s);
+	scan(0, t1, t2, cli, cli_size, &c);
+	report(s.meta == 1 && (s.meta_flags & BP_META_SOFT_PMU) && (s.meta_flags & BP_META_SOFT_LAPIC),
+	       "the run's metadata says: soft PMU on the APIC timer (flags %#x)", s.meta_flags);
+	report(s.in_window > 20 && s.in_loop * 10 >= s.in_window * 9,
+	       "%lu samples while the loop ran, %lu with the IP in hot_loop", s.in_window, s.in_loop);
+	report(c.in_loop == 0, "none in a loop that runs with interrupts off (%lu)", c.in_loop);
+	report(profile_soft_ticks() == 0, "no HPET NMIs (%lu)", profile_soft_ticks());
+	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
+}
+
+static void check_quiet(int argc, char **argv)
+{
+	char err[160];
+	struct seen s;
+	u64 asked = 0, done = 0, refused = 0;
+	const char *a = test_arg(argc, argv, "asked"), *d = test_arg(argc, argv, "done"),
+		   *r = test_arg(argc, argv, "refused");
+
+	report(a && d && r && !parse_u64(a, &asked) && !parse_u64(d, &done) &&
+	       !parse_u64(r, &refused), "expectations given: asked=%s done=%s refused=%s", a, d, r);
+	report(!start(err, sizeof(err)), "sampling starts (%s)", err);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, &s);
+	const struct bp_record_run_meta *m = profile_last_meta();
+	report(s.meta == 1 && m, "the run has its metadata");
+	if (!m)
+		return;
+	report(m->quiet_asked == asked && m->quiet_done == done && m->quiet_refused == refused,
+	       "metadata: quiet asked %#x done %#x refused %#x (expected %#lx %#lx %#lx)",
+	       m->quiet_asked, m->quiet_done, m->quiet_refused, asked, done, refused);
 }
 
 static int test_profile_main(int argc, char **argv)
@@ -192,6 +405,14 @@ static int test_profile_main(int argc, char **argv)
 	}
 	else if (!strcmp(what, "smp"))
 		check_smp();
+	else if (!strcmp(what, "throttle"))
+		check_throttle();
+	else if (!strcmp(what, "masked"))
+		check_masked();
+	else if (!strcmp(what, "lapic"))
+		check_lapic();
+	else if (!strcmp(what, "quiet"))
+		check_quiet(argc, argv);
 	else
 		report(false, "unknown mode '%s'", what);
 	return report_summary();

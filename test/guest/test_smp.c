@@ -5,10 +5,15 @@
  *   -- cpus=N        expect N CPUs online, run work on each
  *   -- panic         cpu 1 panics while the others spin; the runner checks
  *                    that every other CPU reports where it was
+ *   -- parked=N      (boot with ap_wait_ms=0) N CPUs woke, were refused and
+ *                    parked without running the kernel; NMIs broadcast to
+ *                    them (as the soft PMU and a panic do) leave them parked
  */
 #include "kernel/kernel.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "kernel/trap.h"
 #include "test/guest/report.h"
 
 #define MAX_TEST_CPUS 64
@@ -86,10 +91,38 @@ static void __attribute__((noinline)) panic_here(void *arg)
 	panic("test_smp: deliberate panic on cpu %u", this_cpu()->cpu);
 }
 
+static void check_parked(u64 want)
+{
+	u64 t0 = rdtsc_ordered();
+
+	while (smp_parked() < want && tsc_to_ns(rdtsc_ordered() - t0) < 10000000000ul)
+		cpu_relax();
+	report(smp_cpus() == 1, "no other CPU admitted: %u online", smp_cpus());
+	report(smp_parked() == want, "%u CPUs parked in the trampoline (expected %lu), after "
+	       "%lu ms", smp_parked(), want, tsc_to_ns(rdtsc_ordered() - t0) / 1000000);
+	u64 nmis = this_cpu()->nmi_count;
+	for (int i = 0; i < 100; i++)
+		apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_ALL);
+	t0 = rdtsc_ordered();
+	while (this_cpu()->nmi_count < nmis + 100 && tsc_to_ns(rdtsc_ordered() - t0) < 2000000000ul)
+		cpu_relax();
+	report(this_cpu()->nmi_count >= nmis + 1,
+	       "100 NMIs broadcast to every CPU: the boot CPU took %lu, the parked CPUs "
+	       "stayed parked", this_cpu()->nmi_count - nmis);
+	report(smp_parked() == want, "still %u parked", smp_parked());
+}
+
 static int test_smp_main(int argc, char **argv)
 {
 	const char *cpus = test_arg(argc, argv, "cpus");
+	const char *park = test_arg(argc, argv, "parked");
 	u64 want = 1;
+
+	if (park) {
+		parse_u64(park, &want);
+		check_parked(want);
+		return report_summary();
+	}
 
 	if (argc > 1 && !strcmp(argv[1], "panic")) {
 		if (smp_cpus() < 2) {

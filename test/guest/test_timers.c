@@ -9,10 +9,26 @@
  *                 interrupt handler leave its state intact
  *   -- icount     (under -icount shift=0) the number of HPET NMIs during a
  *                 run equals elapsed virtual time / period, exactly
+ *   -- deadclock  calibrating against a counter that never moves (an I/O
+ *                 port nothing decodes: a clock-gated PIT, an absent PM
+ *                 timer) gives up by elapsed time, within a second
+ *   -- leftover   vectors left in service and requested, as firmware can
+ *                 leave them: APIC set-up retires the in-service ones,
+ *                 the requested one arrives as a counted stray, and lower
+ *                 vectors are delivered again
+ *   -- x2apic     (on -cpu max) the APIC disabled, then set up again:
+ *                 xAPIC before x2APIC (SDM 11.12.5), timer interrupts work
+ *   -- route      HPET NMIs to an APIC id the IOAPIC cannot address fail
+ *   -- counter32  the HPET main counter read as 32 bits across its wrap:
+ *                 time stays monotonic, NMIs keep their period
+ *   -- tiny       a one-tick HPET period (10 ns, shorter than one NMI):
+ *                 the re-arm skips to a future expiry instead of chasing
+ *                 the counter forever, and counts the expiries it skipped
  *
  * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
+#include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
@@ -27,13 +43,20 @@ static void count_timer(struct trap_frame *f)
 	apic_eoi();
 }
 
-/* Busy-wait for `ns` by the HPET, interrupts as the caller left them. */
+/* Busy-wait for `ns` by the HPET, interrupts as the caller left them.
+ * The HPET is polled every 10 us of TSC time, not back to back: under
+ * -icount each MMIO read costs QEMU microseconds of host time but the
+ * guest one instruction, so a tight poll takes the host seconds per
+ * virtual millisecond on a busy machine. */
 static void hpet_wait_ns(u64 ns)
 {
 	u64 end = hpet_read() + hpet_hz() * ns / 1000000000ul;
 
-	while (hpet_read() < end)
-		cpu_relax();
+	while (hpet_read() < end) {
+		u64 t0 = rdtsc_ordered();
+		while (tsc_to_ns(rdtsc_ordered() - t0) < 10000)
+			cpu_relax();
+	}
 }
 
 /* The same by the TSC: no MMIO, so QEMU's timer thread is not starved by
@@ -289,6 +312,188 @@ static void check_icount(void)
 	kprintf("icount: nmi entry %lu insns, exit %lu insns\n", nmi_entry_cost, exit_cost);
 }
 
+/* hpet_nmi_start takes any period from 1 tick; profile.c refuses short
+ * ones, but the re-arm itself must end whatever it is given. */
+static void check_tiny_period(void)
+{
+	nmi_samples = 0;
+	int err = hpet_nmi_start(1, apic_id(), record_rip, NULL);
+	report(!err, "a one-tick HPET NMI period starts (err %d)", err);
+	if (err)
+		return;
+	u64 t0 = rdtsc_ordered();
+	tsc_wait_ns(5000000);
+	hpet_nmi_stop();
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+	report(nmi_samples > 0 && ms < 1000, "the CPU went on: %u NMIs in %lu ms", nmi_samples, ms);
+	report(hpet_nmi_merged() > hpet_nmi_count(),
+	       "expiries skipped by the re-arm are counted: %lu merged, %lu NMIs",
+	       hpet_nmi_merged(), hpet_nmi_count());
+}
+
+#define VEC_LEFT_LOW	0x71		/* taken, never EOI'd */
+#define VEC_LEFT_HIGH	0x81		/* taken inside it, never EOI'd */
+#define VEC_REQUESTED	0x70		/* requested with interrupts off */
+#define VEC_AFTER	0x72		/* blocked while 0x71 is in service */
+
+static volatile u32 left_taken, after_taken;
+
+static void take_no_eoi(struct trap_frame *f)
+{
+	(void)f;
+	if (left_taken++ == 0) {
+		/* Inside 0x71: a higher class interrupts it, also never EOI'd. */
+		apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_LEFT_HIGH);
+		irq_enable();
+		while (left_taken < 2)
+			cpu_relax();
+		irq_disable();
+	}
+}
+
+static void take_after(struct trap_frame *f)
+{
+	(void)f;
+	after_taken++;
+	apic_eoi();
+}
+
+static void check_leftover(void)
+{
+	irq_disable();
+	trap_set_handler(VEC_LEFT_LOW, take_no_eoi);
+	trap_set_handler(VEC_LEFT_HIGH, take_no_eoi);
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_LEFT_LOW);
+	irq_enable();
+	u64 t0 = rdtsc_ordered();
+	while (left_taken < 2 && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_REQUESTED);
+	trap_set_handler(VEC_LEFT_LOW, NULL);	/* the kernel never knew them */
+	trap_set_handler(VEC_LEFT_HIGH, NULL);
+	report(left_taken == 2 && apic_in_service(VEC_LEFT_LOW) && apic_in_service(VEC_LEFT_HIGH),
+	       "two vectors left in service (%#x, %#x), one requested (%#x)",
+	       VEC_LEFT_LOW, VEC_LEFT_HIGH, VEC_REQUESTED);
+	apic_init();				/* set-up, as after the firmware */
+	report(!apic_in_service(VEC_LEFT_LOW) && !apic_in_service(VEC_LEFT_HIGH),
+	       "APIC set-up retired both in-service vectors");
+	u64 strays = apic_stray_count();
+	trap_set_handler(VEC_AFTER, take_after);
+	irq_enable();
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_AFTER);
+	t0 = rdtsc_ordered();
+	while (!after_taken && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	report(apic_stray_count() == strays + 1,
+	       "the requested vector arrived as one counted stray (%lu), not a fatal error",
+	       apic_stray_count() - strays);
+	report(after_taken == 1, "a vector of the formerly blocked class is delivered (%u)",
+	       after_taken);
+}
+
+static void check_x2apic_reenable(void)
+{
+	if (!cpu_features.x2apic) {
+		report_skip("no x2APIC on this CPU (QEMU: -cpu max, QEMU >= 8.1)");
+		return;
+	}
+	irq_disable();
+	u64 base = rdmsr(MSR_IA32_APIC_BASE);
+	/* x2APIC -> disabled is legal; the APIC forgets its state. */
+	wrmsr(MSR_IA32_APIC_BASE, base & ~(APIC_BASE_ENABLE | APIC_BASE_X2APIC));
+	report(!(rdmsr(MSR_IA32_APIC_BASE) & APIC_BASE_ENABLE), "the local APIC is disabled");
+	apic_init();
+	u64 now = rdmsr(MSR_IA32_APIC_BASE);
+	report((now & APIC_BASE_ENABLE) && (now & APIC_BASE_X2APIC) && apic_is_x2apic(),
+	       "set up again in x2APIC mode (IA32_APIC_BASE %#lx)", now);
+	timer_irqs = 0;
+	trap_set_handler(VEC_APIC_TIMER, count_timer);
+	apic_timer_oneshot(10000);
+	irq_enable();
+	u64 t0 = rdtsc_ordered();
+	while (!timer_irqs && !tsc_since_ns(t0, 1000000000ul))
+		cpu_relax();
+	irq_disable();
+	report(timer_irqs == 1, "its timer interrupt arrives (%lu)", timer_irqs);
+}
+
+static void check_route_range(void)
+{
+	int err = hpet_nmi_start(hpet_hz() / 1000, 300, record_rip, NULL);
+
+	report(err == -E_INVAL, "HPET NMIs to APIC id 300 are refused (err %d): the IOAPIC "
+	       "addresses 8-bit ids", err);
+	if (!err)
+		hpet_nmi_stop();
+	err = hpet_nmi_start(hpet_hz() / 1000, apic_id(), record_rip, NULL);
+	report(!err, "to this CPU they still start (err %d)", err);
+	if (!err)
+		hpet_nmi_stop();
+}
+
+static volatile u64 last_nmi_hpet;
+
+static void record_last(struct trap_frame *f, void *arg)
+{
+	(void)f, (void)arg;
+	last_nmi_hpet = hpet_read();
+}
+
+static void check_counter32(void)
+{
+	const u64 ms = hpet_hz() / 1000, start = (1ul << 32) - 20 * ms;
+	u64 prev = 0, backwards = 0;
+
+	hpet_test_counter(32, start);
+	u64 t0 = rdtsc_ordered();
+	while (!tsc_since_ns(t0, 40000000ul)) {
+		u64 now = hpet_read();
+		backwards += now < prev;
+		prev = now;
+	}
+	report(!backwards && prev > (1ul << 32),
+	       "read as 32 bits, the counter runs on across the wrap (%#lx, %lu steps back)",
+	       prev, backwards);
+	hpet_test_counter(32, start);
+	last_nmi_hpet = 0;
+	u64 h0 = hpet_read();
+	int err = hpet_nmi_start(ms, apic_id(), record_last, NULL);
+	report(!err, "1 ms HPET NMIs start 20 ms before the wrap (err %d)", err);
+	if (err)
+		return;
+	t0 = rdtsc_ordered();
+	while (hpet_read() - h0 < 60 * ms && !tsc_since_ns(t0, 5000000000ul))
+		cpu_relax();
+	u64 h1 = hpet_read();
+	hpet_nmi_stop();
+	/* A busy host delays and merges NMIs: count expiries, NMIs or not.
+	 * The first is due at h0 + ms (h0 read before the start: a little
+	 * early), so those due by h1 are (h1 - h0) / ms, give or take one. */
+	u64 got = hpet_nmi_count() + hpet_nmi_merged(), due = (h1 - h0) / ms;
+	report(got + 2 >= due && got <= due + 1 && this_cpu()->nmi_unclaimed == 0,
+	       "across the wrap: %lu expiries for %lu due (%lu NMIs, %lu merged), %lu unclaimed "
+	       "NMIs", got, due, hpet_nmi_count(), hpet_nmi_merged(), this_cpu()->nmi_unclaimed);
+	report(last_nmi_hpet > (1ul << 32), "the last NMI came after the wrap (at %#lx)",
+	       last_nmi_hpet);
+	hpet_test_counter(64, hpet_read());
+}
+
+#define UNDECODED_PORT	0xe0		/* nothing on q35 answers: reads all ones */
+
+static u64 read_dead_port(void) { return inl(UNDECODED_PORT); }
+
+static void check_dead_clock(void)
+{
+	u64 t0 = rdtsc_ordered();
+	u64 hz = tsc_calibrate(read_dead_port, 0xffffff, ACPI_PM_TIMER_HZ, "dead port");
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+
+	report(hz == 0 && ms < 1000, "calibration against a counter that never moves gives up "
+	       "after %lu ms (rate %lu)", ms, hz);
+}
+
 static int test_timers_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "rates";
@@ -306,6 +511,18 @@ static int test_timers_main(int argc, char **argv)
 		check_nmi_nesting();
 	} else if (!strcmp(what, "icount")) {
 		check_icount();
+	} else if (!strcmp(what, "x2apic")) {
+		check_x2apic_reenable();
+	} else if (!strcmp(what, "route")) {
+		check_route_range();
+	} else if (!strcmp(what, "counter32")) {
+		check_counter32();
+	} else if (!strcmp(what, "leftover")) {
+		check_leftover();
+	} else if (!strcmp(what, "deadclock")) {
+		check_dead_clock();
+	} else if (!strcmp(what, "tiny")) {
+		check_tiny_period();
 	} else {
 		report(false, "unknown mode '%s'", what);
 	}

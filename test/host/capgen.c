@@ -20,8 +20,13 @@ int capgen_open(struct capgen *g, const char *path, uint64_t sample_type,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	static uint32_t boots;
+
+	/* Every capture a boot of its own, as the kernel picks one per boot. */
+	g->boot = 0x600d0000u + ++boots;
 	for (unsigned c = 0; c < CAPGEN_MAX_CPUS; c++) {
-		struct wire_enc_config cfg = { .cpu = (uint16_t)c, .sample_type = sample_type };
+		struct wire_enc_config cfg = { .cpu = (uint16_t)c, .sample_type = sample_type,
+					       .boot = g->boot };
 		wire_encoder_init(&g->enc[c], &cfg);
 	}
 	if (capture_create(&g->w, path, &m, err, errlen)) {
@@ -86,12 +91,41 @@ void capgen_console(struct capgen *g, unsigned cpu, const char *text)
 	}
 }
 
+void capgen_end(struct capgen *g, unsigned cpu, uint32_t status, bool halt)
+{
+	static uint8_t msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
+			   CAPGEN_MAX_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
+	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
+	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
+	size_t at = sizeof(m) + sizeof(e), used, n;
+	char err[256];
+
+	for (unsigned c = 0; c < CAPGEN_MAX_CPUS; c++)
+		for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++) {
+			struct wire_end_stream es = { (uint8_t)ch, 0, (uint16_t)c, g->enc[c].seq[ch] };
+			if (!es.frames)
+				continue;
+			memcpy(msg + at, &es, sizeof(es));
+			at += sizeof(es);
+			e.nr++;
+		}
+	m.len = (uint16_t)(at - sizeof(m));
+	memcpy(msg, &m, sizeof(m));
+	memcpy(msg + sizeof(m), &e, sizeof(e));
+	n = wire_encode_bytes(&g->enc[cpu], WIRE_CH_CONTROL, msg, at, &used, g->out,
+			      4 * WIRE_ENC_OUT_MIN);
+	if (capture_append(&g->w, g->out, n, err, sizeof(err)))
+		g->failed = true;
+}
+
 int capgen_close(struct capgen *g, uint32_t flags, char *err, size_t errlen)
 {
 	int rc;
 
 	for (unsigned c = 0; c < CAPGEN_MAX_CPUS; c++)
 		capgen_flush(g, c);
+	if (!g->no_end)
+		capgen_end(g, 0, 0, true);
 	rc = capture_close(&g->w, flags, err, errlen);
 	free(g->out);
 	g->out = NULL;
@@ -250,5 +284,17 @@ void capgen_throttle(struct capgen *g, unsigned cpu, bool on, uint64_t time)
 	struct bp_record_throttle r = {
 		{ on ? BP_RECORD_THROTTLE : BP_RECORD_UNTHROTTLE, 0, sizeof(r) }, time, 0, 0 };
 
+	capgen_record(g, cpu, &r);
+}
+
+void capgen_ticks(struct capgen *g, unsigned cpu, uint32_t app_id, uint64_t due,
+		  uint64_t samples, uint64_t dropped, uint64_t lost, uint64_t throttled)
+{
+	struct bp_record_ticks r = {
+		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
+		.app_id = app_id, .cpu = cpu, .hpet_hz = 100000000, .period = 5000,
+		.window = due * 5000, .due = due, .samples = samples, .dropped = dropped,
+		.lost = lost, .throttled = throttled,
+	};
 	capgen_record(g, cpu, &r);
 }

@@ -33,6 +33,8 @@ struct capgen {
 	uint64_t dropped_frames;	/* frames they held */
 	uint64_t dropped_records;	/* records they held */
 	bool failed;
+	bool no_end;			/* capgen_close() writes no END: a cut stream */
+	uint32_t boot;			/* the boot its frames carry, one per capture */
 };
 
 /*
@@ -48,7 +50,11 @@ void capgen_record(struct capgen *g, unsigned cpu, const void *rec);
 void capgen_flush(struct capgen *g, unsigned cpu);
 /* Console text as CONSOLE frames of cpu. */
 void capgen_console(struct capgen *g, unsigned cpu, const char *text);
-/* Flush every CPU, close the capture with flags (WIRE_CAPF_*). */
+/* The kernel's END (uapi/wire.h §5) on cpu's CONTROL channel: every
+ * stream's frame count so far; halt: the machine stops with status. */
+void capgen_end(struct capgen *g, unsigned cpu, uint32_t status, bool halt);
+/* Flush every CPU, write END (halt, status 0) unless no_end, close the
+ * capture with flags (WIRE_CAPF_*). */
 int capgen_close(struct capgen *g, uint32_t flags, char *err, size_t errlen);
 
 /* Records, staged on cpu. */
@@ -64,5 +70,9 @@ void capgen_sample(struct capgen *g, unsigned cpu, uint64_t id, uint64_t ip, uin
 void capgen_lost(struct capgen *g, unsigned cpu, uint64_t lost);
 void capgen_lost_samples(struct capgen *g, unsigned cpu, uint64_t lost);
 void capgen_throttle(struct capgen *g, unsigned cpu, bool on, uint64_t time);
+/* A soft-PMU TICKS account: a tick every 5000 HPET ticks at 100 MHz
+ * (50 us), the window due ticks long. */
+void capgen_ticks(struct capgen *g, unsigned cpu, uint32_t app_id, uint64_t due,
+		  uint64_t samples, uint64_t dropped, uint64_t lost, uint64_t throttled);
 
 #endif

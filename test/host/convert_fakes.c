@@ -175,6 +175,13 @@ int session_load(struct session *s, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int session_load_flags(struct session *s, const char *path, unsigned flags, char *err,
+		       size_t errlen)
+{
+	(void)flags;
+	return session_load(s, path, err, errlen);
+}
+
 void session_free(struct session *s)
 {
 	(void)s;			/* the test owns the arrays */
@@ -305,4 +312,15 @@ void fs_free(struct session *s)
 	free(s->ips);
 	free(s->throttle);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *session_event_name(const struct session *s, uint64_t id, char *buf, size_t n)
+{
+	const struct bp_record_event_desc *d = session_event(s, id);
+
+	if (d)
+		snprintf(buf, n, "%.*s", (int)sizeof(d->name), d->name);
+	else
+		snprintf(buf, n, "event %" PRIu64, id);
+	return buf;
 }

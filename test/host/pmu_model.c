@@ -32,7 +32,26 @@
  *  - RDPMC: ECX[30] selects fixed counters, ECX[31] "fast" read returns the
  *    low 32 bits where supported (#GP otherwise); an index with no counter
  *    #GPs (SDM Vol. 2B RDPMC; KVM intel_rdpmc_ecx_to_pmc).
- *  - Reset: GLOBAL_CTRL has the GP enable bits set (KVM kvm_pmu_refresh).
+ *  - Reset: GLOBAL_CTRL has the GP enable bits set (SDM 21.2.2; KVM
+ *    kvm_pmu_refresh).
+ *  - DEBUGCTL.FREEZE_WHILE_SMM (bit 14) exists when PERF_CAPABILITIES[12]
+ *    says so (SDM 17.4.1, 21.8); MSR_SMI_COUNT (0x34) counts SMIs,
+ *    read-only (SDM Vol. 4).
+ *  - Haswell and later (unmask_refires): an LVT PC unmask while the
+ *    counters are globally disabled, in a PMI handler that acknowledged an
+ *    overflow, raises another, spurious PMI; Linux unmasks after
+ *    re-enabling there (late_ack).
+ *  - Broadwell (bdw_errata, BDM11/BDM55): INST_RETIRED.ALL with a period
+ *    below 100 or with bits 5:0 set loses its PMI (Linux bdw_limit_period).
+ *  - A counter written with -1 (one event to go) loses its PMI ("certain
+ *    CPUs don't like it if just 1 event is left": Linux's minimum period
+ *    of 2 in x86_perf_event_set_period).
+ * KVM (kvm): DEBUGCTL takes only LBR, BTF, FREEZE_LBRS_ON_PMI
+ *  (vmx_get_supported_debugctl: bits 12 and 14 #GP); kvm_apic_local_deliver
+ *  masks LVT PC on every PMI for every vendor (commit a16eb25b09c0, in
+ *  stable kernels until the fix that limits it to Intel guests); RDPMC's
+ *  fast-read bit #GPs; the host's perf may take a counter away for a while
+ *  (host_steal_every): the guest's count falls short, never over.
  * AMD (APM Vol. 2 §13.2):
  *  - 48-bit counters, full-width writes; legacy PerfEvtSel0-3 0xC0010000,
  *    PerfCtr0-3 0xC0010004; with PerfCtrExtCore six CTL/CTR pairs at
@@ -44,6 +63,8 @@
  *    0xC0000301, StatusClr 0xC0000302, StatusSet 0xC0000303.
  *  - No LVT mask on PMI (Linux amd_pmu_v2_handle_irq).
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
+ *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
+ *    init_amd sets it; APM Vol. 3 LFENCE).
  * QEMU TCG (DESIGN.md "facts"): CPUID.0AH zero, RDMSR of anything reads 0,
  * WRMSR is dropped, RDPMC raises #UD.
  */
@@ -62,8 +83,9 @@ struct pmu_model *pmu_model;
 enum {
 	I_PMC0 = 0xc1, I_EVTSEL0 = 0x186, I_FIXED0 = 0x309, I_PERF_CAPS = 0x345,
 	I_FIXED_CTRL = 0x38d, I_STATUS = 0x38e, I_CTRL = 0x38f, I_OVF_CTRL = 0x390,
-	I_STATUS_SET = 0x391, I_A_PMC0 = 0x4c1, I_DEBUGCTL = 0x1d9,
+	I_STATUS_SET = 0x391, I_A_PMC0 = 0x4c1, I_DEBUGCTL = 0x1d9, I_SMI_COUNT = 0x34,
 };
+#define A_DE_CFG	0xc0011029u
 #define A_K7_SEL0	0xc0010000u
 #define A_K7_CTR0	0xc0010004u
 #define A_EXT_CTL0	0xc0010200u
@@ -84,6 +106,8 @@ enum {
 #define ST_OVF_BUF	(1ull << 62)
 #define ST_COND_CHGD	(1ull << 63)
 #define DBG_FREEZE_PMON	(1ull << 12)
+#define DBG_FREEZE_SMM	(1ull << 14)
+#define ST_UNC_OVF	(1ull << 61)
 #define LVT_MASK	(1u << 16)
 #define VEC_GP_		13
 #define VEC_UD_		6
@@ -101,20 +125,29 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 	[MODEL_KVM_V2] = { .name = "kvm-v2", .intel = true, .family = 6, .model = 0x55,
 			   .hypervisor = "KVMKVMKVM\0\0\0", .version = 2, .nr_gp = 4, .gp_width = 48,
 			   .nr_fixed_edx = 3, .fixed_width = 48, .ebx_len = 7, .pdcm = true,
-			   .fw_write = true },
+			   .fw_write = true, .kvm = true },
 	[MODEL_INTEL_V4] = { .name = "intel-v4", .intel = true, .family = 6, .model = 0x5e,
 			     .version = 4, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 			     .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
-			     .fast_rdpmc = true },
+			     .fast_rdpmc = true, .smm_freeze = true, .unmask_refires = true },
 	[MODEL_INTEL_V5] = { .name = "intel-v5", .intel = true, .family = 6, .model = 0x8f,
 			     .version = 5, .nr_gp = 8, .gp_width = 48, .nr_fixed_edx = 2,
 			     .fixed_ecx = 0xb, .fixed_width = 48, .ebx_len = 8, .pdcm = true,
-			     .fw_write = true },
+			     .fw_write = true, .smm_freeze = true, .unmask_refires = true },
+	[MODEL_INTEL_BDW] = { .name = "intel-bdw", .intel = true, .family = 6, .model = 0x3d,
+			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
+			      .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
+			      .smm_freeze = true, .unmask_refires = true, .bdw_errata = true },
 	[MODEL_AMD_LEGACY] = { .name = "amd-legacy", .amd = true, .family = 0x10, .model = 2 },
 	[MODEL_AMD_CORE_EXT] = { .name = "amd-core-ext", .amd = true, .family = 0x15, .model = 2,
 				 .core_ext = true },
 	[MODEL_AMD_V2] = { .name = "amd-v2", .amd = true, .family = 0x19, .model = 0x61,
 			   .core_ext = true, .perfmon_v2 = true, .amd_nr = 6 },
+	[MODEL_KVM_AMD] = { .name = "kvm-amd", .amd = true, .family = 0x17, .model = 0x31,
+			    .hypervisor = "KVMKVMKVM\0\0\0", .core_ext = true, .kvm = true },
+	[MODEL_KVM_AMD_V2] = { .name = "kvm-amd-v2", .amd = true, .family = 0x19, .model = 0x11,
+			       .hypervisor = "KVMKVMKVM\0\0\0", .core_ext = true, .perfmon_v2 = true,
+			       .amd_nr = 6, .kvm = true },
 };
 
 const struct model_cfg *model_preset(enum model_flavour f)
@@ -140,6 +173,8 @@ void model_init(struct pmu_model *m, const struct model_cfg *cfg)
 	m->cfg = *cfg;
 	m->unexpected_fault = default_unexpected;
 	m->lvtpc = LVT_MASK;		/* LVT entries come out of reset masked */
+	memset(m->gp_written, 0xff, sizeof(m->gp_written));
+	memset(m->fixed_written, 0xff, sizeof(m->fixed_written));
 	if (cfg->intel && !cfg->tcg) {
 		m->nr_gp = cfg->nr_gp;
 		m->gp_mask = mask_bits(cfg->gp_width);
@@ -156,8 +191,29 @@ void model_init(struct pmu_model *m, const struct model_cfg *cfg)
 		m->gp_mask = mask_bits(48);
 		if (cfg->perfmon_v2)
 			m->global_ctrl = (1ull << m->nr_gp) - 1;
+		if (cfg->kvm)
+			m->de_cfg = 1ull << 1;	/* the host set LFENCE_SERIALIZE */
 	}
 	pmu_model = m;
+}
+
+void model_firmware_handoff(struct pmu_model *m, mu32 gp)
+{
+	const struct model_cfg *cfg = &m->cfg;
+	int last = (int)gp;
+
+	if (cfg->tcg || gp >= m->nr_gp)
+		return;
+	/* CPU_CLK_UNHALTED (Intel 3c/00, AMD 76), OS+USR, INT, EN. */
+	m->evtsel[last] = (cfg->intel ? 0x3c : 0x76) | EV_USR | EV_OS | EV_INT | EV_EN;
+	m->gp[last] = m->gp_mask - 5000;
+	if (cfg->intel && cfg->version >= 2) {
+		m->fixed_ctrl = 0x3;			/* fixed 0, OS+USR, no PMI */
+		m->global_ctrl = (1ull << m->nr_gp) - 1;	/* reset value */
+		if (!cfg->kvm)
+			m->debugctl |= DBG_FREEZE_PMON;
+	}
+	m->lvtpc = 0x400;				/* NMI, unmasked */
 }
 
 static int fault(struct pmu_model *m, int vec, const char *fmt, ...)
@@ -182,6 +238,7 @@ static enum model_signal intel_signal(mu64 sel)
 	case 0x003c: return SIG_CYCLES;
 	case 0x013c: return SIG_REF_CYCLES;
 	case 0x00c0: return SIG_INSTRUCTIONS;
+	case 0x01c0: return SIG_INSTRUCTIONS;	/* INST_RETIRED.ALL (PREC_DIST) */
 	case 0x00c4: return SIG_BRANCHES;
 	case 0x00c5: return SIG_BRANCH_MISSES;
 	case 0x4f2e: return SIG_LLC_REF;
@@ -286,6 +343,7 @@ static void deliver_nmi(struct pmu_model *m)
 		m->nmi_pending = false;
 		m->pmi_delivered++;
 		m->in_nmi = true;
+		m->acked_in_nmi = false;
 		if (m->nmi)
 			m->nmi(m, m->nmi_arg);
 		m->in_nmi = false;
@@ -305,9 +363,26 @@ static void raise_pmi(struct pmu_model *m)
 		m->pmi_lost_masked++;
 		return;
 	}
-	if (m->cfg.intel)
+	if (m->cfg.intel || m->cfg.kvm)
 		m->lvtpc |= LVT_MASK;
 	deliver_nmi(m);
+}
+
+/* The errata above that swallow an overflow's PMI, judged from the value
+ * software last wrote to the counter. */
+static bool erratum_eats_pmi(const struct pmu_model *m, bool fx, mu32 j)
+{
+	mu64 mask = fx ? m->fixed_mask : m->gp_mask;
+	mu64 w = fx ? m->fixed_written[j] : m->gp_written[j];
+	mu64 left = (0 - w) & mask;
+
+	if (w == ~0ull)
+		return false;			/* never written */
+	if (left == 1)
+		return true;
+	if (!fx && m->cfg.bdw_errata && (m->evtsel[j] & 0xffff) == 0x01c0)
+		return left < 100 || (left & 0x3f);
+	return false;
 }
 
 /* Overflows found in one step: status bits, then (maybe) one PMI. */
@@ -372,11 +447,21 @@ static mu64 step(struct pmu_model *m, const struct model_cycle *c, mu64 n)
 		mu64 *v = fx ? &m->fixed[j] : &m->gp[j];
 		mu64 mask = fx ? m->fixed_mask : m->gp_mask;
 		mu64 add = rate[i] * d;
+		if (m->cfg.kvm && m->host_steal_every) {
+			mu64 lost = add / m->host_steal_every;
+			add -= lost;
+			m->stolen += lost;
+		}
 		if (*v + add > mask) {
 			bits |= 1ull << (fx ? 32 + j : j);
-			pmi |= fx ? (m->fixed_ctrl >> (4 * j) & 8) != 0 : (m->evtsel[j] & EV_INT) != 0;
+			bool want = fx ? (m->fixed_ctrl >> (4 * j) & 8) != 0 : (m->evtsel[j] & EV_INT) != 0;
+			if (want && erratum_eats_pmi(m, fx, j))
+				m->erratum_hits++;
+			else
+				pmi |= want;
 		}
 		*v = (*v + add) & mask;
+		*(fx ? &m->fixed_counted[j] : &m->gp_counted[j]) += add;
 	}
 	m->tsc += d;
 	/* Edge state after these cycles (constant inside a step). */
@@ -426,9 +511,11 @@ static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 	} else if (v2 && msr == I_OVF_CTRL) {
 		*val = 0;
 	} else if (cfg->pdcm && msr == I_PERF_CAPS) {
-		*val = cfg->fw_write ? 1ull << 13 : 0;
+		*val = (cfg->fw_write ? 1ull << 13 : 0) | (cfg->smm_freeze ? 1ull << 12 : 0);
 	} else if (msr == I_DEBUGCTL) {
 		*val = m->debugctl;
+	} else if (msr == I_SMI_COUNT) {
+		*val = m->smi_count & 0xffffffffull;
 	} else {
 		return fault(m, VEC_GP_, "#GP: rdmsr 0x%x: no such MSR", msr);
 	}
@@ -437,7 +524,8 @@ static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 
 static mu64 intel_status_bits(const struct pmu_model *m)
 {
-	mu64 v = ((1ull << m->nr_gp) - 1) | (mu64)m->fixed_present << 32 | ST_OVF_BUF | ST_COND_CHGD;
+	mu64 v = ((1ull << m->nr_gp) - 1) | (mu64)m->fixed_present << 32 | ST_OVF_BUF | ST_COND_CHGD |
+		 ST_UNC_OVF;
 
 	if (m->cfg.version >= 4)
 		v |= ST_CTR_FRZ | ST_LBR_FRZ;
@@ -452,11 +540,13 @@ static int intel_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 	if (msr >= I_PMC0 && msr < I_PMC0 + m->nr_gp) {
 		/* SDM 21.2.6: EAX sign-extended; EDX ignored. */
 		m->gp[msr - I_PMC0] = (mu64)(int64_t)(int32_t)(mu32)val & m->gp_mask;
+		m->gp_written[msr - I_PMC0] = m->gp[msr - I_PMC0];
 	} else if (cfg->fw_write && msr >= I_A_PMC0 && msr < I_A_PMC0 + m->nr_gp) {
 		if (val & ~m->gp_mask)
 			return fault(m, VEC_GP_, "#GP: wrmsr IA32_A_PMC%u = 0x%llx: bits above the %u-bit width",
 				     msr - I_A_PMC0, (unsigned long long)val, cfg->gp_width);
 		m->gp[msr - I_A_PMC0] = val;
+		m->gp_written[msr - I_A_PMC0] = val;
 	} else if (msr >= I_EVTSEL0 && msr < I_EVTSEL0 + m->nr_gp) {
 		mu64 rsvd = 0xffffffff00000000ull | (cfg->version < 3 ? EV_ANY : 0);
 		if (val & rsvd)
@@ -467,6 +557,7 @@ static int intel_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 	} else if (msr >= I_FIXED0 && msr < I_FIXED0 + MODEL_FIXED_MAX &&
 		   (m->fixed_present >> (msr - I_FIXED0) & 1)) {
 		m->fixed[msr - I_FIXED0] = val & m->fixed_mask;
+		m->fixed_written[msr - I_FIXED0] = val & m->fixed_mask;
 	} else if (v2 && msr == I_FIXED_CTRL) {
 		mu64 ok = 0;
 		for (int i = 0; i < MODEL_FIXED_MAX; i++)
@@ -488,6 +579,8 @@ static int intel_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 		if (val & ~intel_status_bits(m))
 			return fault(m, VEC_GP_, "#GP: wrmsr IA32_PERF_GLOBAL_OVF_CTRL = 0x%llx: reserved bits",
 				     (unsigned long long)val);
+		if (m->in_nmi && (m->global_status & val))
+			m->acked_in_nmi = true;
 		m->global_status &= ~val;
 	} else if (cfg->version >= 4 && msr == I_STATUS_SET) {
 		if (val & ~intel_status_bits(m))
@@ -495,8 +588,14 @@ static int intel_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 		m->global_status |= val;
 	} else if (cfg->pdcm && msr == I_PERF_CAPS) {
 		return fault(m, VEC_GP_, "#GP: wrmsr IA32_PERF_CAPABILITIES: read-only");
+	} else if (msr == I_SMI_COUNT) {
+		return fault(m, VEC_GP_, "#GP: wrmsr MSR_SMI_COUNT: read-only");
 	} else if (msr == I_DEBUGCTL) {
-		mu64 ok = 0x3 | 1ull << 11 | 1ull << 14 | (v2 ? DBG_FREEZE_PMON : 0);
+		/* LBR, BTF, FREEZE_LBRS_ON_PMI; the perfmon freezes where the
+		 * CPU has them (KVM: never). */
+		mu64 ok = 0x3 | 1ull << 11;
+		if (!cfg->kvm)
+			ok |= (v2 ? DBG_FREEZE_PMON : 0) | (cfg->smm_freeze ? DBG_FREEZE_SMM : 0);
 		if (val & ~ok)
 			return fault(m, VEC_GP_, "#GP: wrmsr IA32_DEBUGCTL = 0x%llx: reserved bits",
 				     (unsigned long long)val);
@@ -542,6 +641,8 @@ static int amd_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 		*val = m->global_ctrl;
 	else if (m->cfg.perfmon_v2 && (msr == A_CLR || msr == A_SET))
 		*val = 0;
+	else if (msr == A_DE_CFG)
+		*val = m->de_cfg;
 	else
 		return fault(m, VEC_GP_, "#GP: rdmsr 0x%x: no such MSR", msr);
 	return 0;
@@ -556,7 +657,7 @@ static int amd_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 	if (i >= 0 && ctl)
 		m->evtsel[i] = val & ~AMD_EVTSEL_RSVD;
 	else if (i >= 0)
-		m->gp[i] = val & m->gp_mask;
+		m->gp[i] = m->gp_written[i] = val & m->gp_mask;
 	else if (m->cfg.perfmon_v2 && msr == A_STATUS)
 		;		/* read-only: ignored */
 	else if (m->cfg.perfmon_v2 && msr == A_CTL)
@@ -565,14 +666,28 @@ static int amd_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 		m->global_status &= ~val;
 	else if (m->cfg.perfmon_v2 && msr == A_SET)
 		m->global_status |= val & cnt;
+	else if (msr == A_DE_CFG)
+		m->de_cfg = val;
 	else
 		return fault(m, VEC_GP_, "#GP: wrmsr 0x%x = 0x%llx: no such MSR", msr,
 			     (unsigned long long)val);
 	return 0;
 }
 
+/* nmi_msr_cycles: the handler's own time, spent before each access. */
+static void handler_time(struct pmu_model *m)
+{
+	static const struct model_cycle idle;
+
+	mu64 n = m->msr_cycles + (m->in_nmi ? m->nmi_msr_cycles : 0);
+
+	if (n)
+		model_run(m, &idle, n);
+}
+
 int model_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 {
+	handler_time(m);
 	m->rdmsrs++;
 	*val = 0;
 	if (m->cfg.tcg)
@@ -582,6 +697,7 @@ int model_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 
 int model_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 {
+	handler_time(m);
 	m->wrmsrs++;
 	if (m->cfg.tcg)
 		return 0;
@@ -602,7 +718,7 @@ int model_rdpmc(struct pmu_model *m, mu32 ecx, mu64 *val)
 	}
 	bool fixed = ecx & (1u << 30), fast = ecx & (1u << 31);
 	mu32 idx = ecx & ~(3u << 30);
-	if (fast && !m->cfg.fast_rdpmc)
+	if (fast && (!m->cfg.fast_rdpmc || m->cfg.kvm))
 		return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: no fast-read mode", ecx);
 	if (fixed) {
 		if (idx >= MODEL_FIXED_MAX || !(m->fixed_present >> idx & 1))
@@ -635,8 +751,11 @@ void pmu_hw_cpuid(mu32 leaf, mu32 sub, mu32 r[4])
 	const struct pmu_model *m = pmu_model;
 	const struct model_cfg *cfg = &m->cfg;
 
-	(void)sub;
 	r[0] = r[1] = r[2] = r[3] = 0;
+	if (m->cpuid_hook) {
+		m->cpuid_hook(leaf, sub, r);
+		return;
+	}
 	switch (leaf) {
 	case 0:
 		cpuid_vendor(cfg, r);
@@ -734,5 +853,17 @@ mu32 pmu_lvtpc_read(void)
 
 void pmu_lvtpc_write(mu32 v)
 {
-	pmu_model->lvtpc = v;
+	struct pmu_model *m = pmu_model;
+	bool unmask = (m->lvtpc & LVT_MASK) && !(v & LVT_MASK);
+
+	handler_time(m);
+	m->lvtpc = v;
+	/* unmask_refires: a PMI with no overflow behind it, delivered once
+	 * the current NMI returns. */
+	if (unmask && m->cfg.unmask_refires && m->in_nmi && m->acked_in_nmi && m->global_ctrl == 0) {
+		m->pmi_spurious++;
+		m->pmi_raised++;
+		m->lvtpc |= LVT_MASK;
+		deliver_nmi(m);
+	}
 }

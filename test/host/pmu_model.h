@@ -33,6 +33,9 @@ enum model_flavour {
 	MODEL_AMD_LEGACY,	/* family 10h: 4 x 48 at 0xC0010000/4 */
 	MODEL_AMD_CORE_EXT,	/* family 15h: 6 x 48 at 0xC0010200, stride 2 */
 	MODEL_AMD_V2,		/* family 19h: PerfMonV2, 6 x 48, global ctl/status */
+	MODEL_KVM_AMD,		/* KVM on AMD: core ext, masks LVT PC on each PMI */
+	MODEL_KVM_AMD_V2,	/* KVM on AMD with PerfMonV2 */
+	MODEL_INTEL_BDW,	/* Broadwell: v3, INST_RETIRED.ALL period errata */
 	MODEL_FLAVOURS,
 };
 
@@ -55,6 +58,20 @@ struct model_cfg {
 	mu32 version, nr_gp, gp_width, nr_fixed_edx, fixed_ecx, fixed_width;
 	mu32 ebx_unavail, ebx_len;
 	bool pdcm, fw_write, fast_rdpmc;
+	bool smm_freeze;		/* PERF_CAPABILITIES[12]: DEBUGCTL.FREEZE_WHILE_SMM */
+	/* Haswell and later big cores: unmasking LVT PC while the counters are
+	 * globally disabled in the PMI handler raises one more, spurious PMI
+	 * (Linux's late_ack, "avoids spurious NMIs on Haswell"). */
+	bool unmask_refires;
+	/* Broadwell BDM11/BDM55: INST_RETIRED.ALL (c0/01) with a period below
+	 * 100 or with any of bits 5:0 set loses its PMI. */
+	bool bdw_errata;
+	/* KVM's vPMU (arch/x86/kvm): DEBUGCTL takes only LBR, BTF and
+	 * FREEZE_LBRS_ON_PMI (bit 12 and 14 #GP); LVT PC is masked on every
+	 * PMI whatever the vendor (commit a16eb25b09c0, in stable kernels);
+	 * RDPMC's fast-read bit #GPs; a counter the host's perf takes away
+	 * undercounts (host_steal). */
+	bool kvm;
 	/* AMD */
 	bool core_ext, perfmon_v2;
 	mu32 amd_nr;
@@ -67,8 +84,16 @@ struct pmu_model {
 	mu64 gp_mask, fixed_mask;
 	mu32 nr_gp, fixed_present;
 	mu64 evtsel[MODEL_GP_MAX], gp[MODEL_GP_MAX], fixed[MODEL_FIXED_MAX];
+	/* Software's last write to each counter (the errata look at it);
+	 * ~0 until written. */
+	mu64 gp_written[MODEL_GP_MAX], fixed_written[MODEL_FIXED_MAX];
+	/* Events each counter has counted since init, kept beside the counter
+	 * itself: what a driver's 64-bit count must equal. */
+	mu64 gp_counted[MODEL_GP_MAX], fixed_counted[MODEL_FIXED_MAX];
 	bool cond_prev[MODEL_GP_MAX];	/* edge detect: condition in the last cycle */
 	mu64 fixed_ctrl, global_ctrl, global_status, debugctl;
+	mu64 de_cfg;			/* AMD DE_CFG 0xC0011029 */
+	mu64 smi_count;			/* Intel MSR_SMI_COUNT 0x34: SMIs taken */
 	mu32 lvtpc;
 	int cpl;
 
@@ -82,15 +107,35 @@ struct pmu_model {
 	 * LVT PC is masked (then lost); one more may be latched while the NMI
 	 * handler runs (SDM Vol. 3A 6.7.1: NMIs are blocked until IRET). */
 	unsigned pmi_raised, pmi_delivered, pmi_lost_masked, pmi_latched;
+	unsigned pmi_spurious;		/* unmask_refires PMIs (no overflow behind them) */
 	void (*nmi)(struct pmu_model *m, void *arg);
 	void *nmi_arg;
 	bool in_nmi, nmi_pending;
+	bool acked_in_nmi;		/* this NMI cleared an overflow bit */
 	/* Work the test wants to happen inside the NMI handler (freeze tests). */
 	mu64 stuck_status;		/* ORed into GLOBAL_STATUS on every read */
+	/* Time passes while the handler runs: each MSR access made inside the
+	 * NMI first runs this many cycles (one per cycle, nothing retired)
+	 * with the counters as they are then, so counters still enabled keep
+	 * counting and may overflow between the handler's own steps. */
+	mu32 nmi_msr_cycles;
+	/* The same for every access, in or out of the NMI: a counter that is
+	 * counting does not hold what was just written to it. */
+	mu32 msr_cycles;
+	/* KVM: of every host_steal_every cycles counted, the host's perf has
+	 * the counter for one, which the guest's counter misses. 0 = never. */
+	mu32 host_steal_every;
+	mu64 stolen;			/* events missed that way */
+	/* PMIs an erratum swallowed (bdw_errata, a reload of -1). */
+	unsigned erratum_hits;
 
 	/* Time: one tick per cycle run (pmu_hw_rdtsc, the clock of event
 	 * times); advanced before the PMI of an overflow is raised. */
 	mu64 tsc;
+
+	/* CPUID from elsewhere (a real CPU's dump): when set, it answers
+	 * every leaf instead of the preset. */
+	void (*cpuid_hook)(mu32 leaf, mu32 sub, mu32 r[4]);
 
 	/* Access counters, for cost accounting in tests. */
 	mu64 rdmsrs, wrmsrs, rdpmcs;
@@ -104,6 +149,13 @@ void model_init(struct pmu_model *m, const struct model_cfg *cfg);
 void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
 /* ninsns cycles retiring one instruction each (and nothing else). */
 void model_retire(struct pmu_model *m, mu64 ninsns);
+/* What firmware may leave behind at hand-off (checked against Linux's
+ * check_hw_exists and the SDM reset values): GP counter gp counting
+ * cycles with EN and INT, close to overflow; Intel fixed counter 0
+ * enabled in IA32_FIXED_CTR_CTRL; GLOBAL_CTRL at its reset value (GP
+ * enables set); LVT PC unmasked for NMI; DEBUGCTL.FREEZE_PERFMON_ON_PMI
+ * set where the CPU takes it. */
+void model_firmware_handoff(struct pmu_model *m, mu32 gp);
 /* Raw access the tests use to check the model itself (return 0 or -E_FAULT). */
 int model_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val);
 int model_wrmsr(struct pmu_model *m, mu32 msr, mu64 val);

@@ -1007,6 +1007,178 @@ static void fadt_variants(void **state)
 	assert_int_equal(info.fadt.pm_timer_port, 0);
 }
 
+/* ---- SPCR ---- */
+
+#define SPCR_AT		0x108000ull
+
+/* An SPCR table of len bytes (80, 88 with the revision-4 fields). */
+static void spcr_table(u64 a, u32 len, u8 rev, u8 type, u8 space, u8 bits, u8 access,
+		       u64 addr, u8 baud_code)
+{
+	memset(mem + a, 0, len);
+	header(a, "SPCR", len, rev);
+	put8(a + 36, type);
+	put8(a + 40, space);
+	put8(a + 41, bits);
+	put8(a + 43, access);
+	put64(a + 44, addr);
+	put8(a + 58, baud_code);
+	put16(a + 64, 0xffff);			/* not a PCI device */
+	put16(a + 66, 0xffff);
+	seal(a);
+}
+
+/* The std tables plus an SPCR, listed last by both root tables. */
+static void build_with_spcr(void)
+{
+	static const u64 t[] = { FADT_AT, MADT_AT, HPET_AT, MCFG_AT, WAET_AT, SPCR_AT };
+
+	build_std();
+	root(RSDT_AT, false, t, 6);
+	root(XSDT_AT, true, t, 6);
+	rsdp(RSDP_AT, 2, RSDT_AT, XSDT_AT);
+}
+
+static void spcr_variants(void **state)
+{
+	(void)state;
+	build_with_spcr();
+	/* Revision 2, COM2 as QEMU and most PC firmware describe it. */
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x2f8, 7);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.nwarnings, 0);
+	assert_int_equal(info.spcr.src, ACPI_SRC_TABLE);
+	assert_false(info.spcr.mmio);
+	assert_int_equal(info.spcr.addr, 0x2f8);
+	assert_int_equal(info.spcr.width, 1);
+	assert_int_equal(info.spcr.baud, 115200);
+	assert_int_equal(info.spcr.clock_hz, 0);
+	assert_false(info.spcr.pci);
+	assert_hpet_mcfg_fadt_ok();
+
+	/* Revision 4, MMIO with 32-bit registers, a 48 MHz clock, a precise
+	 * baud rate that overrides the code, on a PCI function. */
+	spcr_table(SPCR_AT, 88, 4, ACPI_SPCR_16550_GAS, 0, 32, 3, 0xfe032000, 7);
+	put32(SPCR_AT + 76, 48000000);
+	put32(SPCR_AT + 80, 1500000);
+	put16(SPCR_AT + 64, 0x9a28);
+	put16(SPCR_AT + 66, 0x8086);
+	put8(SPCR_AT + 68, 0);
+	put8(SPCR_AT + 69, 0x1e);
+	put8(SPCR_AT + 70, 2);
+	seal(SPCR_AT);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.nwarnings, 0);
+	assert_int_equal(info.spcr.src, ACPI_SRC_TABLE);
+	assert_true(info.spcr.mmio);
+	assert_int_equal(info.spcr.addr, 0xfe032000);
+	assert_int_equal(info.spcr.width, 4);
+	assert_int_equal(info.spcr.clock_hz, 48000000);
+	assert_int_equal(info.spcr.baud, 1500000);
+	assert_true(info.spcr.pci);
+	assert_int_equal(info.spcr.pci_vendor, 0x8086);
+	assert_int_equal(info.spcr.pci_device, 0x9a28);
+	assert_int_equal(info.spcr.pci_dev, 0x1e);
+	assert_int_equal(info.spcr.pci_fn, 2);
+
+	/* The revision-4 fields are not read from a revision-2 table, nor
+	 * past the end of a short revision-4 one. */
+	spcr_table(SPCR_AT, 88, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 6);
+	put32(SPCR_AT + 76, 48000000);
+	put32(SPCR_AT + 80, 1500000);
+	seal(SPCR_AT);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.spcr.baud, 57600);
+	assert_int_equal(info.spcr.clock_hz, 0);
+	spcr_table(SPCR_AT, 80, 4, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 3);
+	hole(SPCR_AT + 80, 16);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.spcr.baud, 9600);
+	nholes = 0;
+
+	/* Baud "as is" and a reserved code: kept as the firmware left it. */
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 0);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.nwarnings, 0);
+	assert_int_equal(info.spcr.baud, 0);
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 5);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("baud rate code 5 is reserved");
+	assert_int_equal(info.spcr.src, ACPI_SRC_TABLE);
+	assert_int_equal(info.spcr.baud, 0);
+
+	/* Access size undefined (older tables): the bit width decides. */
+	spcr_table(SPCR_AT, 80, 1, ACPI_SPCR_16550, 0, 32, 0, 0xfedc9000, 7);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.spcr.width, 4);
+
+	/* Base address 0: console redirection is off; not an error. */
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0, 7);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_int_equal(info.nwarnings, 0);
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+}
+
+static void spcr_broken(void **state)
+{
+	(void)state;
+	build_with_spcr();
+
+	/* A UART that is not a 16550 (ARM PL011, type 3). */
+	spcr_table(SPCR_AT, 80, 2, 3, 0, 32, 3, 0x9000000, 7);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("interface type 0x3 is not a 16550-compatible UART");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	assert_hpet_mcfg_fadt_ok();
+
+	/* Address spaces and layouts that cannot be driven. */
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 2, 8, 1, 0x3f8, 7);	/* PCI config */
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("UART in address space 2");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 32, 3, 0x3f8, 7);	/* 32-bit I/O */
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("not a layout bareperf drives");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x12345, 7);	/* port > 64K */
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("not a layout bareperf drives");
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 0, 16, 2, 0xfe000000, 7);	/* 16-bit */
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("not a layout bareperf drives");
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 0, 8, 9, 0xfe000000, 7);	/* access 9 */
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("not a layout bareperf drives");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+
+	/* Too short for its kind, bad checksum, length past the mapping. */
+	spcr_table(SPCR_AT, 60, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 7);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("SPCR at 0x108000: 60 bytes, too short (needs 80)");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 7);
+	mem[SPCR_AT + 44] ^= 0x10;
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("SPCR at 0x108000: checksum bad");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3f8, 7);
+	hole(SPCR_AT + 64, 16);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("its 80 bytes are not all readable");
+	assert_int_equal(info.spcr.src, ACPI_SRC_NONE);
+	nholes = 0;
+
+	/* A second SPCR: the first one serves. */
+	static const u64 t[] = { SPCR_AT, EXTRA_AT };
+	spcr_table(SPCR_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x2f8, 7);
+	spcr_table(EXTRA_AT, 80, 2, ACPI_SPCR_16550, 1, 8, 1, 0x3e8, 7);
+	root(XSDT_AT, true, t, 2);
+	rsdp(RSDP_AT, 2, 0, XSDT_AT);
+	assert_int_equal(parse(RSDP_AT), 0);
+	assert_warned("a second SPCR");
+	assert_int_equal(info.spcr.addr, 0x2f8);
+}
+
 /* ---- RSDP search ---- */
 
 static void scan_finds_ebda(void **state)
@@ -1243,6 +1415,8 @@ int main(void)
 		T(hpet_variants),
 		T(mcfg_variants),
 		T(fadt_variants),
+		T(spcr_variants),
+		T(spcr_broken),
 		T(scan_finds_ebda),
 		T(scan_finds_bios_area),
 		T(scan_skips_bad_candidates),

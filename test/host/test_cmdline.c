@@ -30,8 +30,9 @@ static void defaults(void **state)
 	(void)state;
 	assert_int_equal(parse(""), 0);
 	assert_string_equal(o.app, CMDLINE_DEFAULT_APP);
-	assert_int_equal(o.serial_port, 0x3f8);
-	assert_int_equal(o.baud, 115200);
+	assert_int_equal(o.serial.kind, SERIAL_AUTO);
+	assert_int_equal(o.baud, 0);
+	assert_int_equal(o.console, CONSOLE_AUTO);
 	assert_int_equal(o.app_argc, 0);
 	assert_null(o.app_argv[0]);
 	assert_string_equal(o.events, "");
@@ -45,12 +46,45 @@ static void options(void **state)
 	(void)state;
 	assert_int_equal(parse("app=test_boot serial=com2 baud=9600"), 0);
 	assert_string_equal(o.app, "test_boot");
-	assert_int_equal(o.serial_port, 0x2f8);
+	assert_int_equal(o.serial.kind, SERIAL_IO);
+	assert_int_equal(o.serial.addr, 0x2f8);
 	assert_int_equal(o.baud, 9600);
 	assert_int_equal(parse("serial=0x3e8"), 0);
-	assert_int_equal(o.serial_port, 0x3e8);
+	assert_int_equal(o.serial.addr, 0x3e8);
 	assert_int_equal(parse("serial=com4 serial=com1"), 0);	/* last one wins */
-	assert_int_equal(o.serial_port, 0x3f8);
+	assert_int_equal(o.serial.addr, 0x3f8);
+	assert_int_equal(parse("serial=com1 serial=auto"), 0);
+	assert_int_equal(o.serial.kind, SERIAL_AUTO);
+	assert_int_equal(parse("serial=mmio:0xfe032000"), 0);
+	assert_int_equal(o.serial.kind, SERIAL_MMIO);
+	assert_int_equal(o.serial.addr, 0xfe032000);
+	assert_int_equal(o.serial.width, 1);
+	assert_int_equal(parse("serial=mmio32:0xfedc9000"), 0);
+	assert_int_equal(o.serial.width, 4);
+	assert_int_equal(parse("serial=pci:00:16.3"), 0);
+	assert_int_equal(o.serial.kind, SERIAL_PCI);
+	assert_int_equal(o.serial.bus, 0);
+	assert_int_equal(o.serial.dev, 0x16);
+	assert_int_equal(o.serial.fn, 3);
+	assert_int_equal(parse("serial=pci:3a:1f.0"), 0);
+	assert_int_equal(o.serial.bus, 0x3a);
+	assert_int_equal(o.serial.dev, 0x1f);
+	assert_int_equal(parse("console=fb"), 0);
+	assert_int_equal(o.console, CONSOLE_FB);
+	assert_int_equal(parse("console=serial"), 0);
+	assert_int_equal(o.console, CONSOLE_SERIAL);
+	assert_int_equal(parse("console=both"), 0);
+	assert_int_equal(o.console, CONSOLE_BOTH);
+	assert_false(o.turbo_off);
+	assert_false(o.prefetch_off);
+	assert_int_equal(parse("turbo=off prefetch=off"), 0);
+	assert_true(o.turbo_off);
+	assert_true(o.prefetch_off);
+	assert_int_equal(parse("turbo=off turbo=on"), 0);
+	assert_false(o.turbo_off);
+	assert_int_equal(parse("turbo=0"), -1);
+	assert_non_null(strstr(err, "turbo: '0' is not on or off"));
+	assert_int_equal(parse("prefetch=no"), -1);
 }
 
 static void profiling_options(void **state)
@@ -137,9 +171,20 @@ static void unknown_option(void **state)
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
 			    "events period freq callchain ring_pages stream pace control count max_rate "
-			    "trace aux_pages");
+			    "trace aux_pages ap_wait_ms console turbo prefetch");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
+}
+
+static void ap_wait(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("app=x"), 0);
+	assert_int_equal(o.ap_wait_ms, 10000);
+	assert_int_equal(parse("ap_wait_ms=0"), 0);
+	assert_int_equal(o.ap_wait_ms, 0);
+	assert_int_equal(parse("ap_wait_ms=600001"), -1);
+	assert_non_null(strstr(err, "ap_wait_ms: '600001' is not a number from 0 to 600000"));
 }
 
 static void missing_value(void **state)
@@ -160,12 +205,25 @@ static void bad_values(void **state)
 	assert_int_equal(parse("baud=0"), -1);
 	assert_int_equal(parse("baud=230400"), -1);		/* above the 16550's clock */
 	assert_int_equal(parse("serial=com5"), -1);
-	assert_non_null(strstr(err, "serial: 'com5' is not com1..com4"));
+	assert_non_null(strstr(err, "serial: 'com5' is not auto, com1..com4"));
+	assert_int_equal(parse("serial=mmio:"), -1);
+	assert_non_null(strstr(err, "serial: 'mmio:' is not mmio:ADDR"));
+	assert_int_equal(parse("serial=mmio:0"), -1);
+	assert_int_equal(parse("serial=mmio32:zz"), -1);
+	assert_int_equal(parse("serial=pci:00:16"), -1);
+	assert_non_null(strstr(err, "serial: 'pci:00:16' is not pci:BB:DD.F"));
+	assert_int_equal(parse("serial=pci:00:20.0"), -1);	/* device > 31 */
+	assert_int_equal(parse("serial=pci:00:1f.8"), -1);	/* function > 7 */
+	assert_int_equal(parse("serial=pci:100:1f.0"), -1);
+	assert_int_equal(parse("serial=pci:0g:1f.0"), -1);
+	assert_int_equal(parse("serial=pci:00:1f.0x"), -1);
+	assert_int_equal(parse("console=screen"), -1);
+	assert_non_null(strstr(err, "console: 'screen' is not serial, fb or both"));
 	assert_int_equal(parse("serial=0x"), -1);
 	assert_int_equal(parse("serial=0x10000"), -1);
 	/* A failed option leaves the default in place for the error message's UART. */
 	assert_int_equal(parse("serial=nope"), -1);
-	assert_int_equal(o.serial_port, 0x3f8);
+	assert_int_equal(o.serial.kind, SERIAL_AUTO);
 }
 
 static unsigned help_lines;
@@ -180,13 +238,14 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 15);
+	assert_int_equal(help_lines, 19);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
+		cmocka_unit_test(ap_wait),
 		cmocka_unit_test(options),
 		cmocka_unit_test(profiling_options),
 		cmocka_unit_test(trace_options),

@@ -76,6 +76,8 @@ static void sample_session(struct session *s)
 	strcpy(s->cpu_info[0].brand, "  Intel(R) Xeon(R) CPU  ");
 	s->cpu_info[0].family = 6, s->cpu_info[0].model = 85, s->cpu_info[0].stepping = 4;
 	memcpy(s->meta.build_id, build_id, 20);
+	strcpy(s->capture.link, "qemu-pvh:serial-stdio");
+	strcpy(s->capture.run_args, "stream=uart  app=loopnest");
 	fs_event(s, 0, "cycles", 0x3c, 100000);
 	fs_event(s, 1, "inst_retired.any", 0xc0, 200000);
 	fs_app(s, 1, 0, "loopnest", 100, 100000);
@@ -109,9 +111,7 @@ static void convert(const struct session *s, const char *out)
 {
 	struct symtab *t = fake_symtab(syms, 4, segs, 2);
 	char err[256];
-	char *argv[] = { "convert", "-i", "x.bpc", "--to", "perf.data", NULL };
-
-	if (convert_perfdata(s, t, KPATH, build_id, 20, out, 5, argv, err, sizeof(err)))
+	if (convert_perfdata(s, t, KPATH, build_id, 20, out, err, sizeof(err)))
 		fail_msg("convert_perfdata: %s", err);
 	symtab_free(t);
 }
@@ -149,7 +149,9 @@ static void test_header_and_attrs(void **state)
 				 PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
 				 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN);
 		assert_int_equal(a->sample_id_all, 1);
-		assert_int_equal(a->exclude_kernel, 1);
+		/* ring 0 samples, as perf record -e ...:k would say */
+		assert_int_equal(a->exclude_kernel, 0);
+		assert_int_equal(a->exclude_user, 1);
 		assert_int_equal(a->freq, 0);
 		assert_int_equal(rb.nids[i], 1);
 		assert_int_equal(rb.ids[i][0], (uint64_t)i + 1);
@@ -201,18 +203,20 @@ static void test_comm_mmap_samples(void **state)
 			break;
 		}
 		case PERF_RECORD_MMAP: {
+			/* the kernel's map: host pid, both exec segments, its
+			 * reference symbol at its own address */
 			const uint8_t *p = (const void *)(r + 1);
-			uint32_t pid;
+			int32_t pid;
 			uint64_t f[3];
 			memcpy(&pid, p, 4);
 			memcpy(f, p + 8, 24);
-			assert_int_equal(r->misc, PERF_RECORD_MISC_USER);
-			assert_int_equal(pid, 1);
-			assert_int_equal(f[0], segs[nmmap].vaddr);
-			assert_int_equal(f[1], segs[nmmap].size);
-			assert_int_equal(f[2], segs[nmmap].off);
-			assert_string_equal((const char *)p + 32, KPATH);
-			assert_int_equal(r->size, 8 + 32 + 24 + sizeof(struct sid));
+			assert_int_equal(r->misc, PERF_RECORD_MISC_KERNEL);
+			assert_int_equal(pid, -1);
+			assert_int_equal(f[0], segs[0].vaddr);
+			assert_int_equal(f[1], segs[1].vaddr + segs[1].size - segs[0].vaddr);
+			assert_int_equal(f[2], F_MAIN);
+			assert_string_equal((const char *)p + 32, "[kernel.kallsyms]loopnest_main");
+			assert_int_equal(ncomm, 0);		/* before any COMM */
 			nmmap++;
 			break;
 		}
@@ -220,7 +224,7 @@ static void test_comm_mmap_samples(void **state)
 			struct pd_sample ps;
 			const struct bp_sample_rec *sr = &s.samples[nsamples];
 			assert_int_equal(pd_parse_sample(r, rb.attr[0].sample_type, &ps), 0);
-			assert_int_equal(r->misc, PERF_RECORD_MISC_USER);
+			assert_int_equal(r->misc, PERF_RECORD_MISC_KERNEL);
 			assert_int_equal(ps.ip, sr->ip);
 			assert_int_equal(ps.pid, 1);
 			assert_int_equal(ps.tid, 1);
@@ -229,7 +233,7 @@ static void test_comm_mmap_samples(void **state)
 			assert_int_equal(ps.cpu, sr->cpu);
 			assert_int_equal(ps.period, sr->period);
 			assert_int_equal(ps.nr, 4);
-			assert_int_equal(ps.ips[0], PERF_CONTEXT_USER);
+			assert_int_equal(ps.ips[0], PERF_CONTEXT_KERNEL);
 			for (int k = 0; k < 3; k++)
 				assert_int_equal(ps.ips[k + 1], s.ips[sr->ips_off + k]);
 			assert_true(ps.time >= last_time);
@@ -247,7 +251,7 @@ static void test_comm_mmap_samples(void **state)
 	}
 	assert_int_equal(off, rb.pf.hdr.data.size);	/* every byte is a record */
 	assert_int_equal(ncomm, 1);			/* one process */
-	assert_int_equal(nmmap, 2);			/* both exec segments */
+	assert_int_equal(nmmap, 1);			/* the kernel's */
 	assert_int_equal(nsamples, 10);
 	assert_int_equal(nround, 1);			/* the final one */
 	pd_free(&rb.pf);
@@ -284,30 +288,35 @@ static void test_features(void **state)
 	p = pd_feature(&rb.pf, PD_FEAT_CPUID, &len);
 	assert_string_equal(pd_string(p, len, NULL), "GenuineIntel,6,85,4");
 	p = pd_feature(&rb.pf, PD_FEAT_HOSTNAME, &len);
-	assert_string_equal(pd_string(p, len, NULL), "bareperf");
+	assert_string_equal(pd_string(p, len, NULL), "qemu-pvh:serial-stdio");
 
-	/* BUILD_ID: one entry for kernel.elf, host pid, user mode */
+	/* BUILD_ID: one entry for the kernel, host pid, kernel mode */
 	p = pd_feature(&rb.pf, PD_FEAT_BUILD_ID, &len);
 	assert_non_null(p);
 	{
 		struct pd_build_id b;
 		memcpy(&b, p, sizeof(b));
 		assert_int_equal(b.header.size, len);
-		assert_int_equal(b.header.misc, PERF_RECORD_MISC_USER | PD_MISC_BUILD_ID_SIZE);
+		assert_int_equal(b.header.misc, PERF_RECORD_MISC_KERNEL | PD_MISC_BUILD_ID_SIZE);
 		assert_int_equal(b.pid, -1);
 		assert_int_equal(b.size, 20);
 		assert_memory_equal(b.build_id, build_id, 20);
 		/* perf's own entries are 36 + a multiple of 64 bytes: not 8-aligned */
-		assert_string_equal((const char *)p + sizeof(b), KPATH);
+		assert_string_equal((const char *)p + sizeof(b), "[kernel.kallsyms]");
 		assert_int_equal(len, 36 + 64);
 	}
 
-	/* CMDLINE: a string list */
+	/* CMDLINE: the kernel and its command line, as a string list */
 	p = pd_feature(&rb.pf, PD_FEAT_CMDLINE, &len);
 	assert_non_null(p);
-	assert_int_equal(*(const uint32_t *)p, 6);
-	assert_string_equal(pd_string(p + 4, len - 4, &used), "bareperf");
-	assert_string_equal(pd_string(p + 4 + used, len - 4 - used, NULL), "convert");
+	assert_int_equal(*(const uint32_t *)p, 3);
+	assert_string_equal(pd_string(p + 4, len - 4, &used), "kernel.elf");
+	{
+		size_t used2;
+		assert_string_equal(pd_string(p + 4 + used, len - 4 - used, &used2), "stream=uart");
+		assert_string_equal(pd_string(p + 4 + used + used2, len - 4 - used - used2, NULL),
+				    "app=loopnest");
+	}
 
 	/* EVENT_DESC: names and ids */
 	p = pd_feature(&rb.pf, PD_FEAT_EVENT_DESC, &len);
@@ -396,7 +405,7 @@ static void test_no_callchain(void **state)
 		assert_int_equal(r->size, 8 + 48);
 		assert_int_equal(ps.ip, s.samples[n].ip);
 		assert_int_equal(ps.pid, 3);
-		assert_int_equal(r->misc, PERF_RECORD_MISC_USER |
+		assert_int_equal(r->misc, PERF_RECORD_MISC_KERNEL |
 				 (n == 7 ? PERF_RECORD_MISC_EXACT_IP : 0));
 		n++;
 	}
@@ -509,6 +518,80 @@ static void test_losses_and_throttle(void **state)
 	fs_free(&s);
 }
 
+/*
+ * Every LOST and LOST_SAMPLES record of the capture becomes one perf
+ * record, on its CPU, at the time of that CPU's sample before it; what
+ * the totals count beyond the records comes at the end.
+ */
+static void test_loss_records(void **state)
+{
+	struct session s;
+	struct readback rb;
+	const struct perf_event_header *r;
+	uint64_t off = 0, prev = 0;
+	struct { uint32_t cpu, type; uint64_t n; } in[] = {
+		{ 0, BP_RECORD_SAMPLE, 0 }, { 1, BP_RECORD_LOST, 7 }, { 0, BP_RECORD_SAMPLE, 0 },
+		{ 0, BP_RECORD_LOST, 5 }, { 1, BP_RECORD_SAMPLE, 0 }, { 0, BP_RECORD_SAMPLE, 0 },
+		{ 0, BP_RECORD_LOST_SAMPLES, 2 },
+	};
+	struct { uint32_t type, cpu; uint64_t n, time; } want[] = {
+		{ PERF_RECORD_LOST, 1, 7, 1000 }, { PERF_RECORD_LOST, 0, 5, 1200 },
+		{ PERF_RECORD_LOST_SAMPLES, 0, 2, 1400 }, { PERF_RECORD_LOST, 0, 4, 1900 },
+	};
+	size_t nin = sizeof(in) / sizeof(in[0]), k = 0;
+
+	(void)state;
+	sample_session(&s);
+	s.records = calloc(nin, sizeof(*s.records));
+	s.rec_data = calloc(nin, 24);
+	for (size_t i = 0; i < nin; i++) {
+		struct bp_record_lost l = { .header = { .type = in[i].type, .size = 24 },
+					    .lost = in[i].n };
+		struct bp_record_lost_samples ls = {
+			.header = { .type = in[i].type, .size = 16 }, .lost = in[i].n };
+		if (in[i].type == BP_RECORD_LOST_SAMPLES)
+			memcpy(s.rec_data + 24 * i, &ls, sizeof(ls));
+		else
+			memcpy(s.rec_data + 24 * i, &l, sizeof(l));
+		s.records[i] = (struct session_record){ in[i].cpu, in[i].type, 24 * i };
+	}
+	s.nrecords = nin;
+	s.loss.ring_lost[0] = 9;		/* 4 more than its records say */
+	s.loss.ring_lost[1] = 7;
+	s.loss.lost_samples[0] = 2;
+	convert(&s, tmp("m.data"));
+	read_back(&rb, tmp("m.data"));
+	while ((r = pd_next_record(&rb.pf, &off))) {
+		struct sid sid;
+		if (r->type == PERF_RECORD_SAMPLE) {
+			struct pd_sample ps;
+			pd_parse_sample(r, rb.attr[0].sample_type, &ps);
+			assert_true(ps.time >= prev);
+			prev = ps.time;
+			continue;
+		}
+		if (r->type != PERF_RECORD_LOST && r->type != PERF_RECORD_LOST_SAMPLES)
+			continue;
+		trailer(r, &sid);
+		assert_true(k < 4);
+		assert_int_equal(r->type, want[k].type);
+		assert_int_equal(sid.cpu, want[k].cpu);
+		assert_int_equal(sid.time, want[k].time);
+		assert_true(sid.time >= prev);
+		prev = sid.time;
+		if (r->type == PERF_RECORD_LOST)
+			assert_int_equal(((const uint64_t *)(r + 1))[1], want[k].n);
+		else
+			assert_int_equal(((const uint64_t *)(r + 1))[0], want[k].n);
+		k++;
+	}
+	assert_int_equal(k, 4);
+	pd_free(&rb.pf);
+	free(s.records);
+	free(s.rec_data);
+	fs_free(&s);
+}
+
 /* A sample id without EVENT_DESC gets an attr of its own; apps name their pids. */
 static void test_undescribed_event_and_pids(void **state)
 {
@@ -596,22 +679,24 @@ static void test_errors(void **state)
 {
 	struct session s;
 	struct symtab *t = fake_symtab(syms, 4, segs, 2), *noseg = fake_symtab(syms, 4, NULL, 0);
+	struct symtab *nosym = fake_symtab(syms + 1, 3, segs, 2);
 	char err[256];
 
 	(void)state;
 	sample_session(&s);
-	assert_int_equal(convert_perfdata(&s, t, "build/kernel.elf", NULL, 0, tmp("g.data"), 0,
-					  NULL, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "absolute path"));
-	assert_int_equal(convert_perfdata(&s, noseg, KPATH, NULL, 0, tmp("g.data"), 0, NULL,
-					  err, sizeof(err)), -1);
+	assert_int_equal(convert_perfdata(&s, nosym, KPATH, NULL, 0, tmp("g.data"), err,
+					  sizeof(err)), -1);
+	assert_non_null(strstr(err, "no symbol at the start"));
+	assert_int_equal(convert_perfdata(&s, noseg, KPATH, NULL, 0, tmp("g.data"), err,
+					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "no executable segment"));
-	assert_int_equal(convert_perfdata(&s, t, KPATH, NULL, 0, "/nonexistent/dir/x.data", 0,
-					  NULL, err, sizeof(err)), -1);
+	assert_int_equal(convert_perfdata(&s, t, KPATH, NULL, 0, "/nonexistent/dir/x.data", err,
+					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/dir/x.data"));
 	assert_int_equal(access(tmp("g.data"), F_OK), -1);	/* nothing left behind */
 	symtab_free(t);
 	symtab_free(noseg);
+	symtab_free(nosym);
 	fs_free(&s);
 }
 
@@ -706,7 +791,23 @@ static void test_cmd_convert(void **state)
 	(void)state;
 	sample_session(&s);
 	fake_loaded_session = &s;
+	setenv("PERF_BUILDID_DIR", tmp("cache"), 1);
 	assert_int_equal(cmd_convert(9, ok), 0);
+	/* the kernel went into perf's build-id cache under its build-id
+	 * (the fake symtab's) and path, linked from .build-id/xx/rest */
+	{
+		char exe[4096], path[8192], hex[41];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		assert_true(n > 0);
+		exe[n] = 0;
+		for (int i = 0; i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", (uint8_t)"fake-build-id-0123456"[i]);
+		snprintf(path, sizeof(path), "%s%s/%s/elf", tmp("cache"), exe, hex);
+		assert_int_equal(access(path, R_OK), 0);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", tmp("cache"), hex, hex + 2);
+		assert_int_equal(access(path, R_OK), 0);
+	}
+	unsetenv("PERF_BUILDID_DIR");
 	assert_int_equal(pd_read(&pf, tmp("k.data"), err, sizeof(err)), 0);
 	assert_int_equal(pf.nattrs, 2);
 	pd_free(&pf);
@@ -728,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_no_callchain),
 		cmocka_unit_test(test_long_callchain),
 		cmocka_unit_test(test_losses_and_throttle),
+		cmocka_unit_test(test_loss_records),
 		cmocka_unit_test(test_undescribed_event_and_pids),
 		cmocka_unit_test(test_event_type_map),
 		cmocka_unit_test(test_errors),

@@ -340,6 +340,67 @@ static void freeze(void **state)
 	assert_int_equal(rd(0xc1), 7);
 }
 
+/* KVM's vPMU: DEBUGCTL bits 12 and 14 #GP (LBR bits do not); LVT PC is
+ * masked on each PMI on AMD too; RDPMC's fast bit #GPs; SMI_COUNT reads. */
+static void kvm_rules(void **state)
+{
+	(void)state;
+	init(MODEL_KVM_V2);
+	assert_int_equal(model_wrmsr(&M, 0x1d9, 1ull << 12), FAULT);
+	assert_int_equal(model_wrmsr(&M, 0x1d9, 1ull << 14), FAULT);
+	wr(0x1d9, 1 | 1ull << 11);
+	u64 v;
+	assert_int_equal(model_rdpmc(&M, 1u << 31, &v), FAULT);
+	assert_int_equal(rd(0x34), 0);
+	assert_int_equal(model_wrmsr(&M, 0x34, 1), FAULT);
+	init(MODEL_KVM_AMD);
+	wr(0xc0010200, 0x76 | OS | EN | INT);
+	wr(0xc0010201, (1ull << 48) - 10);
+	model_run(&M, &(struct model_cycle){ 0 }, 20);
+	assert_int_equal(nmis, 1);
+	assert_int_equal(M.lvtpc, 0x400 | 1u << 16);	/* masked by the delivery */
+	init(MODEL_AMD_CORE_EXT);
+	wr(0xc0010200, 0x76 | OS | EN | INT);
+	wr(0xc0010201, (1ull << 48) - 10);
+	model_run(&M, &(struct model_cycle){ 0 }, 20);
+	assert_int_equal(M.lvtpc, 0x400);		/* bare AMD: not masked */
+	assert_int_equal(rd(0xc0011029), 0);		/* DE_CFG */
+	wr(0xc0011029, 2);
+	assert_int_equal(rd(0xc0011029), 2);
+	init(MODEL_INTEL_V2);					/* no SMM freeze capability */
+	assert_int_equal(model_wrmsr(&M, 0x1d9, 1ull << 14), FAULT);
+	init(MODEL_INTEL_V4);
+	wr(0x1d9, 1ull << 12 | 1ull << 14);
+	assert_int_equal(rd(0x345) & (1ull << 12), 1ull << 12);
+}
+
+/* Firmware hand-off state, and the errata that swallow a PMI. */
+static void handoff_and_errata(void **state)
+{
+	(void)state;
+	init(MODEL_INTEL_V4);
+	model_firmware_handoff(&M, 0);
+	assert_int_equal(rd(0x186) & EN, EN);
+	assert_int_equal(rd(0x38d), 3);
+	assert_int_equal(rd(0x38f), 0xf);
+	assert_int_equal(rd(0x1d9) & (1ull << 12), 1ull << 12);
+	init(MODEL_INTEL_V4);
+	wr(0x186, INSN | OS | EN | INT);
+	wr(0x4c1, (1ull << 48) - 1);			/* one event to go */
+	model_retire(&M, 5);
+	assert_int_equal(M.erratum_hits, 1);
+	assert_int_equal(nmis, 0);
+	init(MODEL_INTEL_BDW);
+	wr(0x186, 0x1c0 | OS | EN | INT);		/* INST_RETIRED.ALL */
+	wr(0x4c1, (1ull << 48) - 100);			/* bits 5:0 set */
+	model_retire(&M, 200);
+	assert_int_equal(M.erratum_hits, 1);
+	wr(0x4c1, (1ull << 48) - 128);
+	model_retire(&M, 200);
+	assert_int_equal(M.erratum_hits, 1);
+	assert_int_equal(nmis, 1);
+}
+
 static void amd_alias(void **state)
 {
 	(void)state;
@@ -380,6 +441,8 @@ int main(void)
 		cmocka_unit_test(running_counter_write),
 		cmocka_unit_test(freeze),
 		cmocka_unit_test(amd_alias),
+		cmocka_unit_test(kvm_rules),
+		cmocka_unit_test(handoff_and_errata),
 		cmocka_unit_test(tcg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

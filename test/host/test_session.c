@@ -6,6 +6,10 @@
  * throttling, frames lost in transit), the boot text not counted as
  * damage, streaming, and the bad inputs: not a capture, too short, a
  * newer version, a truncated capture that still loads what it holds.
+ * The stream as it may arrive: frames out of order (one answer for the
+ * kept and the streamed load), a stream without its END (cut at a frame
+ * boundary or inside a frame), a halted machine's text after END, a
+ * frame of another boot spliced in, and a file of noise (bounded memory).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "kernel/wire.h"
 #include "test/host/capgen.h"
 #include "tools/session.h"
 
@@ -77,6 +82,7 @@ static void one_cpu_run(void)
 	capgen_lost_samples(G, 0, 2);
 	capgen_throttle(G, 0, true, 60000000);
 	capgen_throttle(G, 0, false, 61000000);
+	capgen_ticks(G, 0, 7, 102, 100, 0, 2, 0);
 	capgen_app(G, 0, false, 7, NULL, 52000000, 1);
 	capgen_flush(G, 0);
 	capgen_console(G, 0, "app: loopnest: start\r\n");
@@ -150,6 +156,53 @@ static void losses_are_printed(void **state)
 	assert_non_null(strstr(buf, "LOST_SAMPLES: 2 samples"));
 	assert_non_null(strstr(buf, "throttled: 1 interval"));
 	free(buf);
+	session_free(&s);
+}
+
+/* BENCH records (a version-0 one, whose spread fields are absent) and the
+ * BENCH_END record are kept, whole, on whichever CPU they arrive. */
+static void bench_records_and_end(void **state)
+{
+	struct bp_record_bench b;
+	struct bp_record_bench_end e;
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 2, TSC_HZ, 1000, bid, sizeof(bid));
+	capgen_app(G, 0, true, 7, "suite", 1000, 0);
+	memset(&b, 0, sizeof(b));
+	b.header = (struct bp_record_header){ BP_RECORD_BENCH, 0, sizeof(b) };
+	b.app_id = 7;
+	strcpy(b.table, "insn");
+	strcpy(b.name, "add r64 lat");
+	strcpy(b.event, "tsc");
+	b.median = 1000;
+	b.bench_version = BP_BENCH_VERSION;
+	b.seq = 1;
+	b.table_row = 1;
+	b.iqr = 25;
+	capgen_record(G, 0, &b);
+	b.cpu = 1;
+	b.seq = 3;
+	b.table_row = 3;
+	capgen_record(G, 1, &b);
+	memset(&e, 0, sizeof(e));
+	e.header = (struct bp_record_header){ BP_RECORD_BENCH_END, 0, sizeof(e) };
+	e.app_id = 7;
+	e.results = 4;
+	e.lost = 2;
+	capgen_record(G, 0, &e);
+	capgen_app(G, 0, false, 7, NULL, 52000000, 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nbenches, 2);
+	assert_int_equal(s.benches[0].seq + s.benches[1].seq, 4);
+	assert_int_equal(s.benches[0].iqr, 25);
+	assert_int_equal(s.nbench_ends, 1);
+	assert_int_equal(s.bench_ends[0].app_id, 7);
+	assert_int_equal(s.bench_ends[0].results, 4);
+	assert_int_equal(s.bench_ends[0].lost, 2);
 	session_free(&s);
 }
 
@@ -251,14 +304,24 @@ static void sample_before_its_event_is_counted(void **state)
 	struct session s;
 
 	(void)state;
+	/* A sample before its EVENT_DESC is read once the event comes (another
+	 * CPU's frames may overtake it); one whose event never comes is not. */
 	open_gen(CAPGEN_ST);
 	capgen_sample(G, 0, 0, 0x1000, 1, 1, 1, 0, NULL);
 	capgen_event(G, 0, "cpu-clock", 0, 250000);
 	capgen_sample(G, 0, 0, 0x1000, 2, 1, 1, 0, NULL);
 	close_gen(0);
 	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
-	assert_int_equal(s.nsamples, 1);
-	assert_int_equal(s.loss.bad_samples, 1);
+	assert_int_equal(s.nsamples, 2);
+	assert_int_equal(s.loss.bad_samples, 0);
+	session_free(&s);
+	open_gen(CAPGEN_ST);
+	capgen_sample(G, 0, 0, 0x1000, 1, 1, 1, 0, NULL);
+	capgen_sample(G, 0, 0, 0x1000, 2, 1, 1, 0, NULL);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 0);
+	assert_int_equal(s.loss.bad_samples, 2);
 	session_free(&s);
 }
 
@@ -405,11 +468,401 @@ static void interrupted_capture(void **state)
 	session_free(&s);
 }
 
+
+/* ---- the stream as it arrives: reordered, cut, foreign ---------------- */
+
+#define MAX_CHUNKS	4096
+
+/* A capture's stream split at its delimiters (each chunk was followed by 0x00). */
+struct chunks {
+	uint8_t *file;
+	size_t size, hdr, n;
+	size_t off[MAX_CHUNKS], len[MAX_CHUNKS];
+};
+
+static void split(const char *p, struct chunks *c)
+{
+	uint32_t hs;
+	size_t at;
+
+	c->size = read_file(p, &c->file);
+	memcpy(&hs, c->file + offsetof(struct wire_capture_header, header_size), 4);
+	c->hdr = hs;
+	c->n = 0;
+	for (at = c->hdr; at < c->size;) {
+		const uint8_t *z = memchr(c->file + at, 0, c->size - at);
+		size_t end = z ? (size_t)(z - c->file) : c->size;
+		assert_true(c->n < MAX_CHUNKS);
+		c->off[c->n] = at;
+		c->len[c->n++] = end - at;
+		at = end + 1;
+	}
+}
+
+/* The frame header of chunk i: false if it is no frame (the boot text). */
+static bool chunk_frame(const struct chunks *c, size_t i, struct wire_frame *f)
+{
+	static uint8_t buf[WIRE_FRAME_MAX];
+
+	return wire_frame_unpack(c->file + c->off[i], c->len[i], buf, sizeof(buf), f) == 0;
+}
+
+/* Write the capture again with its chunks in order[0, n), each + 0x00
+ * (the last one without if open_end), and extra (if not NULL) as chunk
+ * number extra_at. */
+static void rewrite_end(const struct chunks *c, const size_t *order, size_t n,
+			const uint8_t *extra, size_t extra_len, size_t extra_at, bool open_end)
+{
+	FILE *f = fopen(path, "wb");
+	uint64_t data = 0;
+	struct wire_capture_header h;
+
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		data += c->len[order[i]] + 1;
+	if (extra)
+		data += extra_len + 1;
+	data -= open_end;
+	memcpy(&h, c->file, sizeof(h));
+	h.data_size = data;
+	assert_int_equal(fwrite(&h, 1, sizeof(h), f), sizeof(h));
+	assert_int_equal(fwrite(c->file + sizeof(h), 1, c->hdr - sizeof(h), f), c->hdr - sizeof(h));
+	for (size_t i = 0; i <= n; i++) {
+		if (extra && i == extra_at) {
+			fwrite(extra, 1, extra_len, f);
+			fputc(0, f);
+		}
+		if (i < n) {
+			fwrite(c->file + c->off[order[i]], 1, c->len[order[i]], f);
+			if (!open_end || i + 1 < n)
+				fputc(0, f);
+		}
+	}
+	fclose(f);
+}
+
+static void rewrite(const struct chunks *c, const size_t *order, size_t n,
+		    const uint8_t *extra, size_t extra_len, size_t extra_at)
+{
+	rewrite_end(c, order, n, extra, extra_len, extra_at, false);
+}
+
+/* Two CPUs, many frames each: 3000 samples on cpu 0, 1000 on cpu 1. */
+static void two_cpu_many_frames(void)
+{
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 2, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	for (unsigned c = 0; c < 2; c++) {
+		capgen_cpu(G, c, BP_PMU_SOFT);
+		capgen_app(G, c, true, 1, "two", 0, 0);
+	}
+	capgen_flush(G, 0);
+	for (int k = 0; k < 30; k++) {
+		for (int i = 0; i < 100; i++)
+			capgen_sample(G, 0, 0, 0xffffffff80000000ull + (uint64_t)(i * 7919 % 65536),
+				      (uint64_t)(k * 100 + i) * 1000, 250000, 1, 0, NULL);
+		capgen_flush(G, 0);
+		if (k % 3 == 0) {
+			for (int i = 0; i < 100; i++)
+				capgen_sample(G, 1, 0, 0xffffffff80001000ull + (uint64_t)i,
+					      (uint64_t)(k * 100 + i) * 1000 + 1, 250000, 1, 0, NULL);
+			capgen_flush(G, 1);
+		}
+	}
+	for (unsigned c = 0; c < 2; c++)
+		capgen_app(G, c, false, 1, NULL, 4000000, 0);
+	close_gen(0);
+}
+
+/* session_load (script, convert, flamegraph) and session_load_cb (report,
+ * stat) must give one answer. */
+static void one_answer(uint64_t want_samples)
+{
+	struct session s;
+	struct counted c = { 0, 0 };
+
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, want_samples);
+	assert_int_equal(s.loss.bad_samples, 0);
+	assert_int_equal(s.loss.frames_lost_total, 0);
+	assert_int_equal(s.loss.frames_before_first_total, 0);
+	assert_int_equal(s.loss.duplicates, 0);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_true(s.complete);
+	assert_int_equal(s.napps, 2);
+	assert_true(s.apps[0].stopped && s.apps[1].stopped);
+	for (size_t i = 1; i < s.nsamples; i++)
+		assert_true(s.samples[i - 1].time <= s.samples[i].time);
+	session_free(&s);
+	assert_int_equal(session_load_cb(&s, path, SESSION_NO_RECORDS | SESSION_NO_CONSOLE,
+					 count_cb, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.n, want_samples);
+	assert_int_equal(s.loss.bad_samples + s.loss.frames_lost_total + s.loss.duplicates, 0);
+	session_free(&s);
+}
+
+static void frames_out_of_order_give_one_answer(void **state)
+{
+	struct chunks *c = malloc(sizeof(*c));
+	size_t order[MAX_CHUNKS], n = 0, first_rec = 0, cpu1 = 0;
+	struct wire_frame f;
+
+	(void)state;
+	assert_non_null(c);
+	two_cpu_many_frames();
+	one_answer(4000);
+	split(path, c);
+	assert_false(chunk_frame(c, 0, &f));		/* the boot text */
+	for (size_t i = 1; i < c->n; i++) {
+		if (!c->len[i])
+			continue;		/* a CPU's leading 0x00 */
+		assert_true(chunk_frame(c, i, &f));
+		if (f.channel == WIRE_CH_RECORDS && f.cpu == 0 && !first_rec)
+			first_rec = i;		/* RUN_META, EVENT_DESC, ... */
+		if (f.channel == WIRE_CH_RECORDS && f.cpu == 1 && !cpu1)
+			cpu1 = i;
+	}
+	assert_true(c->n > 40 && first_rec && cpu1 > first_rec);
+	/*
+	 * cpu 1's first frame ahead of cpu 0's metadata (its samples come
+	 * before any EVENT_DESC), and frame 36 moved ahead of the 8 before it.
+	 */
+	order[n++] = 0;
+	order[n++] = cpu1;
+	for (size_t i = 1; i < c->n; i++) {
+		if (i == cpu1 || i == 36)
+			continue;
+		if (i == 28)
+			order[n++] = 36;
+		order[n++] = i;
+	}
+	assert_int_equal(n, c->n);
+	rewrite(c, order, n, NULL, 0, 0);
+	one_answer(4000);
+	free(c->file);
+	free(c);
+}
+
+static bool losses_say(const struct session *s, const char *what)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool found;
+
+	session_print_losses(s, f, "# ");
+	fclose(f);
+	found = strstr(buf, what) != NULL;
+	free(buf);
+	return found;
+}
+
+static void a_stream_without_its_end_says_so(void **state)
+{
+	struct session s;
+	struct chunks *c = malloc(sizeof(*c));
+	size_t order[MAX_CHUNKS];
+	uint64_t dropped;
+
+	(void)state;
+	assert_non_null(c);
+	/* Complete: END arrived, nothing to say. */
+	one_cpu_run();
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.complete);
+	assert_false(losses_say(&s, "no end"));
+	session_free(&s);
+
+	/* Cut exactly at a frame boundary: no sequence gap shows it, but the
+	 * END is missing. */
+	two_cpu_many_frames();
+	split(path, c);
+	for (size_t i = 0; i < c->n; i++)
+		order[i] = i;
+	rewrite(c, order, c->n * 3 / 4, NULL, 0, 0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_false(s.complete);
+	assert_true(s.nsamples > 1000 && s.nsamples < 4000);
+	assert_int_equal(s.loss.frames_lost_total + s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_true(losses_say(&s, "the capture has no end: the kernel's END never arrived"));
+	assert_true(losses_say(&s, "unknown"));
+	session_free(&s);
+
+	/* Cut inside a frame: not a damaged frame, still no end. */
+	c->len[c->n / 2] /= 2;
+	rewrite_end(c, order, c->n / 2 + 1, NULL, 0, 0, true);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_false(s.complete);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_true(losses_say(&s, "the capture has no end: it stops inside a frame"));
+	session_free(&s);
+	free(c->file);
+
+	/* The last frames lost, then END: END's counts show them lost. */
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_flush(G, 0);
+	for (int i = 0; i < 2000; i++)
+		capgen_sample(G, 0, 0, 0xffffffff80000000ull + (uint64_t)(i * 7919 % 65536),
+			      (uint64_t)i * 1000, 250000, 1, 0, NULL);
+	G->drop = 1;
+	capgen_flush(G, 0);
+	dropped = G->dropped_frames;
+	close_gen(0);
+	assert_true(dropped > 0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.complete);
+	assert_int_equal(s.loss.frames_lost[WIRE_CH_RECORDS][0], dropped);
+	assert_int_equal(s.dec.tail_lost, dropped);
+	assert_true(losses_say(&s, "frames lost in transit"));
+	session_free(&s);
+	free(c);
+}
+
+static void text_outside_the_stream_is_not_damage(void **state)
+{
+	struct session s;
+	static const char halted[] = "bareperf: halted (exit status 0); reset the machine";
+	static const uint8_t cut_frame[] = { 0x02, 0x10, 0x01, 0x01, 0x02, 0x05 };
+	char e[128];
+
+	(void)state;
+	/* A halted machine's last words after its END, cut by QEMU's exit. */
+	open_gen(CAPGEN_ST);
+	G->no_end = true;
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_sample(G, 0, 0, 0x1000, 1, 1, 1, 0, NULL);
+	capgen_flush(G, 0);
+	capgen_end(G, 0, 0, true);
+	assert_int_equal(capture_append(&G->w, halted, sizeof(halted) - 1, e, sizeof(e)), 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_true(s.complete);
+	assert_non_null(strstr(s.console, halted));
+	assert_int_equal(s.noise_bytes, 0);
+	session_free(&s);
+
+	/* The same with a frame cut after END (an older kernel's CONSOLE frame). */
+	open_gen(CAPGEN_ST);
+	G->no_end = true;
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_flush(G, 0);
+	capgen_end(G, 0, 3, true);
+	assert_int_equal(capture_append(&G->w, cut_frame, sizeof(cut_frame), e, sizeof(e)), 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_true(s.complete);
+	assert_int_equal(s.dec.end_status, 3);
+	session_free(&s);
+
+	/* Boot text and no stream at all: no frame, no damage, no end. */
+	open_gen(CAPGEN_ST);
+	G->no_end = true;
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 0);
+	assert_false(s.complete);
+	assert_non_null(strstr(s.console, "booted via capgen"));
+	session_free(&s);
+
+	/* Real damage inside the stream still counts. */
+	open_gen(CAPGEN_ST);
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_flush(G, 0);
+	assert_int_equal(capture_append(&G->w, cut_frame, sizeof(cut_frame), e, sizeof(e)), 0);
+	assert_int_equal(capture_append(&G->w, "", 1, e, sizeof(e)), 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.loss.crc_errors + s.loss.bad_frames, 1);
+	assert_true(s.complete);
+	session_free(&s);
+}
+
+static void frames_of_another_boot_are_refused(void **state)
+{
+	struct session s;
+	struct chunks *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	size_t order[MAX_CHUNKS], pick = 0;
+	struct wire_frame f;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	/* Another boot's capture: an app run and samples of its own. */
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_app(G, 0, true, 9, "other", 0, 0);
+	for (int i = 0; i < 79; i++)
+		capgen_sample(G, 0, 0, 0x5000 + (uint64_t)i, (uint64_t)i, 1, 9, 0, NULL);
+	capgen_flush(G, 0);
+	close_gen(0);
+	split(path, b);
+	for (size_t i = 1; i < b->n && !pick; i++)
+		if (b->len[i] && chunk_frame(b, i, &f) && f.channel == WIRE_CH_RECORDS)
+			pick = i;
+	assert_true(pick);
+
+	two_cpu_many_frames();
+	split(path, a);
+	for (size_t i = 0; i < a->n; i++)
+		order[i] = i;
+	/* One valid frame of the other boot spliced into the middle. */
+	rewrite(a, order, a->n, b->file + b->off[pick], b->len[pick], a->n / 2);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 4000);
+	assert_int_equal(s.napps, 2);
+	assert_int_equal(s.dec.foreign_frames, 1);
+	assert_int_equal(s.loss.frames_lost_total + s.loss.duplicates, 0);
+	assert_true(losses_say(&s, "frames of another boot refused: 1"));
+	session_free(&s);
+	free(a->file);
+	free(b->file);
+	free(a);
+	free(b);
+}
+
+static void noise_is_not_kept_whole(void **state)
+{
+	struct session s;
+	enum { NOISE = 24 << 20 };
+	uint8_t *noise = malloc(1 << 20);
+	char e[128];
+
+	(void)state;
+	assert_non_null(noise);
+	for (size_t i = 0; i < (1 << 20); i++)
+		noise[i] = (uint8_t)(1 + (i * 2654435761u >> 13) % 255);	/* never 0x00 */
+	open_gen(CAPGEN_ST);
+	G->no_end = true;
+	for (int k = 0; k < NOISE >> 20; k++)
+		assert_int_equal(capture_append(&G->w, noise, 1 << 20, e, sizeof(e)), 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(s.console_len <= SESSION_CONSOLE_MAX);
+	assert_int_equal(s.console_len + s.console_dropped,
+			 NOISE + strlen(BOOT));
+	assert_true(losses_say(&s, "console text not kept"));
+	session_free(&s);
+	free(noise);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(loads_a_run),
+		cmocka_unit_test(frames_out_of_order_give_one_answer),
+		cmocka_unit_test(a_stream_without_its_end_says_so),
+		cmocka_unit_test(text_outside_the_stream_is_not_damage),
+		cmocka_unit_test(noise_is_not_kept_whole),
+		cmocka_unit_test(frames_of_another_boot_are_refused),
 		cmocka_unit_test(losses_are_printed),
+		cmocka_unit_test(bench_records_and_end),
 		cmocka_unit_test(merges_cpus_by_time),
 		cmocka_unit_test(frames_lost_in_transit),
 		cmocka_unit_test(callchains_and_identifier),

@@ -102,6 +102,7 @@ static size_t raw_frame(uint8_t *f, unsigned channel, uint16_t cpu, uint32_t seq
 	f[1] = 0;
 	memcpy(f + 2, &cpu, 2);
 	memcpy(f + 4, &seq, 4);
+	memset(f + 8, 0, 4);			/* boot: unknown */
 	memcpy(f + WIRE_HEADER_SIZE, payload, len);
 	crc = wire_crc32c(0, f, WIRE_HEADER_SIZE + len);
 	memcpy(f + WIRE_HEADER_SIZE + len, &crc, 4);
@@ -360,13 +361,40 @@ static void frame_checks(void **state)
 	n = raw_frame(f, WIRE_CH_CONTROL, 1, 2, payload, 0);
 	cn = cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
-	cn = cobs_encode(f, n - 1, c);
+	/* Shorter than a header and a CRC, with a right CRC: still not a frame. */
+	{
+		uint32_t crc = wire_crc32c(0, f, WIRE_HEADER_SIZE - 1);
+		memcpy(f + WIRE_HEADER_SIZE - 1, &crc, 4);
+	}
+	cn = cobs_encode(f, WIRE_HEADER_SIZE - 1 + 4, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_SHORT);
+	/* The boot is the u32 after seq; a version 1 frame has none (0). */
+	n = raw_frame(f, WIRE_CH_CONSOLE, 3, 4, payload, 5);
+	memcpy(f + 8, "\x78\x56\x34\x12", 4);
+	{
+		uint32_t crc = wire_crc32c(0, f, n - 4);
+		memcpy(f + n - 4, &crc, 4);
+	}
+	cn = cobs_encode(f, n, c);
+	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
+	assert_int_equal(wf.boot, 0x12345678);
+	f[0] = 1 << 4 | WIRE_CH_CONSOLE;
+	memcpy(f + 8, "hello", 5);
+	{
+		uint32_t crc = wire_crc32c(0, f, 13);
+		memcpy(f + 13, &crc, 4);
+	}
+	cn = cobs_encode(f, 17, c);
+	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
+	assert_int_equal(wf.boot, 0);
+	assert_int_equal(wf.seq, 4);
+	assert_int_equal(wf.len, 5);
+	assert_memory_equal(wf.payload, "hello", 5);
 	/* A newer version, an unknown channel: right CRC, still refused. */
 	n = raw_frame(f, 7, 1, 2, payload, 4);
 	cn = cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_CHANNEL);
-	f[0] = 2 << 4 | WIRE_CH_RECORDS;
+	f[0] = (WIRE_VERSION + 1) << 4 | WIRE_CH_RECORDS;
 	{
 		uint32_t crc = wire_crc32c(0, f, n - 4);
 		memcpy(f + n - 4, &crc, 4);

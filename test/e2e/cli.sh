@@ -1,0 +1,236 @@
+#!/bin/sh
+# cli.sh — perf's command-line habits in bareperf, on real captures of
+# loopnest (QEMU -icount, call chains, 1 and 2 CPUs): report's sort keys
+# (sym, dso, srcline, cpu, comm, pid), -F, -n, --no-children,
+# --header-only, --max-rows, a -C CPU not in the capture; stat -x SEP;
+# list WORD; -i - on every command that reads a capture; make run's call
+# chains (CALLCHAIN=); the top-level help; the man pages rendered from
+# each command's --help, and make install. Prints TAP.
+#
+# Usage: sh test/e2e/cli.sh [BUILD_DIR]   (from the repository root)
+
+B=${1:-build}
+BP=$B/bareperf
+OUT=$B/test/cli
+N=0
+FAILED=0
+
+ok() { N=$((N + 1)); echo "ok $N - $1"; }
+not_ok() {
+	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
+	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
+}
+check() { name=$1 log=$2; shift 2; if "$@"; then ok "$name"; else not_ok "$name" "$log"; fi; }
+finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+AOUT=$(cd "$OUT" && pwd)
+if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
+	not_ok "$BP and $B/kernel.elf are built (make)"
+	finish
+fi
+cp "$B/kernel.elf" "$OUT/kernel.elf"
+K=$OUT/kernel.elf
+record() {	# record NAME EXTRA...
+	rec=$1; shift
+	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
+		-- loopnest > "$OUT/$rec.record.log" 2>&1
+}
+check "record loopnest on 1 and 2 CPUs" "$OUT/c2.record.log" \
+	sh -c "true" && record c1 && record c2 --smp 2
+[ -s "$OUT/c1.bpc" ] && [ -s "$OUT/c2.bpc" ] || finish
+R() { "$BP" report -k "$K" --stdio -q "$@"; }
+rows() { awk '!/^#/ && $1 ~ /%$/'; }
+
+# ---- report --sort ---------------------------------------------------------------
+for cpu in 0 1; do
+	R -i "$OUT/c2.bpc" --cpu $cpu 2>/dev/null | rows | awk -v c=$cpu '{ print c, $3, $2 }'
+done | sort > "$OUT/by_cpu_filter"
+R -i "$OUT/c2.bpc" --sort cpu,sym > "$OUT/sort_cpu.txt" 2>&1
+rows < "$OUT/sort_cpu.txt" | awk '{ print $3, $4, $2 }' | sort > "$OUT/by_cpu_sort"
+check "report --sort cpu,sym: a CPU column, rows = report --cpu N's" "$OUT/sort_cpu.txt" \
+	sh -c "grep -q '^#  Overhead   Samples  CPU  Symbol' '$OUT/sort_cpu.txt' &&
+	       test -s '$OUT/by_cpu_sort' && cmp -s '$OUT/by_cpu_filter' '$OUT/by_cpu_sort'"
+R -i "$OUT/c2.bpc" --sort dso > "$OUT/sort_dso.txt" 2>&1
+rows < "$OUT/sort_dso.txt" > "$OUT/sort_dso.rows"
+check "report --sort dso: one image, 100%" "$OUT/sort_dso.txt" \
+	sh -c "test \$(wc -l < '$OUT/sort_dso.rows') -eq 1 &&
+	       grep -Eq '^ +100.00% +[0-9]+  kernel.elf\$' '$OUT/sort_dso.rows'"
+R -i "$OUT/c1.bpc" --sort comm,pid > "$OUT/sort_comm.txt" 2>&1
+check "report --sort comm,pid: the app and its run" "$OUT/sort_comm.txt" \
+	grep -Eq '^ +100.00% +[0-9]+  loopnest +1$' "$OUT/sort_comm.txt"
+R -i "$OUT/c1.bpc" --sort sym,srcline > "$OUT/sort_line.txt" 2>&1
+check "report --sort sym,srcline: function and file:line columns" "$OUT/sort_line.txt" \
+	grep -Eq '^ +[0-9.]+% +[0-9]+  (matmul|sieve) +apps/loopnest.c:[0-9]+$' "$OUT/sort_line.txt"
+R -i "$OUT/c1.bpc" --sort nosuch > "$OUT/sort_bad.txt" 2>&1
+check "report --sort nosuch: one error line naming the keys, status 2" "$OUT/sort_bad.txt" \
+	sh -c "test \$? -eq 0 && grep -q \"'nosuch' is not a sort key (sym, dso, srcline, cpu, comm, pid)\" \
+		'$OUT/sort_bad.txt' && test \$(wc -l < '$OUT/sort_bad.txt') -eq 1"
+R -i "$OUT/c1.bpc" --sort nosuch > /dev/null 2>&1
+check "report --sort nosuch: status 2" /dev/null test $? -eq 2
+
+# ---- report columns and habits -----------------------------------------------------
+R -i "$OUT/c1.bpc" -F overhead,sym > "$OUT/fields.txt" 2>&1
+rows < "$OUT/fields.txt" | awk 'NF != 2' > "$OUT/fields.bad"
+check "report -F overhead,sym: those columns only" "$OUT/fields.txt" \
+	sh -c "grep -q '^#  Overhead  Symbol\$' '$OUT/fields.txt' && test ! -s '$OUT/fields.bad'"
+R -i "$OUT/c1.bpc" -F sample,period,cpu > "$OUT/fields2.txt" 2>&1
+check "report -F sample,period,cpu: the keys among the fields sort the rows" "$OUT/fields2.txt" \
+	sh -c "grep -q '^#   Samples          Period  CPU\$' '$OUT/fields2.txt' &&
+	       test \$(grep -c '^ ' '$OUT/fields2.txt') -eq 1"
+R -i "$OUT/c1.bpc" -F sym,nope > "$OUT/fields_bad.txt" 2>&1
+check "report -F with an unknown field: one error line" "$OUT/fields_bad.txt" \
+	grep -q "'nope' is not a field" "$OUT/fields_bad.txt"
+R -i "$OUT/c1.bpc" -n > "$OUT/n.txt" 2>&1
+check "report -n (--show-nr-samples) takes no value: a Samples column" "$OUT/n.txt" \
+	grep -q '^#  Overhead   Samples  Symbol' "$OUT/n.txt"
+R -i "$OUT/c1.bpc" -F overhead,sym -n > "$OUT/n2.txt" 2>&1
+check "report -F overhead,sym -n: Samples joins the columns" "$OUT/n2.txt" \
+	grep -q '^#  Overhead   Samples  Symbol' "$OUT/n2.txt"
+R -i "$OUT/c1.bpc" --max-rows 2 > "$OUT/max.txt" 2>&1
+rows < "$OUT/max.txt" > "$OUT/max.rows"
+check "report --max-rows 2: two rows and a note" "$OUT/max.txt" \
+	sh -c "test \$(wc -l < '$OUT/max.rows') -eq 2 && grep -q 'more rows' '$OUT/max.txt'"
+R -i "$OUT/c1.bpc" -g > "$OUT/children.txt" 2>&1
+R -i "$OUT/c1.bpc" -g --no-children > "$OUT/nochildren.txt" 2>&1
+rows < "$OUT/children.txt" > "$OUT/children.rows"
+rows < "$OUT/nochildren.txt" > "$OUT/nochildren.rows"
+check "report -g --no-children: no Children column, only functions with self samples" \
+	"$OUT/nochildren.txt" \
+	sh -c "grep -q '^#  Children      Self   Samples  Symbol' '$OUT/children.txt' &&
+	       grep -q '^#  Overhead   Samples  Symbol' '$OUT/nochildren.txt' &&
+	       ! grep -q 'kmain' '$OUT/nochildren.rows' && grep -q 'sieve' '$OUT/nochildren.rows' &&
+	       grep -q 'kmain' '$OUT/children.rows'"
+"$BP" report -k "$K" -i "$OUT/c1.bpc" --header-only > "$OUT/header.txt" 2>&1
+rows < "$OUT/header.txt" > "$OUT/header.rows"
+check "report --header-only: the metadata and losses, no table" "$OUT/header.txt" \
+	sh -c "grep -q '^# capture: ' '$OUT/header.txt' && grep -q '^# losses: ' '$OUT/header.txt' &&
+	       ! grep -q '^# event cpu-clock' '$OUT/header.txt' && test ! -s '$OUT/header.rows'"
+
+# ---- -C naming a CPU that is not there --------------------------------------------
+R -i "$OUT/c2.bpc" -C 5 > "$OUT/cpu5.txt" 2>&1
+rc=$?
+check "report -C 5 on a 2-CPU capture: says CPU 5 is not in it, status 1" "$OUT/cpu5.txt" \
+	sh -c "test $rc -eq 1 && grep -q -- '--cpu 5: not in this capture (its CPUs: 0-1)' '$OUT/cpu5.txt'"
+R -i "$OUT/c2.bpc" -C 1,5 > "$OUT/cpu15.txt" 2> "$OUT/cpu15.err"
+rc=$?
+check "report -C 1,5: a warning for 5, the rows of 1" "$OUT/cpu15.err" \
+	sh -c "test $rc -eq 0 && grep -q 'warning: --cpu 5: not in this capture' '$OUT/cpu15.err' &&
+	       grep -q ' ap_idle\$' '$OUT/cpu15.txt'"
+
+# ---- stdin ----------------------------------------------------------------------------
+R -i "$OUT/c1.bpc" > "$OUT/file.txt" 2>&1
+R -i - < "$OUT/c1.bpc" > "$OUT/stdin.txt" 2>&1
+rows < "$OUT/file.txt" > "$OUT/file.rows"
+rows < "$OUT/stdin.txt" > "$OUT/stdin.rows"
+check "report -i -: the capture from standard input, the same rows" "$OUT/stdin.txt" \
+	sh -c "test -s '$OUT/file.rows' && cmp -s '$OUT/file.rows' '$OUT/stdin.rows'"
+"$BP" script -g -k "$K" -i - < "$OUT/c1.bpc" > "$OUT/script_stdin.txt" 2>&1
+"$BP" script -g -k "$K" -i "$OUT/c1.bpc" > "$OUT/script_file.txt" 2>&1
+check "script -i -: the same output" "$OUT/script_stdin.txt" \
+	sh -c "test -s '$OUT/script_file.txt' && cmp -s '$OUT/script_file.txt' '$OUT/script_stdin.txt'"
+"$BP" convert -k "$K" -i - --to folded < "$OUT/c1.bpc" > "$OUT/folded_stdin.txt" 2>&1
+"$BP" convert -k "$K" -i "$OUT/c1.bpc" --to folded > "$OUT/folded_file.txt" 2>/dev/null
+check "convert -i -: the same folded stacks" "$OUT/folded_stdin.txt" \
+	sh -c "test -s '$OUT/folded_file.txt' && cmp -s '$OUT/folded_file.txt' '$OUT/folded_stdin.txt'"
+"$BP" flamegraph -k "$K" -i - -o "$OUT/stdin.svg" < "$OUT/c1.bpc" > "$OUT/fg_stdin.txt" 2>&1
+check "flamegraph -i -: an SVG" "$OUT/fg_stdin.txt" grep -q '<svg' "$OUT/stdin.svg"
+"$BP" stat -i - < "$OUT/c1.bpc" > "$OUT/stat_stdin.txt" 2>&1
+check "stat -i -: the counter table" "$OUT/stat_stdin.txt" \
+	grep -q "Performance counter stats for 'loopnest'" "$OUT/stat_stdin.txt"
+ls "${TMPDIR:-/tmp}"/bareperf-stdin.* > "$OUT/leftover.txt" 2>/dev/null
+check "-i -: no temporary file left behind" "$OUT/leftover.txt" test ! -s "$OUT/leftover.txt"
+
+# ---- stat -x -------------------------------------------------------------------------
+"$BP" stat -x, -k "$K" --icount -- loopnest > "$OUT/stat_x.txt" 2> "$OUT/stat_x.err"
+rc=$?
+check "stat -x, -- loopnest: perf's CSV, 7 fields a line, task-clock and its metric" \
+	"$OUT/stat_x.err" \
+	sh -c "test $rc -eq 0 && test -s '$OUT/stat_x.txt' &&
+	       ! awk -F, 'NF != 7' '$OUT/stat_x.txt' | grep -q . &&
+	       grep -Eq '^[0-9.]+,ns,task-clock,[0-9]+,100.00,[0-9.]+,CPUs utilized\$' '$OUT/stat_x.txt'"
+"$BP" stat -x ';' -i "$OUT/c1.bpc" > "$OUT/stat_x2.txt" 2>&1
+check "stat -x ';' -i CAPTURE: fields separated by ;" "$OUT/stat_x2.txt" \
+	sh -c "grep -q ';ns;duration;' '$OUT/stat_x2.txt' && ! grep -q '^#' '$OUT/stat_x2.txt'"
+
+# ---- list WORD ------------------------------------------------------------------------
+"$BP" list clock > "$OUT/list_clock.txt" 2>&1
+check "list clock: cpu-clock and task-clock, nothing else" "$OUT/list_clock.txt" \
+	sh -c "grep -q '^  cpu-clock ' '$OUT/list_clock.txt' && grep -q '^  task-clock ' '$OUT/list_clock.txt' &&
+	       ! grep -q '^  cycles ' '$OUT/list_clock.txt' && ! grep -q '^  tsc ' '$OUT/list_clock.txt'"
+"$BP" list > "$OUT/list.txt" 2>&1
+check "list: the software events tsc and task-clock are listed" "$OUT/list.txt" \
+	sh -c "grep -q '^  tsc ' '$OUT/list.txt' && grep -q '^  task-clock ' '$OUT/list.txt' &&
+	       grep -q '^  cycles ' '$OUT/list.txt'"
+
+# ---- make run's call chains -------------------------------------------------------------
+make -n run UEFI=0 BUILD="$B" 2>/dev/null | tr '\\\n' '  ' | grep -o 'bareperf record[^;]*' \
+	> "$OUT/make_run.txt"
+make -n run UEFI=0 CALLCHAIN=0 BUILD="$B" 2>/dev/null | tr '\\\n' '  ' |
+	grep -o 'bareperf record[^;]*' > "$OUT/make_run0.txt"
+check "make run records call chains (-g); CALLCHAIN=0 does not" "$OUT/make_run.txt" \
+	sh -c "grep -Eq -- '[[:space:]]-g[[:space:]]' '$OUT/make_run.txt' && test -s '$OUT/make_run0.txt' &&
+	       ! grep -Eq -- '[[:space:]]-g[[:space:]]' '$OUT/make_run0.txt'"
+
+# ---- missing Debian packages ---------------------------------------------------------------
+# tools/deps.sh ensure (make run and make test run it first), with apt-get,
+# id and sudo replaced by stand-ins that only record what they were asked.
+mkdir -p "$OUT/bin"
+printf '#!/bin/sh\necho "apt-get $*" >> %s/apt.log\n' "$AOUT" > "$OUT/bin/apt"
+printf '#!/bin/sh\necho 1000\n' > "$OUT/bin/id"
+printf '#!/bin/sh\nexit 1\n' > "$OUT/bin/sudo"
+chmod +x "$OUT/bin/apt" "$OUT/bin/id" "$OUT/bin/sudo"
+DEPS() { BAREPERF_DEPS_CHECKS="bp-no-such-command:bp-fake-package" \
+	 BAREPERF_APT_GET="$AOUT/bin/apt" sh tools/deps.sh ensure; }
+if [ "$(id -u)" = 0 ]; then
+	rm -f "$OUT/apt.log"
+	DEPS > "$OUT/deps_root.log" 2>&1
+	rc=$?
+	check "make's deps check as root: installs what is missing itself (apt-get install -y ...)" \
+		"$OUT/deps_root.log" sh -c "test $rc -eq 0 && grep -q '^apt-get update' '$OUT/apt.log' &&
+		grep -q '^apt-get install -y .*linux-perf' '$OUT/apt.log'"
+fi
+rm -f "$OUT/apt.log"
+PATH="$AOUT/bin:$PATH" DEPS > "$OUT/deps_user.log" 2>&1
+rc=$?
+check "deps check, not root, no password-less sudo: names the packages and the one command" \
+	"$OUT/deps_user.log" sh -c "test $rc -eq 1 && test ! -e '$OUT/apt.log' &&
+	grep -q 'needs these Debian packages: bp-fake-package' '$OUT/deps_user.log' &&
+	grep -q 'install them with:  sudo make deps' '$OUT/deps_user.log'"
+printf '#!/bin/sh\n[ "$1" = -n ] || exit 1\nshift\nexec "$@"\n' > "$OUT/bin/sudo"
+PATH="$AOUT/bin:$PATH" DEPS > "$OUT/deps_sudo.log" 2>&1
+rc=$?
+check "deps check, not root, sudo -n allowed: installs through sudo" "$OUT/deps_sudo.log" \
+	sh -c "test $rc -eq 0 && grep -q '^apt-get install -y ' '$OUT/apt.log' &&
+	grep -q 'installing them with sudo' '$OUT/deps_sudo.log'"
+sh tools/deps.sh list > "$OUT/deps_list.txt"
+CLANG_V=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\)\..*/\1/p' | head -n 1)
+check "deps list: the clang runtime package of the installed clang (libclang-rt-$CLANG_V-dev)" \
+	"$OUT/deps_list.txt" grep -q "libclang-rt-$CLANG_V-dev" "$OUT/deps_list.txt"
+
+# ---- help and man pages -------------------------------------------------------------------
+"$BP" --help > "$OUT/help.txt" 2>&1
+check "bareperf --help: stat counts (no 'estimated'), every command described" "$OUT/help.txt" \
+	sh -c "! grep -qi 'estimated from samples' '$OUT/help.txt' &&
+	       grep -q '^  stat  *counter tables per app run and CPU, counted by the kernel' '$OUT/help.txt'"
+CMDS=$(awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { on = 0 }' \
+	"$OUT/help.txt")
+missing=
+for c in $CMDS; do
+	page=$B/man/bareperf-$c.1
+	[ -s "$page" ] || { missing="$missing $c(no page)"; continue; }
+	# every option of --help is in the page, as man renders it
+	MANWIDTH=200 man -l "$page" 2> /dev/null > "$OUT/man-$c.txt"
+	"$BP" $c --help | grep -Eo '^ {2,6}-[A-Za-z0-9-]+' | while read -r o; do
+		grep -q -- "$o" "$OUT/man-$c.txt" || echo "$c:$o"
+	done >> "$OUT/man_missing.txt"
+done
+check "man pages for every command ($(echo $CMDS)), rendered from --help: every option in them" \
+	"$OUT/man_missing.txt" sh -c "test -z '$missing' && test -n '$CMDS' && test ! -s '$OUT/man_missing.txt'"
+make install PREFIX="$AOUT/prefix" BUILD="$B" > "$OUT/install.log" 2>&1
+check "make install PREFIX=...: bin/bareperf and man pages; man bareperf-record reads" \
+	"$OUT/install.log" \
+	sh -c "test -x '$OUT/prefix/bin/bareperf' &&
+	       MANPATH='$OUT/prefix/share/man' man bareperf-record 2>/dev/null | grep -q 'bareperf-record'"
+finish

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The soft PMU's account, end to end: `bareperf record --qemu` of
+loopnest at a tick every 50 us, then `bareperf report` and `script`.
+
+Under -icount (deterministic: every HPET NMI is taken in time) every tick
+due is a sample: the coverage line says N ticks due, N samples, 0 lost,
+the losses line says none, and the kernel's TICKS record agrees. The app's
+duration (APP_START to APP_STOP) is the app's own: loopnest measures its
+loop nest with the TSC and prints it, and the run's window may exceed that
+only by the app's set-up and the start of sampling, not by the drain of
+the stream that follows; `stat` then finds a single-CPU loop 1.000 CPUs
+utilized.
+
+Without icount, on 1 and 2 CPUs (where the host is busy, NMIs merge):
+for every CPU, samples + lost (+ dropped, + not received) = ticks due,
+each lost tick is in a LOST_SAMPLES warning, and "losses: none" appears
+only when nothing was lost. Prints TAP.
+
+Usage: coverage.py [BUILD_DIR]   (run from the repository root)
+"""
+import os
+import re
+import subprocess
+import sys
+
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+BP = os.path.join(BUILD, "bareperf")
+OUT = os.path.join(BUILD, "test", "coverage")
+
+n_checks = 0
+failed = 0
+
+
+def check(ok, name, detail=""):
+    global n_checks, failed
+    n_checks += 1
+    if not ok:
+        failed += 1
+    print(f"{'ok' if ok else 'not ok'} {n_checks} - {name}", flush=True)
+    if not ok and detail:
+        for line in str(detail).splitlines()[-30:]:
+            print(f"#   {line}", flush=True)
+
+
+def run(*args, timeout=300):
+    p = subprocess.run([BP, *args], capture_output=True, text=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def record(name, *args):
+    cap = os.path.join(OUT, name + ".bpc")
+    rc, out, err = run("record", "--qemu", *args, "-o", cap, "-c", "50000", "--", "loopnest")
+    check(rc == 0, f"record {' '.join(args)} -c 50000 -- loopnest: exit 0", out + err)
+    _, rep, err2 = run("report", "-i", cap, "--stdio")
+    _, scr, _ = run("script", "-i", cap)
+    _, con, _ = run("script", "-i", cap, "--console")
+    return cap, rep + err2, scr, con
+
+
+def coverage(rep):
+    """{cpu: (due, received, lost, throttled, dropped, missing)} from the coverage lines."""
+    m = re.search(r"^# coverage: (\d+) ticks due( on each of (\d+) CPUs)? \(one every "
+                  r"50\.00 us over [\d.]+ [mu]?s, HPET counter\)(.*)$", rep, re.M)
+    if not m:
+        return None
+    due = int(m.group(1))
+    lines = [("0", m.group(4)[2:])] if not m.group(2) else \
+        re.findall(r"^#   cpu (\d+): (.*)$", rep, re.M)
+    res = {}
+    for cpu, text in lines:
+        t = re.match(r"^(\d+) samples \([\d.]+%\) \+ (\d+) lost( \((\d+) of them throttled\))?"
+                     r"( \+ (\d+) dropped \(ring full\))?( \+ (\d+) written, not received)?$",
+                     text)
+        if not t:
+            return None
+        res[int(cpu)] = (due, int(t.group(1)), int(t.group(2)), int(t.group(4) or 0),
+                         int(t.group(6) or 0), int(t.group(8) or 0))
+    return res
+
+
+def ticks_records(scr):
+    """[(cpu, due, samples, dropped, lost)] from script's TICKS lines."""
+    return [(int(c), int(d), int(s), int(dr), int(lo)) for c, d, s, dr, lo in
+            re.findall(r"\[(\d+)\]\s+: TICKS due=(\d+) samples=(\d+) dropped=(\d+) lost=(\d+)",
+                       scr)]
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+
+    # 1. Under icount: exact.
+    cap, rep, scr, con = record("icount", "--icount")
+    cov = coverage(rep)
+    m = re.search(r"^# samples: (\d+) over", rep, re.M)
+    samples = int(m.group(1)) if m else -1
+    check(cov is not None and list(cov) == [0] and cov[0][0] == samples and
+          cov[0][1:] == (samples, 0, 0, 0, 0) and samples > 300,
+          f"icount: every tick due is a sample ({samples} samples, coverage {cov})", rep)
+    check(re.search(r"^# losses: none \(", rep, re.M) is not None and "WARNING" not in rep,
+          "icount: the report says losses: none", rep)
+    tr = ticks_records(scr)
+    check(len(tr) == 1 and tr[0] == (0, samples, samples, 0, 0) and
+          "LOST_SAMPLES" not in scr,
+          f"icount: the kernel's TICKS agrees, no LOST_SAMPLES ({tr})", scr[-2000:])
+
+    # The window is the app's: loopnest's own loop-nest time, plus its set-up
+    # (within 1%), not plus the drain.
+    m = re.search(r"results correct, (\d+) TSC ticks", con)
+    own = int(m.group(1)) if m else 0
+    starts = re.findall(r"\s([\d.]+): APP_START", scr)
+    stops = re.findall(r"\s([\d.]+): APP_STOP", scr)
+    dur = (float(stops[0]) - float(starts[0])) * 1e9 if starts and stops else 0
+    check(own > 0 and own <= dur <= own * 1.01,
+          f"icount: APP_START to APP_STOP {dur:.0f} ns for loopnest's own {own} TSC ticks "
+          f"(1 GHz: ns)", con + scr[-1000:])
+
+    rc, st, err = run("stat", "--icount", "--", "loopnest")
+    m = re.search(r"^\s+([\d,]+) ns\s+duration", st, re.M)
+    d = int(m.group(1).replace(",", "")) if m else 0
+    m = re.search(r"^\s+([\d,]+) ns\s+task-clock\s+# ([\d.]+) CPUs utilized", st, re.M)
+    tc = int(m.group(1).replace(",", "")) if m else 0
+    util = m.group(2) if m else ""
+    check(rc == 0 and util == "1.000" and d >= tc > 0 and d - tc <= d / 500,
+          f"stat --icount: a single-CPU loop is {util} CPUs utilized (duration {d} ns, "
+          f"task-clock {tc} ns)", st + err)
+
+    # 2. Without icount, 1 and 2 CPUs: the equation holds whatever the host did.
+    for name, args in (("tcg1", ()), ("tcg2", ("--smp", "2"))):
+        ncpu = 2 if args else 1
+        cap, rep, scr, con = record(name, *args)
+        cov = coverage(rep)
+        tr = ticks_records(scr)
+        ok = cov is not None and sorted(cov) == list(range(ncpu)) and len(tr) == ncpu
+        detail = []
+        for cpu in sorted(cov or {}):
+            due, got, lost, thr, dropped, missing = cov[cpu]
+            detail.append(f"cpu {cpu}: {due} due = {got} + {lost} lost + {dropped} dropped + "
+                          f"{missing} not received")
+            ok = ok and got + lost + dropped + missing == due
+            warn = re.search(rf"^# WARNING: LOST_SAMPLES: (\d+) samples not taken on cpu {cpu} ",
+                             rep, re.M)
+            ok = ok and (int(warn.group(1)) == lost if lost else warn is None)
+        none = re.search(r"^# losses: none", rep, re.M) is not None
+        anylost = any(c[2] or c[4] or c[5] for c in (cov or {}).values())
+        ok = ok and none == (not anylost and "WARNING" not in rep)
+        check(ok, f"{name}: samples + lost = ticks due on every CPU ({'; '.join(detail)}); "
+              f"losses: {'none' if none else 'warned'}", rep)
+
+    print(f"1..{n_checks}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
