@@ -2,7 +2,8 @@
 
 Fields: name, boot ("pvh" | "uefi"), append (PVH command line), cfg (UEFI:
 the ESP's bareperf.cfg), kernel (UEFI: normal | missing | truncated |
-garbage), smp, mem, icount, timeout (s), kind ("tap" | "expect"), expect /
+garbage), smp, mem, icount, timeout (s; it only raises the runner's floor,
+GUEST_TIMEOUT_* in test/runner.py), kind ("tap" | "expect"), expect /
 forbid (regexes), exit (the kernel's exit code: 0 ok, 1 fail, 2 usage,
 3 panic; None = QEMU is stopped once every stop_on regex has appeared),
 qemu_args (more QEMU arguments; "{host_file}" and "{workdir}" in them are
@@ -342,8 +343,9 @@ KVM_TESTS += [
 # mode (QEMU >= 8.1 TCG offers it on -cpu max; 7.2 does not), and a set
 # with no HPET (-machine q35,hpet=off: the kernel calibrates on the PM
 # timer and says so).
-# (-icount with -cpu max stops QEMU 10.0 with "Bad icount read": the icount
-# tests stay on the default CPU.) The soft PMU needs an HPET comparator, so
+# (QEMU 10.0 stops with "Bad icount read" when the kernel reads the APIC
+# through its x2APIC MSRs under -icount, with -cpu max or qemu64,+x2apic:
+# the icount tests stay in xAPIC mode.) The soft PMU needs an HPET comparator, so
 # the no-HPET set runs without sampling (events=none).
 _X2APIC_BASES = ["smp2", "smp4", "timers_nmi", "profile_smp", "count_smp",
                  "smp4_refused_aps_park"]
@@ -416,6 +418,15 @@ TESTS += [
                  r"^serial: console on I/O 0x2f8, 115200 baud: ACPI SPCR names it$",
                  r"^bareperf: booted via PVH",      # the early boot log was replayed
                  r"^ok 1 - boot source is pvh"]),
+    # Watching COM1 while SPCR names COM2: the boot so far, then where the
+    # console went.
+    dict(name="serial_spcr_com1_note", kind="expect", exit=0,
+         files={"spcr-com2n.bin": spcr_table(0x2f8)},
+         qemu_args=["-serial", "null", "-acpitable", "file={workdir}/spcr-com2n.bin"],
+         append="app=test_boot -- source=pvh mem=256",
+         expect=[r"^bareperf: booted via PVH",
+                 r"^serial: the console continues on I/O 0x2f8 \(ACPI SPCR names it\)$"],
+         forbid=[r"^ok 1 -"]),
     # SPCR names COM4, where nothing answers: said, then COM1.
     dict(name="serial_spcr_absent_uart", kind="expect", exit=0,
          files={"spcr-com4.bin": spcr_table(0x2e8)},
@@ -439,6 +450,15 @@ TESTS += [
          qemu_args=["-serial", "stdio"], append="serial=com2 app=test_boot -- source=pvh mem=256",
          expect=[r"^serial: console on I/O 0x2f8, 115200 baud: serial= names it$",
                  r"^ok 1 - boot source is pvh"]),
+    # Through OVMF: the SPCR among the firmware's tables (XSDT). COM1 goes
+    # nowhere; the kernel's log is on COM2.
+    dict(name="serial_spcr_uefi", boot="uefi", kind="expect", exit=0, serial="null",
+         files={"spcr-com2u.bin": spcr_table(0x2f8)},
+         qemu_args=["-serial", "stdio", "-acpitable", "file={workdir}/spcr-com2u.bin"],
+         cfg="app=test_boot -- source=uefi mem=256\n",
+         expect=[r"^acpi: RSDP rev 2 .*XSDT.*tables: .*\bSPCR\b",
+                 r"^serial: console on I/O 0x2f8, 115200 baud: ACPI SPCR names it$",
+                 r"^bareperf: booted via UEFI", r"^ok 1 - boot source is uefi"]),
     # A bad command line is reported on the UART SPCR names, too.
     dict(name="serial_spcr_bad_cmdline", kind="expect", exit=2, serial="null",
          files={"spcr-com2b.bin": spcr_table(0x2f8)},
