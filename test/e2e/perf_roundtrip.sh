@@ -240,8 +240,10 @@ fi
 # ---- losses: a lossy capture's LOST records reach perf ------------------------------
 # The UART held to 115200 baud and a 2-page ring: the kernel drops records
 # (test/e2e/pacing.py checks the counts are exact); perf must warn.
-# (without -icount: the pace is the host's clock, not the instruction count)
-if "$BP" record --qemu -g --kernel "$K" -q --pace 115200 -c 100000 --ring-pages 2 \
+# Under -icount, so the samples (and what overflows the ring) do not depend
+# on how busy the host is: on a loaded host the soft PMU takes too few
+# samples to fill even 2 pages.
+if "$BP" record --qemu --icount -g --kernel "$K" -q --pace 115200 -c 100000 --ring-pages 2 \
 	-o "$OUT/lossy.bpc" -- loopnest > "$OUT/lossy.record.log" 2>&1; then
 	"$BP" script -i "$OUT/lossy.bpc" 2>/dev/null |
 		awk '/: LOST id=/ { n++; sub(/.*lost=/, ""); s += $1 } END { print n + 0, s + 0 }' \
