@@ -118,10 +118,11 @@ tramp64:
 	mov	rdi, [rbp + OFF(tp_arg)]
 	mov	rax, [rbp + OFF(tp_entry)]
 	xor	ebp, ebp
-	call	rax
-.hang:	cli
-	hlt
-	jmp	.hang
+	; ap_entry never returns: a zero return address ends every call chain
+	; and backtrace at it, instead of at a return into this copied page,
+	; which no symbol covers.
+	push	0
+	jmp	rax
 
 bits 32
 park32:
