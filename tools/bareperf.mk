@@ -12,7 +12,8 @@
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
 BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
-	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c
+	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c \
+	tools/bench_code.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
