@@ -122,6 +122,17 @@ $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/
 		$(CURDIR) $(PYTHON) $(BUILD) > $@
 	$(Q)chmod +x $@
 
+# bareperf bench (test/e2e/bench_code.sh): snippets measured exactly under
+# -icount, faults and the watchdog in one boot, errors before sending.
+HOST_TESTS += $(BUILD)/host/bench_code
+
+$(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/bench_code.sh %s\n' $(CURDIR) $(BUILD) > $@
+	$(Q)chmod +x $@
+
 # perf's command-line habits (test/e2e/cli.sh): report's sort keys and
 # columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
 # text and the man pages rendered from it, make install.

@@ -48,6 +48,7 @@ struct bopts {
 
 struct snippet {
 	char *src;			/* as given (batch line or -asm) */
+	int line;			/* --batch: its line in the file */
 	uint8_t *body, *init, *late;
 	size_t body_len, init_len, late_len;
 };
@@ -282,7 +283,7 @@ static int assemble(const char *what, const char *src, uint8_t **out, size_t *le
 		return -1;
 	}
 	/* Line 1 is BITS 64: snippet line k is file line k + 1. */
-	fprintf(f, "BITS 64\nDEFAULT REL\n");
+	fprintf(f, "BITS 64\n");
 	for (const char *p = src; *p; p++)
 		fputc(*p == ';' ? '\n' : *p, f);
 	fputc('\n', f);
@@ -293,16 +294,16 @@ static int assemble(const char *what, const char *src, uint8_t **out, size_t *le
 	int errors = 0;
 	while (pp && fgets(line, sizeof(line), pp)) {
 		char *c = strstr(line, ".asm:");
-		long ln = c ? strtol(c + 5, NULL, 10) - 2 : 0;
+		long ln = c ? strtol(c + 5, NULL, 10) - 1 : 0;
 		char *msg = c ? strchr(c + 5, ':') : NULL;
 		/* the snippet's line ln, to show with the message */
 		const char *s = src;
 		for (long k = 1; k < ln && s; k++)
 			s = strchr(s, ';') ? strchr(s, ';') + 1 : NULL;
 		int w = s ? (int)(strchrnul(s, ';') - s) : 0;
-		fprintf(stderr, "bareperf bench: %s line %ld `%.*s`:%s", what, ln, w, s ? s : "",
+		fprintf(stderr, "bareperf bench: %s, line %ld `%.*s`:%s", what, ln, w, s ? s : "",
 			msg ? msg + 1 : line);
-		errors++;
+		errors += strstr(line, "error:") != NULL;
 	}
 	int st = pp ? pclose(pp) : -1;
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
@@ -602,7 +603,9 @@ static int load_batch(const char *path, struct snippet **out, int *n)
 		return -1;
 	}
 	*out = NULL;
+	int lineno = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
 			line[--len] = 0;
 		char *s = line + strspn(line, " \t");
@@ -618,6 +621,7 @@ static int load_batch(const char *path, struct snippet **out, int *n)
 			*out = realloc(*out, max * sizeof(**out));
 		}
 		memset(&(*out)[k], 0, sizeof(**out));
+		(*out)[k].line = lineno;
 		(*out)[k++].src = strdup(s);
 	}
 	free(line);
@@ -649,7 +653,7 @@ int cmd_bench(int argc, char **argv)
 			return 2;
 		for (int i = 0; i < nsn; i++) {
 			char what[64];
-			snprintf(what, sizeof(what), "--batch line %d", i + 1);
+			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
 			if (assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
 				return 2;
 		}

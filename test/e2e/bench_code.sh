@@ -1,0 +1,51 @@
+#!/bin/sh
+# bareperf bench end to end (tools/bench_code.c, apps/bench_code.c): under
+# QEMU -icount the TSC counts instructions, so results are exact. One boot
+# runs a batch mixing good snippets with a fault, an invalid opcode, a
+# privileged #GP and an endless loop: each gets its error and the next
+# snippet is measured right. Then loop and basic-mode values, and the
+# errors caught before anything is sent. Prints TAP.
+B=${1:-build}
+BP=$B/bareperf
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+fail=0
+check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
+	d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
+}
+has() { grep -qF -- "$2" "$1"; }
+
+$BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
+	>"$T/batch.csv" 2>"$T/batch.err"
+echo "# batch exit $?"; sed 's/^/# /' "$T/batch.csv" "$T/batch.err"
+row() { sed -n "$1p" "$T/batch.csv"; }
+check "header" test "$(row 1)" = 'asm,event,value,error'
+check "add rax, rbx = 1.000" test "$(row 2)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "two adds = 2.000" test "$(row 3)" = '"add rax, rbx; add rbx, rax","Instructions retired (TSC under -icount)",2.000,'
+check "#PF named with its offset and address" has "$T/batch.csv" '"mov rax, [0]",,,"fault: #PF page fault at offset 0 of the snippet (copy 0), address 0'
+check "#UD named" has "$T/batch.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
+check "privileged #GP at offset 4" has "$T/batch.csv" '"mov ax, 0xfff8; ltr ax",,,"fault: #GP general protection at offset 0x4 of the snippet (copy 0), error code 0xfff8"'
+check "endless loop stopped by the watchdog" has "$T/batch.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog'
+check "-asm_init state seen by the body (1 + 2 * 5)" has "$T/batch.csv" '"mov rcx, r12; .l: dec rcx; jnz .l","Instructions retired (TSC under -icount)",11.000,'
+check "measured right after the faults" test "$(row 9)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "8 rows, 4 failed, exit 3" has "$T/batch.err" "8 snippets, 4 refused or failed"
+
+$BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>&1
+check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'Instructions retired (TSC under -icount): 1.00'
+$BP bench --icount -asm "add rax, rbx; add rbx, rax" -basic_mode -no_normalization -unroll_count 50 >"$T/basic" 2>&1
+check "-basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
+
+# Refused before anything is sent: no kernel needed to see it.
+$BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
+check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
+head -c 5000 /dev/zero | tr '\0' '\220' >"$T/big.bin"
+$BP bench -code "$T/big.bin" --kernel /nonexistent >"$T/big" 2>&1
+check "a blob over the limit is refused" has "$T/big" "is larger than 4096 bytes"
+$BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
+check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
+echo "1..$n"
+exit $fail
