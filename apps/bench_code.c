@@ -140,7 +140,7 @@ static void emit_imm64(struct gen *g, const u8 *op, u64 imm)
 struct code_req {
 	const u8 *body, *init, *late;
 	u64 body_len, init_len, late_len;
-	u64 unroll, loops, reps, warmup, initial, flags, timeout_ms, align;
+	u64 unroll, loops, reps, warmup, initial, flags, timeout_ms, align, cpu;
 	struct bench_opts o;
 };
 
@@ -219,6 +219,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 	r->reps = 10;
 	r->warmup = 5;
 	r->timeout_ms = BENCH_CODE_TIMEOUT_MS;
+	r->cpu = this_cpu_id();
 	bench_opts_default(&r->o);
 	while (len) {
 		struct wire_ctl_msg t;
@@ -258,6 +259,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 		case WIRE_CODE_FLAGS:	bad = take_u64(v, t.len, &r->flags); break;
 		case WIRE_CODE_TIMEOUT_MS: bad = take_u64(v, t.len, &r->timeout_ms); break;
 		case WIRE_CODE_ALIGN:	bad = take_u64(v, t.len, &r->align); break;
+		case WIRE_CODE_CPU:	bad = take_u64(v, t.len, &r->cpu); break;
 		case WIRE_CODE_EVENT:
 			bad = r->o.nevents >= BENCH_MAX_EVENTS || !t.len ||
 			      t.len >= BENCH_NAME_MAX;
@@ -289,6 +291,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM) ? "unknown flags" :
 			  r->align > 63 ? "alignment offset must be 0 to 63" :
 			  !r->timeout_ms || r->timeout_ms > 3600000 ? "timeout must be 1 ms to 1 hour" :
+			  r->cpu >= smp_cpus() ? "no such CPU" :
 			  NULL;
 	if (why) {
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", why);
@@ -348,6 +351,59 @@ static void initial_warmup(void *arg)
 	}
 }
 
+/* One measurement on the CPU that runs the code; the reply is the
+ * control CPU's to send. */
+struct job {
+	struct code_req *r;
+	struct bench *b;
+	struct bench_result *res;
+	int n, err;
+	char changed[64];
+	char errtext[160];
+};
+
+static void measure_job(void *arg)
+{
+	struct job *j = arg;
+	struct code_req *r = j->r;
+	u64 hz = hpet_hz();
+	u64 period = hz * r->timeout_ms / 4000;
+	int err = hz ? hpet_nmi_start(MIN(MAX(period, 1ul), HPET_NMI_MAX_TICKS),
+				      this_cpu()->apic_id, watchdog, NULL) : -E_NODEV;
+
+	if (err) {
+		ksnprintf(j->errtext, sizeof(j->errtext), "no watchdog (the HPET NMI: error %d): "
+			  "not running code nothing could stop", err);
+		return;
+	}
+	u64 cr0 = read_cr0(), cr3 = read_cr3(), cr4 = read_cr4();
+	run.why = STOP_NONE;
+	run.cpu = this_cpu_id();
+	run.timeout_ticks = hz * r->timeout_ms / 1000;
+	/* The control CPU wrote the code: serialize before running it here
+	 * (SDM Vol. 3A 9.1.3, cross-modifying code). */
+	u32 a, b, c, d;
+	cpuid(0, &a, &b, &c, &d);
+	if (!unwind_save(&run.at)) {
+		run.t0 = hpet_read();
+		run.active = true;
+		initial_warmup(r);
+		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
+		run.active = false;
+	} else {
+		bench_abandon();
+	}
+	hpet_nmi_stop();
+	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4) {
+		ksnprintf(j->changed, sizeof(j->changed), "; the code changed %s%s%s (put back)",
+			  read_cr0() != cr0 ? "CR0 " : "", read_cr3() != cr3 ? "CR3 " : "",
+			  read_cr4() != cr4 ? "CR4" : "");
+		write_cr0(cr0);
+		write_cr4(cr4);
+		write_cr3(cr3);
+	}
+}
+
 void bench_code_serve(const u8 *v, size_t len)
 {
 	static struct code_req r;
@@ -386,45 +442,24 @@ void bench_code_serve(const u8 *v, size_t len)
 		.work = norm && r.loops ? r.loops : 1,
 		.code = &code,
 	};
-	r.o.cpu = this_cpu_id();
+	r.o.cpu = r.cpu;
 	r.o.quiet = true;
 	r.o.no_records = true;
 	r.o.reps = r.reps;
 
-	u64 hz = hpet_hz();
-	u64 period = hz * r.timeout_ms / 4000;
-	int err = hz ? hpet_nmi_start(MIN(MAX(period, 1ul), HPET_NMI_MAX_TICKS),
-				      this_cpu()->apic_id, watchdog, NULL) : -E_NODEV;
-	if (err) {
-		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: no watchdog (the HPET NMI: error %d): "
-			       "not running code nothing could stop", err);
+	static struct job j;
+	j = (struct job){ .r = &r, .b = &b, .res = res };
+	if (r.cpu == this_cpu_id())
+		measure_job(&j);
+	else if ((j.err = smp_call(r.cpu, measure_job, &j, true)))
+		ksnprintf(j.errtext, sizeof(j.errtext), "cpu %lu is busy or missing (%d)", r.cpu,
+			  j.err);
+	if (j.errtext[0]) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", j.errtext);
 		return;
 	}
-	u64 cr0 = read_cr0(), cr3 = read_cr3(), cr4 = read_cr4();
-	int n = 0;
-	run.why = STOP_NONE;
-	run.cpu = this_cpu_id();
-	run.timeout_ticks = hz * r.timeout_ms / 1000;
-	if (!unwind_save(&run.at)) {
-		run.t0 = hpet_read();
-		run.active = true;
-		initial_warmup(&r);
-		n = bench_run(&b, &r.o, r.reps, r.warmup, res, BENCH_MAX_EVENTS);
-		run.active = false;
-	} else {
-		bench_abandon();
-	}
-	hpet_nmi_stop();
-
-	char changed[64] = "";
-	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4) {
-		ksnprintf(changed, sizeof(changed), "; the code changed %s%s%s (put back)",
-			  read_cr0() != cr0 ? "CR0 " : "", read_cr3() != cr3 ? "CR3 " : "",
-			  read_cr4() != cr4 ? "CR4" : "");
-		write_cr0(cr0);
-		write_cr4(cr4);
-		write_cr3(cr3);
-	}
+	int n = j.n;
+	const char *changed = j.changed;
 	if (run.why != STOP_NONE) {
 		where(run.rip, text, sizeof(text));
 		if (run.why == STOP_TIMEOUT)

@@ -31,18 +31,22 @@
 #include "uapi/wire.h"
 
 #define QBOOT		"/usr/share/qemu/qboot.rom"
-#define MAX_EVENTS	4
+#define MAX_EVENTS	4		/* per request: the kernel's BENCH_MAX_EVENTS */
+#define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define BOOT_WAIT_S	120.0
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
 	uint64_t unroll, loops, reps, warmup, initial, align, timeout_ms;
-	uint64_t flags;
+	uint64_t flags, cpu;
+	bool have_cpu;
 	int agg;			/* BP_BENCH_AGG_* */
-	char events[MAX_EVENTS][32];
+	char events[MAX_ALL_EVENTS][32];	/* what the kernel parses */
+	char labels[MAX_ALL_EVENTS][64];	/* -config's names; "" for -e's */
 	int nevents;
-	bool json, icount, kvm;
+	const char *config;
+	bool json, icount, kvm, verbose;
 	unsigned smp, baud;
 };
 
@@ -87,11 +91,16 @@ static void usage(FILE *f)
 		"  -warm_up_count N        warm-up runs before them (default 5)\n"
 		"  -initial_warm_up_count N  runs of both versions before anything (default 0)\n"
 		"  -alignment_offset N     the body starts N bytes past a 64-byte boundary\n"
+		"  -cpu N                  run it on CPU N (with --smp; default the control CPU, 0)\n"
 		"  -min | -median | -avg   the aggregate over measurements (default median)\n"
 		"  -basic_mode             n copies against 0 copies (the fixed overhead shows)\n"
 		"  -no_normalization       the total per measurement, not per copy and iteration\n"
 		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
+		"  -config FILE            nanoBench's event lines: EV.UMASK[.CMSK=N][.EDG][.INV] NAME\n"
+		"                          (events beyond 4 are measured in further runs, never\n"
+		"                          multiplexed)\n"
+		"  -verbose                also the raw counts of the two versions (stderr)\n"
 		"  --timeout MS            the watchdog stops a snippet after MS (default 2000)\n"
 		"  --batch FILE            one snippet per line ('#' comments), one row each (CSV)\n"
 		"  --json                  JSON instead of text or CSV\n"
@@ -156,6 +165,13 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		NUM("-initial_warm_up_count", initial, 100000)
 		NUM("-alignment_offset", align, 63)
 		NUM("--timeout", timeout_ms, 3600000)
+		if (!strcmp(a, "-cpu")) {
+			if (parse_num(a, v, 4095, &o->cpu))
+				return -1;
+			o->have_cpu = true;
+			i++;
+			continue;
+		}
 		STR("-asm", asm_body)
 		STR("-asm_init", asm_init)
 		STR("-asm_late_init", asm_late)
@@ -164,6 +180,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		STR("--batch", batch)
 		STR("--tty", tty)
 		STR("--kernel", kernel)
+		STR("-config", config)
 		STR("-k", kernel)
 #undef NUM
 #undef STR
@@ -174,6 +191,8 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			o->flags |= WIRE_CODEF_BASIC;
 		else if (!strcmp(a, "-no_normalization"))
 			o->flags |= WIRE_CODEF_NO_NORM;
+		else if (!strcmp(a, "-verbose") || !strcmp(a, "-v"))
+			o->verbose = true;
 		else if (!strcmp(a, "--json"))
 			o->json = true;
 		else if (!strcmp(a, "--qemu"))
@@ -198,9 +217,9 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			char buf[512];
 			snprintf(buf, sizeof(buf), "%s", v);
 			for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
-				if (o->nevents == MAX_EVENTS || strlen(s) >= sizeof(o->events[0])) {
+				if (o->nevents == MAX_ALL_EVENTS || strlen(s) >= sizeof(o->events[0])) {
 					fprintf(stderr, "bareperf bench: at most %d events of %zu "
-						"characters\n", MAX_EVENTS, sizeof(o->events[0]) - 1);
+						"characters\n", MAX_ALL_EVENTS, sizeof(o->events[0]) - 1);
 					return -1;
 				}
 				strcpy(o->events[o->nevents++], s);
@@ -209,7 +228,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(0);
-		} else if (!strcmp(a, "--uefi") || !strcmp(a, "-config") || !strcmp(a, "-cpu")) {
+		} else if (!strcmp(a, "--uefi")) {
 			fprintf(stderr, "bareperf bench: %s is not supported by bench yet\n", a);
 			return -1;
 		} else {
@@ -231,6 +250,83 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		fprintf(stderr, "bareperf bench: -unroll_count and -n_measurements must be at least 1\n");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * -config FILE: nanoBench's event lines, "EV.UMASK[.CMSK=N][.EDG][.INV] NAME"
+ * (hex EV and UMASK, '#' comments), turned into raw PERFEVTSEL specs
+ * r<hex> (SDM Vol. 3B 20.2.1.1: event 7:0, umask 15:8, edge 18, inv 23,
+ * cmask 31:24; AMD's EventSelect[11:8] at 35:32, APM Vol. 2 13.2.1).
+ * Fields nanoBench knows but bareperf cannot honour (AnyT, TakenAlone,
+ * CTR=, MSR_*=) are refused, not dropped.
+ */
+static int load_config(struct bopts *o)
+{
+	FILE *f = fopen(o->config, "r");
+	char line[512];
+	int ln = 0;
+
+	if (!f) {
+		fprintf(stderr, "bareperf bench: -config %s: %s\n", o->config, strerror(errno));
+		return -1;
+	}
+#define CFG_ERR(...) do {							\
+		fprintf(stderr, "bareperf bench: -config %s:%d: ", o->config, ln);	\
+		fprintf(stderr, __VA_ARGS__);					\
+		fputc('\n', stderr);						\
+		fclose(f);							\
+		return -1;							\
+	} while (0)
+	while (fgets(line, sizeof(line), f)) {
+		ln++;
+		char *h = strchr(line, '#');
+		if (h)
+			*h = 0;
+		char spec[256], name[256];
+		int k = sscanf(line, "%255s %255s", spec, name);
+		if (k <= 0)
+			continue;
+		if (k == 1)
+			CFG_ERR("'%s' has no name (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", spec);
+		char *save, *tok = strtok_r(spec, ".", &save), *end;
+		unsigned long ev = strtoul(tok, &end, 16), umask = 0, cmask = 0;
+		bool edge = false, inv = false;
+		if (!*tok || *end || strlen(tok) > 3)
+			CFG_ERR("event select '%s' is not 1 to 3 hex digits", tok);
+		tok = strtok_r(NULL, ".", &save);
+		if (!tok)
+			CFG_ERR("'%s' has no unit mask (EV.UMASK)", spec);
+		umask = strtoul(tok, &end, 16);
+		if (!*tok || *end || strlen(tok) > 2)
+			CFG_ERR("unit mask '%s' is not 1 or 2 hex digits", tok);
+		while ((tok = strtok_r(NULL, ".", &save))) {
+			if (!strncmp(tok, "CMSK=", 5)) {
+				cmask = strtoul(tok + 5, &end, 0);
+				if (!tok[5] || *end || cmask > 255)
+					CFG_ERR("'%s': the counter mask is 0 to 255", tok);
+			} else if (!strcmp(tok, "EDG")) {
+				edge = true;
+			} else if (!strcmp(tok, "INV")) {
+				inv = true;
+			} else if (!strcmp(tok, "AnyT") || !strcmp(tok, "TakenAlone") ||
+				   !strncmp(tok, "CTR=", 4) || !strncmp(tok, "MSR_", 4)) {
+				CFG_ERR("'%s' is not supported here (bareperf programs EV, UMASK, "
+					"CMSK, EDG and INV)", tok);
+			} else {
+				CFG_ERR("unknown field '%s' (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", tok);
+			}
+		}
+		if (o->nevents == MAX_ALL_EVENTS)
+			CFG_ERR("more than %d events", MAX_ALL_EVENTS);
+		unsigned long long cfg = (ev & 0xff) | umask << 8 | (edge ? 1ul << 18 : 0) |
+					 (inv ? 1ul << 23 : 0) | cmask << 24 |
+					 (unsigned long long)(ev >> 8) << 32;
+		snprintf(o->events[o->nevents], sizeof(o->events[0]), "r%llx", cfg);
+		snprintf(o->labels[o->nevents++], sizeof(o->labels[0]), "%.63s", name);
+	}
+#undef CFG_ERR
+	fclose(f);
 	return 0;
 }
 
@@ -347,8 +443,8 @@ static size_t put_u64(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64
 	return put(buf, at, cap, type, &v, sizeof(v));
 }
 
-static size_t run_code_msg(const struct bopts *o, const struct snippet *s, uint8_t *buf,
-			   size_t cap)
+static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int group,
+			   uint8_t *buf, size_t cap)
 {
 	size_t at = sizeof(struct wire_ctl_msg);
 
@@ -365,7 +461,9 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, uint8
 	at = put_u64(buf, at, cap, WIRE_CODE_FLAGS, o->flags);
 	at = put_u64(buf, at, cap, WIRE_CODE_TIMEOUT_MS, o->timeout_ms);
 	at = put_u64(buf, at, cap, WIRE_CODE_ALIGN, o->align);
-	for (int i = 0; i < o->nevents; i++)
+	if (o->have_cpu)
+		at = put_u64(buf, at, cap, WIRE_CODE_CPU, o->cpu);
+	for (int i = group * MAX_EVENTS; i < o->nevents && i < (group + 1) * MAX_EVENTS; i++)
 		at = put(buf, at, cap, WIRE_CODE_EVENT, o->events[i], strlen(o->events[i]));
 	if (!at)
 		return 0;
@@ -560,6 +658,13 @@ static int parse_item(const struct bopts *o, const char *item, struct result *x)
 			   !strcmp(ev, "cycles") ? "Core cycles" :
 			   !strcmp(ev, "instructions") ? "Instructions retired" : ev;
 	snprintf(x->label, sizeof(x->label), "%s", name);
+	for (int i = 0; i < o->nevents; i++)
+		if (o->labels[i][0] && !strcmp(o->events[i], ev))
+			snprintf(x->label, sizeof(x->label), "%s", o->labels[i]);
+	if (o->verbose)
+		fprintf(stderr, "bareperf bench: %s: median of %llu (first version) and %llu "
+			"(second) per measurement%s\n", x->label, mn_n, med_2n,
+			o->flags & WIRE_CODEF_BASIC ? "; the first is the fixed overhead (0 copies)" : "");
 	return 0;
 }
 
@@ -640,8 +745,11 @@ int cmd_bench(int argc, char **argv)
 	size_t init_len = 0, late_len = 0;
 	int nsn = 1, rc = 0;
 
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o) || (o.config && load_config(&o)))
 		return 2;
+	/* Events in groups the kernel takes in one request, each group a
+	 * measurement of its own (never multiplexed). */
+	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
 	/* Everything is assembled and checked before the machine is asked. */
 	if (o.code_init ? read_file(o.code_init, &init, &init_len, "-code_init") :
 	    assemble("-asm_init", o.asm_init, &init, &init_len))
@@ -678,7 +786,7 @@ int cmd_bench(int argc, char **argv)
 	for (int i = 0; i < nsn; i++) {
 		sn[i].init = init, sn[i].init_len = init_len;
 		sn[i].late = late, sn[i].late_len = late_len;
-		if (!run_code_msg(&o, &sn[i], msg, sizeof(msg))) {
+		if (!run_code_msg(&o, &sn[i], 0, msg, sizeof(msg))) {
 			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
 			return 2;
 		}
@@ -710,20 +818,26 @@ int cmd_bench(int argc, char **argv)
 	if (o.json)
 		printf(o.batch ? "[\n" : "");
 	for (int i = 0; i < nsn; i++) {
-		size_t len = run_code_msg(&o, &sn[i], msg, sizeof(msg));
-		/* The first request also waits for the boot. */
-		double wait = (i ? 0 : BOOT_WAIT_S) + 60.0 + o.timeout_ms / 1000.0 * 4;
-		if (request(&L, msg, len, &r, wait)) {
-			rc = 1;
-			break;
-		}
-		if (i == 0)
-			t_first = t_start = now_s();
-		struct result res[MAX_EVENTS];
+		struct result res[MAX_ALL_EVENTS];
 		int nres = 0;
-		for (int k = 0; k < r.nitems; k++)
-			if (!parse_item(&o, r.item[k], &res[nres]))
-				nres++;
+		for (int g = 0; g < ngroups && !rc; g++) {
+			size_t len = run_code_msg(&o, &sn[i], g, msg, sizeof(msg));
+			/* The first request also waits for the boot. */
+			double wait = (i || g ? 0 : BOOT_WAIT_S) + 60.0 + o.timeout_ms / 1000.0 * 4;
+			if (request(&L, msg, len, &r, wait)) {
+				rc = 1;
+				break;
+			}
+			if (i == 0 && g == 0)
+				t_first = t_start = now_s();
+			for (int k = 0; k < r.nitems; k++)
+				if (!parse_item(&o, r.item[k], &res[nres]))
+					nres++;
+			if (!r.ok)
+				break;
+		}
+		if (rc)
+			break;
 		if (!r.ok)
 			failed++;
 		if (o.json) {

@@ -324,6 +324,7 @@ enum wire_code_param {
 	WIRE_CODE_TIMEOUT_MS	= 10,	/* the watchdog (default 2000) */
 	WIRE_CODE_ALIGN		= 11,	/* body start offset from a 64-byte boundary */
 	WIRE_CODE_LATE_INIT	= 12,	/* bytes: run after init, before the copies */
+	WIRE_CODE_CPU		= 13,	/* the CPU that runs it (default: the control CPU's) */
 };
 
 #define WIRE_CODEF_BASIC	(1u << 0)	/* measure n copies against 0 copies */
