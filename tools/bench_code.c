@@ -48,6 +48,7 @@ struct bopts {
 	const char *config;
 	bool json, icount, kvm, verbose;
 	unsigned smp, baud;
+	uint64_t pace;
 };
 
 struct snippet {
@@ -108,6 +109,7 @@ static void usage(FILE *f)
 		"  --icount                QEMU -icount shift=0: the TSC counts instructions\n"
 		"  --kvm                   QEMU with KVM (a real PMU)\n"
 		"  --smp N                 CPUs of the QEMU machine\n"
+		"  --pace BAUD             QEMU: the kernel holds its stream to a serial line's rate\n"
 		"  --tty DEV [--baud N]    a machine booted with control=1 code=1 stream=uart\n"
 		"  -k, --kernel PATH       the kernel (default build/kernel.elf)\n"
 		"The kernel runs the code in ring 0: code=1 is for machines you own.\n");
@@ -165,6 +167,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		NUM("-initial_warm_up_count", initial, 100000)
 		NUM("-alignment_offset", align, 63)
 		NUM("--timeout", timeout_ms, 3600000)
+		NUM("--pace", pace, 10000000)
 		if (!strcmp(a, "-cpu")) {
 			if (parse_num(a, v, 4095, &o->cpu))
 				return -1;
@@ -549,7 +552,10 @@ static int start_qemu(const struct bopts *o, struct link *L)
 		argv[n++] = "-bios"; argv[n++] = QBOOT;
 	}
 	argv[n++] = "-kernel"; argv[n++] = o->kernel;
-	argv[n++] = "-append"; argv[n++] = "control=1 code=1 stream=uart events=none";
+	char cmdline[128];
+	snprintf(cmdline, sizeof(cmdline), "control=1 code=1 stream=uart events=none%s%.0llu",
+		 o->pace ? " pace=" : "", (unsigned long long)o->pace);
+	argv[n++] = "-append"; argv[n++] = cmdline;
 	argv[n] = NULL;
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
 		fprintf(stderr, "bareperf bench: pipe: %s\n", strerror(errno));

@@ -39,6 +39,9 @@ check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" 
 $BP bench --icount -asm "add rax, rbx; add rbx, rax" -basic_mode -no_normalization -unroll_count 50 >"$T/basic" 2>&1
 check "-basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
 
+$BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
+check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
+
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
 check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
