@@ -72,9 +72,10 @@ all: kernel esp tools
 # A run that fails (the kernel's exit code, QEMU's failure) stops it there
 # with that status.
 # CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
-# report -g, perf report and the flame graph show who called what; a chain
-# costs about 9 bytes per sample on the wire (loopnest under -icount, 7
-# frames deep): CALLCHAIN=0 records the sampled IP alone.
+# report -g, perf report and the flame graph show who called what. Measured
+# on loopnest under -icount (7 frames deep): a chain adds ~9 bytes per
+# sample on the wire (4.4 -> 13.1) and ~650 instructions to the NMI path
+# (655 -> 1,303 per sample, stream=off). CALLCHAIN=0 records the IP alone.
 UEFI ?= 1
 CALLCHAIN ?= 1
 KVM  ?= 0

@@ -365,6 +365,8 @@ void bench_abandon(void)
 static struct {
 	u32 app_id;
 	u32 seq, lost;
+	u32 last_row;			/* table_row of result seq, in last_table */
+	char last_table[16];
 	u32 ntables;
 	char table[MAX_TABLES][16];
 	u32 rows[MAX_TABLES];
@@ -452,8 +454,9 @@ static void write_record(const struct bench *b, const struct bench_result *r, bo
 	rec.app_id = profile_app_id();
 	numbering_for_run(rec.app_id);
 	rec.seq = ++numbering.seq;
-	rec.table_row = next_table_row(b->table);
+	rec.table_row = numbering.last_row = next_table_row(b->table);
 	strlcpy(rec.table, b->table, sizeof(rec.table));
+	strlcpy(numbering.last_table, b->table, sizeof(numbering.last_table));
 	strlcpy(rec.name, b->name, sizeof(rec.name));
 	strlcpy(rec.event, r->event, sizeof(rec.event));
 	make_room(rb, sizeof(rec), drain);
@@ -476,6 +479,8 @@ void bench_end(const struct bench_opts *o)
 	numbering_for_run(app_id);
 	rec.results = numbering.seq;
 	rec.lost = numbering.lost;
+	rec.last_row = numbering.last_row;
+	strlcpy(rec.last_table, numbering.last_table, sizeof(rec.last_table));
 	make_room(profile_ring(rec.cpu), sizeof(rec), true);	/* after the measurements */
 	int err = profile_output(&rec);
 	if (numbering.lost || err)
@@ -502,7 +507,9 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 
 	memset(r, 0, sizeof(*r));
 	if (!e->tsc) {
-		if (pmu_open(&bench_pmu, &pmu_boot_caps, &e->attr, 1, 0, err, sizeof(err))) {
+		/* This CPU's counters: a hybrid's E-core lacks some of the P-core's. */
+		const struct pmu_caps *caps = pmu_cpu_caps(pc->cpu);
+		if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
 			kprintf("bench: %s: event %s: %s\n", b->name, e->name, err);
 			return -E_INVAL;
 		}
@@ -515,8 +522,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		ecx = idx;
 		pmu_start(&bench_pmu);
 		held.pmu_on = true;
-		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? pmu_boot_caps.fixed_mask
-								 : pmu_boot_caps.gp_mask;
+		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	}
 #define MEASURE(fn, cnt) ((e->tsc ? measure_tsc(fn, b->arg, cnt) \
 			  : measure_pmc(fn, b->arg, cnt, ecx)) & width_mask)

@@ -5,7 +5,9 @@
  * lines until a stream starts, then as CONSOLE frames on the UART
  * transport (and on the UART plus the stream with virtio). Until the
  * console UART is chosen (kernel/serial.c) text is kept in a boot-log
- * buffer and replayed on it. Text also goes to the screen (kernel/fb.c)
+ * buffer and replayed on it (and meanwhile written to COM1 if it
+ * answers, the usual choice, so a host watching it sees the boot as it
+ * happens). Text also goes to the screen (kernel/fb.c)
  * when there is one, except from NMI context: an NMI may have interrupted
  * a drawing, and NMI paths keep to the lock-free stream. A CPU reporting
  * a fatal error takes the lock over rather than wait for it, so a crash is
@@ -23,6 +25,7 @@
 static char early_log[EARLY_LOG_SIZE];
 static size_t early_len, early_lost;
 static bool serial_ready;
+static bool early_to_uart;		/* text before the choice also goes to COM1 */
 static bool text_to_uart = true;	/* console=fb turns plain text off the UART */
 static bool fb_busy;			/* a fault while drawing must not draw */
 
@@ -80,6 +83,8 @@ static void emit(const char *s, size_t n)
 		memcpy(early_log + early_len, s, k);
 		early_len += k;
 		early_lost += n - k;
+		if (early_to_uart && text_to_uart)
+			uart_write(s, n);
 		return;
 	}
 	if (!stream_active()) {
@@ -97,11 +102,20 @@ void console_text_to_uart(bool on)
 	text_to_uart = on;
 }
 
-void console_serial_ready(void)
+void console_early_uart(void)
+{
+	console_lock_output();
+	early_to_uart = true;
+	if (text_to_uart)		/* what was printed before, then the rest as it comes */
+		uart_write(early_log, early_len);
+	console_unlock_output();
+}
+
+void console_serial_ready(bool replay)
 {
 	console_lock_output();
 	serial_ready = true;
-	if (text_to_uart)
+	if (text_to_uart && replay)
 		uart_write(early_log, early_len);
 	if (early_lost)
 		kprintf("console: %lu bytes of the boot log did not fit in its %u-byte buffer\n",

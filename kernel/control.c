@@ -193,9 +193,13 @@ static void start_run(const u8 *v, size_t len)
 	/* Guest tests (APP_TEST) fault, panic and reprogram hardware on
 	 * purpose: they are for the test runner's boots, never a served run. */
 	const struct app *app = app_find(r.app);
-	if (!app || (app->flags & APP_TEST)) {
-		replyf(WIRE_CTL_ERROR, "no app named '%s'%s (LIST_APPS lists them)", r.app,
-		       app ? ": it is a guest test, not a runnable app" : "");
+	if (!app) {
+		replyf(WIRE_CTL_ERROR, "no app named '%s' (LIST_APPS lists them)", r.app);
+		return;
+	}
+	if (app->flags & APP_TEST) {
+		replyf(WIRE_CTL_ERROR, "'%s' is a guest test, not a runnable app (LIST_APPS lists "
+		       "those)", r.app);
 		return;
 	}
 	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,

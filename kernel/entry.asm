@@ -89,9 +89,9 @@ _start64:
 	mov	esi, r13d
 	mov	rdx, r14
 	call	kmain
-	; The return address is the cli, inside this function: a backtrace
-	; (and perf, which looks return addresses up as they are) names the
-	; caller, not the .hang label.
+	; The return address is the cli, still in _start64: perf, which looks
+	; return addresses up as they are, names _start64 as the root of every
+	; call chain, not the .hang label.
 	cli
 .hang:	hlt
 	jmp	.hang

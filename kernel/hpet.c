@@ -43,7 +43,7 @@
 static volatile u8 *mmio;
 static u64 hz;
 static u32 ntimers;
-/* A 32-bit main counter (AMD FCH's, or forced by hpet_counter_bits) wraps
+/* A 32-bit main counter (AMD FCH's, or forced by hpet_test_counter) wraps
  * every 2^32 ticks: about 5 min at 14.318 MHz, 43 s at QEMU's 100 MHz.
  * hpet_read extends it to 64 bits from the last value read, which is right
  * as long as some CPU reads it at least once per wrap: the soft PMU reads

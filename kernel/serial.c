@@ -18,6 +18,8 @@
 #define UART_REGS		8	/* registers a BAR must hold */
 
 static bool decided;
+static bool early_com1;			/* COM1 has had the text so far */
+static u32 early_baud;
 
 static const char *baud_text(u32 baud, char *buf, size_t n)
 {
@@ -38,13 +40,26 @@ static bool take(const struct uart_port *p, u32 baud, const char *why)
 			p->base, why);
 		return false;
 	}
-	if (!uart_init(p, baud)) {
+	if (!uart_probe(p)) {
 		kprintf("serial: no UART answers at %s %#lx (%s)\n",
 			p->mmio ? "MMIO" : "I/O", p->base, why);
 		return false;
 	}
+	bool same = early_com1 && uart_is(p) && baud == early_baud;
+	if (early_com1 && !same) {
+		char note[160];
+		int k = ksnprintf(note, sizeof(note), "serial: the console continues on %s %#lx "
+				  "(%s)\n", p->mmio ? "MMIO" : "I/O", p->base, why);
+		uart_write(note, (size_t)MIN(k, (int)sizeof(note) - 1));
+		uart_flush();
+	}
+	/* Set up again only a UART the early console did not use: a second
+	 * set-up clears its receive FIFO, and with it a request the host
+	 * may already have sent (control=1). */
+	if (!same)
+		uart_init(p, baud);
 	decided = true;
-	console_serial_ready();
+	console_serial_ready(!same);
 	kprintf("serial: console on %s, %s: %s\n", uart_describe(where, sizeof(where)),
 		baud_text(baud, rate, sizeof(rate)), why);
 	return true;
@@ -205,8 +220,9 @@ static void choose_auto(void)
 		  no_spcr, no_pci);
 	if (uart_probe(&com1) && take(&com1, want_baud(DEFAULT_BAUD), why))
 		return;
+	uart_release();
 	decided = true;
-	console_serial_ready();
+	console_serial_ready(false);
 	kprintf("serial: no UART (%s, %s, nothing at COM1): console on the screen only\n",
 		no_spcr, no_pci);
 }
@@ -232,14 +248,22 @@ static void choose_explicit(void)
 		else if (take(&p, want_baud(DEFAULT_BAUD), "serial= names it"))
 			return;
 	}
+	uart_release();
 	decided = true;
-	console_serial_ready();
+	console_serial_ready(false);
 }
 
 void serial_setup_early(void)
 {
-	if (kopt.serial.kind == SERIAL_IO)
+	struct uart_port com1 = { .mmio = false, .base = COM1_PORT, .width = 1 };
+
+	if (kopt.serial.kind == SERIAL_IO) {
 		choose_explicit();
+	} else if (kopt.serial.kind == SERIAL_AUTO && uart_init(&com1, want_baud(DEFAULT_BAUD))) {
+		early_com1 = true;
+		early_baud = want_baud(DEFAULT_BAUD);
+		console_early_uart();
+	}
 }
 
 void serial_setup(void)
@@ -259,6 +283,10 @@ void serial_fallback(void)
 	if (decided)
 		return;
 	decided = true;
+	if (early_com1) {		/* COM1 has had everything already */
+		console_serial_ready(false);
+		return;
+	}
 	uart_init(&com1, want_baud(DEFAULT_BAUD));
-	console_serial_ready();
+	console_serial_ready(true);
 }

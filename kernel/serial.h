@@ -10,7 +10,11 @@
  *
  * Until a UART is chosen, console text is kept in memory
  * (kernel/console.c) and replayed on it, so the whole boot log reaches
- * the port the user watches.
+ * the port the user watches. With serial=auto it also goes to COM1 as it
+ * is printed, when COM1 answers: the usual outcome, and a host tool on
+ * that line sees the boot happen rather than a silence (bareperf record
+ * --tty waits for a quiet line before it asks for a run). If another
+ * UART is chosen, COM1's last line says which.
  */
 #ifndef BAREPERF_KERNEL_SERIAL_H
 #define BAREPERF_KERNEL_SERIAL_H
@@ -26,8 +30,12 @@ void serial_setup(void);
  * report reaches someone. Safe to call more than once. */
 void serial_fallback(void);
 /* kernel/console.c: the UART is chosen (or there is none); replay the
- * boot log on it and send text straight there from now on. */
-void console_serial_ready(void);
+ * boot log on it (unless the UART already had it) and send text straight
+ * there from now on. */
+void console_serial_ready(bool replay);
+/* kernel/console.c: until then, also write text to the UART in use (the
+ * tentative COM1), starting with what is buffered. */
+void console_early_uart(void);
 /* kernel/console.c: console=fb keeps plain console text off the UART
  * (the stream still uses it). */
 void console_text_to_uart(bool on);

@@ -28,6 +28,7 @@
 
 #define AP_STACK_PAGES	16
 #define SETUP_TIMEOUT_MS	10000	/* claim to check-in: the AP's own set-up */
+#define CALL_ALL_SLOW_MS	10000	/* smp_call_all: report a CPU this late */
 #define SLOT_CLOSED		0
 #define SLOT_CLAIMED		0xffffffffu
 
@@ -157,7 +158,7 @@ static int start_ap(u8 *page, struct percpu *pc)
 		delay_us(200);
 	}
 	while (__atomic_load_n(&ap_slot, __ATOMIC_ACQUIRE) != SLOT_CLAIMED &&
-	       tsc_to_ns(rdtsc_ordered() - t0) < kopt.ap_wait_ms * 1000000ul)
+	       !tsc_since_ns(t0, kopt.ap_wait_ms * 1000000ul))
 		cpu_relax();
 	u32 open = pc->apic_id + 1;
 	if (!kopt.ap_wait_ms ||
@@ -170,7 +171,7 @@ static int start_ap(u8 *page, struct percpu *pc)
 	 * waits for nothing; only a host that stops the vCPU delays it. */
 	u64 t1 = rdtsc_ordered();
 	while (!__atomic_load_n(&ap_checked_in, __ATOMIC_ACQUIRE)) {
-		if (tsc_to_ns(rdtsc_ordered() - t1) > SETUP_TIMEOUT_MS * 1000000ul)
+		if (tsc_since_ns(t1, SETUP_TIMEOUT_MS * 1000000ul))
 			panic("smp: the CPU with APIC id %u was admitted but did not finish its "
 			      "set-up within %u ms", pc->apic_id, SETUP_TIMEOUT_MS);
 		cpu_relax();
@@ -282,9 +283,21 @@ void smp_call_all(void (*fn)(void *), void *arg)
 		if (&cpus[i] != this_cpu())
 			smp_call(i, fn, arg, false);
 	fn(arg);
-	for (u32 i = 0; i < ncpus; i++)
-		while (!smp_call_done(i))
+	/* The callers' functions are short (a run's start and stop): a CPU
+	 * still busy after CALL_ALL_SLOW_MS is stuck or starved, said once;
+	 * the wait goes on, since the caller relies on every CPU's part. */
+	u64 t0 = rdtsc_ordered();
+	for (u32 i = 0; i < ncpus; i++) {
+		bool said = false;
+		while (!smp_call_done(i)) {
+			if (!said && tsc_since_ns(t0, CALL_ALL_SLOW_MS * 1000000ul)) {
+				kprintf("smp: cpu %u has not finished a call to every CPU after "
+					"%u ms; still waiting\n", i, CALL_ALL_SLOW_MS);
+				said = true;
+			}
 			cpu_relax();
+		}
+	}
 }
 
 /* NMI from a panicking CPU: report where this CPU was, then stop. */
@@ -323,7 +336,7 @@ void smp_stop_others(void)
 	apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
 	u64 t0 = rdtsc_ordered();
 	while (__atomic_load_n(&stopped, __ATOMIC_ACQUIRE) < ncpus - 1 &&
-	       tsc_to_ns(rdtsc_ordered() - t0) < 2000000000ul)
+	       !tsc_since_ns(t0, 2000000000ul))
 		cpu_relax();
 	if (stopped < ncpus - 1)
 		kprintf("smp: %u of %u other CPUs did not answer the stop NMI\n",

@@ -119,11 +119,8 @@ tramp64:
 	mov	rax, [rbp + OFF(tp_entry)]
 	xor	ebp, ebp
 	call	rax
-	; The return address is the cli, inside this function: a backtrace
-	; (and perf, which looks return addresses up as they are) names the
-	; caller, not the .hang label.
-	cli
-.hang:	hlt
+.hang:	cli
+	hlt
 	jmp	.hang
 
 bits 32

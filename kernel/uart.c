@@ -87,9 +87,8 @@ bool uart_init(const struct uart_port *p, u32 baud)
 {
 	u32 div = uart_divisor(p->clock_hz, baud);
 
-	present = false;
 	if (!uart_probe(p))
-		return false;
+		return false;		/* the UART in use, if any, stays */
 	port = *p;
 	present = true;
 	reg_out(&port, UART_IER, 0);
@@ -102,6 +101,16 @@ bool uart_init(const struct uart_port *p, u32 baud)
 	reg_out(&port, UART_FCR, FCR_ENABLE | FCR_CLEAR | FCR_TRIG14);
 	reg_out(&port, UART_MCR, MCR_DTR_RTS_OUT2);
 	return true;
+}
+
+void uart_release(void)
+{
+	present = false;
+}
+
+bool uart_is(const struct uart_port *p)
+{
+	return present && port.mmio == p->mmio && port.base == p->base;
 }
 
 const char *uart_describe(char *buf, size_t size)

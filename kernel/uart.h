@@ -24,9 +24,13 @@ struct uart_port {
  * it, on every 16450/16550)? Programs nothing else. MMIO must be mapped. */
 bool uart_probe(const struct uart_port *p);
 /* Make p the console UART and program it for baud, 8N1, FIFOs on;
- * baud 0 keeps the divisor the firmware set. Returns false (and leaves
- * no UART) if nothing answers at p. */
+ * baud 0 keeps the divisor the firmware set. Returns false (and keeps
+ * the UART in use, if any) if nothing answers at p. */
 bool uart_init(const struct uart_port *p, u32 baud);
+/* Stop using the UART: writes go nowhere. */
+void uart_release(void);
+/* Is the UART in use the one at p? */
+bool uart_is(const struct uart_port *p);
 /* The divisor for baud from clock_hz (0: 1.8432 MHz), or 0 if no
  * divisor in 1..65535 comes within 3% of it. Pure. */
 u32 uart_divisor(u32 clock_hz, u32 baud);

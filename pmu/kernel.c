@@ -16,7 +16,9 @@ static void print_quiesce(const char *who, const struct pmu_caps *caps, bool lfe
 	if (caps->fw_owned)
 		kprintf("pmu: %sfirmware left counters 0x%lx enabled; switched off\n", who,
 			(unsigned long)caps->fw_owned);
-	if (caps->amd)
+	if (caps->amd && (caps->family == 0xf || caps->family == 0x11))
+		kprintf("pmu: %slfence serializes (family 0x%x: by design)\n", who, caps->family);
+	else if (caps->amd)
 		kprintf("pmu: %slfence %s (DE_CFG.LFENCE_SERIALIZE %s)\n", who,
 			lfence ? "serializes" : "may not serialize",
 			lfence ? "set" : "not settable");

@@ -43,6 +43,9 @@ $(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
+# The table by absolute path: the test runs from any directory.
+$(BUILD)/hpmu/test/host/test_cpuid_real.o: PMU_HOSTCFLAGS += -DTABLE='"$(CURDIR)/test/host/cpuid_real.tab"'
+
 $(BUILD)/hpmu/kernel/tsc_cpuid.o: kernel/tsc_cpuid.c Makefile pmu/pmu.mk
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)

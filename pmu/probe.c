@@ -381,9 +381,11 @@ bool pmu_cpu_quiesce(const struct pmu_caps *caps)
 	}
 	if (!caps->amd)
 		return caps->intel;
-	/* Linux init_amd: where DE_CFG exists, bit 1 makes LFENCE
-	 * serializing (families where the MSR is absent serialize anyway:
-	 * the safe accessors take the #GP). */
+	/* LFENCE is dispatch-serializing by design on families 0Fh and 11h;
+	 * from 10h on, DE_CFG bit 1 makes it so (Linux init_amd sets it;
+	 * where the MSR is absent the safe accessors take the #GP). */
+	if (caps->family == 0xf || caps->family == 0x11)
+		return true;
 	if (pmu_hw_rdmsr_safe(MSR_AMD64_DE_CFG, &v))
 		return false;
 	if (!(v & DE_CFG_LFENCE_SERIALIZE) &&

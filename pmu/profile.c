@@ -64,6 +64,8 @@ struct cpu_prof {
 	u32 thr_samples;
 	u32 soft_throttled;
 	u64 soft_throttled_ticks;	/* ticks that found sampling throttled */
+	u32 stopped;			/* stop_cpu has begun: its account is being written */
+	u32 app_running;		/* the app's main runs here now (any run) */
 	u64 missed_reported;		/* pmu.stats.missed already in LOST_SAMPLES */
 	/* Counting: the CPU's window is [t_start, t_stop]; the app's CPU
 	 * narrows it to [app_t0, app_t1] around app->main. */
@@ -260,13 +262,10 @@ static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type
 }
 
 /* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
- * was full: counted), -1 not taken (the window has closed). NMI-safe. */
+ * was full: counted). The caller has checked the window. NMI-safe. */
 static int take_sample(struct trap_frame *f, u64 id, u64 period)
 {
 	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
-
-	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
-		return -1;
 	int err = write_sample(&cp->ring, cp, cfg.sample_type, f, id, period);
 	if (!err) {
 		cp->samples++;
@@ -289,8 +288,12 @@ static void write_throttle(struct cpu_prof *cp, u32 type)
 }
 
 /*
- * A soft-PMU sample for tick `tick` (its index), unless this CPU is
- * throttled: perf throttles its cpu-clock like any sampling event, once
+ * A soft-PMU sample for tick `tick` (its index), unless the tick came
+ * after the window closed, or this CPU is throttled. A tick due inside
+ * the window is sampled even if its NMI arrives after the close: the IPI
+ * that carries it to another CPU may still be on its way when the app
+ * returns. Throttling: perf throttles its cpu-clock like any sampling
+ * event, once
  * max_per_tick samples come within one run tick's length. The rate is
  * measured here against the TSC, not by counting samples between run
  * ticks: an app may mask the APIC timer for seconds (apps/bench.c does),
@@ -304,7 +307,8 @@ static void soft_sample(struct trap_frame *f, u64 tick)
 	struct cpu_prof *cp = &cpus[this_cpu()->cpu];
 	u64 now = rdtsc();
 
-	if (__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+	if ((__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE) && (!soft_started || tick > close_due)) ||
+	    __atomic_load_n(&cp->stopped, __ATOMIC_RELAXED))
 		return;
 	if (max_per_tick && now - cp->thr_start >= throttle_window) {
 		if (cp->soft_throttled) {
@@ -318,8 +322,8 @@ static void soft_sample(struct trap_frame *f, u64 tick)
 		cp->soft_throttled_ticks++;
 		return;
 	}
-	if (take_sample(f, 0, soft_period_ns) >= 0)
-		cp->soft_last = tick;
+	take_sample(f, 0, soft_period_ns);
+	cp->soft_last = tick;
 	if (max_per_tick && ++cp->thr_samples >= max_per_tick) {
 		cp->soft_throttled = 1;
 		write_throttle(cp, BP_RECORD_THROTTLE);
@@ -375,7 +379,8 @@ static bool soft_ipi_nmi(struct trap_frame *f)
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
 	(void)ctx;
-	(void)take_sample(arg, hw_cfg[idx], period);
+	if (!__atomic_load_n(&quiesced, __ATOMIC_ACQUIRE))
+		(void)take_sample(arg, hw_cfg[idx], period);
 }
 
 static void throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -452,8 +457,6 @@ void profile_tick(void)
  */
 static void run_tick(struct trap_frame *f)
 {
-	struct cpu_prof *cp = &cpus[0];
-
 	apic_eoi();
 	if (soft_lapic) {
 		struct cpu_prof *me = &cpus[this_cpu()->cpu];
@@ -464,7 +467,7 @@ static void run_tick(struct trap_frame *f)
 	}
 	profile_tick();
 	trace_tick();			/* restart Intel PT after a full area */
-	if (this_cpu()->cpu == 0 && !(cp->app_here && !cp->app_t1))
+	if (this_cpu()->cpu == 0 && !__atomic_load_n(&cpus[0].app_running, __ATOMIC_RELAXED))
 		stream_drain(true);
 }
 
@@ -482,7 +485,10 @@ static void run_tick(struct trap_frame *f)
  * call chain into a ring — timed from the ICR write to the handler's end.
  * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
  * the host running something else). cpu-clock periods below cost * 100 /
- * CPU_TIME_MAX_PERCENT are refused.
+ * CPU_TIME_MAX_PERCENT are refused. Without an HPET the soft PMU samples
+ * from the APIC timer's interrupt: the same measurement without the HPET
+ * accesses stands for it (an interrupt's entry and exit cost about what an
+ * NMI's do).
  */
 #define FLOOR_TRIES		32
 #define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
@@ -500,9 +506,11 @@ static bool floor_nmi(struct trap_frame *f)
 {
 	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
 		return false;
-	hpet_read();
-	hpet_read();
-	hpet_read();
+	if (hpet_hz()) {
+		hpet_read();
+		hpet_read();
+		hpet_read();
+	}
 	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
@@ -513,7 +521,7 @@ void profile_init(void)
 	struct bp_ring_config rc = { .id = 0 };
 	u64 best = ~0ul;
 
-	if (!hpet_hz() || !tsc_hz)
+	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
 		return;			/* no soft PMU (or no clock to time it) */
 	if (nmi_register(floor_nmi)) {
 		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
@@ -525,7 +533,7 @@ void profile_init(void)
 		u64 t0 = rdtsc_ordered();
 		apic_send_ipi(apic_id(), APIC_DM_NMI);
 		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
-		       tsc_to_ns(rdtsc_ordered() - t0) < FLOOR_WAIT_NS)
+		       !tsc_since_ns(t0, FLOOR_WAIT_NS))
 			cpu_relax();
 		u64 t1 = rdtsc_ordered();
 		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
@@ -539,9 +547,10 @@ void profile_init(void)
 	}
 	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
 	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
-	kprintf("soft-pmu: the NMI handler takes %lu ns (fastest of %d); shortest "
+	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "
 		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
-		soft_cost_ns, FLOOR_TRIES, soft_floor_ns, CPU_TIME_MAX_PERCENT);
+		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
+		CPU_TIME_MAX_PERCENT);
 }
 
 u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
@@ -601,16 +610,24 @@ static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, char *
 	if (ns < soft_floor_ns) {
 		if (freq)
 			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
-				  "samples/s (its NMI handler takes %lu ns; it may use %d%% of "
+				  "samples/s (its handler takes %lu ns; it may use %d%% of "
 				  "a CPU)", freq, HPET_NS_PER_S / soft_floor_ns, soft_cost_ns,
 				  CPU_TIME_MAX_PERCENT);
 		else
 			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
-				  "here, %lu ns (its NMI handler takes %lu ns; it may use %d%% of "
+				  "here, %lu ns (its handler takes %lu ns; it may use %d%% of "
 				  "a CPU)", ns, soft_floor_ns, soft_cost_ns, CPU_TIME_MAX_PERCENT);
 		return -E_RANGE;
 	}
-	u64 ticks;
+	u64 ticks, ahz = apic_timer_hz();
+	/* No HPET: one APIC timer count (32 bits, divide by 1) per sample. */
+	if (!hpet_hz() && ahz && ns / HPET_NS_PER_S * ahz + ns % HPET_NS_PER_S * ahz /
+				 HPET_NS_PER_S > 0xfffffffful) {
+		ksnprintf(err, n, "period=%lu ns is longer than the APIC timer's longest, %lu ns",
+			  ns, 0xfffffffful / ahz * HPET_NS_PER_S +
+			  0xfffffffful % ahz * HPET_NS_PER_S / ahz);
+		return -E_RANGE;
+	}
 	if (hpet_hz() && (!hpet_ticks_of(ns, &ticks) || ticks > HPET_NMI_MAX_TICKS)) {
 		u64 max_ns = HPET_NMI_MAX_TICKS / hpet_hz() * HPET_NS_PER_S +
 			     HPET_NMI_MAX_TICKS % hpet_hz() * HPET_NS_PER_S / hpet_hz();
@@ -989,11 +1006,15 @@ static void write_ticks(struct cpu_prof *cp, u32 cpu)
 {
 	u64 taken = cp->samples + cp->samples_dropped;
 	u64 lost = final_due > taken ? final_due - taken : 0;	/* a broken account shows */
+	/* The window the due ticks fill: to the close, or on to the last tick
+	 * a sample raced the close for, so that due = window / period. */
+	u64 window = soft_started ? MAX(close_hpet - hpet_nmi_origin(),
+					final_due * soft_hpet_period) : 0;
 	struct bp_record_ticks r = {
 		.header = { BP_RECORD_TICKS, 0, sizeof(r) },
 		.app_id = run_id, .cpu = cpu,
 		.hpet_hz = hpet_hz(), .period = soft_hpet_period,
-		.window = soft_started ? close_hpet - hpet_nmi_origin() : 0, .due = final_due,
+		.window = window, .due = final_due,
 		.samples = cp->samples, .dropped = cp->samples_dropped, .lost = lost,
 		.throttled = cp->soft_throttled_ticks,
 	};
@@ -1010,6 +1031,10 @@ static void stop_cpu(void *arg)
 
 	if (cpu >= ncpus)
 		return;
+	/* No sample on this CPU from here: a tick's NMI still on its way
+	 * would land after the account below. */
+	__atomic_store_n(&cp->stopped, 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	irq_disable();
 	if (cp->ticking) {
 		apic_timer_stop();
@@ -1118,6 +1143,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		cp->samples = cp->dropped = cp->soft_merged = cp->ticks = cp->missed_reported = 0;
 		cp->samples_dropped = cp->soft_seen = cp->soft_last = cp->soft_throttled_ticks = 0;
 		cp->soft_pending = cp->thr_start = cp->thr_samples = cp->soft_throttled = 0;
+		cp->stopped = cp->app_running = 0;
 		cp->pmu_on = cp->ticking = cp->app_here = false;
 		cp->app_t0 = cp->app_t1 = cp->t_start = cp->t_stop = 0;
 	}
@@ -1140,7 +1166,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft && !soft_lapic) {
 		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		e = hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		e = !hpet_hz() ? -E_NODEV : hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
 		if (!e) {
 			soft_hpet_period = ticks;
 			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
@@ -1159,12 +1185,13 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 }
 
 /*
- * Close the sampling window at TSC t: no sample is taken after it, and
- * the soft PMU's ticks due are those the HPET main counter has passed by
- * now. The counter is read before the close is published, so a tick that
- * expires in between may still be sampled on a CPU that has not seen the
- * close yet: profile_stop extends the window to it (final_due), which
- * keeps the count exact either way. Once per run.
+ * Close the sampling window at TSC t: the soft PMU's ticks due are those
+ * the HPET main counter has passed by now, and no sample is taken for a
+ * later tick (nor any PMU sample). The counter is read before the close
+ * is published, so a tick that expires in between may still be sampled
+ * on a CPU that has not seen the close yet: profile_stop extends the
+ * window to it (final_due), which keeps the count exact either way. Once
+ * per run.
  */
 static void close_window(u64 t)
 {
@@ -1197,7 +1224,9 @@ void profile_stop(int status)
 	if (soft_started) {
 		hpet_nmi_stop();
 		/* Every CPU runs settle only once it has left the NMI it may
-		 * have been in: after it, no sample is on its way. */
+		 * have been in, and took the tick IPI that was pending (an NMI
+		 * goes before the call's interrupt): after it, no sample is on
+		 * its way. */
 		smp_call_all(settle, NULL);
 		final_due = close_due;
 		for (u32 i = 0; i < ncpus; i++)
@@ -1211,6 +1240,8 @@ void profile_app_enter(void)
 {
 	u32 cpu = this_cpu_id();
 
+	if (active && cpu < ncpus)
+		__atomic_store_n(&cpus[cpu].app_running, 1, __ATOMIC_RELAXED);
 	if (!active || cpu >= ncpus || !cfg.ncount) {
 		trace_app_enter(app_name);	/* tracing starts at main */
 		return;
@@ -1233,6 +1264,8 @@ void profile_app_exit(void)
 
 	if (active)
 		close_window(t1);		/* the run's window too: APP_STOP's time */
+	if (active && cpu < ncpus)
+		__atomic_store_n(&cpus[cpu].app_running, 0, __ATOMIC_RELAXED);
 	if (!active || cpu >= ncpus || !cpus[cpu].app_here) {
 		trace_app_exit();
 		return;
@@ -1371,11 +1404,14 @@ void profile_summary(void)
 		"cpu-clock (soft PMU: HPET NMIs)",
 		written, ncpus, ncpus == 1 ? "" : "s", dropped,
 		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
-	if (soft) {
+	if (soft && !soft_started) {
+		kprintf("profile: ticks due unknown: no HPET counter to count them by\n");
+	} else if (soft) {
 		u64 sdropped = 0;
 		for (u32 cpu = 0; cpu < ncpus; cpu++)
 			sdropped += cpus[cpu].samples_dropped;
-		u64 lost = final_due * ncpus - written - sdropped;
+		u64 due = final_due * ncpus;
+		u64 lost = due > written + sdropped ? due - written - sdropped : 0;
 		kprintf("profile: %lu ticks due%s (HPET counter): %lu sampled, %lu dropped "
 			"(ring full), %lu lost%s\n", final_due, ncpus > 1 ? " on each CPU" : "",
 			written, sdropped, lost, lost ? " (NMIs late and merged, or throttled: "

@@ -21,6 +21,8 @@ LOG=$B/ci
 mkdir -p "$LOG"
 n=0 npass=0 nfail=0 nskip=0
 MAKE=${MAKE:-make}
+# The benchmarks, through make bench or their folders' targets: quick mode.
+export BENCH_QUICK=1
 
 verdict() {	# verdict STATUS NAME [DETAIL]
 	n=$((n + 1))

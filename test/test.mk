@@ -59,6 +59,15 @@ $(BUILD)/bench/uart_bench: test/e2e/pacing.py
 BENCH_DEPS += $(BUILD)/bench/uart_bench $(BUILD)/bareperf
 BENCH_CMDS += $(BUILD)/bench/uart_bench
 
+# make bench's driver (tools/bench/run_all.sh) against stand-in benchmarks.
+HOST_TESTS += $(BUILD)/host/bench_driver
+
+$(BUILD)/host/bench_driver: test/bench_driver_test.sh tools/bench/run_all.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/bench_driver_test.sh\n' $(CURDIR) > $@
+	$(Q)chmod +x $@
+
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
 # HOST_TESTS grows in fragments included after this one: the prerequisite

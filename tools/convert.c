@@ -953,16 +953,23 @@ void json_escape(FILE *out, const char *s)
 
 /* ---- kinds of code ------------------------------------------------------ */
 
+/* BENCH_ASM (apps/bench.h) names its bodies bench_<id>_n and bench_<id>_2n. */
+static bool bench_body_name(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n > 8 && !strncmp(name, "bench_", 6) &&
+	       (!strcmp(name + n - 2, "_n") || (n > 9 && !strcmp(name + n - 3, "_2n")));
+}
+
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
-	const char *file, *base;
+	const char *file;
 	int line;
 
 	if (!t || !symtab_line(t, addr, &file, &line))
 		return CONVERT_KIND_KERNEL;
-	base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-	if (strstr(file, "apps/") && !strncmp(base, "bench_", 6))
+	if (strstr(file, "apps/") && bench_body_name(symtab_lookup(t, addr).name))
 		return CONVERT_KIND_BENCH;
 	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
 		return CONVERT_KIND_APP;
@@ -1076,6 +1083,105 @@ static void put_us(FILE *out, uint64_t ns)
 	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
+/*
+ * The samples again as a flame chart, one track per CPU under a process of
+ * their own, for viewers that read only trace events (Perfetto's JSON
+ * importer does not read stackFrames and samples): a sample's stack spans
+ * the time to the CPU's next sample (for cpu-clock, its period when the
+ * next one is more than two periods away: a gap closes every frame);
+ * consecutive samples share the frames their stacks have in common.
+ */
+#define FLAME_DEPTH	128
+
+struct flame_cpu {
+	uint32_t st[FLAME_DEPTH];	/* open frames, root first */
+	uint32_t n;
+	uint64_t end;			/* ns: where the open frames end */
+	uint64_t last_dur;
+};
+
+static void flame_close(FILE *out, struct flame_cpu *c, uint32_t cpu, uint32_t keep, uint64_t t)
+{
+	for (; c->n > keep; c->n--) {
+		fprintf(out, ",\n{\"ph\":\"E\",\"pid\":3,\"tid\":%u,\"ts\":", cpu);
+		put_us(out, t);
+		fputc('}', out);
+	}
+}
+
+static int chrome_flame(FILE *out, const struct session *s, const struct sframes *f,
+			const uint32_t *leaf)
+{
+	struct flame_cpu *cs = calloc(SESSION_MAX_CPUS, sizeof(*cs));
+	size_t *next = malloc(s->nsamples * sizeof(*next)), last[SESSION_MAX_CPUS];
+	bool seen[SESSION_MAX_CPUS] = { false };
+
+	if (!cs || !next) {
+		free(cs);
+		free(next);
+		return -1;
+	}
+	for (size_t c = 0; c < SESSION_MAX_CPUS; c++)
+		last[c] = SIZE_MAX;
+	for (size_t i = s->nsamples; i-- > 0;) {	/* each sample's next on its CPU */
+		uint32_t cpu = s->samples[i].cpu % SESSION_MAX_CPUS;
+		next[i] = last[cpu];
+		last[cpu] = i;
+	}
+	fputs(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":3,\"tid\":0,"
+	      "\"args\":{\"name\":\"sampled stacks\"}}", out);
+	for (size_t i = 0; i < s->nsamples; i++) {
+		const struct bp_sample_rec *r = &s->samples[i];
+		const struct bp_record_event_desc *d = session_event(s, r->id);
+		uint32_t cpu = r->cpu % SESSION_MAX_CPUS, st[FLAME_DEPTH], n = 0, k = 0;
+		struct flame_cpu *c = &cs[cpu];
+		uint64_t t = ns(s, r->time), dur;
+		bool in_ns = d && d->config == BP_CONFIG_SOFT_CPU_CLOCK;
+
+		if (!seen[cpu]) {
+			seen[cpu] = true;
+			fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":3,\"tid\":%u,"
+				"\"args\":{\"name\":\"CPU %u samples\"}}", cpu, cpu);
+		}
+		if (next[i] != SIZE_MAX) {
+			uint64_t tn = ns(s, s->samples[next[i]].time);
+			dur = tn > t ? tn - t : 0;
+			if (in_ns && dur > 2 * r->period)
+				dur = r->period;
+		} else {
+			dur = in_ns ? r->period : c->last_dur;
+		}
+		c->last_dur = dur;
+		for (uint32_t id = leaf[i]; id && n < FLAME_DEPTH; id = f->v[id].parent)
+			st[n++] = id;
+		for (uint32_t a = 0, b = n; a < b--; a++) {	/* root first */
+			uint32_t x = st[a];
+			st[a] = st[b], st[b] = x;
+		}
+		if (c->n && t > c->end)
+			flame_close(out, c, cpu, 0, c->end);	/* a gap */
+		while (k < c->n && k < n && c->st[k] == st[k])
+			k++;
+		flame_close(out, c, cpu, k, t);
+		for (; k < n; k++) {
+			fputs(",\n{\"name\":\"", out);
+			json_escape(out, f->v[st[k]].name);
+			fprintf(out, "\",\"cat\":\"%s\",\"ph\":\"B\",\"pid\":3,\"tid\":%u,\"ts\":",
+				convert_kind_name(f->v[st[k]].kind), cpu);
+			put_us(out, t);
+			fputc('}', out);
+			c->st[c->n++] = st[k];
+		}
+		c->end = t + dur;
+	}
+	for (uint32_t cpu = 0; cpu < SESSION_MAX_CPUS; cpu++)
+		flame_close(out, &cs[cpu], cpu, 0, cs[cpu].end);
+	free(cs);
+	free(next);
+	return 0;
+}
+
+
 convert_slices_fn convert_trace_slices;
 
 struct slice_ctx {
@@ -1166,22 +1272,22 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 					 sizeof(terr)))
 			fprintf(stderr, "bareperf convert: instruction trace: %s\n", terr);
 	}
-	fputs("\n]", out);
-	/* Samples: the sampled stacks, one profile per CPU track. */
+	/* Samples: a flame chart per CPU in the trace events, then the
+	 * format's sampling profile (stackFrames + samples), one per CPU. */
 	if (s->nsamples) {
 		struct sframes f = { 0 };
 		uint32_t *leaf = malloc(s->nsamples * sizeof(*leaf));
 		bool ok = leaf != NULL;
 		for (size_t i = 0; ok && i < s->nsamples; i++)
 			ok = (leaf[i] = sample_frame(&f, s, t, &s->samples[i])) != 0;
-		if (!ok) {
+		if (!ok || chrome_flame(out, s, &f, leaf)) {
 			free(leaf);
 			free(f.v);
 			free(f.slot);
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		fputs(",\"stackFrames\":{", out);
+		fputs("\n],\"stackFrames\":{", out);
 		for (size_t id = 1; id < f.n; id++) {
 			fprintf(out, "%s\n\"%zu\":{\"name\":\"", id > 1 ? "," : "", id);
 			json_escape(out, f.v[id].name);
@@ -1205,6 +1311,8 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		free(leaf);
 		free(f.v);
 		free(f.slot);
+	} else {
+		fputs("\n]", out);
 	}
 	fputs(",\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,

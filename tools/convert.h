@@ -50,10 +50,12 @@ void convert_event_type(const struct bp_record_event_desc *d, uint32_t *type, ui
 
 /*
  * Chrome/Perfetto trace-event JSON: app runs (and an instruction trace's
- * calls) as "X" slices, one track per CPU, and the samples as the format's
- * sampling profile: "stackFrames" (each frame names its parent; category
- * = its kind, below) and "samples" (cpu, tid = the CPU, ts in us, the
- * event's name, sf = the leaf frame, weight = the period).
+ * calls) as "X" slices, one track per CPU; the samples twice: as the
+ * format's sampling profile, "stackFrames" (each frame names its parent;
+ * category = its kind, below) and "samples" (cpu, tid = the CPU, ts in
+ * us, the event's name, sf = the leaf frame, weight = the period), which
+ * speedscope reads, and as a flame chart of B/E events per CPU (process
+ * "sampled stacks"), which viewers of trace events alone (Perfetto) draw.
  */
 int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 		   char *err, size_t errlen);
@@ -72,9 +74,10 @@ typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
 extern convert_slices_fn convert_trace_slices;
 
 /*
- * What code an address is, from its source file (DWARF): a benchmark body
- * (apps/bench_*.c), an app (apps/, test/guest/), or the kernel (anything
- * else, and addresses without line info).
+ * What code an address is, from its source file (DWARF) and function: a
+ * benchmark body (a BENCH_ASM body in apps/: bench_<id>_n, bench_<id>_2n),
+ * an app (anything else in apps/ or test/guest/: the harness, C bodies),
+ * or the kernel (the rest, and addresses without line info).
  */
 enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);

@@ -762,6 +762,14 @@ static void coverage_terms(FILE *f, const struct session_ticks *t)
 	const struct bp_record_ticks *r = &t->rec;
 	uint64_t missing = r->samples > t->received ? r->samples - t->received : 0;
 
+	if (!r->period) {			/* ticks due unknown */
+		fprintf(f, "%" PRIu64 " samples", t->received);
+		if (r->dropped)
+			fprintf(f, " + %" PRIu64 " dropped (ring full)", r->dropped);
+		if (missing)
+			fprintf(f, " + %" PRIu64 " written, not received", missing);
+		return;
+	}
 	fprintf(f, "%" PRIu64 " samples (%.1f%%) + %" PRIu64 " lost", t->received,
 		r->due ? 100.0 * t->received / r->due : 0.0, r->lost);
 	if (r->throttled)
@@ -797,11 +805,17 @@ void report_print_coverage(FILE *f, const struct session *s, const char *pfx)
 		       sizeof(over));
 		if (s->nruns > 1)
 			snprintf(run, sizeof(run), "run %u: ", r->app_id);
-		fprintf(f, "%scoverage: %s%" PRIu64 " ticks due", pfx, run, r->due);
-		if (ncpu > 1)
-			fprintf(f, " on each of %u CPUs", ncpu);
-		fprintf(f, " (one every %s over %s, HPET counter)%s", every, over,
-			ncpu > 1 ? "\n" : ": ");
+		if (!r->period)		/* the APIC timer's ticks: not counted */
+			fprintf(f, "%scoverage: %sticks due unknown (no HPET: cpu-clock on %s APIC "
+				"timer, blind while interrupts are off)%s", pfx, run,
+				ncpu > 1 ? "each CPU's" : "the", ncpu > 1 ? "\n" : ": ");
+		else {
+			fprintf(f, "%scoverage: %s%" PRIu64 " ticks due", pfx, run, r->due);
+			if (ncpu > 1)
+				fprintf(f, " on each of %u CPUs", ncpu);
+			fprintf(f, " (one every %s over %s, HPET counter)%s", every, over,
+				ncpu > 1 ? "\n" : ": ");
+		}
 		for (size_t j = i; j < s->nticks; j++) {
 			if (s->ticks[j].rec.app_id != r->app_id)
 				continue;

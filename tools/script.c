@@ -24,6 +24,7 @@ struct ctx {
 	FILE *f;
 	size_t nseg;			/* -g: the kernel's executable segments */
 	uint64_t seg_lo[16], seg_hi[16];
+	unsigned fields;		/* -g, -F: perf script's fields (PF_*) */
 };
 
 static const char *type_name(uint32_t type, char *buf, size_t n)
@@ -183,34 +184,88 @@ static void sample(const struct ctx *c, uint32_t cpu, const struct bp_record_hea
 }
 
 /*
- * -g: perf script's own layout, so what reads perf script reads this
- * (FlameGraph's stackcollapse-perf.pl, speedscope's perf importer): the
- * samples in time order; a header line "comm tid [cpu] sec.usec: period
- * event:" then one "\t%16x sym+off (dso)" line per frame and a blank line,
- * or, when no sample has a chain, everything on one line (perf's
- * builtin-script.c, perf_sample__fprintf_start and the callchain
- * printer). The kernel is [kernel.kallsyms], as in the perf.data that
- * convert writes; frames are looked up at their address, as perf does.
+ * -g and -F: perf script's own layout, so what reads perf script reads
+ * this (FlameGraph's stackcollapse-perf.pl, speedscope's perf importer):
+ * the samples in time order, each "comm tid [cpu] sec.usec: period event:"
+ * (the fields -F picks), then one "\t%16x sym+off (dso)" line per frame
+ * (srcline on a line of its own) and a blank line, or, when no sample has
+ * a chain, the frame on the same line (perf's builtin-script.c,
+ * perf_sample__fprintf_start, process_event and the callchain printer).
+ * The kernel is [kernel.kallsyms], as in the perf.data that convert
+ * writes; frames are looked up at their address, as perf does.
  */
-static void perf_frame(const struct ctx *c, uint64_t a, const char *pfx)
+enum {
+	PF_COMM = 1 << 0, PF_TID = 1 << 1, PF_PID = 1 << 2, PF_CPU = 1 << 3, PF_TIME = 1 << 4,
+	PF_PERIOD = 1 << 5, PF_EVENT = 1 << 6, PF_IP = 1 << 7, PF_SYM = 1 << 8,
+	PF_SYMOFF = 1 << 9, PF_DSO = 1 << 10, PF_SRCLINE = 1 << 11,
+	PF_DEFAULT = PF_COMM | PF_TID | PF_CPU | PF_TIME | PF_PERIOD | PF_EVENT | PF_IP | PF_SYM |
+		     PF_SYMOFF | PF_DSO,
+};
+
+static const struct { const char *name; unsigned bit; } perf_fields[] = {
+	{ "comm", PF_COMM }, { "tid", PF_TID }, { "pid", PF_PID }, { "cpu", PF_CPU },
+	{ "time", PF_TIME }, { "period", PF_PERIOD }, { "event", PF_EVENT }, { "ip", PF_IP },
+	{ "sym", PF_SYM }, { "symoff", PF_SYMOFF }, { "dso", PF_DSO }, { "srcline", PF_SRCLINE },
+};
+
+/* perf script -F's list; 0 and a line on stderr for an unknown field. */
+static unsigned parse_perf_fields(const char *list)
+{
+	unsigned bits = 0;
+
+	while (*list) {
+		size_t n = strcspn(list, ","), i;
+		for (i = 0; i < sizeof(perf_fields) / sizeof(perf_fields[0]); i++)
+			if (strlen(perf_fields[i].name) == n && !strncmp(perf_fields[i].name, list, n))
+				break;
+		if (i == sizeof(perf_fields) / sizeof(perf_fields[0])) {
+			fprintf(stderr, "bareperf script: -F: '%.*s' is not a field (comm, tid, pid, "
+				"cpu, time, period, event, ip, sym, symoff, dso, srcline)\n", (int)n, list);
+			return 0;
+		}
+		bits |= perf_fields[i].bit;
+		list += n + (list[n] == ',');
+	}
+	if (!bits)
+		fprintf(stderr, "bareperf script: -F: no field given\n");
+	return bits;
+}
+
+static void perf_frame(const struct ctx *c, uint64_t a, char sep)
 {
 	struct symbol sym = c->t ? symtab_lookup(c->t, a) : (struct symbol){ 0 };
 	bool kernel = false;
+	unsigned f = c->fields;
+	const char *file;
+	int line;
 
 	for (size_t i = 0; i < c->nseg && !kernel; i++)
 		kernel = a >= c->seg_lo[i] && a < c->seg_hi[i];
-	fprintf(c->f, "%s%16" PRIx64 " ", pfx, a);
-	if (sym.name)
-		fprintf(c->f, "%s+0x%" PRIx64, sym.name, a - sym.start);
-	else
-		fputs("[unknown]", c->f);
-	fprintf(c->f, " (%s)\n", kernel ? "[kernel.kallsyms]" : "[unknown]");
+	if (f & PF_IP)
+		fprintf(c->f, "%c%16" PRIx64, sep, a);
+	if (f & (PF_SYM | PF_SYMOFF)) {
+		fputc(' ', c->f);
+		if (!sym.name)
+			fputs("[unknown]", c->f);
+		else if (f & PF_SYMOFF)
+			fprintf(c->f, "%s+0x%" PRIx64, sym.name, a - sym.start);
+		else
+			fputs(sym.name, c->f);
+	}
+	if (f & PF_DSO)
+		fprintf(c->f, " (%s)", kernel ? "[kernel.kallsyms]" : "[unknown]");
+	/* perf's srcline: the file's base name; nothing when there is no line */
+	if ((f & PF_SRCLINE) && c->t && symtab_line(c->t, a, &file, &line)) {
+		const char *b = strrchr(file, '/');
+		fprintf(c->f, "\n  %s:%d", b ? b + 1 : file, line);
+	}
 }
 
 static void perf_samples(struct ctx *c)
 {
 	const struct session *s = c->s;
 	bool chains = false;
+	unsigned f = c->fields;
 	char en[64];
 
 	if (c->t) {
@@ -224,23 +279,39 @@ static void perf_samples(struct ctx *c)
 	for (size_t i = 0; i < s->nsamples; i++) {
 		const struct bp_sample_rec *r = &s->samples[i];
 		uint64_t ns = session_tsc_to_ns(s, r->time);
-		const char *comm = app_name(s, r->pid);
-		if (chains)
-			fprintf(c->f, "%s ", comm);
-		else
-			fprintf(c->f, "%16s ", comm);
-		fprintf(c->f, "%5u [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " %s: ", r->pid,
-			r->cpu, ns / 1000000000u, ns % 1000000000u / 1000u, r->period,
-			session_event_name(s, r->id, en, sizeof(en)));
+		if (f & PF_COMM)
+			fprintf(c->f, chains ? "%s " : "%16s ", app_name(s, r->pid));
+		if ((f & PF_PID) && (f & PF_TID))
+			fprintf(c->f, "%5u/%-5u ", r->pid, r->pid);
+		else if (f & (PF_PID | PF_TID))
+			fprintf(c->f, "%5u ", r->pid);
+		if (f & PF_CPU)
+			fprintf(c->f, "[%03u] ", r->cpu);
+		if (f & PF_TIME)
+			fprintf(c->f, "%5" PRIu64 ".%06" PRIu64 ": ", ns / 1000000000u,
+				ns % 1000000000u / 1000u);
+		if (f & PF_PERIOD)
+			fprintf(c->f, "%10" PRIu64 " ", r->period);
+		if (f & PF_EVENT)
+			fprintf(c->f, "%s: ", session_event_name(s, r->id, en, sizeof(en)));
+		if (!(f & (PF_IP | PF_SYM | PF_SYMOFF | PF_DSO | PF_SRCLINE))) {
+			fputc('\n', c->f);
+			continue;
+		}
 		if (!chains) {
-			perf_frame(c, r->ip, " ");
+			perf_frame(c, r->ip, ' ');
+			fputc('\n', c->f);
 			continue;
 		}
 		fputc('\n', c->f);
-		if (!r->nr_ips)
-			perf_frame(c, r->ip, "\t");
-		for (uint32_t k = 0; k < r->nr_ips; k++)
-			perf_frame(c, s->ips[r->ips_off + k], "\t");
+		if (!r->nr_ips) {
+			perf_frame(c, r->ip, '\t');
+			fputc('\n', c->f);
+		}
+		for (uint32_t k = 0; k < r->nr_ips; k++) {
+			perf_frame(c, s->ips[r->ips_off + k], '\t');
+			fputc('\n', c->f);
+		}
 		fputc('\n', c->f);
 	}
 }
@@ -520,6 +591,9 @@ static void usage(FILE *f)
 		"      --json          JSON Lines: one object per record\n"
 		"  -g                  the samples in perf script's layout, with their call\n"
 		"                      chains (what stackcollapse-perf.pl and speedscope read)\n"
+		"  -F, --fields LIST   perf script's layout with these fields: comm, tid, pid,\n"
+		"                      cpu, time, period, event, ip, sym, symoff, dso, srcline\n"
+		"                      (default comm,tid,cpu,time,period,event,ip,sym,symoff,dso)\n"
 		"      --no-symbols    do not load kernel.elf\n"
 		"      --force         symbolize even if the kernel's build-id differs\n"
 		"      --header        text: the run's metadata first (# lines)\n"
@@ -544,6 +618,7 @@ int cmd_script(int argc, char **argv)
 		{ "console", no_argument, NULL, 'C' },
 		{ "aux", no_argument, NULL, 'A' },
 		{ "range", required_argument, NULL, 'R' },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -557,7 +632,7 @@ int cmd_script(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":i:k:gh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":i:k:gF:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'i': input = optarg; break;
 		case 'k': kernel = optarg; break;
@@ -570,6 +645,10 @@ int cmd_script(int argc, char **argv)
 		case 'C': console = true; break;
 		case 'A': aux = true; break;
 		case 'R': range = optarg; break;
+		case 'F':
+			if (!(c.fields = parse_perf_fields(optarg)))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf script: %s needs a value\n", argv[optind - 1]);
@@ -584,6 +663,12 @@ int cmd_script(int argc, char **argv)
 		fprintf(stderr, "bareperf script: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (c.fields && c.fmt != FMT_TEXT) {
+		fprintf(stderr, "bareperf script: -F is perf script's text layout, not --csv or --json\n");
+		return 2;
+	}
+	if (c.chains && !c.fields)
+		c.fields = PF_DEFAULT;
 	if (range && !aux) {
 		fprintf(stderr, "bareperf script: --range works with --aux\n");
 		return 2;
@@ -624,7 +709,7 @@ int cmd_script(int argc, char **argv)
 		report_print_header(stdout, &s, t ? used : NULL, t, "# ");
 		session_print_losses(&s, stdout, "# WARNING: ");
 	}
-	if (c.chains && c.fmt == FMT_TEXT) {
+	if (c.fields && c.fmt == FMT_TEXT) {
 		perf_samples(&c);
 		goto done;
 	}

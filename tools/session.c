@@ -374,11 +374,15 @@ static void add_bench_end(struct loader *L, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
 
-	if (h->size < offsetof(struct bp_record_bench_end, reserved) ||
+	struct bp_record_bench_end *e;
+
+	if (h->size < offsetof(struct bp_record_bench_end, last_table) ||
 	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
 		  sizeof(*s->bench_ends), 1))
 		return;
-	copy_rec(&s->bench_ends[s->nbench_ends++], sizeof(*s->bench_ends), h);
+	e = &s->bench_ends[s->nbench_ends++];
+	copy_rec(e, sizeof(*e), h);
+	e->last_table[sizeof(e->last_table) - 1] = 0;
 }
 
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
@@ -857,6 +861,12 @@ static int print_tick_losses(const struct session *s, FILE *out, const char *pre
 	}
 	for (size_t i = 0; i < s->nticks; i++) {
 		const struct session_ticks *t = &s->ticks[i];
+		if (!t->rec.period) {
+			fprintf(out, "%sticks due unknown on cpu %u (run %u): no HPET, cpu-clock ran "
+				"on the APIC timer, which misses ticks while interrupts are off "
+				"without counting them\n", prefix, t->rec.cpu, t->rec.app_id);
+			lines++;
+		}
 		if (t->received >= t->rec.samples)
 			continue;
 		fprintf(out, "%ssamples missing: %" PRIu64 " of the %" PRIu64 " SAMPLE records "

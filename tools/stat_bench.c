@@ -332,27 +332,30 @@ static uint32_t first_of(const struct first_seen *fs, const char *table)
  * so some of the missing rows can be named by table and row: all of them
  * when both neighbours are of one table with exactly that many rows
  * between; the first rows of next's table when none of that table came
- * earlier.
+ * earlier. At the end of the run, beyond stands in for next: the run's
+ * end record says the table and row of its last result (beyond->table,
+ * beyond->table_row one past it).
  */
 static void print_gap(FILE *f, const struct first_seen *fs, uint32_t a, uint32_t z,
 		      const struct bp_record_bench *prev, const struct bp_record_bench *next,
-		      bool cpu_col)
+		      const struct bp_record_bench *beyond, bool cpu_col)
 {
 	char pl[160], nl[160], rows[96] = "";
 	uint32_t k = z - a + 1, named = 0;
+	const struct bp_record_bench *after = next ? next : beyond;
 
 	if (prev)
 		row_label(prev, cpu_col, pl, sizeof(pl));
 	if (next)
 		row_label(next, cpu_col, nl, sizeof(nl));
-	if (prev && next && !strcmp(prev->table, next->table) && prev->table_row &&
-	    next->table_row == prev->table_row + k + 1)
-		rows_of(prev->table, prev->table_row + 1, next->table_row - 1, rows, sizeof(rows)),
+	if (prev && after && !strcmp(prev->table, after->table) && prev->table_row &&
+	    after->table_row == prev->table_row + k + 1)
+		rows_of(prev->table, prev->table_row + 1, after->table_row - 1, rows, sizeof(rows)),
 		named = k;
-	else if (next && next->table_row > 1 && next->table_row - 1 <= k &&
-		 (!prev || strcmp(prev->table, next->table)) && first_of(fs, next->table) >= a)
-		rows_of(next->table, 1, next->table_row - 1, rows, sizeof(rows)),
-		named = next->table_row - 1;
+	else if (after && after->table_row > 1 && after->table_row - 1 <= k &&
+		 (!prev || strcmp(prev->table, after->table)) && first_of(fs, after->table) >= a)
+		rows_of(after->table, 1, after->table_row - 1, rows, sizeof(rows)),
+		named = after->table_row - 1;
 	fprintf(f, "    result%s %" PRIu32, k > 1 ? "s" : "", a);
 	if (k > 1)
 		fprintf(f, "-%" PRIu32, z);
@@ -376,10 +379,14 @@ static uint64_t run_missing(FILE *f, const struct session *s, uint32_t app, cons
 			    size_t n, const size_t *ends, size_t ne, bool cpu_col, uint64_t ring_lost)
 {
 	static struct first_seen fs;
+	static struct bp_record_bench beyond;
 	uint32_t total = 0, end_lost = 0, last = n ? s->benches[idx[n - 1]].seq : 0, got = 0;
+	const struct bp_record_bench_end *end = NULL;
 
 	for (size_t k = 0; k < ne; k++) {
 		const struct bp_record_bench_end *e = &s->bench_ends[ends[k]];
+		if (!end || e->results > end->results)
+			end = e;
 		total = e->results > total ? e->results : total;
 		end_lost += e->lost;
 	}
@@ -417,12 +424,21 @@ static uint64_t run_missing(FILE *f, const struct session *s, uint32_t app, cons
 		if (b->seq < want || b->seq > total)
 			continue;	/* a duplicate, or beyond the end record's count */
 		if (b->seq > want)
-			print_gap(f, &fs, (uint32_t)want, b->seq - 1, prev, b, cpu_col);
+			print_gap(f, &fs, (uint32_t)want, b->seq - 1, prev, b, NULL, cpu_col);
 		want = (uint64_t)b->seq + 1;
 		prev = b;
 	}
-	if (want <= total)
-		print_gap(f, &fs, (uint32_t)want, total, prev, NULL, cpu_col);
+	if (want <= total) {
+		/* the end record's last result, as a row one past it */
+		bool known = end && end->last_row && end->last_row < UINT32_MAX;
+		if (known) {
+			memset(&beyond, 0, sizeof(beyond));
+			memcpy(beyond.table, end->last_table, sizeof(beyond.table));
+			beyond.table_row = end->last_row + 1;
+		}
+		print_gap(f, &fs, (uint32_t)want, total, prev, NULL, known ? &beyond : NULL,
+			  cpu_col);
+	}
 	if (!ne)
 		fprintf(f, "    (no BENCH_END record arrived: results after the last one "
 			"received would not show here)\n");

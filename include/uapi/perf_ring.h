@@ -454,7 +454,10 @@ _Static_assert(sizeof(struct bp_record_counts) == 24, "bp_record_counts ABI");
  *               of them) or closed; the CPU's LOST_SAMPLES records add up
  *               to it,
  * so samples + dropped + lost == due. A reader that also counts what
- * arrived can tell the link's losses from the kernel's.
+ * arrived can tell the link's losses from the kernel's. period 0: no HPET
+ * drove the ticks (BP_META_SOFT_LAPIC: each CPU's APIC timer did, and
+ * missed the ticks that came while interrupts were off): due, lost and
+ * window are unknown and 0; samples and dropped are counted.
  */
 struct bp_record_ticks {
 	struct bp_record_header header;
@@ -462,7 +465,8 @@ struct bp_record_ticks {
 	uint32_t cpu;
 	uint64_t hpet_hz;		/* HPET main counter rate */
 	uint64_t period;		/* HPET ticks between expiries */
-	uint64_t window;		/* HPET ticks from the start to the close */
+	uint64_t window;		/* HPET ticks from the start to the close, or to
+					 * the last due tick sampled after it */
 	uint64_t due;			/* expiries in the window */
 	uint64_t samples;		/* SAMPLE records written */
 	uint64_t dropped;		/* samples not written: ring full */
@@ -588,8 +592,10 @@ _Static_assert(__builtin_offsetof(struct bp_record_bench, iqr) == 216, "bp_recor
 /*
  * The end of an app run's benchmarks: how many BENCH results the harness
  * produced (the highest seq) and how many of them found no room in a ring
- * (each also counted in a LOST record of the CPU it was measured on).
- * Written into the app's CPU's ring when the app's benchmarks are done.
+ * (each also counted in a LOST record of the CPU it was measured on), and
+ * the table and table_row of the last one, so results missing at the end
+ * can be named too. Written into the app's CPU's ring when the app's
+ * benchmarks are done.
  */
 struct bp_record_bench_end {
 	struct bp_record_header header;
@@ -597,7 +603,9 @@ struct bp_record_bench_end {
 	uint32_t cpu;			/* the CPU that wrote it */
 	uint32_t results;		/* BENCH results of the run: seq 1 .. results */
 	uint32_t lost;			/* ... of them not written for want of room */
-	uint8_t  reserved[24];
+	char     last_table[16];	/* NUL-terminated: the table of result `results` */
+	uint32_t last_row;		/* ... and its table_row (0: no result) */
+	uint32_t reserved_u32;
 };
 _Static_assert(sizeof(struct bp_record_bench_end) == 48, "bp_record_bench_end ABI");
 

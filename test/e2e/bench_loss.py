@@ -92,14 +92,15 @@ def main():
           st.stdout)
     # Which rows the ring had no room for depends on how the host schedules
     # QEMU: the last result is among them in some runs, not in others.
-    # When it is, only the BENCH_END record can say so.
+    # When it is, only the BENCH_END record can say so, and name them by row.
     last_lost = m is not None and any(int(b or a) == int(m.group(2)) for a, b, _ in named)
-    after = re.search(r"^    results? \d+(-\d+)?: after insn '[^']+' \(tsc(?:, cpu \d)?\), the last "
-                      r"received$", st.stdout, re.M)
+    after = re.search(r"^    results? \d+(-\d+)? \(insn rows? \d+(-\d+)?\): after insn '[^']+' "
+                      r"\(tsc(?:, cpu \d)?\), the last received$", st.stdout, re.M)
     check("no BENCH_END" not in st.stdout and (after is not None) == last_lost,
-          "the end record names the results lost at the end, after the last row received"
-          if last_lost else "the end record arrived: no result is called lost after the last "
-          "row received", st.stdout)
+          "the end record names the results lost at the end by table row, after the last "
+          "row received" if last_lost else
+          "the end record arrived: no result is called lost after the last row received",
+          st.stdout)
     total = int(m.group(2)) if m else None
 
     # 2. The default: the harness drains the stream first; nothing is missing.

@@ -125,11 +125,14 @@ def main():
 
     try:
         link.send(msg(LIST_APPS))
-        r = link.replies()
+        # The first answer waits for the boot too: QEMU's start, then the
+        # kernel's, which on a loaded 2-core host take tens of seconds.
+        r = link.replies(timeout=150)
         items = [v for k, v in r if k == ITEM]
         check(r[-1][0] == OK and any(i.startswith("loopnest\t") for i in items)
               and not any(i.startswith("test_") for i in items),
-              f"LIST_APPS: {len(items)} apps, loopnest among them, no test apps")
+              f"LIST_APPS: {len(items)} apps, loopnest among them, no test apps"
+              + (" (no answer within 150 s of the boot)" if r[-1][0] == "timeout" else ""))
         link.send(msg(LIST_EVENTS))
         r = link.replies()
         check(r[-1][0] == OK and any(v.startswith("cpu-clock\t") for k, v in r if k == ITEM),
@@ -153,8 +156,8 @@ def main():
              "cyclez"),
             # Guest tests fault and panic on purpose: never runnable here.
             (msg(START_RUN, param(RUN_APP, b"test_fault") + param(RUN_ARG, b"panic")),
-             "'test_fault': it is a guest test, not a runnable app"),
-            (msg(START_RUN, param(RUN_APP, b"test_smp")), "it is a guest test"),
+             "'test_fault' is a guest test, not a runnable app"),
+            (msg(START_RUN, param(RUN_APP, b"test_smp")), "'test_smp' is a guest test"),
             # Periods and rates go through the kernel's one check.
             (msg(START_RUN, param(RUN_APP, b"loopnest")
                  + param(RUN_PERIOD, struct.pack("<Q", 100000))

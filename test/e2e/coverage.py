@@ -3,13 +3,19 @@
 loopnest at a tick every 50 us, then `bareperf report` and `script`.
 
 Under -icount (deterministic: every HPET NMI is taken in time) every tick
-due is a sample: the coverage line says N ticks due, N samples, 0 lost,
-the losses line says none, and the kernel's TICKS record agrees. The app's
+due is a sample, on 1 CPU and on each of 2: the coverage line says N
+ticks due, N samples, 0 lost, the losses line says none, and the
+kernel's TICKS record agrees. The app's
 duration (APP_START to APP_STOP) is the app's own: loopnest measures its
 loop nest with the TSC and prints it, and the run's window may exceed that
 only by the app's set-up and the start of sampling, not by the drain of
 the stream that follows; `stat` then finds a single-CPU loop 1.000 CPUs
 utilized.
+
+On a slow line with a small ring (icount again) the samples the ring had
+no room for are counted dropped: samples + dropped = ticks due, and the
+dropped are exactly the ring's LOST records; the line is not drained
+while the app runs, so the app takes as long as unpaced.
 
 Without icount, on 1 and 2 CPUs (where the host is busy, NMIs merge):
 for every CPU, samples + lost (+ dropped, + not received) = ticks due,
@@ -48,10 +54,10 @@ def run(*args, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
-def record(name, *args):
+def record(name, *args, period="50000"):
     cap = os.path.join(OUT, name + ".bpc")
-    rc, out, err = run("record", "--qemu", *args, "-o", cap, "-c", "50000", "--", "loopnest")
-    check(rc == 0, f"record {' '.join(args)} -c 50000 -- loopnest: exit 0", out + err)
+    rc, out, err = run("record", "--qemu", *args, "-o", cap, "-c", period, "--", "loopnest")
+    check(rc == 0, f"record {' '.join(args)} -c {period} -- loopnest: exit 0", out + err)
     _, rep, err2 = run("report", "-i", cap, "--stdio")
     _, scr, _ = run("script", "-i", cap)
     _, con, _ = run("script", "-i", cap, "--console")
@@ -61,7 +67,7 @@ def record(name, *args):
 def coverage(rep):
     """{cpu: (due, received, lost, throttled, dropped, missing)} from the coverage lines."""
     m = re.search(r"^# coverage: (\d+) ticks due( on each of (\d+) CPUs)? \(one every "
-                  r"50\.00 us over [\d.]+ [mu]?s, HPET counter\)(.*)$", rep, re.M)
+                  r"[\d.]+ us over [\d.]+ [mu]?s, HPET counter\)(.*)$", rep, re.M)
     if not m:
         return None
     due = int(m.group(1))
@@ -104,6 +110,15 @@ def main():
           "LOST_SAMPLES" not in scr,
           f"icount: the kernel's TICKS agrees, no LOST_SAMPLES ({tr})", scr[-2000:])
 
+    # Two CPUs under icount: each samples every tick, the other CPU's last
+    # one included (its IPI may arrive after the app returned).
+    cap, rep2, scr2, _ = record("icount2", "--icount", "--smp", "2")
+    cov2 = coverage(rep2)
+    check(cov2 is not None and sorted(cov2) == [0, 1] and cov2[0][0] > 300 and
+          all(cov2[c][1:] == (cov2[c][0], 0, 0, 0, 0) for c in cov2) and
+          re.search(r"^# losses: none \(", rep2, re.M) is not None,
+          f"icount, 2 CPUs: every tick due is a sample on each ({cov2})", rep2)
+
     # The window is the app's: loopnest's own loop-nest time, plus its set-up
     # (within 1%), not plus the drain.
     m = re.search(r"results correct, (\d+) TSC ticks", con)
@@ -114,6 +129,24 @@ def main():
     check(own > 0 and own <= dur <= own * 1.01,
           f"icount: APP_START to APP_STOP {dur:.0f} ns for loopnest's own {own} TSC ticks "
           f"(1 GHz: ns)", con + scr[-1000:])
+
+    # A line held to 115200 baud (in virtual time: icount) and a 2-page ring
+    # at 50 kHz: the ring overflows, every sample it had no room for is
+    # counted dropped, and they are exactly the ring's LOST records.
+    cap, rep, scr, con = record("paced", "--icount", "--pace", "115200", "--ring-pages", "2",
+                                period="20000")
+    cov = coverage(rep)
+    m = re.search(r"^# app: loopnest \(run 1\) on cpu 0: ([\d.]+) ms", rep, re.M)
+    paced_ms = float(m.group(1)) if m else 0
+    check(0 < paced_ms <= dur / 1e6 * 1.25,
+          f"icount, paced line: the app lasts {paced_ms} ms, as unpaced ({dur / 1e6:.2f} ms): "
+          f"the slow line is not drained while it runs", rep)
+    ring = re.search(r"^# WARNING: LOST: (\d+) records dropped on cpu 0:", rep, re.M)
+    c = cov[0] if cov and list(cov) == [0] else None
+    check(c is not None and c[4] > 0 and c[2] == 0 and c[5] == 0 and c[1] + c[4] == c[0] and
+          ring is not None and int(ring.group(1)) == c[4],
+          f"icount, paced line, 2-page ring: samples + dropped = ticks due, the dropped are the "
+          f"ring's LOST ({c}, LOST {ring.group(1) if ring else None})", rep)
 
     rc, st, err = run("stat", "--icount", "--", "loopnest")
     m = re.search(r"^\s+([\d,]+) ns\s+duration", st, re.M)
@@ -141,6 +174,8 @@ def main():
             warn = re.search(rf"^# WARNING: LOST_SAMPLES: (\d+) samples not taken on cpu {cpu} ",
                              rep, re.M)
             ok = ok and (int(warn.group(1)) == lost if lost else warn is None)
+            ring = re.search(rf"^# WARNING: LOST: (\d+) records dropped on cpu {cpu}:", rep, re.M)
+            ok = ok and (not dropped or (ring is not None and int(ring.group(1)) >= dropped))
         none = re.search(r"^# losses: none", rep, re.M) is not None
         anylost = any(c[2] or c[4] or c[5] for c in (cov or {}).values())
         ok = ok and none == (not anylost and "WARNING" not in rep)

@@ -328,7 +328,20 @@ for e in samples:                   # every stack ends at a root
     assert frames[f]["name"] in ("_start64", "ap_entry", "[unknown]") and depth >= 1, e
 assert all(e["weight"] == 250000 and e["name"] == "cpu-clock" for e in samples)
 names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
-assert names == {"CPU 0", "CPU 1"}, names
+assert names == {"CPU 0", "CPU 1", "CPU 0 samples", "CPU 1 samples"}, names
+# the flame chart for trace-event viewers (Perfetto): per CPU, B/E in time
+# order and nested; the leaf frames span the samples' periods
+for cpu in (0, 1):
+    st, last, leaf_us = [], 0, collections.Counter()
+    fl = [e for e in ev if e["pid"] == 3 and e["ph"] in "BE" and e["tid"] == cpu]
+    for e in fl:
+        assert e["ts"] >= last, e
+        last = e["ts"]
+        if e["ph"] == "B":
+            st.append(e)
+        else:
+            st.pop()
+    assert not st and fl, (cpu, st)
 EOF
 check "chrome: app runs as slices, sampled stacks per CPU = bareperf report --cpu" \
 	"$OUT/chrome_check.log" test $? -eq 0

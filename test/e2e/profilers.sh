@@ -1,9 +1,10 @@
 #!/bin/sh
 # profilers.sh — bareperf's outputs in the profilers people use, read by
 # the real programs: a capture of loopnest with call chains (QEMU -icount)
-#   - `bareperf script -g` is byte for byte what the real `perf script`
-#     prints for the same samples converted to perf.data, so whatever reads
-#     perf script (FlameGraph's stackcollapse-perf.pl, speedscope) reads it;
+#   - `bareperf script -g` (and -F FIELDS) is byte for byte what the real
+#     `perf script` (-F FIELDS) prints for the same samples converted to
+#     perf.data, so whatever reads perf script (FlameGraph's
+#     stackcollapse-perf.pl, speedscope) reads it;
 #   - speedscope's own importers (the npm package, run in node) read
 #     `script -g` output and `convert --to chrome` (the Trace Event
 #     format's stackFrames + samples) and find the stacks of
@@ -65,6 +66,14 @@ if command -v perf > /dev/null 2>&1; then
 		diff "$OUT/$r.perf.txt" "$OUT/$r.bp.txt" > "$OUT/$r.diff" 2>&1
 		check "script -g ($r) = perf script on the converted perf.data, byte for byte" \
 			"$OUT/$r.diff" test -s "$OUT/$r.bp.txt" -a ! -s "$OUT/$r.diff"
+	done
+	# perf script -F: the same fields, the same text
+	for F in ip,sym,symoff,srcline,time,cpu comm,pid,tid,cpu,time,period,event,ip,sym,dso; do
+		"$BP" script -F "$F" -i "$OUT/rt2.bpc" > "$OUT/F.bp.txt" 2>&1
+		HOME=$OUT/home perf script -F "$F" -i "$OUT/rt2.data" > "$OUT/F.perf.txt" 2>&1
+		diff "$OUT/F.perf.txt" "$OUT/F.bp.txt" > "$OUT/F.diff" 2>&1
+		check "script -F $F = perf script -F $F, byte for byte" "$OUT/F.diff" \
+			test -s "$OUT/F.bp.txt" -a ! -s "$OUT/F.diff"
 	done
 else
 	skip "script -g = perf script" "perf is not installed (Debian linux-perf)"

@@ -34,11 +34,14 @@ $(BUILD)/fuzz/fuzz_cmd: $(FUZZ_CMD_OBJS)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(BAREPERF_LIBS) -o $@
 
-# Real captures of the build's kernel under QEMU, a few KB each.
+# Real captures of the build's kernel under QEMU, a few KB each. A failed
+# run does not stop make (make test must still print its verdict): the
+# smokes then fail on the missing captures, with this log; the next make
+# tries again.
 $(FUZZ_CAPTURES)/stamp: test/fuzz/qemu_captures.sh $(BUILD)/kernel.elf $(BUILD)/bareperf
 	$(call say,GEN,$(FUZZ_CAPTURES))
-	$(Q)sh test/fuzz/qemu_captures.sh $(BUILD) $(FUZZ_CAPTURES)
-	$(Q)touch $@
+	$(Q)if sh test/fuzz/qemu_captures.sh $(BUILD) $(FUZZ_CAPTURES) 2> $(FUZZ_CAPTURES).log; then \
+		touch $@; else rm -rf $(FUZZ_CAPTURES); cat $(FUZZ_CAPTURES).log >&2; fi
 
 # Seed generators take one argument, the corpus directory: generated scripts.
 $(BUILD)/fuzz/cmd_seeds: test/fuzz/stream_seeds.sh $(FUZZ_CAPTURES)/stamp \

@@ -13,9 +13,11 @@ trap 'rm -rf "$base"' EXIT INT TERM
 "$gen" "$base" > /dev/null || { echo "stream_seeds: $gen failed" >&2; exit 1; }
 n=0
 for c in "$caps"/*.bpc; do
-	[ -e "$c" ] || { echo "stream_seeds: no captures in $caps" >&2; exit 1; }
-	# The stream starts at header_size (512 in every capture version so far).
-	{ printf '\001'; tail -c +513 "$c"; } > "$base/capture-$(basename "$c" .bpc)"
+	[ -e "$c" ] || { echo "stream_seeds: no captures in $caps (see $caps.log)" >&2; cat "$caps.log" >&2; exit 1; }
+	# The stream starts at wire_capture_header.header_size (u32 at offset 16).
+	hs=$(od -An -tu4 -j16 -N4 "$c" | tr -d ' ')
+	[ "${hs:-0}" -ge 512 ] || { echo "stream_seeds: $c: no capture header" >&2; exit 1; }
+	{ printf '\001'; tail -c +$((hs + 1)) "$c"; } > "$base/capture-$(basename "$c" .bpc)"
 	n=$((n + 1))
 done
 mkdir -p "$dir"

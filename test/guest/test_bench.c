@@ -233,7 +233,8 @@ static void scan_ring(u32 cpu, struct scan *s)
 			s->ends++;
 			s->end_results = e->results;
 			s->end_lost = e->lost;
-			if (e->app_id != s->app_id || e->cpu != cpu)
+			if (e->app_id != s->app_id || e->cpu != cpu || e->reserved_u32 ||
+			    !e->last_table[0] || !e->last_row || e->last_row > e->results)
 				s->bad++;
 		}
 		if (rec->type != BP_RECORD_BENCH)

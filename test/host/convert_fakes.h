@@ -26,6 +26,8 @@ struct fake_seg {
 /* A symtab holding these (copied; syms need not be sorted). */
 struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 			   const struct fake_seg *segs, size_t nseg);
+/* symtab_line answers file (line 1) for every address of function name. */
+void fake_symtab_file(struct symtab *t, const char *name, const char *file);
 
 /*
  * Building sessions: fs_init zeroes s and sets RUN_META with 1 TSC tick =

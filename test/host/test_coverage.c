@@ -206,6 +206,34 @@ static void inconsistent_account(void **state)
 				    "not add up (90 written)"));
 }
 
+/* No HPET: cpu-clock ran on the APIC timer (TICKS period 0), whose missed
+ * ticks nobody counted: the coverage says so, and so do the losses. */
+static void apic_timer_run(void **state)
+{
+	struct run r = { .ncpu = 1, .due = { ~0ull }, .sent = { 30 } };
+	struct bp_record_ticks t = {
+		.header = { BP_RECORD_TICKS, 0, sizeof(t) }, .app_id = 1, .cpu = 0, .samples = 30,
+	};
+
+	(void)state;
+	assert_int_equal(capgen_open(G, path, CAPGEN_ST, NULL, err, sizeof(err)), 0);
+	capgen_meta(G, 1, TSC_HZ, 0, NULL, 0);
+	capgen_event(G, 0, "cpu-clock", 0, 50000);
+	capgen_cpu(G, 0, BP_PMU_SOFT);
+	capgen_app(G, 0, true, 1, "loopnest", 0, 0);
+	for (uint64_t i = 0; i < r.sent[0]; i++)
+		capgen_sample(G, 0, 0, IP0, 50000 * (i + 1), 50000, 1, 0, NULL);
+	capgen_record(G, 0, &t);
+	capgen_app(G, 0, false, 1, NULL, 50000 * 31, 0);
+	if (capgen_close(G, 0, err, sizeof(err)))
+		fail_msg("capgen_close: %s", err);
+	load();
+	assert_string_equal(cov, "# coverage: ticks due unknown (no HPET: cpu-clock on the APIC "
+			    "timer, blind while interrupts are off): 30 samples\n");
+	assert_int_equal(nloss, 1);
+	assert_non_null(strstr(loss, "ticks due unknown on cpu 0 (run 1): no HPET"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +243,7 @@ int main(void)
 		cmocka_unit_test_teardown(samples_not_received, clear),
 		cmocka_unit_test_teardown(no_account, clear),
 		cmocka_unit_test_teardown(inconsistent_account, clear),
+		cmocka_unit_test_teardown(apic_timer_run, clear),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -71,7 +71,7 @@ static int teardown(void **state)
 /* Run a python3 check on a file; returns its exit status (0 = ok). */
 static int py_check(const char *code, const char *path)
 {
-	char cmd[4096];
+	char cmd[8192];
 
 	snprintf(cmd, sizeof(cmd), "python3 -c '%s' '%s'", code, path);
 	return system(cmd);
@@ -373,7 +373,27 @@ static const char chrome_check[] =
 	"assert len(set(e[\"sf\"] for e in i[:6])) <= 6 and f[i[0][\"sf\"]][\"category\"] == \"kernel\"\n"
 	"assert len(f) == 6, f  # kmain, loopnest_main, matmul, sieve; sieve and the nasty name as roots\n"
 	"m = [e for e in ev if e[\"ph\"] == \"M\" and e[\"name\"] == \"thread_name\"]\n"
-	"assert sorted(e[\"args\"][\"name\"] for e in m) == [\"CPU 0\", \"CPU 1\"]\n"
+	"assert sorted(e[\"args\"][\"name\"] for e in m if e[\"pid\"] == 1) == [\"CPU 0\", \"CPU 1\"]\n"
+	"assert sorted(e[\"args\"][\"name\"] for e in m if e[\"pid\"] == 3) == "
+	"[\"CPU 0 samples\", \"CPU 1 samples\"]\n"
+	"# the flame chart: B/E nested per CPU, in time order; the first sample\n"
+	"# stack opens root first, and matmul spans the six samples in it\n"
+	"fl = [e for e in ev if e[\"pid\"] == 3 and e[\"ph\"] in \"BE\"]\n"
+	"for cpu in (0, 1):\n"
+	"    st, last, spans = [], 0, {}\n"
+	"    for e in [e for e in fl if e[\"tid\"] == cpu]:\n"
+	"        assert e[\"ts\"] >= last, e\n"
+	"        last = e[\"ts\"]\n"
+	"        if e[\"ph\"] == \"B\":\n"
+	"            st.append(e)\n"
+	"        else:\n"
+	"            b = st.pop()\n"
+	"            spans.setdefault(b[\"name\"], []).append(round(e[\"ts\"] - b[\"ts\"], 3))\n"
+	"    assert not st, st\n"
+	"    if cpu == 0:\n"
+	"        assert [e[\"name\"] for e in fl[:3]] == [\"kmain\", \"loopnest_main\", \"matmul\"], fl[:3]\n"
+	"        assert spans[\"matmul\"] == [0.06], spans\n"
+	"        assert spans[\"kmain\"] == [0.1], spans\n"
 	"assert d[\"otherData\"][\"samples\"] == 12\n";
 
 static void test_chrome(void **state)
@@ -400,6 +420,45 @@ static void test_chrome(void **state)
 		assert_int_equal(system(cmd), 0);
 	}
 	fs_free(&s);
+}
+
+/* Kinds of code, for the colours and the Chrome categories: from the
+ * function's source file and, for benchmark bodies, BENCH_ASM's names. */
+static void test_kinds(void **state)
+{
+	static const struct { struct fake_sym s; const char *file; } k[] = {
+		{ { "bench_chase_2n", 0x1000, 0x100 }, "/src/apps/bench_memlat.c" },
+		{ { "bench_chase_n", 0x1100, 0x100 }, "apps/bench_memlat.c" },
+		{ { "bench_run", 0x1200, 0x100 }, "apps/bench.c" },
+		{ { "read_sse", 0x1300, 0x100 }, "apps/bench_membw.c" },
+		{ { "loopnest_main", 0x1400, 0x100 }, "apps/loopnest.c" },
+		{ { "hot_leaf", 0x1500, 0x100 }, "test/guest/test_hotspot.c" },
+		{ { "kmain", 0x1600, 0x100 }, "kernel/main.c" },
+		{ { "bench_x_n", 0x1700, 0x100 }, "kernel/bench_x.c" },
+		{ { "isr_common", 0x1800, 0x100 }, NULL },
+	};
+	struct fake_sym syms_k[sizeof(k) / sizeof(k[0])];
+	struct symtab *t;
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		syms_k[i] = k[i].s;
+	t = fake_symtab(syms_k, sizeof(k) / sizeof(k[0]), NULL, 0);
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].file)
+			fake_symtab_file(t, k[i].s.name, k[i].file);
+	(void)state;
+	assert_int_equal(convert_addr_kind(t, 0x1004), CONVERT_KIND_BENCH);
+	assert_int_equal(convert_addr_kind(t, 0x1180), CONVERT_KIND_BENCH);
+	assert_int_equal(convert_addr_kind(t, 0x1210), CONVERT_KIND_APP);	/* the harness */
+	assert_int_equal(convert_addr_kind(t, 0x1310), CONVERT_KIND_APP);	/* a C body */
+	assert_int_equal(convert_addr_kind(t, 0x1410), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(t, 0x1510), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(t, 0x1610), CONVERT_KIND_KERNEL);
+	assert_int_equal(convert_addr_kind(t, 0x1710), CONVERT_KIND_KERNEL);	/* not in apps/ */
+	assert_int_equal(convert_addr_kind(t, 0x1810), CONVERT_KIND_KERNEL);	/* no line info */
+	assert_int_equal(convert_addr_kind(t, 0x9000), CONVERT_KIND_KERNEL);	/* no symbol */
+	assert_string_equal(convert_kind_name(CONVERT_KIND_BENCH), "benchmark");
+	symtab_free(t);
 }
 
 static void test_escapes(void **state)
@@ -476,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_svg_elides_and_scales),
 		cmocka_unit_test(test_tree_many_frames),
 		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_commands),
 	};

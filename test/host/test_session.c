@@ -192,6 +192,8 @@ static void bench_records_and_end(void **state)
 	e.app_id = 7;
 	e.results = 4;
 	e.lost = 2;
+	strcpy(e.last_table, "insn");
+	e.last_row = 4;
 	capgen_record(G, 0, &e);
 	capgen_app(G, 0, false, 7, NULL, 52000000, 0);
 	close_gen(0);
@@ -203,6 +205,8 @@ static void bench_records_and_end(void **state)
 	assert_int_equal(s.bench_ends[0].app_id, 7);
 	assert_int_equal(s.bench_ends[0].results, 4);
 	assert_int_equal(s.bench_ends[0].lost, 2);
+	assert_string_equal(s.bench_ends[0].last_table, "insn");
+	assert_int_equal(s.bench_ends[0].last_row, 4);
 	session_free(&s);
 }
 

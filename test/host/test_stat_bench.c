@@ -256,8 +256,9 @@ static void missing_rows_are_named(void **state)
 		mk(11, 2, "insn", "add r64 tput", 0, 250, 0),
 		/* 12, 13: the last two, named by BENCH_END */
 	};
+	/* 12, 13: insn rows 3-4, by the end record's last table and row */
 	struct bp_record_bench_end end = { { BP_RECORD_BENCH_END, 0, sizeof(end) }, 1, 0, 13, 7,
-					   { 0 } };
+					   "insn", 4, 0 };
 	struct session s;
 	(void)state;
 
@@ -274,7 +275,8 @@ static void missing_rows_are_named(void **state)
 				    "'chase 2m-pages 8 KiB' (tsc) and memlat 'chase 2m-pages 64 KiB'"));
 	assert_non_null(strstr(out, "results 6-8 (with branch rows 1-2): between memlat "
 				    "'chase 2m-pages 64 KiB' (tsc) and branch 'random, period' (tsc)"));
-	assert_non_null(strstr(out, "results 12-13: after insn 'add r64 tput' (tsc), the last"));
+	assert_non_null(strstr(out, "results 12-13 (insn rows 3-4): after insn 'add r64 tput' (tsc), "
+				    "the last received"));
 	free(out);
 
 	/* Nothing missing: not a word. */
@@ -311,12 +313,13 @@ static void missing_rows_are_named(void **state)
 	ends[1].app_id = 2;
 	ends[1].results = 4;
 	ends[1].lost = 4;
+	snprintf(ends[1].last_table, sizeof(ends[1].last_table), "priv");
 	s.bench_ends = ends;
 	s.nbench_ends = 2;
 	out = print(&s, -1);
 	assert_non_null(strstr(out, "missing: 1 of 3 BENCH results of app run 1"));
 	assert_non_null(strstr(out, "missing: 4 of 4 BENCH results of app run 2"));
-	assert_non_null(strstr(out, "results 1-4: every result of the run"));
+	assert_non_null(strstr(out, "results 1-4 (priv rows 1-4): every result of the run"));
 	assert_null(strstr(out, "no BENCH_END"));
 	free(out);
 	s.nbench_ends = 0;
