@@ -53,9 +53,8 @@ static bool take(const struct uart_port *p, u32 baud, const char *why)
 		uart_write(note, (size_t)MIN(k, (int)sizeof(note) - 1));
 		uart_flush();
 	}
-	/* Set up again only a UART the early console did not use: a second
-	 * set-up clears its receive FIFO, and with it a request the host
-	 * may already have sent (control=1). */
+	/* Programming it again would reset its FIFOs (FCR), dropping what a
+	 * host has already sent, such as a control request. */
 	if (!same)
 		uart_init(p, baud);
 	decided = true;

@@ -19,7 +19,8 @@
  * source lines are looked up as in real use. Seeds: real captures of the
  * kernel under QEMU and synthetic ones (test/fuzz/cmd_seeds.sh).
  *
- * Checked: no sanitizer report, no leak; the exit status is 0, 1 or 2; a
+ * Checked: no sanitizer report, no leak; the exit status is 0 or 1 (2, a
+ * usage error, means cmds[] no longer matches the commands' options); a
  * command that says it succeeded wrote what it promised (a perf.data
  * starts with PERFILE2, an SVG with "<?xml" or "<svg", a folded or JSON
  * file is text). stdout goes to /dev/null; run with -close_fd_mask=2 to
@@ -60,12 +61,17 @@ static const struct {
 } cmds[] = {
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--stdio" } },
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort", "line",
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort", "srcline",
 				  "-q" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort",
+				  "cpu,comm,pid,sym", "-F", "overhead,sample,period,cpu,sym" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g",
+				  "--no-children", "-n" } },
+	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--header-only" } },
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-C", "0,2-3",
 				  "--app", "loopnest", "--percent-limit", "1" } },
 	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--aux",
-				  "-n", "5" } },
+				  "--max-rows", "5" } },
 	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force" } },
 	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "-g",
 				  "--header" } },
@@ -80,7 +86,7 @@ static const struct {
 	{ cmd_stat, OUT_NONE, { "stat", "-i", "@C", "-i", "@C" } },
 	{ cmd_stat, OUT_SVG, { "stat", "-i", "@C", "--bench", "--plot", "@O" } },
 	{ cmd_convert, OUT_PERFDATA, { "convert", "-i", "@C", "-k", "@K", "--force", "--to",
-				       "perf.data", "-o", "@O" } },
+				       "perf.data", "--no-buildid-cache", "-o", "@O" } },
 	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "folded",
 				   "-o", "@O" } },
 	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "chrome",
@@ -228,6 +234,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fflush(stdout);
 	if (rc < 0 || rc > 2)
 		abort();
+	/* 2 is a usage error: the command line here went stale (an option
+	 * renamed or removed), and every input would test nothing. */
+	if (rc == 2) {
+		fprintf(stderr, "fuzz_cmd: '%s' is a usage error: update cmds[]\n",
+			cmds[which].argv[0]);
+		abort();
+	}
 	if (rc == 0)
 		check_output(cmds[which].out);
 	return 0;

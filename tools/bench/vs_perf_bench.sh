@@ -73,7 +73,7 @@ if [ ! -s "$D/capg-$NG.data" ] || [ "$B/bareperf" -nt "$D/capg-$NG.data" ]; then
 		--no-buildid-cache -o "$D/capg-$NG.data" 2> "$D/convertg.log"
 fi
 best_bp= best_perf=
-for i in 1 2 3; do
+for i in $reps; do
 	t0=$(now)
 	"$B/bareperf" report -i "$D/capg-$NG.bpc" -k "$D/kernel.elf" --stdio -g > "$D/bpg.txt"
 	t1=$(now)
