@@ -10,7 +10,7 @@
 #include "kernel/trap.h"
 #include <uapi/wire.h>
 
-#define EFLAGS_IF	(1ul << 9)
+#define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
 
 /* Where an unwind lands: the registers a call preserves, as at save. */
 struct unwind_point {
@@ -377,6 +377,9 @@ static void measure_job(void *arg)
 		return;
 	}
 	u64 cr0 = read_cr0(), cr3 = read_cr3(), cr4 = read_cr4();
+	struct desc_ptr gdt, idt, gdt_after, idt_after;
+	u64 efer = rdmsr(MSR_EFER_NUM);
+	asm volatile("sgdt %0; sidt %1" : "=m"(gdt), "=m"(idt));
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
 	run.timeout_ticks = hz * r->timeout_ms / 1000;
@@ -394,13 +397,25 @@ static void measure_job(void *arg)
 		bench_abandon();
 	}
 	hpet_nmi_stop();
-	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4) {
-		ksnprintf(j->changed, sizeof(j->changed), "; the code changed %s%s%s (put back)",
+	/* System state a snippet can change in ring 0 and later snippets
+	 * would run under: checked, put back, and said in the reply. */
+	asm volatile("sgdt %0; sidt %1" : "=m"(gdt_after), "=m"(idt_after));
+	bool gdt_changed = memcmp(&gdt, &gdt_after, sizeof(gdt));
+	bool idt_changed = memcmp(&idt, &idt_after, sizeof(idt));
+	bool efer_changed = rdmsr(MSR_EFER_NUM) != efer;
+	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4 || gdt_changed ||
+	    idt_changed || efer_changed) {
+		ksnprintf(j->changed, sizeof(j->changed), "; the code changed %s%s%s%s%s%s(put back)",
 			  read_cr0() != cr0 ? "CR0 " : "", read_cr3() != cr3 ? "CR3 " : "",
-			  read_cr4() != cr4 ? "CR4" : "");
+			  read_cr4() != cr4 ? "CR4 " : "", gdt_changed ? "GDTR " : "",
+			  idt_changed ? "IDTR " : "", efer_changed ? "EFER " : "");
 		write_cr0(cr0);
 		write_cr4(cr4);
 		write_cr3(cr3);
+		lgdt(&gdt);
+		lidt(&idt);
+		if (efer_changed)
+			wrmsr(MSR_EFER_NUM, efer);
 	}
 }
 

@@ -20,8 +20,8 @@
  *
  * The body may use every other general-purpose and vector register, the
  * stack and the scratch area; the scratch area is not cleared between
- * snippets. CR0, CR3 and CR4 are checked after each snippet and put
- * back, said in the reply, if the code changed them.
+ * snippets. CR0, CR3, CR4, EFER, GDTR and IDTR are checked after each
+ * snippet and put back, said in the reply, if the code changed them.
  *
  * A CPU exception while the code runs (a fault in it, or anything it
  * breaks in the harness) unwinds to the request (the fault fix-up in

@@ -846,6 +846,10 @@ int cmd_bench(int argc, char **argv)
 			break;
 		if (!r.ok)
 			failed++;
+		/* OK "N events; the code changed CR4 (put back)" */
+		const char *note = r.ok ? strstr(r.text, "; ") : NULL;
+		if (note)
+			fprintf(stderr, "bareperf bench: %s: note: %s\n", sn[i].src, note + 2);
 		if (o.json) {
 			printf("%s{\"asm\": ", o.batch ? "  " : "");
 			json_str(sn[i].src);

@@ -32,7 +32,14 @@ check "privileged #GP at offset 4" has "$T/batch.csv" '"mov ax, 0xfff8; ltr ax",
 check "endless loop stopped by the watchdog" has "$T/batch.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog'
 check "-asm_init state seen by the body (1 + 2 * 5)" has "$T/batch.csv" '"mov rcx, r12; .l: dec rcx; jnz .l","Instructions retired (TSC under -icount)",11.000,'
 check "measured right after the faults" test "$(row 9)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
-check "8 rows, 4 failed, exit 3" has "$T/batch.err" "8 snippets, 4 refused or failed"
+check "a CR4 change is measured, put back and said" has "$T/batch.err" "mov rax, cr4; or rax, 4; mov cr4, rax: note: the code changed CR4 (put back)"
+check "9 rows, 4 failed, exit 3" has "$T/batch.err" "9 snippets, 4 refused or failed"
+
+# A table of 200 snippets in one boot, one row each.
+i=0; while [ $i -lt 200 ]; do echo "add rax, $i; imul rbx, rcx"; i=$((i + 1)); done >"$T/b200"
+$BP bench --icount -unroll_count 10 -n_measurements 3 -warm_up_count 1 --batch "$T/b200" >"$T/b200.csv" 2>"$T/b200.err"
+check "200 snippets in one boot: 200 rows of 2.000" test "$(grep -c '",2.000,$' "$T/b200.csv")" = 200
+sed 's/^/# /' "$T/b200.err"
 
 $BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>&1
 check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'Instructions retired (TSC under -icount): 1.00'
