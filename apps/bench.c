@@ -341,6 +341,20 @@ struct job {
 
 static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS], scratch[3 * BENCH_MAX_REPS];
 static struct pmu_ctx bench_pmu;
+/* What a measurement holds while it runs, for bench_abandon. */
+static struct {
+	bool pmu_on, lvt_on;
+	struct lvt_state lvt;
+} held;
+
+void bench_abandon(void)
+{
+	if (held.lvt_on)
+		lvt_restore(&held.lvt);
+	if (held.pmu_on)
+		pmu_stop(&bench_pmu);
+	held.lvt_on = held.pmu_on = false;
+}
 
 /*
  * What the records of this app run have been numbered so far: seq and
@@ -507,11 +521,14 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		}
 		ecx = idx;
 		pmu_start(&bench_pmu);
+		held.pmu_on = true;
 		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	}
 #define MEASURE(fn, cnt) ((e->tsc ? measure_tsc(fn, b->arg, cnt) \
 			  : measure_pmc(fn, b->arg, cnt, ecx)) & width_mask)
 	lvt_mask(&lvt);
+	held.lvt = lvt;
+	held.lvt_on = true;
 	for (u32 w = 0; w < j->warmup; w++) {
 		(void)MEASURE(fn_n, cnt_n);
 		(void)MEASURE(fn_2n, cnt_2n);
@@ -540,14 +557,17 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 			}
 		}
 	}
+	held.lvt_on = false;
 	lvt_restore(&lvt);
 	r->smis = smi0 < 0 ? -1 : (s32)(pmu_smi_count(smi_caps) - smi0);
 	if (r->smis > 0)
 		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",
 			b->name, r->smis);
 #undef MEASURE
-	if (!e->tsc)
+	if (!e->tsc) {
+		held.pmu_on = false;
 		pmu_stop(&bench_pmu);
+	}
 
 	struct bench_stats st;
 

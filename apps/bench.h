@@ -266,4 +266,11 @@ int bench_branch(const struct bench_opts *o);
 int bench_insn(const struct bench_opts *o);
 int bench_priv(const struct bench_opts *o);
 
+/*
+ * A measurement left by unwinding (apps/bench_code.c, after a fault or
+ * the watchdog in the code it measured): put back the LVT entries it
+ * masked and stop the counter it started. Nothing if none is held.
+ */
+void bench_abandon(void);
+
 #endif

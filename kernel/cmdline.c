@@ -215,6 +215,16 @@ static int set_control(struct kernel_options *o, char *val, char *err, size_t n)
 	return 0;
 }
 
+static int set_code(struct kernel_options *o, char *val, char *err, size_t n)
+{
+	u64 v;
+
+	if (set_u64(&v, "code", val, 0, 1, err, n))
+		return -1;
+	o->code = v;
+	return 0;
+}
+
 static int set_count(struct kernel_options *o, char *val, char *err, size_t n)
 {
 	(void)err, (void)n;
@@ -291,6 +301,8 @@ static const struct option options[] = {
 	{ "pace", "BAUD", "hold the UART stream to a real line's rate, e.g. 115200", set_pace },
 	{ "control", "0|1", "serve runs the host asks for over the stream (default 0)",
 	  set_control },
+	{ "code", "0|1", "with control=1: run machine code the host sends (bareperf bench; "
+	  "arbitrary code, for machines you own; default 0)", set_code },
 	{ "count", "LIST", "events to count, as events= or tsc, cpu-clock, task-clock; "
 	  "COUNTS records (bareperf stat; no sampling unless events= is given)", set_count },
 	{ "max_rate", "N", "samples/s per CPU before sampling is throttled, 0 = no limit "

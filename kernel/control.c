@@ -8,6 +8,8 @@
  *   LIST_EVENTS  one ITEM "name<TAB>description" per event, then OK
  *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}: runs the app
  *                (records stream as usual), then OK "exit N"
+ *   RUN_CODE     {BODY, INIT, UNROLL, ...}: with code=1 only, measures the
+ *                machine code sent (apps/bench_code.h): ITEMs, then OK
  *
  * Everything the host sends is bounds-checked against the frame it came in
  * and copied into fixed buffers: no request can write outside them. A
@@ -19,6 +21,10 @@
 #include "kernel/stream.h"
 #include "kernel/wire.h"
 #include "pmu/pmu.h"
+#include "apps/bench_code.h"
+
+#define reply control_reply
+#define replyf control_replyf
 
 #define ARG_MAX		16
 #define TEXT_MAX	256
@@ -26,7 +32,7 @@
 static u8 rx[WIRE_ENCODED_MAX];		/* one encoded frame being received */
 static u8 frame[WIRE_FRAME_MAX];	/* its decoded bytes */
 
-static void reply(u16 type, const char *text, size_t len)
+void control_reply(u16 type, const char *text, size_t len)
 {
 	static u8 msg[sizeof(struct wire_ctl_msg) + 512];
 	struct wire_ctl_msg *m = (struct wire_ctl_msg *)msg;
@@ -38,7 +44,7 @@ static void reply(u16 type, const char *text, size_t len)
 	stream_control_send(msg, sizeof(*m) + len);
 }
 
-static __printf(2, 3) void replyf(u16 type, const char *fmt, ...)
+void control_replyf(u16 type, const char *fmt, ...)
 {
 	char text[256];
 	va_list ap;
@@ -46,7 +52,7 @@ static __printf(2, 3) void replyf(u16 type, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = kvsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	reply(type, text, MIN((size_t)n, sizeof(text) - 1));
+	control_reply(type, text, MIN((size_t)n, sizeof(text) - 1));
 }
 
 static void list_apps(void)
@@ -233,6 +239,14 @@ static void serve(const struct wire_frame *f)
 		break;
 	case WIRE_CTL_START_RUN:
 		start_run(v, m.len);
+		break;
+	case WIRE_CTL_RUN_CODE:
+		if (!kopt.code) {
+			reply(WIRE_CTL_ERROR, "RUN_CODE needs code=1 on the kernel command line "
+			      "(it runs arbitrary code: for machines you own)", 95);
+			break;
+		}
+		bench_code_serve(v, m.len);
 		break;
 	default:
 		replyf(WIRE_CTL_ERROR, "unknown request type %#x", m.type);

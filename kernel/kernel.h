@@ -105,6 +105,11 @@ size_t pmm_total_pages(void);
 /* Map npages of fresh memory at a new kernel address, with an unmapped
  * guard page below; returns the top (for stacks) or 0. */
 u64 vmalloc_stack(size_t npages);
+/* npages mapped read-write, no-execute, above a guard page; 0 when out of
+ * memory. paging_code_exec flips them to read-only executable and back
+ * (W^X: never both writable and executable). */
+u64 vmalloc_code(size_t npages);
+void paging_code_exec(u64 va, size_t npages, bool exec);
 /* Is [va, va+len) mapped (present) in the kernel's page tables? */
 bool va_mapped(u64 va, size_t len);
 u64 virt_to_phys(const void *p);
@@ -143,6 +148,7 @@ struct kernel_options {
 	const char *stream;		/* stream=off|uart|virtio */
 	u32 pace;			/* pace=BAUD: hold the stream to a line rate */
 	bool control;			/* control=1: serve runs the host asks for */
+	bool code;			/* code=1: ... and run code it sends (RUN_CODE) */
 	const char *count;		/* count=LIST: events to count ("" = none) */
 	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
 	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace.c */

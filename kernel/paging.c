@@ -175,6 +175,26 @@ u64 vmalloc_stack(size_t npages)
 	return vmalloc_next;
 }
 
+u64 vmalloc_code(size_t npages)
+{
+	/* Same region and guard page as the stacks: RW-, until flipped. */
+	u64 top = vmalloc_stack(npages);
+
+	return top ? top - npages * PAGE_SIZE : 0;
+}
+
+void paging_code_exec(u64 va, size_t npages, bool exec)
+{
+	BUG_ON(va < VMALLOC_BASE || (va & (PAGE_SIZE - 1)));
+	for (size_t i = 0; i < npages; i++) {
+		u64 *e = pte_slot(va + i * PAGE_SIZE, 0);
+		BUG_ON(!(*e & PTE_P));
+		/* W^X: writable and no-execute, or read-only and executable. */
+		*e = (*e & PTE_ADDR) | PTE_P | (exec ? 0 : PTE_W | nx);
+		invlpg(va + i * PAGE_SIZE);
+	}
+}
+
 bool va_mapped(u64 va, size_t len)
 {
 	if (!pml4)		/* before paging_init: nothing is known to be safe */

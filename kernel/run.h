@@ -22,5 +22,9 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 /* control=1: serve CONTROL requests until the host sends none for ever;
  * returns an exit code only if the transport fails. */
 int control_serve(void);
+/* A reply to the request being served (a CONTROL frame, text cut at 512
+ * bytes); the last one is OK or ERROR. */
+void control_reply(u16 type, const char *text, size_t len);
+__printf(2, 3) void control_replyf(u16 type, const char *fmt, ...);
 
 #endif

@@ -27,6 +27,7 @@ static trap_handler_t handlers[256];
 
 #define NMI_HANDLERS_MAX 8
 static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX];
+static trap_fixup_t fault_fixup;
 
 /* Exception table: probing instructions that may fault (x86.h *_safe). */
 struct extable_entry {
@@ -45,6 +46,11 @@ static const char *const exc_names[32] = {
 	"reserved 24", "reserved 25", "reserved 26", "reserved 27",
 	"#HV hypervisor injection", "#VC VMM communication", "#SX security", "reserved 31",
 };
+
+const char *trap_name(unsigned vector)
+{
+	return vector < 32 ? exc_names[vector] : "interrupt";
+}
 
 static void set_gate(unsigned v, u64 addr, unsigned ist)
 {
@@ -81,6 +87,11 @@ void trap_set_handler(unsigned vector, trap_handler_t h)
 {
 	BUG_ON(vector > 255);
 	handlers[vector] = h;
+}
+
+void trap_set_fault_fixup(trap_fixup_t fn)
+{
+	__atomic_store_n(&fault_fixup, fn, __ATOMIC_RELEASE);
 }
 
 int nmi_register(nmi_handler_t h)
@@ -142,6 +153,9 @@ void trap_dispatch(struct trap_frame *f)
 	if (this_cpu()->nmi_depth && v < 32)
 		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
 			   "CPU exception in NMI context");
+	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
+	if (v < 32 && fix && fix(f))
+		return;
 	if (handlers[v]) {
 		handlers[v](f);
 		return;

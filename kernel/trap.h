@@ -36,6 +36,14 @@ void trap_set_handler(unsigned vector, trap_handler_t h);
 /* NMI handlers answer "was it mine?": return true if they handled it.
  * Every registered handler runs on each NMI (several sources may fire at
  * once); an NMI none claims is counted in percpu.nmi_unclaimed. */
+/* Before any handler, for exceptions (vectors 0-31 but NMI, outside NMI
+ * context): true if it took the exception (it rewrote the frame to resume
+ * elsewhere). One at a time: apps/bench_code.c, for code run on purpose. */
+typedef bool (*trap_fixup_t)(struct trap_frame *f);
+void trap_set_fault_fixup(trap_fixup_t fn);
+/* "#GP general protection" for 13; "interrupt" above 31. */
+const char *trap_name(unsigned vector);
+
 typedef bool (*nmi_handler_t)(struct trap_frame *f);
 int nmi_register(nmi_handler_t h);
 

@@ -22,6 +22,8 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "run an app on the bareperf kernel (QEMU or a serial line), "
 	  "sampling and/or counting, and write what it streams into a capture" },
+	{ "bench", cmd_bench, "measure an x86-64 snippet nanoBench's way on the bareperf kernel "
+	  "(-asm \"add rax, rbx\")" },
 	{ "report", cmd_report, "the hottest functions, source lines, CPUs or apps per event; "
 	  "call graphs (-g)" },
 	{ "stat", cmd_stat, "counter tables per app run and CPU, counted by the kernel "

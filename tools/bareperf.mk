@@ -12,7 +12,8 @@
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
 BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
-	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c
+	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c \
+	tools/bench_code.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -119,6 +120,17 @@ $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/
 	$(call say,GEN,$@)
 	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/e2e_bareperf.py %s\n' \
 		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# bareperf bench (test/e2e/bench_code.sh): snippets measured exactly under
+# -icount, faults and the watchdog in one boot, errors before sending.
+HOST_TESTS += $(BUILD)/host/bench_code
+
+$(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/bench_code.sh %s\n' $(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
 # perf's command-line habits (test/e2e/cli.sh): report's sort keys and

@@ -8,6 +8,7 @@
 #define BAREPERF_TOOLS_COMMANDS_H
 
 int cmd_record(int argc, char **argv);		/* tools/record.c */
+int cmd_bench(int argc, char **argv);		/* tools/bench_code.c */
 int cmd_report(int argc, char **argv);		/* tools/report.c */
 int cmd_stat(int argc, char **argv);		/* tools/stat.c */
 int cmd_script(int argc, char **argv);		/* tools/script.c */

@@ -246,6 +246,7 @@ enum wire_ctl_type {
 	WIRE_CTL_LIST_APPS	= 0x0001,	/* no value */
 	WIRE_CTL_LIST_EVENTS	= 0x0002,	/* no value */
 	WIRE_CTL_START_RUN	= 0x0003,	/* value: WIRE_RUN_* triples */
+	WIRE_CTL_RUN_CODE	= 0x0004,	/* value: WIRE_CODE_* triples; needs code=1 */
 	/* kernel -> host */
 	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
 	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */
@@ -297,6 +298,37 @@ enum wire_run_param {
 					 * the same nonce; the machine does not run a
 					 * request whose nonce it served last again */
 };
+
+/*
+ * RUN_CODE (`bareperf bench`, apps/bench_code.h): machine code the host
+ * assembled, measured with the harness's method. Numbers are u64. The
+ * reply is one ITEM per event, then OK; or ERROR naming what went wrong
+ * (a fault with its exception and offset, the watchdog, a bad parameter).
+ * ITEM text, tab-separated:
+ *	event  label  min  median  avg  iqr  flags  disturbed  median_n  median_2n
+ * min/median/avg/iqr are x1000 per copy (per repetition with NO_NORM),
+ * flags BP_BENCH_F_*, median_n/_2n the raw counts of the two versions.
+ */
+#define WIRE_CODE_MAX		4096u	/* bytes of body, and of init */
+
+enum wire_code_param {
+	WIRE_CODE_BODY		= 1,	/* bytes: the snippet (1..WIRE_CODE_MAX) */
+	WIRE_CODE_INIT		= 2,	/* bytes: run once before the copies */
+	WIRE_CODE_UNROLL	= 3,	/* copies of the body, n (default 1000) */
+	WIRE_CODE_LOOPS		= 4,	/* 0: no loop (default); else iterations */
+	WIRE_CODE_REPS		= 5,	/* measurements (default 10) */
+	WIRE_CODE_WARMUP	= 6,	/* warm-up runs before them (default 5) */
+	WIRE_CODE_INITIAL_WARMUP = 7,	/* runs of the whole measurement first (default 0) */
+	WIRE_CODE_FLAGS		= 8,	/* WIRE_CODEF_* */
+	WIRE_CODE_EVENT		= 9,	/* text: one event; repeat for more */
+	WIRE_CODE_TIMEOUT_MS	= 10,	/* the watchdog (default 2000) */
+	WIRE_CODE_ALIGN		= 11,	/* body start offset from a 64-byte boundary */
+	WIRE_CODE_LATE_INIT	= 12,	/* bytes: run after init, before the copies */
+	WIRE_CODE_CPU		= 13,	/* the CPU that runs it (default: the control CPU's) */
+};
+
+#define WIRE_CODEF_BASIC	(1u << 0)	/* measure n copies against 0 copies */
+#define WIRE_CODEF_NO_NORM	(1u << 1)	/* do not divide by copies and loops */
 
 /*
  * Capture files (`bareperf record`): this header, then the stream bytes

@@ -146,6 +146,8 @@ def main():
         cases = [
             (msg(0x77), "unknown request type 0x77"),
             (msg(START_RUN, param(RUN_APP, b"nosuchapp")), "no app named 'nosuchapp'"),
+            # Running code the host sends is opt-in: code=1 (this boot has not).
+            (msg(4, param(1, b"\x90")), "RUN_CODE needs code=1 on the kernel command line"),
             (msg(START_RUN, param(99, b"x")), "unknown parameter 99"),
             (msg(START_RUN, struct.pack("<HH", RUN_APP, 200) + b"loop"), "runs past the message"),
             (msg(START_RUN, param(RUN_PERIOD, b"\1\2\3")), "parameter 3 is malformed"),

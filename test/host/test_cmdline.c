@@ -170,7 +170,7 @@ static void unknown_option(void **state)
 	(void)state;
 	assert_int_equal(parse("app=x bogus=1"), -1);
 	assert_string_equal(err, "unknown option 'bogus'; known options: app serial baud "
-			    "events period freq callchain ring_pages stream pace control count max_rate "
+			    "events period freq callchain ring_pages stream pace control code count max_rate "
 			    "trace aux_pages ap_wait_ms console turbo prefetch");
 	assert_int_equal(parse("quiet"), -1);
 	assert_non_null(strstr(err, "unknown option 'quiet'"));
@@ -238,7 +238,7 @@ static void help_lists_every_option(void **state)
 	(void)state;
 	help_lines = 0;
 	cmdline_help(count_help);
-	assert_int_equal(help_lines, 19);
+	assert_int_equal(help_lines, 20);
 }
 
 int main(void)

@@ -1,0 +1,504 @@
+/*
+ * bench_code.c — RUN_CODE: measure machine code the host sent (contract
+ * and register convention in apps/bench_code.h).
+ */
+#include "apps/bench_code.h"
+#include "apps/bench.h"
+#include "kernel/apic.h"
+#include "kernel/percpu.h"
+#include "kernel/run.h"
+#include "kernel/trap.h"
+#include <uapi/wire.h>
+
+#define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
+
+/* Where an unwind lands: the registers a call preserves, as at save. */
+struct unwind_point {
+	u64 rbx, rbp, r12, r13, r14, r15, rsp, rip, rflags;
+};
+
+/* setjmp-like: 0 when saving; 1 when unwind_to lands here. */
+int unwind_save(struct unwind_point *p) __attribute__((returns_twice));
+__attribute__((naked)) int unwind_save(struct unwind_point *p __attribute__((unused)))
+{
+	asm volatile("mov %rbx, 0(%rdi)\n"
+		     "mov %rbp, 8(%rdi)\n"
+		     "mov %r12, 16(%rdi)\n"
+		     "mov %r13, 24(%rdi)\n"
+		     "mov %r14, 32(%rdi)\n"
+		     "mov %r15, 40(%rdi)\n"
+		     "lea 8(%rsp), %rax\n"		/* the caller's RSP after ret */
+		     "mov %rax, 48(%rdi)\n"
+		     "mov (%rsp), %rax\n"
+		     "mov %rax, 56(%rdi)\n"
+		     "pushfq\n"
+		     "pop %rax\n"
+		     "mov %rax, 64(%rdi)\n"
+		     "xor %eax, %eax\n"
+		     "ret\n");
+}
+
+/* Entered by iretq from a rewritten trap frame, RDI = the point. */
+__attribute__((naked, noreturn)) static void unwind_to(void)
+{
+	asm volatile("mov 0(%rdi), %rbx\n"
+		     "mov 8(%rdi), %rbp\n"
+		     "mov 16(%rdi), %r12\n"
+		     "mov 24(%rdi), %r13\n"
+		     "mov 32(%rdi), %r14\n"
+		     "mov 40(%rdi), %r15\n"
+		     "mov 48(%rdi), %rsp\n"
+		     "mov $1, %eax\n"
+		     "jmp *56(%rdi)\n");
+}
+
+enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
+
+/* The request being run; the fix-up and the watchdog read it. */
+static struct {
+	volatile bool active;
+	u32 cpu;
+	struct unwind_point at;
+	u64 t0, timeout_ticks;
+	/* what stopped it */
+	volatile int why;
+	u64 vector, error, rip, cr2;
+	/* the code's layout, for naming an offset */
+	u64 fn[2], body[2], body_end[2], init[2], init_end[2], late[2], late_end[2];
+	u64 len;
+} run;
+
+/* Generated code and the memory it may use: allocated at the first request. */
+static u64 area, stack_top, scratch_mid;
+static u64 saved_rsp;		/* the kernel RSP inside the generated function */
+
+static void unwind(struct trap_frame *f)
+{
+	f->rdi = (u64)&run.at;
+	f->rip = (u64)unwind_to;
+	/* Below the saved frame (dead once unwound), never on the code's
+	 * own stack, which it may have broken. */
+	f->rsp = ALIGN_DOWN(run.at.rsp - 1024, 16) - 8;
+	f->rflags = run.at.rflags;
+}
+
+static bool fault_fixup(struct trap_frame *f)
+{
+	if (!run.active || this_cpu_id() != run.cpu)
+		return false;
+	run.active = false;
+	run.why = STOP_FAULT;
+	run.vector = f->vector;
+	run.error = f->error;
+	run.rip = f->rip;
+	run.cr2 = f->vector == VEC_PF ? read_cr2() : 0;
+	unwind(f);
+	return true;
+}
+
+/* The HPET NMI, every quarter of the timeout: stop code that ran past it
+ * when the NMI interrupted the code itself (not the harness around it,
+ * which may hold the console). */
+static void watchdog(struct trap_frame *f, void *arg)
+{
+	(void)arg;
+	if (!run.active || this_cpu_id() != run.cpu)
+		return;
+	u64 el = hpet_read() - run.t0;
+	bool in_code = f->rip >= area && f->rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE;
+	if (el < run.timeout_ticks || (!in_code && el < 2 * run.timeout_ticks))
+		return;
+	run.active = false;
+	run.why = STOP_TIMEOUT;
+	run.rip = f->rip;
+	unwind(f);
+}
+
+/* ---- code generation ---------------------------------------------------- */
+
+struct gen {
+	u8 *p, *end;
+	bool full;
+};
+
+static void emit(struct gen *g, const void *b, size_t n)
+{
+	if ((size_t)(g->end - g->p) < n) {
+		g->full = true;
+		return;
+	}
+	memcpy(g->p, b, n);
+	g->p += n;
+}
+
+static void emit_imm64(struct gen *g, const u8 *op, u64 imm)
+{
+	emit(g, op, 2);
+	emit(g, &imm, 8);
+}
+
+struct code_req {
+	const u8 *body, *init, *late;
+	u64 body_len, init_len, late_len;
+	u64 unroll, loops, reps, warmup, initial, flags, timeout_ms, align, cpu;
+	struct bench_opts o;
+};
+
+/* One version of the function with `copies` copies; its layout in run. */
+static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
+{
+	static const u8 pro[] = {
+		0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57,	/* push rbx..r15 */
+		0x9c, 0xfc,							/* pushfq; cld */
+	};
+	static const u8 zero[] = {
+		0x31, 0xc0, 0x31, 0xdb, 0x31, 0xc9, 0x31, 0xd2, 0x31, 0xf6, 0x31, 0xff,
+		0x45, 0x31, 0xc0, 0x45, 0x31, 0xc9, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xdb,
+		0x45, 0x31, 0xe4, 0x45, 0x31, 0xed,				/* xor r32, r32 */
+	};
+	static const u8 epi[] = {
+		0x48, 0x8b, 0x20,						/* mov rsp, [rax] */
+		0x9d, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, /* popfq, pops */
+		0xc3,
+	};
+	static const u8 mov_rax[] = { 0x48, 0xb8 }, mov_rsp[] = { 0x48, 0xbc },
+			mov_r14[] = { 0x49, 0xbe }, mov_r15[] = { 0x49, 0xbf };
+	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
+	static const u8 rbp_rsp[] = { 0x48, 0x89, 0xe5 };		/* mov rbp, rsp */
+	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
+
+	run.fn[k] = (u64)g->p;
+	emit(g, pro, sizeof(pro));
+	emit_imm64(g, mov_rax, (u64)&saved_rsp);
+	emit(g, save_rsp, sizeof(save_rsp));
+	emit_imm64(g, mov_rsp, stack_top);
+	emit(g, rbp_rsp, sizeof(rbp_rsp));
+	emit_imm64(g, mov_r14, scratch_mid);
+	if (r->loops)
+		emit_imm64(g, mov_r15, r->loops);
+	emit(g, zero, sizeof(zero));
+	run.init[k] = (u64)g->p;
+	emit(g, r->init, r->init_len);
+	run.init_end[k] = run.late[k] = (u64)g->p;
+	emit(g, r->late, r->late_len);
+	run.late_end[k] = (u64)g->p;
+	while (!g->full && ((u64)g->p & 63) != r->align)
+		emit(g, &nop, 1);
+	run.body[k] = (u64)g->p;
+	for (u64 i = 0; i < copies && !g->full; i++)
+		emit(g, r->body, r->body_len);
+	run.body_end[k] = (u64)g->p;
+	if (r->loops) {
+		emit(g, dec_r15, sizeof(dec_r15));
+		/* jnz rel32 back to the first copy */
+		s32 rel = (s32)((s64)run.body[k] - (s64)((u64)g->p + 6));
+		u8 jnz[6] = { 0x0f, 0x85 };
+		memcpy(jnz + 2, &rel, 4);
+		emit(g, jnz, sizeof(jnz));
+	}
+	emit_imm64(g, mov_rax, (u64)&saved_rsp);
+	emit(g, epi, sizeof(epi));
+	while (!g->full && ((u64)g->p & 63))
+		emit(g, &nop, 1);
+}
+
+/* ---- the request ------------------------------------------------------- */
+
+static int take_u64(const u8 *v, size_t len, u64 *out)
+{
+	if (len != sizeof(u64))
+		return -1;
+	memcpy(out, v, sizeof(u64));
+	return 0;
+}
+
+static int parse(const u8 *p, size_t len, struct code_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->unroll = 1000;
+	r->reps = 10;
+	r->warmup = 5;
+	r->timeout_ms = BENCH_CODE_TIMEOUT_MS;
+	r->cpu = this_cpu_id();
+	bench_opts_default(&r->o);
+	while (len) {
+		struct wire_ctl_msg t;
+		if (len < sizeof(t)) {
+			control_reply(WIRE_CTL_ERROR, "RUN_CODE: a parameter is cut short", 34);
+			return -1;
+		}
+		memcpy(&t, p, sizeof(t));
+		const u8 *v = p + sizeof(t);
+		if (t.len > len - sizeof(t)) {
+			control_replyf(WIRE_CTL_ERROR, "RUN_CODE: parameter %u runs past the message",
+				       t.type);
+			return -1;
+		}
+		int bad = 0;
+		switch (t.type) {
+		case WIRE_CODE_BODY:
+		case WIRE_CODE_INIT:
+		case WIRE_CODE_LATE_INIT:
+			if (t.len > WIRE_CODE_MAX) {
+				control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %u bytes of code; at most %u",
+					       t.len, WIRE_CODE_MAX);
+				return -1;
+			}
+			if (t.type == WIRE_CODE_BODY)
+				r->body = v, r->body_len = t.len;
+			else if (t.type == WIRE_CODE_INIT)
+				r->init = v, r->init_len = t.len;
+			else
+				r->late = v, r->late_len = t.len;
+			break;
+		case WIRE_CODE_UNROLL:	bad = take_u64(v, t.len, &r->unroll); break;
+		case WIRE_CODE_LOOPS:	bad = take_u64(v, t.len, &r->loops); break;
+		case WIRE_CODE_REPS:	bad = take_u64(v, t.len, &r->reps); break;
+		case WIRE_CODE_WARMUP:	bad = take_u64(v, t.len, &r->warmup); break;
+		case WIRE_CODE_INITIAL_WARMUP: bad = take_u64(v, t.len, &r->initial); break;
+		case WIRE_CODE_FLAGS:	bad = take_u64(v, t.len, &r->flags); break;
+		case WIRE_CODE_TIMEOUT_MS: bad = take_u64(v, t.len, &r->timeout_ms); break;
+		case WIRE_CODE_ALIGN:	bad = take_u64(v, t.len, &r->align); break;
+		case WIRE_CODE_CPU:	bad = take_u64(v, t.len, &r->cpu); break;
+		case WIRE_CODE_EVENT:
+			bad = r->o.nevents >= BENCH_MAX_EVENTS || !t.len ||
+			      t.len >= BENCH_NAME_MAX;
+			if (!bad) {
+				for (u32 i = 0; i < t.len; i++)
+					bad |= v[i] < 0x21 || v[i] > 0x7e;
+				memcpy(r->o.events[r->o.nevents], v, t.len);
+				r->o.events[r->o.nevents++][t.len] = 0;
+			}
+			break;
+		default:
+			control_replyf(WIRE_CTL_ERROR, "RUN_CODE: unknown parameter %u", t.type);
+			return -1;
+		}
+		if (bad) {
+			control_replyf(WIRE_CTL_ERROR, "RUN_CODE: parameter %u is malformed or too long "
+				       "(at most %d events of %d characters)", t.type,
+				       BENCH_MAX_EVENTS, BENCH_NAME_MAX - 1);
+			return -1;
+		}
+		p += sizeof(t) + t.len;
+		len -= sizeof(t) + t.len;
+	}
+	const char *why = !r->body_len ? "no code (BODY) given" :
+			  !r->unroll || r->unroll > 100000 ? "unroll count must be 1 to 100000" :
+			  !r->reps || r->reps > BENCH_MAX_REPS ? "measurements must be 1 to "
+								BENCH_XSTR(BENCH_MAX_REPS) :
+			  r->warmup > 100000 || r->initial > 100000 ? "warm-up counts must be at most 100000" :
+			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM) ? "unknown flags" :
+			  r->align > 63 ? "alignment offset must be 0 to 63" :
+			  !r->timeout_ms || r->timeout_ms > 3600000 ? "timeout must be 1 ms to 1 hour" :
+			  r->cpu >= smp_cpus() ? "no such CPU" :
+			  NULL;
+	if (why) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static bool setup_memory(void)
+{
+	if (area)
+		return true;
+	area = vmalloc_code(BENCH_CODE_AREA_PAGES);
+	stack_top = vmalloc_stack(BENCH_CODE_STACK_PAGES);
+	u64 scratch_top = vmalloc_stack(BENCH_CODE_SCRATCH_PAGES);
+	if (!area || !stack_top || !scratch_top) {
+		area = 0;
+		return false;
+	}
+	scratch_mid = scratch_top - BENCH_CODE_SCRATCH_PAGES * PAGE_SIZE / 2;
+	trap_set_fault_fixup(fault_fixup);
+	return true;
+}
+
+/* Where in the code rip is, as text. */
+static void where(u64 rip, char *buf, size_t n)
+{
+	for (int k = 0; k < 2; k++) {
+		if (rip >= run.body[k] && rip < run.body_end[k]) {
+			ksnprintf(buf, n, "at offset %#lx of the snippet (copy %lu)",
+				  (rip - run.body[k]) % run.len, (rip - run.body[k]) / run.len);
+			return;
+		}
+		if (rip >= run.init[k] && rip < run.init_end[k]) {
+			ksnprintf(buf, n, "at offset %#lx of the init code", rip - run.init[k]);
+			return;
+		}
+		if (rip >= run.late[k] && rip < run.late_end[k]) {
+			ksnprintf(buf, n, "at offset %#lx of the late-init code", rip - run.late[k]);
+			return;
+		}
+	}
+	if (rip >= area && rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE)
+		ksnprintf(buf, n, "in the code around the snippet, at %#lx", rip);
+	else
+		ksnprintf(buf, n, "outside the snippet, at %#lx (the snippet broke the harness?)",
+			  rip);
+}
+
+static void initial_warmup(void *arg)
+{
+	const struct code_req *r = arg;
+
+	for (u64 i = 0; i < r->initial; i++) {
+		((bench_fn)run.fn[0])(NULL, 1);
+		((bench_fn)run.fn[1])(NULL, 1);
+	}
+}
+
+/* One measurement on the CPU that runs the code; the reply is the
+ * control CPU's to send. */
+struct job {
+	struct code_req *r;
+	struct bench *b;
+	struct bench_result *res;
+	int n, err;
+	char changed[64];
+	char errtext[160];
+};
+
+static void measure_job(void *arg)
+{
+	struct job *j = arg;
+	struct code_req *r = j->r;
+	u64 hz = hpet_hz();
+	u64 period = hz * r->timeout_ms / 4000;
+	int err = hz ? hpet_nmi_start(MIN(MAX(period, 1ul), HPET_NMI_MAX_TICKS),
+				      this_cpu()->apic_id, watchdog, NULL) : -E_NODEV;
+
+	if (err) {
+		ksnprintf(j->errtext, sizeof(j->errtext), "no watchdog (the HPET NMI: error %d): "
+			  "not running code nothing could stop", err);
+		return;
+	}
+	u64 cr0 = read_cr0(), cr3 = read_cr3(), cr4 = read_cr4();
+	struct desc_ptr gdt, idt, gdt_after, idt_after;
+	u64 efer = rdmsr(MSR_EFER_NUM);
+	asm volatile("sgdt %0; sidt %1" : "=m"(gdt), "=m"(idt));
+	run.why = STOP_NONE;
+	run.cpu = this_cpu_id();
+	run.timeout_ticks = hz * r->timeout_ms / 1000;
+	/* The control CPU wrote the code: serialize before running it here
+	 * (SDM Vol. 3A 9.1.3, cross-modifying code). */
+	u32 a, b, c, d;
+	cpuid(0, &a, &b, &c, &d);
+	if (!unwind_save(&run.at)) {
+		run.t0 = hpet_read();
+		run.active = true;
+		initial_warmup(r);
+		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
+		run.active = false;
+	} else {
+		bench_abandon();
+	}
+	hpet_nmi_stop();
+	/* System state a snippet can change in ring 0 and later snippets
+	 * would run under: checked, put back, and said in the reply. */
+	asm volatile("sgdt %0; sidt %1" : "=m"(gdt_after), "=m"(idt_after));
+	bool gdt_changed = memcmp(&gdt, &gdt_after, sizeof(gdt));
+	bool idt_changed = memcmp(&idt, &idt_after, sizeof(idt));
+	bool efer_changed = rdmsr(MSR_EFER_NUM) != efer;
+	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4 || gdt_changed ||
+	    idt_changed || efer_changed) {
+		ksnprintf(j->changed, sizeof(j->changed), "; the code changed %s%s%s%s%s%s(put back)",
+			  read_cr0() != cr0 ? "CR0 " : "", read_cr3() != cr3 ? "CR3 " : "",
+			  read_cr4() != cr4 ? "CR4 " : "", gdt_changed ? "GDTR " : "",
+			  idt_changed ? "IDTR " : "", efer_changed ? "EFER " : "");
+		write_cr0(cr0);
+		write_cr4(cr4);
+		write_cr3(cr3);
+		lgdt(&gdt);
+		lidt(&idt);
+		if (efer_changed)
+			wrmsr(MSR_EFER_NUM, efer);
+	}
+}
+
+void bench_code_serve(const u8 *v, size_t len)
+{
+	static struct code_req r;
+	static struct bench_asm code;
+	static struct bench b;
+	static struct bench_result res[BENCH_MAX_EVENTS];
+	char text[200];
+
+	if (parse(v, len, &r))
+		return;
+	if (!setup_memory()) {
+		control_reply(WIRE_CTL_ERROR, "RUN_CODE: out of memory for the code area", 41);
+		return;
+	}
+	bool basic = r.flags & WIRE_CODEF_BASIC, norm = !(r.flags & WIRE_CODEF_NO_NORM);
+	u64 copies_a = basic ? 0 : r.unroll, copies_b = basic ? r.unroll : 2 * r.unroll;
+
+	/* W^X: writable (not executable) while written, then executable. */
+	paging_code_exec(area, BENCH_CODE_AREA_PAGES, false);
+	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
+	run.len = r.body_len;
+	gen_fn(&g, &r, copies_a, 0);
+	gen_fn(&g, &r, copies_b, 1);
+	if (g.full) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %lu copies of %lu bytes do not fit the "
+			       "%u KiB code area: lower the unroll count", copies_a + copies_b,
+			       r.body_len, BENCH_CODE_AREA_PAGES * 4);
+		return;
+	}
+	paging_code_exec(area, BENCH_CODE_AREA_PAGES, true);
+
+	code = (struct bench_asm){ (bench_fn)run.fn[0], (bench_fn)run.fn[1],
+				   norm ? (u32)r.unroll : 1 };
+	b = (struct bench){
+		.table = "code", .name = "snippet", .loops = 1,
+		.work = norm && r.loops ? r.loops : 1,
+		.code = &code,
+	};
+	r.o.cpu = r.cpu;
+	r.o.quiet = true;
+	r.o.no_records = true;
+	r.o.reps = r.reps;
+
+	static struct job j;
+	j = (struct job){ .r = &r, .b = &b, .res = res };
+	if (r.cpu == this_cpu_id())
+		measure_job(&j);
+	else if ((j.err = smp_call(r.cpu, measure_job, &j, true)))
+		ksnprintf(j.errtext, sizeof(j.errtext), "cpu %lu is busy or missing (%d)", r.cpu,
+			  j.err);
+	if (j.errtext[0]) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", j.errtext);
+		return;
+	}
+	int n = j.n;
+	const char *changed = j.changed;
+	if (run.why != STOP_NONE) {
+		where(run.rip, text, sizeof(text));
+		if (run.why == STOP_TIMEOUT)
+			control_replyf(WIRE_CTL_ERROR, "timeout: the code ran longer than %lu ms, "
+				       "stopped by the watchdog %s%s", r.timeout_ms, text, changed);
+		else if (run.vector == VEC_PF)
+			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx, "
+				       "error code %#lx%s", text, run.cr2, run.error, changed);
+		else
+			control_replyf(WIRE_CTL_ERROR, "fault: %s %s, error code %#lx%s",
+				       trap_name(run.vector), text, run.error, changed);
+		return;
+	}
+	if (n <= 0) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: the events were refused (%d: the "
+			       "console says why)%s", n, changed);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct bench_result *x = &res[i];
+		const char *label = x->flags & BP_BENCH_F_TSC ? bench_tsc_meaning() : x->event;
+		control_replyf(WIRE_CTL_ITEM, "%s\t%s\t%ld\t%ld\t%ld\t%lu\t%u\t%u\t%lu\t%lu",
+			       x->event, label, x->min, x->median, x->tmean, x->iqr, x->flags,
+			       x->disturbed, x->median_n, x->median_2n);
+	}
+	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
+}

@@ -1,0 +1,47 @@
+/*
+ * bench_code.h — machine code sent by the host (`bareperf bench`, the
+ * control channel's RUN_CODE, include/uapi/wire.h), measured with the
+ * harness's method (apps/bench.h): nanoBench's interface without a Linux
+ * kernel in the way. Only with control=1 code=1: it runs arbitrary code
+ * in ring 0, for machines you own.
+ *
+ * The generated function, placed in pages written first and then remapped
+ * read-only executable (W^X kept; paging_code_exec), is
+ *
+ *	save RBX RBP R12-R15 and RFLAGS on the kernel stack, CLD
+ *	RSP = RBP = top of a private 64 KiB stack (guard page below)
+ *	R14 = middle of a zeroed 1 MiB scratch area: [R14 - 512 KiB, R14 + 512 KiB)
+ *	RAX RBX RCX RDX RSI RDI R8-R13 = 0
+ *	R15 = loop count (only with a loop; the body must not change it)
+ *	init code, late-init code, NOPs up to the alignment offset
+ *	the body n times (2n times; 0 times in basic mode), in a loop
+ *	  `dec r15; jnz` when the loop count is not 0
+ *	RSP, RFLAGS and the saved registers restored, ret
+ *
+ * The body may use every other general-purpose and vector register, the
+ * stack and the scratch area; the scratch area is not cleared between
+ * snippets. CR0, CR3, CR4, EFER, GDTR and IDTR are checked after each
+ * snippet and put back, said in the reply, if the code changed them.
+ *
+ * A CPU exception while the code runs (a fault in it, or anything it
+ * breaks in the harness) unwinds to the request (the fault fix-up in
+ * kernel/trap.c), and so does the watchdog, an HPET NMI that stops code
+ * running longer than the timeout: the reply is an ERROR naming the
+ * exception and the offset in the snippet, and the next request runs.
+ * Runs on the CPU serving the control channel.
+ */
+#ifndef BAREPERF_APPS_BENCH_CODE_H
+#define BAREPERF_APPS_BENCH_CODE_H
+
+#include "kernel/kernel.h"
+
+#define BENCH_CODE_AREA_PAGES	1024	/* 4 MiB for the two versions */
+#define BENCH_CODE_STACK_PAGES	16
+#define BENCH_CODE_SCRATCH_PAGES 256
+#define BENCH_CODE_TIMEOUT_MS	2000
+
+/* Serve one RUN_CODE request (value: WIRE_CODE_* triples); replies with
+ * control_reply, ending in OK or ERROR. */
+void bench_code_serve(const u8 *v, size_t len);
+
+#endif

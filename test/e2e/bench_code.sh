@@ -1,0 +1,74 @@
+#!/bin/sh
+# bareperf bench end to end (tools/bench_code.c, apps/bench_code.c): under
+# QEMU -icount the TSC counts instructions, so results are exact. One boot
+# runs a batch mixing good snippets with a fault, an invalid opcode, a
+# privileged #GP and an endless loop: each gets its error and the next
+# snippet is measured right. Then loop and basic-mode values, and the
+# errors caught before anything is sent. Prints TAP.
+B=${1:-build}
+BP=$B/bareperf
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+fail=0
+check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
+	d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
+}
+has() { grep -qF -- "$2" "$1"; }
+
+$BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
+	>"$T/batch.csv" 2>"$T/batch.err"
+echo "# batch exit $?"; sed 's/^/# /' "$T/batch.csv" "$T/batch.err"
+row() { sed -n "$1p" "$T/batch.csv"; }
+check "header" test "$(row 1)" = 'asm,event,value,error'
+check "add rax, rbx = 1.000" test "$(row 2)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "two adds = 2.000" test "$(row 3)" = '"add rax, rbx; add rbx, rax","Instructions retired (TSC under -icount)",2.000,'
+check "#PF named with its offset and address" has "$T/batch.csv" '"mov rax, [0]",,,"fault: #PF page fault at offset 0 of the snippet (copy 0), address 0'
+check "#UD named" has "$T/batch.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
+check "privileged #GP at offset 4" has "$T/batch.csv" '"mov ax, 0xfff8; ltr ax",,,"fault: #GP general protection at offset 0x4 of the snippet (copy 0), error code 0xfff8"'
+check "endless loop stopped by the watchdog" has "$T/batch.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog'
+check "-asm_init state seen by the body (1 + 2 * 5)" has "$T/batch.csv" '"mov rcx, r12; .l: dec rcx; jnz .l","Instructions retired (TSC under -icount)",11.000,'
+check "measured right after the faults" test "$(row 9)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "a CR4 change is measured, put back and said" has "$T/batch.err" "mov rax, cr4; or rax, 4; mov cr4, rax: note: the code changed CR4 (put back)"
+check "9 rows, 4 failed, exit 3" has "$T/batch.err" "9 snippets, 4 refused or failed"
+
+# A table of 200 snippets in one boot, one row each.
+i=0; while [ $i -lt 200 ]; do echo "add rax, $i; imul rbx, rcx"; i=$((i + 1)); done >"$T/b200"
+$BP bench --icount -unroll_count 10 -n_measurements 3 -warm_up_count 1 --batch "$T/b200" >"$T/b200.csv" 2>"$T/b200.err"
+check "200 snippets in one boot: 200 rows of 2.000" test "$(grep -c '",2.000,$' "$T/b200.csv")" = 200
+sed 's/^/# /' "$T/b200.err"
+
+$BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>&1
+check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'Instructions retired (TSC under -icount): 1.00'
+$BP bench --icount -asm "add rax, rbx; add rbx, rax" -basic_mode -no_normalization -unroll_count 50 >"$T/basic" 2>&1
+check "-basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
+
+$BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
+check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
+
+# Refused before anything is sent: no kernel needed to see it.
+$BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
+check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
+head -c 5000 /dev/zero | tr '\0' '\220' >"$T/big.bin"
+$BP bench -code "$T/big.bin" --kernel /nonexistent >"$T/big" 2>&1
+check "a blob over the limit is refused" has "$T/big" "is larger than 4096 bytes"
+$BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
+check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
+# -config: nanoBench's lines, checked before anything is sent.
+printf '# nanoBench config\nC2.01 UOPS_RETIRED.ALL\nC2.01.CMSK=1.INV UOPS_STALLS\n' >"$T/ok.cfg"
+printf 'C2.01.AnyT UOPS_ANY\n' >"$T/any.cfg"
+printf 'C2.1G UOPS_BAD\n' >"$T/bad.cfg"
+printf 'C2.01.CMSK=1\n' >"$T/noname.cfg"
+$BP bench -asm nop -config "$T/any.cfg" --kernel /nonexistent >"$T/c1" 2>&1
+check "-config: AnyT refused, with file and line" has "$T/c1" "any.cfg:1: 'AnyT' is not supported here"
+$BP bench -asm nop -config "$T/bad.cfg" --kernel /nonexistent >"$T/c2" 2>&1
+check "-config: a bad unit mask refused" has "$T/c2" "bad.cfg:1: unit mask '1G' is not 1 or 2 hex digits"
+$BP bench -asm nop -config "$T/noname.cfg" --kernel /nonexistent >"$T/c3" 2>&1
+check "-config: a line without a name refused" has "$T/c3" "noname.cfg:1: 'C2.01.CMSK=1' has no name"
+$BP bench -asm nop -config "$T/ok.cfg" --kernel /nonexistent >"$T/c4" 2>&1
+check "-config: good lines pass to the boot" has "$T/c4" "/nonexistent: No such file"
+echo "1..$n"
+exit $fail
