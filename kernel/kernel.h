@@ -164,7 +164,7 @@ struct boot_info;
 extern const struct boot_info *boot_info;
 extern u64 boot_tsc_entry;		/* TSC at kernel entry */
 
-/* Apps: one C file each, registered with APP(); see apps/app.h. */
+/* Apps: one C file each, registered with APP() below; apps/ holds them. */
 struct app {
 	const char *name;
 	const char *desc;

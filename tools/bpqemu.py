@@ -52,7 +52,7 @@ def qemu_command(build="build", uefi=False, kvm=False, smp=1, mem=256,
         cmd += ["-enable-kvm", "-cpu", "host"]
     if icount:
         # One TSC tick per retired instruction, timers on that clock: runs
-        # are deterministic (see DESIGN.md, "Facts about the machines").
+        # are deterministic (QEMU docs, "-icount").
         cmd += ["-icount", "shift=0,sleep=off"]
     if uefi:
         need(ovmf_code, "apt-get install ovmf")

@@ -677,7 +677,7 @@ static int qemu_prepare(struct qemu *q, const struct opts *o, char *err, size_t 
 		qarg(q, "host");
 	}
 	if (o->icount) {
-		/* One TSC tick per retired instruction: deterministic runs (DESIGN.md). */
+		/* One TSC tick per retired instruction: deterministic runs (QEMU -icount). */
 		qarg(q, "-icount");
 		qarg(q, "shift=0,sleep=off");
 	}

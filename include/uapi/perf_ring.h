@@ -4,7 +4,8 @@
  *
  * Shared by ringbuf/ (the producer), kernel/ (the drain) and tools/ (the
  * host decoder). The shape follows Linux perf's mmap ring buffer ("new
- * output ABI", 2009) and its AUX area (2015), see DESIGN.md "ABI anchors":
+ * output ABI", 2009; perf_event_open(2), "MMAP layout") and its AUX area
+ * (2015):
  * one control page, then a data area of 2^n pages holding self-describing
  * records, then an optional AUX area of 2^m pages for bulk trace data.
  * Record types, sample_type bits, misc bits and AUX flags keep perf's

@@ -65,7 +65,7 @@
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
  *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
  *    init_amd sets it; APM Vol. 3 LFENCE).
- * QEMU TCG (DESIGN.md "facts"): CPUID.0AH zero, RDMSR of anything reads 0,
+ * QEMU TCG (measured under QEMU 10.0): CPUID.0AH zero, RDMSR of anything reads 0,
  * WRMSR is dropped, RDPMC raises #UD.
  */
 #include <stdarg.h>
