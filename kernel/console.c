@@ -4,21 +4,21 @@
  * (kernel/stream.c) never interleave. Text goes to the UART as plain
  * lines until a stream starts, then as CONSOLE frames on the UART
  * transport (and on the UART plus the stream with virtio). Until the
- * console UART is chosen (kernel/serial.c) text is kept in a boot-log
+ * console UART is chosen (kernel/dev/serial.c) text is kept in a boot-log
  * buffer and replayed on it (and meanwhile written to COM1 if it
  * answers, the usual choice, so a host watching it sees the boot as it
- * happens). Text also goes to the screen (kernel/fb.c)
+ * happens). Text also goes to the screen (kernel/dev/fb.c)
  * when there is one, except from NMI context: an NMI may have interrupted
  * a drawing, and NMI paths keep to the lock-free stream. A CPU reporting
  * a fatal error takes the lock over rather than wait for it, so a crash is
  * always printed.
  */
 #include "kernel/kernel.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
-#include "kernel/serial.h"
-#include "kernel/uart.h"
+#include "kernel/dev/serial.h"
+#include "kernel/platform/uart.h"
 
 #define EARLY_LOG_SIZE	16384
 

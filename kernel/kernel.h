@@ -116,7 +116,7 @@ u64 virt_to_phys(const void *p);
 
 /* cmdline.c: the parsed kernel command line. */
 enum serial_kind {
-	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/serial.c) */
+	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/dev/serial.c) */
 	SERIAL_IO = 1,			/* an I/O port: com1..com4, 0xPORT */
 	SERIAL_MMIO = 2,		/* mmio:ADDR (8-bit registers), mmio32:ADDR (32-bit) */
 	SERIAL_PCI = 3,			/* pci:BB:DD.F, a PCI UART's first usable BAR */
@@ -138,7 +138,7 @@ struct kernel_options {
 	struct serial_opt serial;	/* serial=auto|com1..com4|0xPORT|mmio:ADDR|pci:BB:DD.F */
 	u32 baud;			/* baud=N (0: SPCR's, else 115200) */
 	enum console_want console;	/* console=serial|fb|both */
-	bool turbo_off;			/* turbo=off (kernel/quiet.c) */
+	bool turbo_off;			/* turbo=off (kernel/platform/quiet.c) */
 	bool prefetch_off;		/* prefetch=off */
 	const char *events;		/* events=LIST ("" = default, "none") */
 	u64 period;			/* period=N (0 = default) */

@@ -4,21 +4,21 @@
  * and leave with its status.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
 #include "kernel/cmdline.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "kernel/mm.h"
-#include "kernel/pci.h"
+#include "kernel/dev/pci.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 #include "kernel/smp.h"
 #include "kernel/run.h"
-#include "kernel/serial.h"
+#include "kernel/dev/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
-#include "kernel/uart.h"
+#include "kernel/platform/uart.h"
 #include <uapi/bootinfo.h>
 
 #define PVH_MARK	0x21485650	/* kernel/entry.asm */

@@ -18,7 +18,7 @@
  * cost nothing under QEMU.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"

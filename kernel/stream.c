@@ -19,11 +19,11 @@
  * overflow (LOST records) can be exercised.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
-#include "kernel/uart.h"
-#include "kernel/virtio.h"
+#include "kernel/platform/uart.h"
+#include "kernel/dev/virtio.h"
 #include "kernel/wire.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"

@@ -22,9 +22,9 @@
  * the tick touches only this CPU's context, with interrupts off.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"

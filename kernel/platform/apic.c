@@ -7,7 +7,7 @@
  * remapped and masked so they can never deliver a stray vector.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 

@@ -1,5 +1,5 @@
 /*
- * serial.h — choosing the console UART (kernel/serial.c). Private to kernel/.
+ * serial.h — choosing the console UART (kernel/dev/serial.c). Private to kernel/.
  *
  * serial=auto (the default) takes, in order: the UART ACPI's SPCR table
  * names (the firmware's own console, a server's Serial-over-LAN port),
