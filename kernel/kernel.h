@@ -65,8 +65,11 @@ const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
 
-/* The kernel's GNU build-id (len bytes), NULL if it has none. */
+/* bootinfo.c: the kernel's GNU build-id (len bytes), NULL if it has none. */
 const u8 *kernel_build_id(u32 *len);
+
+/* The kernel's code, [__text_start, __text_end) (linker.ld). */
+extern char __text_start[], __text_end[];
 
 /* cpu.c: features found at boot. */
 struct cpu_features {
@@ -157,12 +160,56 @@ struct kernel_options {
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };
-extern struct kernel_options kopt;
+extern struct kernel_options kopt;	/* bootinfo.c */
 
-/* Boot facts for apps and tests. */
+/* bootinfo.c: boot facts for apps and tests. */
 struct boot_info;
 extern const struct boot_info *boot_info;
 extern u64 boot_tsc_entry;		/* TSC at kernel entry */
+
+/*
+ * Boot hooks: how code above the kernel (pmu/, apps/) joins the boot
+ * without the kernel naming it. Each macro puts a descriptor in a section
+ * of its own (linker.ld); the kernel runs them in link order, by name
+ * within a kind (kernel/hooks.c).
+ *   BOOT_HOOK(stage, fn)  void fn(void), on the boot CPU at a stage of kmain:
+ *     BOOT_PLATFORM   timers and interrupt controllers up, no other CPU started;
+ *     BOOT_SMP        every CPU up and the quiet machine set, the stream not
+ *                     yet started.
+ *   CPU_UP_HOOK(fn)       void fn(u32 cpu), on each other CPU as it comes up
+ *                         (kernel/smp.c: interrupts off, before it checks in).
+ *   KERNEL_MAIN(fn)       int fn(void): what the machine is for, once it is up;
+ *                         returns an enum exit_code. Exactly one per kernel.
+ */
+enum boot_stage {
+	BOOT_PLATFORM = 1,
+	BOOT_SMP = 2,
+};
+struct boot_hook {
+	const char *name;
+	enum boot_stage stage;
+	void (*fn)(void);
+};
+struct cpu_up_hook {
+	const char *name;
+	void (*fn)(u32 cpu);
+};
+struct kernel_main_hook {
+	const char *name;
+	int (*fn)(void);
+};
+#define BOOT_HOOK(st, f)						\
+	static const struct boot_hook __boot_hook_##f			\
+	__attribute__((used, section(".hooks.boot." #f), aligned(8))) =	\
+	{ .name = #f, .stage = (st), .fn = (f) }
+#define CPU_UP_HOOK(f)							\
+	static const struct cpu_up_hook __cpu_up_hook_##f		\
+	__attribute__((used, section(".hooks.cpu_up." #f), aligned(8))) = \
+	{ .name = #f, .fn = (f) }
+#define KERNEL_MAIN(f)							\
+	static const struct kernel_main_hook __kernel_main_##f		\
+	__attribute__((used, section(".hooks.main." #f), aligned(8))) =	\
+	{ .name = #f, .fn = (f) }
 
 /* Apps: one C file each, registered with APP() below; apps/ holds them. */
 struct app {

@@ -2,6 +2,7 @@
  * serial.c — which UART is the console (what and why: kernel/dev/serial.h).
  */
 #include "kernel/kernel.h"
+#include "kernel/console.h"
 #include "kernel/platform/acpi.h"
 #include "kernel/dev/pci.h"
 #include "kernel/dev/serial.h"

@@ -76,6 +76,10 @@ u64 apic_stray_count(void);			/* since boot, all CPUs */
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);
+/* The LVT performance-counter entry (SDM Vol. 3A 11.5.1), for the PMU
+ * driver (pmu_lvtpc_read/write, pmu/pmu.h). NMI-safe. */
+u32 apic_lvtpc_read(void);
+void apic_lvtpc_write(u32 v);
 /* LVT PC: route PMU overflow to NMI, unmasked. Intel masks it on each PMI
  * (SDM Vol. 3B 20.6.3.5.8), so the PMI handler calls apic_lvtpc_unmask. */
 void apic_lvtpc_set_nmi(void);

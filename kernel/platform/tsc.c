@@ -10,6 +10,7 @@
  * Call after acpi_init and hpet_init.
  */
 #include "kernel/kernel.h"
+#include "kernel/boot.h"
 #include "kernel/platform/acpi.h"
 #include "kernel/platform/apic.h"
 #include "kernel/platform/tsc_cpuid.h"
@@ -145,7 +146,6 @@ static u64 from_pit(void)
 	return (t1 - t0) * 1000 / CAL_MS;
 }
 
-void tsc_init(void);
 void tsc_init(void)
 {
 	u64 (*const sources[])(void) = { from_cpuid, from_hpet, from_pm_timer, from_pit };
