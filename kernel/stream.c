@@ -1,6 +1,6 @@
 /*
  * stream.c — the drain: records from the per-CPU rings, COBS-framed with a
- * CRC (kernel/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
+ * CRC (ringbuf/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
  *
  * The drain is the rings' consumer (ringbuf.h): it reads records with the
  * reader's acquire ordering and releases them (data_tail) only after their
@@ -25,7 +25,7 @@
 #include "kernel/trap.h"
 #include "kernel/platform/uart.h"
 #include "kernel/dev/virtio.h"
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
 
