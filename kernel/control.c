@@ -19,7 +19,7 @@
 #include "kernel/kernel.h"
 #include "kernel/run.h"
 #include "kernel/stream.h"
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "pmu/pmu.h"
 #include "apps/bench_code.h"
 

@@ -28,8 +28,8 @@
  * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "test/guest/report.h"

@@ -1,5 +1,5 @@
 /*
- * apic.h — local APIC, IOAPIC and HPET (kernel/apic.c, ioapic.c, hpet.c).
+ * apic.h — local APIC, IOAPIC and HPET (kernel/platform/apic.c, ioapic.c, hpet.c).
  *
  * The local APIC runs in x2APIC mode (MSRs) when the CPU has it, else in
  * xAPIC mode (MMIO); callers never see which (SDM Vol. 3A ch. 11).
@@ -76,6 +76,10 @@ u64 apic_stray_count(void);			/* since boot, all CPUs */
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);
+/* The LVT performance-counter entry (SDM Vol. 3A 11.5.1), for the PMU
+ * driver (pmu_lvtpc_read/write, pmu/pmu.h). NMI-safe. */
+u32 apic_lvtpc_read(void);
+void apic_lvtpc_write(u32 v);
 /* LVT PC: route PMU overflow to NMI, unmasked. Intel masks it on each PMI
  * (SDM Vol. 3B 20.6.3.5.8), so the PMI handler calls apic_lvtpc_unmask. */
 void apic_lvtpc_set_nmi(void);
@@ -89,7 +93,7 @@ void apic_timer_oneshot(u32 count);
 bool apic_timer_deadline(u64 tsc);		/* false: no TSC-deadline mode */
 void apic_timer_stop(void);
 
-/* IOAPIC (kernel/ioapic.c). */
+/* IOAPIC (kernel/platform/ioapic.c). */
 #define IOAPIC_DM_FIXED	(0u << 8)
 #define IOAPIC_DM_NMI	(4u << 8)
 #define IOAPIC_POL_LOW	(1u << 13)
@@ -106,7 +110,7 @@ u32 ioapic_isa_gsi(u8 irq, u32 *flags);
 bool ioapic_has_gsi(u32 gsi);
 bool ioapic_gsi_is_isa(u32 gsi);		/* some ISA IRQ arrives there */
 
-/* HPET (kernel/hpet.c). */
+/* HPET (kernel/platform/hpet.c). */
 bool hpet_init(void);
 u64 hpet_read(void);				/* main counter, 64 bits; NMI-safe */
 /* For tests: treat the main counter as `bits` (32 or 64) wide — 32 reads

@@ -3,6 +3,7 @@
  * boot_info. Layout from Xen's public hvm/start_info.h (version 1).
  */
 #include "kernel/kernel.h"
+#include "kernel/boot.h"
 #include "kernel/mm.h"
 #include <uapi/bootinfo.h>
 
@@ -39,7 +40,6 @@ static u32 e820_to_boot(u32 t)
 	}
 }
 
-int pvh_to_boot_info(const void *start_info, struct boot_info *bi, const char **why);
 int pvh_to_boot_info(const void *start_info, struct boot_info *bi, const char **why)
 {
 	const struct hvm_start_info *si = start_info;

@@ -1,7 +1,7 @@
 /*
  * virtio.h — the virtio 1.x PCI transport with split virtqueues
- * (kernel/virtio.c), and the console device on top of it
- * (kernel/virtio_console.c).
+ * (kernel/dev/virtio.c), and the console device on top of it
+ * (kernel/dev/virtio_console.c).
  *
  * Source: OASIS "Virtual I/O Device (VIRTIO) Version 1.2"; section numbers
  * below are that edition's (1.1 numbers differ: it has no 2.4 "Device

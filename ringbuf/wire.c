@@ -1,6 +1,6 @@
 /*
- * kernel/wire.c — the wire codec's kernel half (include/uapi/wire.h for
- * the format, kernel/wire.h for the contract).
+ * ringbuf/wire.c — the wire codec's kernel half (include/uapi/wire.h for
+ * the format, ringbuf/wire.h for the contract).
  *
  * The encoder COBS-encodes as it goes: bytes pass through a writer that
  * updates the CRC and fills in COBS code bytes, straight into the
@@ -9,7 +9,7 @@
  * item is committed, so they need no rollback.
  */
 #include "kernel/lib/string.h"
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 
 /* CRC32C, reflected, one byte per step: T[i] = i shifted through the
  * polynomial 0x82F63B78 eight times (test_wire recomputes every entry). */

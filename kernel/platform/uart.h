@@ -1,4 +1,4 @@
-/* uart.h — the 16550 serial port (kernel/uart.c). Private to kernel/. */
+/* uart.h — the 16550 serial port (kernel/platform/uart.c). Private to kernel/. */
 #ifndef BAREPERF_KERNEL_UART_H
 #define BAREPERF_KERNEL_UART_H
 

@@ -1,11 +1,12 @@
 /*
- * serial.c — which UART is the console (what and why: kernel/serial.h).
+ * serial.c — which UART is the console (what and why: kernel/dev/serial.h).
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/pci.h"
-#include "kernel/serial.h"
-#include "kernel/uart.h"
+#include "kernel/console.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/dev/pci.h"
+#include "kernel/dev/serial.h"
+#include "kernel/platform/uart.h"
 
 #define COM1_PORT		0x3f8
 #define DEFAULT_BAUD		115200

@@ -1,8 +1,8 @@
 /*
- * fb.c — the screen console (what and why: kernel/fb.h).
+ * fb.c — the screen console (what and why: kernel/dev/fb.h).
  */
 #include "kernel/kernel.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 
 #define TAB		8
 #define ATTR_TEXT	0

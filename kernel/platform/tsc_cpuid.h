@@ -1,5 +1,5 @@
 /*
- * tsc_cpuid.h — the TSC frequency from CPUID alone (kernel/tsc_cpuid.c):
+ * tsc_cpuid.h — the TSC frequency from CPUID alone (kernel/platform/tsc_cpuid.c):
  * pure arithmetic on the leaf values, so the host tests run it against
  * real CPUs' CPUID dumps.
  */

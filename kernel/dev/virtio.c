@@ -1,6 +1,6 @@
 /*
  * virtio.c — the virtio 1.x PCI transport and split virtqueues, polled.
- * Contract in kernel/virtio.h; section numbers are virtio 1.2's.
+ * Contract in kernel/dev/virtio.h; section numbers are virtio 1.2's.
  *
  * Memory ordering between this driver and the device (the device is
  * another host thread under KVM, the same thread under TCG). x86 keeps
@@ -23,8 +23,8 @@
  *      stores are not reordered, and V2's fence precedes it anyway.
  */
 #include "kernel/kernel.h"
-#include "kernel/pci.h"
-#include "kernel/virtio.h"
+#include "kernel/dev/pci.h"
+#include "kernel/dev/virtio.h"
 
 #define RESET_TIMEOUT_MS	5000	/* a reset is immediate; a busy host is not */
 #define CFG_GENERATION_TRIES	16

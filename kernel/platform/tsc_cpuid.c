@@ -11,7 +11,7 @@
  * as Linux does: 16H is rounded to 1 MHz, so a model crystal is preferred
  * and 16H checks it.
  */
-#include "kernel/tsc_cpuid.h"
+#include "kernel/platform/tsc_cpuid.h"
 
 /* Intel family 6 models with a known crystal and a 15H crystal of 0. */
 static const struct {

@@ -1,7 +1,7 @@
 /*
  * virtio_console.c — the virtio console device (virtio 1.2, 5.3) as a
  * capture channel: one port, found by name, written in large buffers and
- * polled for completion. Contract in kernel/virtio.h.
+ * polled for completion. Contract in kernel/dev/virtio.h.
  *
  * Queues (5.3.2): port 0 uses 0 (receiveq) and 1 (transmitq); the control
  * receiveq and transmitq are 2 and 3; port p >= 1 uses 2p + 2 and 2p + 3.
@@ -40,8 +40,8 @@
  *     several hundred MB/s (ioeventfd=off: ~3 us per round trip).
  */
 #include "kernel/kernel.h"
-#include "kernel/pci.h"
-#include "kernel/virtio.h"
+#include "kernel/dev/pci.h"
+#include "kernel/dev/virtio.h"
 
 #define VCON_MAX_PORTS		32
 #define VCON_QUEUE_SIZE		128	/* rings of one queue fit one page */

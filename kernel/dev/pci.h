@@ -1,12 +1,12 @@
 /*
  * pci.h — PCI configuration space, enumeration, BARs and capabilities
- * (kernel/pci.c).
+ * (kernel/dev/pci.c).
  *
  * Sources: PCI Local Bus Specification 3.0 (configuration header 6.1,
  * command register 6.2.2, BARs 6.2.5.1, capability list 6.7, configuration
  * mechanism #1 3.2.2.3.2), PCI Express Base Specification (enhanced
  * configuration access mechanism, ECAM, 7.2.2), PCI Firmware Specification
- * 3.0 4.1.2 (the MCFG table, read by kernel/acpi.c).
+ * 3.0 4.1.2 (the MCFG table, read by kernel/platform/acpi.c).
  *
  * Access: ECAM through the first MCFG window (segment 0) when ACPI has one
  * and it lies in the identity map; otherwise the legacy 0xcf8/0xcfc ports,

@@ -1,5 +1,5 @@
 /*
- * fb.h — the screen console on the loader's GOP framebuffer (kernel/fb.c).
+ * fb.h — the screen console on the loader's GOP framebuffer (kernel/dev/fb.c).
  * Private to kernel/.
  *
  * Text in an 8x16 bitmap font (generated at build time from a PC console

@@ -1,5 +1,5 @@
 /*
- * serial.h — choosing the console UART (kernel/serial.c). Private to kernel/.
+ * serial.h — choosing the console UART (kernel/dev/serial.c). Private to kernel/.
  *
  * serial=auto (the default) takes, in order: the UART ACPI's SPCR table
  * names (the firmware's own console, a server's Serial-over-LAN port),
@@ -29,15 +29,5 @@ void serial_setup(void);
 /* A fatal exit before serial_setup: take COM1 if it answers, so the
  * report reaches someone. Safe to call more than once. */
 void serial_fallback(void);
-/* kernel/console.c: the UART is chosen (or there is none); replay the
- * boot log on it (unless the UART already had it) and send text straight
- * there from now on. */
-void console_serial_ready(bool replay);
-/* kernel/console.c: until then, also write text to the UART in use (the
- * tentative COM1), starting with what is buffered. */
-void console_early_uart(void);
-/* kernel/console.c: console=fb keeps plain console text off the UART
- * (the stream still uses it). */
-void console_text_to_uart(bool on);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * pci.c — PCI configuration access, enumeration, BAR sizing and the
- * capability list. Contract and sources in kernel/pci.h.
+ * capability list. Contract and sources in kernel/dev/pci.h.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/pci.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/dev/pci.h"
 #include <uapi/bootinfo.h>
 
 /* Configuration mechanism #1 (PCI 3.0 3.2.2.3.2): write the address of a

@@ -2,7 +2,7 @@
  * tsc.c — the TSC frequency, from the best source the machine has:
  *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
  *      with the crystal from the model or 0x16 where 0x15 gives none
- *      (kernel/tsc_cpuid.c),
+ *      (kernel/platform/tsc_cpuid.c),
  *   2. CPUID 0x16 (processor base frequency, MHz),
  *   3. calibration against the HPET (ACPI HPET table),
  *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
@@ -10,9 +10,10 @@
  * Call after acpi_init and hpet_init.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
-#include "kernel/tsc_cpuid.h"
+#include "kernel/boot.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
+#include "kernel/platform/tsc_cpuid.h"
 
 #define PIT_HZ		1193182ul
 #define PIT_CH2		0x42
@@ -145,7 +146,6 @@ static u64 from_pit(void)
 	return (t1 - t0) * 1000 / CAL_MS;
 }
 
-void tsc_init(void);
 void tsc_init(void)
 {
 	u64 (*const sources[])(void) = { from_cpuid, from_hpet, from_pm_timer, from_pit };

@@ -1,5 +1,5 @@
 /*
- * acpi.c — the ACPI table parsers (what and why: kernel/acpi.h).
+ * acpi.c — the ACPI table parsers (what and why: kernel/platform/acpi.h).
  *
  * Pure: memory is reached only through the caller's map callback, so the
  * same code runs in the kernel and in the host tests, which feed it broken
@@ -9,7 +9,7 @@
  * Section numbers are ACPI 6.5 unless another specification is named.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
+#include "kernel/platform/acpi.h"
 
 /* RSDP (5.2.5.3). */
 #define RSDP_SIG		"RSD PTR "

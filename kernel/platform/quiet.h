@@ -1,5 +1,5 @@
 /*
- * quiet.h — a quiet machine for microbenchmarks (kernel/quiet.c): turbo
+ * quiet.h — a quiet machine for microbenchmarks (kernel/platform/quiet.c): turbo
  * off and the hardware prefetchers off, on request (turbo=off,
  * prefetch=off), on every CPU, through MSR probes that survive a #GP or a
  * hypervisor that ignores the write. What was asked, done and refused goes

@@ -7,7 +7,7 @@
  * remapped and masked so they can never deliver a stray vector.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 
@@ -135,11 +135,8 @@ int apic_send_ipi(u32 dest, u32 icr_low)
 	return ops->send_icr(dest, icr_low);
 }
 
-/* The PMU driver's access to LVT PC (pmu/hw.h); called in NMI context. */
-u32 pmu_lvtpc_read(void);
-void pmu_lvtpc_write(u32 v);
-u32 pmu_lvtpc_read(void) { return ops->read(APIC_LVT_PC); }
-void pmu_lvtpc_write(u32 v) { ops->write(APIC_LVT_PC, v); }
+u32 apic_lvtpc_read(void) { return ops->read(APIC_LVT_PC); }
+void apic_lvtpc_write(u32 v) { ops->write(APIC_LVT_PC, v); }
 
 void apic_lvtpc_set_nmi(void)
 {

@@ -1,13 +1,13 @@
 /*
  * quiet.c — turbo and hardware prefetchers off on request (what and why:
- * kernel/quiet.h). MSRs from the SDM Vol. 4 (Intel) and AMD's processor
+ * kernel/platform/quiet.h). MSRs from the SDM Vol. 4 (Intel) and AMD's processor
  * programming references; each change is a read, a write and a read back
  * through the *_safe accessors, so a #GP or a write that does not hold is
  * a message, never a crash.
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 
 /* Intel */
 #define MSR_IA32_PERF_CTL		0x199

@@ -19,8 +19,8 @@
  * handled merge; hpet_nmi_merged counts the extra ones).
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 

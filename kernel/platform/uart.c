@@ -3,7 +3,7 @@
  * in I/O or memory space. Register names from the PC16550D data sheet.
  */
 #include "kernel/kernel.h"
-#include "kernel/uart.h"
+#include "kernel/platform/uart.h"
 
 #define UART_THR	0	/* transmit holding (DLAB=0) */
 #define UART_RBR	0	/* receive buffer (DLAB=0) */

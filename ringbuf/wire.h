@@ -1,5 +1,5 @@
 /*
- * kernel/wire.h — the wire codec's kernel half: turns ring records,
+ * ringbuf/wire.h — the wire codec's kernel half: turns ring records,
  * console text, AUX data and control messages into COBS frames
  * (include/uapi/wire.h), and checks frames the host sends.
  *
@@ -10,8 +10,8 @@
  * NMI-safe: no. The drain calls the encoder outside NMI context; one
  * struct wire_enc per sender CPU, used by one thread at a time.
  */
-#ifndef BAREPERF_KERNEL_WIRE_H
-#define BAREPERF_KERNEL_WIRE_H
+#ifndef BAREPERF_RINGBUF_WIRE_H
+#define BAREPERF_RINGBUF_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /*
- * acpi_init.c — the kernel side of kernel/acpi.c: find the RSDP, hand the
+ * acpi_init.c — the kernel side of kernel/platform/acpi.c: find the RSDP, hand the
  * parser the identity map, probe the default IOAPIC and HPET when the
  * tables say nothing, and print what was found.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
+#include "kernel/platform/acpi.h"
 #include <uapi/bootinfo.h>
 
 /* IOAPIC indirect registers (82093AA datasheet, 3.1): select, then window. */

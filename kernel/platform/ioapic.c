@@ -3,8 +3,8 @@
  * 5.2.12.3). Every pin is masked at boot; drivers route what they use.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
 
 #define IOREGSEL	0x00
 #define IOWIN		0x10

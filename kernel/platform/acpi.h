@@ -37,7 +37,7 @@
  *   - no usable MCFG: no ECAM window (PCI config through ports 0xcf8/0xcfc);
  *   - no usable SPCR (absent, redirection disabled, or a UART that is not
  *     16550-compatible): the console UART is looked for elsewhere
- *     (kernel/serial.c).
+ *     (kernel/dev/serial.c).
  */
 #ifndef BAREPERF_KERNEL_ACPI_H
 #define BAREPERF_KERNEL_ACPI_H
@@ -275,7 +275,7 @@ bool acpi_ioapic_version_sane(u32 v);
 bool acpi_hpet_gcap_sane(u64 cap);
 
 /*
- * kernel/acpi_init.c: find and parse the tables (boot_info->acpi_rsdp,
+ * kernel/platform/acpi_init.c: find and parse the tables (boot_info->acpi_rsdp,
  * else the BIOS-area scan), apply the fallbacks, print a summary and any
  * warnings. Call once, after paging_init. Not NMI-safe.
  */
