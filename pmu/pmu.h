@@ -370,7 +370,7 @@ void pmu_tick(struct pmu_ctx *ctx);
 /*
  * The local APIC's LVT performance-counter entry (SDM Vol. 3A 11.5.1),
  * supplied by the APIC driver: kernel/apic.c defines these two (strong
- * symbols override the weak defaults in pmu/kernel.c, which report the entry
+ * symbols override the weak defaults in pmu/cpus.c, which report the entry
  * masked and drop writes, so no PMI is routed until then). Called from the
  * PMI handler: they must be NMI-safe. The host model defines them too.
  */
