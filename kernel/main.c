@@ -13,7 +13,7 @@
 #include "kernel/percpu.h"
 #include "kernel/quiet.h"
 #include "kernel/smp.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "kernel/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
