@@ -4,7 +4,7 @@
 # register-level PMU model (test/host/pmu_model.c) with -DPMU_HOST_MODEL,
 # into their own object directory $(BUILD)/hpmu.
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
-KERNEL_C += $(PMU_C) pmu/kernel.c pmu/profile.c
+KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c
 APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
@@ -60,16 +60,16 @@ $(BUILD)/host/test_pmu_libpfm: $(BUILD)/hpmu/test/host/test_pmu_libpfm.o $(PMU_H
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka $(if $(PFM_HEADER),-lpfm) -o $@
 $(BUILD)/hpmu/test/host/test_pmu_libpfm.o: PMU_HOSTCFLAGS += $(if $(PFM_HEADER),-DHAVE_LIBPFM)
 
-# ---- Instruction tracing(pmu/trace.h) -------------------------
-KERNEL_C += pmu/itrace.c pmu/trace.c pmu/pt.c
+# ---- Instruction tracing (pmu/trace/trace.h) ----------------------
+KERNEL_C += pmu/trace/itrace.c pmu/trace/trace.c pmu/trace/pt.c
 APP_C += test/guest/test_trace.c
-# pmu/itrace.c is pure (classifier, packet encoder, AUX chunking): it builds
+# pmu/trace/itrace.c is pure (classifier, packet encoder, AUX chunking): it builds
 # into the kernel and into the host tests, which drive it with simulated
 # executions (test/host/trace_sim.c) over a real ring, drain and capture
 # and decode the result with tools/trace_dec.c (capstone, libipt, libelf).
 # test_trace links -no-pie: its report tests read its own symbols.
 TRACE_LIBS   := -lcapstone -lipt -lelf
-TRACE_HOST_C := pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
+TRACE_HOST_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
 	tools/wire_dec.c tools/capture.c tools/trace_dec.c test/host/trace_sim.c
 TRACE_HOBJS  := $(TRACE_HOST_C:%.c=$(BUILD)/h/%.o)
 
@@ -101,11 +101,11 @@ $(BUILD)/host/trace_e2e: test/e2e/trace.sh $(BUILD)/kernel.elf $(BUILD)/bptrace 
 	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/trace.sh %s\n' $(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
-# Intel PT: pmu/pt.c built for the host against the PT register model.
+# Intel PT: pmu/trace/pt.c built for the host against the PT register model.
 HOST_TESTS += $(BUILD)/host/test_pt
 
 $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_model.o \
-		$(BUILD)/hpmu/pmu/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
+		$(BUILD)/hpmu/pmu/trace/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
 		$(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -114,7 +114,7 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 # Fuzzing the trace decoders (libFuzzer, ASan+UBSan, as fuzz_wire in
 # tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
 # runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
-TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
+TRACE_FUZZ_C := tools/trace_dec.c pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
 	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
 	test/fuzz/fuzz_frames.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
