@@ -88,10 +88,10 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
-	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/util/trace/flow.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
-	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+	$(BUILD)/h/tools/util/trace/flow.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
@@ -171,7 +171,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
-	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+	ringbuf/ringbuf.o tools/util/trace/flow.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
@@ -197,8 +197,8 @@ fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
-# Instruction traces (tools/trace_dec.c: capstone, libipt): the
+# Instruction traces (tools/util/trace/flow.c: capstone, libipt): the
 # --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.
-BAREPERF_SRCS += tools/trace_dec.c
+BAREPERF_SRCS += tools/util/trace/flow.c
 BAREPERF_LIBS += -lcapstone -lipt

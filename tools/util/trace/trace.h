@@ -1,5 +1,5 @@
 /*
- * tools/trace_dec.h — instruction traces from the AUX area, decoded on
+ * tools/util/trace/trace.h — instruction traces from the AUX area, decoded on
  * the host into every executed instruction: the single-step tracer's
  * packets (include/uapi/itrace.h) walked over kernel.elf's code with
  * capstone, and Intel PT decoded with libipt. Both feed the same reports:
@@ -22,8 +22,8 @@
  *
  * Errors: 0 or -1 with one line in err.
  */
-#ifndef BAREPERF_TOOLS_TRACE_DEC_H
-#define BAREPERF_TOOLS_TRACE_DEC_H
+#ifndef BAREPERF_TOOLS_UTIL_TRACE_TRACE_H
+#define BAREPERF_TOOLS_UTIL_TRACE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /*
- * tools/trace_dec.c — instruction traces decoded on the host (see
- * trace_dec.h): kernel.elf through libelf, instructions through capstone,
+ * tools/util/trace/flow.c — instruction traces decoded on the host (see
+ * trace.h): kernel.elf through libelf, instructions through capstone,
  * the single-step tracer's packets (include/uapi/itrace.h) by hand, Intel
  * PT through libipt, and the reports built on the instruction stream.
  */
@@ -21,7 +21,7 @@
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 #include "tools/capture.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "tools/wire_dec.h"
 
 static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
