@@ -11,7 +11,7 @@
 # The link rule reads both through secondary expansion, so whatever
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
-BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
+BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/util/symbol.c tools/record.c \
 	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c \
 	tools/bench_code.c
 BAREPERF_LIBS := -lelf -ldw -lm
@@ -78,7 +78,7 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 # lines against the test binary itself (-no-pie: its addresses are its
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o \
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/util/symbol.o test/host/capgen.o \
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
@@ -148,7 +148,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
+		tools/util/symbol.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
@@ -170,7 +170,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/util/symbol.o \
 	ringbuf/ringbuf.o tools/util/trace/flow.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
