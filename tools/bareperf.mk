@@ -88,10 +88,10 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
-	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/util/trace/flow.o $(TOOL_HOBJS)
+	$(BUILD)/h/tools/cli.o $(TRACE_HLIB) $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
-	$(BUILD)/h/tools/util/trace/flow.o $(TOOL_HOBJS)
+	$(TRACE_HLIB) $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
@@ -171,14 +171,14 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/util/symbol.o \
-	ringbuf/ringbuf.o tools/util/trace/flow.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+	ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
+$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o)) $(TRACE_FLIB)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -lcapstone -lipt -o $@
 
@@ -197,8 +197,8 @@ fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
-# Instruction traces (tools/util/trace/flow.c: capstone, libipt): the
-# --aux modes of report and script and the Chrome call slices call
+# Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):
+# the --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.
-BAREPERF_SRCS += tools/util/trace/flow.c
-BAREPERF_LIBS += -lcapstone -lipt
+$(BUILD)/bareperf: $(TRACE_LIB)
+BAREPERF_LIBS += $(TRACE_LIBS)

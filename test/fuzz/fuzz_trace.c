@@ -1,6 +1,6 @@
 /*
  * fuzz_trace — libFuzzer target for the instruction-trace decoders
- * (tools/util/trace/flow.c), ASan + UBSan. The first input byte picks:
+ * (tools/util/trace/), ASan + UBSan. The first input byte picks:
  *
  *   0  single-step tracer packets (include/uapi/itrace.h), cut into AUX
  *      pieces: each piece is a join byte (TJ_*, low 2 bits), a 16-bit

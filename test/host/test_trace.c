@@ -2,7 +2,7 @@
  * test_trace — the single-step tracer's packets and the host decoder
  *, cmocka, ASan+UBSan:
  *
- *   - packet encoder (pmu/itrace.c) against the decoder (tools/util/trace/flow.c):
+ *   - packet encoder (pmu/itrace.c) against the decoder (tools/util/trace/pkt.c):
  *     round trip of every packet kind, and malformed packets refused;
  *   - the kernel's opcode classifier against capstone, on tricky
  *     encodings and on every instruction of build/kernel.elf;

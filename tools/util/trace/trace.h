@@ -6,14 +6,17 @@
  * exact per-instruction and per-function counts, the call tree, the
  * instruction stream, and call slices for a Chrome trace.
  *
- * Layers, each usable on its own (the tests and the fuzzer use them):
- *   trace_image   kernel.elf's executable bytes and function symbols (libelf)
- *   trace_insn    one instruction, from capstone, cached per address
- *   trace_pkt     one packet of the software tracer
- *   trace_decode  pieces of AUX data (what AUX records cover, in order,
- *                 with the gaps between them) -> instructions and gaps
- *   trace_capture a capture file's AUX data and AUX records per CPU
- *   trace_report / trace_script / trace_call_slices: the commands
+ * Layers, each usable on its own (the tests and the fuzzer use them), one
+ * file each under tools/util/trace/:
+ *   trace_image   image.c: kernel.elf's executable bytes and function symbols
+ *   trace_insn    insn.c: one instruction, from capstone, cached per address
+ *   trace_pkt     pkt.c: one packet of the software tracer
+ *   trace_decode  flow.c (software tracer), pt.c (Intel PT, libipt): pieces
+ *                 of AUX data (what AUX records cover, in order, with the
+ *                 gaps between them) -> instructions and gaps
+ *   trace_capture aux.c: a capture's AUX data and AUX records per CPU
+ *   trace_report / trace_script / trace_call_slices: report.c, the commands,
+ *                 over analysis.c (counts, call tree, slices)
  *
  * Nothing is papered over: an instruction reaches the sink only once a
  * later packet or anchor proves it ran; whatever cannot be proven is a
