@@ -51,7 +51,6 @@ ALLOWED = {
 # state): tools may link and include them. A path prefix each.
 SHARED = (
     "ringbuf/",             # the ring code and the record codec beside it
-    "kernel/wire",          # the codec while it still lives in kernel/
     "kernel/lib/",          # string and printf
     "pmu/events",           # the generic event table
     "pmu/pmu.h",            # its declarations

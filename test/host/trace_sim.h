@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "pmu/trace/trace.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 
 struct sim_opts {
 	uint32_t aux_pages;		/* AUX area (default 16) */
