@@ -137,7 +137,7 @@ def graph(build, sub):
         # Tests may reach anything; generated objects (the font, ksyms)
         # are data of whoever uses them; an object whose source is gone is
         # stale.
-        if src.startswith("test/") or not any(
+        if src.startswith(("test/", "build/")) or not any(
                 os.path.exists(os.path.join(ROOT, src + e)) for e in (".c", ".asm", ".S")):
             continue
         d, u = nm(o)
