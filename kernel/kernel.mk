@@ -2,7 +2,7 @@
 KERNEL_ASM += kernel/entry.asm kernel/isr.asm kernel/trampoline.asm
 KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/paging.c \
 	kernel/pmm.c kernel/console.c kernel/cmdline.c kernel/panic.c kernel/smp.c \
-	kernel/stream.c kernel/apps.c kernel/control.c \
+	kernel/stream.c kernel/wire_frame.c kernel/apps.c kernel/control.c \
 	kernel/lib/string.c kernel/lib/printf.c
 # The PC's fixed hardware.
 KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/apic.c \

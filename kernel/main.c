@@ -194,12 +194,12 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	 * a LOST record for whatever was dropped, so the host's accounting is
 	 * complete. */
 	profile_quiesce();
-	stream_drain(false);
+	profile_drain(false);
 	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
 	profile_summary();		/* reads the rings: before the drain empties them */
-	stream_drain(false);
+	profile_drain(false);
 	return rc;
 }
 

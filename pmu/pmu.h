@@ -463,6 +463,9 @@ bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);
 struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
+/* Hand the run's rings to the drain (ringbuf/drain.h: bp_drain, its
+ * contract). Not NMI-safe. */
+void profile_drain(bool from_tick);
 /* Write a record into this CPU's ring of the run. One that finds no room
  * (or a paused ring) is counted in the run's lost total as a sample is,
  * besides the ring's next LOST record. Returns bp_ring_output's result,

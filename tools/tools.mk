@@ -2,8 +2,9 @@
 #
 # The host tool `bareperf` (HOST_TOOLS) will be built here. So far: the
 # wire codec (include/uapi/wire.h) and capture files.
-#   ringbuf/wire.c      the codec's kernel half (encoder, frame check, CRC,
-#                      varints): built into the kernel, and for the host
+#   kernel/wire_frame.c the link layer (frames, CRC, varints, frame check) and
+#   ringbuf/wire.c      the record codec (with ringbuf/ringbuf.c's SAMPLE
+#                      parser): built into the kernel, and for the host
 #   tools/wire_dec.c   the host's streaming decoder
 #   tools/capture.c    capture files: write, read, decode
 # Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
@@ -11,12 +12,8 @@
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
 # Bench: wire_bytes_per_sample, decode_mb_per_s (tools/bench/wire_bench.c).
 
-# The codec's kernel half: the drain encodes with it, the control channel
-# checks the host's frames with it.
-KERNEL_C += ringbuf/wire.c
-
-WIRE_C     := ringbuf/wire.c tools/wire_dec.c tools/capture.c
-WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
+WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/wire_dec.c tools/capture.c
+WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/test/host/wire_gen.o
 
 HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \
 	      $(BUILD)/host/fuzz_wire_smoke
@@ -33,7 +30,7 @@ FUZZ_TIME  ?= 300
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZCFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -Iinclude -I. $(WARN) -MMD -MP \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_OBJS  := $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o) test/host/wire_gen.o test/fuzz/fuzz_wire.o)
+FUZZ_OBJS  := $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o) ringbuf/ringbuf.o test/host/wire_gen.o test/fuzz/fuzz_wire.o)
 
 $(FUZZ_OBJS): $(BUILD)/fuzz/%.o: %.c tools/tools.mk
 	@mkdir -p $(@D)
@@ -68,7 +65,7 @@ fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 
 # Benchmark: built like a release host tool (-O2, no sanitizers).
 WIRE_BENCH_CFLAGS := -std=gnu11 -O2 -g -Iinclude -I. $(WARN) -MMD -MP
-WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) test/host/wire_gen.o \
+WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) ringbuf/ringbuf.o test/host/wire_gen.o \
 	tools/bench/wire_bench.o)
 
 $(WIRE_BENCH_OBJS): $(BUILD)/wbench/%.o: %.c

@@ -423,7 +423,7 @@ static struct wire_enc round_trip(const uint8_t *rec, size_t len, const struct w
 	s = wire_dec_stats(d);
 	assert_int_equal(c.blob.len, len);
 	assert_memory_equal(c.blob.p, rec, len);
-	assert_int_equal(s->frames_ok, e.stats.frames);
+	assert_int_equal(s->frames_ok, e.framer.frames);
 	assert_int_equal(s->lost_frames, 0);
 	assert_int_equal(s->garbage_bytes, 0);
 	assert_int_equal(s->crc_errors + s->cobs_errors + s->bad_payload, 0);
@@ -662,7 +662,7 @@ static void largest_records(void **state)
 	}
 	struct wire_enc_config cfg = { .sample_type = st };
 	struct wire_enc e = round_trip(rec, n, &cfg, 3);
-	assert_int_equal(e.stats.frames, 3);
+	assert_int_equal(e.framer.frames, 3);
 	assert_int_equal(e.stats.samples_compact, 1);
 	assert_int_equal(e.stats.samples_raw, 1);
 	free(rec);
