@@ -7,19 +7,20 @@
 #                      parser): built into the kernel, and for the host
 #   tools/wire_dec.c   the host's streaming decoder
 #   tools/capture.c    capture files: write, read, decode
-# Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
+# Tests (HOST_TESTS): test_capture (cmocka, ASan+UBSan) and
 # fuzz_wire_smoke (the libFuzzer target for FUZZ_SMOKE_TIME s, TAP). `make fuzz` runs
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
 # Bench: wire_bytes_per_sample, decode_mb_per_s (tools/bench/wire_bench.c).
 
 WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/wire_dec.c tools/capture.c
-WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/test/host/wire_gen.o
+# The codec for the host: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a.
+WIRE_HOBJS := $(BUILD)/h/tools/wire_dec.o $(BUILD)/h/tools/capture.o \
+	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
 
-HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \
-	      $(BUILD)/host/fuzz_wire_smoke
+# test_wire: test/host/kernel.mk.
+HOST_TESTS += $(BUILD)/host/test_capture $(BUILD)/host/fuzz_wire_smoke
 
-$(BUILD)/host/test_wire $(BUILD)/host/test_capture: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(WIRE_HOBJS)
+$(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
@@ -30,14 +31,15 @@ FUZZ_TIME  ?= 300
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZCFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -Iinclude -I. $(WARN) -MMD -MP \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_OBJS  := $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o) ringbuf/ringbuf.o test/host/wire_gen.o test/fuzz/fuzz_wire.o)
+FUZZ_OBJS  := $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o) test/host/wire_gen.o test/fuzz/fuzz_wire.o)
 
 $(FUZZ_OBJS): $(BUILD)/fuzz/%.o: %.c tools/tools.mk
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS)
+# The codec's SAMPLE parser: $(BUILD)/fuzz/ringbuf/ringbuf.o, compiled by bareperf.mk.
+$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS) $(BUILD)/fuzz/ringbuf/ringbuf.o
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@
 
