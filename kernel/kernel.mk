@@ -26,7 +26,7 @@ $(BUILD)/gen/font8x16.c: tools/psf2c.py $(FONT_PSF)
 # Host builds of kernel/ code that host programs link (ASan+UBSan, the
 # objects under $(BUILD)/h like every host test's):
 #   libbpklib.a   string and printf; string renamed so it links beside the
-#                 host libc (KLIB_HOST_TEST, test/host/klib_rename.h)
+#                 host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h)
 #   libbpframe.a  the wire's link layer (kernel/wire_frame.c): frames, CRC,
 #                 varints, COBS, the received-frame check
 $(BUILD)/h/klib/string.o: kernel/lib/string.c

@@ -36,7 +36,7 @@ $(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
 
 $(BUILD)/tool/tools/list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
-	-include test/host/klib_rename.h
+	-include kernel/lib/klib_rename.h
 $(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
 
 .SECONDEXPANSION:
