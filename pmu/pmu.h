@@ -392,7 +392,7 @@ u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_peri
  * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
  * its rate against the TSC itself, so an app that masks the timer cannot
  * make it throttle); the boot CPU also drains the rings to the stream
- * (kernel/stream.c). 250 Hz is perf's rotation and
+ * (profile_drain, ringbuf/drain.h). 250 Hz is perf's rotation and
  * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
  */
 #define PROFILE_TICK_HZ		250
