@@ -1,7 +1,10 @@
 /*
- * main.c — from the entry stub to the app: take over the CPU, read the
- * boot information and command line, set up memory, run the chosen app
- * and leave with its status.
+ * main.c — from the entry stub to the top of the stack: take over the
+ * CPU, read the boot information and command line, set up memory, the
+ * platform and the other CPUs (calling the boot hooks the layers above
+ * registered, kernel/kernel.h), then hand over to the registered
+ * top-level entry (KERNEL_MAIN: the app run below) and leave with its
+ * status.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
