@@ -195,6 +195,22 @@ print("Perfetto: traced calls", calls["n"], "sampled stack slices", samples["n"]
 PYEOF
 		check "Perfetto reads convert --to chrome of a traced capture: 177 tt_fib calls on CPU 0's calls track, inside the run, beside the samples" \
 			"$OUT/pf_tr.log" grep -q "^Perfetto: " "$OUT/pf_tr.log"
+		# bptrace chrome (time = instructions, 1 per ns): Perfetto's
+		# tt_workload slice lasts the instructions bptrace report counts.
+		INSNS=$("$B/bptrace" report "$OUT/tr.bpc" -k "$OUT/tr.kernel.elf" 2> "$OUT/pf_bt.log" |
+			sed -n 's/^# reconstructed: \([0-9]*\) instructions.*/\1/p')
+		"$B/bptrace" chrome "$OUT/tr.bpc" -k "$OUT/tr.kernel.elf" > "$OUT/bt.json" 2>> "$OUT/pf_bt.log"
+		QW="select dur from slice where name = 'tt_workload'"
+		node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/bt.json" "$QW" \
+			> "$OUT/pf_bt.json" 2>> "$OUT/pf_bt.log"
+		python3 -c "
+import json, sys
+got = json.load(open(sys.argv[1]))[sys.argv[2]]
+assert got == [{'dur': int(sys.argv[3])}], (got, 'want', sys.argv[3])
+print('Perfetto: tt_workload', got[0]['dur'], 'ns')" "$OUT/pf_bt.json" "$QW" "${INSNS:-0}" \
+			>> "$OUT/pf_bt.log" 2>&1
+		check "Perfetto reads bptrace chrome: tt_workload lasts its $INSNS instructions (ns)" \
+			"$OUT/pf_bt.log" grep -q "^Perfetto: " "$OUT/pf_bt.log"
 	fi
 fi
 
