@@ -61,7 +61,7 @@ static int bench(const char *capture, const struct trace_opts *o)
 	struct timespec t0, t1;
 
 	if (trace_capture_load(&tc, capture, err, sizeof(err)) ||
-	    trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", err,
+	    trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", NULL, 0, err,
 			     sizeof(err))) {
 		fprintf(stderr, "bptrace: %s\n", err);
 		return 1;
