@@ -32,11 +32,11 @@ $(TRACE_C:%.c=$(BUILD)/fuzz/%.o): $(BUILD)/fuzz/%.o: %.c tools/util/trace/trace.
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-# bptrace: the trace commands on their own (tools/trace_main.c), for the
+# bptrace: the trace commands on their own (tools/bptrace.c), for the
 # end-to-end test (test/e2e/trace.sh) and make bench.
 HOST_TOOLS += $(BUILD)/bptrace
 
-$(BUILD)/bptrace: $(BUILD)/tool/tools/trace_main.o $(TRACE_LIB) $(BUILD)/tool/tools/session.o \
+$(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/session.o \
 		$(BUILD)/tool/tools/util/symbol.o $(BUILD)/tool/kernel/wire.o $(BUILD)/tool/tools/wire_dec.o \
 		$(BUILD)/tool/tools/capture.o $(BUILD)/tool/ringbuf/ringbuf.o
 	$(call say,LINK,$@)

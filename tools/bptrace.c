@@ -1,5 +1,5 @@
 /*
- * tools/trace_main.c — `bptrace`, the instruction-trace commands on their
+ * tools/bptrace.c — `bptrace`, the instruction-trace commands on their
  * own (tools/util/trace/trace.h), until `bareperf report --aux`, `script --aux`
  * and `convert --to chrome` call the same functions; the end-to-end test
  * (test/e2e/trace.sh) and `make bench` use it.
