@@ -4,7 +4,7 @@
 # register-level PMU model (test/host/pmu_model.c) with -DPMU_HOST_MODEL,
 # into their own object directory $(BUILD)/hpmu.
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
-KERNEL_C += $(PMU_C) pmu/kernel.c pmu/profile.c
+KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c
 APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
@@ -37,7 +37,7 @@ $(BUILD)/host/test_pmu_model $(BUILD)/host/test_pmu $(BUILD)/host/test_pmu_event
 # (test/host/cpuid_real.tab, from InstLatx64's dumps).
 HOST_TESTS += $(BUILD)/host/test_cpuid_real
 
-$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/tsc_cpuid.o \
+$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/platform/tsc_cpuid.o \
 		$(PMU_HOST_OBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -46,7 +46,7 @@ $(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD
 # The table by absolute path: the test runs from any directory.
 $(BUILD)/hpmu/test/host/test_cpuid_real.o: PMU_HOSTCFLAGS += -DTABLE='"$(CURDIR)/test/host/cpuid_real.tab"'
 
-$(BUILD)/hpmu/kernel/tsc_cpuid.o: kernel/tsc_cpuid.c Makefile pmu/pmu.mk
+$(BUILD)/hpmu/kernel/platform/tsc_cpuid.o: kernel/platform/tsc_cpuid.c Makefile pmu/pmu.mk
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)
 	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -c $< -o $@
@@ -60,16 +60,16 @@ $(BUILD)/host/test_pmu_libpfm: $(BUILD)/hpmu/test/host/test_pmu_libpfm.o $(PMU_H
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka $(if $(PFM_HEADER),-lpfm) -o $@
 $(BUILD)/hpmu/test/host/test_pmu_libpfm.o: PMU_HOSTCFLAGS += $(if $(PFM_HEADER),-DHAVE_LIBPFM)
 
-# ---- Instruction tracing(pmu/trace.h) -------------------------
-KERNEL_C += pmu/itrace.c pmu/trace.c pmu/pt.c
+# ---- Instruction tracing (pmu/trace/trace.h) ----------------------
+KERNEL_C += pmu/trace/itrace.c pmu/trace/trace.c pmu/trace/pt.c
 APP_C += test/guest/test_trace.c
 # Their host decoder is tools/util/trace/ (tests: test/host/trace.mk, test/fuzz/trace.mk).
 
-# Intel PT: pmu/pt.c built for the host against the PT register model.
+# Intel PT: pmu/trace/pt.c built for the host against the PT register model.
 HOST_TESTS += $(BUILD)/host/test_pt
 
 $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_model.o \
-		$(BUILD)/hpmu/pmu/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
+		$(BUILD)/hpmu/pmu/trace/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
 		$(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -1,11 +1,11 @@
 # The trace decoder's host tests (included by the top-level Makefile).
 #
-# test_trace: pmu/itrace.c is pure (classifier, packet encoder, AUX
+# test_trace: pmu/trace/itrace.c is pure (classifier, packet encoder, AUX
 # chunking): the tests drive it with simulated executions
 # (test/host/trace_sim.c) over a real ring, drain and capture, and decode
 # the result with the trace decoder ($(TRACE_HLIB): capstone, libipt,
 # libelf). It links -no-pie: its report tests read its own symbols.
-TRACE_HOST_C := pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
+TRACE_HOST_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
 	tools/wire_dec.c tools/capture.c tools/session.c tools/util/symbol.c test/host/trace_sim.c
 TRACE_HOBJS  := $(TRACE_HOST_C:%.c=$(BUILD)/h/%.o) $(TRACE_HLIB)
 
