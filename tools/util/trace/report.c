@@ -14,7 +14,7 @@ struct fnstat {
 	uint64_t insns, calls;
 };
 
-struct session_ctx {
+struct inputs {			/* what a command decodes: capture and kernel.elf */
 	struct trace_capture tc;
 	struct trace_image *im;
 	char err[256];
@@ -25,7 +25,7 @@ struct session_ctx {
  * build/kernel.elf): its build-id must match the capture's, unless
  * o->force (then a warning line).
  */
-static int open_all(struct session_ctx *S, const char *capture, const struct trace_opts *o)
+static int open_inputs(struct inputs *S, const char *capture, const struct trace_opts *o)
 {
 	const char *elf = o && o->kernel_elf ? o->kernel_elf : "build/kernel.elf";
 
@@ -44,13 +44,13 @@ static int open_all(struct session_ctx *S, const char *capture, const struct tra
 	return -1;
 }
 
-static void close_all_s(struct session_ctx *S)
+static void close_inputs(struct inputs *S)
 {
 	trace_image_free(S->im);
 	trace_capture_free(&S->tc);
 }
 
-static void decode_cpu(struct session_ctx *S, struct trace_cpu_data *c, struct analysis *A,
+static void decode_cpu(struct inputs *S, struct trace_cpu_data *c, struct analysis *A,
 		       struct trace_dec_stats *st)
 {
 	A->im = S->im;
@@ -114,10 +114,10 @@ static void report_losses(FILE *out, const struct trace_cpu_data *c)
 
 int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 {
-	struct session_ctx S;
+	struct inputs S;
 	int top = o->top > 0 ? o->top : 25, rc = 0, ncpu = 0;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		fprintf(stderr, "bareperf report --aux: %s\n", S.err);
 		return 1;
 	}
@@ -238,15 +238,15 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 		fprintf(out, "# no AUX trace data in %s (run with trace=...)\n", capture);
 		rc = o->check ? 1 : 0;
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return rc;
 }
 
 int trace_script(const char *capture, const struct trace_opts *o, FILE *out)
 {
-	struct session_ctx S;
+	struct inputs S;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		fprintf(stderr, "bareperf script --aux: %s\n", S.err);
 		return 1;
 	}
@@ -263,16 +263,16 @@ int trace_script(const char *capture, const struct trace_opts *o, FILE *out)
 				st.first_error);
 		an_free(&A);
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return 0;
 }
 
 int trace_call_slices(const char *capture, const struct trace_opts *o, trace_slice_fn fn,
 		      void *ctx, char *err, size_t n)
 {
-	struct session_ctx S;
+	struct inputs S;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		seterr(err, n, "%s", S.err);
 		return -1;
 	}
@@ -286,7 +286,7 @@ int trace_call_slices(const char *capture, const struct trace_opts *o, trace_sli
 		decode_cpu(&S, c, &A, &st);
 		an_free(&A);
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return 0;
 }
 
