@@ -35,6 +35,7 @@
 #define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define BOOT_WAIT_S	120.0
+#define REPLY_WAIT_S	20.0
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
@@ -590,9 +591,13 @@ static void stop_qemu(struct link *L)
 	}
 }
 
-/* Send one request and wait for its OK or ERROR, at most wait_s seconds. */
+/* How request() ended. */
+enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
+
+/* Send one request and wait for its OK or ERROR, at most wait_s seconds;
+ * REQ_OK, or why not (and the kernel's last console text) in why. */
 static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
-		   double wait_s)
+		   double wait_s, char *why, size_t why_n)
 {
 	static uint8_t out[WIRE_ENC_OUT_MIN];
 	size_t used, n = wire_encode_bytes(&L->enc, WIRE_CH_CONTROL, msg, len, &used, out,
@@ -605,9 +610,9 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			fprintf(stderr, "bareperf bench: cannot write to the machine: %s\n",
-				k < 0 ? strerror(errno) : "no progress");
-			return -1;
+			snprintf(why, why_n, "cannot write to the machine: %s",
+				 k < 0 ? strerror(errno) : "no progress");
+			return k < 0 && errno == EPIPE ? REQ_CLOSED : REQ_IO;
 		}
 		off += (size_t)k;
 	}
@@ -616,9 +621,9 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 		struct pollfd p = { L->in, POLLIN, 0 };
 		double left = wait_s - (now_s() - t0);
 		if (left <= 0) {
-			fprintf(stderr, "bareperf bench: no reply from the machine in %.0f s%s%s\n",
-				wait_s, L->clen ? "; its console said:\n" : "", L->console);
-			return -1;
+			snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+				 L->clen ? "; its console said:\n" : "", L->console);
+			return REQ_SILENT;
 		}
 		int k = poll(&p, 1, (int)(left * 1000) + 1);
 		if (k < 0 && errno == EINTR)
@@ -627,14 +632,14 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 			uint8_t buf[4096];
 			ssize_t got = read(L->in, buf, sizeof(buf));
 			if (got <= 0) {
-				fprintf(stderr, "bareperf bench: the machine's line closed%s%s\n",
-					L->clen ? "; its console said:\n" : "", L->console);
-				return -1;
+				snprintf(why, why_n, "the machine's line closed%s%s",
+					 L->clen ? "; its console said:\n" : "", L->console);
+				return REQ_CLOSED;
 			}
 			wire_dec_feed(L->dec, buf, (size_t)got);
 		}
 	}
-	return 0;
+	return REQ_OK;
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -697,6 +702,21 @@ static void csv_str(const char *s)
 		putchar(*s);
 	}
 	putchar('"');
+}
+
+/*
+ * How long a request may go unanswered, wall time. The watchdog stops code
+ * after --timeout of HPET time (2x when the NMI lands outside the code), so
+ * the kernel always answers unless the code took the machine down; the
+ * margin is for a loaded host, where under -icount (virtual time counts
+ * instructions) a virtual second can take 10 to 20 s. The first request
+ * also waits for the boot.
+ */
+static double reply_wait_s(const struct bopts *o, bool answered)
+{
+	double t = o->timeout_ms / 1000.0;
+
+	return answered ? REPLY_WAIT_S + t * (o->icount ? 30 : 10) : BOOT_WAIT_S + 60.0 + t * 4;
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -798,6 +818,9 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 
+	/* A machine that resets closes the line: a write then fails with
+	 * EPIPE, which request() reports, instead of killing us. */
+	signal(SIGPIPE, SIG_IGN);
 	struct link L = { .in = -1, .out = -1 };
 	struct termios saved;
 	char err[256];
@@ -815,9 +838,16 @@ int cmd_bench(int argc, char **argv)
 	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
 	wire_encoder_init(&L.enc, &ec);
 	L.dec = wire_dec_new(&ops, &L);
+	/* The machine has answered since it booted: from then on, silence or
+	 * a closed line is the snippet's doing. */
+	bool answered = false;
+	char why[sizeof(L.console) + 128];
 
 	struct replies r;
-	double t_first = 0, t_start = 0;
+	/* Time per snippet on a machine already up: boots, and snippets that
+	 * took the machine down, excluded. */
+	double t_sum = 0;
+	int n_timed = 0;
 	int failed = 0;
 	if (o.batch && !o.json)
 		printf("asm,event,value,error\n");
@@ -826,16 +856,29 @@ int cmd_bench(int argc, char **argv)
 	for (int i = 0; i < nsn; i++) {
 		struct result res[MAX_ALL_EVENTS];
 		int nres = 0;
+		bool lost = false, timed = answered;
+		double t_sn = now_s();
 		for (int g = 0; g < ngroups && !rc; g++) {
 			size_t len = run_code_msg(&o, &sn[i], g, msg, sizeof(msg));
-			/* The first request also waits for the boot. */
-			double wait = (i || g ? 0 : BOOT_WAIT_S) + 60.0 + o.timeout_ms / 1000.0 * 4;
-			if (request(&L, msg, len, &r, wait)) {
+			int k = request(&L, msg, len, &r, reply_wait_s(&o, answered), why,
+					sizeof(why));
+			if (k == REQ_OK) {
+				answered = true;
+			} else if (answered && k != REQ_IO) {
+				/* The code took the machine down: its row says so. */
+				r.ok = false;
+				snprintf(r.text, sizeof(r.text), "%s", k == REQ_SILENT ?
+					 "the machine stopped answering while it ran (the code stopped "
+					 "the watchdog's NMI, e.g. through the IDT, the HPET or its "
+					 "interrupt route, or hung the CPU)" :
+					 "the machine reset or stopped while it ran (a triple fault?)");
+				lost = true;
+				break;
+			} else {
+				fprintf(stderr, "bareperf bench: %s\n", why);
 				rc = 1;
 				break;
 			}
-			if (i == 0 && g == 0)
-				t_first = t_start = now_s();
 			for (int k = 0; k < r.nitems; k++)
 				if (!parse_item(&o, r.item[k], &res[nres]))
 					nres++;
@@ -844,8 +887,32 @@ int cmd_bench(int argc, char **argv)
 		}
 		if (rc)
 			break;
+		if (timed && !lost) {
+			t_sum += now_s() - t_sn;
+			n_timed++;
+		}
 		if (!r.ok)
 			failed++;
+		/* The machine is gone, or says it runs no more code: QEMU boots
+		 * again and the batch goes on; a machine on --tty is the user's
+		 * to reset. */
+		bool reboot = lost || (!r.ok && !strncmp(r.text, "stopped: ", 9));
+		if (reboot && o.tty) {
+			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
+				 "; reset the machine (%s) to run more", o.tty);
+			rc = 1;
+		} else if (reboot) {
+			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
+				 "; QEMU booted again for the next snippet");
+			stop_qemu(&L);
+			wire_dec_free(L.dec);
+			L.clen = 0;
+			if (i + 1 < nsn && start_qemu(&o, &L))
+				rc = 1;
+			wire_encoder_init(&L.enc, &ec);
+			L.dec = wire_dec_new(&ops, &L);
+			answered = false;
+		}
 		/* OK "N events; the code changed CR4 (put back)" */
 		const char *note = r.ok ? strstr(r.text, "; ") : NULL;
 		if (note)
@@ -885,14 +952,17 @@ int cmd_bench(int argc, char **argv)
 				printf("%s: %.2f\n", res[k].label, res[k].value);
 		}
 		fflush(stdout);
+		if (rc)
+			break;
 	}
 	if (o.json && o.batch)
 		printf("]\n");
-	if (o.batch && !rc && nsn > 1)
+	if (o.batch && !rc && n_timed)
 		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed; %.1f ms per "
-			"snippet after the first (boot excluded)\n", nsn, failed,
-			(now_s() - t_start) * 1000.0 / (nsn - 1));
-	(void)t_first;
+			"snippet over %d on a booted machine (boots excluded)\n", nsn, failed,
+			t_sum * 1000.0 / n_timed, n_timed);
+	else if (o.batch && !rc)
+		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed\n", nsn, failed);
 	if (o.tty)
 		tcsetattr(L.in, TCSANOW, &saved);
 	else
