@@ -36,6 +36,12 @@ add rax, rbx
 EOF2
 $BP bench --icount --timeout 300 --batch "$T/kill.txt" >"$T/kill.csv" 2>"$T/kill.err" &
 kill_pid=$!
+# The UEFI boot (OVMF, the loader, a private ESP), plain TCG: the TSC is
+# not exact there, so a positive value and an exact error.
+printf 'add rax, rbx\nud2\n' >"$T/uefi.txt"
+$BP bench --uefi --build "$B" --kernel "$B/kernel.elf" --batch "$T/uefi.txt" >"$T/uefi.csv" \
+	2>"$T/uefi.err" &
+uefi_pid=$!
 
 $BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
 	>"$T/batch.csv" 2>"$T/batch.err"
@@ -95,6 +101,13 @@ check "CR4 = -1 hangs QEMU's TCG: the silence reported in wall time" \
 	test "$(krow 6)" = '"mov rax, -1; mov cr4, rax",,,"the machine stopped answering while it ran (the code stopped the watchdog'"'"'s NMI, e.g. through the IDT, the HPET or its interrupt route, or hung the CPU); QEMU booted again for the next snippet"'
 check "after the hang: measured right, 3 failed" \
 	test "$(krow 7)" = "$ok1" -a -n "$(grep -F '6 snippets, 3 refused or failed' "$T/kill.err")"
+
+wait $uefi_pid
+echo "# uefi batch exit $?"; sed 's/^/# /' "$T/uefi.csv" "$T/uefi.err"
+check "--uefi: measured through OVMF and the loader" \
+	grep -Eq '^"add rax, rbx","TSC ticks",-?[0-9]+\.[0-9]{3},$' "$T/uefi.csv"
+check "--uefi: a fault named, in the same boot" \
+	has "$T/uefi.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
 
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
