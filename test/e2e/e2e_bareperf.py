@@ -452,7 +452,8 @@ def main():
           re.search(r"cpu 0: [1-9]\d* samples", err),
           "record -e cycles without a PMU: cpu-clock instead, one line says so", err)
     mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
-                         "APP=loopnest", "EVENTS=nonsense"], capture_output=True, text=True,
+                         "APP=loopnest", "EVENTS=nonsense",
+                         "OUT=" + os.path.join(OUT, "make-run")], capture_output=True, text=True,
                         timeout=300, stdin=subprocess.DEVNULL)
     check(mk.returncode != 0 and "make run: wrote" not in mk.stdout + mk.stderr and
           "make run: the run failed (bareperf record exit status 2" in mk.stderr,
