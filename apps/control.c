@@ -17,6 +17,7 @@
  * an ERROR that says what was wrong.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
 #include "kernel/wire.h"
@@ -202,8 +203,14 @@ static void start_run(const u8 *v, size_t len)
 		       "those)", r.app);
 		return;
 	}
-	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,
-			  err, sizeof(err))) {
+	/* The boot command line's settings, with the request's events, period
+	 * and freq; no counting events. */
+	struct profile_opts o = run_opts_boot();
+	o.events = r.events;
+	o.count = "";
+	o.period = r.period;
+	o.freq = r.freq;
+	if (profile_parse(&o, &cfg, err, sizeof(err))) {
 		reply(WIRE_CTL_ERROR, err, strlen(err));
 		return;
 	}

@@ -164,20 +164,6 @@ struct boot_info;
 extern const struct boot_info *boot_info;
 extern u64 boot_tsc_entry;		/* TSC at kernel entry */
 
-/* Apps: one C file each, registered with APP() below; apps/ holds them. */
-struct app {
-	const char *name;
-	const char *desc;
-	int (*main)(int argc, char **argv);	/* returns an enum exit_code */
-	unsigned flags;
-};
-#define APP_TEST	(1u << 0)		/* a guest test, hidden from the app list */
-
-#define APP(n, d, fn, fl)						\
-	static const struct app __app_##n				\
-	__attribute__((used, section(".apps." #n), aligned(8))) =	\
-	{ .name = #n, .desc = (d), .main = (fn), .flags = (fl) }
-
 /* smp.c: CPUs are numbered 0 (boot CPU) .. smp_cpus() - 1. */
 u32 smp_cpus(void);
 /* Run fn(arg) on a CPU (directly if it is this one). wait: until it returns.
@@ -190,9 +176,17 @@ void smp_call_all(void (*fn)(void *), void *arg);
 void smp_stop_others(void);
 u32 this_cpu_id(void);
 
-const struct app *app_find(const char *name);
-/* The app after prev (NULL: the first), test apps skipped; NULL at the end. */
-const struct app *app_next(const struct app *prev);
-void app_list_print(void);
+/*
+ * The top layer's entry: once the machine is up, kmain hands it to the one
+ * function the apps layer registers with KERNEL_TOP (apps/run.c) and exits
+ * with the status it returns. A section (linker.ld: __start_kernel_top),
+ * not a call: the kernel names nothing above it.
+ */
+struct kernel_top {
+	int (*main)(void);
+};
+#define KERNEL_TOP(fn)							\
+	static const struct kernel_top __kernel_top_##fn			\
+	__attribute__((used, section(".kernel_top"), aligned(8))) = { fn }
 
 #endif

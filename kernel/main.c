@@ -1,6 +1,7 @@
 /*
- * main.c — from the entry stub to the app: take over the CPU, read the
- * boot information and command line, set up memory, run the chosen app
+ * main.c — from the entry stub to the top layer: take over the CPU, read
+ * the boot information and command line, set up memory and the devices,
+ * hand over to the entry the apps layer registered (KERNEL_TOP, apps/run.c)
  * and leave with its status.
  */
 #include "kernel/kernel.h"
@@ -13,7 +14,6 @@
 #include "kernel/percpu.h"
 #include "kernel/quiet.h"
 #include "kernel/smp.h"
-#include "apps/run.h"
 #include "kernel/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
@@ -38,6 +38,7 @@ static char cmdline[BOOT_CMDLINE_MAX];
 
 extern const char __notes_start[], __notes_end[];
 extern char boot_stack[], boot_stack_top[];		/* kernel/entry.asm */
+extern const struct kernel_top __start_kernel_top[], __stop_kernel_top[];	/* linker.ld */
 
 /* The GNU build id of this kernel, from its own notes (ELF gABI, "Note Section"). */
 const u8 *kernel_build_id(u32 *len)
@@ -211,90 +212,6 @@ static void start_cpus(void)
 	kprintf("smp: %u CPU%s online\n", smp_cpus(), smp_cpus() == 1 ? "" : "s");
 }
 
-struct remote_app {
-	const struct app *app;
-	int argc;
-	char **argv;
-	int rc;
-};
-
-static void remote_main(void *arg)
-{
-	struct remote_app *r = arg;
-
-	profile_app_enter();		/* the counting window: exactly the app's main */
-	r->rc = r->app->main(r->argc, r->argv);
-	profile_app_exit();
-}
-
-/* Run one app (on CPU cpu), sampled as cfg says, and stream what it produced. */
-int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
-	       const struct profile_cfg *cfg)
-{
-	char err[200];
-	struct remote_app r = { app, argc, argv, 0 };
-
-	u64 t0 = rdtsc_ordered();
-	stream_start();
-	if (profile_start(cfg, app->name, err, sizeof(err))) {
-		kprintf("bareperf: cannot start sampling: %s\n", err);
-		return EXIT_USAGE;
-	}
-	kprintf("app: %s: start on cpu %u\n", app->name, cpu);
-	if (smp_call(cpu, remote_main, &r, true))
-		r.rc = EXIT_USAGE;
-	int rc = r.rc;
-	u64 t1 = rdtsc_ordered();
-	/* Close the sampling window, then make room: the stop records
-	 * (COUNTS, APP_STOP) then go into rings with space, each preceded by
-	 * a LOST record for whatever was dropped, so the host's accounting is
-	 * complete. */
-	profile_quiesce();
-	stream_drain(false);
-	profile_stop(rc);
-	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
-		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
-	profile_summary();		/* reads the rings: before the drain empties them */
-	stream_drain(false);
-	return rc;
-}
-
-int app_run(const struct app *app, int argc, char **argv, const struct profile_cfg *cfg)
-{
-	return app_run_on(this_cpu_id(), app, argc, argv, cfg);
-}
-
-/* The run the command line asks for. */
-static int run_cmdline_app(void)
-{
-	const struct app *app = app_find(kopt.app);
-	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
-	static struct profile_cfg prof;
-	char err[200];
-
-	if (!app) {
-		kprintf("bareperf: no app named '%s'. Apps:\n", kopt.app);
-		app_list_print();
-		return EXIT_USAGE;
-	}
-	/* count= alone is a counting run (bareperf stat): no sampling unless
-	 * events= asks for it too. */
-	const char *events = *kopt.count && !*kopt.events ? "none" : kopt.events;
-	if (profile_parse(events, kopt.period, kopt.freq, kopt.callchain, kopt.ring_pages,
-			  &prof, err, sizeof(err)) ||
-	    profile_parse_count(kopt.count, &prof, err, sizeof(err))) {
-		kprintf("bareperf: %s\n", err);
-		return EXIT_USAGE;
-	}
-	argv[0] = (char *)app->name;
-	for (int i = 0; i <= kopt.app_argc; i++)
-		argv[i + 1] = kopt.app_argv[i];
-	u64 t0 = rdtsc_ordered();
-	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
-		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
-	return app_run(app, kopt.app_argc + 1, argv, &prof);
-}
-
 void kmain(void *info, u32 magic, u64 entry_tsc)
 {
 	char err[256];
@@ -354,7 +271,6 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	pmu_init();
 	start_cpus();
 	quiet_setup();
-	profile_init();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);
@@ -363,7 +279,8 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 			bi.exit_boot_tsc - bi.loader_tsc,
 			tsc_to_ns(bi.exit_boot_tsc - bi.loader_tsc) / 1000);
 
-	if (kopt.control)
-		machine_exit(control_serve());
-	machine_exit(run_cmdline_app());
+	if (__stop_kernel_top - __start_kernel_top != 1)
+		panic("kmain: %ld top-level entries registered (KERNEL_TOP), want 1",
+		      (long)(__stop_kernel_top - __start_kernel_top));
+	machine_exit(__start_kernel_top->main());
 }

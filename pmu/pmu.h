@@ -389,12 +389,12 @@ u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_peri
  * counting events at the end.
  *
  * The run tick: every CPU of a run takes the APIC timer at PROFILE_TICK_HZ
- * (vector VEC_APIC_TIMER, handled here) for multiplexing rotation,
- * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
- * its rate against the TSC itself, so an app that masks the timer cannot
- * make it throttle); the boot CPU also drains the rings to the stream
- * (kernel/stream.c). 250 Hz is perf's rotation and
- * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
+ * (vector VEC_APIC_TIMER; the handler is the run's, apps/run.c, and calls
+ * profile_tick) for multiplexing rotation, frequency re-tuning and the
+ * PMU's unthrottling (the soft PMU measures its rate against the TSC
+ * itself, so an app that masks the timer cannot make it throttle). 250 Hz
+ * is perf's rotation and throttling interval on a HZ=250 kernel
+ * (perf_event_mux_interval_ms).
  */
 #define PROFILE_TICK_HZ		250
 #define PROFILE_MAX_RATE	100000	/* samples/s per CPU: perf_event_max_sample_rate */
@@ -409,6 +409,20 @@ enum profile_soft {
 };
 
 struct bp_ring;
+struct trap_frame;
+
+/* A run's settings, whoever asks for the run (the command line, START_RUN). */
+struct profile_opts {
+	const char *events;		/* events=: "" cycles (cpu-clock without a
+					 * PMU), "none" no sampling */
+	const char *count;		/* count=: counting events, "" (or NULL) none */
+	u64 period, freq;		/* of the sampling events; 0: not given */
+	bool callchain;			/* frame-pointer call chains in SAMPLEs */
+	u32 ring_pages;			/* data pages per CPU ring, 2^n */
+	u32 max_rate;			/* samples/s per CPU before throttling; 0: none */
+	const char *trace;		/* trace=SPEC: instruction tracing, "" (or NULL) off */
+	u32 aux_pages;			/* AUX pages per CPU for the trace */
+};
 
 /*
  * A run: nevents sampling events (attrs[0, nevents)), then ncount counting
@@ -427,22 +441,34 @@ struct profile_cfg {
 	bool soft;			/* the one sampling event is cpu-clock */
 	u64 sample_type;		/* BP_SAMPLE_* */
 	u32 ring_pages;			/* data pages per CPU ring, 2^n */
+	u32 max_rate;			/* samples/s per CPU; 0: no throttling */
+	const char *trace;		/* trace=SPEC, "" off: parsed at start */
+	u32 aux_pages;			/* AUX pages per CPU for the trace */
+};
+
+/* What a run runs: the app's name (APP_START, the summary) and its main,
+ * where instruction tracing starts. NULL, or both NULL: a run without an
+ * app (a test driving the rings itself). */
+struct profile_app {
+	const char *name;
+	const void *main;
 };
 
 /* At boot, after the APIC and the HPET: time the soft PMU's NMI handler
  * and derive the shortest cpu-clock period from it (printed). Not NMI-safe. */
 void profile_init(void);
 u64 profile_soft_floor_ns(void);		/* that period, ns */
-/* Turn the command-line words into a run; "" picks cycles (or cpu-clock
- * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
-int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
-		  u32 ring_pages, struct profile_cfg *out, char *err, size_t n);
-/* Add counting events (count=LIST: the names events= takes, and the soft
- * events tsc, cpu-clock, task-clock) to a parsed run; "" adds none. With
- * sampling events too, the run becomes a group (BP_SAMPLE_READ). */
-int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
-/* Start the run on every CPU for the app about to run. Not NMI-safe. */
-int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
+/* Turn a run's settings into a run. Sampling events: "" picks cycles (or
+ * cpu-clock without a PMU), "none" no sampling. Counting events (count=:
+ * the names events= takes, and the soft events tsc, cpu-clock,
+ * task-clock): with sampling events too, the run becomes a group
+ * (BP_SAMPLE_READ). Returns 0 or an error with err set. */
+int profile_parse(const struct profile_opts *o, struct profile_cfg *out, char *err, size_t n);
+/* Start the run on every CPU for app (NULL: none). tick handles the run
+ * tick's interrupt (VEC_APIC_TIMER) and must call profile_tick; NULL: a
+ * handler that only does that. Not NMI-safe. */
+int profile_start(const struct profile_cfg *cfg, const struct profile_app *app,
+		  void (*tick)(struct trap_frame *f), char *err, size_t n);
 /* The app returned: close the run's window if profile_app_exit has not
  * (no more samples; the soft PMU's ticks due are those the HPET counter
  * has passed by now; APP_STOP carries this time). The run's records are
@@ -452,14 +478,20 @@ void profile_quiesce(void);
  * soft-PMU run's TICKS (and LOST_SAMPLES for the due ticks that gave no
  * sample) and APP_STOP with the exit status. */
 void profile_stop(int status);
-/* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's
+/* Bracket the app's main on the CPU it runs on (apps/run.c): that CPU's
  * counts cover exactly this window; the other CPUs', and those of runs
  * started without an app, cover the whole run. profile_app_exit closes
  * the run's window, as profile_quiesce. Not NMI-safe. */
 void profile_app_enter(void);
 void profile_app_exit(void);
-/* The run tick, on each CPU of a run (interrupt context). */
-void profile_tick(void);
+/* The run tick on this CPU, from the run's VEC_APIC_TIMER handler after its
+ * EOI (interrupt context): the soft PMU's sample where it runs on the APIC
+ * timer, the PMU's rotation, frequency and unthrottling, the tracer's
+ * restart. False when this interrupt was only a soft-PMU sample (not a
+ * run tick) or no run is on. */
+bool profile_tick(struct trap_frame *f);
+/* The app's main runs on cpu now. */
+bool profile_app_running(u32 cpu);
 bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);

@@ -4,7 +4,7 @@
 # register-level PMU model (test/host/pmu_model.c) with -DPMU_HOST_MODEL,
 # into their own object directory $(BUILD)/hpmu.
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
-KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c
+KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c pmu/settings.c
 APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's

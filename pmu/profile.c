@@ -11,9 +11,9 @@
  *                  record per CPU says how each one ended (sample, ring
  *                  full, or LOST_SAMPLES)
  *   run tick       APIC timer (VEC_APIC_TIMER) on every CPU of the run at
- *                  PROFILE_TICK_HZ -> profile_tick: pmu_tick (frequency
- *                  mode, unthrottling, event-set rotation); on the boot
- *                  CPU also the stream drain
+ *                  PROFILE_TICK_HZ -> the run's handler (apps/run.c) ->
+ *                  profile_tick: pmu_tick (frequency mode, unthrottling,
+ *                  event-set rotation), the tracer's restart
  *   counting       hardware events in the same PMU context (multiplexed
  *                  when they do not fit), soft ones (tsc, cpu-clock,
  *                  task-clock) from the TSC; a COUNTS record per CPU at stop
@@ -25,19 +25,15 @@
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/quiet.h"
-#include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
+#include "pmu/profile_internal.h"
 #include "pmu/trace/trace.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
 #define MAX_CPUS_PROF	64
 #define MAX_CALLCHAIN	32
-#define SOFT_EVENT_NAME	"cpu-clock"
-#define DEFAULT_SOFT_PERIOD_NS	250000ul	/* 4 kHz, perf's default rate */
-#define DEFAULT_HW_FREQ	4000ul
-#define HPET_NS_PER_S	1000000000ul
 
 struct cpu_prof {
 	struct bp_ring ring;
@@ -97,7 +93,8 @@ static u64 throttle_window;		/* TSC ticks of one run tick: the rate's measure */
 static bool soft_lapic;
 static u32 soft_per_tick;
 static u64 run_id;
-static const char *app_name;
+static const char *app_name;		/* the run's app, NULL without one */
+static const void *app_main;
 static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
 /* The run's PMU events: cfg index -> context index (-1: soft), and back. */
 static int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;
@@ -105,16 +102,6 @@ static struct pmu_event_attr hw_attrs[PMU_MAX_EVENTS];
 static struct pmu_ctx probe_ctx;	/* profile_start's dry run of pmu_open */
 extern struct pmu_caps pmu_boot_caps;
 extern char __text_start[], __text_end[];
-
-static const struct {
-	const char *name;
-	enum profile_soft kind;
-	u64 config;
-} soft_events[] = {
-	{ "tsc", PROFILE_TSC, BP_CONFIG_SOFT_TSC },
-	{ "cpu-clock", PROFILE_CPU_CLOCK, BP_CONFIG_SOFT_CPU_CLOCK },
-	{ "task-clock", PROFILE_TASK_CLOCK, BP_CONFIG_SOFT_TASK_CLOCK },
-};
 
 static int events_total(void)
 {
@@ -429,7 +416,8 @@ static void report_missed(struct cpu_prof *cp)
 	cp->missed_reported = missed;
 }
 
-void profile_tick(void)
+/* This CPU's run tick: the PMU's rotation, frequency and unthrottling. */
+static void tick_cpu(void)
 {
 	struct percpu *pc = this_cpu();
 
@@ -445,30 +433,32 @@ void profile_tick(void)
 	}
 }
 
-/*
- * VEC_APIC_TIMER during a run: every CPU's tick; the boot CPU also drains
- * rings that crossed their watermark to the stream — but never while it
- * runs the app itself: on a serial line a drain holds the CPU for as long
- * as the bytes take (tens of ms at 115200 baud), which would both distort
- * what is measured and let the sampling NMIs overrun the ring anyway.
- * Such a run keeps its records in the rings (raise ring_pages= for long
- * runs; what does not fit is counted in LOST records) and is drained when
- * the app returns.
- */
-static void run_tick(struct trap_frame *f)
+bool profile_tick(struct trap_frame *f)
 {
-	apic_eoi();
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || this_cpu()->cpu >= ncpus)
+		return false;
 	if (soft_lapic) {
 		struct cpu_prof *me = &cpus[this_cpu()->cpu];
 		soft_sample(f, 0);	/* no HPET: ticks due are not known (TICKS period 0) */
 		if (++me->soft_lapic_n < soft_per_tick)
-			return;
+			return false;
 		me->soft_lapic_n = 0;
 	}
-	profile_tick();
+	tick_cpu();
 	trace_tick();			/* restart Intel PT after a full area */
-	if (this_cpu()->cpu == 0 && !__atomic_load_n(&cpus[0].app_running, __ATOMIC_RELAXED))
-		stream_drain(true);
+	return true;
+}
+
+bool profile_app_running(u32 cpu)
+{
+	return cpu < ncpus && __atomic_load_n(&cpus[cpu].app_running, __ATOMIC_RELAXED);
+}
+
+/* The run tick for a caller of profile_start that brings no handler. */
+static void tick_only(struct trap_frame *f)
+{
+	apic_eoi();
+	profile_tick(f);
 }
 
 /* ---- the shortest period ------------------------------------------ */
@@ -493,7 +483,6 @@ static void run_tick(struct trap_frame *f)
 #define FLOOR_TRIES		32
 #define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
 #define FLOOR_FALLBACK_NS	100000ul	/* no self-NMI came back: 10 kHz */
-#define CPU_TIME_MAX_PERCENT	25		/* perf_cpu_time_max_percent */
 #define FLOOR_SAMPLE_TYPE	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
 				 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN)
 
@@ -554,232 +543,7 @@ void profile_init(void)
 }
 
 u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
-
-/* ns -> HPET ticks without overflow for any period and HPET rate. */
-static bool hpet_ticks_of(u64 ns, u64 *ticks)
-{
-	u64 hz = hpet_hz(), whole = ns / HPET_NS_PER_S, part = ns % HPET_NS_PER_S;
-
-	if (!hz || (whole && hz > ~0ul / whole))
-		return false;
-	*ticks = whole * hz;
-	u64 frac = hz / HPET_NS_PER_S * part + hz % HPET_NS_PER_S * part / HPET_NS_PER_S;
-	if (*ticks + frac < *ticks)
-		return false;
-	*ticks += frac;
-	return true;
-}
-
-/*
- * The one check of a sampling event's period and frequency, for the
- * command line and the control channel alike; every bound is tested
- * before any arithmetic that could overflow. A period is in events
- * (hardware) or ns (cpu-clock); 0 means not given.
- *  - both given: refused, as perf refuses -c with -F;
- *  - freq: at most max_rate (perf's perf_event_max_sample_rate check)
- *    and one per ns;
- *  - cpu-clock: at least the measured floor above, at most what one HPET
- *    comparator step can hold;
- *  - hardware: at least 2 (Linux's x86_pmu_hw_config refuses 1: the
- *    reload value -1 overflows at once); the drivers add per-model limits.
- */
-static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, char *err, size_t n)
-{
-	if (period && freq) {
-		ksnprintf(err, n, "period=%lu and freq=%lu together: give one or the other",
-			  period, freq);
-		return -E_INVAL;
-	}
-	if (freq && ((kopt.max_rate && freq > kopt.max_rate) || freq > HPET_NS_PER_S)) {
-		if (kopt.max_rate && freq > kopt.max_rate)
-			ksnprintf(err, n, "freq=%lu is above max_rate=%u, the most samples/s "
-				  "a CPU may take", freq, kopt.max_rate);
-		else
-			ksnprintf(err, n, "freq=%lu is above one sample per ns", freq);
-		return -E_RANGE;
-	}
-	if (!is_soft) {
-		if (period == 1) {
-			ksnprintf(err, n, "%s: period=1 is too short: a hardware period is at "
-				  "least 2", ev);
-			return -E_RANGE;
-		}
-		return 0;
-	}
-	u64 ns = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
-	if (ns < soft_floor_ns) {
-		if (freq)
-			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
-				  "samples/s (its handler takes %lu ns; it may use %d%% of "
-				  "a CPU)", freq, HPET_NS_PER_S / soft_floor_ns, soft_cost_ns,
-				  CPU_TIME_MAX_PERCENT);
-		else
-			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
-				  "here, %lu ns (its handler takes %lu ns; it may use %d%% of "
-				  "a CPU)", ns, soft_floor_ns, soft_cost_ns, CPU_TIME_MAX_PERCENT);
-		return -E_RANGE;
-	}
-	u64 ticks, ahz = apic_timer_hz();
-	/* No HPET: one APIC timer count (32 bits, divide by 1) per sample. */
-	if (!hpet_hz() && ahz && ns / HPET_NS_PER_S * ahz + ns % HPET_NS_PER_S * ahz /
-				 HPET_NS_PER_S > 0xfffffffful) {
-		ksnprintf(err, n, "period=%lu ns is longer than the APIC timer's longest, %lu ns",
-			  ns, 0xfffffffful / ahz * HPET_NS_PER_S +
-			  0xfffffffful % ahz * HPET_NS_PER_S / ahz);
-		return -E_RANGE;
-	}
-	if (hpet_hz() && (!hpet_ticks_of(ns, &ticks) || ticks > HPET_NMI_MAX_TICKS)) {
-		u64 max_ns = HPET_NMI_MAX_TICKS / hpet_hz() * HPET_NS_PER_S +
-			     HPET_NMI_MAX_TICKS % hpet_hz() * HPET_NS_PER_S / hpet_hz();
-		ksnprintf(err, n, "period=%lu ns is longer than the HPET's longest, %lu ns",
-			  ns, max_ns);
-		return -E_RANGE;
-	}
-	return 0;
-}
-
-/* ---- set-up --------------------------------------------------------- */
-
-int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
-		  u32 ring_pages, struct profile_cfg *out, char *err, size_t n)
-{
-	char list[256];
-	bool have_pmu = pmu_boot_caps.kind != PMU_KIND_NONE;
-
-	memset(out, 0, sizeof(*out));
-	out->ring_pages = ring_pages;
-	out->sample_type = BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID |
-			   BP_SAMPLE_CPU | BP_SAMPLE_PERIOD |
-			   (callchain ? BP_SAMPLE_CALLCHAIN : 0);
-	if (!strcmp(events, "none"))
-		return 0;
-	if (!*events)
-		events = have_pmu ? "cycles" : SOFT_EVENT_NAME;
-	if (strlcpy(list, events, sizeof(list)) >= sizeof(list)) {
-		ksnprintf(err, n, "events: the list is longer than %zu characters", sizeof(list) - 1);
-		return -E_INVAL;
-	}
-	for (char *p = list, *next; p && *p; p = next) {
-		next = strchr(p, ',');
-		if (next)
-			*next++ = 0;
-		if (out->nevents == PMU_MAX_EVENTS) {
-			ksnprintf(err, n, "events: more than %d events", PMU_MAX_EVENTS);
-			return -E_INVAL;
-		}
-		struct pmu_event_attr *a = &out->attrs[out->nevents];
-		bool soft = !strcmp(p, SOFT_EVENT_NAME);
-		if (!soft) {
-			/* The name first: a misspelling is not a missing PMU. */
-			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
-			if (e == -E_NODEV && !have_pmu &&
-			    (!strcmp(p, "cycles") || !strcmp(p, "cpu-cycles"))) {
-				/* As perf does without hardware cycles: sample cpu-clock. */
-				kprintf("bareperf: warning: event '%s': this machine has no PMU (%s); "
-					"sampling cpu-clock (the HPET soft PMU) instead\n", p,
-					pmu_boot_caps.none_reason);
-				soft = true;
-			} else if (e) {
-				if (e == -E_NODEV && !have_pmu) {
-					size_t k = strlen(err);
-					ksnprintf(err + k, n - k, "; use events=cpu-clock, the "
-						  "HPET-driven soft PMU");
-				}
-				return e;
-			} else {
-				/* The event's own period=/freq= terms win over the run's. */
-				if (a->flags & PMU_ATTR_SAMPLE)
-					e = check_rate(p, false, a->flags & PMU_ATTR_FREQ ? 0 : a->period,
-						       a->flags & PMU_ATTR_FREQ ? a->freq : 0, err, n);
-				else
-					e = check_rate(p, false, period, freq, err, n);
-				if (e)
-					return e;
-				if (!(a->flags & PMU_ATTR_SAMPLE)) {
-					a->flags |= PMU_ATTR_SAMPLE | (period ? 0 : PMU_ATTR_FREQ);
-					a->period = period ? period : 100000;
-					a->freq = period ? 0 : freq ? freq : DEFAULT_HW_FREQ;
-				}
-			}
-		}
-		if (soft) {
-			memset(a, 0, sizeof(*a));
-			out->soft = true;
-			out->soft_ev[out->nevents] = PROFILE_CPU_CLOCK;
-			strlcpy(a->name, SOFT_EVENT_NAME, sizeof(a->name));
-			a->config = BP_CONFIG_SOFT_CPU_CLOCK;
-			a->generic = PMU_EV_RAW;
-			a->fixed = -1;
-			int e = check_rate(p, true, period, freq, err, n);
-			if (e)
-				return e;
-			a->period = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
-			a->flags = PMU_ATTR_SAMPLE;
-		}
-		out->nevents++;
-	}
-	if (out->soft && out->nevents > 1) {
-		ksnprintf(err, n, "events: %s cannot be combined with other events yet",
-			  SOFT_EVENT_NAME);
-		return -E_INVAL;
-	}
-	return 0;
-}
-
-int profile_parse_count(const char *list, struct profile_cfg *out, char *err, size_t n)
-{
-	char buf[256];
-	bool have_pmu = pmu_boot_caps.kind != PMU_KIND_NONE;
-
-	if (!list || !*list)
-		return 0;
-	if (strlcpy(buf, list, sizeof(buf)) >= sizeof(buf)) {
-		ksnprintf(err, n, "count: the list is longer than %zu characters", sizeof(buf) - 1);
-		return -E_INVAL;
-	}
-	for (char *p = buf, *next; p && *p; p = next) {
-		next = strchr(p, ',');
-		if (next)
-			*next++ = 0;
-		int i = out->nevents + out->ncount;
-		if (i == PMU_MAX_EVENTS) {
-			ksnprintf(err, n, "count: more than %d events in a run (sampled and counted)",
-				  PMU_MAX_EVENTS);
-			return -E_INVAL;
-		}
-		struct pmu_event_attr *a = &out->attrs[i];
-		memset(a, 0, sizeof(*a));
-		out->soft_ev[i] = PROFILE_HW;
-		for (size_t k = 0; k < ARRAY_SIZE(soft_events); k++) {
-			if (strcmp(p, soft_events[k].name))
-				continue;
-			strlcpy(a->name, p, sizeof(a->name));
-			a->config = soft_events[k].config;
-			a->generic = PMU_EV_RAW;
-			a->fixed = -1;
-			out->soft_ev[i] = soft_events[k].kind;
-		}
-		if (out->soft_ev[i] == PROFILE_HW) {
-			/* The name first: a misspelling is not a missing PMU. */
-			int e = pmu_event_parse(p, &pmu_boot_caps, a, err, n);
-			if (e == -E_NODEV && !have_pmu) {
-				size_t k = strlen(err);
-				ksnprintf(err + k, n - k, "; soft events: tsc, cpu-clock, task-clock");
-			}
-			if (e)
-				return e;
-			if (a->flags & PMU_ATTR_SAMPLE) {
-				ksnprintf(err, n, "count: '%s' has a period or freq: sampled events go "
-					  "in events=", p);
-				return -E_INVAL;
-			}
-		}
-		out->ncount++;
-	}
-	if (out->nevents && out->ncount)
-		out->sample_type |= BP_SAMPLE_READ;
-	return 0;
-}
+u64 profile_soft_cost_ns(void) { return soft_cost_ns; }
 
 static void write_meta(struct bp_ring *rb)
 {
@@ -875,7 +639,7 @@ static void app_record(const char *app, u64 time, bool start, s64 status)
 			.app_id = run_id, .cpu = cpu, .time = time,
 			.text_start = (u64)__text_start, .text_end = (u64)__text_end,
 		};
-		strlcpy(r.name, app, sizeof(r.name));
+		strlcpy(r.name, app ? app : "", sizeof(r.name));
 		put(rb, &r);
 	} else {
 		struct bp_record_app_stop r = {
@@ -1058,22 +822,24 @@ static void stop_cpu(void *arg)
 	irq_restore(cp->irq_was);
 }
 
-int profile_start(const struct profile_cfg *c, const char *app, char *err, size_t n)
+int profile_start(const struct profile_cfg *c, const struct profile_app *app,
+		  void (*tick)(struct trap_frame *f), char *err, size_t n)
 {
 	static bool registered;
-	struct start_args args = { app, 0 };
+	struct start_args args = { app ? app->name : NULL, 0 };
 
 	cfg = *c;
 	quiesced = false;
 	/* Instruction tracing (pmu/trace/trace.c): the AUX area it needs. */
 	u32 aux_pages;
-	int te = trace_run_prepare(&aux_pages, err, n);
+	int te = trace_run_prepare(c->trace, c->aux_pages, &aux_pages, err, n);
 	if (te)
 		return te;
 	if (!c->nevents && !c->ncount && !aux_pages)
 		return 0;
 	soft = c->soft;
-	app_name = app;
+	app_name = app ? app->name : NULL;
+	app_main = app ? app->main : NULL;
 	ncpus = MIN(smp_cpus(), (u32)MAX_CPUS_PROF);
 	hw_n = 0;
 	for (int i = 0; i < events_total(); i++) {
@@ -1099,8 +865,8 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	/* perf: max_samples_per_tick = DIV_ROUND_UP(max_sample_rate, HZ).
 	 * The soft PMU measures the rate itself (soft_sample); a PMU context
 	 * is unthrottled by the run tick: without one, no limit. */
-	max_per_tick = kopt.max_rate && (c->soft || apic_timer_hz()) ?
-		       (kopt.max_rate + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ : 0;
+	max_per_tick = c->max_rate && (c->soft || apic_timer_hz()) ?
+		       (c->max_rate + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ : 0;
 	throttle_window = tsc_hz / PROFILE_TICK_HZ;
 	close_tsc = close_hpet = close_due = final_due = 0;
 	soft_posted = soft_hpet_period = 0;
@@ -1114,7 +880,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 		nmi_register(pmi_nmi);
 		registered = true;
 	}
-	trap_set_handler(VEC_APIC_TIMER, run_tick);
+	trap_set_handler(VEC_APIC_TIMER, tick ? tick : tick_only);
 	for (u32 i = 0; i < ncpus; i++) {
 		struct cpu_prof *cp = &cpus[i];
 		if (!cp->mem || cp->mem_pages != c->ring_pages || cp->aux_pages != aux_pages) {
@@ -1166,7 +932,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 	if (soft && !soft_lapic) {
 		u64 ticks = 0;
 		soft_period_ns = cfg.attrs[0].period;
-		e = !hpet_hz() ? -E_NODEV : hpet_ticks_of(soft_period_ns, &ticks) ? 0 : -E_RANGE;
+		e = !hpet_hz() ? -E_NODEV : profile_hpet_ticks(soft_period_ns, &ticks) ? 0 : -E_RANGE;
 		if (!e) {
 			soft_hpet_period = ticks;
 			e = hpet_nmi_start(ticks, apic_id(), soft_tick, NULL);
@@ -1243,7 +1009,7 @@ void profile_app_enter(void)
 	if (active && cpu < ncpus)
 		__atomic_store_n(&cpus[cpu].app_running, 1, __ATOMIC_RELAXED);
 	if (!active || cpu >= ncpus || !cfg.ncount) {
-		trace_app_enter(app_name);	/* tracing starts at main */
+		trace_app_enter(app_main);	/* tracing starts at main */
 		return;
 	}
 	struct cpu_prof *cp = &cpus[cpu];
@@ -1254,7 +1020,7 @@ void profile_app_enter(void)
 	cp->app_here = true;
 	cp->app_t0 = rdtsc_ordered();		/* the window starts here */
 	irq_restore(irq);
-	trace_app_enter(app_name);		/* last, so tracing starts at main */
+	trace_app_enter(app_main);		/* last, so tracing starts at main */
 }
 
 void profile_app_exit(void)

@@ -29,6 +29,8 @@
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
+#include "apps/run.h"
 #include "kernel/apic.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
@@ -141,8 +143,12 @@ static int start_period(u64 period_ns, char *err, size_t n)
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
-	int e = profile_parse("cpu-clock", period_ns, 0, false, 64, &cfg, err, n);
-	return e ? e : profile_start(&cfg, "test_profile", err, n);
+	struct profile_opts o = run_opts_boot();
+	o.events = "cpu-clock", o.count = "", o.period = period_ns, o.freq = 0;
+	o.callchain = false, o.ring_pages = 64;
+	int e = profile_parse(&o, &cfg, err, n);
+	return e ? e : profile_start(&cfg, &(struct profile_app){ "test_profile", NULL }, NULL,
+				     err, n);
 }
 
 static int start(char *err, size_t n)

@@ -28,6 +28,7 @@
  * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
