@@ -962,12 +962,25 @@ static bool bench_body_name(const char *name)
 	       (!strcmp(name + n - 2, "_n") || (n > 9 && !strcmp(name + n - 3, "_2n")));
 }
 
+/* apps/ holds the apps and, beside them, the layer's own machinery that
+ * runs them: the registry, the run and the control channel. That is the
+ * kernel's side of a run, not an app's code. */
+static bool apps_machinery(const char *file)
+{
+	static const char *const files[] = { "apps/app.c", "apps/run.c", "apps/control.c" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (strstr(file, files[i]))
+			return true;
+	return false;
+}
+
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
 	const char *file;
 	int line;
 
-	if (!t || !symtab_line(t, addr, &file, &line))
+	if (!t || !symtab_line(t, addr, &file, &line) || apps_machinery(file))
 		return CONVERT_KIND_KERNEL;
 	if (strstr(file, "apps/") && bench_body_name(symtab_lookup(t, addr).name))
 		return CONVERT_KIND_BENCH;
