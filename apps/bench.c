@@ -8,7 +8,7 @@
 #include "kernel/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 
 #define MAX_TABLES	32		/* distinct tables of one app run (table_row) */

@@ -21,7 +21,7 @@
 #include "apps/run.h"
 #include "kernel/stream.h"
 #include "kernel/wire.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "apps/bench_code.h"
 
 #define reply control_reply

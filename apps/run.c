@@ -41,7 +41,7 @@
 #include "kernel/trap.h"
 #include "apps/app.h"
 #include "apps/run.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 
 /* The drain: every ring (from_tick: only those past their watermark) to
  * the host. */

@@ -7,7 +7,7 @@
 #define BAREPERF_APPS_RUN_H
 
 #include "kernel/x86.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 
 struct app;
 

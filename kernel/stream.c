@@ -25,7 +25,7 @@
 #include "kernel/uart.h"
 #include "kernel/virtio.h"
 #include "kernel/wire.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 
 #define MAX_STREAM_CPUS	64

@@ -6,7 +6,8 @@
 # into their own object directory $(BUILD)/hpmu and one static library,
 # $(PMU_HOST_LIB), that the host tests link (test/host/pmu.mk).
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
-KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c pmu/settings.c
+KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c pmu/sample.c pmu/records.c pmu/settings.c \
+	pmu/summary.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
 # (test/host/klib_rename.h); the model and the tests use libc.

@@ -32,6 +32,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/internal.h"
+#include "pmu/profile.h"
 #include "pmu/trace/trace.h"
 
 #define MAX_TRACE_CPUS	64

@@ -13,7 +13,7 @@
  *                every BENCH record it left in the rings is well formed.
  */
 #include "apps/bench.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "apps/run.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"

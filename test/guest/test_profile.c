@@ -32,7 +32,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/apic.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>
