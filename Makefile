@@ -119,7 +119,8 @@ deps:
 	$(Q)sh tools/deps.sh install
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
-	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk \
+	apps/apps.mk tools/util/trace/trace.mk tools/tools.mk tools/bareperf.mk tools/convert.mk \
+	test/test.mk test/host/trace.mk test/fuzz/trace.mk \
 	test/fuzz/fuzz.mk test/host/pmu.mk test/guest/guest.mk
 
 # make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,

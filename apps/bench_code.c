@@ -4,7 +4,7 @@
  */
 #include "apps/bench_code.h"
 #include "apps/bench.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "apps/run.h"
 #include "kernel/trap.h"

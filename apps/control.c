@@ -20,7 +20,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "pmu/profile.h"
 #include "apps/bench_code.h"
 

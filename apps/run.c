@@ -1,5 +1,5 @@
 /*
- * run.c — a run, top to bottom: the kernel hands the machine to run_top
+ * run.c — a run, top to bottom: the kernel hands the machine to run_main
  * once it is up; it runs the app the command line names (or serves the
  * host's requests, apps/control.c, which comes back here for each run).
  * A run:
@@ -36,7 +36,7 @@
  *     final counts exist), before the last drain (which empties them).
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "apps/app.h"
@@ -154,13 +154,13 @@ static int run_cmdline_app(void)
 	return app_run(app, kopt.app_argc + 1, argv, &prof);
 }
 
-/* The kernel's hand-off (KERNEL_TOP): control=1 serves the host's runs,
- * else the one run the command line names. */
-static int run_top(void)
+/* What the machine is for (KERNEL_MAIN: the kernel hands over here once it
+ * is up): with control=1 the runs the host asks for, else the one run the
+ * command line names. */
+static int run_main(void)
 {
-	profile_init();			/* the soft PMU's shortest period */
 	if (kopt.control)
 		return control_serve();
 	return run_cmdline_app();
 }
-KERNEL_TOP(run_top);
+KERNEL_MAIN(run_main);

@@ -5,7 +5,7 @@
  */
 #include "kernel/kernel.h"
 #include "kernel/cmdline.h"
-#include "kernel/uart.h"
+#include "kernel/platform/uart.h"
 
 struct option {
 	const char *name;

@@ -5,6 +5,7 @@
  */
 #include "pmu/internal.h"
 #include "kernel/smp.h"
+#include "kernel/platform/apic.h"
 
 struct pmu_caps pmu_boot_caps;
 static struct pmu_caps cpu_caps[MAX_CPUS];
@@ -36,6 +37,7 @@ void pmu_init(void)
 	kprintf("pmu: %s\n", pmu_describe(&pmu_boot_caps, line, sizeof(line)));
 	print_quiesce("", &pmu_boot_caps, lfence);
 }
+BOOT_HOOK(BOOT_PLATFORM, pmu_init);
 
 /* Caps that change what a run may program (counters, widths, kind). */
 static bool same_pmu(const struct pmu_caps *a, const struct pmu_caps *b)
@@ -65,6 +67,7 @@ void pmu_ap_init(u32 cpu)
 	if (caps.fw_owned || lfence != boot_lfence)
 		print_quiesce(who, &caps, lfence);
 }
+CPU_UP_HOOK(pmu_ap_init);
 
 const struct pmu_caps *pmu_cpu_caps(u32 cpu)
 {
@@ -73,17 +76,13 @@ const struct pmu_caps *pmu_cpu_caps(u32 cpu)
 	return &pmu_boot_caps;
 }
 
-/*
- * The local APIC driver (kernel/) defines the real pmu_lvtpc_read/write,
- * which override these. Until it exists, PMIs cannot be routed: the read
- * reports the entry masked and the write does nothing.
- */
-__attribute__((weak)) u32 pmu_lvtpc_read(void)
+/* LVT PC through the local APIC driver (kernel/platform/apic.h). */
+u32 pmu_lvtpc_read(void)
 {
-	return LVT_MASKED | LVT_DELIVERY_NMI;
+	return apic_lvtpc_read();
 }
 
-__attribute__((weak)) void pmu_lvtpc_write(u32 v)
+void pmu_lvtpc_write(u32 v)
 {
-	(void)v;
+	apic_lvtpc_write(v);
 }

@@ -24,7 +24,7 @@
  * the tick touches only this CPU's context, with interrupts off.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"

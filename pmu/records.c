@@ -6,9 +6,9 @@
  * of events they carry.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 #include "pmu/pmu.h"
 #include "pmu/profile_internal.h"
 #include "ringbuf/ringbuf.h"

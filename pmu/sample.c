@@ -6,7 +6,7 @@
  * which bounds the shortest cpu-clock period.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
@@ -273,6 +273,7 @@ void profile_init(void)
 		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
 		CPU_TIME_MAX_PERCENT);
 }
+BOOT_HOOK(BOOT_SMP, profile_init);
 
 u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
 u64 profile_soft_cost_ns(void) { return soft_cost_ns; }

@@ -4,7 +4,7 @@
  * period and frequency (the command line and START_RUN alike).
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "pmu/pmu.h"
 #include "pmu/profile_internal.h"
 #include <uapi/perf_ring.h>

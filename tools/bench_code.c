@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/commands.h"
 #include "tools/record.h"
 #include "tools/wire_dec.h"

@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/capture.h"
 #include "tools/commands.h"
 #include "tools/record.h"

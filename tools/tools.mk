@@ -2,7 +2,7 @@
 #
 # The host tool `bareperf` (HOST_TOOLS) will be built here. So far: the
 # wire codec (include/uapi/wire.h) and capture files.
-#   kernel/wire.c      the codec's kernel half (encoder, frame check, CRC,
+#   ringbuf/wire.c      the codec's kernel half (encoder, frame check, CRC,
 #                      varints): built into the kernel, and for the host
 #   tools/wire_dec.c   the host's streaming decoder
 #   tools/capture.c    capture files: write, read, decode
@@ -13,9 +13,9 @@
 
 # The codec's kernel half: the drain encodes with it, the control channel
 # checks the host's frames with it.
-KERNEL_C += kernel/wire.c
+KERNEL_C += ringbuf/wire.c
 
-WIRE_C     := kernel/wire.c tools/wire_dec.c tools/capture.c
+WIRE_C     := ringbuf/wire.c tools/wire_dec.c tools/capture.c
 WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
 
 HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \

@@ -2,7 +2,7 @@
  * wire.h — the byte stream between the bareperf kernel and the host tool,
  * and the capture file the host tool writes from it.
  *
- * Shared by kernel/wire.c (encoder, and the frame check the kernel uses on
+ * Shared by ringbuf/wire.c (encoder, and the frame check the kernel uses on
  * what the host sends), tools/wire_dec.c (decoder) and tools/capture.c.
  * Fixed-width, versioned, append-only, like perf_ring.h: never reorder,
  * resize or renumber anything; new channels, item tags, flags and control

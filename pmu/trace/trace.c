@@ -27,7 +27,7 @@
  * taken at full speed between steps.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"

@@ -10,7 +10,7 @@
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
-#include "kernel/acpi.h"
+#include "kernel/platform/acpi.h"
 #include "test/guest/report.h"
 #include <uapi/bootinfo.h>
 

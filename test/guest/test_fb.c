@@ -9,7 +9,7 @@
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "test/guest/report.h"
 
 static u64 us(u64 ticks)

@@ -31,7 +31,7 @@
 #include "kernel/kernel.h"
 #include "apps/app.h"
 #include "apps/run.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"

@@ -11,7 +11,7 @@
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/trap.h"

@@ -25,8 +25,8 @@
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
-#include "kernel/pci.h"
-#include "kernel/virtio.h"
+#include "kernel/dev/pci.h"
+#include "kernel/dev/virtio.h"
 #include "test/guest/report.h"
 
 #define PATTERN_SEED	0x12345678u

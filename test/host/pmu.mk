@@ -23,7 +23,7 @@ $(BUILD)/host/test_pmu_model $(BUILD)/host/test_pmu $(BUILD)/host/test_pmu_event
 # (test/host/cpuid_real.tab, from InstLatx64's dumps).
 HOST_TESTS += $(BUILD)/host/test_cpuid_real
 
-$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/tsc_cpuid.o \
+$(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD)/hpmu/kernel/platform/tsc_cpuid.o \
 		$(PMU_TEST_LIBS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -32,7 +32,7 @@ $(BUILD)/host/test_cpuid_real: $(BUILD)/hpmu/test/host/test_cpuid_real.o $(BUILD
 # The table by absolute path: the test runs from any directory.
 $(BUILD)/hpmu/test/host/test_cpuid_real.o: PMU_HOSTCFLAGS += -DTABLE='"$(CURDIR)/test/host/cpuid_real.tab"'
 
-$(BUILD)/hpmu/kernel/tsc_cpuid.o: kernel/tsc_cpuid.c Makefile test/host/pmu.mk
+$(BUILD)/hpmu/kernel/platform/tsc_cpuid.o: kernel/platform/tsc_cpuid.c Makefile test/host/pmu.mk
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)
 	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -c $< -o $@
