@@ -43,8 +43,9 @@
 #include "apps/run.h"
 #include "pmu/profile.h"
 
-/* The drain: every ring (from_tick: only those past their watermark) to
- * the host. */
+/* The drain: every ring of the run (from_tick: only those past their
+ * watermark) to the host. kernel/stream.c still finds the rings itself
+ * (profile_ring, profile_cpus, profile_config). */
 static void drain(bool from_tick)
 {
 	stream_drain(from_tick);
@@ -128,7 +129,7 @@ static int run_cmdline_app(void)
 {
 	const struct app *app = app_find(kopt.app);
 	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
-	static struct profile_cfg prof;
+	static struct profile_cfg cfg;
 	struct profile_opts o = run_opts_boot();
 	char err[200];
 
@@ -137,11 +138,7 @@ static int run_cmdline_app(void)
 		app_list_print();
 		return EXIT_USAGE;
 	}
-	/* count= alone is a counting run (bareperf stat): no sampling unless
-	 * events= asks for it too. */
-	if (*kopt.count && !*kopt.events)
-		o.events = "none";
-	if (profile_parse(&o, &prof, err, sizeof(err))) {
+	if (profile_parse(&o, &cfg, err, sizeof(err))) {
 		kprintf("bareperf: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -151,7 +148,7 @@ static int run_cmdline_app(void)
 	u64 t0 = rdtsc_ordered();
 	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
 		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
-	return app_run(app, kopt.app_argc + 1, argv, &prof);
+	return app_run(app, kopt.app_argc + 1, argv, &cfg);
 }
 
 /* What the machine is for (KERNEL_MAIN: the kernel hands over here once it

@@ -40,7 +40,8 @@ struct trap_frame;
 /* A run's settings, whoever asks for the run (the command line, START_RUN). */
 struct profile_opts {
 	const char *events;		/* events=: "" cycles (cpu-clock without a
-					 * PMU), "none" no sampling */
+					 * PMU; none when count= is given), "none"
+					 * no sampling */
 	const char *count;		/* count=: counting events, "" (or NULL) none */
 	u64 period, freq;		/* of the sampling events; 0: not given */
 	bool callchain;			/* frame-pointer call chains in SAMPLEs */

@@ -256,7 +256,11 @@ int profile_parse(const struct profile_opts *o, struct profile_cfg *out, char *e
 	out->sample_type = BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID |
 			   BP_SAMPLE_CPU | BP_SAMPLE_PERIOD |
 			   (o->callchain ? BP_SAMPLE_CALLCHAIN : 0);
-	int e = parse_events(o->events ? o->events : "", o->period, o->freq, o->max_rate, out,
-			     err, n);
+	const char *events = o->events ? o->events : "";
+	/* Counting events alone are a counting run (bareperf stat): no
+	 * sampling unless events= asks for it too. */
+	if (!*events && o->count && *o->count)
+		events = "none";
+	int e = parse_events(events, o->period, o->freq, o->max_rate, out, err, n);
 	return e ? e : parse_count(o->count, out, err, n);
 }
