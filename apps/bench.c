@@ -5,6 +5,7 @@
  * (pointer chases, working-set memory, CPUID cache sizes). See bench.h.
  */
 #include "apps/bench.h"
+#include "apps/run.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
@@ -416,7 +417,7 @@ static void make_room(struct bp_ring *rb, u32 size, bool drain)
 				this_cpu_id(), BENCH_ROOM_WAIT_MS);
 			return;
 		}
-		stream_drain(false);
+		run_drain(false);
 		cpu_relax();
 	}
 }

@@ -21,7 +21,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
-#include "ringbuf/wire.h"
+#include "kernel/wire_frame.h"
 #include "pmu/profile.h"
 #include "apps/bench_code.h"
 

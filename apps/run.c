@@ -42,13 +42,18 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "pmu/profile.h"
+#include "ringbuf/drain.h"
 
-/* The drain: every ring of the run (from_tick: only those past their
- * watermark) to the host. kernel/stream.c still finds the rings itself
- * (profile_ring, profile_cpus, profile_config). */
-static void drain(bool from_tick)
+/* The drain: the run hands its rings over (ringbuf/drain.c never asks pmu/
+ * for them). */
+void run_drain(bool from_tick)
 {
-	stream_drain(from_tick);
+	struct bp_ring *rings[STREAM_MAX_CPUS];
+	u32 n = MIN(profile_cpus(), (u32)STREAM_MAX_CPUS);
+
+	for (u32 cpu = 0; cpu < n; cpu++)
+		rings[cpu] = profile_ring(cpu);
+	bp_drain(rings, n, profile_config()->sample_type, from_tick);
 }
 
 /* VEC_APIC_TIMER during a run, on every CPU of it (interrupt context). */
@@ -58,7 +63,7 @@ static void run_tick(struct trap_frame *f)
 	if (!profile_tick(f))
 		return;			/* only a soft-PMU sample, or no run */
 	if (this_cpu_id() == 0 && !profile_app_running(0))
-		drain(true);		/* rule 4 */
+		run_drain(true);	/* rule 4 */
 }
 
 struct remote_app {
@@ -99,12 +104,12 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	u64 t1 = rdtsc_ordered();
 	/* quiesce, drain, stop (rule 5) */
 	profile_quiesce();
-	drain(false);
+	run_drain(false);
 	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
 	profile_summary();		/* rule 6 */
-	drain(false);
+	run_drain(false);
 	return rc;
 }
 

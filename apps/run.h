@@ -18,6 +18,10 @@ int app_run(const struct app *app, int argc, char **argv, const struct profile_c
  * from this one). */
 int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	       const struct profile_cfg *cfg);
+/* The drain: the run's rings to the host (ringbuf/drain.h), every record
+ * of every ring, or with from_tick only rings past their watermark and
+ * nothing if the output is busy. Not NMI-safe. */
+void run_drain(bool from_tick);
 /* A run's settings as the boot command line gives them (events=, count=,
  * period=, freq=, callchain=, ring_pages=, max_rate=, trace=, aux_pages=). */
 struct profile_opts run_opts_boot(void);

@@ -1,8 +1,9 @@
 /*
- * main.c — from the entry stub to the top layer: take over the CPU, read
- * the boot information and command line, set up memory and the devices,
- * hand over to what the machine is for (KERNEL_MAIN: apps/run.c) and
- * leave with its status.
+ * main.c — from the entry stub to the top of the stack: take over the
+ * CPU, read the boot information and command line, set up memory, the
+ * platform and the other CPUs (calling the boot hooks the layers above
+ * registered, kernel/kernel.h), then hand over to the registered
+ * top-level entry (KERNEL_MAIN: apps/run.c) and leave with its status.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
