@@ -953,10 +953,24 @@ void json_escape(FILE *out, const char *s)
 
 /* ---- kinds of code ------------------------------------------------------ */
 
+/* apps/ holds the apps and, beside them, the layer's own machinery that
+ * runs them: the registry, the run and the control channel. That is the
+ * kernel's side of a run, not an app's code. */
+static bool apps_machinery(const char *file)
+{
+	static const char *const files[] = { "apps/app.c", "apps/run.c", "apps/control.c" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (strstr(file, files[i]))
+			return true;
+	return false;
+}
+
 /*
  * The measured benchmark bodies (BENCH_BODY and BENCH_ASM, apps/bench.h),
  * assembly or C, lie between the labels linker.ld puts around them; the
- * rest is app code if its source is under apps/ or test/guest/.
+ * rest is app code if its source is under apps/ or test/guest/ (but for
+ * apps/'s machinery).
  */
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
@@ -967,7 +981,7 @@ enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 	if (t && symtab_value(t, "__bench_body_start", &lo) &&
 	    symtab_value(t, "__bench_body_end", &hi) && addr >= lo && addr < hi)
 		return CONVERT_KIND_BENCH;
-	if (!t || !symtab_line(t, addr, &file, &line))
+	if (!t || !symtab_line(t, addr, &file, &line) || apps_machinery(file))
 		return CONVERT_KIND_KERNEL;
 	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
 		return CONVERT_KIND_APP;

@@ -78,7 +78,8 @@ extern convert_slices_fn convert_trace_slices;
  * BENCH_BODY, apps/bench.h: between the labels __bench_body_start and
  * __bench_body_end that linker.ld puts around them), an app (from its
  * source file, DWARF: anything else in apps/ or test/guest/, the harness
- * included), or the kernel (the rest, and addresses without line info).
+ * included), or the kernel (the rest, with apps/'s machinery that runs the
+ * apps: app.c, run.c, control.c; and addresses without line info).
  */
 enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);

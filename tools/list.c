@@ -4,7 +4,7 @@
  * the kernel's own table (pmu/events.c, built for the host); for a named
  * CPU model also that model's native events from libpfm4.
  * `bareperf list-apps`: the apps built into a kernel.elf, read from its
- * .apps section (struct app, kernel/kernel.h).
+ * .apps section (struct app, apps/app.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>

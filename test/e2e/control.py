@@ -21,6 +21,7 @@ CH_CONTROL, CPU_HOST = 3, 0xFFFF
 LIST_APPS, LIST_EVENTS, START_RUN = 1, 2, 3
 OK, ERROR, ITEM = 0x8001, 0x8002, 0x8003
 RUN_APP, RUN_EVENT, RUN_PERIOD, RUN_FREQ, RUN_ARG = 1, 2, 3, 4, 6
+RUN_COUNT, RUN_MAX_RATE, RUN_TRACE = 8, 9, 10
 
 
 def crc32c(data, crc=0):
@@ -143,6 +144,19 @@ def main():
                           + param(RUN_PERIOD, struct.pack("<Q", 100000))))
             r = link.replies(timeout=60)
             check(r[-1] == (OK, "exit 0"), f"START_RUN loopnest, run {i + 1} of one boot: {r[-1]}")
+        # A run's other settings: counting events, the rate limit, tracing.
+        link.send(msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_COUNT, b"tsc")
+                      + param(RUN_COUNT, b"task-clock") + param(RUN_MAX_RATE, struct.pack("<Q", 0))
+                      + param(RUN_TRACE, b"sieve")))
+        r = link.replies(timeout=120)
+        check(r[-1] == (OK, "exit 0"), f"START_RUN loopnest counting tsc,task-clock, no rate limit, "
+              f"tracing sieve: {r[-1]}")
+        # Tracing the request asks for goes through the run's own check:
+        # no Intel PT under TCG, so the run cannot start (exit 2, as
+        # trace=pt:all on the command line).
+        link.send(msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_TRACE, b"pt:all")))
+        r = link.replies(timeout=60)
+        check(r[-1] == (OK, "exit 2"), f"START_RUN with TRACE pt:all without Intel PT: {r[-1]}")
         cases = [
             (msg(0x77), "unknown request type 0x77"),
             (msg(START_RUN, param(RUN_APP, b"nosuchapp")), "no app named 'nosuchapp'"),
@@ -175,6 +189,16 @@ def main():
             (msg(START_RUN, param(RUN_APP, b"loopnest")
                  + param(RUN_PERIOD, struct.pack("<Q", 0))),
              "PERIOD 0 is out of range"),
+            # The request's rate limit is the one the check holds FREQ to.
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_MAX_RATE, struct.pack("<Q", 500))
+                 + param(RUN_FREQ, struct.pack("<Q", 1000))),
+             "freq=1000 is above max_rate=500"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest")
+                 + param(RUN_MAX_RATE, struct.pack("<Q", 2**40))),
+             "MAX_RATE 1099511627776 is out of range"),
+            (msg(START_RUN, param(RUN_APP, b"loopnest") + param(RUN_COUNT, b"cyclez")),
+             "cyclez"),
         ]
         for data, want in cases:
             link.send(data)
