@@ -4,7 +4,7 @@
  * (include/uapi/wire.h), and checks frames the host sends.
  *
  * Freestanding and allocation-free: every buffer is the caller's. Also
- * built for the host, where tools/wire_dec.c (the decoder) and the tests
+ * built for the host, where tools/util/wire_dec.c (the decoder) and the tests
  * use the same frame check, CRC and varints.
  *
  * NMI-safe: no. The drain calls the encoder outside NMI context; one

@@ -70,7 +70,7 @@ APP_C += test/guest/test_trace.c
 # test_trace links -no-pie: its report tests read its own symbols.
 TRACE_LIBS   := -lcapstone -lipt -lelf
 TRACE_HOST_C := pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
-	tools/wire_dec.c tools/capture.c tools/trace_dec.c test/host/trace_sim.c
+	tools/util/wire_dec.c tools/util/capture.c tools/trace_dec.c test/host/trace_sim.c
 TRACE_HOBJS  := $(TRACE_HOST_C:%.c=$(BUILD)/h/%.o)
 
 HOST_TESTS += $(BUILD)/host/test_trace
@@ -82,8 +82,8 @@ $(BUILD)/host/test_trace: $(BUILD)/h/test/host/test_trace.o $(TRACE_HOBJS)
 
 # bptrace: the trace commands on their own (tools/trace_main.c), a release
 # build like build/bareperf's objects ($(BUILD)/tool/, tools/bareperf.mk).
-TRACE_TOOL_C := tools/trace_main.c tools/trace_dec.c kernel/wire.c tools/wire_dec.c \
-	tools/capture.c
+TRACE_TOOL_C := tools/trace_main.c tools/trace_dec.c kernel/wire.c tools/util/wire_dec.c \
+	tools/util/capture.c
 HOST_TOOLS += $(BUILD)/bptrace
 
 $(BUILD)/bptrace: $(TRACE_TOOL_C:%.c=$(BUILD)/tool/%.o)
@@ -115,7 +115,7 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 # tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
 # runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
 TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c kernel/wire.c \
-	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
+	tools/util/wire_dec.c tools/util/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
 	test/fuzz/fuzz_frames.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
 

@@ -6,14 +6,14 @@
 # the same sources with ASan+UBSan into $(BUILD)/h/.
 #
 # tools/convert.mk is included after this file and APPENDS its sources:
-#     BAREPERF_SRCS += tools/convert.c tools/perfdata.c tools/flamegraph.c
+#     BAREPERF_SRCS += tools/builtin-convert.c tools/util/perfdata.c tools/builtin-flamegraph.c
 #     BAREPERF_LIBS += ...            (if it needs more libraries)
 # The link rule reads both through secondary expansion, so whatever
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
-BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
-	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c \
-	tools/bench_code.c
+BAREPERF_SRCS := tools/bareperf.c tools/util/session.c tools/symtab.c tools/builtin-record.c \
+	tools/builtin-report.c tools/builtin-stat.c tools/util/stat_bench.c tools/builtin-script.c \
+	tools/builtin-list.c tools/util/cli.c tools/builtin-bench.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -34,7 +34,7 @@ $(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
 	$(call say,HOSTCC,$<)
 	$(Q)$(HOSTCC) $(BAREPERF_CFLAGS) -c $< -o $@
 
-$(BUILD)/tool/tools/list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
+$(BUILD)/tool/tools/builtin-list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
 	-include test/host/klib_rename.h
 $(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
@@ -78,7 +78,7 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 # lines against the test binary itself (-no-pie: its addresses are its
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o \
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/symtab.o test/host/capgen.o \
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
@@ -86,11 +86,11 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
-# report.c also holds `report --aux`, which calls the trace decoder.
-$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
-	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
-$(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
-$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
+# builtin-report.c also holds `report --aux`, which calls the trace decoder.
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/builtin-report.o \
+	$(BUILD)/h/tools/util/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o $(TOOL_HOBJS)
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/builtin-report.o $(BUILD)/h/tools/util/cli.o \
 	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
@@ -98,12 +98,12 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
 
-# stat --bench (tools/stat_bench.c) and the harness's statistics
+# stat --bench (tools/util/stat_bench.c) and the harness's statistics
 # (apps/bench_stats.c) on sessions built in memory (convert_fakes for
-# session and symtab; flamegraph.c has the plot's XML escaping).
+# session and symtab; builtin-flamegraph.c has the plot's XML escaping).
 HOST_TESTS += $(BUILD)/host/test_stat_bench
 
-$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/stat_bench.o \
+$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \
 		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
@@ -148,7 +148,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
+		tools/symtab.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
@@ -170,7 +170,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/builtin-report.o tools/util/cli.o tools/symtab.o \
 	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk

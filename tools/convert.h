@@ -1,10 +1,10 @@
 /*
  * tools/convert.h — what `bareperf convert` and `bareperf flamegraph`
- * are made of (tools/convert.c, tools/flamegraph.c), callable on a
+ * are made of (tools/builtin-convert.c, tools/builtin-flamegraph.c), callable on a
  * struct session built in memory, so the host tests need no capture.
  *
  * Symbols: every function takes the symtab of the kernel.elf that ran
- * (tools/session.h). An address in no function is named "[unknown]".
+ * (tools/util/session.h). An address in no function is named "[unknown]".
  * Return addresses (callchain entries after the first) are looked up at
  * address - 1: a call that is the last instruction of a function returns
  * to the start of the next one.
@@ -19,11 +19,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #define CONVERT_UNKNOWN		"[unknown]"
 
-/* ---- perf.data (tools/convert.c) ----------------------------------------- */
+/* ---- perf.data (tools/builtin-convert.c) ----------------------------------------- */
 
 #define CONVERT_KERNEL_MAP	"[kernel.kallsyms]"	/* perf's name for the kernel */
 
@@ -31,7 +31,7 @@
  * Write a perf.data file of kernel-mode samples that `perf report`,
  * `perf script` and `perf annotate` read with kernel.elf as the kernel
  * image (vmlinux), found by its build-id. The layout and why it is that
- * way: tools/convert.c, "perf.data". kernel_path names the file in the
+ * way: tools/builtin-convert.c, "perf.data". kernel_path names the file in the
  * header's command line.
  */
 int convert_perfdata(const struct session *s, const struct symtab *t,
@@ -83,7 +83,7 @@ enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);
 const char *convert_kind_name(enum convert_kind k);	/* "kernel", "app", "benchmark" */
 
-/* ---- stacks (tools/flamegraph.c) ----------------------------------------- */
+/* ---- stacks (tools/builtin-flamegraph.c) ----------------------------------------- */
 
 /*
  * The samples of one event merged into a tree of frames, root first: the

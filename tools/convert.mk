@@ -1,8 +1,8 @@
 # tools/ build fragment: convert (perf.data, folded, chrome) and flamegraph, linked into build/bareperf.
 #
-#   tools/convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
-#   tools/perfdata.c    the perf.data writer, and a reader the tests use
-#   tools/flamegraph.c  `bareperf flamegraph`: stack tree, folded output, SVG
+#   tools/builtin-convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
+#   tools/util/perfdata.c       the perf.data writer, and a reader the tests use
+#   tools/builtin-flamegraph.c  `bareperf flamegraph`: stack tree, folded output, SVG
 # Tests (HOST_TESTS): test_perfdata, test_flamegraph (cmocka, ASan+UBSan,
 # sessions built in memory, test/host/convert_fakes.c for session and
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
@@ -12,11 +12,11 @@
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
-BAREPERF_SRCS += tools/convert.c tools/perfdata.c tools/flamegraph.c
+BAREPERF_SRCS += tools/builtin-convert.c tools/util/perfdata.c tools/builtin-flamegraph.c
 
-CONVERT_C     := tools/convert.c tools/perfdata.c tools/flamegraph.c
+CONVERT_C     := tools/builtin-convert.c tools/util/perfdata.c tools/builtin-flamegraph.c
 CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
-	$(BUILD)/h/tools/cli.o
+	$(BUILD)/h/tools/util/cli.o
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers

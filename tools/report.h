@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 enum report_sort { REPORT_SORT_SYM, REPORT_SORT_LINE };
 

@@ -1,5 +1,5 @@
 /*
- * tools/symtab.c — the symbols of a kernel.elf (tools/session.h): function
+ * tools/symtab.c — the symbols of a kernel.elf (tools/util/session.h): function
  * symbols from .symtab, sorted for binary search; source lines from the
  * DWARF line tables through libdw; the GNU build-id that ties the file to
  * a capture. elfutils: libelf (gelf_*) and libdw.
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3

@@ -20,9 +20,9 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "tools/trace_dec.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 
 static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t n, const char *fmt, ...)

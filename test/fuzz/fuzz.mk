@@ -23,7 +23,7 @@ $(FUZZ_CMD_OBJS): $(BUILD)/fuzz/cmd/%.o: %.c test/fuzz/fuzz.mk
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) $(FUZZ_CMD_FLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/cmd/tools/list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
+$(BUILD)/fuzz/cmd/tools/builtin-list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/fuzz/cmd/pmu/events.o: FUZZ_CMD_FLAGS := -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
 	-include test/host/klib_rename.h
 $(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST_TEST

@@ -1,5 +1,5 @@
 /*
- * test/host/convert_fakes.h — stand-ins for tools/session.c and
+ * test/host/convert_fakes.h — stand-ins for tools/util/session.c and
  * tools/symtab.c, so the convert and flamegraph tests build sessions in
  * memory and run without a capture or libdw.
  *
@@ -7,12 +7,12 @@
  * test sets, or, from symtab_load(), what a small <elf.h> reader finds in
  * a real ELF file (FUNC symbols of .symtab, PF_X PT_LOAD segments).
  * session_tsc_to_ns uses RUN_META's time_mult/time_shift/time_zero
- * relative to start_tsc, as tools/session.h describes it.
+ * relative to start_tsc, as tools/util/session.h describes it.
  */
 #ifndef BAREPERF_TEST_CONVERT_FAKES_H
 #define BAREPERF_TEST_CONVERT_FAKES_H
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 struct fake_sym {
 	const char *name;

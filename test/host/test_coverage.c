@@ -20,7 +20,7 @@
 
 #include "test/host/capgen.h"
 #include "tools/report.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #define TSC_HZ 1000000000ull		/* 1 GHz: a TSC tick is a ns */
 #define IP0 0xffffffff80100000ull

@@ -1,6 +1,6 @@
 /*
  * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
- * (tools/flamegraph.c) and the Chrome JSON (tools/convert.c), on sessions
+ * (tools/builtin-flamegraph.c) and the Chrome JSON (tools/builtin-convert.c), on sessions
  * built in memory. Well-formedness is checked by python3's own parsers
  * (xml.etree, json), which know nothing of our writers.
  */

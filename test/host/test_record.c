@@ -26,7 +26,7 @@
 #include "test/host/capgen.h"
 #include "tools/commands.h"
 #include "tools/record.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 static char err[512];
 static char in_path[64], out_path[64];

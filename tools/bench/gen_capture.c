@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "test/host/capgen.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #define PERIOD_NS	250000u
 #define TSC_HZ		2000000000u

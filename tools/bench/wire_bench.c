@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "kernel/wire.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 #include "test/host/wire_gen.h"
 
 #define BAUD		115200

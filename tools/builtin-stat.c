@@ -1,5 +1,5 @@
 /*
- * tools/stat.c — `bareperf stat`: a counter table per app run and CPU,
+ * tools/builtin-stat.c — `bareperf stat`: a counter table per app run and CPU,
  * like perf stat, with derived metrics and min/median/max over
  * repetitions (several captures, or `stat -r N -- APP`).
  *
@@ -15,7 +15,7 @@
  * the kernel for counting events (count=), so its table is counted.
  *
  * A capture holding BENCH records (the bench_* apps, suite) also gets
- * their tables (tools/stat_bench.c), and --plot FILE.svg draws its memlat
+ * their tables (tools/util/stat_bench.c), and --plot FILE.svg draws its memlat
  * sweep; --bench prints only those.
  */
 #define _GNU_SOURCE
@@ -25,11 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/cli.h"
+#include "tools/util/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "apps/bench_stats.h"
-#include "tools/stat_bench.h"
+#include "tools/util/stat_bench.h"
 
 #define MAX_ROWS	40
 #define MAX_REPS	64

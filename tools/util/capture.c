@@ -1,5 +1,5 @@
 /*
- * tools/capture.c — writing and reading capture files (tools/capture.h,
+ * tools/util/capture.c — writing and reading capture files (tools/util/capture.h,
  * layout in include/uapi/wire.h).
  */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "capture headers are little-endian; this code reads them in place"

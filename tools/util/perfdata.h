@@ -1,5 +1,5 @@
 /*
- * tools/perfdata.h — perf.data files (perf's "PERFILE2" format): a
+ * tools/util/perfdata.h — perf.data files (perf's "PERFILE2" format): a
  * writer, used by `bareperf convert --to perf.data`, and a small reader
  * that tests use to check what the writer produced field by field.
  *

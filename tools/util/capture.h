@@ -1,5 +1,5 @@
 /*
- * tools/capture.h — capture files: what `bareperf record` writes and every
+ * tools/util/capture.h — capture files: what `bareperf record` writes and every
  * other command reads. Layout: struct wire_capture_header
  * (include/uapi/wire.h), then the stream bytes as received.
  *
@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "uapi/wire.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 
 enum capture_error {
 	CAPTURE_OK		=  0,

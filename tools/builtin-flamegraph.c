@@ -1,5 +1,5 @@
 /*
- * tools/flamegraph.c — `bareperf flamegraph`: samples merged into a tree
+ * tools/builtin-flamegraph.c — `bareperf flamegraph`: samples merged into a tree
  * of stacks (also the source of `convert --to folded`), drawn as a
  * self-contained interactive SVG: the root at the bottom, callers below
  * callees, children in name order, width proportional to samples. The

@@ -1,5 +1,5 @@
 /*
- * tools/report.c — `bareperf report`: per event, the hottest functions
+ * tools/builtin-report.c — `bareperf report`: per event, the hottest functions
  * (or source lines) of a capture, symbolized against the kernel.elf that
  * ran, with the run's metadata and every loss above the table.
  */
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/cli.h"
+#include "tools/util/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "tools/trace_dec.h"

@@ -1,5 +1,5 @@
 /*
- * tools/cli.h — what every bareperf command's command line shares.
+ * tools/util/cli.h — what every bareperf command's command line shares.
  *
  * Input: like perf, `-i -` reads the capture from standard input. The
  * loader reads files (it may map them), so the stream is copied into a

@@ -1,5 +1,5 @@
 /*
- * tools/cli.c — see tools/cli.h.
+ * tools/util/cli.c — see tools/util/cli.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/cli.h"
+#include "tools/util/cli.h"
 
 int cli_input(const char *cmd, const char **input, char *tmp, size_t n)
 {

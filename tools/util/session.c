@@ -1,8 +1,8 @@
 /*
- * tools/session.c — a capture decoded once into what the analysis
- * commands read (tools/session.h).
+ * tools/util/session.c — a capture decoded once into what the analysis
+ * commands read (tools/util/session.h).
  *
- * The capture's bytes go through the wire decoder (tools/wire_dec.h); its
+ * The capture's bytes go through the wire decoder (tools/util/wire_dec.h); its
  * record callback sorts each record into the session: metadata, app runs,
  * samples (parsed by their event's sample_type, perf_ring.h), losses. A
  * SAMPLE carries no type of its own: as in perf, its layout is the
@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "ringbuf/ringbuf.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 struct loader {
 	struct session *s;

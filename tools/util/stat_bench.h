@@ -1,5 +1,5 @@
 /*
- * tools/stat_bench.h — `bareperf stat`'s benchmark tables and the
+ * tools/util/stat_bench.h — `bareperf stat`'s benchmark tables and the
  * memory-latency plot, from a capture's BENCH records (apps/bench.h,
  * struct bp_record_bench).
  */
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 /*
  * One table per `table` value (memlat, membw, ...), in the order they

@@ -1,5 +1,5 @@
 /*
- * tools/convert.c — `bareperf convert`: a capture to perf.data (for the
+ * tools/builtin-convert.c — `bareperf convert`: a capture to perf.data (for the
  * real `perf report` / `perf script`), folded stacks (flamegraph.pl's
  * input) or Chrome/Perfetto trace-event JSON.
  *
@@ -67,10 +67,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/cli.h"
+#include "tools/util/cli.h"
 #include "tools/commands.h"
 #include "tools/convert.h"
-#include "tools/perfdata.h"
+#include "tools/util/perfdata.h"
 
 #define CONVERT_ROUND		4096	/* samples between FINISHED_ROUND records */
 #define MAX_SEGMENTS		16

@@ -1,5 +1,5 @@
 /*
- * tools/script.c — `bareperf script`: every record of a capture in stream
+ * tools/builtin-script.c — `bareperf script`: every record of a capture in stream
  * order, one line each, for scripts: text (perf script's shape), CSV with
  * a header row, or JSON Lines (one object per line).
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli.h"
+#include "tools/util/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
 #include "tools/trace_dec.h"

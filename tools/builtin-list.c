@@ -1,5 +1,5 @@
 /*
- * tools/list.c — `bareperf list`: the events the kernel understands
+ * tools/builtin-list.c — `bareperf list`: the events the kernel understands
  * (events=...), with the raw PERFEVTSEL encodings it programs, taken from
  * the kernel's own table (pmu/events.c, built for the host); for a named
  * CPU model also that model's native events from libpfm4.

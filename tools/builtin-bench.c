@@ -26,7 +26,7 @@
 #include "kernel/wire.h"
 #include "tools/commands.h"
 #include "tools/record.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 

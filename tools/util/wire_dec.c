@@ -1,6 +1,6 @@
 /*
- * tools/wire_dec.c — streaming decoder for the wire format (uapi/wire.h,
- * tools/wire_dec.h). The frame check, CRC, varints and the prediction
+ * tools/util/wire_dec.c — streaming decoder for the wire format (uapi/wire.h,
+ * tools/util/wire_dec.h). The frame check, CRC, varints and the prediction
  * rule are kernel/wire.c's, built for the host: one implementation of
  * each for both ends.
  *
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kernel/wire.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the wire format is little-endian; this decoder reads it in place"

@@ -1,5 +1,5 @@
 /*
- * tools/perfdata.c — writing and reading perf.data files (tools/perfdata.h).
+ * tools/util/perfdata.c — writing and reading perf.data files (tools/util/perfdata.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/perfdata.h"
+#include "tools/util/perfdata.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the reader checks the magic as little-endian bytes"

@@ -1,5 +1,5 @@
 /*
- * tools/stat_bench.c — the BENCH records of a capture (apps/bench.h): one
+ * tools/util/stat_bench.c — the BENCH records of a capture (apps/bench.h): one
  * table per benchmark table (memlat, membw, branch, insn, priv), and the
  * memory-latency sweep as an SVG line chart (`bareperf stat --plot`).
  *
@@ -22,7 +22,7 @@
 
 #include "apps/bench_stats.h"
 #include "tools/convert.h"
-#include "tools/stat_bench.h"
+#include "tools/util/stat_bench.h"
 
 #define NCOLS		8
 #define CELL		80

@@ -1,7 +1,7 @@
 /*
- * tools/record.c — `bareperf record`: receive the kernel's stream and
+ * tools/builtin-record.c — `bareperf record`: receive the kernel's stream and
  * write it, byte for byte as received, into a capture file
- * (tools/capture.h).
+ * (tools/util/capture.h).
  *
  * Two links:
  *   --qemu (default)  start the kernel in QEMU ourselves, as tools/bpqemu.py
@@ -42,10 +42,10 @@
 #include <unistd.h>
 
 #include "kernel/wire.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "tools/commands.h"
 #include "tools/record.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #define OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
 #define OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"

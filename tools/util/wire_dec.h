@@ -1,5 +1,5 @@
 /*
- * tools/wire_dec.h — the host's streaming decoder for the bareperf wire
+ * tools/util/wire_dec.h — the host's streaming decoder for the bareperf wire
  * format (include/uapi/wire.h).
  *
  * Feed it bytes in chunks of any size as they arrive; it finds frames
