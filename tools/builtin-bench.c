@@ -25,7 +25,7 @@
 
 #include "kernel/wire.h"
 #include "tools/commands.h"
-#include "tools/record.h"
+#include "tools/util/link.h"
 #include "tools/util/wire_dec.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
@@ -803,7 +803,7 @@ int cmd_bench(int argc, char **argv)
 	char err[256];
 	const struct wire_dec_ops ops = { NULL, NULL, on_data, NULL, NULL };
 	if (o.tty) {
-		int fd = record_tty_open(o.tty, o.baud, &saved, err, sizeof(err));
+		int fd = link_tty_open(o.tty, o.baud, &saved, err, sizeof(err));
 		if (fd < 0) {
 			fprintf(stderr, "bareperf bench: %s\n", err);
 			return 1;

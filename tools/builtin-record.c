@@ -4,16 +4,18 @@
  * (tools/util/capture.h).
  *
  * Two links:
- *   --qemu (default)  start the kernel in QEMU ourselves, as tools/bpqemu.py
- *                     does: PVH direct boot through qboot, or --uefi through
- *                     OVMF and a private copy of the ESP. The stream comes on
+ *   --qemu (default)  start the kernel in QEMU ourselves (tools/util/qemu.h):
+ *                     PVH direct boot through qboot, or --uefi through OVMF
+ *                     and a private copy of the ESP. The stream comes on
  *                     QEMU's 16550 (-serial stdio: our pipe), or with --virtio
  *                     on a virtio-console port (a unix socket chardev) while
  *                     the UART keeps the plain console. Recording stops when
  *                     QEMU exits; the status is the kernel's exit code.
- *   --tty DEV         a serial line to a real machine, set raw 8N1 at --baud;
- *                     recording stops once every CPU of the run sent APP_STOP
- *                     and the line has been quiet for a second.
+ *   --tty DEV         a serial line to a real machine, set raw 8N1 at --baud
+ *                     (tools/util/link.h); recording stops once every CPU of
+ *                     the run sent APP_STOP and the line has been quiet for a
+ *                     second. With an app, the run is asked for over the
+ *                     control channel (tools/util/control.h).
  *
  * Everything received is also fed to the wire decoder as it arrives, for
  * the live view: the console text (boot text before the stream's first
@@ -24,32 +26,24 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
+#include <termios.h>
 #include <unistd.h>
 
-#include "kernel/wire.h"
-#include "tools/util/capture.h"
 #include "tools/commands.h"
-#include "tools/record.h"
+#include "tools/util/capture.h"
+#include "tools/util/control.h"
+#include "tools/util/link.h"
+#include "tools/util/qemu.h"
 #include "tools/util/session.h"
+#include "tools/util/util.h"
 
-#define OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
-#define OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"
-#define QBOOT		"/usr/share/qemu/qboot.rom"
 #define MAX_CPUS	SESSION_MAX_CPUS
 
 /* Exit statuses besides the kernel's own codes (as tools/bpqemu.py). */
@@ -98,11 +92,10 @@ struct live {
 	struct capture_writer *w;
 	double last_draw;
 	uint64_t drawn_bytes;
-	/* The control channel (--tty with an app): the kernel's reply. */
+	/* The control channel (--tty with an app): the kernel's reply, and
+	 * its END (after the reply, with control). */
 	bool control;
-	bool replied, reply_ok;
-	bool ended;			/* END arrived (after the reply, with control) */
-	char reply[256];
+	struct ctl_reply ctl;
 	uint64_t frames_seen;
 	/* Frames before the first of each (channel, cpu) that arrived (session.h). */
 	bool seen[WIRE_NR_CHANNELS][MAX_CPUS];
@@ -114,91 +107,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* ---- serial lines -------------------------------------------------------- */
-
-static const struct { unsigned baud; speed_t speed; } speeds[] = {
-	{ 50, B50 }, { 75, B75 }, { 110, B110 }, { 134, B134 }, { 150, B150 },
-	{ 200, B200 }, { 300, B300 }, { 600, B600 }, { 1200, B1200 }, { 1800, B1800 },
-	{ 2400, B2400 }, { 4800, B4800 }, { 9600, B9600 }, { 19200, B19200 },
-	{ 38400, B38400 }, { 57600, B57600 }, { 115200, B115200 }, { 230400, B230400 },
-	{ 460800, B460800 }, { 500000, B500000 }, { 576000, B576000 }, { 921600, B921600 },
-	{ 1000000, B1000000 }, { 1152000, B1152000 }, { 1500000, B1500000 },
-	{ 2000000, B2000000 }, { 2500000, B2500000 }, { 3000000, B3000000 },
-	{ 3500000, B3500000 }, { 4000000, B4000000 },
-};
-
-speed_t record_baud_speed(unsigned baud)
-{
-	for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++)
-		if (speeds[i].baud == baud)
-			return speeds[i].speed;
-	return 0;
-}
-
-int record_tty_open(const char *dev, unsigned baud, struct termios *saved,
-		    char *err, size_t errlen)
-{
-	speed_t sp = record_baud_speed(baud);
-	struct termios t, back;
-	int fd;
-
-	if (!sp)
-		return fail(err, errlen, "--baud %u: not a speed termios knows (e.g. 9600, "
-			    "115200, 921600)", baud);
-	fd = open(dev, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, errlen, "%s: %s", dev, strerror(errno));
-	if (tcgetattr(fd, saved)) {
-		int e = errno;
-		close(fd);
-		return fail(err, errlen, "%s: not a serial line (%s)", dev, strerror(e));
-	}
-	t = *saved;
-	/* cfmakeraw(3), spelled out: bytes pass through untouched. */
-	t.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL |
-				 IXON | IXOFF | IXANY | INPCK);
-	t.c_oflag &= ~(tcflag_t)OPOST;
-	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
-	/* 8N1, no hardware flow control, ignore modem lines, enable the receiver. */
-	t.c_cflag &= ~(tcflag_t)(CSIZE | PARENB | CSTOPB | CRTSCTS);
-	t.c_cflag |= CS8 | CLOCAL | CREAD;
-	t.c_cc[VMIN] = 0;
-	t.c_cc[VTIME] = 1;
-	if (cfsetispeed(&t, sp) || cfsetospeed(&t, sp) || tcsetattr(fd, TCSANOW, &t)) {
-		int e = errno;
-		close(fd);
-		return fail(err, errlen, "%s: cannot set %u 8N1 raw: %s", dev, baud, strerror(e));
-	}
-	/* tcsetattr succeeds if any one change took: read it back. */
-	if (tcgetattr(fd, &back) || (back.c_cflag & (CSIZE | PARENB | CSTOPB | CRTSCTS)) != CS8 ||
-	    (back.c_lflag & (ICANON | ECHO | ISIG)) || (back.c_iflag & (IXON | ICRNL)) ||
-	    cfgetispeed(&back) != sp) {
-		tcsetattr(fd, TCSANOW, saved);
-		close(fd);
-		return fail(err, errlen, "%s: the driver did not accept %u 8N1 raw", dev, baud);
-	}
-	return fd;
 }
 
 /* ---- the live view -------------------------------------------------------- */
@@ -386,25 +294,12 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
 {
 	struct live *L = ctx;
-	struct wire_ctl_msg m;
 
 	if (f->channel == WIRE_CH_CONSOLE && L->console_from_stream)
 		console_text(L, p, n);
-	/* The kernel's answer to START_RUN: OK "exit N" or ERROR "why". */
-	if (f->channel == WIRE_CH_CONTROL && f->cpu != WIRE_CPU_HOST && n >= sizeof(m)) {
-		memcpy(&m, p, sizeof(m));
-		if ((m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) && m.len <= n - sizeof(m)) {
-			size_t k = m.len < sizeof(L->reply) - 1 ? m.len : sizeof(L->reply) - 1;
-			memcpy(L->reply, p + sizeof(m), k);
-			L->reply[k] = 0;
-			L->replied = true;
-			L->reply_ok = m.type == WIRE_CTL_OK;
-		}
-		/* END: the kernel sent everything (uapi/wire.h §5); after our
-		 * request's reply, it closes what we asked for. */
-		if (m.type == WIRE_CTL_END && (L->replied || !L->control))
-			L->ended = true;
-	}
+	/* The kernel's answer to START_RUN (OK "exit N" or ERROR "why"), its END. */
+	if (f->channel == WIRE_CH_CONTROL && f->cpu != WIRE_CPU_HOST)
+		ctl_reply_feed(&L->ctl, L->control, p, n);
 }
 
 /* Plain text outside the stream after it started: a halted machine's last line. */
@@ -429,82 +324,6 @@ static void on_frame(void *ctx, const struct wire_dec_frame *f)
 	}
 }
 
-/* ---- the control channel (kernel/control.c, uapi/wire.h §5) ------------ */
-
-static size_t put_param(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v,
-			size_t len)
-{
-	struct wire_ctl_msg t = { type, (uint16_t)len };
-
-	if (at + sizeof(t) + len > cap)
-		return cap + 1;		/* too long: the caller refuses it */
-	memcpy(buf + at, &t, sizeof(t));
-	memcpy(buf + at + sizeof(t), v, len);
-	return at + sizeof(t) + len;
-}
-
-/*
- * The START_RUN message for o: {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*,
- * NONCE}. The nonce is this request's identity: sent again, the same
- * message is not run twice.
- */
-static size_t start_run_msg(const struct opts *o, uint8_t *msg, size_t cap)
-{
-	struct wire_ctl_msg m = { WIRE_CTL_START_RUN, 0 };
-	size_t at = sizeof(m);
-	uint64_t nonce = 0;
-	char ev[256];
-
-	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || !nonce) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		nonce = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
-			((uint64_t)getpid() << 32) ^ 1;
-	}
-	at = put_param(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
-	at = put_param(msg, at, cap, WIRE_RUN_APP, o->app[0], strlen(o->app[0]));
-	if (o->events) {
-		snprintf(ev, sizeof(ev), "%s", o->events);
-		for (char *e = strtok(ev, ","); e && at <= cap; e = strtok(NULL, ","))
-			at = put_param(msg, at, cap, WIRE_RUN_EVENT, e, strlen(e));
-	}
-	if (o->period && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_PERIOD, &o->period, sizeof(o->period));
-	if (o->freq && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_FREQ, &o->freq, sizeof(o->freq));
-	if (o->cpu && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_CPUS, o->cpu, strlen(o->cpu));
-	for (int i = 1; i < o->napp && at <= cap; i++)
-		at = put_param(msg, at, cap, WIRE_RUN_ARG, o->app[i], strlen(o->app[i]));
-	if (at > cap || at - sizeof(m) > UINT16_MAX)
-		return 0;
-	m.len = (uint16_t)(at - sizeof(m));
-	memcpy(msg, &m, sizeof(m));
-	return at;
-}
-
-/* Frame msg as a CONTROL frame from the host and write it to fd. */
-static int send_control(struct wire_enc *e, int fd, const uint8_t *msg, size_t len,
-			char *err, size_t errlen)
-{
-	static uint8_t out[WIRE_ENC_OUT_MIN];
-	size_t used, n = wire_encode_bytes(e, WIRE_CH_CONTROL, msg, len, &used, out, sizeof(out));
-
-	if (used != len)
-		return fail(err, errlen, "the START_RUN request does not fit in a frame");
-	for (size_t off = 0; off < n;) {
-		ssize_t k = write(fd, out + off, n - off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return fail(err, errlen, "cannot write to %s: %s", "the line",
-				    k < 0 ? strerror(errno) : "no progress");
-		off += (size_t)k;
-	}
-	tcdrain(fd);
-	return 0;
-}
-
 /* Stream bytes as they arrive: into the capture first, then the live view. */
 static int stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, size_t n,
 			char *err, size_t errlen)
@@ -525,79 +344,6 @@ static int stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, si
 	}
 	wire_dec_feed(d, p, n);
 	return 0;
-}
-
-/* ---- QEMU ------------------------------------------------------------------ */
-
-struct qemu {
-	pid_t pid;
-	int err_fd;			/* QEMU's stderr, our end; -1 when closed */
-	char errline[512];		/* its current line */
-	size_t errlen;
-	unsigned err_lines;		/* lines it wrote on stderr */
-	char dir[64];			/* private temp dir: socket, ESP copy, vars */
-	char sock[96];
-	char *argv[64];
-	int argc;
-	char cmdline[1024];
-	char link[64];
-	char strs[16][4200];		/* storage for built arguments */
-	int nstrs;
-};
-
-static char *qs(struct qemu *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static char *qs(struct qemu *q, const char *fmt, ...)
-{
-	va_list ap;
-	char *s = q->strs[q->nstrs++];
-
-	va_start(ap, fmt);
-	vsnprintf(s, sizeof(q->strs[0]), fmt, ap);
-	va_end(ap);
-	return s;
-}
-
-static void qarg(struct qemu *q, const char *a)
-{
-	if (q->argc < 62)
-		q->argv[q->argc++] = (char *)a;
-}
-
-static int copy_file(const char *from, const char *to, char *err, size_t errlen)
-{
-	char buf[1 << 16];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
-	ssize_t n;
-
-	if (in < 0)
-		return fail(err, errlen, "%s: %s", from, strerror(errno));
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		close(in);
-		return fail(err, errlen, "%s: %s", to, strerror(errno));
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			n = -1;
-			break;
-		}
-	close(in);
-	if (close(out) || n < 0)
-		return fail(err, errlen, "cannot copy %s to %s", from, to);
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path) && errno != ENOENT ? -1 : 0;
-}
-
-/* Our own mkdtemp directory, depth first; never follows a link out of it. */
-static void rm_tree(const char *dir)
-{
-	if (dir[0] && !strncmp(dir, "/tmp/bareperf-rec-", 18))
-		nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The kernel command line this run asks for. */
@@ -633,228 +379,6 @@ static void build_cmdline(const struct opts *o, char *buf, size_t n)
 #undef ADD
 	if (len >= n && n)
 		buf[n - 1] = 0;
-}
-
-static int qemu_prepare(struct qemu *q, const struct opts *o, char *err, size_t errlen)
-{
-	char esp[256];
-
-	memset(q, 0, sizeof(*q));
-	q->pid = -1;
-	q->err_fd = -1;
-	snprintf(q->dir, sizeof(q->dir), "/tmp/bareperf-rec-XXXXXX");
-	if (!mkdtemp(q->dir))
-		return fail(err, errlen, "cannot make a temporary directory: %s", strerror(errno));
-	build_cmdline(o, q->cmdline, sizeof(q->cmdline));
-	if (strpbrk(q->cmdline, "\n")) {
-		return fail(err, errlen, "the kernel command line cannot hold a newline");
-	}
-	if (access(o->kernel, R_OK))
-		return fail(err, errlen, "%s: %s (run 'make' first, or --kernel PATH)", o->kernel,
-			    strerror(errno));
-
-	qarg(q, "qemu-system-x86_64");
-	qarg(q, "-machine");
-	qarg(q, "q35");
-	qarg(q, "-m");
-	qarg(q, qs(q, "%u", o->mem));
-	qarg(q, "-smp");
-	qarg(q, qs(q, "%u", o->smp));
-	qarg(q, "-no-reboot");
-	qarg(q, "-display");
-	qarg(q, "none");
-	qarg(q, "-monitor");
-	qarg(q, "none");
-	qarg(q, "-serial");
-	qarg(q, "stdio");
-	qarg(q, "-nic");
-	qarg(q, "none");
-	qarg(q, "-device");
-	qarg(q, "isa-debug-exit,iobase=0xf4,iosize=0x04");
-	if (o->kvm) {
-		qarg(q, "-enable-kvm");
-		qarg(q, "-cpu");
-		qarg(q, "host");
-	}
-	if (o->icount) {
-		/* One TSC tick per retired instruction: deterministic runs (QEMU -icount). */
-		qarg(q, "-icount");
-		qarg(q, "shift=0,sleep=off");
-	}
-	if (o->uefi) {
-		char from[4096], cfg[300], path[300];
-		FILE *f;
-		if (access(OVMF_CODE, R_OK))
-			return fail(err, errlen, "%s is missing: apt-get install ovmf", OVMF_CODE);
-		snprintf(from, sizeof(from), "%s/esp/EFI/BOOT/BOOTX64.EFI", o->build);
-		if (access(from, R_OK))
-			return fail(err, errlen, "%s is missing: run 'make esp' first", from);
-		/* A private ESP: the loader reads our command line from its bareperf.cfg. */
-		snprintf(esp, sizeof(esp), "%s/esp", q->dir);
-		snprintf(path, sizeof(path), "%s/EFI/BOOT", esp);
-		if (mkdir(esp, 0755) || mkdir(qs(q, "%s/EFI", esp), 0755) || mkdir(path, 0755))
-			return fail(err, errlen, "cannot make %s: %s", path, strerror(errno));
-		if (copy_file(from, qs(q, "%s/BOOTX64.EFI", path), err, errlen) ||
-		    copy_file(o->kernel, qs(q, "%s/kernel.elf", esp), err, errlen) ||
-		    copy_file(OVMF_VARS, qs(q, "%s/ovmf-vars.fd", q->dir), err, errlen))
-			return -1;
-		snprintf(cfg, sizeof(cfg), "%s/bareperf.cfg", esp);
-		if (!(f = fopen(cfg, "w")) || fprintf(f, "# written by bareperf record\n%s\n",
-						      q->cmdline) < 0 || fclose(f))
-			return fail(err, errlen, "cannot write %s", cfg);
-		qarg(q, "-drive");
-		qarg(q, "if=pflash,format=raw,readonly=on,file=" OVMF_CODE);
-		qarg(q, "-drive");
-		qarg(q, qs(q, "if=pflash,format=raw,file=%s/ovmf-vars.fd", q->dir));
-		qarg(q, "-drive");
-		qarg(q, qs(q, "format=raw,file=fat:rw:%s", esp));
-	} else {
-		if (!access(QBOOT, R_OK)) {
-			qarg(q, "-bios");
-			qarg(q, QBOOT);
-		}
-		qarg(q, "-kernel");
-		qarg(q, o->kernel);
-		qarg(q, "-append");
-		qarg(q, q->cmdline);
-	}
-	if (o->virtio) {
-		snprintf(q->sock, sizeof(q->sock), "%s/stream.sock", q->dir);
-		qarg(q, "-device");
-		qarg(q, "virtio-serial-pci,disable-legacy=on");
-		qarg(q, "-chardev");
-		qarg(q, qs(q, "socket,id=bpvc,path=%s,server=on,wait=on", q->sock));
-		qarg(q, "-device");
-		qarg(q, "virtserialport,chardev=bpvc,name=bareperf.0");
-	}
-	q->argv[q->argc] = NULL;
-	snprintf(q->link, sizeof(q->link), "qemu-%s:%s%s%s", o->uefi ? "uefi" : "pvh",
-		 o->virtio ? "virtio-console" : "serial-stdio", o->icount ? ",icount" : "",
-		 o->kvm ? ",kvm" : "");
-	return 0;
-}
-
-/* Start QEMU with its stdout and stderr on pipes; *out is our stdout end. */
-static int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
-{
-	int p[2], e[2];
-
-	if (pipe2(p, O_CLOEXEC))
-		return fail(err, errlen, "pipe: %s", strerror(errno));
-	if (pipe2(e, O_CLOEXEC)) {
-		close(p[0]);
-		close(p[1]);
-		return fail(err, errlen, "pipe: %s", strerror(errno));
-	}
-	q->pid = fork();
-	if (q->pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		close(e[0]);
-		close(e[1]);
-		return fail(err, errlen, "fork: %s", strerror(errno));
-	}
-	if (q->pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-		/* Its own process group: Ctrl-C reaches us, and we stop QEMU. */
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(e[1], 2) < 0)
-			_exit(127);
-		execvp(q->argv[0], q->argv);
-		fprintf(stderr, "cannot run %s: %s (apt-get install qemu-system-x86)\n",
-			q->argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(q->pid, q->pid);
-	close(p[1]);
-	close(e[1]);
-	*out = p[0];
-	q->err_fd = e[0];
-	return 0;
-}
-
-/*
- * QEMU's own messages, a line at a time, as "qemu: ..." on stderr; not
- * the one it prints when we stop it (Ctrl-C, --timeout).
- */
-static void qemu_err_line(struct live *L, struct qemu *q)
-{
-	q->errline[q->errlen] = 0;
-	if (q->errlen && !strstr(q->errline, "terminating on signal")) {
-		q->err_lines++;
-		clear_status(L);
-		fprintf(stderr, "qemu: %s\n", q->errline);
-	}
-	q->errlen = 0;
-}
-
-static void qemu_err_read(struct live *L, struct qemu *q)
-{
-	char buf[1024];
-	ssize_t n = read(q->err_fd, buf, sizeof(buf));
-
-	if (n <= 0) {
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			return;
-		qemu_err_line(L, q);
-		close(q->err_fd);
-		q->err_fd = -1;
-		return;
-	}
-	for (ssize_t i = 0; i < n; i++) {
-		if (buf[i] == '\n' || q->errlen == sizeof(q->errline) - 1)
-			qemu_err_line(L, q);
-		if (buf[i] != '\n' && buf[i] != '\r')
-			q->errline[q->errlen++] = buf[i];
-	}
-}
-
-/* The virtio chardev: QEMU waits (wait=on) until we connect. */
-static int qemu_connect(struct qemu *q, char *err, size_t errlen)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	double t0 = now_s();
-
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", q->sock);
-	for (;;) {
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return fail(err, errlen, "socket: %s", strerror(errno));
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-			return fd;
-		close(fd);
-		if (now_s() - t0 > 10 || waitpid(q->pid, NULL, WNOHANG) == q->pid)
-			return fail(err, errlen, "QEMU did not open its virtio-console socket %s",
-				    q->sock);
-		usleep(20000);
-	}
-}
-
-/* Stop QEMU if it still runs; its wait status, or -1. */
-static int qemu_reap(struct qemu *q, bool kill_it)
-{
-	int st = -1;
-
-	if (q->pid <= 0)
-		return -1;
-	if (kill_it)
-		kill(-q->pid, SIGTERM);
-	for (int i = 0; i < 200; i++) {
-		pid_t r = waitpid(q->pid, &st, WNOHANG);
-		if (r == q->pid) {
-			q->pid = -1;
-			return st;
-		}
-		if (r < 0)
-			break;
-		usleep(10000);
-	}
-	kill(-q->pid, SIGKILL);
-	waitpid(q->pid, &st, 0);
-	q->pid = -1;
-	return st;
 }
 
 /* ---- the command ------------------------------------------------------------- */
@@ -1156,312 +680,336 @@ static void summary(const struct opts *o, const struct live *L, const struct wir
 			"sent no END\n", code, session_exit_name(code));
 }
 
-int cmd_record(int argc, char **argv)
-{
+/* One recording: the options, the link's descriptors, the capture and its decoder. */
+struct rec {
 	struct opts o;
-	struct qemu q = { .pid = -1, .err_fd = -1 };
 	struct live L;
+	struct qemu q;
 	struct capture_writer w;
+	struct wire_dec *d;
+	struct ctl_client ctl;
+	struct termios saved;		/* --tty: the line's settings before ours */
+	struct sigaction old_int, old_term, old_hup, old_pipe;
+	bool signals_set;
+	int uart, vsock, ttyfd;		/* QEMU's stdout (UART), its virtio socket, the tty */
+	bool eof_uart, eof_stream, timed_out, io_error;
+	uint8_t *buf;
+	char err[1024];
+};
+
+static void qemu_says(void *ctx, const char *line)
+{
+	struct live *L = ctx;
+
+	clear_status(L);
+	fprintf(stderr, "qemu: %s\n", line);
+}
+
+/*
+ * Open the link (first: a bad device or kernel leaves no file behind),
+ * then the capture, and keep the kernel that runs beside it. 0, or the
+ * exit status.
+ */
+static int rec_open(struct rec *R)
+{
+	static const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL, on_text };
+	const struct opts *o = &R->o;
 	struct capture_meta meta = { 0 };
-	struct termios saved;
-	struct wire_dec *d = NULL;
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, NULL, on_text };
-	struct sigaction sa, old_int, old_term, old_hup, old_pipe;
 	uint8_t bid[64];
-	char err[1024], state[200];
-	int uart = -1, vsock = -1, ttyfd = -1, rc, st = -1, qcode;
-	const struct wire_dec_stats *ds;
-	bool halted;
-	bool eof_uart = false, eof_stream = false, timed_out = false, io_error = false;
-	struct wire_enc host_enc;
-	uint8_t ctl_msg[1024];
-	size_t ctl_len = 0;
-	double sent_at = 0;
-	uint64_t frames_at_send = 0;
-	int sends = 0;
-	uint8_t *buf = NULL;
-	double t0, last_byte;
 
-	rc = parse_args(argc, argv, &o);
-	if (rc >= 0)
-		return rc;
-	memset(&L, 0, sizeof(L));
-	memset(&w, 0, sizeof(w));
-	w.fd = -1;
-	L.w = &w;
-	L.show_console = !o.quiet && (o.verbose || isatty(2));
-	L.show_firmware = o.verbose >= 2;
-	L.progress = !o.quiet && isatty(2);
-	L.console_from_stream = !o.virtio;
-	L.control = o.control;
-	L.quiet = o.quiet;
-	L.live_boot_text = !o.tty;
-
-	/* Open the link first: a bad device or kernel leaves no file behind. */
-	if (o.tty) {
-		ttyfd = record_tty_open(o.tty, o.baud, &saved, err, sizeof(err));
-		if (ttyfd < 0) {
-			fprintf(stderr, "bareperf record: %s\n", err);
+	if (o->tty) {
+		R->ttyfd = link_tty_open(o->tty, o->baud, &R->saved, R->err, sizeof(R->err));
+		if (R->ttyfd < 0) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
 			return 1;
 		}
 		meta.link_kind = WIRE_LINK_TTY;
-		meta.baud = o.baud;
-		meta.link = o.tty;
+		meta.baud = o->baud;
+		meta.link = o->tty;
 	} else {
-		int n = symtab_read_build_id(o.kernel, bid, sizeof(bid), err, sizeof(err));
-		if (n < 0 || qemu_prepare(&q, &o, err, sizeof(err))) {
-			fprintf(stderr, "bareperf record: %s\n", err);
-			rm_tree(q.dir);
+		char cmdline[1024];
+		struct qemu_config qc = {
+			.kernel = o->kernel, .build = o->build, .cmdline = cmdline,
+			.smp = o->smp, .mem = o->mem,
+			.uefi = o->uefi, .virtio = o->virtio, .icount = o->icount, .kvm = o->kvm,
+		};
+		int n = symtab_read_build_id(o->kernel, bid, sizeof(bid), R->err, sizeof(R->err));
+		build_cmdline(o, cmdline, sizeof(cmdline));
+		if (n < 0 || qemu_prepare(&R->q, &qc, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
 			return 1;
 		}
 		if (n > 0) {
 			meta.build_id = bid;
 			meta.build_id_size = (size_t)n > 20 ? 20 : (size_t)n;
 		}
-		meta.link_kind = o.virtio ? WIRE_LINK_QEMU_VIRTIO : WIRE_LINK_QEMU_SERIAL;
-		meta.link = q.link;
-		meta.run_args = q.cmdline;
+		meta.link_kind = o->virtio ? WIRE_LINK_QEMU_VIRTIO : WIRE_LINK_QEMU_SERIAL;
+		meta.link = R->q.link;
+		meta.run_args = R->q.cmdline;
 	}
-	buf = malloc(1 << 16);
-	d = wire_dec_new(&ops, &L);
-	if (!buf || !d || capture_create(&w, o.out, &meta, err, sizeof(err))) {
-		fprintf(stderr, "bareperf record: %s\n", buf && d ? err : "out of memory");
-		rc = 1;
-		goto out;
+	R->buf = malloc(1 << 16);
+	R->d = wire_dec_new(&ops, &R->L);
+	if (!R->buf || !R->d || capture_create(&R->w, o->out, &meta, R->err, sizeof(R->err))) {
+		fprintf(stderr, "bareperf record: %s\n", R->buf && R->d ? R->err : "out of memory");
+		return 1;
 	}
-
 	/* The kernel that runs, kept beside the capture: reports symbolize it
 	 * after build/kernel.elf was rebuilt (session_symtab looks there first). */
-	if (!o.tty) {
+	if (!o->tty) {
 		char copy[4200];
-		session_kernel_copy_path(o.out, copy, sizeof(copy));
-		if (strcmp(copy, o.kernel) && copy_file(o.kernel, copy, err, sizeof(err)))
-			fprintf(stderr, "bareperf record: warning: %s\n", err);
+		session_kernel_copy_path(o->out, copy, sizeof(copy));
+		if (strcmp(copy, o->kernel) && copy_file(o->kernel, copy, R->err, sizeof(R->err)))
+			fprintf(stderr, "bareperf record: warning: %s\n", R->err);
 	}
+	return 0;
+}
+
+/* Catch the stop signals (they only set stop_signal), start QEMU or build
+ * the control request. 0, or the exit status. */
+static int rec_start(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	stop_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGINT, &sa, &R->old_int);
+	sigaction(SIGTERM, &sa, &R->old_term);
+	sigaction(SIGHUP, &sa, &R->old_hup);
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, &old_pipe);
+	sigaction(SIGPIPE, &sa, &R->old_pipe);
+	R->signals_set = true;
 
-	if (!o.tty) {
-		if (o.verbose) {
+	if (!o->tty) {
+		if (o->verbose) {
 			fprintf(stderr, "bareperf record:");
-			for (int i = 0; i < q.argc; i++)
-				fprintf(stderr, strpbrk(q.argv[i], " ,") ? " '%s'" : " %s", q.argv[i]);
+			for (int i = 0; i < R->q.argc; i++)
+				fprintf(stderr, strpbrk(R->q.argv[i], " ,") ? " '%s'" : " %s",
+					R->q.argv[i]);
 			fputc('\n', stderr);
 		}
-		if (qemu_start(&q, &uart, err, sizeof(err)) ||
-		    (o.virtio && (vsock = qemu_connect(&q, err, sizeof(err))) < 0)) {
-			fprintf(stderr, "bareperf record: %s\n", err);
-			rc = 1;
-			goto restore;
+		if (qemu_start(&R->q, &R->uart, R->err, sizeof(R->err)) ||
+		    (o->virtio && (R->vsock = qemu_connect(&R->q, R->err, sizeof(R->err))) < 0)) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
 		}
 	}
-
-	if (o.control) {
-		struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
-		wire_encoder_init(&host_enc, &ec);
-		ctl_len = start_run_msg(&o, ctl_msg, sizeof(ctl_msg));
-		if (!ctl_len) {
+	if (o->control) {
+		struct ctl_run run = {
+			.app = o->app[0], .args = o->app + 1, .nargs = o->napp - 1,
+			.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
+		};
+		if (ctl_client_init(&R->ctl, &run)) {
 			fprintf(stderr, "bareperf record: the run's parameters are too long for one "
 				"START_RUN request\n");
-			rc = 2;
-			goto restore;
+			return 2;
 		}
-		if (!o.quiet)
+		if (!o->quiet)
 			fprintf(stderr, "bareperf record: asking the machine on %s for the run "
-				"(it must have booted with control=1 stream=uart)\n", o.tty);
+				"(it must have booted with control=1 stream=uart)\n", o->tty);
 	}
+	return 0;
+}
+
+/* One read from pf, the link's descriptor is_stream or QEMU's UART beside virtio. */
+static void rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double *last_byte)
+{
+	const struct opts *o = &R->o;
+	ssize_t k = read(fd, R->buf, 1 << 16);
+
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (k <= 0) {
+		/* EOF, or EIO: the pty master or the USB adapter went away. */
+		if (o->tty) {
+			if (k < 0)
+				fprintf(stderr, "%sbareperf record: %s: %s\n",
+					R->L.status_shown ? "\r\033[K" : "", o->tty, strerror(errno));
+			R->L.status_shown = false;
+			R->eof_stream = true;
+		} else if (is_uart) {
+			R->eof_uart = true;
+			if (!o->virtio)
+				R->eof_stream = true;
+		} else {
+			R->eof_stream = true;
+		}
+		return;
+	}
+	if (is_stream) {
+		*last_byte = now_s();
+		if (stream_bytes(&R->L, R->d, R->buf, (size_t)k, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			R->io_error = true;
+		}
+	} else {
+		console_text(&R->L, R->buf, (size_t)k);	/* virtio: the UART's plain console */
+	}
+}
+
+/* Receive until the run is over (see the comment at each exit), a stop
+ * signal, --timeout or an I/O error. */
+static void rec_loop(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct live *L = &R->L;
+	double t0, last_byte;
 
 	t0 = last_byte = now_s();
 	for (;;) {
 		struct pollfd pf[3];
-		int np = 0, stream_i = -1, uart_i = -1, err_i = -1;
+		int np = 0, stream_i = -1, uart_i = -1, err_i = -1, n;
 
 		if (stop_signal)
 			break;
-		if (o.timeout > 0 && now_s() - t0 > o.timeout) {
-			timed_out = true;
+		if (o->timeout > 0 && now_s() - t0 > o->timeout) {
+			R->timed_out = true;
 			break;
 		}
-		if (o.tty) {
-			pf[np] = (struct pollfd){ ttyfd, POLLIN, 0 };
+		if (o->tty) {
+			pf[np] = (struct pollfd){ R->ttyfd, POLLIN, 0 };
 			stream_i = np++;
 		} else {
-			if (!eof_uart) {
-				pf[np] = (struct pollfd){ uart, POLLIN, 0 };
+			if (!R->eof_uart) {
+				pf[np] = (struct pollfd){ R->uart, POLLIN, 0 };
 				uart_i = np++;
-				if (!o.virtio)
+				if (!o->virtio)
 					stream_i = uart_i;
 			}
-			if (o.virtio && !eof_stream) {
-				pf[np] = (struct pollfd){ vsock, POLLIN, 0 };
+			if (o->virtio && !R->eof_stream) {
+				pf[np] = (struct pollfd){ R->vsock, POLLIN, 0 };
 				stream_i = np++;
 			}
 			if (!np)
 				break;		/* QEMU closed everything: it has exited */
-			if (q.err_fd >= 0) {
-				pf[np] = (struct pollfd){ q.err_fd, POLLIN, 0 };
+			if (R->q.err_fd >= 0) {
+				pf[np] = (struct pollfd){ R->q.err_fd, POLLIN, 0 };
 				err_i = np++;
 			}
 		}
-		int n = poll(pf, (nfds_t)np, 100);
+		n = poll(pf, (nfds_t)np, 100);
 		if (n < 0 && errno != EINTR) {
 			fprintf(stderr, "bareperf record: poll: %s\n", strerror(errno));
-			io_error = true;
+			R->io_error = true;
 			break;
 		}
 		for (int i = 0; n > 0 && i < np; i++) {
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (i == err_i) {
-				qemu_err_read(&L, &q);
-				continue;
-			}
-			ssize_t k = read(pf[i].fd, buf, 1 << 16);
-			if (k < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (k <= 0) {
-				/* EOF, or EIO: the pty master or the USB adapter went away. */
-				if (o.tty) {
-					if (k < 0)
-						fprintf(stderr, "%sbareperf record: %s: %s\n",
-							L.status_shown ? "\r\033[K" : "", o.tty, strerror(errno));
-					L.status_shown = false;
-					eof_stream = true;
-				} else if (i == uart_i) {
-					eof_uart = true;
-					if (!o.virtio)
-						eof_stream = true;
-				} else {
-					eof_stream = true;
-				}
-				continue;
-			}
-			if (i == stream_i) {
-				last_byte = now_s();
-				if (stream_bytes(&L, d, buf, (size_t)k, err, sizeof(err))) {
-					fprintf(stderr, "bareperf record: %s\n", err);
-					io_error = true;
-				}
-			} else {
-				console_text(&L, buf, (size_t)k);	/* virtio: the UART's plain console */
-			}
+			if (i == err_i)
+				qemu_err_read(&R->q, qemu_says, L);
+			else
+				rec_read(R, pf[i].fd, i == stream_i, i == uart_i, &last_byte);
 		}
-		if (io_error || (o.tty && eof_stream))
+		if (R->io_error || (o->tty && R->eof_stream))
 			break;
-		/*
-		 * The request: once the line has been quiet for 0.3 s (a booting
-		 * machine has had its say), and again when no frame came back and
-		 * the line has been silent for 2 s since (the request was lost:
-		 * the machine reads requests only between runs, and prints "app:
-		 * ...: start" as a CONSOLE frame the moment it begins one). Not
-		 * while it still talks (it is booting, and will read the request
-		 * it holds), and never once a frame came: a second request would
-		 * start a second run.
-		 */
-		if (o.control && !L.replied && now_s() - last_byte >= 0.3 &&
-		    (!sends || (L.frames_seen == frames_at_send && now_s() - sent_at >= 2.0 &&
-				now_s() - last_byte >= 2.0))) {
-			if (send_control(&host_enc, ttyfd, ctl_msg, ctl_len, err, sizeof(err))) {
-				fprintf(stderr, "bareperf record: %s: %s\n", o.tty, err);
-				io_error = true;
-				break;
-			}
-			sends++;
-			sent_at = now_s();
-			frames_at_send = L.frames_seen;
+		if (o->control && ctl_client_tick(&R->ctl, R->ttyfd, &L->ctl, now_s(), last_byte,
+						  L->frames_seen, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s: %s\n", o->tty, R->err);
+			R->io_error = true;
+			break;
 		}
 		/* It answered (OK "exit N" after the run's records, or ERROR), and
 		 * its END followed: done. A kernel that sends no END: a quiet spell. */
-		if (o.control && L.replied && (L.ended || now_s() - last_byte >= 2.0))
+		if (o->control && L->ctl.replied && (L->ctl.ended || now_s() - last_byte >= 2.0))
 			break;
 		/* A serial line never closes: the machine's END, or every CPU's
 		 * APP_STOP, then a quiet spell. */
-		if (o.tty && !o.control && (L.ended || (L.have_meta && L.nr_cpus &&
-		    L.nstopped >= L.nr_cpus && now_s() - last_byte >= o.quiet_s)))
+		if (o->tty && !o->control && (L->ctl.ended || (L->have_meta && L->nr_cpus &&
+		    L->nstopped >= L->nr_cpus && now_s() - last_byte >= o->quiet_s)))
 			break;
-		if (!o.tty && eof_stream && (o.virtio ? eof_uart : true))
+		if (!o->tty && R->eof_stream && (o->virtio ? R->eof_uart : true))
 			break;
-		draw_status(&L, d, false);
+		draw_status(L, R->d, false);
 	}
+}
 
-	wire_dec_finish(d);
-	flush_line(&L);
-	clear_status(&L);
-	if (!L.ours_started && L.fwlen) {
+/*
+ * After the loop: the decoder's last frames, the firmware's text if our
+ * code never ran, QEMU reaped, the capture closed; then the exit status,
+ * the summary and the reasons. Returns the exit status.
+ */
+static int rec_finish(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct live *L = &R->L;
+	const struct wire_dec_stats *ds;
+	char state[200];
+	bool halted;
+	int st = -1, qcode, rc;
+
+	wire_dec_finish(R->d);
+	flush_line(L);
+	clear_status(L);
+	if (!L->ours_started && L->fwlen) {
 		/* Nothing of ours ran: what the firmware said is the clue. */
 		fprintf(stderr, "bareperf record: the loader never started; the firmware said:\n");
-		fwrite(L.firmware, 1, L.fwlen, stderr);
-		if (L.fw_dropped)
-			fprintf(stderr, "  (%zu more lines)\n", L.fw_dropped);
+		fwrite(L->firmware, 1, L->fwlen, stderr);
+		if (L->fw_dropped)
+			fprintf(stderr, "  (%zu more lines)\n", L->fw_dropped);
 	}
-	if (!o.tty) {
-		st = qemu_reap(&q, stop_signal || timed_out || io_error);
-		while (q.err_fd >= 0)
-			qemu_err_read(&L, &q);	/* its last words, up to EOF */
+	if (!o->tty) {
+		st = qemu_reap(&R->q, stop_signal || R->timed_out || R->io_error);
+		while (R->q.err_fd >= 0)
+			qemu_err_read(&R->q, qemu_says, L);	/* its last words, up to EOF */
 	}
 	{
-		uint32_t flags = stop_signal || timed_out ? WIRE_CAPF_INTERRUPTED : 0;
-		struct capture_info ci = { .hdr = w.hdr };
-		if (capture_close(&w, flags, err, sizeof(err))) {
-			fprintf(stderr, "bareperf record: %s\n", err);
-			rc = 1;
-			goto restore;
+		uint32_t flags = stop_signal || R->timed_out ? WIRE_CAPF_INTERRUPTED : 0;
+		struct capture_info ci = { .hdr = R->w.hdr };
+		if (capture_close(&R->w, flags, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
 		}
 		ci.hdr.flags |= WIRE_CAPF_COMPLETE | flags;
 		ci.complete = true;
 		ci.interrupted = flags;
-		ci.data_avail = w.written;
-		ci.truncated = w.failed;
+		ci.data_avail = R->w.written;
+		ci.truncated = R->w.failed;
 		capture_describe(&ci, state, sizeof(state));
 	}
-	ds = wire_dec_stats(d);
+	ds = wire_dec_stats(R->d);
 	halted = ds->ends && (ds->end_flags & WIRE_END_HALT);
-	qcode = !o.tty && WIFEXITED(st) && (WEXITSTATUS(st) & 1) ? WEXITSTATUS(st) >> 1 : -1;
+	qcode = !o->tty && WIFEXITED(st) && (WEXITSTATUS(st) & 1) ? WEXITSTATUS(st) >> 1 : -1;
 	if (stop_signal) {
 		rc = EXIT_INTERRUPT;
-		if (!o.quiet)
-			summary(&o, &L, d, state, 0, 0);
+		if (!o->quiet)
+			summary(o, L, R->d, state, 0, 0);
 		fprintf(stderr, "bareperf record: interrupted (signal %d); %s holds what arrived\n",
-			(int)stop_signal, o.out);
-	} else if (timed_out) {
+			(int)stop_signal, o->out);
+	} else if (R->timed_out) {
 		rc = EXIT_TIMEOUT;
-		if (!o.quiet)
-			summary(&o, &L, d, state, 0, 0);
+		if (!o->quiet)
+			summary(o, L, R->d, state, 0, 0);
 		fprintf(stderr, "bareperf record: timed out after %.0f s; %s holds what arrived\n",
-			o.timeout, o.out);
-	} else if (io_error) {
+			o->timeout, o->out);
+	} else if (R->io_error) {
 		rc = 1;
-	} else if (o.control) {
+	} else if (o->control) {
 		int code = 0;
-		if (!L.reply_ok) {
-			fprintf(stderr, "bareperf record: the machine refused the run: %s\n", L.reply);
+		if (!L->ctl.ok) {
+			fprintf(stderr, "bareperf record: the machine refused the run: %s\n",
+				L->ctl.text);
 			rc = 2;
 		} else {
-			rc = sscanf(L.reply, "exit %d", &code) == 1 ? code : 0;
-			if (!o.quiet)
-				summary(&o, &L, d, state, 2, rc);
+			rc = sscanf(L->ctl.text, "exit %d", &code) == 1 ? code : 0;
+			if (!o->quiet)
+				summary(o, L, R->d, state, 2, rc);
 		}
-	} else if (o.tty && halted) {
+	} else if (o->tty && halted) {
 		rc = (int)ds->end_status;
-		if (!o.quiet)
-			summary(&o, &L, d, state, 1, rc);
-	} else if (o.tty) {
-		bool ended = L.have_meta && L.nr_cpus && L.nstopped >= L.nr_cpus;
-		rc = ended ? (int)(L.app_status & 0xff) : 1;
-		if (!o.quiet)
-			summary(&o, &L, d, state, ended ? 2 : 0, rc);
+		if (!o->quiet)
+			summary(o, L, R->d, state, 1, rc);
+	} else if (o->tty) {
+		bool ended = L->have_meta && L->nr_cpus && L->nstopped >= L->nr_cpus;
+		rc = ended ? (int)(L->app_status & 0xff) : 1;
+		if (!o->quiet)
+			summary(o, L, R->d, state, ended ? 2 : 0, rc);
 		if (!ended)
 			fprintf(stderr, "bareperf record: %s went away before every CPU's APP_STOP; "
-				"%s holds what arrived\n", o.tty, o.out);
-	} else if (halted || (qcode >= 0 && !q.err_lines)) {
+				"%s holds what arrived\n", o->tty, o->out);
+	} else if (halted || (qcode >= 0 && !R->q.err_lines)) {
 		/*
 		 * The kernel's exit code is its END's. Without END (it stopped
 		 * before its stream could start: a bad command line), QEMU's
@@ -1469,14 +1017,14 @@ int cmd_record(int argc, char **argv)
 		 * (it said so on stderr, and its status 1 would read as "0, ok").
 		 */
 		rc = halted ? (int)ds->end_status : qcode;
-		if (!o.quiet)
-			summary(&o, &L, d, state, halted ? 1 : 3, rc);
+		if (!o->quiet)
+			summary(o, L, R->d, state, halted ? 1 : 3, rc);
 		if (halted && qcode != rc)
 			fprintf(stderr, "bareperf record: QEMU's exit status %d does not match the "
 				"kernel's exit code %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, rc);
 	} else {
-		if (!o.quiet)
-			summary(&o, &L, d, state, 0, -1);
+		if (!o->quiet)
+			summary(o, L, R->d, state, 0, -1);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 			fprintf(stderr, "bareperf record: QEMU could not be started (see above)\n");
 		else if (WIFEXITED(st))
@@ -1488,31 +1036,77 @@ int cmd_record(int argc, char **argv)
 		rc = EXIT_NO_CODE;
 	}
 	/* A failed run's reason, when the console did not go by on stderr. */
-	if (rc && !L.show_console && !o.quiet && !stop_signal && !timed_out && !io_error &&
-	    !(o.control && !L.reply_ok))
-		last_words(&L);
-restore:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-out:
-	if (q.pid > 0)
-		qemu_reap(&q, true);
-	if (w.fd >= 0)
-		capture_close(&w, WIRE_CAPF_INTERRUPTED, err, sizeof(err));
-	if (uart >= 0)
-		close(uart);
-	if (q.err_fd >= 0)
-		close(q.err_fd);
-	if (vsock >= 0)
-		close(vsock);
-	if (ttyfd >= 0) {
-		tcsetattr(ttyfd, TCSANOW, &saved);
-		close(ttyfd);
+	if (rc && !L->show_console && !o->quiet && !stop_signal && !R->timed_out && !R->io_error &&
+	    !(o->control && !L->ctl.ok))
+		last_words(L);
+	return rc;
+}
+
+/* Whatever rec_open and rec_start left open, in any state. */
+static void rec_close(struct rec *R)
+{
+	if (R->signals_set) {
+		sigaction(SIGINT, &R->old_int, NULL);
+		sigaction(SIGTERM, &R->old_term, NULL);
+		sigaction(SIGHUP, &R->old_hup, NULL);
+		sigaction(SIGPIPE, &R->old_pipe, NULL);
 	}
-	rm_tree(q.dir);
-	wire_dec_free(d);
-	free(buf);
+	if (R->q.pid > 0)
+		qemu_reap(&R->q, true);
+	if (R->w.fd >= 0)
+		capture_close(&R->w, WIRE_CAPF_INTERRUPTED, R->err, sizeof(R->err));
+	if (R->uart >= 0)
+		close(R->uart);
+	if (R->q.err_fd >= 0)
+		close(R->q.err_fd);
+	if (R->vsock >= 0)
+		close(R->vsock);
+	if (R->ttyfd >= 0) {
+		tcsetattr(R->ttyfd, TCSANOW, &R->saved);
+		close(R->ttyfd);
+	}
+	qemu_cleanup(&R->q);
+	wire_dec_free(R->d);
+	free(R->buf);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec *R = calloc(1, sizeof(*R));
+	struct live *L;
+	int rc;
+
+	if (!R) {
+		fprintf(stderr, "bareperf record: out of memory\n");
+		return 1;
+	}
+	rc = parse_args(argc, argv, &R->o);
+	if (rc >= 0) {
+		free(R);
+		return rc;
+	}
+	R->q.pid = -1;
+	R->q.err_fd = -1;
+	R->w.fd = -1;
+	R->uart = R->vsock = R->ttyfd = -1;
+	L = &R->L;
+	L->w = &R->w;
+	L->show_console = !R->o.quiet && (R->o.verbose || isatty(2));
+	L->show_firmware = R->o.verbose >= 2;
+	L->progress = !R->o.quiet && isatty(2);
+	L->console_from_stream = !R->o.virtio;
+	L->control = R->o.control;
+	L->quiet = R->o.quiet;
+	L->live_boot_text = !R->o.tty;
+
+	rc = rec_open(R);
+	if (!rc)
+		rc = rec_start(R);
+	if (!rc) {
+		rec_loop(R);
+		rc = rec_finish(R);
+	}
+	rec_close(R);
+	free(R);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tools/util/session.h"
+#include "tools/util/util.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -43,19 +44,6 @@ struct symtab {
 	struct { uint64_t vaddr, size, off; } seg[MAX_SEGMENTS];
 	size_t nseg;
 };
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize)
 {

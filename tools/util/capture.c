@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tools/util/capture.h"
+#include "tools/util/util.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "capture headers are little-endian; this code reads them in place"
@@ -22,19 +23,6 @@
 #define HEADER_SIZE_MAX	(1u << 20)
 
 static const uint8_t magic[WIRE_CAPTURE_MAGIC_LEN] = WIRE_CAPTURE_MAGIC;
-
-__attribute__((format(printf, 4, 5)))
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 static uint64_t now_ns(void)
 {
@@ -97,14 +85,14 @@ int capture_create(struct capture_writer *w, const char *path,
 
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
-		return fail(CAPTURE_E_IO, err, errlen, "%s: cannot create: %s", path,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot create: %s", path,
 			    strerror(errno));
 	/* The header on disk before any data: the file is valid from here. */
 	if (write_all(w->fd, h, sizeof(*h), 0) || fdatasync(w->fd)) {
 		int e = errno;
 		close(w->fd);
 		w->fd = -1;
-		return fail(CAPTURE_E_IO, err, errlen, "%s: cannot write the header: %s", path,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot write the header: %s", path,
 			    strerror(e));
 	}
 	return CAPTURE_OK;
@@ -114,11 +102,11 @@ int capture_append(struct capture_writer *w, const void *buf, size_t n,
 		   char *err, size_t errlen)
 {
 	if (w->failed)
-		return fail(CAPTURE_E_IO, err, errlen, "%s: an earlier write failed", w->path);
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: an earlier write failed", w->path);
 	if (write_all(w->fd, buf, n, w->hdr.header_size + w->written)) {
 		/* Whatever part was written is past data_size: ignored. */
 		w->failed = true;
-		return fail(CAPTURE_E_IO, err, errlen, "%s: write failed: %s", w->path,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: write failed: %s", w->path,
 			    strerror(errno));
 	}
 	w->written += n;
@@ -128,7 +116,7 @@ int capture_append(struct capture_writer *w, const void *buf, size_t n,
 int capture_sync(struct capture_writer *w, char *err, size_t errlen)
 {
 	if (fdatasync(w->fd))
-		return fail(CAPTURE_E_IO, err, errlen, "%s: sync failed: %s", w->path,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: sync failed: %s", w->path,
 			    strerror(errno));
 	return CAPTURE_OK;
 }
@@ -148,7 +136,7 @@ int capture_close(struct capture_writer *w, uint32_t flags, char *err, size_t er
 	int rc = CAPTURE_OK, e = 0;
 
 	if (w->fd < 0)
-		return fail(CAPTURE_E_IO, err, errlen, "%s: not open", w->path);
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: not open", w->path);
 	h->flags |= WIRE_CAPF_COMPLETE | (flags & WIRE_CAPF_INTERRUPTED) |
 		    (w->failed ? WIRE_CAPF_TRUNCATED : 0);
 	h->data_size = w->written;
@@ -164,7 +152,7 @@ int capture_close(struct capture_writer *w, uint32_t flags, char *err, size_t er
 	}
 	w->fd = -1;
 	if (rc)
-		return fail(rc, err, errlen, "%s: cannot finish the capture: %s", w->path,
+		return fail_code(rc, err, errlen, "%s: cannot finish the capture: %s", w->path,
 			    strerror(e));
 	return CAPTURE_OK;
 }
@@ -182,39 +170,39 @@ int capture_parse_header(const void *buf, size_t len, uint64_t file_size,
 
 	memset(ci, 0, sizeof(*ci));
 	if (!have)
-		return fail(CAPTURE_E_NOT_CAPTURE, err, errlen,
+		return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen,
 			    "%s: empty file, not a bareperf capture", name);
 	if (memcmp(b, magic, have < sizeof(magic) ? have : sizeof(magic)))
-		return fail(CAPTURE_E_NOT_CAPTURE, err, errlen,
+		return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen,
 			    "%s: not a bareperf capture (no capture header)", name);
 	/* version, compat_version and header_size: 20 bytes in. */
 	if (have < 20)
-		return fail(CAPTURE_E_TRUNCATED, err, errlen,
+		return fail_code(CAPTURE_E_TRUNCATED, err, errlen,
 			    "%s: truncated capture: %zu bytes, not even a header", name, have);
 	memset(&h, 0, sizeof(h));
 	memcpy(&h, b, have < sizeof(h) ? have : sizeof(h));
 	if (h.version == 0 || h.compat_version == 0 || h.compat_version > h.version)
-		return fail(CAPTURE_E_CORRUPT, err, errlen,
+		return fail_code(CAPTURE_E_CORRUPT, err, errlen,
 			    "%s: damaged capture header (version %" PRIu32 ", compat %" PRIu32 ")",
 			    name, h.version, h.compat_version);
 	if (h.compat_version > WIRE_CAPTURE_VERSION)
-		return fail(CAPTURE_E_NEWER, err, errlen,
+		return fail_code(CAPTURE_E_NEWER, err, errlen,
 			    "%s: capture format version %" PRIu32 " needs a newer bareperf "
 			    "(this one reads version %d)", name, h.version, WIRE_CAPTURE_VERSION);
 	if (h.header_size < sizeof(h) || h.header_size > HEADER_SIZE_MAX)
-		return fail(CAPTURE_E_CORRUPT, err, errlen,
+		return fail_code(CAPTURE_E_CORRUPT, err, errlen,
 			    "%s: damaged capture header (header size %" PRIu32 ")",
 			    name, h.header_size);
 	if (file_size < h.header_size || have < sizeof(h))
-		return fail(CAPTURE_E_TRUNCATED, err, errlen,
+		return fail_code(CAPTURE_E_TRUNCATED, err, errlen,
 			    "%s: truncated capture: %" PRIu64 " bytes, the header alone is %" PRIu32,
 			    name, file_size, h.header_size);
 	if (h.wire_version > WIRE_VERSION)
-		return fail(CAPTURE_E_NEWER, err, errlen,
+		return fail_code(CAPTURE_E_NEWER, err, errlen,
 			    "%s: the capture holds wire format version %" PRIu32 "; this bareperf "
 			    "reads version %d", name, h.wire_version, WIRE_VERSION);
 	if (h.build_id_size > sizeof(h.build_id))
-		return fail(CAPTURE_E_CORRUPT, err, errlen,
+		return fail_code(CAPTURE_E_CORRUPT, err, errlen,
 			    "%s: damaged capture header (build-id size %u)", name, h.build_id_size);
 	h.link[sizeof(h.link) - 1] = 0;
 	h.run_args[sizeof(h.run_args) - 1] = 0;
@@ -267,17 +255,17 @@ int capture_open_file(struct capture_reader *r, FILE *f, const char *name,
 	r->f = f;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	if (fseeko(f, 0, SEEK_END) || (size = ftello(f)) < 0 || fseeko(f, 0, SEEK_SET))
-		return fail(CAPTURE_E_IO, err, errlen, "%s: cannot seek: %s", name,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot seek: %s", name,
 			    strerror(errno));
 	got = fread(buf, 1, sizeof(buf), f);
 	if (got < sizeof(buf) && ferror(f))
-		return fail(CAPTURE_E_IO, err, errlen, "%s: read error: %s", name,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: read error: %s", name,
 			    strerror(errno));
 	rc = capture_parse_header(buf, got, (uint64_t)size, name, &r->info, err, errlen);
 	if (rc)
 		return rc;
 	if (fseeko(f, (off_t)r->info.data_offset, SEEK_SET))
-		return fail(CAPTURE_E_IO, err, errlen, "%s: cannot seek: %s", name,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot seek: %s", name,
 			    strerror(errno));
 	return CAPTURE_OK;
 }
@@ -289,7 +277,7 @@ int capture_open(struct capture_reader *r, const char *path, char *err, size_t e
 
 	if (!f) {
 		memset(r, 0, sizeof(*r));
-		return fail(CAPTURE_E_IO, err, errlen, "%s: %s", path, strerror(errno));
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: %s", path, strerror(errno));
 	}
 	rc = capture_open_file(r, f, path, err, errlen);
 	r->own = true;
@@ -309,7 +297,7 @@ long capture_read(struct capture_reader *r, void *buf, size_t n, char *err, size
 		return 0;
 	got = fread(buf, 1, n, r->f);
 	if (!got && ferror(r->f))
-		return fail(CAPTURE_E_IO, err, errlen, "%s: read error: %s", r->name,
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: read error: %s", r->name,
 			    strerror(errno));
 	r->pos += got;
 	return (long)got;
@@ -322,7 +310,7 @@ int capture_decode(struct capture_reader *r, struct wire_dec *d, char *err, size
 	long got;
 
 	if (!buf)
-		return fail(CAPTURE_E_NOMEM, err, errlen, "%s: out of memory", r->name);
+		return fail_code(CAPTURE_E_NOMEM, err, errlen, "%s: out of memory", r->name);
 	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0)
 		wire_dec_feed(d, buf, (size_t)got);
 	free(buf);

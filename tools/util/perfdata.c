@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tools/util/perfdata.h"
+#include "tools/util/util.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the reader checks the magic as little-endian bytes"
@@ -18,19 +19,6 @@
 #define PD_IOBUF	(1u << 20)
 #define ALIGN8(x)	(((x) + 7u) & ~(size_t)7u)
 #define ALIGN_TO(x, a)	(((x) + (a) - 1) / (a) * (a))
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Remember the first failure; later ones are consequences. */
 __attribute__((format(printf, 2, 3)))

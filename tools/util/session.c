@@ -20,6 +20,7 @@
 #include "tools/util/capture.h"
 #include "ringbuf/ringbuf.h"
 #include "tools/util/session.h"
+#include "tools/util/util.h"
 
 struct loader {
 	struct session *s;
@@ -38,19 +39,6 @@ struct loader {
 	size_t defer_len, cap_defer;
 	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
 };
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Make room for one more element of size sz in *p (capacity *cap, count n). */
 static bool grow(struct loader *L, void **p, size_t *cap, size_t n, size_t sz, size_t more)
