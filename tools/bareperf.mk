@@ -14,7 +14,7 @@
 BAREPERF_SRCS := tools/bareperf.c tools/util/session.c tools/symtab.c tools/builtin-record.c \
 	tools/builtin-report.c tools/builtin-stat.c tools/util/stat_bench.c tools/builtin-script.c \
 	tools/builtin-list.c tools/util/cli.c tools/builtin-bench.c tools/util/util.c \
-	tools/util/link.c tools/util/qemu.c tools/util/control.c
+	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c tools/util/header.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -87,13 +87,10 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
-# builtin-report.c also holds `report --aux`, which calls the trace decoder.
-$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/builtin-report.o \
-	$(BUILD)/h/tools/util/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
 	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o) $(TOOL_HOBJS)
-$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/builtin-report.o $(BUILD)/h/tools/util/cli.o \
-	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
@@ -172,9 +169,8 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/builtin-report.o tools/util/cli.o \
-	tools/symtab.o \
-	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/util/hist.o tools/util/header.o \
+	tools/symtab.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)

@@ -11,7 +11,7 @@
 
 #include "tools/util/cli.h"
 #include "tools/commands.h"
-#include "tools/report.h"
+#include "tools/util/header.h"
 #include "tools/trace_dec.h"
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -706,7 +706,7 @@ int cmd_script(int argc, char **argv)
 	c.s = &s;
 	c.t = t;
 	if (header && c.fmt == FMT_TEXT) {
-		report_print_header(stdout, &s, t ? used : NULL, t, "# ");
+		header_print(stdout, &s, t ? used : NULL, t, "# ");
 		session_print_losses(&s, stdout, "# WARNING: ");
 	}
 	if (c.fields && c.fmt == FMT_TEXT) {

@@ -27,7 +27,7 @@
 
 #include "tools/util/cli.h"
 #include "tools/commands.h"
-#include "tools/report.h"
+#include "tools/util/header.h"
 #include "apps/bench_stats.h"
 #include "tools/util/stat_bench.h"
 
@@ -562,7 +562,7 @@ int cmd_stat(int argc, char **argv)
 			add_session(&T, &s, &A);
 		} else {
 			if (k == 0 || ninputs == 1)
-				report_print_header(stdout, &s, NULL, NULL, "# ");
+				header_print(stdout, &s, NULL, NULL, "# ");
 			session_print_losses(&s, stdout, "# WARNING: ");
 			if (!s.napps)
 				printf("# %s: no app run (no APP_START record)\n", inputs[k]);

@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
-#include "tools/report.h"
+#include "tools/util/header.h"
+#include "tools/util/hist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -111,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			report_free(&r);
 		if (null) {
 			session_print_losses(&s, null, "");
-			report_print_header(null, &s, NULL, NULL, "");
+			header_print(null, &s, NULL, NULL, "");
 			fclose(null);
 		}
 		(void)session_tsc_to_ns(&s, s.last_time);

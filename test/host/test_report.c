@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
-#include "tools/report.h"
+#include "tools/util/hist.h"
 
 /* Functions to sample. Each sits on one line so its entry's line is known. */
 static const int fn_hot_line = __LINE__ + 1;

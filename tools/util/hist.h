@@ -1,6 +1,7 @@
 /*
- * tools/report.h — `bareperf report`'s aggregation, apart from its
- * printing so the unit tests can check the numbers (test/host/test_report.c).
+ * tools/util/hist.h — `bareperf report`'s aggregation (perf's hist and
+ * sort), apart from its printing so the unit tests can check the numbers
+ * (test/host/test_report.c); the printing is tools/builtin-report.c.
  *
  * Samples are weighted by their period (perf's "Overhead"): with a fixed
  * period that is the sample share; in frequency mode a sample that stands
@@ -8,8 +9,8 @@
  * hash table, then symbolizes the distinct IPs: the cost per sample is one
  * hash probe, whatever the size of the symbol table.
  */
-#ifndef BAREPERF_TOOLS_REPORT_H
-#define BAREPERF_TOOLS_REPORT_H
+#ifndef BAREPERF_TOOLS_UTIL_HIST_H
+#define BAREPERF_TOOLS_UTIL_HIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,20 +108,12 @@ int report_add(struct report_agg *a, const struct session *s, const struct bp_sa
 	       const uint64_t *ips);
 int report_end(struct report_agg *a, const struct session *s, char *err, size_t errlen);
 void report_abort(struct report_agg *a);
+/* The symbols to name IPs with, when they are known only after report_begin
+ * (a streaming load finds the kernel from the capture's first records). */
+void report_set_symtab(struct report_agg *a, const struct symtab *t);
 
-/* The run's metadata (capture, kernel, CPU, PMU, TSC, events, app runs),
- * one line each, every line prefixed: report, stat and script print it.
- * kernel/t: the kernel.elf loaded (its build-id is compared), or NULL. */
-/*
- * A soft-PMU run's coverage, from its TICKS records: the ticks due (read
- * off the HPET counter by the kernel) against the samples that arrived,
- * and what became of the rest (lost, dropped for want of ring room,
- * written but not received); one line per CPU where the run had more.
- * Nothing for runs without TICKS (hardware PMU runs). Part of the header.
- */
-void report_print_coverage(FILE *f, const struct session *s, const char *pfx);
-void report_print_header(FILE *f, const struct session *s, const char *kernel,
-			 const struct symtab *t, const char *prefix);
+/* The name of app run pid (APP_START's id), "" if none names it. */
+const char *report_app_name(const struct session *s, uint32_t pid);
 
 /* Parse "0,2-3" into filter->cpus; -1 if malformed. */
 int report_parse_cpus(const char *list, struct report_filter *f);
