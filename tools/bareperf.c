@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
-#include "tools/convert.h"
+#include "tools/util/chrome.h"
 #include "tools/trace_dec.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
@@ -71,7 +71,7 @@ static const struct command *find(const char *name)
 }
 
 /* convert --to chrome's instruction-trace slices, from the trace decoder
- * (tools/convert.h explains why this is a hook). */
+ * (tools/util/chrome.h explains why this is a hook). */
 struct slice_adapter {
 	convert_slice_emit emit;
 	void *ctx;

@@ -99,7 +99,7 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 
 # stat --bench (tools/util/stat_bench.c) and the harness's statistics
 # (apps/bench_stats.c) on sessions built in memory (convert_fakes for
-# session and symtab; builtin-flamegraph.c has the plot's XML escaping).
+# session and symtab; util/escape.c has the plot's XML escaping).
 HOST_TESTS += $(BUILD)/host/test_stat_bench
 
 $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \

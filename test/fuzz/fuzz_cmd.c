@@ -40,7 +40,7 @@
 
 #include "test/fuzz/fuzz_frames.h"
 #include "tools/commands.h"
-#include "tools/convert.h"
+#include "tools/util/chrome.h"
 #include "tools/trace_dec.h"
 #include "uapi/wire.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_perfdata.c — the perf.data writer (tools/util/perfdata.c) and
- * `convert --to perf.data` (tools/builtin-convert.c), checked by reading the
+ * `convert --to perf.data` (tools/util/convert_perf.c), checked by reading the
  * written file back with our own reader, field by field. The real perf
  * reads the same files in test/e2e/perf_roundtrip.sh.
  */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
-#include "tools/convert.h"
+#include "tools/util/convert_perf.h"
 #include "tools/util/perfdata.h"
 #include "test/host/convert_fakes.h"
 

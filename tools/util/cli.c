@@ -57,3 +57,32 @@ void cli_input_done(const char *tmp)
 	if (tmp && tmp[0])
 		unlink(tmp);
 }
+
+int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool force,
+		 struct session *s, struct symtab **t, char *kpath)
+{
+	char err[1024], used[4096], stdin_tmp[4096];
+
+	if (cli_input(cmd, &in, stdin_tmp, sizeof(stdin_tmp)))
+		return -1;
+	/* No console: it is not converted, and need not be held. */
+	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
+		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		cli_input_done(stdin_tmp);
+		return -1;
+	}
+	cli_input_done(stdin_tmp);
+	if (session_symtab(s, kernel, force, t, used, sizeof(used), err, sizeof(err))) {
+		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		session_free(s);
+		return -1;
+	}
+	if (!realpath(used, kpath)) {
+		fprintf(stderr, "bareperf %s: %s: %s\n", cmd, used, strerror(errno));
+		symtab_free(*t);
+		session_free(s);
+		return -1;
+	}
+	session_print_losses(s, stderr, "bareperf: warning: ");
+	return 0;
+}

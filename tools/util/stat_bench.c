@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "apps/bench_stats.h"
-#include "tools/convert.h"
+#include "tools/util/escape.h"
 #include "tools/util/stat_bench.h"
 
 #define NCOLS		8
