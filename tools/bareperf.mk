@@ -11,7 +11,7 @@
 # The link rule reads both through secondary expansion, so whatever
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
-BAREPERF_SRCS := tools/bareperf.c tools/util/session.c tools/symtab.c tools/builtin-record.c \
+BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/util/session.c tools/symtab.c tools/builtin-record.c \
 	tools/builtin-report.c tools/builtin-stat.c tools/util/stat_bench.c tools/builtin-script.c \
 	tools/builtin-list.c tools/util/cli.c tools/builtin-bench.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c tools/util/header.c
