@@ -8,7 +8,7 @@ APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
+	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST -c $< -o $@
 
 KLIB_HOST := $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
 

@@ -36,9 +36,9 @@ $(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
 	$(Q)$(HOSTCC) $(BAREPERF_CFLAGS) -c $< -o $@
 
 $(BUILD)/tool/tools/builtin-list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
-$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
-	-include test/host/klib_rename.h
-$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
+$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST \
+	-include kernel/lib/host_rename.h
+$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST
 
 .SECONDEXPANSION:
 $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
