@@ -120,7 +120,7 @@ deps:
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
 	apps/apps.mk tools/tools.mk tools/bareperf.mk tools/convert.mk test/test.mk \
-	test/fuzz/fuzz.mk
+	test/host/tools.mk test/fuzz/fuzz.mk
 
 # make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
 # which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1

@@ -1,20 +1,30 @@
-# tools/ build fragment for the host tool build/bareperf (CLI, record, report, stat, script, list).
+# tools/ build fragment for the host tool build/bareperf, laid out as
+# Linux tools/perf: one tools/builtin-<cmd>.c per subcommand (the table is
+# tools/commands.c) over tools/util/ (see the README's "What is where").
 #
-# build/bareperf is a release build (-O2, no sanitizers) of BAREPERF_SRCS
-# plus the codec (WIRE_C, tools/tools.mk) and the kernel's event table
-# (pmu/events.c, built for the host as pmu/pmu.mk does). Its tests build
-# the same sources with ASan+UBSan into $(BUILD)/h/.
+# build/bareperf is a release build (-O2, no sanitizers) of
+#   BAREPERF_SRCS      the entry point, the command table, the builtins
+#   BAREPERF_UTIL_C    tools/util/: linked as the static library
+#                      $(BUILD)/tool/libbareperf-util.a
+#   the codec          the kernel's encoder half and tools/util/wire_dec.c,
+#                      capture.c (WIRE_C, tools/tools.mk): the static
+#                      library $(BUILD)/tool/libbareperf-codec.a
+#   BAREPERF_LIB_SRCS  the pure modules shared with the kernel: the ring
+#                      code, the event table pmu/events.c (KLIB_HOST: the
+#                      kernel's string functions renamed beside libc's by
+#                      kernel/lib/host_rename.h), the harness's statistics
+# Its unit tests build the same sources with ASan+UBSan into $(BUILD)/h/
+# (link rules: test/host/tools.mk).
 #
-# tools/convert.mk is included after this file and APPENDS its sources:
-#     BAREPERF_SRCS += tools/builtin-convert.c tools/util/perfdata.c tools/builtin-flamegraph.c
-#     BAREPERF_LIBS += ...            (if it needs more libraries)
-# The link rule reads both through secondary expansion, so whatever
-# convert.mk appends is compiled (by the pattern rule below) and linked.
+# tools/convert.mk is included after this file and APPENDS its builtins to
+# BAREPERF_SRCS and its util pieces to BAREPERF_UTIL_C; the link rule reads
+# both through secondary expansion.
 
-BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/util/session.c tools/symtab.c tools/builtin-record.c \
-	tools/builtin-report.c tools/builtin-stat.c tools/util/stat_bench.c tools/builtin-script.c \
-	tools/builtin-list.c tools/util/cli.c tools/builtin-bench.c tools/util/util.c \
-	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c tools/util/header.c
+BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/builtin-record.c tools/builtin-report.c \
+	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c
+BAREPERF_UTIL_C := tools/util/session.c tools/symtab.c tools/util/cli.c tools/util/util.c \
+	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
+	tools/util/header.c tools/util/stat_bench.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -22,9 +32,7 @@ BAREPERF_PFM := $(wildcard /usr/include/perfmon/pfmlib.h)
 BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 
 BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
-# What the tool links besides its own sources: the codec, the event table
-# and the kernel printf/string functions that table uses (renamed k_*).
-BAREPERF_LIB_SRCS = $(WIRE_C) ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
+BAREPERF_LIB_SRCS = ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
 	kernel/lib/string.c
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
@@ -41,7 +49,17 @@ $(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST \
 $(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST
 
 .SECONDEXPANSION:
-$(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS) $$(BAREPERF_LIB_SRCS))
+$(BUILD)/tool/libbareperf-util.a: $$(call bp_objs,$$(BAREPERF_UTIL_C))
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tool/libbareperf-codec.a: $$(call bp_objs,$$(WIRE_C))
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Archives after the objects that use them: util before the codec it calls.
+$(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS)) $(BUILD)/tool/libbareperf-util.a \
+		$(BUILD)/tool/libbareperf-codec.a $$(call bp_objs,$$(BAREPERF_LIB_SRCS))
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(BAREPERF_LIBS) -o $@
 
@@ -74,39 +92,7 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 
 # ---- tests ------------------------------------------------------------------
 #
-# Unit tests (cmocka, ASan+UBSan): the session loader on synthetic captures
-# (test/host/capgen.c frames them with the kernel's encoder), symbols and
-# lines against the test binary itself (-no-pie: its addresses are its
-# link addresses), report aggregation, and record's serial-line path with
-# a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/symtab.o test/host/capgen.o \
-	ringbuf/ringbuf.o) \
-	$(WIRE_C:%.c=$(BUILD)/h/%.o)
-
-HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
-	$(BUILD)/host/test_coverage
-
-$(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
-$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
-$(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
-	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o) $(TOOL_HOBJS)
-$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o $(TOOL_HOBJS)
-$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
-		$(BUILD)/host/test_coverage:
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -lcapstone -lipt -o $@
-
-# stat --bench (tools/util/stat_bench.c) and the harness's statistics
-# (apps/bench_stats.c) on sessions built in memory (convert_fakes for
-# session and symtab; util/escape.c has the plot's XML escaping).
-HOST_TESTS += $(BUILD)/host/test_stat_bench
-
-$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \
-		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
+# The unit tests' link rules are test/host/tools.mk.
 
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad

@@ -18,22 +18,14 @@
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
-CONVERT_C     := tools/builtin-convert.c tools/builtin-flamegraph.c tools/util/perfdata.c \
-	tools/util/convert_perf.c tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c \
-	tools/util/evlist.c tools/util/escape.c
-BAREPERF_SRCS += $(CONVERT_C)
-
-CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
-	$(BUILD)/h/tools/util/cli.o
+CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/chrome.c \
+	tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c tools/util/escape.c
+CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
+BAREPERF_SRCS   += tools/builtin-convert.c tools/builtin-flamegraph.c
+BAREPERF_UTIL_C += $(CONVERT_UTIL_C)
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers
-
-$(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
 # End to end: a generated script, absolute paths (a host test takes no arguments).
 $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_check.js \
