@@ -132,7 +132,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # report_msamples_per_s: samples per second through `bareperf report`
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
-$(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
+$(BUILD)/bench/gen_capture: $(call bp_objs,test/bench/gen_capture.c test/host/capgen.c \
 		tools/symtab.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -9,7 +9,7 @@
 # Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
 # fuzz_wire_smoke (the libFuzzer target for FUZZ_SMOKE_TIME s, TAP). `make fuzz` runs
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
-# Bench: wire_bytes_per_sample, decode_mb_per_s (tools/bench/wire_bench.c).
+# Bench: wire_bytes_per_sample, decode_mb_per_s (test/bench/wire_bench.c).
 
 # The codec's kernel half: the drain encodes with it, the control channel
 # checks the host's frames with it.
@@ -69,7 +69,7 @@ fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 # Benchmark: built like a release host tool (-O2, no sanitizers).
 WIRE_BENCH_CFLAGS := -std=gnu11 -O2 -g -Iinclude -I. $(WARN) -MMD -MP
 WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) test/host/wire_gen.o \
-	tools/bench/wire_bench.o)
+	test/bench/wire_bench.o)
 
 $(WIRE_BENCH_OBJS): $(BUILD)/wbench/%.o: %.c
 	@mkdir -p $(@D)

@@ -3,7 +3,7 @@
  * its stream: records laid out as perf_ring.h says, framed by the
  * kernel's own encoder (kernel/wire.c), written by the capture writer
  * (tools/util/capture.c). For the session and report tests and for the
- * benchmark generator (tools/bench/gen_capture.c).
+ * benchmark generator (test/bench/gen_capture.c).
  */
 #ifndef BAREPERF_TEST_HOST_CAPGEN_H
 #define BAREPERF_TEST_HOST_CAPGEN_H
