@@ -17,7 +17,7 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
-	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o) $(TOOL_HOBJS)
+	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o record_live.o) $(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
@@ -31,6 +31,7 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 HOST_TESTS += $(BUILD)/host/test_stat_bench
 
 $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \
+		$(BUILD)/h/tools/util/stat_plot.o \
 		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

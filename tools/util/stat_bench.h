@@ -7,6 +7,7 @@
 #define BAREPERF_TOOLS_STAT_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -39,8 +40,18 @@ struct stat_bench_value {
 };
 void stat_bench_judge(const struct bp_record_bench *b, int agg, struct stat_bench_value *v);
 
+/* The tables' formats, into buf (n bytes), which they return:
+ * x1000 fixed point "12.345", "-0.250"; unsigned (spreads, floors);
+ * bytes in whole units ("4 KiB", "2 MiB"; else bytes). */
+const char *stat_bench_fmt_x1000(int64_t v, char *buf, size_t n);
+const char *stat_bench_fmt_ux1000(uint64_t v, char *buf, size_t n);
+const char *stat_bench_fmt_bytes(uint64_t b, char *buf, size_t n);
+
+/* Whether the BENCH records come from more than one CPU (a cpu column). */
+bool stat_bench_multi_cpu(const struct session *s);
+
 /*
- * The memlat sweep as an SVG line chart at path: x = working set (log2),
+ * The memlat sweep (tools/util/stat_plot.c) as an SVG line chart at path: x = working set (log2),
  * y = the value per load (agg as stat_bench_print), one line per (name,
  * event); a value below its noise floor is a hollow point at the floor,
  * where the line breaks. Returns the number of
