@@ -5,7 +5,7 @@
  * (pointer chases, working-set memory, CPUID cache sizes). See bench.h.
  */
 #include "apps/bench.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"

@@ -4,9 +4,9 @@
  */
 #include "apps/bench_code.h"
 #include "apps/bench.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "kernel/trap.h"
 #include <uapi/wire.h>
 

@@ -13,7 +13,7 @@
  * duration of the round trip (the LVT entries stay masked).
  */
 #include "apps/bench.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/trap.h"

@@ -1,24 +1,24 @@
 /*
  * console.c — kernel text output, and the lock that serializes everything
- * leaving the machine: console text and the drain's frames
+ * leaving the machine: console text and the stream's frames
  * (kernel/stream.c) never interleave. Text goes to the UART as plain
- * lines until a stream starts, then as CONSOLE frames on the UART
- * transport (and on the UART plus the stream with virtio). Until the
- * console UART is chosen (kernel/serial.c) text is kept in a boot-log
+ * lines until a stream starts, then to the sink the stream registers
+ * (console_set_sink: CONSOLE frames on the UART transport, and on the
+ * UART plus the stream with virtio). Until the
+ * console UART is chosen (kernel/dev/serial.c) text is kept in a boot-log
  * buffer and replayed on it (and meanwhile written to COM1 if it
  * answers, the usual choice, so a host watching it sees the boot as it
- * happens). Text also goes to the screen (kernel/fb.c)
+ * happens). Text also goes to the screen (kernel/dev/fb.c)
  * when there is one, except from NMI context: an NMI may have interrupted
  * a drawing, and NMI paths keep to the lock-free stream. A CPU reporting
  * a fatal error takes the lock over rather than wait for it, so a crash is
  * always printed.
  */
 #include "kernel/kernel.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "kernel/percpu.h"
-#include "kernel/stream.h"
-#include "kernel/serial.h"
-#include "kernel/uart.h"
+#include "kernel/console.h"
+#include "kernel/platform/uart.h"
 
 #define EARLY_LOG_SIZE	16384
 
@@ -28,6 +28,8 @@ static bool serial_ready;
 static bool early_to_uart;		/* text before the choice also goes to COM1 */
 static bool text_to_uart = true;	/* console=fb turns plain text off the UART */
 static bool fb_busy;			/* a fault while drawing must not draw */
+static console_sink_fn text_sink;	/* framed output started (kernel/stream.c) */
+static bool sink_plain_uart;		/* ... on another transport: the UART stays plain */
 
 static u32 console_owner = ~0u;		/* cpu holding the console, or ~0 */
 static u32 console_depth;
@@ -87,14 +89,22 @@ static void emit(const char *s, size_t n)
 			uart_write(s, n);
 		return;
 	}
-	if (!stream_active()) {
+	if (!text_sink) {
 		if (text_to_uart)
 			uart_write(s, n);
 		return;
 	}
-	if (stream_transport() != STREAM_UART && text_to_uart)
+	if (sink_plain_uart && text_to_uart)
 		uart_write(s, n);
-	stream_console(s, n);
+	text_sink(s, n);
+}
+
+void console_set_sink(console_sink_fn write, bool plain_uart)
+{
+	console_lock_output();
+	sink_plain_uart = plain_uart;
+	text_sink = write;
+	console_unlock_output();
 }
 
 void console_text_to_uart(bool on)

@@ -3,6 +3,7 @@
  * the per-CPU GDT/TSS.
  */
 #include "kernel/kernel.h"
+#include "kernel/boot.h"
 #include "kernel/percpu.h"
 
 struct cpu_features cpu_features;
@@ -13,7 +14,6 @@ static void copy_regs(char *dst, u32 a, u32 b, u32 c, u32 d)
 	memcpy(dst, r, 16);
 }
 
-void cpu_probe(void);
 void cpu_probe(void)
 {
 	struct cpu_features *f = &cpu_features;
@@ -81,7 +81,6 @@ void cpu_probe(void)
  * SSE/AVX state apps may use (SDM Vol. 3A 13.1, Vol. 1 13.3). Kernel C is
  * built with -mgeneral-regs-only, so no handler ever touches vector state.
  */
-void cpu_setup(void);
 void cpu_setup(void)
 {
 	const struct cpu_features *f = &cpu_features;

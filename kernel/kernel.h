@@ -65,8 +65,11 @@ const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
 
-/* The kernel's GNU build-id (len bytes), NULL if it has none. */
+/* bootinfo.c: the kernel's GNU build-id (len bytes), NULL if it has none. */
 const u8 *kernel_build_id(u32 *len);
+
+/* The kernel's code, [__text_start, __text_end) (linker.ld). */
+extern char __text_start[], __text_end[];
 
 /* cpu.c: features found at boot. */
 struct cpu_features {
@@ -116,7 +119,7 @@ u64 virt_to_phys(const void *p);
 
 /* cmdline.c: the parsed kernel command line. */
 enum serial_kind {
-	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/serial.c) */
+	SERIAL_AUTO = 0,		/* SPCR, else a PCI UART, else COM1 (kernel/dev/serial.c) */
 	SERIAL_IO = 1,			/* an I/O port: com1..com4, 0xPORT */
 	SERIAL_MMIO = 2,		/* mmio:ADDR (8-bit registers), mmio32:ADDR (32-bit) */
 	SERIAL_PCI = 3,			/* pci:BB:DD.F, a PCI UART's first usable BAR */
@@ -138,7 +141,7 @@ struct kernel_options {
 	struct serial_opt serial;	/* serial=auto|com1..com4|0xPORT|mmio:ADDR|pci:BB:DD.F */
 	u32 baud;			/* baud=N (0: SPCR's, else 115200) */
 	enum console_want console;	/* console=serial|fb|both */
-	bool turbo_off;			/* turbo=off (kernel/quiet.c) */
+	bool turbo_off;			/* turbo=off (kernel/platform/quiet.c) */
 	bool prefetch_off;		/* prefetch=off */
 	const char *events;		/* events=LIST ("" = default, "none") */
 	u64 period;			/* period=N (0 = default) */
@@ -151,18 +154,62 @@ struct kernel_options {
 	bool code;			/* code=1: ... and run code it sends (RUN_CODE) */
 	const char *count;		/* count=LIST: events to count ("" = none) */
 	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
-	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace.c */
+	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace/trace.c */
 	u32 aux_pages;			/* aux_pages=N: AUX area pages per CPU (2^n) */
 	u32 ap_wait_ms;			/* ap_wait_ms=N: wait for each AP (0 = admit none) */
 	int app_argc;			/* words after "--" */
 	char *app_argv[32];
 };
-extern struct kernel_options kopt;
+extern struct kernel_options kopt;	/* bootinfo.c */
 
-/* Boot facts for apps and tests. */
+/* bootinfo.c: boot facts for apps and tests. */
 struct boot_info;
 extern const struct boot_info *boot_info;
 extern u64 boot_tsc_entry;		/* TSC at kernel entry */
+
+/*
+ * Boot hooks: how code above the kernel (pmu/, apps/) joins the boot
+ * without the kernel naming it. Each macro puts a descriptor in a section
+ * of its own (linker.ld); the kernel runs them in link order, by name
+ * within a kind (kernel/hooks.c).
+ *   BOOT_HOOK(stage, fn)  void fn(void), on the boot CPU at a stage of kmain:
+ *     BOOT_PLATFORM   timers and interrupt controllers up, no other CPU started;
+ *     BOOT_SMP        every CPU up and the quiet machine set, the stream not
+ *                     yet started.
+ *   CPU_UP_HOOK(fn)       void fn(u32 cpu), on each other CPU as it comes up
+ *                         (kernel/smp.c: interrupts off, before it checks in).
+ *   KERNEL_MAIN(fn)       int fn(void): what the machine is for, once it is up;
+ *                         returns an enum exit_code. Exactly one per kernel.
+ */
+enum boot_stage {
+	BOOT_PLATFORM = 1,
+	BOOT_SMP = 2,
+};
+struct boot_hook {
+	const char *name;
+	enum boot_stage stage;
+	void (*fn)(void);
+};
+struct cpu_up_hook {
+	const char *name;
+	void (*fn)(u32 cpu);
+};
+struct kernel_main_hook {
+	const char *name;
+	int (*fn)(void);
+};
+#define BOOT_HOOK(st, f)						\
+	static const struct boot_hook __boot_hook_##f			\
+	__attribute__((used, section(".hooks.boot." #f), aligned(8))) =	\
+	{ .name = #f, .stage = (st), .fn = (f) }
+#define CPU_UP_HOOK(f)							\
+	static const struct cpu_up_hook __cpu_up_hook_##f		\
+	__attribute__((used, section(".hooks.cpu_up." #f), aligned(8))) = \
+	{ .name = #f, .fn = (f) }
+#define KERNEL_MAIN(f)							\
+	static const struct kernel_main_hook __kernel_main_##f		\
+	__attribute__((used, section(".hooks.main." #f), aligned(8))) =	\
+	{ .name = #f, .fn = (f) }
 
 /* Apps: one C file each, registered with APP() below; apps/ holds them. */
 struct app {

@@ -1,12 +1,17 @@
 # kernel/ build fragment.
 KERNEL_ASM += kernel/entry.asm kernel/isr.asm kernel/trampoline.asm
-KERNEL_C += kernel/main.c kernel/cpu.c kernel/trap.c kernel/paging.c \
-	kernel/pmm.c kernel/uart.c kernel/serial.c kernel/fb.c kernel/quiet.c kernel/console.c kernel/cmdline.c \
-	kernel/panic.c kernel/tsc.c kernel/tsc_cpuid.c kernel/pvh.c kernel/apps.c \
-	kernel/apic.c kernel/ioapic.c kernel/hpet.c kernel/smp.c kernel/stream.c \
-	kernel/wire.c kernel/pci.c kernel/virtio.c kernel/virtio_console.c kernel/control.c \
+KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/paging.c \
+	kernel/pmm.c kernel/console.c kernel/cmdline.c kernel/panic.c kernel/smp.c \
+	kernel/stream.c \
 	kernel/lib/string.c kernel/lib/printf.c
-KERNEL_C += kernel/acpi.c kernel/acpi_init.c
+# The PC's fixed hardware.
+KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/apic.c \
+	kernel/platform/ioapic.c kernel/platform/hpet.c kernel/platform/tsc.c \
+	kernel/platform/tsc_cpuid.c kernel/platform/uart.c kernel/platform/pvh.c \
+	kernel/platform/quiet.c
+# Drivers for what enumeration finds (PCI, ACPI's SPCR, the loader's GOP).
+KERNEL_C += kernel/dev/pci.c kernel/dev/virtio.c kernel/dev/virtio_console.c \
+	kernel/dev/serial.c kernel/dev/fb.c
 
 # The screen console's font: 8x16 glyphs converted at build time from a PC
 # console font (Debian console-setup-linux; see tools/psf2c.py).

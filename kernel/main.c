@@ -4,60 +4,26 @@
  * and leave with its status.
  */
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
-#include "kernel/apic.h"
+#include "kernel/console.h"
+#include "kernel/boot.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
 #include "kernel/cmdline.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "kernel/mm.h"
-#include "kernel/pci.h"
+#include "kernel/dev/pci.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 #include "kernel/smp.h"
-#include "kernel/run.h"
-#include "kernel/serial.h"
+#include "apps/run.h"
+#include "kernel/dev/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"
 #include "kernel/trap.h"
-#include "kernel/uart.h"
+#include "kernel/platform/uart.h"
 #include <uapi/bootinfo.h>
 
-#define PVH_MARK	0x21485650	/* kernel/entry.asm */
-#define NT_GNU_BUILD_ID	3
-
-void kmain(void *info, u32 magic, u64 entry_tsc);
-void cpu_probe(void);
-void cpu_setup(void);
-void tsc_init(void);
-int pvh_to_boot_info(const void *start_info, struct boot_info *bi, const char **why);
-
-static struct boot_info bi;
-const struct boot_info *boot_info = &bi;
-u64 boot_tsc_entry;
-struct kernel_options kopt;
 static char cmdline[BOOT_CMDLINE_MAX];
-
-extern const char __notes_start[], __notes_end[];
-extern char boot_stack[], boot_stack_top[];		/* kernel/entry.asm */
-
-/* The GNU build id of this kernel, from its own notes (ELF gABI, "Note Section"). */
-const u8 *kernel_build_id(u32 *len)
-{
-	const char *p = __notes_start;
-
-	while (p + 12 <= __notes_end) {
-		const u32 *h = (const u32 *)p;
-		u32 namesz = h[0], descsz = h[1], type = h[2];
-		const u8 *desc = (const u8 *)p + 12 + ALIGN_UP(namesz, 4);
-
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + 12, "GNU", 4)) {
-			*len = descsz;
-			return desc;
-		}
-		p = (const char *)desc + ALIGN_UP(descsz, 4);
-	}
-	*len = 0;
-	return NULL;
-}
 
 static void print_build_id(void)
 {
@@ -71,28 +37,6 @@ static void print_build_id(void)
 		kprintf("none");
 }
 
-static const char *take_boot_info(void *info, u32 magic)
-{
-	const char *why = NULL;
-
-	if (magic == PVH_MARK) {
-		pvh_to_boot_info(info, &bi, &why);
-		return why;
-	}
-	if (magic != BOOT_INFO_MAGIC)
-		return "entered with an unknown boot protocol (esi is neither PVH nor BOOT_INFO_MAGIC)";
-	const struct boot_info *in = info;
-	if (in->magic != BOOT_INFO_MAGIC || in->version < 1 || in->size < 64)
-		return "boot_info from the loader is malformed";
-	/* Append-only ABI: copy what both sides know, the rest stays zero. */
-	memcpy(&bi, in, MIN((size_t)in->size, sizeof(bi)));
-	bi.cmdline[sizeof(bi.cmdline) - 1] = 0;
-	bi.firmware_vendor[sizeof(bi.firmware_vendor) - 1] = 0;
-	if (bi.mmap_count > BOOT_MMAP_MAX)
-		return "boot_info memory map count is out of range";
-	return NULL;
-}
-
 static const char *const fb_format_names[] = { "RGB", "BGR", "bitmask", "BltOnly" };
 
 /* The screen console, on the loader's GOP framebuffer (console=fb|both,
@@ -100,7 +44,7 @@ static const char *const fb_format_names[] = { "RGB", "BGR", "bitmask", "BltOnly
  * after the banner (the first line a host tool looks for). */
 static void screen_setup(char *msg, size_t n)
 {
-	const struct boot_framebuffer *f = &bi.fb;
+	const struct boot_framebuffer *f = &boot_info->fb;
 	const char *why = NULL;
 	const char *fmt = f->format < ARRAY_SIZE(fb_format_names) ? fb_format_names[f->format] : "?";
 
@@ -110,7 +54,7 @@ static void screen_setup(char *msg, size_t n)
 			  f->width, f->height);
 	if (kopt.console == CONSOLE_SERIAL || !f->base)
 		return;
-	if (f->base + (u64)f->pixels_per_line * f->height * 4 > mem_top(&bi))
+	if (f->base + (u64)f->pixels_per_line * f->height * 4 > mem_top(boot_info))
 		why = "it lies outside the kernel's identity map";
 	else
 		fb_init(f->base, f->width, f->height, f->pixels_per_line, f->format, &why);
@@ -132,7 +76,7 @@ static void screen_setup(char *msg, size_t n)
  * registers may share the type. Before other CPUs start. */
 static void screen_write_combining(void)
 {
-	const struct boot_framebuffer *f = &bi.fb;
+	const struct boot_framebuffer *f = &boot_info->fb;
 	u64 len = ALIGN_UP((u64)f->pixels_per_line * f->height * 4, 2ul << 20);
 
 	if (!fb_active())
@@ -168,11 +112,11 @@ static void print_memory(void)
 {
 	u64 usable = 0;
 
-	for (u32 i = 0; i < bi.mmap_count; i++)
-		if (bi.mmap[i].type == BOOT_MEM_USABLE)
-			usable += bi.mmap[i].length;
+	for (u32 i = 0; i < boot_info->mmap_count; i++)
+		if (boot_info->mmap[i].type == BOOT_MEM_USABLE)
+			usable += boot_info->mmap[i].length;
 	kprintf("mem: %lu MiB usable in a %u-entry map, %lu MiB free after boot\n",
-		usable >> 20, bi.mmap_count, (pmm_free_pages() * PAGE_SIZE) >> 20);
+		usable >> 20, boot_info->mmap_count, (pmm_free_pages() * PAGE_SIZE) >> 20);
 }
 
 static void print_cpu(void)
@@ -295,6 +239,16 @@ static int run_cmdline_app(void)
 	return app_run(app, kopt.app_argc + 1, argv, &prof);
 }
 
+/* What the machine is for: the run the command line asks for, or, with
+ * control=1, the runs the host asks for. */
+static int run_main(void)
+{
+	if (kopt.control)
+		return control_serve();
+	return run_cmdline_app();
+}
+KERNEL_MAIN(run_main);
+
 void kmain(void *info, u32 magic, u64 entry_tsc)
 {
 	char err[256];
@@ -305,18 +259,18 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	idt_init();
 	cpu_probe();
 
-	const char *boot_err = take_boot_info(info, magic);
+	const char *boot_err = boot_info_take(info, magic);
 	cmdline_defaults(&kopt);
-	strlcpy(cmdline, bi.cmdline, sizeof(cmdline));
+	strlcpy(cmdline, boot_info->cmdline, sizeof(cmdline));
 	int cmd_err = boot_err ? 0 : cmdline_parse(cmdline, &kopt, err, sizeof(err));
 	char fb_msg[200] = "";
 	if (!boot_err)
 		screen_setup(fb_msg, sizeof(fb_msg));
 
-	kprintf("\nbareperf: booted via %s", bi.source == BOOT_SOURCE_UEFI ? "UEFI" :
-		bi.source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
-	if (bi.firmware_vendor[0])
-		kprintf(" (firmware: %s)", bi.firmware_vendor);
+	kprintf("\nbareperf: booted via %s", boot_info->source == BOOT_SOURCE_UEFI ? "UEFI" :
+		boot_info->source == BOOT_SOURCE_PVH ? "PVH direct boot" : "?");
+	if (boot_info->firmware_vendor[0])
+		kprintf(" (firmware: %s)", boot_info->firmware_vendor);
 	kprintf(", ");
 	print_build_id();
 	kprintf("\n%s", fb_msg);
@@ -325,11 +279,11 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 		kprintf("bareperf: cannot start: %s\n", boot_err);
 		machine_exit(EXIT_PANIC);
 	}
-	kprintf("cmdline: \"%s\"\n", bi.cmdline);
+	kprintf("cmdline: \"%s\"\n", boot_info->cmdline);
 
 	cpu_setup();
-	pmm_init(&bi);
-	paging_init(&bi);
+	pmm_init(boot_info);
+	paging_init(boot_info);
 	percpu_alloc_stacks(smp_boot_cpu());
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
@@ -351,19 +305,17 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	print_tsc();
 	apic_init();
 	ioapic_init();
-	pmu_init();
+	boot_hooks_run(BOOT_PLATFORM);
 	start_cpus();
 	quiet_setup();
-	profile_init();
+	boot_hooks_run(BOOT_SMP);
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);
-	if (bi.source == BOOT_SOURCE_UEFI && bi.loader_tsc && bi.exit_boot_tsc)
+	if (boot_info->source == BOOT_SOURCE_UEFI && boot_info->loader_tsc && boot_info->exit_boot_tsc)
 		kprintf("boot: loader start to ExitBootServices: %lu TSC ticks (%lu us)\n",
-			bi.exit_boot_tsc - bi.loader_tsc,
-			tsc_to_ns(bi.exit_boot_tsc - bi.loader_tsc) / 1000);
+			boot_info->exit_boot_tsc - boot_info->loader_tsc,
+			tsc_to_ns(boot_info->exit_boot_tsc - boot_info->loader_tsc) / 1000);
 
-	if (kopt.control)
-		machine_exit(control_serve());
-	machine_exit(run_cmdline_app());
+	machine_exit(boot_main());
 }

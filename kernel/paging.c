@@ -27,7 +27,6 @@
 #define VMALLOC_BASE	0xffffffffc0000000ul
 #define VMALLOC_END	0xffffffffff000000ul
 
-extern char boot_stack_guard[];
 
 static u64 *pml4;
 static u64 nx;			/* PTE_NX if the CPU has it, else 0 */

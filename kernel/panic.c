@@ -8,8 +8,8 @@
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
-#include "kernel/serial.h"
-#include "kernel/uart.h"
+#include "kernel/dev/serial.h"
+#include "kernel/platform/uart.h"
 
 /* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
 #define DEBUG_EXIT_PORT	0xf4

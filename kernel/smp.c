@@ -18,12 +18,12 @@
  * cost nothing under QEMU.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/boot.h"
+#include "kernel/platform/apic.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/trap.h"
-#include "pmu/pmu.h"
 #include <uapi/bootinfo.h>
 
 #define AP_STACK_PAGES	16
@@ -32,13 +32,6 @@
 #define SLOT_CLOSED		0
 #define SLOT_CLAIMED		0xffffffffu
 
-extern const char trampoline_start[], trampoline_end[];
-extern const char tp_gdt_base[], tp_far32[], tp_far64[], tp_base_imm[];
-extern const char tp_cr3[], tp_efer[], tp_stack[], tp_entry[], tp_arg[];
-extern const char tp_gdt[], tramp32[], tramp64[];
-extern const char tp_idt[], tp_idt_base[], tp_ivt_nmi[], tp_idt_nmi_lo[], tp_idt_nmi_hi[];
-extern const char tp_park_esp[], tp_claim_pa[], tp_park_iret32[], tp_park_stack32[];
-extern const char tp_parked[];
 
 static struct percpu cpus[MAX_CPUS];
 static u32 ncpus = 1;
@@ -50,7 +43,6 @@ static volatile u32 stop_from = ~0u;	/* cpu that asked everyone to stop */
 static volatile u32 stopped;
 static u32 stop_report_lock;		/* one stopped CPU reports at a time */
 
-void cpu_setup(void);
 
 struct percpu *smp_boot_cpu(void) { return &cpus[0]; }
 u32 this_cpu_id(void) { return this_cpu()->cpu; }
@@ -95,7 +87,7 @@ static void __attribute__((noreturn)) ap_entry(struct percpu *pc)
 	idt_load();
 	cpu_setup();
 	apic_init();
-	pmu_ap_init(pc->cpu);		/* this core's own PMU (hybrids differ) */
+	boot_hooks_cpu_up(pc->cpu);	/* e.g. this core's own PMU (hybrids differ) */
 	__atomic_store_n(&ap_checked_in, 1, __ATOMIC_RELEASE);
 	ap_idle(pc);
 }

@@ -1,6 +1,6 @@
 /*
  * stream.c — the drain: records from the per-CPU rings, COBS-framed with a
- * CRC (kernel/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
+ * CRC (ringbuf/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
  *
  * The drain is the rings' consumer (ringbuf.h): it reads records with the
  * reader's acquire ordering and releases them (data_tail) only after their
@@ -19,12 +19,13 @@
  * overflow (LOST records) can be exercised.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/console.h"
+#include "kernel/platform/apic.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
-#include "kernel/uart.h"
-#include "kernel/virtio.h"
-#include "kernel/wire.h"
+#include "kernel/platform/uart.h"
+#include "kernel/dev/virtio.h"
+#include "ringbuf/wire.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
 
@@ -160,7 +161,8 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 			pace_baud ? ", paced" : "", boot);
 }
 
-void stream_console(const char *s, size_t n)
+/* The console's sink while the stream is active (console_set_sink). */
+static void stream_console(const char *s, size_t n)
 {
 	size_t done = 0, used;
 
@@ -186,6 +188,7 @@ void stream_start(void)
 	uart_flush();
 	pace_next = rdtsc();
 	active = true;
+	console_set_sink(stream_console, transport != STREAM_UART);
 	/* The CONSOLE channel's first frame: the stream's leading 0x00 is
 	 * written by the encoder. On the virtio transport the UART keeps
 	 * the plain console as well. */
@@ -314,6 +317,7 @@ void stream_end(u32 status, bool halt)
 		uart_flush();
 		pace_next = rdtsc();
 		active = true;
+		console_set_sink(stream_console, transport != STREAM_UART);
 	}
 	/* What each (channel, cpu) sent before this frame (uapi/wire.h §5). */
 	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
@@ -333,8 +337,10 @@ void stream_end(u32 status, bool halt)
 	tx(out, w);
 	tx_flush();
 	/* A halted machine's last words are plain text again (uapi/wire.h §5). */
-	if (halt)
+	if (halt) {
 		active = false;
+		console_set_sink(NULL, false);
+	}
 	console_unlock_output();
 }
 

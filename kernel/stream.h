@@ -36,8 +36,6 @@ bool stream_active(void);
 /* Send every record the rings hold (run end), or only rings past their
  * watermark (from_tick). Not NMI-safe. */
 void stream_drain(bool from_tick);
-/* Called by the console with the output lock held. */
-void stream_console(const char *s, size_t n);
 void stream_get_stats(struct stream_stats *out);
 /* Bytes the host sent on the transport, non-blocking: count or 0. */
 size_t stream_recv(void *buf, size_t cap);

@@ -5,7 +5,7 @@
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
 #define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */

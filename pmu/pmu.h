@@ -369,10 +369,9 @@ void pmu_tick(struct pmu_ctx *ctx);
 
 /*
  * The local APIC's LVT performance-counter entry (SDM Vol. 3A 11.5.1),
- * supplied by the APIC driver: kernel/apic.c defines these two (strong
- * symbols override the weak defaults in pmu/kernel.c, which report the entry
- * masked and drop writes, so no PMI is routed until then). Called from the
- * PMI handler: they must be NMI-safe. The host model defines them too.
+ * through the APIC driver: pmu/cpus.c passes them to kernel/platform/apic.c.
+ * Called from the PMI handler: they must be NMI-safe. The host model
+ * defines them too.
  */
 u32 pmu_lvtpc_read(void);
 void pmu_lvtpc_write(u32 v);

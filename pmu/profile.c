@@ -22,13 +22,13 @@
  * the tick touches only this CPU's context, with interrupts off.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "kernel/quiet.h"
+#include "kernel/platform/quiet.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
-#include "pmu/trace.h"
+#include "pmu/trace/trace.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
@@ -103,8 +103,6 @@ static u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
 static int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;
 static struct pmu_event_attr hw_attrs[PMU_MAX_EVENTS];
 static struct pmu_ctx probe_ctx;	/* profile_start's dry run of pmu_open */
-extern struct pmu_caps pmu_boot_caps;
-extern char __text_start[], __text_end[];
 
 static const struct {
 	const char *name;
@@ -552,6 +550,7 @@ void profile_init(void)
 		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
 		CPU_TIME_MAX_PERCENT);
 }
+BOOT_HOOK(BOOT_SMP, profile_init);
 
 u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
 
@@ -1065,7 +1064,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 
 	cfg = *c;
 	quiesced = false;
-	/* Instruction tracing (pmu/trace.c): the AUX area it needs. */
+	/* Instruction tracing (pmu/trace/trace.c): the AUX area it needs. */
 	u32 aux_pages;
 	int te = trace_run_prepare(&aux_pages, err, n);
 	if (te)

@@ -13,6 +13,7 @@
 # ring_vs_ck_ratio (two threads, against Concurrency Kit's SPSC ck_ring).
 
 RINGBUF_C := ringbuf/ringbuf.c ringbuf/aux.c
+KERNEL_C  += ringbuf/wire.c
 KERNEL_C  += $(RINGBUF_C)
 
 RINGBUF_HOBJS := $(RINGBUF_C:%.c=$(BUILD)/h/%.o)

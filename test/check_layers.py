@@ -134,8 +134,12 @@ def graph(build, sub):
     owner, uses = {}, {}
     for o in objects(top):
         src = os.path.relpath(o, top)[:-2]
-        if src.startswith(("test/", "build/", "ksyms")) or "/" not in src:
-            continue                # tests and generated objects
+        # Tests may reach anything; generated objects (the font, ksyms)
+        # are data of whoever uses them; an object whose source is gone is
+        # stale.
+        if src.startswith(("test/", "build/")) or not any(
+                os.path.exists(os.path.join(ROOT, src + e)) for e in (".c", ".asm", ".S")):
+            continue
         d, u = nm(o)
         for s in d:
             owner.setdefault(s, src)

@@ -382,7 +382,7 @@ TESTS += [
          expect=[r"bareperf: period=100000000000 ns is longer than the APIC timer's longest"]),
 ]
 # The console UART: serial=auto takes ACPI SPCR's UART, else a PCI serial
-# controller, else COM1 (kernel/serial.c). Each test leaves the guest only
+# controller, else COM1 (kernel/dev/serial.c). Each test leaves the guest only
 # the UART it should find wired to stdout.
 def spcr_table(port, baud_code=7, space=1, bits=8, access=1, rev=2):
     """An 80-byte SPCR (Microsoft's Serial Port Console Redirection Table,

@@ -28,7 +28,7 @@ $(BUILD)/host/test_cmdline: $(BUILD)/h/test/host/test_cmdline.o $(BUILD)/h/kerne
 APP_C += test/guest/test_acpi.c
 HOST_TESTS += $(BUILD)/host/test_acpi
 
-$(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/acpi.o $(KLIB_HOST)
+$(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/platform/acpi.o $(KLIB_HOST)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
@@ -113,7 +113,7 @@ $(BUILD)/h/gen/font8x16.o: $(BUILD)/gen/font8x16.c
 	$(call say,HOSTCC,$<)
 	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -c $< -o $@
 
-$(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/fb.o \
+$(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/dev/fb.o \
 		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

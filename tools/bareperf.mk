@@ -22,7 +22,7 @@
 
 BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/builtin-record.c tools/builtin-report.c \
 	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c
-BAREPERF_UTIL_C := tools/util/session.c tools/symtab.c tools/util/cli.c tools/util/util.c \
+BAREPERF_UTIL_C := tools/util/session.c tools/util/symbol.c tools/util/cli.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
 	tools/util/header.c tools/util/stat_bench.c tools/util/stat_plot.c tools/util/record_live.c
 BAREPERF_LIBS := -lelf -ldw -lm
@@ -57,11 +57,12 @@ $(BUILD)/tool/libbareperf-codec.a: $$(call bp_objs,$$(WIRE_C))
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Archives after the objects that use them: util before the codec it calls.
+# The archives call each other (util <-> the trace decoder, added below):
+# one group, searched until nothing more resolves.
 $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS)) $(BUILD)/tool/libbareperf-util.a \
 		$(BUILD)/tool/libbareperf-codec.a $$(call bp_objs,$$(BAREPERF_LIB_SRCS))
 	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $^ $(BAREPERF_LIBS) -o $@
+	$(Q)$(HOSTCC) -Wl,--start-group $^ -Wl,--end-group $(BAREPERF_LIBS) -o $@
 
 # ---- man pages --------------------------------------------------------------
 #
@@ -133,7 +134,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,test/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
+		tools/util/symbol.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
@@ -156,7 +157,7 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/util/hist.o tools/util/header.o \
-	tools/symtab.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+	tools/util/symbol.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
@@ -165,7 +166,7 @@ $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 
 $(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
 	$(call say,LINK,$@)
-	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -lcapstone -lipt -o $@
+	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -o $@
 
 $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
 		$(WIRE_C:%.c=$(BUILD)/h/%.o)
@@ -182,8 +183,8 @@ fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
-# Instruction traces (tools/trace_dec.c: capstone, libipt): the
-# --aux modes of report and script and the Chrome call slices call
+# Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):
+# the --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.
-BAREPERF_SRCS += tools/trace_dec.c
-BAREPERF_LIBS += -lcapstone -lipt
+$(BUILD)/bareperf: $(TRACE_LIB)
+BAREPERF_LIBS += $(TRACE_LIBS)

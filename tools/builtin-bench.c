@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/commands.h"
 #include "tools/util/link.h"
 #include "tools/util/wire_dec.h"

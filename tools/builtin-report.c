@@ -17,7 +17,7 @@
 #include "tools/commands.h"
 #include "tools/util/header.h"
 #include "tools/util/hist.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 
 /* ---- printing --------------------------------------------------------- */
 

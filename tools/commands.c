@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "tools/util/chrome.h"
 
 const struct bareperf_command bareperf_commands[] = {

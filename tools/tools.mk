@@ -1,21 +1,19 @@
 # tools/ build fragment (included by the top-level Makefile).
 #
-# The host tool `bareperf` (HOST_TOOLS) will be built here. So far: the
-# wire codec (include/uapi/wire.h) and capture files.
-#   kernel/wire.c           the codec's kernel half (encoder, frame check, CRC,
-#                           varints): built into the kernel, and for the host
+# The wire codec (include/uapi/wire.h) on the host, and capture files:
+#   ringbuf/wire.c          the codec's kernel half (encoder, frame check, CRC,
+#                           varints): built into the kernel (ringbuf/ringbuf.mk),
+#                           and for the host
 #   tools/util/wire_dec.c   the host's streaming decoder
 #   tools/util/capture.c    capture files: write, read, decode
+# WIRE_C is the three; build/bareperf links it as libbareperf-codec.a
+# (tools/bareperf.mk).
 # Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
 # fuzz_wire_smoke (the libFuzzer target for FUZZ_SMOKE_TIME s, TAP). `make fuzz` runs
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
 # Bench: wire_bytes_per_sample, decode_mb_per_s (test/bench/wire_bench.c).
 
-# The codec's kernel half: the drain encodes with it, the control channel
-# checks the host's frames with it.
-KERNEL_C += kernel/wire.c
-
-WIRE_C     := kernel/wire.c tools/util/wire_dec.c tools/util/capture.c
+WIRE_C     := ringbuf/wire.c tools/util/wire_dec.c tools/util/capture.c
 WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
 
 HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \

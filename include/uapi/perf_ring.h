@@ -304,7 +304,7 @@ struct bp_record_run_meta {
 	uint16_t reserved_u16;
 	uint64_t start_tsc;		/* TSC when the run started */
 	uint8_t  build_id[20];		/* GNU build-id of kernel.elf */
-	/* A quiet machine (kernel/quiet.h), BP_QUIET_* bits: what the
+	/* A quiet machine (kernel/platform/quiet.h), BP_QUIET_* bits: what the
 	 * command line asked for, what every CPU now has, and what at least
 	 * one CPU refused (a #GP, or a write that did not hold). 0 in
 	 * captures from kernels that predate them. */

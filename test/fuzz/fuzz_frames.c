@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "test/fuzz/fuzz_frames.h"
 
 /* COBS: each run of up to 254 non-zero bytes behind a code byte (its

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/capture.h"
 #include "tools/util/wire_dec.h"
 

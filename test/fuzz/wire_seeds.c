@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/capture.h"
 #include "test/host/wire_gen.h"
 

@@ -8,7 +8,7 @@
  *                      numbered pattern lines the host checks cell by cell
  */
 #include "kernel/kernel.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 #include "test/guest/report.h"
 
 static u64 us(u64 ticks)

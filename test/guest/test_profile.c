@@ -29,7 +29,7 @@
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
 #include "kernel/kernel.h"
-#include "kernel/apic.h"
+#include "kernel/platform/apic.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"

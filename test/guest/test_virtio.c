@@ -24,8 +24,8 @@
  * computes the same bytes for the host-side check.
  */
 #include "kernel/kernel.h"
-#include "kernel/pci.h"
-#include "kernel/virtio.h"
+#include "kernel/dev/pci.h"
+#include "kernel/dev/virtio.h"
 #include "test/guest/report.h"
 
 #define PATTERN_SEED	0x12345678u

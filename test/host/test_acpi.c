@@ -1,5 +1,5 @@
 /*
- * test_acpi — the ACPI parsers (kernel/acpi.c) against tables built here
+ * test_acpi — the ACPI parsers (kernel/platform/acpi.c) against tables built here
  * in a fake physical memory: good tables field by field, then every kind
  * of breakage firmware can hand over (bad checksums, truncated and absurd
  * lengths, zero-length and overlong MADT entries, absurd counts, pointers
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "kernel/kernel.h"
-#include "kernel/acpi.h"
+#include "kernel/platform/acpi.h"
 
 /* ---- fake physical memory ---- */
 

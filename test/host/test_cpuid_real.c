@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "kernel/kernel.h"
-#include "kernel/tsc_cpuid.h"
+#include "kernel/platform/tsc_cpuid.h"
 #include "pmu/pmu.h"
 #include "test/host/pmu_model.h"
 

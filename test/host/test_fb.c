@@ -1,5 +1,5 @@
 /*
- * test_fb — the screen console's drawing (kernel/fb.c) into framebuffers
+ * test_fb — the screen console's drawing (kernel/dev/fb.c) into framebuffers
  * in host memory: both 32-bit pixel formats, a pitch wider than the
  * screen (the padding must never be written), a width that is not a
  * whole number of cells, line wrap, jump scrolling, error lines in red,
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "kernel/kernel.h"
-#include "kernel/fb.h"
+#include "kernel/dev/fb.h"
 
 #define SENTINEL	0xdeadbeefu
 

@@ -1,6 +1,6 @@
 /*
- * test_report — symbolization (tools/symtab.c) and report aggregation
- * (tools/builtin-report.c). The symbol table under test is this test binary's own
+ * test_report — symbolization (tools/util/symbol.c) and report aggregation
+ * (tools/util/hist.c). The symbol table under test is this test binary's own
  * (linked -no-pie, so a function's address is its symbol's value): its
  * functions are looked up by address, their source lines come back from
  * DWARF, and samples "taken" in them are aggregated: shares weighted by

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "test/host/capgen.h"
 #include "tools/util/session.h"
 

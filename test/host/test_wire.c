@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/wire_dec.h"
 #include "test/host/wire_gen.h"
 

@@ -9,7 +9,7 @@
 
 #include <intel-pt.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/capture.h"
 #include "test/host/trace_sim.h"
 

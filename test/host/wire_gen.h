@@ -13,7 +13,7 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/wire_dec.h"
 
 /* xorshift64*: the same numbers on every run. */

@@ -5,7 +5,7 @@
  * with one START_RUN request, and reads the kernel's answer.
  *
  * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
- * the codec's encoder (kernel/wire.h). Its nonce is the request's
+ * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
  * identity: sent again, the same message is not run twice.
  */
 #ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 
 /* The run START_RUN asks for (NULL / 0: the kernel's default). */
 struct ctl_run {

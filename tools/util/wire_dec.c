@@ -1,7 +1,7 @@
 /*
  * tools/util/wire_dec.c — streaming decoder for the wire format (uapi/wire.h,
  * tools/util/wire_dec.h). The frame check, CRC, varints and the prediction
- * rule are kernel/wire.c's, built for the host: one implementation of
+ * rule are ringbuf/wire.c's, built for the host: one implementation of
  * each for both ends.
  *
  * A frame is delivered all or nothing: its payload is expanded completely
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/wire.h"
+#include "ringbuf/wire.h"
 #include "tools/util/wire_dec.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -331,7 +331,7 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, struct wire_pred *p, uint8
 		struct bp_record_header h = { BP_RECORD_SAMPLE, s.misc, (uint16_t)(q - o) };
 		memcpy(o, &h, sizeof(h));
 	}
-	/* The prediction rule is the encoder's own (kernel/wire.c). */
+	/* The prediction rule is the encoder's own (ringbuf/wire.c). */
 	wire_pred_commit(p, &s);
 	return (uint32_t)(q - o);
 }

@@ -1,0 +1,333 @@
+/*
+ * control.c — one boot, many runs: with control=1 the kernel serves the
+ * host's requests over the stream (include/uapi/wire.h §5) instead of
+ * running one app from the command line. Requests are CONTROL frames from
+ * WIRE_CPU_HOST; every reply is CONTROL frames too, ending in OK or ERROR.
+ *
+ *   LIST_APPS    one ITEM "name<TAB>description" per app, then OK
+ *   LIST_EVENTS  one ITEM "name<TAB>description" per event, then OK
+ *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}: runs the app
+ *                (records stream as usual), then OK "exit N"
+ *   RUN_CODE     {BODY, INIT, UNROLL, ...}: with code=1 only, measures the
+ *                machine code sent (apps/bench_code.h): ITEMs, then OK
+ *
+ * Everything the host sends is bounds-checked against the frame it came in
+ * and copied into fixed buffers: no request can write outside them. A
+ * frame that fails its CRC is ignored; a malformed or unknown request gets
+ * an ERROR that says what was wrong.
+ */
+#include "kernel/kernel.h"
+#include "apps/run.h"
+#include "kernel/stream.h"
+#include "ringbuf/wire.h"
+#include "pmu/pmu.h"
+#include "apps/bench_code.h"
+
+#define reply control_reply
+#define replyf control_replyf
+
+#define ARG_MAX		16
+#define TEXT_MAX	256
+
+static u8 rx[WIRE_ENCODED_MAX];		/* one encoded frame being received */
+static u8 frame[WIRE_FRAME_MAX];	/* its decoded bytes */
+
+void control_reply(u16 type, const char *text, size_t len)
+{
+	static u8 msg[sizeof(struct wire_ctl_msg) + 512];
+	struct wire_ctl_msg *m = (struct wire_ctl_msg *)msg;
+
+	len = MIN(len, sizeof(msg) - sizeof(*m));
+	m->type = type;
+	m->len = len;
+	memcpy(msg + sizeof(*m), text, len);
+	stream_control_send(msg, sizeof(*m) + len);
+}
+
+void control_replyf(u16 type, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = kvsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	control_reply(type, text, MIN((size_t)n, sizeof(text) - 1));
+}
+
+static void list_apps(void)
+{
+	for (const struct app *a = app_next(NULL); a; a = app_next(a))
+		replyf(WIRE_CTL_ITEM, "%s\t%s", a->name, a->desc);
+	reply(WIRE_CTL_OK, "", 0);
+}
+
+static void list_events(void)
+{
+	const char *name, *desc;
+
+	replyf(WIRE_CTL_ITEM, "cpu-clock\tsoft PMU: HPET NMIs, period in ns (works on any machine)");
+	for (int i = 0; (name = pmu_event_name(i, &desc)); i++)
+		replyf(WIRE_CTL_ITEM, "%s\t%s", name, desc);
+	reply(WIRE_CTL_OK, "", 0);
+}
+
+/* Copy a text value into dst (size n) as a C string; false if it does not
+ * fit or holds a NUL or control character. */
+static bool take_text(char *dst, size_t n, const u8 *v, size_t len)
+{
+	if (len >= n)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (v[i] < 0x20 || v[i] == 0x7f)
+			return false;
+	memcpy(dst, v, len);
+	dst[len] = 0;
+	return true;
+}
+
+struct run_req {
+	char app[32];
+	char events[TEXT_MAX];
+	u64 period, freq;
+	int cpu;
+	int argc;
+	char args[ARG_MAX][64];
+};
+
+/* Parse START_RUN's {type, len, value} triples; 0 or an ERROR sent. */
+static int parse_run(const u8 *p, size_t len, struct run_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->cpu = -1;
+	while (len) {
+		struct wire_ctl_msg t;
+		if (len < sizeof(t)) {
+			reply(WIRE_CTL_ERROR, "START_RUN: a parameter is cut short", 35);
+			return -1;
+		}
+		memcpy(&t, p, sizeof(t));
+		const u8 *v = p + sizeof(t);
+		if (t.len > len - sizeof(t)) {
+			replyf(WIRE_CTL_ERROR, "START_RUN: parameter %u runs past the message", t.type);
+			return -1;
+		}
+		bool ok = true;
+		char text[TEXT_MAX];
+		u64 num;
+		switch (t.type) {
+		case WIRE_RUN_APP:
+			ok = take_text(r->app, sizeof(r->app), v, t.len);
+			break;
+		case WIRE_RUN_EVENT: {
+			size_t have = strlen(r->events);
+			ok = take_text(text, sizeof(text), v, t.len) &&
+			     have + t.len + 2 < sizeof(r->events);
+			if (ok)
+				ksnprintf(r->events + have, sizeof(r->events) - have, "%s%s",
+					  have ? "," : "", text);
+			break;
+		}
+		case WIRE_RUN_PERIOD:
+		case WIRE_RUN_FREQ:
+			ok = t.len == sizeof(u64);
+			if (!ok)
+				break;
+			memcpy(&num, v, sizeof(num));
+			if (!num) {
+				replyf(WIRE_CTL_ERROR, "START_RUN: %s 0 is out of range (leave it out "
+				       "for the default)", t.type == WIRE_RUN_PERIOD ? "PERIOD" : "FREQ");
+				return -1;
+			}
+			/* Ranges, and PERIOD with FREQ, are profile_parse's to
+			 * check: the same check as the command line's. */
+			*(t.type == WIRE_RUN_PERIOD ? &r->period : &r->freq) = num;
+			break;
+		case WIRE_RUN_CPUS:
+			ok = take_text(text, sizeof(text), v, t.len) && !parse_u64(text, &num) &&
+			     num < smp_cpus();
+			if (ok)
+				r->cpu = num;
+			else {
+				replyf(WIRE_CTL_ERROR, "START_RUN: cpus must be one CPU number below %u "
+				       "(the app runs there; sampling covers every CPU)", smp_cpus());
+				return -1;
+			}
+			break;
+		case WIRE_RUN_NONCE:		/* handle() checked it */
+			ok = t.len == sizeof(u64);
+			break;
+		case WIRE_RUN_ARG:
+			ok = r->argc < ARG_MAX &&
+			     take_text(r->args[r->argc], sizeof(r->args[0]), v, t.len);
+			if (ok)
+				r->argc++;
+			break;
+		default:
+			replyf(WIRE_CTL_ERROR, "START_RUN: unknown parameter %u", t.type);
+			return -1;
+		}
+		if (!ok) {
+			replyf(WIRE_CTL_ERROR, "START_RUN: parameter %u is malformed or too long",
+			       t.type);
+			return -1;
+		}
+		p += sizeof(t) + t.len;
+		len -= sizeof(t) + t.len;
+	}
+	if (!r->app[0]) {
+		reply(WIRE_CTL_ERROR, "START_RUN: no app given", 23);
+		return -1;
+	}
+	return 0;
+}
+
+static void start_run(const u8 *v, size_t len)
+{
+	static struct run_req r;
+	static struct profile_cfg cfg;
+	char *argv[ARG_MAX + 2], err[200];
+
+	if (parse_run(v, len, &r))
+		return;
+	/* Guest tests (APP_TEST) fault, panic and reprogram hardware on
+	 * purpose: they are for the test runner's boots, never a served run. */
+	const struct app *app = app_find(r.app);
+	if (!app) {
+		replyf(WIRE_CTL_ERROR, "no app named '%s' (LIST_APPS lists them)", r.app);
+		return;
+	}
+	if (app->flags & APP_TEST) {
+		replyf(WIRE_CTL_ERROR, "'%s' is a guest test, not a runnable app (LIST_APPS lists "
+		       "those)", r.app);
+		return;
+	}
+	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,
+			  err, sizeof(err))) {
+		reply(WIRE_CTL_ERROR, err, strlen(err));
+		return;
+	}
+	argv[0] = (char *)app->name;
+	for (int i = 0; i < r.argc; i++)
+		argv[i + 1] = r.args[i];
+	argv[r.argc + 1] = NULL;
+	int rc = app_run_on(r.cpu < 0 ? this_cpu_id() : (u32)r.cpu, app, r.argc + 1, argv, &cfg);
+	replyf(WIRE_CTL_OK, "exit %d", rc);
+}
+
+static void serve(const struct wire_frame *f)
+{
+	struct wire_ctl_msg m;
+
+	if (f->len < sizeof(m)) {
+		reply(WIRE_CTL_ERROR, "control message shorter than its header", 39);
+		return;
+	}
+	memcpy(&m, f->payload, sizeof(m));
+	if (m.len != f->len - sizeof(m)) {
+		replyf(WIRE_CTL_ERROR, "control message says %u bytes of value, the frame holds %zu",
+		       m.len, f->len - sizeof(m));
+		return;
+	}
+	const u8 *v = f->payload + sizeof(m);
+	switch (m.type) {
+	case WIRE_CTL_LIST_APPS:
+		list_apps();
+		break;
+	case WIRE_CTL_LIST_EVENTS:
+		list_events();
+		break;
+	case WIRE_CTL_START_RUN:
+		start_run(v, m.len);
+		break;
+	case WIRE_CTL_RUN_CODE:
+		if (!kopt.code) {
+			reply(WIRE_CTL_ERROR, "RUN_CODE needs code=1 on the kernel command line "
+			      "(it runs arbitrary code: for machines you own)", 95);
+			break;
+		}
+		bench_code_serve(v, m.len);
+		break;
+	default:
+		replyf(WIRE_CTL_ERROR, "unknown request type %#x", m.type);
+	}
+}
+
+/* START_RUN's WIRE_RUN_NONCE, 0 if it has none (or is not START_RUN). */
+static u64 run_nonce(const struct wire_frame *f)
+{
+	struct wire_ctl_msg m, t;
+	const u8 *p = f->payload + sizeof(m);
+	size_t len;
+	u64 nonce = 0;
+
+	if (f->len < sizeof(m))
+		return 0;
+	memcpy(&m, f->payload, sizeof(m));
+	if (m.type != WIRE_CTL_START_RUN || m.len != f->len - sizeof(m))
+		return 0;
+	for (len = m.len; len >= sizeof(t); p += sizeof(t) + t.len, len -= sizeof(t) + t.len) {
+		memcpy(&t, p, sizeof(t));
+		if (t.len > len - sizeof(t))
+			return 0;
+		if (t.type == WIRE_RUN_NONCE && t.len == sizeof(nonce))
+			memcpy(&nonce, p + sizeof(t), sizeof(nonce));
+	}
+	return nonce;
+}
+
+static void handle(const struct wire_frame *f)
+{
+	static u64 last_nonce;
+	u64 nonce;
+
+	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST)
+		return;
+	/* A resent request already served: its run and replies went out. */
+	nonce = run_nonce(f);
+	if (nonce && nonce == last_nonce)
+		return;
+	if (nonce)
+		last_nonce = nonce;
+	/* Each request's frames are numbered from 0 and closed by END: the
+	 * host's recording of this request misses nothing before or after. */
+	stream_restart();
+	serve(f);
+	stream_end(0, false);
+}
+
+int control_serve(void)
+{
+	size_t n = 0;
+	bool overflow = false;
+	u8 chunk[256];
+
+	if (stream_transport() == STREAM_OFF) {
+		kprintf("bareperf: control=1 needs stream=uart or stream=virtio\n");
+		return EXIT_USAGE;
+	}
+	kprintf("control: waiting for requests from the host\n");
+	stream_start();
+	for (;;) {
+		size_t got = stream_recv(chunk, sizeof(chunk));
+		if (!got) {
+			cpu_relax();
+			continue;
+		}
+		for (size_t i = 0; i < got; i++) {
+			if (chunk[i] != WIRE_DELIM) {
+				if (n < sizeof(rx))
+					rx[n++] = chunk[i];
+				else
+					overflow = true;	/* longer than any frame: noise */
+				continue;
+			}
+			struct wire_frame f;
+			if (n && !overflow &&
+			    !wire_frame_unpack(rx, n, frame, sizeof(frame), &f))
+				handle(&f);
+			n = 0;
+			overflow = false;
+		}
+	}
+}

@@ -1,0 +1,30 @@
+/*
+ * run.h — running apps: from the command line (kernel/main.c) or at the
+ * host's request over the stream (apps/control.c). The top of the
+ * kernel's stack: it drives pmu/ (sampling) and kernel/stream.c.
+ */
+#ifndef BAREPERF_APPS_RUN_H
+#define BAREPERF_APPS_RUN_H
+
+#include "kernel/x86.h"
+
+struct app;
+struct profile_cfg;
+
+/* Run one app, sampled as cfg says, then drain its records to the host.
+ * Returns the app's exit code. */
+int app_run(const struct app *app, int argc, char **argv, const struct profile_cfg *cfg);
+/* The same with the app itself running on CPU cpu (sampling stays driven
+ * from this one). */
+int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
+	       const struct profile_cfg *cfg);
+
+/* control=1: serve CONTROL requests until the host sends none for ever;
+ * returns an exit code only if the transport fails. */
+int control_serve(void);
+/* A reply to the request being served (a CONTROL frame, text cut at 512
+ * bytes); the last one is OK or ERROR. */
+void control_reply(u16 type, const char *text, size_t len);
+__printf(2, 3) void control_replyf(u16 type, const char *fmt, ...);
+
+#endif

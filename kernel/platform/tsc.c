@@ -1,0 +1,173 @@
+/*
+ * tsc.c — the TSC frequency, from the best source the machine has:
+ *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
+ *      with the crystal from the model or 0x16 where 0x15 gives none
+ *      (kernel/platform/tsc_cpuid.c),
+ *   2. CPUID 0x16 (processor base frequency, MHz),
+ *   3. calibration against the HPET (ACPI HPET table),
+ *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
+ *   5. calibration against PIT channel 2 (8254, 1.193182 MHz).
+ * Call after acpi_init and hpet_init.
+ */
+#include "kernel/kernel.h"
+#include "kernel/boot.h"
+#include "kernel/platform/acpi.h"
+#include "kernel/platform/apic.h"
+#include "kernel/platform/tsc_cpuid.h"
+
+#define PIT_HZ		1193182ul
+#define PIT_CH2		0x42
+#define PIT_CMD		0x43
+#define PIT_GATE	0x61		/* bit 0: gate 2, bit 1: speaker, bit 5: OUT2 */
+#define CAL_MS		10
+#define CAL_WAIT_MS	100		/* for one CAL_MS window: a clock that does
+					 * not move (clock-gated PIT, absent PM
+					 * timer) costs this, not a stalled boot */
+#define TSC_HZ_MAX	10000000000ul	/* tsc_since_ns before tsc_hz is known */
+
+u64 tsc_hz;
+const char *tsc_hz_source = "unknown";
+
+static u64 from_cpuid(void)
+{
+	struct tsc_cpuid c = {
+		.max_leaf = cpu_features.max_leaf,
+		.intel = !strcmp(cpu_features.vendor, "GenuineIntel"),
+		.family = cpu_features.family,
+		.model = cpu_features.model,
+	};
+	enum tsc_cpuid_how how;
+	u32 a, b, cx, d;
+
+	if (c.max_leaf >= 0x15) {
+		cpuid(0x15, &a, &b, &cx, &d);
+		c.l15_eax = a, c.l15_ebx = b, c.l15_ecx = cx;
+	}
+	if (c.max_leaf >= 0x16) {
+		cpuid(0x16, &a, &b, &cx, &d);
+		c.l16_eax = a;
+	}
+	u64 hz = tsc_hz_from_cpuid(&c, &how);
+	if (hz)
+		tsc_hz_source = tsc_cpuid_how_name(how);
+	return hz;
+}
+
+/*
+ * One (TSC, reference) pair: the reference read is bracketed by two TSC
+ * reads and the tightest of several tries is kept, so an SMI or a
+ * preempted vCPU between the two reads cannot skew it.
+ */
+static void read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
+{
+	u64 best = ~0ul;
+
+	for (int i = 0; i < 16; i++) {
+		u64 a = rdtsc_ordered(), r = read(), b = rdtsc_ordered();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ref = r;
+		}
+	}
+}
+
+/* TSC frequency against a reference counter of ref_hz (masked to `mask`
+ * bits: the PM timer has 24): median of three CAL_MS windows; 0 if the
+ * reference does not move. */
+u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name)
+{
+	u64 span = ref_hz * CAL_MS / 1000, hz[3];
+
+	for (int i = 0; i < 3; i++) {
+		u64 t0, r0, t1, r1;
+		read_pair(read, &t0, &r0);
+		while (((read() - r0) & mask) < span)
+			if (tsc_since_ns(t0, CAL_WAIT_MS * 1000000ul)) {
+				kprintf("tsc: the %s did not advance %u ms in %u ms; not "
+					"calibrating against it\n", name, CAL_MS, CAL_WAIT_MS);
+				return 0;
+			}
+		read_pair(read, &t1, &r1);
+		hz[i] = (t1 - t0) * ref_hz / ((r1 - r0) & mask);
+	}
+	/* median of three */
+	u64 lo = MIN(hz[0], hz[1]), hi = MAX(hz[0], hz[1]);
+	return MAX(lo, MIN(hi, hz[2]));
+}
+
+static u16 pm_port;
+static u64 pm_read(void) { return inl(pm_port); }
+
+static u64 from_hpet(void)
+{
+	u64 hz = hpet_hz() ? tsc_calibrate(hpet_read, ~0ul, hpet_hz(), "HPET") : 0;
+
+	if (hz)
+		tsc_hz_source = "HPET calibration";
+	return hz;
+}
+
+static u64 from_pm_timer(void)
+{
+	u64 hz;
+
+	pm_port = acpi->fadt.pm_timer_port;
+	if (!pm_port)
+		return 0;
+	hz = tsc_calibrate(pm_read, acpi->fadt.pm_timer_32bit ? 0xfffffffful : 0xfffffful,
+			       ACPI_PM_TIMER_HZ, "ACPI PM timer");
+	if (hz)
+		tsc_hz_source = "ACPI PM timer calibration";
+	return hz;
+}
+
+/* PIT channel 2 in mode 0 (one-shot); OUT2 goes high at terminal count. */
+static u64 from_pit(void)
+{
+	u32 count = PIT_HZ * CAL_MS / 1000;
+	u8 gate = inb(PIT_GATE);
+
+	outb(PIT_GATE, (gate & ~0x02) | 0x01);	/* speaker off, gate on */
+	outb(PIT_CMD, 0xb0);			/* ch2, lo/hi byte, mode 0, binary */
+	outb(PIT_CH2, count & 0xff);
+	outb(PIT_CH2, count >> 8);
+	u64 t0 = rdtsc_ordered();
+	while (!(inb(PIT_GATE) & 0x20))
+		if (tsc_since_ns(t0, CAL_WAIT_MS * 1000000ul)) {
+			outb(PIT_GATE, gate);
+			kprintf("tsc: PIT channel 2 did not count %u ms in %u ms; no PIT\n",
+				CAL_MS, CAL_WAIT_MS);
+			return 0;
+		}
+	u64 t1 = rdtsc_ordered();
+	outb(PIT_GATE, gate);
+	tsc_hz_source = "PIT calibration";
+	return (t1 - t0) * 1000 / CAL_MS;
+}
+
+void tsc_init(void)
+{
+	u64 (*const sources[])(void) = { from_cpuid, from_hpet, from_pm_timer, from_pit };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sources) && !tsc_hz; i++)
+		tsc_hz = sources[i]();
+}
+
+u64 tsc_to_ns(u64 ticks)
+{
+	if (!tsc_hz)
+		return 0;
+	/* Split so nothing overflows 64 bits for any tsc_hz below 18 GHz. */
+	return ticks / tsc_hz * 1000000000ul + ticks % tsc_hz * 1000000000ul / tsc_hz;
+}
+
+bool tsc_since_ns(u64 t0, u64 ns)
+{
+	u64 dt = rdtsc_ordered() - t0;
+
+	if (tsc_hz)
+		return tsc_to_ns(dt) >= ns;
+	/* dt / TSC_HZ_MAX s, without overflow for any dt */
+	return dt / TSC_HZ_MAX * 1000000000ul + dt % TSC_HZ_MAX / (TSC_HZ_MAX / 1000000000ul) >= ns;
+}

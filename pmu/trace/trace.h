@@ -1,0 +1,284 @@
+/*
+ * trace.h — instruction tracing into a ring's AUX area: the software
+ * single-step tracer (any x86_64, QEMU TCG included) and Intel Processor
+ * Trace.
+ *
+ *   itrace.c   the single-step tracer's producer: opcode classifier,
+ *              packet encoder (include/uapi/itrace.h) and the AUX
+ *              chunking (begin/skip/end, pause on a full area). Pure
+ *              code: it also builds for the host, where the tests drive
+ *              it with simulated executions over a real ring.
+ *   trace.c    kernel glue: the #DB handler, trace= parsing, the
+ *              traced call, per-CPU set-up from pmu/profile.c.
+ *   pt.c       Intel PT: CPUID 14H, ToPA over the AUX pages, the
+ *              IA32_RTIT_* MSRs, the ToPA PMI. Builds for the host
+ *              against a PT register model (test/host/pt_model.c).
+ *
+ * Why the software tracer classifies opcodes instead of decoding
+ * lengths: a #DB trap gives the address of the instruction that ran and
+ * of the next one; whether the flow fell through needs the length of the
+ * first, which takes a full x86 length decoder. Only control transfers
+ * can break the fall-through, and they are recognisable from prefixes,
+ * the opcode and ModRM.reg alone (a dozen opcodes). So the kernel writes
+ * a packet exactly for the transfers whose outcome the code does not
+ * imply (TNT bits for conditional branches, REP iterations and
+ * predicted returns; a target address for indirect ones), plus anchors
+ * carrying step counts; the host, which has a real disassembler, supplies
+ * every length and direct target. A flow the class does not allow (a SEQ
+ * instruction followed by an address more than 15 bytes on, a direct
+ * branch landing elsewhere) is written as an ASYNC anchor, so nothing is
+ * guessed on either side.
+ */
+#ifndef BAREPERF_PMU_TRACE_H
+#define BAREPERF_PMU_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uapi/itrace.h"
+#include "ringbuf/ringbuf.h"
+
+/* ---- classifier (include/uapi/itrace.h §3). NMI-safe: yes. ---------- */
+
+struct itrace_insn {
+	uint8_t  cls;			/* enum itrace_class */
+	uint8_t  len;			/* JCC/JMP/CALL/REP: the length; else 0 (unknown) */
+	uint64_t target;		/* JCC/JMP/CALL: the branch target */
+};
+
+/* Classify the instruction at ip whose bytes start at code (at least
+ * ITRACE_INSN_MAX readable, or avail if fewer). Returns the class. */
+int itrace_classify(const uint8_t *code, size_t avail, uint64_t ip, struct itrace_insn *out);
+
+/* ---- packet encoder (§2, §4). Every output buffer needs
+ * ITRACE_ENC_MAX bytes: a packet plus a TNT byte flushed before it. ---- */
+
+#define ITRACE_ENC_MAX		(ITRACE_SYNC_MAX + 1)
+
+struct itrace_enc {
+	uint64_t last_ip;
+	uint64_t sync_steps, sync_tsc;
+	uint32_t tnt;			/* 1 (stop bit) followed by pending outcomes */
+	uint32_t rs_n, rs_top;		/* return stack: entries, index of the top */
+	uint64_t rs[ITRACE_RETSTACK];
+};
+
+void itrace_enc_init(struct itrace_enc *e);
+/* Each returns the bytes written to out. */
+size_t itrace_enc_flush(struct itrace_enc *e, uint8_t *out);
+size_t itrace_enc_tnt(struct itrace_enc *e, uint8_t *out, bool taken);
+size_t itrace_enc_tip(struct itrace_enc *e, uint8_t *out, uint64_t ip);
+size_t itrace_enc_pge(struct itrace_enc *e, uint8_t *out, uint64_t ip);
+size_t itrace_enc_async(struct itrace_enc *e, uint8_t *out, uint64_t steps, uint64_t ip);
+size_t itrace_enc_stop(struct itrace_enc *e, uint8_t *out, unsigned reason, uint64_t steps,
+		       uint64_t tsc);
+/* SYNC: pending TNT must have been flushed (it is flushed into out first
+ * otherwise); resets last_ip and the return stack. range: NULL or {lo, hi}. */
+size_t itrace_enc_sync(struct itrace_enc *e, uint8_t *out, uint64_t ip, uint64_t tsc,
+		       uint64_t steps, const uint64_t *range);
+void itrace_enc_push(struct itrace_enc *e, uint64_t ret);
+/* A RET that went to target: TNT 1 if the stack predicted it, else TIP. */
+size_t itrace_enc_ret(struct itrace_enc *e, uint8_t *out, uint64_t target);
+
+/* ---- the producer: one per CPU (§5). NMI-safe: runs in the #DB
+ * handler with interrupts off; not reentrant. ----------------------- */
+
+struct itrace_hooks {
+	/* The bytes of the instruction at ip (ITRACE_INSN_MAX readable). */
+	const uint8_t *(*fetch)(void *ctx, uint64_t ip);
+	uint64_t (*tsc)(void *ctx);
+	void *ctx;
+};
+
+struct itrace_stats {
+	uint64_t steps;			/* traced instructions (in range) */
+	uint64_t steps_untraced;	/* ... of which ran while paused (counted at the
+					 * resume; see itrace_cpu.pause_steps) */
+	uint64_t steps_out;		/* #DBs outside the range */
+	uint64_t bytes;			/* packet bytes committed */
+	uint64_t chunks;		/* AUX commits with data */
+	uint64_t syncs, tnt_bits, tips, pges, rets_compressed, asyncs;
+	uint64_t pauses;		/* TRUNCATED commits */
+	uint64_t skips, skipped_bytes;	/* aux_output_skip at the end of the area */
+	uint64_t begin_errors;		/* begin refused for another reason than a full area */
+	uint64_t per_class[ITRACE_NR_CLASSES];
+};
+
+#define ITRACE_RESERVE		64u	/* never used by packets: room for a STOP PAUSE */
+#define ITRACE_MIN_ROOM		128u	/* a chunk needs this much to start */
+#define ITRACE_CHUNK_MAX	4096u
+
+struct itrace_cpu {
+	/* configuration (itrace_start) */
+	struct bp_ring *rb;
+	uint64_t aux_size;
+	uint64_t lo, hi;		/* traced range [lo, hi) */
+	bool ranged;			/* not everything: SYNCs carry the range */
+	uint64_t chunk_max, resume_min;
+	struct itrace_hooks hooks;
+
+	/* execution */
+	uint64_t prev;
+	bool have_prev, prev_in;
+	uint64_t steps;			/* traced instructions so far */
+
+	/* output */
+	struct itrace_enc enc;
+	struct bp_aux_handle h;
+	bool open, paused, end_pending, ended;
+	uint64_t wr, room;		/* bytes written in this chunk; its contiguous room */
+	uint64_t pause_steps;		/* steps at the last STOP PAUSE */
+	uint64_t end_ip;		/* END still to be written (paused at the stop) */
+	struct itrace_stats st;
+};
+
+/* Arm the producer for one traced call on rb (which has an AUX area).
+ * lo/hi: the range; lo = 0, hi = ~0 traces everything. */
+void itrace_start(struct itrace_cpu *c, struct bp_ring *rb, uint64_t lo, uint64_t hi,
+		  const struct itrace_hooks *hooks);
+/* One single-step trap: the instruction at c->prev ran, cur runs next.
+ * stack_top is the u64 at the stack pointer (a call's return address). */
+void itrace_step(struct itrace_cpu *c, uint64_t cur, uint64_t stack_top);
+/* The traced call returned to cur: account the last instruction, write
+ * STOP END and commit. If the area is full the END stays pending. */
+void itrace_stop(struct itrace_cpu *c, uint64_t cur, uint64_t stack_top);
+/* Try again to write a pending END (after the consumer freed space):
+ * true once nothing is pending. */
+bool itrace_finish(struct itrace_cpu *c);
+
+/* ---- kernel: the traced run ----------------------------------------- */
+
+enum trace_kind {
+	TRACE_OFF = 0,
+	TRACE_SSTEP,			/* single-step (#DB) tracer */
+	TRACE_PT,			/* Intel Processor Trace */
+};
+
+struct trace_cfg {
+	enum trace_kind kind;
+	uint64_t lo, hi;		/* [lo, hi); 0, ~0 = everything */
+	char spec[64];			/* as given, for messages */
+	uint32_t aux_pages;		/* AUX area pages per CPU (2^n) */
+};
+
+/*
+ * Parse the trace= option: [sstep:|pt:]all|FUNC|START-END, where FUNC is
+ * a function name and START, END are addresses (0x...) or function names
+ * (END names the function whose end closes the range). "" or "off": no
+ * tracing. pt: where Intel PT is absent fails with the reason and the
+ * offer of the single-step tracer. Kernel only (resolves symbols).
+ */
+int trace_parse(const char *spec, uint32_t aux_pages, struct trace_cfg *out, char *err,
+		size_t n);
+
+/*
+ * pmu/profile.c's hooks. trace_run_prepare(): this run's tracing, from the
+ * command line (kopt.trace, kopt.aux_pages): 0 with *aux_pages = 0 when
+ * there is none, 0 with the AUX pages per CPU to set up, or an error with
+ * err set. trace_cpu_attach/detach run on each CPU of the run
+ * (smp_call_all): the ring's AUX area is this CPU's trace buffer until
+ * detach. Not NMI-safe.
+ */
+int trace_run_prepare(uint32_t *aux_pages, char *err, size_t n);
+void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id);
+void trace_cpu_detach(void);
+
+/*
+ * The app of a traced run (pmu/profile.c calls these around app->main on
+ * the app's CPU): trace_app_enter arms the tracer and sets RFLAGS.TF; the
+ * single-step handler ignores the few instructions until the app's main
+ * begins, traces until main returns (to the return address and stack
+ * pointer its call left), and clears TF there. Intel PT is switched on
+ * and off instead. trace_app_exit writes a pending END (waiting up to 2 s
+ * for the drain to make room) and stops PT. Not NMI-safe.
+ */
+void trace_app_enter(const char *app);
+void trace_app_exit(void);
+/* The run tick on each CPU: restarts Intel PT paused by a full AUX area
+ * once the drain has made room (the single-step tracer retries by
+ * itself). Interrupt context, not NMI-safe. */
+void trace_tick(void);
+
+/*
+ * Run fn(a0, a1) traced on this CPU by the single-step tracer into rb's
+ * AUX area, instructions in [lo, hi) (0, ~0: all), independently of any
+ * run (guest tests use it with rings of their own). Untraced if a traced
+ * call is already running here. Returns fn's result; *st, if not NULL,
+ * gets the producer's counts. Not NMI-safe; interrupts keep their state
+ * and are not traced.
+ */
+long trace_call_ring(struct bp_ring *rb, uint64_t lo, uint64_t hi,
+		     long (*fn)(long, long), long a0, long a1, struct itrace_stats *st);
+/* The same with the run's configuration and ring (untraced without one). */
+long trace_call(long (*fn)(long, long), long a0, long a1);
+bool trace_running(void);		/* a traced call is running on this CPU */
+const struct trace_cfg *trace_config(void);
+/* The single-step producer of this CPU's last traced call. */
+const struct itrace_cpu *trace_producer(void);
+
+/* The producer's counts for cpu (software tracer), NULL if none. */
+const struct itrace_stats *trace_stats(uint32_t cpu);
+/* One line per CPU on the console: steps, bytes, pauses. */
+void trace_summary(void);
+
+/* ---- Intel Processor Trace (pmu/trace/pt.c; SDM Vol. 3C ch. 33) ------------ */
+
+struct ipt_caps {
+	bool present;			/* usable: CPUID.(7,0):EBX[25] and an output scheme */
+	bool topa, topa_multi, single_range, ip_filter, cr3_filter, psb_cyc, mtc, lip;
+	uint32_t nr_ranges;		/* IP filter ranges, CPUID.(14H,1):EAX[2:0] */
+	uint32_t psb_freq_mask;		/* CPUID.(14H,1):EBX[31:16] */
+	char why[120];			/* when !present: why, for messages and SKIPs */
+};
+
+/* Probe CPUID leaves 7 and 14H. 0, or -E_NODEV with caps->why set. */
+int ipt_probe(struct ipt_caps *caps);
+
+#define IPT_TOPA_ENTRIES		512	/* entries in one table page: outputs + END */
+
+struct ipt_stats {
+	uint64_t starts, pmis, commits, bytes, truncated, errors, restarts;
+};
+
+struct ipt_cpu {
+	const struct ipt_caps *caps;
+	struct bp_ring *rb;
+	uint64_t aux_size, aux_phys;
+	uint64_t *tables;		/* ToPA tables, one page each */
+	uint64_t tables_phys;
+	uint32_t ntables, per_table;	/* output entries per table */
+	uint64_t ctl;			/* IA32_RTIT_CTL without TraceEn */
+	uint64_t lo, hi;		/* IP filter [lo, hi), if ctl has ADDR0_CFG */
+	bool single;			/* single-range output (no ToPA) */
+	struct bp_aux_handle h;
+	bool open, running, paused;
+	uint64_t start;			/* AUX counter where this handle's output began */
+	int64_t marks[2];		/* entries holding INT/STOP, -1: none */
+	struct ipt_stats st;
+};
+
+/* ToPA table pages ipt_cpu_init needs for aux_pages AUX pages. */
+uint32_t ipt_topa_pages(const struct ipt_caps *caps, uint32_t aux_pages);
+/*
+ * Lay the ToPA tables (memory: ipt_topa_pages() 4 KiB-aligned pages at
+ * tables, physical tables_phys) over rb's AUX area (physically contiguous
+ * at aux_phys), and choose IA32_RTIT_CTL: branches, CPL 0, TSC packets,
+ * ToPA (single-range output where ToPA is absent), the IP filter for
+ * [lo, hi) unless that is everything. Touches no MSR. Not NMI-safe.
+ */
+int ipt_cpu_init(struct ipt_cpu *pc, const struct ipt_caps *caps, struct bp_ring *rb,
+		uint64_t aux_phys, void *tables, uint64_t tables_phys, uint64_t lo,
+		uint64_t hi, char *err, size_t n);
+/* Open an AUX handle, place the STOP/INT marks, program the MSRs, set
+ * TraceEn. 0, or -E_BUSY when the area is full (paused). */
+int ipt_cpu_start(struct ipt_cpu *pc);
+/* TraceEn off, commit what was written. */
+void ipt_cpu_stop(struct ipt_cpu *pc);
+/* The NMI path: true if this was a ToPA PMI (IA32_PERF_GLOBAL_STATUS bit
+ * 55): commit, acknowledge, restart or pause. NMI-safe: yes. */
+bool ipt_cpu_pmi(struct ipt_cpu *pc);
+/* Restart a tracer paused by a full area once space is free. */
+bool ipt_cpu_poll(struct ipt_cpu *pc);
+
+#endif

@@ -1,0 +1,411 @@
+/*
+ * tools/util/symbol.c — the symbols of a kernel.elf (tools/util/session.h): function
+ * symbols from .symtab, sorted for binary search; source lines from the
+ * DWARF line tables through libdw; the GNU build-id that ties the file to
+ * a capture. elfutils: libelf (gelf_*) and libdw.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <elfutils/libdw.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/util/session.h"
+#include "tools/util/util.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+#define BUILD_ID_MAX	64
+#define MAX_SEGMENTS	16
+
+struct sym {
+	uint64_t start, size;
+	const char *name;
+	uint8_t rank;			/* lower wins among symbols at one address */
+};
+
+struct symtab {
+	char path[4096];
+	int fd;
+	Elf *elf;
+	Dwarf *dw;			/* NULL: no DWARF (lines unknown) */
+	struct sym *syms;
+	size_t nsyms;
+	uint8_t build_id[BUILD_ID_MAX];
+	size_t build_id_len;
+	struct { uint64_t vaddr, size, off; } seg[MAX_SEGMENTS];
+	size_t nseg;
+};
+
+char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize)
+{
+	size_t i;
+
+	for (i = 0; i < n && 2 * i + 2 < bufsize; i++)
+		snprintf(buf + 2 * i, 3, "%02x", id[i]);
+	buf[bufsize ? 2 * i : 0] = 0;
+	return buf;
+}
+
+/* The NT_GNU_BUILD_ID note of e, from its SHT_NOTE sections. */
+static size_t find_build_id(Elf *e, uint8_t *id, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)))
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4)) {
+				size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+				memcpy(id, (const uint8_t *)d->d_buf + desc_off, n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+static int open_elf(const char *path, int *fd, Elf **e, char *err, size_t errlen)
+{
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	*e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*e || elf_kind(*e) != ELF_K_ELF) {
+		if (*e)
+			elf_end(*e);
+		close(*fd);
+		return fail(err, errlen, "%s: not an ELF file", path);
+	}
+	return 0;
+}
+
+int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen)
+{
+	int fd;
+	Elf *e;
+	size_t n;
+
+	if (open_elf(path, &fd, &e, err, errlen))
+		return -1;
+	n = find_build_id(e, id, cap);
+	elf_end(e);
+	close(fd);
+	return (int)n;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Code symbols: STT_FUNC, and STT_NOTYPE labels in executable sections
+ * (the NASM entry code and interrupt stubs have no type and no size).
+ * At one address the sized FUNC wins, global before local; a symbol
+ * without a size reaches to the next symbol or the end of its section.
+ */
+static int load_syms(struct symtab *t, char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			GElf_Shdr tsh;
+			Elf_Scn *target;
+			const char *name;
+			int type;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    s.st_shndx >= SHN_LORESERVE)
+				continue;
+			type = GELF_ST_TYPE(s.st_info);
+			if (type != STT_FUNC && type != STT_NOTYPE)
+				continue;
+			target = elf_getscn(t->elf, s.st_shndx);
+			if (!target || !gelf_getshdr(target, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR))
+				continue;
+			name = elf_strptr(t->elf, sh.sh_link, s.st_name);
+			if (!name || !*name || name[0] == '$' || !strncmp(name, ".L", 2))
+				continue;
+			if (t->nsyms == cap) {
+				size_t ncap = cap ? 2 * cap : 1024;
+				struct sym *q = realloc(t->syms, ncap * sizeof(*q));
+				if (!q)
+					return fail(err, errlen, "%s: out of memory", t->path);
+				t->syms = q;
+				cap = ncap;
+			}
+			uint64_t sec_end = tsh.sh_addr + tsh.sh_size;
+			t->syms[t->nsyms++] = (struct sym){
+				.start = s.st_value,
+				/* unsized: bounded by the section now, by the next symbol below */
+				.size = s.st_size ? s.st_size : (s.st_value < sec_end ? sec_end - s.st_value : 0),
+				.name = name,
+				.rank = (uint8_t)((type == STT_FUNC ? 0 : 4) + (s.st_size ? 0 : 2) +
+						  (GELF_ST_BIND(s.st_info) == STB_LOCAL ? 1 : 0)),
+			};
+		}
+	}
+	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	/* One symbol per address; unsized ones end at the next symbol. */
+	size_t w = 0;
+	for (size_t i = 0; i < t->nsyms; i++) {
+		if (w && t->syms[w - 1].start == t->syms[i].start)
+			continue;
+		t->syms[w++] = t->syms[i];
+	}
+	t->nsyms = w;
+	for (size_t i = 0; i + 1 < t->nsyms; i++) {
+		struct sym *s = &t->syms[i];
+		if (s->rank & 2 && s->start + s->size > t->syms[i + 1].start)
+			s->size = t->syms[i + 1].start - s->start;
+	}
+	return 0;
+}
+
+static void load_segments(struct symtab *t)
+{
+	size_t n;
+
+	if (elf_getphdrnum(t->elf, &n))
+		return;
+	for (size_t i = 0; i < n && t->nseg < MAX_SEGMENTS; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(t->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			t->seg[t->nseg].vaddr = ph.p_vaddr;
+			t->seg[t->nseg].size = ph.p_memsz;
+			t->seg[t->nseg].off = ph.p_offset;
+			t->nseg++;
+		}
+	}
+}
+
+int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
+		size_t build_id_len, char *err, size_t errlen)
+{
+	struct symtab *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return fail(err, errlen, "%s: out of memory", path);
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	if (open_elf(path, &t->fd, &t->elf, err, errlen)) {
+		free(t);
+		return -1;
+	}
+	t->build_id_len = find_build_id(t->elf, t->build_id, sizeof(t->build_id));
+	if (build_id && build_id_len) {
+		char want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
+		size_t n = build_id_len < t->build_id_len ? build_id_len : t->build_id_len;
+		if (!t->build_id_len) {
+			fail(err, errlen, "%s does not match the capture: it has no build-id, the "
+			     "capture's kernel had %s", path,
+			     symtab_hex(build_id, build_id_len, want, sizeof(want)));
+			symtab_free(t);
+			return -1;
+		}
+		if (!n || memcmp(build_id, t->build_id, n)) {
+			fail(err, errlen, "%s does not match the capture: build-id %s vs %s", path,
+			     symtab_hex(t->build_id, t->build_id_len, have, sizeof(have)),
+			     symtab_hex(build_id, build_id_len, want, sizeof(want)));
+			symtab_free(t);
+			return -1;
+		}
+	}
+	if (load_syms(t, err, errlen)) {
+		symtab_free(t);
+		return -1;
+	}
+	load_segments(t);
+	t->dw = dwarf_begin_elf(t->elf, DWARF_C_READ, NULL);
+	*out = t;
+	return 0;
+}
+
+void symtab_free(struct symtab *t)
+{
+	if (!t)
+		return;
+	if (t->dw)
+		dwarf_end(t->dw);
+	if (t->elf)
+		elf_end(t->elf);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->syms);
+	free(t);
+}
+
+struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
+{
+	struct symbol r = { NULL, 0, 0 };
+	size_t lo = 0, hi = t ? t->nsyms : 0;
+
+	/* The last symbol starting at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct sym *s = &t->syms[lo - 1];
+		if (addr - s->start < s->size || (addr == s->start)) {
+			r.name = s->name;
+			r.start = s->start;
+			r.size = s->size;
+		}
+	}
+	return r;
+}
+
+bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line)
+{
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	const char *f;
+
+	if (!t || !t->dw || !dwarf_addrdie(t->dw, addr, &cu))
+		return false;
+	l = dwarf_getsrc_die(&cu, addr);
+	if (!l || !(f = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, line))
+		return false;
+	*file = f;
+	return true;
+}
+
+size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
+			    uint64_t *file_off, size_t max)
+{
+	size_t n = t->nseg < max ? t->nseg : max;
+
+	for (size_t i = 0; i < n; i++) {
+		vaddr[i] = t->seg[i].vaddr;
+		size[i] = t->seg[i].size;
+		file_off[i] = t->seg[i].off;
+	}
+	return n;
+}
+
+const uint8_t *symtab_build_id(const struct symtab *t, size_t *len)
+{
+	*len = t->build_id_len;
+	return t->build_id_len ? t->build_id : NULL;
+}
+
+const char *symtab_path(const struct symtab *t)
+{
+	return t->path;
+}
+
+size_t symtab_count(const struct symtab *t)
+{
+	return t->nsyms;
+}
+
+struct symbol symtab_at(const struct symtab *t, size_t i)
+{
+	struct symbol r = { NULL, 0, 0 };
+
+	if (i < t->nsyms) {
+		r.name = t->syms[i].name;
+		r.start = t->syms[i].start;
+		r.size = t->syms[i].size;
+	}
+	return r;
+}
+
+/* ---- choosing the kernel.elf of a session ----------------------------- */
+
+void session_kernel_copy_path(const char *capture, char *buf, size_t n)
+{
+	size_t len = strlen(capture);
+
+	if (len > 4 && !strcmp(capture + len - 4, ".bpc"))
+		len -= 4;
+	snprintf(buf, n, "%.*s.kernel.elf", (int)len, capture);
+}
+
+const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n)
+{
+	if (explicit)
+		return explicit;
+	session_kernel_copy_path(capture, buf, n);
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+int session_symtab(const struct session *s, const char *explicit, bool force,
+		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen)
+{
+	const uint8_t *id;
+	size_t idlen;
+	bool have_id = session_build_id(s, &id, &idlen);
+	char cand[3][4096], dir[4096], first_err[1024] = "";
+	int ncand = 0;
+
+	*out = NULL;
+	if (explicit) {
+		snprintf(cand[ncand++], sizeof(cand[0]), "%s", explicit);
+	} else {
+		/* The copy record made of the kernel it booted, kernel.elf next to
+		 * the capture, then the build's: the first whose build-id matches. */
+		session_kernel_copy_path(s->path, cand[ncand], sizeof(cand[0]));
+		if (!access(cand[ncand], R_OK))
+			ncand++;
+		snprintf(dir, sizeof(dir), "%s", s->path);
+		snprintf(cand[ncand], sizeof(cand[0]), "%s/kernel.elf", dirname(dir));
+		if (!access(cand[ncand], R_OK) && strcmp(cand[ncand], "build/kernel.elf") &&
+		    strcmp(cand[ncand], "./build/kernel.elf"))
+			ncand++;
+		snprintf(cand[ncand++], sizeof(cand[0]), "build/kernel.elf");
+	}
+	for (int i = 0; i < ncand; i++) {
+		if (!symtab_load(out, cand[i], have_id ? id : NULL, have_id ? idlen : 0,
+				 err, errlen)) {
+			snprintf(used, usedlen, "%s", cand[i]);
+			return 0;
+		}
+		if (!first_err[0])
+			snprintf(first_err, sizeof(first_err), "%s", err);
+	}
+	if (force && !symtab_load(out, cand[0], NULL, 0, err, errlen)) {
+		fprintf(stderr, "bareperf: warning: %s; symbols may be wrong (--force)\n", first_err);
+		snprintf(used, usedlen, "%s", cand[0]);
+		return 0;
+	}
+	snprintf(err, errlen, "%s", first_err);
+	return -1;
+}
