@@ -98,7 +98,7 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 # End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
 # test_hotspot under -icount, report, -g, script, stat, list, and the bad
 # inputs. A host test is a program run without arguments: a generated script.
-APP_C += test/guest/test_hotspot.c
+# (The guest app it profiles, test/guest/test_hotspot.c: test/host/tools.mk.)
 HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
 
 $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
@@ -132,13 +132,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 #
 # report_msamples_per_s: samples per second through `bareperf report`
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
-# 10 million samples from build/bench/gen_capture.
-$(BUILD)/bench/gen_capture: $(call bp_objs,test/bench/gen_capture.c test/host/capgen.c \
-		tools/util/symbol.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
-
+# 10 million samples from build/bench/gen_capture (test/bench/tools.mk).
 $(BUILD)/bench/report_bench: tools/bench/report_bench.sh
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
@@ -149,39 +143,6 @@ $(BUILD)/bench/report_bench: tools/bench/report_bench.sh
 BENCH_DEPS += $(BUILD)/bench/report_bench $(BUILD)/bench/gen_capture $(BUILD)/bareperf \
 	$(BUILD)/kernel.elf
 BENCH_CMDS += $(BUILD)/bench/report_bench
-
-# ---- fuzzing ----------------------------------------------------------------
-#
-# fuzz_session: libFuzzer target for the capture loader and the report
-# aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
-# fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
-# build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/util/hist.o tools/util/header.o \
-	tools/util/symbol.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
-
-$(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
-	@mkdir -p $(@D)
-	$(call say,FUZZCC,$<)
-	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
-
-$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
-	$(call say,LINK,$@)
-	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -o $@
-
-$(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
-		$(WIRE_C:%.c=$(BUILD)/h/%.o)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
-
-.PHONY: fuzz-session
-# Seeds: synthetic captures and real ones (test/fuzz/fuzz.mk).
-fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
-	@mkdir -p $(BUILD)/fuzz/session-corpus $(BUILD)/fuzz/session-artifacts
-	$(Q)$(BUILD)/fuzz/session_corpus_seeds $(BUILD)/fuzz/session-corpus
-	$(Q)$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_TIME) -max_len=262144 \
-		-dict=test/fuzz/stream.dict \
-		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
 # Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):
 # the --aux modes of report and script and the Chrome call slices call

@@ -1,6 +1,6 @@
 /*
  * fuzz_session — libFuzzer target for the capture loader and the report
- * aggregator (tools/util/session.c, tools/builtin-report.c), ASan + UBSan. The input
+ * aggregator (tools/util/session.c, tools/util/hist.c), ASan + UBSan. The input
  * is the stream part of a capture: the target puts a valid capture header
  * in front (the header parser has its own target, fuzz_wire), so the
  * fuzzer spends its time in what the session builds from the stream:

@@ -47,3 +47,18 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# The codec (tools/tools.mk's WIRE_C) against test/host/wire_gen.c's streams.
+WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
+
+HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \
+	      $(BUILD)/host/fuzz_wire_smoke
+
+$(BUILD)/host/test_wire $(BUILD)/host/test_capture: $(BUILD)/host/%: \
+		$(BUILD)/h/test/host/%.o $(WIRE_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# The guest app test/e2e/e2e_bareperf.py profiles (its rule: tools/bareperf.mk).
+APP_C += test/guest/test_hotspot.c
