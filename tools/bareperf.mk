@@ -10,9 +10,9 @@
 #                      capture.c (WIRE_C, tools/tools.mk): the static
 #                      library $(BUILD)/tool/libbareperf-codec.a
 #   BAREPERF_LIB_SRCS  the pure modules shared with the kernel: the ring
-#                      code, the event table pmu/events.c (KLIB_HOST: the
+#                      code, the event table pmu/events.c (KLIB_HOST_TEST: the
 #                      kernel's string functions renamed beside libc's by
-#                      kernel/lib/host_rename.h), the harness's statistics
+#                      kernel/lib/klib_rename.h), the harness's statistics
 # Its unit tests build the same sources with ASan+UBSan into $(BUILD)/h/
 # (link rules: test/host/tools.mk).
 #
@@ -44,9 +44,9 @@ $(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
 	$(Q)$(HOSTCC) $(BAREPERF_CFLAGS) -c $< -o $@
 
 $(BUILD)/tool/tools/builtin-list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
-$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST \
-	-include kernel/lib/host_rename.h
-$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST
+$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
+	-include kernel/lib/klib_rename.h
+$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
 
 .SECONDEXPANSION:
 $(BUILD)/tool/libbareperf-util.a: $$(call bp_objs,$$(BAREPERF_UTIL_C))

@@ -1,18 +1,19 @@
 # tools/ build fragment (included by the top-level Makefile).
 #
 # The wire codec (include/uapi/wire.h) on the host, and capture files:
-#   ringbuf/wire.c          the codec's kernel half (encoder, frame check, CRC,
-#                           varints): built into the kernel (ringbuf/ringbuf.mk),
-#                           and for the host
+#   kernel/wire_frame.c     the link layer (frames, CRC, varints, frame check)
+#   ringbuf/wire.c          the record codec (with ringbuf/ringbuf.c's SAMPLE
+#                           parser): both built into the kernel by their
+#                           folders' fragments, and for the host
 #   tools/util/wire_dec.c   the host's streaming decoder
 #   tools/util/capture.c    capture files: write, read, decode
-# WIRE_C is the three; build/bareperf links it as libbareperf-codec.a
-# (tools/bareperf.mk).
-# Its tests are built by test/host/tools.mk (test_wire, test_capture),
-# test/fuzz/tools.mk (fuzz_wire, make fuzz) and test/bench/tools.mk
-# (wire_bench: wire_bytes_per_sample, decode_mb_per_s).
+# WIRE_C is the four; build/bareperf links it as libbareperf-codec.a
+# (tools/bareperf.mk). Its tests are built by test/host/kernel.mk
+# (test_wire), test/host/tools.mk (test_capture), test/fuzz/tools.mk
+# (fuzz_wire, make fuzz) and test/bench/tools.mk (wire_bench:
+# wire_bytes_per_sample, decode_mb_per_s).
 
-WIRE_C     := ringbuf/wire.c tools/util/wire_dec.c tools/util/capture.c
+WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/util/wire_dec.c tools/util/capture.c
 
 # Just the codec: make wire-test, make wire-bench.
 .PHONY: fuzz wire-test wire-bench

@@ -1,13 +1,12 @@
 /*
  * string.c — memory and string helpers for a kernel with no libc.
  *
- * Compiled into the kernel with -ffreestanding, and for the host (the
- * test test/host/test_klib.c, the host tool) with the names prefixed so
- * they do not collide with the host libc (KLIB_HOST,
- * kernel/lib/host_rename.h).
+ * Compiled into the kernel with -ffreestanding, and into a host test
+ * (test/host/test_klib.c) with the names prefixed so they do not collide
+ * with the host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h).
  */
-#ifdef KLIB_HOST
-#include "kernel/lib/host_rename.h"
+#ifdef KLIB_HOST_TEST
+#include "kernel/lib/klib_rename.h"
 #endif
 #include "kernel/lib/string.h"
 

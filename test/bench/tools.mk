@@ -5,7 +5,7 @@
 # the tool on).
 
 WIRE_BENCH_CFLAGS := -std=gnu11 -O2 -g -Iinclude -I. $(WARN) -MMD -MP
-WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) test/host/wire_gen.o \
+WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) ringbuf/ringbuf.o test/host/wire_gen.o \
 	test/bench/wire_bench.o)
 
 $(WIRE_BENCH_OBJS): $(BUILD)/wbench/%.o: %.c

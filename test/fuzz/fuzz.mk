@@ -25,9 +25,9 @@ $(FUZZ_CMD_OBJS): $(BUILD)/fuzz/cmd/%.o: %.c test/fuzz/fuzz.mk
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) $(FUZZ_CMD_FLAGS) -c $< -o $@
 
 $(BUILD)/fuzz/cmd/tools/builtin-list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
-$(BUILD)/fuzz/cmd/pmu/events.o: FUZZ_CMD_FLAGS := -DPMU_HOST_MODEL -DKLIB_HOST \
-	-include kernel/lib/host_rename.h
-$(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST
+$(BUILD)/fuzz/cmd/pmu/events.o: FUZZ_CMD_FLAGS := -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
+	-include kernel/lib/klib_rename.h
+$(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST_TEST
 $(BUILD)/fuzz/cmd/test/fuzz/fuzz_cmd.o: FUZZ_CMD_FLAGS := \
 	-DFUZZ_KERNEL='"$(CURDIR)/$(BUILD)/kernel.elf"'
 

@@ -16,7 +16,8 @@ $(FUZZ_OBJS): $(BUILD)/fuzz/%.o: %.c test/fuzz/tools.mk
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS)
+# The codec's SAMPLE parser: $(BUILD)/fuzz/ringbuf/ringbuf.o, compiled below.
+$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS) $(BUILD)/fuzz/ringbuf/ringbuf.o
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@
 
@@ -27,6 +28,8 @@ $(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(WIRE_HOBJS)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
 
 # A host test is a program run without arguments: a generated script.
+HOST_TESTS += $(BUILD)/host/fuzz_wire_smoke
+
 $(BUILD)/host/fuzz_wire_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
 		test/fuzz/stream.dict
 	@mkdir -p $(@D)
@@ -58,7 +61,7 @@ $(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WI
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -o $@
 
 $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
-		$(WIRE_C:%.c=$(BUILD)/h/%.o)
+		$(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/ringbuf/ringbuf.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@

@@ -48,14 +48,15 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# The codec (tools/tools.mk's WIRE_C) against test/host/wire_gen.c's streams.
-WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
+# The codec: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a, and the
+# host's decoder and capture files, against test/host/wire_gen.c's streams
+# (test_wire: test/host/kernel.mk).
+WIRE_HOBJS := $(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o \
+	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
 
-HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \
-	      $(BUILD)/host/fuzz_wire_smoke
+HOST_TESTS += $(BUILD)/host/test_capture
 
-$(BUILD)/host/test_wire $(BUILD)/host/test_capture: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(WIRE_HOBJS)
+$(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

@@ -385,24 +385,22 @@ uint64_t stack_name_hash(const char *name)
 
 /* ---- kinds of code ------------------------------------------------------ */
 
-/* BENCH_ASM (apps/bench.h) names its bodies bench_<id>_n and bench_<id>_2n. */
-static bool bench_body_name(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	return n > 8 && !strncmp(name, "bench_", 6) &&
-	       (!strcmp(name + n - 2, "_n") || (n > 9 && !strcmp(name + n - 3, "_2n")));
-}
-
+/*
+ * The measured benchmark bodies (BENCH_BODY and BENCH_ASM, apps/bench.h),
+ * assembly or C, lie between the labels linker.ld puts around them; the
+ * rest is app code if its source is under apps/ or test/guest/.
+ */
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
 	const char *file;
+	uint64_t lo, hi;
 	int line;
 
+	if (t && symtab_value(t, "__bench_body_start", &lo) &&
+	    symtab_value(t, "__bench_body_end", &hi) && addr >= lo && addr < hi)
+		return CONVERT_KIND_BENCH;
 	if (!t || !symtab_line(t, addr, &file, &line))
 		return CONVERT_KIND_KERNEL;
-	if (strstr(file, "apps/") && bench_body_name(symtab_lookup(t, addr).name))
-		return CONVERT_KIND_BENCH;
 	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
 		return CONVERT_KIND_APP;
 	return CONVERT_KIND_KERNEL;

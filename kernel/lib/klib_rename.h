@@ -1,10 +1,8 @@
 /*
- * kernel/lib/host_rename.h — lets a host build (the tests, and the host
- * tool's build of the shared event table pmu/events.c) link the kernel's
- * string functions next to the host libc: included before
- * kernel/lib/string.h when KLIB_HOST is set, it renames them k_memcpy
- * etc. Function-like macros, so a test can still reach libc's as
- * (memcpy)(...).
+ * klib_rename.h — lets the host tests link the kernel's string functions
+ * next to the host libc: included before kernel/lib/string.h when
+ * KLIB_HOST_TEST is set, it renames them k_memcpy etc. Function-like
+ * macros, so a test can still reach libc's as (memcpy)(...).
  */
 #define memcpy(...)	k_memcpy(__VA_ARGS__)
 #define memmove(...)	k_memmove(__VA_ARGS__)
