@@ -3,7 +3,7 @@
  * and the capture file the host tool writes from it.
  *
  * Shared by ringbuf/wire.c (encoder, and the frame check the kernel uses on
- * what the host sends), tools/wire_dec.c (decoder) and tools/capture.c.
+ * what the host sends), tools/util/wire_dec.c (decoder) and tools/util/capture.c.
  * Fixed-width, versioned, append-only, like perf_ring.h: never reorder,
  * resize or renumber anything; new channels, item tags, flags and control
  * types are appended; anything that changes how existing bytes read needs

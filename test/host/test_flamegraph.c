@@ -1,6 +1,6 @@
 /*
  * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
- * (tools/flamegraph.c) and the Chrome JSON (tools/convert.c), on sessions
+ * (tools/util/flamegraph.c) and the Chrome JSON (tools/util/chrome.c), on sessions
  * built in memory. Well-formedness is checked by python3's own parsers
  * (xml.etree, json), which know nothing of our writers.
  */
@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
-#include "tools/convert.h"
+#include "tools/util/chrome.h"
+#include "tools/util/escape.h"
+#include "tools/util/evlist.h"
+#include "tools/util/flamegraph.h"
+#include "tools/util/stack.h"
 #include "test/host/convert_fakes.h"
 
 #define F_KMAIN	 0xffffffff80100000ull
