@@ -1,4 +1,7 @@
 # apps/ build fragment: one C file per app, each registers itself with APP().
+# The registry and the control channel are kernel code (no SSE: they run
+# beside interrupt handlers that save no vector state).
+KERNEL_C += apps/app.c apps/control.c
 APP_C += apps/loopnest.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
 APP_C += apps/bench.c apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \

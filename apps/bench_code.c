@@ -6,7 +6,7 @@
 #include "apps/bench.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "kernel/trap.h"
 #include <uapi/wire.h>
 

@@ -18,7 +18,7 @@
 #include "kernel/percpu.h"
 #include "kernel/platform/quiet.h"
 #include "kernel/smp.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "kernel/dev/serial.h"
 #include "kernel/stream.h"
 #include "pmu/pmu.h"

@@ -702,7 +702,7 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		return 0;
 	}
 	/* Only this context's bits are ours to handle and acknowledge: others
-	 * (Intel PT's ToPA PMI, bit 55, pmu/pt.c) belong to other NMI
+	 * (Intel PT's ToPA PMI, bit 55, pmu/trace/pt.c) belong to other NMI
 	 * handlers, which must still see them set. Intel's bits 61-63
 	 * (uncore overflow, DS buffer, CondChgd) belong to no one here and
 	 * are acknowledged with ours, as Linux's intel_pmu_handle_irq does,

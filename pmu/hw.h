@@ -4,7 +4,7 @@
  *
  * Kernel build: thin wrappers over kernel/x86.h (and the TSC as the clock
  * of event times). The LVT PC hooks are
- * pmu_lvtpc_read/pmu_lvtpc_write, defined weak (no-ops) in pmu/kernel.c
+ * pmu_lvtpc_read/pmu_lvtpc_write, defined weak (no-ops) in pmu/cpus.c
  * until the local APIC driver defines the real ones.
  *
  * Host build (-DPMU_HOST_MODEL): every access goes to the register-level

@@ -369,7 +369,7 @@ void pmu_tick(struct pmu_ctx *ctx);
 
 /*
  * The local APIC's LVT performance-counter entry (SDM Vol. 3A 11.5.1),
- * through the APIC driver: pmu/kernel.c passes them to kernel/platform/apic.c.
+ * through the APIC driver: pmu/cpus.c passes them to kernel/platform/apic.c.
  * Called from the PMI handler: they must be NMI-safe. The host model
  * defines them too.
  */

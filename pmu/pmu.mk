@@ -4,7 +4,7 @@
 # register-level PMU model (test/host/pmu_model.c) with -DPMU_HOST_MODEL,
 # into their own object directory $(BUILD)/hpmu.
 PMU_C := pmu/probe.c pmu/events.c pmu/core.c pmu/intel.c pmu/amd.c
-KERNEL_C += $(PMU_C) pmu/kernel.c pmu/profile.c
+KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c
 APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
@@ -60,105 +60,17 @@ $(BUILD)/host/test_pmu_libpfm: $(BUILD)/hpmu/test/host/test_pmu_libpfm.o $(PMU_H
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka $(if $(PFM_HEADER),-lpfm) -o $@
 $(BUILD)/hpmu/test/host/test_pmu_libpfm.o: PMU_HOSTCFLAGS += $(if $(PFM_HEADER),-DHAVE_LIBPFM)
 
-# ---- Instruction tracing(pmu/trace.h) -------------------------
-KERNEL_C += pmu/itrace.c pmu/trace.c pmu/pt.c
+# ---- Instruction tracing (pmu/trace/trace.h) ----------------------
+KERNEL_C += pmu/trace/itrace.c pmu/trace/trace.c pmu/trace/pt.c
 APP_C += test/guest/test_trace.c
-# pmu/itrace.c is pure (classifier, packet encoder, AUX chunking): it builds
-# into the kernel and into the host tests, which drive it with simulated
-# executions (test/host/trace_sim.c) over a real ring, drain and capture
-# and decode the result with tools/trace_dec.c (capstone, libipt, libelf).
-# test_trace links -no-pie: its report tests read its own symbols.
-TRACE_LIBS   := -lcapstone -lipt -lelf
-TRACE_HOST_C := pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c kernel/wire_frame.c \
-	tools/wire_dec.c tools/capture.c tools/trace_dec.c test/host/trace_sim.c
-TRACE_HOBJS  := $(TRACE_HOST_C:%.c=$(BUILD)/h/%.o)
+# Their host decoder is tools/util/trace/ (tests: test/host/trace.mk, test/fuzz/trace.mk).
 
-HOST_TESTS += $(BUILD)/host/test_trace
-
-$(BUILD)/host/test_trace: $(BUILD)/h/test/host/test_trace.o $(TRACE_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka $(TRACE_LIBS) -o $@
-
-# bptrace: the trace commands on their own (tools/trace_main.c), a release
-# build like build/bareperf's objects ($(BUILD)/tool/, tools/bareperf.mk).
-TRACE_TOOL_C := tools/trace_main.c tools/trace_dec.c ringbuf/wire.c kernel/wire_frame.c \
-	ringbuf/ringbuf.c tools/wire_dec.c \
-	tools/capture.c
-HOST_TOOLS += $(BUILD)/bptrace
-
-$(BUILD)/bptrace: $(TRACE_TOOL_C:%.c=$(BUILD)/tool/%.o)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@
-
-# End to end: QEMU (-icount) traces test_trace's workload, the UART stream
-# goes into a capture (build/bareperf record), bptrace decodes it against
-# kernel.elf. A generated script: a host test takes no arguments.
-HOST_TESTS += $(BUILD)/host/trace_e2e
-
-$(BUILD)/host/trace_e2e: test/e2e/trace.sh $(BUILD)/kernel.elf $(BUILD)/bptrace $(BUILD)/bareperf
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/trace.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
-
-# Intel PT: pmu/pt.c built for the host against the PT register model.
+# Intel PT: pmu/trace/pt.c built for the host against the PT register model.
 HOST_TESTS += $(BUILD)/host/test_pt
 
 $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_model.o \
-		$(BUILD)/hpmu/pmu/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
+		$(BUILD)/hpmu/pmu/trace/pt.o $(BUILD)/h/ringbuf/ringbuf.o $(BUILD)/h/ringbuf/aux.o \
 		$(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
-
-# Fuzzing the trace decoders (libFuzzer, ASan+UBSan, as fuzz_wire in
-# tools/tools.mk): `make fuzz-trace` runs FUZZ_TIME seconds; make test
-# runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke, through test/fuzz/fuzz_smoke.sh).
-TRACE_FUZZ_C := tools/trace_dec.c pmu/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c \
-	kernel/wire_frame.c \
-	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
-	test/fuzz/fuzz_frames.c
-TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
-
-$(TRACE_FUZZ_OBJS): $(BUILD)/fuzz/trace/%.o: %.c pmu/pmu.mk
-	@mkdir -p $(@D)
-	$(call say,FUZZCC,$<)
-	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
-
-$(BUILD)/fuzz/fuzz_trace: $(TRACE_FUZZ_OBJS)
-	$(call say,LINK,$@)
-	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(TRACE_LIBS) -o $@
-
-$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ $(TRACE_LIBS) -o $@
-
-HOST_TESTS += $(BUILD)/host/fuzz_trace_smoke
-
-$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds \
-		test/fuzz/trace.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds $(FUZZ_SMOKE_TIME) \
-		$(CURDIR)/test/fuzz/trace.dict > $@
-	$(Q)chmod +x $@
-
-.PHONY: fuzz-trace
-fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
-	@mkdir -p $(BUILD)/fuzz/trace-corpus $(BUILD)/fuzz/trace-artifacts
-	$(Q)$(BUILD)/fuzz/trace_seeds $(BUILD)/fuzz/trace-corpus
-	$(Q)$(BUILD)/fuzz/fuzz_trace -max_total_time=$(FUZZ_TIME) -max_len=200000 -dict=test/fuzz/trace.dict \
-		-artifact_prefix=$(BUILD)/fuzz/trace-artifacts/ $(BUILD)/fuzz/trace-corpus
-
-# make bench: the tracer's figures (test/e2e/trace_bench.sh).
-$(BUILD)/bench/trace_bench: test/e2e/trace_bench.sh
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/trace_bench.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
-
-BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bptrace $(BUILD)/bareperf $(BUILD)/bench/trace_bench
-BENCH_CMDS += $(BUILD)/bench/trace_bench

@@ -16,7 +16,7 @@
  * Hybrids (SDM Vol. 2A CPUID 1AH, 23H): each core type enumerates its own
  *   counters in leaf 23H sub-leaf 1 (EAX GP bitmap, EBX fixed bitmap),
  *   e.g. Meteor Lake P-cores have fixed counters 0-3, E-cores 0-2; the
- *   probe runs on every CPU (pmu/kernel.c) so each gets its own caps.
+ *   probe runs on every CPU (pmu/cpus.c) so each gets its own caps.
  * Machines without a PMU: QEMU TCG reports CPUID.0AH as zero on Intel
  * models, and on AMD models (qemu64 is "AuthenticAMD") reads 0 from every
  * MSR and drops writes, so a counter that does not hold a written value is

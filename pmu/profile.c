@@ -28,7 +28,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
-#include "pmu/trace.h"
+#include "pmu/trace/trace.h"
 #include "ringbuf/drain.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
@@ -1074,7 +1074,7 @@ int profile_start(const struct profile_cfg *c, const char *app, char *err, size_
 
 	cfg = *c;
 	quiesced = false;
-	/* Instruction tracing (pmu/trace.c): the AUX area it needs. */
+	/* Instruction tracing (pmu/trace/trace.c): the AUX area it needs. */
 	u32 aux_pages;
 	int te = trace_run_prepare(&aux_pages, err, n);
 	if (te)

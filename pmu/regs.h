@@ -114,7 +114,7 @@
 
 
 /* Intel Processor Trace (SDM Vol. 3C ch. 33; Vol. 4 table 2-2),
- * pmu/pt.c. */
+ * pmu/trace/pt.c. */
 #define CPUID_EXT_FEATURES_7		0x7		/* sub-leaf 0 */
 #define   CPUID7_EBX_INTEL_PT		(1u << 25)
 #define CPUID_PT			0x14		/* 33.3.1: capability enumeration */

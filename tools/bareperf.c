@@ -7,7 +7,7 @@
 
 #include "tools/commands.h"
 #include "tools/convert.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 

@@ -11,7 +11,7 @@
 # The link rule reads both through secondary expansion, so whatever
 # convert.mk appends is compiled (by the pattern rule below) and linked.
 
-BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/symtab.c tools/record.c \
+BAREPERF_SRCS := tools/bareperf.c tools/session.c tools/util/symbol.c tools/record.c \
 	tools/report.c tools/stat.c tools/stat_bench.c tools/script.c tools/list.c tools/cli.c \
 	tools/bench_code.c
 BAREPERF_LIBS := -lelf -ldw -lm
@@ -78,7 +78,7 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 # lines against the test binary itself (-no-pie: its addresses are its
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/symtab.o test/host/capgen.o \
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/session.o tools/util/symbol.o test/host/capgen.o \
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
@@ -88,10 +88,10 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 # report.c also holds `report --aux`, which calls the trace decoder.
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/report.o \
-	$(BUILD)/h/tools/cli.o $(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+	$(BUILD)/h/tools/cli.o $(TRACE_HLIB) $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/record.o $(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/report.o $(BUILD)/h/tools/cli.o \
-	$(BUILD)/h/tools/trace_dec.o $(TOOL_HOBJS)
+	$(TRACE_HLIB) $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
@@ -148,7 +148,7 @@ $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_S
 # (load, decode, aggregate, symbolize, print) on a synthetic capture of
 # 10 million samples from build/bench/gen_capture.
 $(BUILD)/bench/gen_capture: $(call bp_objs,tools/bench/gen_capture.c test/host/capgen.c \
-		tools/symtab.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
+		tools/util/symbol.c tools/session.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
@@ -170,15 +170,15 @@ BENCH_CMDS += $(BUILD)/bench/report_bench
 # aggregator (test/fuzz/fuzz_session.c; clang, as tools/tools.mk's
 # fuzz_wire). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
-FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/symtab.o \
-	ringbuf/ringbuf.o tools/trace_dec.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/session.o tools/report.o tools/cli.o tools/util/symbol.o \
+	ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c tools/bareperf.mk
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o))
+$(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WIRE_C:.c=.o)) $(TRACE_FLIB)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -lcapstone -lipt -o $@
 
@@ -197,8 +197,8 @@ fuzz-session: $(BUILD)/fuzz/fuzz_session $(BUILD)/fuzz/session_corpus_seeds
 		-dict=test/fuzz/stream.dict \
 		-artifact_prefix=$(BUILD)/fuzz/session-artifacts/ $(BUILD)/fuzz/session-corpus
 
-# Instruction traces (tools/trace_dec.c: capstone, libipt): the
-# --aux modes of report and script and the Chrome call slices call
+# Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):
+# the --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.
-BAREPERF_SRCS += tools/trace_dec.c
-BAREPERF_LIBS += -lcapstone -lipt
+$(BUILD)/bareperf: $(TRACE_LIB)
+BAREPERF_LIBS += $(TRACE_LIBS)

@@ -63,7 +63,7 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 /*
  * Function-call slices from an instruction trace (trace= runs), for the
  * Chrome output: the bareperf command sets this to the trace decoder
- * (tools/trace_dec.c, capstone and libipt); the unit tests leave it NULL
+ * (tools/util/trace/, capstone and libipt); the unit tests leave it NULL
  * and link without them. It calls emit once per call: cpu, function name,
  * start and duration in TSC ticks (0, 0 when unknown). 0 or -1 with err.
  */

@@ -429,7 +429,7 @@ static void on_frame(void *ctx, const struct wire_dec_frame *f)
 	}
 }
 
-/* ---- the control channel (kernel/control.c, uapi/wire.h §5) ------------ */
+/* ---- the control channel (apps/control.c, uapi/wire.h §5) ------------ */
 
 static size_t put_param(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v,
 			size_t len)

@@ -14,7 +14,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 
 /* ---- hash tables keyed by a 64-bit value ------------------------------ */
 

@@ -12,7 +12,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/report.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
 

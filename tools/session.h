@@ -230,7 +230,7 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
  * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
-/* ---- symbols (tools/symtab.c, elfutils libelf + libdw) --------------- */
+/* ---- symbols (tools/util/symbol.c, elfutils libelf + libdw) --------------- */
 
 struct symtab;
 
@@ -256,7 +256,7 @@ bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *
 size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
 			    uint64_t *file_off, size_t max);
 
-/* Appended (symtab.c): */
+/* Appended (util/symbol.c): */
 /* The file's GNU build-id (NULL, 0 if it has none) and its path. */
 const uint8_t *symtab_build_id(const struct symtab *t, size_t *len);
 const char *symtab_path(const struct symtab *t);

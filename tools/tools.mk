@@ -15,7 +15,7 @@
 WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/wire_dec.c tools/capture.c
 # The codec for the host: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a.
 WIRE_HOBJS := $(BUILD)/h/tools/wire_dec.o $(BUILD)/h/tools/capture.o \
-	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
+	$(BUILD)/h/test/host/wire_gen.o $(BPWIRE_HLIB) $(BPFRAME_HLIB)
 
 # test_wire: test/host/kernel.mk.
 HOST_TESTS += $(BUILD)/host/test_capture $(BUILD)/host/fuzz_wire_smoke

@@ -1,6 +1,6 @@
 /*
  * tools/trace_main.c — `bptrace`, the instruction-trace commands on their
- * own (tools/trace_dec.h), until `bareperf report --aux`, `script --aux`
+ * own (tools/util/trace/trace.h), until `bareperf report --aux`, `script --aux`
  * and `convert --to chrome` call the same functions; the end-to-end test
  * (test/e2e/trace.sh) and `make bench` use it.
  *
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 
 static int usage(void)
 {

@@ -139,7 +139,7 @@
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
- * 5. Control messages: struct wire_ctl_msg below (kernel/control.c serves
+ * 5. Control messages: struct wire_ctl_msg below (apps/control.c serves
  *    them when the kernel boots with control=1). The kernel also ends its
  *    stream with one, unasked: END (struct wire_end), when the machine
  *    stops and after each request it served; a receiver knows from it

@@ -130,6 +130,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg);
 void hpet_nmi_stop(void);
 u64 hpet_nmi_count(void);			/* NMIs claimed since start */
 u64 hpet_nmi_merged(void);			/* expiries folded into another NMI */
+u64 hpet_nmi_echoes(void);			/* NMIs a skipped comparator write echoed */
 /* Expiries accounted for since start: every one the main counter has
  * passed by the current NMI, each NMI's own and those merged into it.
  * Read from fn it counts the NMI being handled. NMI-safe. */

@@ -16,7 +16,14 @@
  * "Was it mine?" is answered from time: an NMI is ours when the main
  * counter has passed an expiry not yet accounted for, and how many have
  * passed says how many one NMI stands for (NMIs arriving while one is being
- * handled merge; hpet_nmi_merged counts the extra ones).
+ * handled merge; hpet_nmi_merged counts the extra ones). One NMI can
+ * arrive with nothing due: when rearm() writes a comparator for a slot the
+ * counter reaches during the write-and-check, the comparator matches (an
+ * NMI, latched while we are still in the handler) and rearm() moves on to
+ * a later slot. The same holds for the slot that passes while
+ * hpet_nmi_stop() turns the comparator off. That echo is ours and is
+ * claimed, once per such write, and counted apart (hpet_nmi_echoes), so an
+ * unclaimed NMI still means one nobody sent.
  */
 #include "kernel/kernel.h"
 #include "kernel/platform/acpi.h"
@@ -64,6 +71,8 @@ static u64 nmi_armed;		/* comparator value last written */
 static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
 static u32 nmi_dest;		/* APIC id the NMIs go to */
 static u64 nmi_epoch;		/* 32-bit counter: the wraps seen by the handler */
+static bool nmi_echo_due;	/* rearm() skipped a slot it had written */
+static u64 nmi_echoes;		/* NMIs claimed as such echoes */
 
 
 
@@ -138,6 +147,7 @@ void hpet_test_counter(u32 bits, u64 value)
 
 u64 hpet_nmi_count(void) { return nmi_count; }
 u64 hpet_nmi_merged(void) { return nmi_merged; }
+u64 hpet_nmi_echoes(void) { return nmi_echoes; }
 u64 hpet_nmi_due(void) { return __atomic_load_n(&nmi_due, __ATOMIC_RELAXED); }
 u64 hpet_nmi_origin(void) { return nmi_first - nmi_period; }
 
@@ -186,6 +196,7 @@ static void rearm(void)
 			return;
 		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
 		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
+		nmi_echo_due = true;
 		nmi_due += skip;
 		nmi_merged += skip;
 	}
@@ -195,8 +206,15 @@ static bool hpet_nmi(struct trap_frame *f)
 {
 	/* Every CPU runs every NMI handler; only the destination owns the
 	 * HPET state (an NMI IPI elsewhere must not claim an expiry). */
-	if (nmi_timer < 0 || this_cpu()->apic_id != nmi_dest)
+	if (this_cpu()->apic_id != nmi_dest)
 		return false;
+	if (nmi_timer < 0) {
+		if (!nmi_echo_due)
+			return false;
+		nmi_echo_due = false;
+		nmi_echoes++;
+		return true;
+	}
 	u64 now = hpet_read();
 	if (now < nmi_first + nmi_due * nmi_period) {
 		/* A 32-bit comparator in one-shot mode also interrupts when the
@@ -206,9 +224,15 @@ static bool hpet_nmi(struct trap_frame *f)
 			nmi_epoch = now >> 32;
 			return true;
 		}
+		if (nmi_echo_due) {
+			nmi_echo_due = false;
+			nmi_echoes++;
+			return true;
+		}
 		return false;
 	}
 	nmi_epoch = now >> 32;
+	nmi_echo_due = false;
 	u64 due = (now - nmi_first) / nmi_period + 1;
 	nmi_merged += due - nmi_due - 1;
 	nmi_due = due;
@@ -262,7 +286,8 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 		return err;
 	nmi_fn = fn;
 	nmi_arg = arg;
-	nmi_count = nmi_merged = nmi_due = 0;
+	nmi_count = nmi_merged = nmi_due = nmi_echoes = 0;
+	nmi_echo_due = false;
 	nmi_period = ticks;
 	nmi_dest = dest_apic_id;
 	nmi_gsi = gsi;
@@ -290,5 +315,9 @@ void hpet_nmi_stop(void)
 		return;
 	wr(HPET_TN_CONF(nmi_timer), 0);
 	ioapic_mask(nmi_gsi, true);
+	/* The armed slot passed before the comparator was off: its NMI may
+	 * still be on its way, and is ours. */
+	if (hpet_read() >= nmi_armed)
+		nmi_echo_due = true;
 	nmi_timer = -1;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of the control channel (kernel/control.c): boot with
+"""End-to-end test of the control channel (apps/control.c): boot with
 control=1 stream=uart, then over the serial line list apps and events, run
 an app twice in one boot, and send requests that must be refused. Prints
 TAP. An independent encoder of the wire format (include/uapi/wire.h): COBS,

@@ -30,7 +30,7 @@ $(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST_TEST
 $(BUILD)/fuzz/cmd/test/fuzz/fuzz_cmd.o: FUZZ_CMD_FLAGS := \
 	-DFUZZ_KERNEL='"$(CURDIR)/$(BUILD)/kernel.elf"'
 
-$(BUILD)/fuzz/fuzz_cmd: $(FUZZ_CMD_OBJS)
+$(BUILD)/fuzz/fuzz_cmd: $(FUZZ_CMD_OBJS) $(TRACE_FLIB)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(BAREPERF_LIBS) -o $@
 

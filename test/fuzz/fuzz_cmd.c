@@ -41,7 +41,7 @@
 #include "test/fuzz/fuzz_frames.h"
 #include "tools/commands.h"
 #include "tools/convert.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "uapi/wire.h"
 
 #ifndef FUZZ_KERNEL

@@ -1,6 +1,6 @@
 /*
  * fuzz_trace — libFuzzer target for the instruction-trace decoders
- * (tools/trace_dec.c), ASan + UBSan. The first input byte picks:
+ * (tools/util/trace/), ASan + UBSan. The first input byte picks:
  *
  *   0  single-step tracer packets (include/uapi/itrace.h), cut into AUX
  *      pieces: each piece is a join byte (TJ_*, low 2 bits), a 16-bit
@@ -27,7 +27,7 @@
 
 #include "test/fuzz/fuzz_frames.h"
 #include "tools/capture.h"
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/trace_dec.h"
+#include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 #include "uapi/wire.h"
 

@@ -23,7 +23,7 @@
  * Run with events=none, so the test, not kmain, starts and stops the runs.
  */
 #include "kernel/kernel.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "pmu/pmu.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"

@@ -486,8 +486,9 @@ static void check_counter32(void)
 	 * was due at h0 + ms, h0 read a little before the start). */
 	u64 got = hpet_nmi_count() + hpet_nmi_merged(), due = (h1 - h0) / ms;
 	report(got && got <= due + 1 && this_cpu()->nmi_unclaimed == 0,
-	       "across the wrap: %lu expiries for %lu due (%lu NMIs, %lu merged), %lu unclaimed "
-	       "NMIs", got, due, hpet_nmi_count(), hpet_nmi_merged(), this_cpu()->nmi_unclaimed);
+	       "across the wrap: %lu expiries for %lu due (%lu NMIs, %lu merged, %lu echoes), "
+	       "%lu unclaimed NMIs", got, due, hpet_nmi_count(), hpet_nmi_merged(),
+	       hpet_nmi_echoes(), this_cpu()->nmi_unclaimed);
 	report(last_nmi_hpet >= (1ul << 32) + 20 * ms,
 	       "NMIs went on past the wrap (the last at %#lx)", last_nmi_hpet);
 	hpet_test_counter(64, hpet_read());

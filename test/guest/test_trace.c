@@ -30,7 +30,7 @@
  */
 #include "kernel/kernel.h"
 #include "pmu/pmu.h"
-#include "pmu/trace.h"
+#include "pmu/trace/trace.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/itrace.h>

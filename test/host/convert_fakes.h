@@ -1,6 +1,6 @@
 /*
  * test/host/convert_fakes.h — stand-ins for tools/session.c and
- * tools/symtab.c, so the convert and flamegraph tests build sessions in
+ * tools/util/symbol.c, so the convert and flamegraph tests build sessions in
  * memory and run without a capture or libdw.
  *
  * The fake symtab is a sorted list of functions and exec segments the

@@ -1,6 +1,6 @@
 /*
  * pt_model.h — a register-level model of Intel Processor Trace output for
- * host tests of pmu/pt.c (built with -DPMU_HOST_MODEL: pmu/hw.h's MSR,
+ * host tests of pmu/trace/pt.c (built with -DPMU_HOST_MODEL: pmu/hw.h's MSR,
  * CPUID and LVT PC accesses land here).
  *
  * What it models, from the SDM (Vol. 3C ch. 33), written here rather than

@@ -1,5 +1,5 @@
 /*
- * test_pt — the Intel PT driver (pmu/pt.c) against the PT register model
+ * test_pt — the Intel PT driver (pmu/trace/pt.c) against the PT register model
  * (test/host/pt_model.c), with a real ring and AUX area (ringbuf/):
  * detection from CPUID, the ToPA tables over the AUX pages (multi-entry
  * tables chained by END, one-entry tables, the circle closed), the MSR
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pmu/trace.h"
+#include "pmu/trace/trace.h"
 #include "test/host/pt_model.h"
 
 #define PAGE		4096ull

@@ -1,5 +1,5 @@
 /*
- * test_report — symbolization (tools/symtab.c) and report aggregation
+ * test_report — symbolization (tools/util/symbol.c) and report aggregation
  * (tools/report.c). The symbol table under test is this test binary's own
  * (linked -no-pie, so a function's address is its symbol's value): its
  * functions are looked up by address, their source lines come back from

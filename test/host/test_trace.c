@@ -2,7 +2,7 @@
  * test_trace — the single-step tracer's packets and the host decoder
  *, cmocka, ASan+UBSan:
  *
- *   - packet encoder (pmu/itrace.c) against the decoder (tools/trace_dec.c):
+ *   - packet encoder (pmu/trace/itrace.c) against the decoder (tools/util/trace/pkt.c):
  *     round trip of every packet kind, and malformed packets refused;
  *   - the kernel's opcode classifier against capstone, on tricky
  *     encodings and on every instruction of build/kernel.elf;
@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pmu/trace.h"
-#include "tools/trace_dec.h"
+#include "pmu/trace/trace.h"
+#include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 
 /* ---- packets ---------------------------------------------------------- */

@@ -5,7 +5,7 @@
  * recursion, a REP string instruction, a short forward jcc and a return
  * that skips a frame, walked by a simulator whose branch outcomes follow
  * a fixed script. Every instruction it "executes" goes through the real
- * producer (pmu/itrace.c) into a real ring with an AUX area
+ * producer (pmu/trace/itrace.c) into a real ring with an AUX area
  * (ringbuf/); a drain like kernel/stream.c's turns records and AUX data
  * into wire frames (ringbuf/wire.c), and the result can be written as a
  * capture file (tools/capture.c). The ground truth is the list of the
@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pmu/trace.h"
-#include "tools/trace_dec.h"
+#include "pmu/trace/trace.h"
+#include "tools/util/trace/trace.h"
 
 struct sim_opts {
 	uint32_t aux_pages;		/* AUX area (default 16) */

@@ -3,16 +3,16 @@
  * single-step tracer (any x86_64, QEMU TCG included) and Intel Processor
  * Trace.
  *
- *   pmu/itrace.c   the single-step tracer's producer: opcode classifier,
- *                  packet encoder (include/uapi/itrace.h) and the AUX
- *                  chunking (begin/skip/end, pause on a full area). Pure
- *                  code: it also builds for the host, where the tests drive
- *                  it with simulated executions over a real ring.
- *   pmu/trace.c    kernel glue: the #DB handler, trace= parsing, the
- *                  traced call, per-CPU set-up from pmu/profile.c.
- *   pmu/pt.c       Intel PT: CPUID 14H, ToPA over the AUX pages, the
- *                  IA32_RTIT_* MSRs, the ToPA PMI. Builds for the host
- *                  against a PT register model (test/host/pt_model.c).
+ *   itrace.c   the single-step tracer's producer: opcode classifier,
+ *              packet encoder (include/uapi/itrace.h) and the AUX
+ *              chunking (begin/skip/end, pause on a full area). Pure
+ *              code: it also builds for the host, where the tests drive
+ *              it with simulated executions over a real ring.
+ *   trace.c    kernel glue: the #DB handler, trace= parsing, the
+ *              traced call, per-CPU set-up from pmu/profile.c.
+ *   pt.c       Intel PT: CPUID 14H, ToPA over the AUX pages, the
+ *              IA32_RTIT_* MSRs, the ToPA PMI. Builds for the host
+ *              against a PT register model (test/host/pt_model.c).
  *
  * Why the software tracer classifies opcodes instead of decoding
  * lengths: a #DB trap gives the address of the instruction that ran and
@@ -222,7 +222,7 @@ const struct itrace_stats *trace_stats(uint32_t cpu);
 /* One line per CPU on the console: steps, bytes, pauses. */
 void trace_summary(void);
 
-/* ---- Intel Processor Trace (pmu/pt.c; SDM Vol. 3C ch. 33) ------------ */
+/* ---- Intel Processor Trace (pmu/trace/pt.c; SDM Vol. 3C ch. 33) ------------ */
 
 struct ipt_caps {
 	bool present;			/* usable: CPUID.(7,0):EBX[25] and an output scheme */

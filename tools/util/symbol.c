@@ -1,5 +1,5 @@
 /*
- * tools/symtab.c — the symbols of a kernel.elf (tools/session.h): function
+ * tools/util/symbol.c — the symbols of a kernel.elf (tools/session.h): function
  * symbols from .symtab, sorted for binary search; source lines from the
  * DWARF line tables through libdw; the GNU build-id that ties the file to
  * a capture. elfutils: libelf (gelf_*) and libdw.

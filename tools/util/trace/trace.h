@@ -1,19 +1,22 @@
 /*
- * tools/trace_dec.h — instruction traces from the AUX area, decoded on
+ * tools/util/trace/trace.h — instruction traces from the AUX area, decoded on
  * the host into every executed instruction: the single-step tracer's
  * packets (include/uapi/itrace.h) walked over kernel.elf's code with
  * capstone, and Intel PT decoded with libipt. Both feed the same reports:
  * exact per-instruction and per-function counts, the call tree, the
  * instruction stream, and call slices for a Chrome trace.
  *
- * Layers, each usable on its own (the tests and the fuzzer use them):
- *   trace_image   kernel.elf's executable bytes and function symbols (libelf)
- *   trace_insn    one instruction, from capstone, cached per address
- *   trace_pkt     one packet of the software tracer
- *   trace_decode  pieces of AUX data (what AUX records cover, in order,
- *                 with the gaps between them) -> instructions and gaps
- *   trace_capture a capture file's AUX data and AUX records per CPU
- *   trace_report / trace_script / trace_call_slices: the commands
+ * Layers, each usable on its own (the tests and the fuzzer use them), one
+ * file each under tools/util/trace/:
+ *   trace_image   image.c: kernel.elf's executable bytes and function symbols
+ *   trace_insn    insn.c: one instruction, from capstone, cached per address
+ *   trace_pkt     pkt.c: one packet of the software tracer
+ *   trace_decode  flow.c (software tracer), pt.c (Intel PT, libipt): pieces
+ *                 of AUX data (what AUX records cover, in order, with the
+ *                 gaps between them) -> instructions and gaps
+ *   trace_capture aux.c: a capture's AUX data and AUX records per CPU
+ *   trace_report / trace_script / trace_call_slices: report.c, the commands,
+ *                 over analysis.c (counts, call tree, slices)
  *
  * Nothing is papered over: an instruction reaches the sink only once a
  * later packet or anchor proves it ran; whatever cannot be proven is a
@@ -22,8 +25,8 @@
  *
  * Errors: 0 or -1 with one line in err.
  */
-#ifndef BAREPERF_TOOLS_TRACE_DEC_H
-#define BAREPERF_TOOLS_TRACE_DEC_H
+#ifndef BAREPERF_TOOLS_UTIL_TRACE_TRACE_H
+#define BAREPERF_TOOLS_UTIL_TRACE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * kernel.c — the kernel-only part of pmu/: the probe of every CPU at
+ * cpus.c — the PMU of every CPU: its probe at
  * start-up (caps differ per core type on hybrids: SDM CPUID 1AH, 23H),
  * putting each CPU's PMU in a known state, and the default LVT PC hooks.
  */

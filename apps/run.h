@@ -1,10 +1,10 @@
 /*
  * run.h — running apps: from the command line (kernel/main.c) or at the
- * host's request over the stream (kernel/control.c). The top of the
+ * host's request over the stream (apps/control.c). The top of the
  * kernel's stack: it drives pmu/ (sampling) and kernel/stream.c.
  */
-#ifndef BAREPERF_KERNEL_RUN_H
-#define BAREPERF_KERNEL_RUN_H
+#ifndef BAREPERF_APPS_RUN_H
+#define BAREPERF_APPS_RUN_H
 
 #include "kernel/x86.h"
 

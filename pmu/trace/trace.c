@@ -1,8 +1,8 @@
 /*
  * trace.c — the traced run : trace= parsing, the per-CPU trace
  * buffers (the AUX areas pmu/profile.c sets up), the traced call and the
- * single-step #DB handler. The producers are pmu/itrace.c (single-step)
- * and pmu/pt.c (Intel PT).
+ * single-step #DB handler. The producers are pmu/trace/itrace.c (single-step)
+ * and pmu/trace/pt.c (Intel PT).
  *
  * Single-stepping (SDM Vol. 3B 18.3.1.4): TF is set with popf, and the
  * trap comes after the instruction following the popf; from then on
@@ -32,7 +32,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/internal.h"
-#include "pmu/trace.h"
+#include "pmu/trace/trace.h"
 
 #define MAX_TRACE_CPUS	64
 #define FINISH_WAIT_NS	2000000000ul	/* wait for room for a pending END: 2 s */

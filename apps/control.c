@@ -17,7 +17,7 @@
  * an ERROR that says what was wrong.
  */
 #include "kernel/kernel.h"
-#include "kernel/run.h"
+#include "apps/run.h"
 #include "kernel/stream.h"
 #include "kernel/wire_frame.h"
 #include "pmu/pmu.h"

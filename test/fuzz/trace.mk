@@ -1,0 +1,40 @@
+# Fuzzing the trace decoder (included by the top-level Makefile; libFuzzer,
+# ASan+UBSan, as fuzz_wire in tools/tools.mk): `make fuzz-trace` runs
+# FUZZ_TIME seconds; make test runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke,
+# through test/fuzz/fuzz_smoke.sh). The decoder is $(TRACE_FLIB).
+TRACE_FUZZ_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c kernel/wire_frame.c \
+	tools/wire_dec.c tools/capture.c test/host/trace_sim.c test/fuzz/fuzz_trace.c \
+	test/fuzz/fuzz_frames.c
+TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)
+
+$(TRACE_FUZZ_OBJS): $(BUILD)/fuzz/trace/%.o: %.c test/fuzz/trace.mk
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_trace: $(TRACE_FUZZ_OBJS) $(TRACE_FLIB)
+	$(call say,LINK,$@)
+	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(TRACE_LIBS) -o $@
+
+$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ $(TRACE_LIBS) -o $@
+
+HOST_TESTS += $(BUILD)/host/fuzz_trace_smoke
+
+$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds \
+		test/fuzz/trace.dict
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
+		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds $(FUZZ_SMOKE_TIME) \
+		$(CURDIR)/test/fuzz/trace.dict > $@
+	$(Q)chmod +x $@
+
+.PHONY: fuzz-trace
+fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds
+	@mkdir -p $(BUILD)/fuzz/trace-corpus $(BUILD)/fuzz/trace-artifacts
+	$(Q)$(BUILD)/fuzz/trace_seeds $(BUILD)/fuzz/trace-corpus
+	$(Q)$(BUILD)/fuzz/fuzz_trace -max_total_time=$(FUZZ_TIME) -max_len=200000 -dict=test/fuzz/trace.dict \
+		-artifact_prefix=$(BUILD)/fuzz/trace-artifacts/ $(BUILD)/fuzz/trace-corpus
