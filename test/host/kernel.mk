@@ -15,8 +15,8 @@
 #                         TSan sees every access
 # make ringbuf-test runs the four ring tests alone.
 
-KLIB_HOST := $(BUILD)/lib/libbpklib.a
-WIRE_LIBS := $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
+KLIB_HOST := $(BPKLIB_HLIB)
+WIRE_LIBS := $(BPWIRE_HLIB) $(BPFRAME_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline $(BUILD)/host/test_acpi \
 	      $(BUILD)/host/test_fb $(BUILD)/host/test_wire \
