@@ -8,6 +8,9 @@
 #include "kernel/percpu.h"
 #include "apps/run.h"
 #include "kernel/trap.h"
+#include "kernel/mm.h"
+#include "pmu/pmu.h"
+#include "pmu/regs.h"
 #include <uapi/wire.h>
 
 #define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
@@ -71,6 +74,8 @@ static struct {
 /* Generated code and the memory it may use: allocated at the first request. */
 static u64 area, stack_top, scratch_mid;
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
+static u64 image_hash_ref;	/* image_hash() before any code ran */
+static char stopped[200];	/* why this boot runs no more code, or "" */
 
 static void unwind(struct trap_frame *f)
 {
@@ -112,6 +117,153 @@ static void watchdog(struct trap_frame *f, void *arg)
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
 	unwind(f);
+}
+
+/* ---- what a snippet may change ----------------------------------------- */
+
+/*
+ * System state a snippet can change in ring 0 and later snippets would
+ * run under. Saved before a request's code runs and compared after; what
+ * changed is named with both values in the reply and put back.
+ *
+ * Counters: only whether each counts (PERFEVTSEL.EN, the fixed counters'
+ * enable fields, the global enables) and DEBUGCTL, because the harness
+ * itself programs and stops the counters in between (pmu_stop leaves
+ * each disabled, not as found); those MSRs exist only with a PMU.
+ */
+#define SAVED_GP_MAX	8
+/* IA32_FIXED_CTR_CTRL: 4 bits per counter, 1:0 its ring enables (SDM 21.2.2). */
+#define FIXED_EN_BITS	(0x1111111111111111ull * (FIXED_CTRL_OS | FIXED_CTRL_USR))
+
+static const struct { u32 reg; const char *name; } lvt_regs[] = {
+	{ APIC_TPR, "APIC TPR" }, { APIC_SVR, "APIC SVR" },
+	{ APIC_LVT_TIMER, "LVT timer" }, { APIC_LVT_THERM, "LVT thermal" },
+	{ APIC_LVT_PC, "LVT PC" }, { APIC_LVT_LINT0, "LVT LINT0" },
+	{ APIC_LVT_LINT1, "LVT LINT1" }, { APIC_LVT_ERROR, "LVT error" },
+};
+#define NLVT ARRAY_SIZE(lvt_regs)
+
+struct sys_state {
+	u64 cr0, cr3, cr4, efer;
+	struct desc_ptr gdt, idt;
+	u32 lvt[NLVT];
+	u32 nlvt;			/* entries this APIC has (thermal from MaxLVT 5) */
+	bool pmu;
+	u32 ngp;
+	u64 sel_en[SAVED_GP_MAX], fixed_en, global, debugctl;
+};
+
+static void state_save(struct sys_state *s)
+{
+	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
+	u64 v;
+
+	memset(s, 0, sizeof(*s));
+	s->cr0 = read_cr0();
+	s->cr3 = read_cr3();
+	s->cr4 = read_cr4();
+	s->efer = rdmsr(MSR_EFER_NUM);
+	asm volatile("sgdt %0; sidt %1" : "=m"(s->gdt), "=m"(s->idt));
+	u32 max_lvt = (apic_read(APIC_VERSION) >> 16) & 0xff;
+	for (u32 i = 0; i < NLVT; i++)
+		if (lvt_regs[i].reg != APIC_LVT_THERM || max_lvt >= 5)
+			s->lvt[i] = apic_read(lvt_regs[i].reg);
+	s->nlvt = max_lvt >= 5 ? NLVT : NLVT - 1;
+	s->pmu = c && c->kind != PMU_KIND_NONE;
+	if (!s->pmu)
+		return;
+	s->ngp = MIN(c->nr_gp, (u32)SAVED_GP_MAX);
+	for (u32 i = 0; i < s->ngp; i++)
+		s->sel_en[i] = !rdmsr_safe(c->gp_sel_base + i * c->stride, &v) ? v & EVTSEL_EN : 0;
+	if (c->intel && c->fixed_bitmap && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v))
+		s->fixed_en = v & FIXED_EN_BITS;
+	if (c->has_global && !rdmsr_safe(c->global_ctrl, &v))
+		s->global = v;
+	if (c->intel && !rdmsr_safe(MSR_IA32_DEBUGCTL, &v))
+		s->debugctl = v;
+}
+
+/* Append "NAME (was A, now B)" to the text being built. */
+static void said(char *buf, size_t n, const char *name, u64 was, u64 now)
+{
+	size_t have = strlen(buf);
+
+	if (have < n)
+		ksnprintf(buf + have, n - have, "%s%s (was %#lx, now %#lx)", have ? ", " : "", name,
+			  was, now);
+}
+
+/* Compare with s; put back and describe (into buf, empty when nothing
+ * changed) what the code changed. */
+static void state_check(const struct sys_state *s, char *buf, size_t n)
+{
+	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
+	struct sys_state now;
+	u64 v;
+
+	/* The control registers first: the rest is read through paging. */
+	buf[0] = 0;
+	if ((v = read_cr0()) != s->cr0)
+		said(buf, n, "CR0", s->cr0, v), write_cr0(s->cr0);
+	if ((v = read_cr4()) != s->cr4)
+		said(buf, n, "CR4", s->cr4, v), write_cr4(s->cr4);
+	if ((v = read_cr3()) != s->cr3)
+		said(buf, n, "CR3", s->cr3, v), write_cr3(s->cr3);
+	if ((v = rdmsr(MSR_EFER_NUM)) != s->efer)
+		said(buf, n, "EFER", s->efer, v), wrmsr(MSR_EFER_NUM, s->efer);
+	state_save(&now);
+	if (now.gdt.base != s->gdt.base)
+		said(buf, n, "GDTR base", s->gdt.base, now.gdt.base);
+	if (now.gdt.limit != s->gdt.limit)
+		said(buf, n, "GDTR limit", s->gdt.limit, now.gdt.limit);
+	if (memcmp(&now.gdt, &s->gdt, sizeof(s->gdt)))
+		lgdt(&s->gdt);
+	if (now.idt.base != s->idt.base)
+		said(buf, n, "IDTR base", s->idt.base, now.idt.base);
+	if (now.idt.limit != s->idt.limit)
+		said(buf, n, "IDTR limit", s->idt.limit, now.idt.limit);
+	if (memcmp(&now.idt, &s->idt, sizeof(s->idt)))
+		lidt(&s->idt);
+	for (u32 i = 0; i < NLVT; i++)
+		if (now.lvt[i] != s->lvt[i])
+			said(buf, n, lvt_regs[i].name, s->lvt[i], now.lvt[i]),
+			apic_write(lvt_regs[i].reg, s->lvt[i]);
+	if (!s->pmu)
+		return;
+	for (u32 i = 0; i < s->ngp; i++)
+		if (now.sel_en[i] != s->sel_en[i] &&
+		    !rdmsr_safe(c->gp_sel_base + i * c->stride, &v)) {
+			said(buf, n, "an event select's enable bit", s->sel_en[i], now.sel_en[i]);
+			wrmsr_safe(c->gp_sel_base + i * c->stride, (v & ~EVTSEL_EN) | s->sel_en[i]);
+		}
+	if (now.fixed_en != s->fixed_en && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v)) {
+		said(buf, n, "IA32_FIXED_CTR_CTRL enables", s->fixed_en, now.fixed_en);
+		wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (v & ~FIXED_EN_BITS) | s->fixed_en);
+	}
+	if (now.global != s->global)
+		said(buf, n, "the PMU's global enables", s->global, now.global),
+		wrmsr_safe(c->global_ctrl, s->global);
+	if (now.debugctl != s->debugctl)
+		said(buf, n, "IA32_DEBUGCTL", s->debugctl, now.debugctl),
+		wrmsr_safe(MSR_IA32_DEBUGCTL, s->debugctl);
+}
+
+/*
+ * The kernel's code and read-only data, hashed once before any snippet
+ * runs and again after each: a change cannot be put back (nothing says
+ * which bytes were right), so it stops code running in this boot. FNV-1a
+ * over 64-bit words: one changed word always changes the hash (each step
+ * is a bijection of the running value).
+ */
+static u64 image_hash(void)
+{
+	u64 h = 0xcbf29ce484222325ul;
+
+	for (const u64 *p = (const u64 *)__text_start; p < (const u64 *)__text_end; p++)
+		h = (h ^ *p) * 0x100000001b3ul;
+	for (const u64 *p = (const u64 *)__rodata_start; p < (const u64 *)__rodata_end; p++)
+		h = (h ^ *p) * 0x100000001b3ul;
+	return h;
 }
 
 /* ---- code generation ---------------------------------------------------- */
@@ -312,6 +464,7 @@ static bool setup_memory(void)
 		return false;
 	}
 	scratch_mid = scratch_top - BENCH_CODE_SCRATCH_PAGES * PAGE_SIZE / 2;
+	image_hash_ref = image_hash();
 	trap_set_fault_fixup(fault_fixup);
 	return true;
 }
@@ -358,7 +511,8 @@ struct job {
 	struct bench *b;
 	struct bench_result *res;
 	int n, err;
-	char changed[64];
+	bool image_changed;
+	char changed[200];
 	char errtext[160];
 };
 
@@ -376,10 +530,9 @@ static void measure_job(void *arg)
 			  "not running code nothing could stop", err);
 		return;
 	}
-	u64 cr0 = read_cr0(), cr3 = read_cr3(), cr4 = read_cr4();
-	struct desc_ptr gdt, idt, gdt_after, idt_after;
-	u64 efer = rdmsr(MSR_EFER_NUM);
-	asm volatile("sgdt %0; sidt %1" : "=m"(gdt), "=m"(idt));
+	static struct sys_state before;
+
+	state_save(&before);
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
 	run.timeout_ticks = hz * r->timeout_ms / 1000;
@@ -397,26 +550,9 @@ static void measure_job(void *arg)
 		bench_abandon();
 	}
 	hpet_nmi_stop();
-	/* System state a snippet can change in ring 0 and later snippets
-	 * would run under: checked, put back, and said in the reply. */
-	asm volatile("sgdt %0; sidt %1" : "=m"(gdt_after), "=m"(idt_after));
-	bool gdt_changed = memcmp(&gdt, &gdt_after, sizeof(gdt));
-	bool idt_changed = memcmp(&idt, &idt_after, sizeof(idt));
-	bool efer_changed = rdmsr(MSR_EFER_NUM) != efer;
-	if (read_cr0() != cr0 || read_cr3() != cr3 || read_cr4() != cr4 || gdt_changed ||
-	    idt_changed || efer_changed) {
-		ksnprintf(j->changed, sizeof(j->changed), "; the code changed %s%s%s%s%s%s(put back)",
-			  read_cr0() != cr0 ? "CR0 " : "", read_cr3() != cr3 ? "CR3 " : "",
-			  read_cr4() != cr4 ? "CR4 " : "", gdt_changed ? "GDTR " : "",
-			  idt_changed ? "IDTR " : "", efer_changed ? "EFER " : "");
-		write_cr0(cr0);
-		write_cr4(cr4);
-		write_cr3(cr3);
-		lgdt(&gdt);
-		lidt(&idt);
-		if (efer_changed)
-			wrmsr(MSR_EFER_NUM, efer);
-	}
+	state_check(&before, j->changed, sizeof(j->changed));
+	if (image_hash() != image_hash_ref)
+		j->image_changed = true;
 }
 
 void bench_code_serve(const u8 *v, size_t len)
@@ -427,6 +563,10 @@ void bench_code_serve(const u8 *v, size_t len)
 	static struct bench_result res[BENCH_MAX_EVENTS];
 	char text[200];
 
+	if (stopped[0]) {
+		control_replyf(WIRE_CTL_ERROR, "%s", stopped);
+		return;
+	}
 	if (parse(v, len, &r))
 		return;
 	if (!setup_memory()) {
@@ -474,7 +614,17 @@ void bench_code_serve(const u8 *v, size_t len)
 		return;
 	}
 	int n = j.n;
-	const char *changed = j.changed;
+	char changed[sizeof(j.changed) + 32] = "";
+	if (j.changed[0])
+		ksnprintf(changed, sizeof(changed), "; the code changed %s: put back", j.changed);
+	if (j.image_changed) {
+		u64 now = image_hash();
+		ksnprintf(stopped, sizeof(stopped), "stopped: the code wrote the kernel's code or "
+			  "read-only data (their hash was %#lx, now %#lx): this boot runs no more "
+			  "code, reboot the machine", image_hash_ref, now);
+		control_replyf(WIRE_CTL_ERROR, "%s%s", stopped, changed);
+		return;
+	}
 	if (run.why != STOP_NONE) {
 		where(run.rip, text, sizeof(text));
 		if (run.why == STOP_TIMEOUT)

@@ -20,14 +20,25 @@
  *
  * The body may use every other general-purpose and vector register, the
  * stack and the scratch area; the scratch area is not cleared between
- * snippets. CR0, CR3, CR4, EFER, GDTR and IDTR are checked after each
- * snippet and put back, said in the reply, if the code changed them.
+ * snippets. After each request, what the code may have changed for the
+ * snippets after it is compared with its value before: CR0, CR3, CR4,
+ * EFER, GDTR, IDTR, the local APIC's TPR, SVR and LVT entries and, with a
+ * PMU, which counters count (event select EN bits, the fixed counters'
+ * enables, the global enables) and IA32_DEBUGCTL. A change is put back and
+ * the reply names it with both values. The kernel's code and read-only
+ * data are hashed before the first request and after each: a write there
+ * cannot be undone, so the reply is an ERROR "stopped: ..." and every
+ * later request gets it too (the host reboots QEMU; a real machine needs
+ * a reset). Writes to other kernel memory are not detected.
  *
  * A CPU exception while the code runs (a fault in it, or anything it
  * breaks in the harness) unwinds to the request (the fault fix-up in
  * kernel/trap.c), and so does the watchdog, an HPET NMI that stops code
  * running longer than the timeout: the reply is an ERROR naming the
  * exception and the offset in the snippet, and the next request runs.
+ * The NMI is not masked by CLI; code that breaks its delivery (the IDT,
+ * the HPET, the IOAPIC route) or hangs the CPU gets no reply at all, and
+ * the host reports the silence in wall time.
  * Runs on the CPU serving the control channel.
  */
 #ifndef BAREPERF_APPS_BENCH_CODE_H

@@ -338,6 +338,17 @@ KVM_TESTS += [
     dict(name="kvm_trace_pt_probe", kvm=True, append="app=test_trace -- pt"),
 ]
 
+# bareperf bench on the real PMU: add rax, rbx retires exactly one
+# instruction per copy (the n/2n difference cancels the harness), and its
+# cycles are counted.
+KVM_TESTS += [
+    dict(name="kvm_bench_add", kind="cmd", exit=0,
+         cmd=["{build}/bareperf", "bench", "--kvm", "--kernel", "{build}/kernel.elf", "--json",
+              "-asm", "add rax, rbx", "-e", "instructions,cycles"],
+         expect=[r'^\{"asm": "add rax, rbx", "results": \{"Instructions retired": 1\.000, '
+                 r'"Core cycles": \d+\.\d{3}\}, "error": null\}$']),
+]
+
 
 # The same SMP, NMI, timer and soft-PMU tests with the local APIC in x2APIC
 # mode (QEMU >= 8.1 TCG offers it on -cpu max; 7.2 does not), and a set

@@ -186,8 +186,36 @@ def qemu_version():
     return _qemu_version
 
 
+def run_host_cmd(t, build):
+    """A guest test driven by a host command (kind "cmd": its argv in "cmd",
+    "{build}" replaced): its output must match every "expect" regex and it
+    must exit with "exit"."""
+    cmd = [a.replace("{build}", build) for a in t["cmd"]]
+    timeout = max(t.get("timeout", 0), GUEST_TIMEOUT_SLOW)
+    name = "guest/" + t["name"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        return [("FAIL", name, f"timed out after {timeout} s")], out, time.monotonic() - t0
+    text = p.stdout + p.stderr
+    problems = []
+    missing = [r for r in t.get("expect", []) if not re.search(r, text, re.M)]
+    if missing:
+        problems.append("missing output: " + "; ".join(missing))
+    if p.returncode != t.get("exit", 0):
+        problems.append(f"exit status {p.returncode}, expected {t.get('exit', 0)}")
+    return ([("FAIL" if problems else "PASS", name, "; ".join(problems))], text,
+            time.monotonic() - t0)
+
+
 def run_guest(t, build, workdir, res_lines):
     """Run one guest test; returns (results, log text)."""
+    if t.get("kind") == "cmd":
+        return run_host_cmd(t, build)
     need = t.get("min_qemu")
     if need and qemu_version() < tuple(need):
         have = "%d.%d" % qemu_version()

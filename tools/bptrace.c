@@ -130,7 +130,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bptrace: %s\n", err);
 			return 1;
 		}
-		printf("\n],\"displayTimeUnit\":\"ns\"}\n");
+		/* ts in us, no "displayTimeUnit": Perfetto takes it for the
+		 * unit of ts. */
+		printf("\n]}\n");
 		return 0;
 	}
 	if (!strcmp(cmd, "console")) {

@@ -19,6 +19,30 @@ check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
 }
 has() { grep -qF -- "$2" "$1"; }
 
+# Snippets that take the machine down, in a boot of their own, in the
+# background meanwhile: a write to the kernel's text (CR0.WP cleared
+# first), a null IDT under the watchdog's NMI (a triple fault: QEMU exits),
+# and CR4 = -1, which QEMU's TCG does not refuse with a #GP as a CPU does:
+# the machine hangs. Each is reported, QEMU boots again, and the snippet
+# after it is measured right.
+text=$(nm "$B/kernel.elf" | sed -n 's/^\([0-9a-f]*\) . __text_start$/0x\1/p')
+cat >"$T/kill.txt" <<EOF2
+mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, $text; inc byte [rbx]
+add rax, rbx
+mov qword [r14], 0; lidt [r14]; jmp \$
+add rax, rbx
+mov rax, -1; mov cr4, rax
+add rax, rbx
+EOF2
+$BP bench --icount --timeout 300 --batch "$T/kill.txt" >"$T/kill.csv" 2>"$T/kill.err" &
+kill_pid=$!
+# The UEFI boot (OVMF, the loader, a private ESP), plain TCG: the TSC is
+# not exact there, so a positive value and an exact error.
+printf 'add rax, rbx\nud2\n' >"$T/uefi.txt"
+$BP bench --uefi --build "$B" --kernel "$B/kernel.elf" --batch "$T/uefi.txt" >"$T/uefi.csv" \
+	2>"$T/uefi.err" &
+uefi_pid=$!
+
 $BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
 	>"$T/batch.csv" 2>"$T/batch.err"
 echo "# batch exit $?"; sed 's/^/# /' "$T/batch.csv" "$T/batch.err"
@@ -32,8 +56,22 @@ check "privileged #GP at offset 4" has "$T/batch.csv" '"mov ax, 0xfff8; ltr ax",
 check "endless loop stopped by the watchdog" has "$T/batch.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog'
 check "-asm_init state seen by the body (1 + 2 * 5)" has "$T/batch.csv" '"mov rcx, r12; .l: dec rcx; jnz .l","Instructions retired (TSC under -icount)",11.000,'
 check "measured right after the faults" test "$(row 9)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
-check "a CR4 change is measured, put back and said" has "$T/batch.err" "mov rax, cr4; or rax, 4; mov cr4, rax: note: the code changed CR4 (put back)"
-check "9 rows, 4 failed, exit 3" has "$T/batch.err" "9 snippets, 4 refused or failed"
+# Changed system state: measured, named with both values, put back.
+cr4=$(sed -n 's/^.*mov cr4, rax: note: the code changed CR4 (was \(0x[0-9a-f]*\), now \(0x[0-9a-f]*\)): put back$/\1 \2/p' "$T/batch.err")
+check "a CR4 change: both values said (now = was | 4), put back" \
+	test -n "$cr4" -a "$(printf '%#x' $((${cr4% *} | 4)))" = "${cr4#* }"
+check "the CR4 snippet itself measured: 3 instructions" test "$(row 10)" = '"mov rax, cr4; or rax, 4; mov cr4, rax","Instructions retired (TSC under -icount)",3.000,'
+efer=$(sed -n 's/^.*wrmsr: note: the code changed EFER (was \(0x[0-9a-f]*\), now \(0x[0-9a-f]*\)): put back$/\1 \2/p' "$T/batch.err")
+check "an MSR (EFER.SCE set): both values said, put back" \
+	test -n "$efer" -a "$(printf '%#x' $((${efer% *} | 1)))" = "${efer#* }"
+check "an APIC LVT entry (LINT0): named, put back" \
+	grep -Eq '0x10033: note: the code changed LVT LINT0 \(was 0x[0-9a-f]+, now 0x10033\): put back$' "$T/batch.err"
+check "IDTR: the limit named with both values, put back" \
+	has "$T/batch.err" "lidt [r14]: note: the code changed IDTR limit (was 0xfff, now 0x7ff): put back"
+check "interrupts off (cli; jmp \$): the watchdog's NMI still stops it" \
+	has "$T/batch.csv" '"cli; jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog at offset 0x1 of the snippet'
+check "measured right after all of them" test "$(row 15)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "14 snippets, 5 failed" has "$T/batch.err" "14 snippets, 5 refused or failed; "
 
 # A table of 200 snippets in one boot, one row each.
 i=0; while [ $i -lt 200 ]; do echo "add rax, $i; imul rbx, rcx"; i=$((i + 1)); done >"$T/b200"
@@ -48,6 +86,28 @@ check "-basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/ba
 
 $BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
 check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
+
+wait $kill_pid
+echo "# kill batch exit $?"; sed 's/^/# /' "$T/kill.csv" "$T/kill.err"
+krow() { sed -n "$1p" "$T/kill.csv"; }
+ok1='"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "a write to the kernel's text: the boot stops, CR0.WP named" \
+	grep -Eq '^"mov rax, cr0.*",,,"stopped: the code wrote the kernel.s code or read-only data \(their hash was 0x[0-9a-f]+, now 0x[0-9a-f]+\): this boot runs no more code, reboot the machine; the code changed CR0 \(was 0x[0-9a-f]+, now 0x[0-9a-f]+\): put back; QEMU booted again for the next snippet"$' "$T/kill.csv"
+check "after the reboot: measured right" test "$(krow 3)" = "$ok1"
+check "a null IDT under the watchdog's NMI: the reset reported" \
+	test "$(krow 4)" = '"mov qword [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU booted again for the next snippet"'
+check "after the reset: measured right" test "$(krow 5)" = "$ok1"
+check "CR4 = -1 hangs QEMU's TCG: the silence reported in wall time" \
+	test "$(krow 6)" = '"mov rax, -1; mov cr4, rax",,,"the machine stopped answering while it ran (the code stopped the watchdog'"'"'s NMI, e.g. through the IDT, the HPET or its interrupt route, or hung the CPU); QEMU booted again for the next snippet"'
+check "after the hang: measured right, 3 failed" \
+	test "$(krow 7)" = "$ok1" -a -n "$(grep -F '6 snippets, 3 refused or failed' "$T/kill.err")"
+
+wait $uefi_pid
+echo "# uefi batch exit $?"; sed 's/^/# /' "$T/uefi.csv" "$T/uefi.err"
+check "--uefi: measured through OVMF and the loader" \
+	grep -Eq '^"add rax, rbx","TSC ticks",-?[0-9]+\.[0-9]{3},$' "$T/uefi.csv"
+check "--uefi: a fault named, in the same boot" \
+	has "$T/uefi.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
 
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1

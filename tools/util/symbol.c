@@ -291,6 +291,29 @@ void symtab_free(struct symtab *t)
 	free(t);
 }
 
+bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while (t && t->elf && (scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &s) && s.st_shndx != SHN_UNDEF &&
+			    (n = elf_strptr(t->elf, sh.sh_link, s.st_name)) && !strcmp(n, name)) {
+				*value = s.st_value;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 {
 	struct symbol r = { NULL, 0, 0 };

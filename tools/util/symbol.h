@@ -33,6 +33,9 @@ struct symbol {
 /* The function holding addr; NULL name when none. Fast (binary search). */
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
 /* Source file and line for addr (DWARF), or false. */
+/* The value of the ELF symbol called name, of any type (linker-script
+ * labels too); false if the file has none. Scans .symtab: for a few names. */
+bool symtab_value(const struct symtab *t, const char *name, uint64_t *value);
 bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line);
 /* The executable PT_LOAD segments (for perf.data MMAP records). */
 size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
