@@ -121,7 +121,7 @@ deps:
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
 	apps/apps.mk tools/util/trace/trace.mk tools/tools.mk tools/bareperf.mk tools/convert.mk \
 	test/test.mk test/host/trace.mk test/fuzz/trace.mk \
-	test/fuzz/fuzz.mk
+	test/host/kernel.mk test/fuzz/fuzz.mk
 
 # make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
 # which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1

@@ -416,7 +416,7 @@ static void make_room(struct bp_ring *rb, u32 size, bool drain)
 				this_cpu_id(), BENCH_ROOM_WAIT_MS);
 			return;
 		}
-		stream_drain(false);
+		profile_drain(false);
 		cpu_relax();
 	}
 }

@@ -19,7 +19,7 @@
 #include "kernel/kernel.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
-#include "ringbuf/wire.h"
+#include "kernel/wire_frame.h"
 #include "pmu/pmu.h"
 #include "apps/bench_code.h"
 

@@ -2,7 +2,7 @@
 KERNEL_ASM += kernel/entry.asm kernel/isr.asm kernel/trampoline.asm
 KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/paging.c \
 	kernel/pmm.c kernel/console.c kernel/cmdline.c kernel/panic.c kernel/smp.c \
-	kernel/stream.c \
+	kernel/stream.c kernel/wire_frame.c \
 	kernel/lib/string.c kernel/lib/printf.c
 # The PC's fixed hardware.
 KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/apic.c \
@@ -22,3 +22,22 @@ $(BUILD)/gen/font8x16.c: tools/psf2c.py $(FONT_PSF)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)$(PYTHON) tools/psf2c.py $(FONT_PSF) > $@.tmp && mv $@.tmp $@
+
+# Host builds of kernel/ code that host programs link (ASan+UBSan, the
+# objects under $(BUILD)/h like every host test's):
+#   libbpklib.a   string and printf; string renamed so it links beside the
+#                 host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h)
+#   libbpframe.a  the wire's link layer (kernel/wire_frame.c): frames, CRC,
+#                 varints, COBS, the received-frame check
+$(BUILD)/h/klib/string.o: kernel/lib/string.c
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
+
+$(BUILD)/lib/libbpklib.a: $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
+$(BUILD)/lib/libbpframe.a: $(BUILD)/h/kernel/wire_frame.o
+
+$(BUILD)/lib/libbpklib.a $(BUILD)/lib/libbpframe.a:
+	@mkdir -p $(@D)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^

@@ -1,7 +1,10 @@
 /*
- * main.c — from the entry stub to the app: take over the CPU, read the
- * boot information and command line, set up memory, run the chosen app
- * and leave with its status.
+ * main.c — from the entry stub to the top of the stack: take over the
+ * CPU, read the boot information and command line, set up memory, the
+ * platform and the other CPUs (calling the boot hooks the layers above
+ * registered, kernel/kernel.h), then hand over to the registered
+ * top-level entry (KERNEL_MAIN: the app run below) and leave with its
+ * status.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
@@ -194,12 +197,12 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	 * a LOST record for whatever was dropped, so the host's accounting is
 	 * complete. */
 	profile_quiesce();
-	stream_drain(false);
+	profile_drain(false);
 	profile_stop(rc);
 	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
 		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
 	profile_summary();		/* reads the rings: before the drain empties them */
-	stream_drain(false);
+	profile_drain(false);
 	return rc;
 }
 

@@ -1,18 +1,13 @@
 /*
- * stream.c — the drain: records from the per-CPU rings, COBS-framed with a
- * CRC (ringbuf/wire.c, include/uapi/wire.h), onto the UART or virtio-console.
- *
- * The drain is the rings' consumer (ringbuf.h): it reads records with the
- * reader's acquire ordering and releases them (data_tail) only after their
- * frames were handed to the transport, so a record is either on the wire
- * or still in the ring, never in between. It runs at run end, and during a
- * run from the run tick on the boot CPU (pmu/profile.c: the APIC timer on
- * every CPU of a run) when a ring has crossed its watermark — never inside
- * an NMI.
+ * stream.c — the link: COBS frames with a CRC (kernel/wire_frame.c,
+ * include/uapi/wire.h) onto the UART or virtio-console, one frame
+ * numbering per CPU. Console text goes out as CONSOLE frames once the
+ * stream starts, control messages as CONTROL frames; the drain
+ * (ringbuf/drain.c) sends the rings' records through stream_send in this
+ * CPU's numbering (stream_framer).
  *
  * One lock covers all output (the console's, kernel/console.c): frames
- * from the drain and console text never interleave on the wire. A timer
- * drain that finds the output busy skips that tick rather than wait.
+ * from the drain and console text never interleave on the wire.
  *
  * Pacing (pace=BAUD) holds the UART to a real line's rate, 10 bits a byte,
  * so QEMU's otherwise instant 16550 behaves like a serial cable and ring
@@ -20,27 +15,18 @@
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
-#include "kernel/platform/apic.h"
 #include "kernel/stream.h"
-#include "kernel/trap.h"
 #include "kernel/platform/uart.h"
 #include "kernel/dev/virtio.h"
-#include "ringbuf/wire.h"
-#include "pmu/pmu.h"
-#include "ringbuf/ringbuf.h"
-
-#define MAX_STREAM_CPUS	64
-#define STAGE_SIZE	(128u << 10)	/* records per encode pass; > 2 * BP_RECORD_MAX */
+#include "kernel/wire_frame.h"
 
 static enum stream_transport transport;
 static bool active;
 static u64 pace_ticks_per_byte, pace_next;
-static struct wire_enc enc[MAX_STREAM_CPUS];
+static struct wire_framer framer[STREAM_MAX_CPUS];
 static struct stream_stats stats;
 
-static u8 stage[STAGE_SIZE] __attribute__((aligned(8)));
 static u8 out[WIRE_ENC_OUT_MIN];
-static u8 recbuf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
 
 int stream_parse(const char *s, enum stream_transport *t)
 {
@@ -57,12 +43,23 @@ int stream_parse(const char *s, enum stream_transport *t)
 
 enum stream_transport stream_transport(void) { return transport; }
 bool stream_active(void) { return active; }
-void stream_get_stats(struct stream_stats *o) { *o = stats; }
 
-/* Queue bytes for the transport; tx_flush() hands them over. virtio is
- * queued so a drain pass costs one notification round trip (~100 us in
- * QEMU), not one per frame. */
-static void tx(const void *p, size_t n)
+void stream_get_stats(struct stream_stats *o)
+{
+	*o = stats;
+	o->frames = 0;
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+		o->frames += framer[i].frames;
+}
+
+struct wire_framer *stream_framer(u32 cpu)
+{
+	return cpu < STREAM_MAX_CPUS ? &framer[cpu] : NULL;
+}
+
+/* virtio is queued so a drain pass costs one notification round trip
+ * (~100 us in QEMU), not one per frame. */
+void stream_send(const void *p, size_t n)
 {
 	stats.bytes += n;
 	if (transport == STREAM_VIRTIO) {
@@ -83,9 +80,7 @@ static void tx(const void *p, size_t n)
 	}
 }
 
-/* Wait until the transport has taken everything: a record is released
- * from its ring only after this. */
-static void tx_flush(void)
+void stream_flush(void)
 {
 	if (transport == STREAM_VIRTIO) {
 		if (vcon_flush() < 0)
@@ -151,10 +146,8 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 	}
 	if (pace_baud && tsc_hz)
 		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
-	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
-		struct wire_enc_config c = { .cpu = i, .boot = boot };
-		wire_encoder_init(&enc[i], &c);
-	}
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+		wire_framer_init(&framer[i], (u16)i, boot, 0);
 	if (transport != STREAM_OFF)
 		kprintf("stream: %s%s, boot %08x\n", transport == STREAM_UART ?
 			"framed records on the UART" : "framed records on virtio-console",
@@ -169,15 +162,15 @@ static void stream_console(const char *s, size_t n)
 	if (!active)
 		return;
 	while (done < n) {
-		size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONSOLE, s + done,
+		size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONSOLE, s + done,
 					     n - done, &used, out, sizeof(out));
-		tx(out, w);
+		stream_send(out, w);
 		done += used;
 		if (!used)
 			break;
 	}
 	if (transport == STREAM_VIRTIO)
-		tx_flush();
+		stream_flush();
 }
 
 void stream_start(void)
@@ -192,75 +185,6 @@ void stream_start(void)
 	/* The CONSOLE channel's first frame: the stream's leading 0x00 is
 	 * written by the encoder. On the virtio transport the UART keeps
 	 * the plain console as well. */
-}
-
-/*
- * AUX data (instruction traces): the bytes below aux_head (C),
- * sent as AUX frames that carry their position, then released (D) once
- * their frames went to the transport, as records are. The host pairs them
- * with the AUX records by position (uapi/wire.h §3): we send up to
- * aux_head, which is always the end of the last committed AUX record.
- */
-static void drain_aux(u32 cpu, struct bp_ring_reader *r)
-{
-	u64 head, tail;
-
-	if (!r->aux)
-		return;
-	head = bp_ring_aux_head(r);
-	tail = r->ctl->aux_tail;		/* ours: the consumer writes it */
-	if (tail == head)
-		return;
-	while (tail != head) {
-		u64 pos = tail & (r->aux_size - 1), len = MIN(head - tail, r->aux_size - pos);
-		size_t used, w = wire_encode_aux(&enc[cpu], tail, r->aux + pos, len, &used, out,
-						 sizeof(out));
-		tx(out, w);
-		if (!used)
-			break;
-		tail += used;
-	}
-	tx_flush();
-	bp_ring_aux_release(r, tail);
-}
-
-/* Send the records of one ring: stage whole records, encode, send, then
- * release them; then its AUX data. */
-static void drain_ring(u32 cpu, struct bp_ring *rb)
-{
-	struct bp_ring_reader r;
-	const struct bp_record_header *rec;
-	/* The AUX area, if any, is part of the ring's memory. */
-	u64 size = rb->ctl->aux_size ? rb->ctl->aux_offset + rb->ctl->aux_size :
-		   (u64)BP_RING_PAGE_SIZE + rb->data_size;
-
-	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, size))
-		return;
-	/* One data_head snapshot per pass: a producer faster than the link
-	 * must not keep a pass going for ever. */
-	bp_ring_read_begin(&r);
-	for (;;) {
-		size_t len = 0;
-		while (len + BP_RECORD_MAX <= sizeof(stage) &&
-		       bp_ring_read_next(&r, &rec, recbuf, sizeof(recbuf)) == 1) {
-			memcpy(stage + len, rec, rec->size);
-			len += rec->size;
-			stats.records++;
-		}
-		if (!len)
-			break;
-		for (size_t done = 0, used; done < len; done += used) {
-			size_t w = wire_encode_records(&enc[cpu], stage + done, len - done, &used,
-						       out, sizeof(out));
-			tx(out, w);
-			if (!used)
-				break;		/* malformed record: counted by the encoder */
-		}
-		tx_flush();
-		bp_ring_read_end(&r);
-		stats.drains++;
-	}
-	drain_aux(cpu, &r);
 }
 
 size_t stream_recv(void *buf, size_t cap)
@@ -283,27 +207,25 @@ void stream_control_send(const void *msg, size_t len)
 	size_t used;
 
 	console_lock_output();
-	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
+	size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
 				     out, sizeof(out));
-	tx(out, w);
-	tx_flush();
+	stream_send(out, w);
+	stream_flush();
 	console_unlock_output();
 }
 
 void stream_restart(void)
 {
 	console_lock_output();
-	for (u32 i = 0; i < MAX_STREAM_CPUS; i++) {
-		memset(enc[i].seq, 0, sizeof(enc[i].seq));
-		enc[i].started = 0;
-	}
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+		wire_framer_restart(&framer[i]);
 	console_unlock_output();
 }
 
 void stream_end(u32 status, bool halt)
 {
 	static u8 msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
-		      MAX_STREAM_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
+		      STREAM_MAX_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
 	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
 	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
 	size_t at = sizeof(m) + sizeof(e), used;
@@ -320,10 +242,10 @@ void stream_end(u32 status, bool halt)
 		console_set_sink(stream_console, transport != STREAM_UART);
 	}
 	/* What each (channel, cpu) sent before this frame (uapi/wire.h §5). */
-	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
 		for (u32 ch = 0; ch < WIRE_NR_CHANNELS; ch++) {
-			struct wire_end_stream es = { (u8)ch, 0, (u16)i, enc[i].seq[ch] };
-			if (!enc[i].seq[ch])
+			struct wire_end_stream es = { (u8)ch, 0, (u16)i, framer[i].seq[ch] };
+			if (!framer[i].seq[ch])
 				continue;
 			memcpy(msg + at, &es, sizeof(es));
 			at += sizeof(es);
@@ -332,43 +254,14 @@ void stream_end(u32 status, bool halt)
 	m.len = (u16)(at - sizeof(m));
 	memcpy(msg, &m, sizeof(m));
 	memcpy(msg + sizeof(m), &e, sizeof(e));
-	size_t w = wire_encode_bytes(&enc[this_cpu_id()], WIRE_CH_CONTROL, msg, at, &used,
+	size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONTROL, msg, at, &used,
 				     out, sizeof(out));
-	tx(out, w);
-	tx_flush();
+	stream_send(out, w);
+	stream_flush();
 	/* A halted machine's last words are plain text again (uapi/wire.h §5). */
 	if (halt) {
 		active = false;
 		console_set_sink(NULL, false);
 	}
-	console_unlock_output();
-}
-
-void stream_drain(bool from_tick)
-{
-	if (!active)
-		return;
-	if (from_tick) {
-		if (!console_trylock()) {
-			stats.skipped_busy++;
-			return;
-		}
-	} else {
-		console_lock_output();
-	}
-	for (u32 cpu = 0; cpu < profile_cpus() && cpu < MAX_STREAM_CPUS; cpu++) {
-		struct bp_ring *rb = profile_ring(cpu);
-		if (!rb)
-			continue;
-		/* Only CPU 0's ring carries EVENT_DESC: tell every encoder the
-		 * run's sample_type so all CPUs' samples go compact. */
-		wire_encoder_set_sample_type(&enc[cpu], profile_config()->sample_type);
-		if (from_tick && !(bp_ring_wakeup_take(rb) & (BP_WAKEUP_DATA | BP_WAKEUP_AUX)))
-			continue;
-		drain_ring(cpu, rb);
-	}
-	stats.frames = 0;
-	for (u32 i = 0; i < MAX_STREAM_CPUS; i++)
-		stats.frames += enc[i].stats.frames;
 	console_unlock_output();
 }

@@ -1,12 +1,18 @@
 /*
- * stream.h — getting records off the machine (kernel/stream.c): the drain
- * from the per-CPU rings to a transport, in the wire format of
- * include/uapi/wire.h.
+ * stream.h — the link that gets data off the machine (kernel/stream.c):
+ * frames of include/uapi/wire.h on the UART or virtio-console. Console
+ * text and control messages are framed here; the rings' records are
+ * framed by the drain above it (ringbuf/drain.h), which sends through
+ * stream_send/stream_flush in stream_framer's numbering.
  */
 #ifndef BAREPERF_KERNEL_STREAM_H
 #define BAREPERF_KERNEL_STREAM_H
 
 #include "kernel/x86.h"
+
+#define STREAM_MAX_CPUS	64	/* CPUs with a frame numbering of their own */
+
+struct wire_framer;
 
 enum stream_transport {
 	STREAM_OFF,		/* plain console only; rings stay in memory */
@@ -16,10 +22,7 @@ enum stream_transport {
 
 struct stream_stats {
 	u64 bytes;		/* bytes handed to the transport */
-	u64 frames;
-	u64 records;		/* ring records sent */
-	u64 drains;		/* drain passes that moved data */
-	u64 skipped_busy;	/* timer drains skipped: output in use */
+	u64 frames;		/* frames of every CPU and channel */
 	u64 write_errors;	/* transport refused or timed out */
 };
 
@@ -30,12 +33,10 @@ int stream_parse(const char *s, enum stream_transport *out);
 void stream_init(enum stream_transport t, u32 pace_baud);
 enum stream_transport stream_transport(void);
 /* Switch to framed output: from here on console text goes out as CONSOLE
- * frames (on the UART transport) and the rings are drained. Idempotent. */
+ * frames (on the UART transport) and the drain sends. Idempotent. */
 void stream_start(void);
+/* Framed output is on. NMI-safe (a read). */
 bool stream_active(void);
-/* Send every record the rings hold (run end), or only rings past their
- * watermark (from_tick). Not NMI-safe. */
-void stream_drain(bool from_tick);
 void stream_get_stats(struct stream_stats *out);
 /* Bytes the host sent on the transport, non-blocking: count or 0. */
 size_t stream_recv(void *buf, size_t cap);
@@ -49,6 +50,18 @@ void stream_control_send(const void *msg, size_t len);
  * had not started (the host still learns the exit code). Not NMI-safe.
  */
 void stream_end(u32 status, bool halt);
+/*
+ * For a sender of frames (the drain): CPU cpu's frame numbering (NULL
+ * past STREAM_MAX_CPUS), shared with its CONSOLE and CONTROL frames so
+ * END reports every count. stream_send queues encoded bytes for the
+ * transport (paced on the UART if asked); stream_flush returns once the
+ * transport has taken everything queued, so data may be released from
+ * its ring only after it. All three with the output lock held
+ * (console_lock_output), never from NMI context.
+ */
+struct wire_framer *stream_framer(u32 cpu);
+void stream_send(const void *p, size_t n);
+void stream_flush(void);
 /* Number every channel from 0 again (WIRE_F_START): a control request's
  * frames are a stream of their own, so a recorder that asked for it sees
  * nothing missing before them. */

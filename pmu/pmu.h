@@ -392,7 +392,7 @@ u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_peri
  * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
  * its rate against the TSC itself, so an app that masks the timer cannot
  * make it throttle); the boot CPU also drains the rings to the stream
- * (kernel/stream.c). 250 Hz is perf's rotation and
+ * (profile_drain, ringbuf/drain.h). 250 Hz is perf's rotation and
  * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
  */
 #define PROFILE_TICK_HZ		250
@@ -463,6 +463,9 @@ bool profile_active(void);
 const struct profile_cfg *profile_config(void);
 u32 profile_cpus(void);
 struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
+/* Hand the run's rings to the drain (ringbuf/drain.h: bp_drain, its
+ * contract). Not NMI-safe. */
+void profile_drain(bool from_tick);
 /* Write a record into this CPU's ring of the run. One that finds no room
  * (or a paused ring) is counted in the run's lost total as a sample is,
  * besides the ring's next LOST record. Returns bp_ring_output's result,

@@ -8,13 +8,13 @@ KERNEL_C += $(PMU_C) pmu/cpus.c pmu/profile.c
 APP_C += test/guest/test_pmu_probe.c test/guest/test_count.c
 
 # pmu/ sources use the kernel's string functions, renamed beside libc's
-# (test/host/klib_rename.h); the model and the tests use libc.
+# (kernel/lib/klib_rename.h); the model and the tests use libc.
 PMU_HOSTCFLAGS := $(HOSTCFLAGS) $(HOSTSAN) -DPMU_HOST_MODEL
 
 $(BUILD)/hpmu/pmu/%.o: pmu/%.c Makefile pmu/pmu.mk
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -DKLIB_HOST_TEST -include test/host/klib_rename.h -c $< -o $@
+	$(Q)$(HOSTCC) $(PMU_HOSTCFLAGS) -DKLIB_HOST_TEST -include kernel/lib/klib_rename.h -c $< -o $@
 
 $(BUILD)/hpmu/test/%.o: test/%.c Makefile pmu/pmu.mk
 	@mkdir -p $(@D)

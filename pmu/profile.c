@@ -29,6 +29,7 @@
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
 #include "pmu/trace/trace.h"
+#include "ringbuf/drain.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
@@ -122,6 +123,15 @@ static int events_total(void)
 struct bp_ring *profile_ring(u32 cpu)
 {
 	return cpu < ncpus && cpus[cpu].mem ? &cpus[cpu].ring : NULL;
+}
+
+void profile_drain(bool from_tick)
+{
+	struct bp_ring *rings[MAX_CPUS_PROF];
+
+	for (u32 c = 0; c < ncpus; c++)
+		rings[c] = profile_ring(c);
+	bp_drain(rings, ncpus, cfg.sample_type, from_tick);
 }
 
 u64 profile_samples(u32 cpu)
@@ -466,7 +476,7 @@ static void run_tick(struct trap_frame *f)
 	profile_tick();
 	trace_tick();			/* restart Intel PT after a full area */
 	if (this_cpu()->cpu == 0 && !__atomic_load_n(&cpus[0].app_running, __ATOMIC_RELAXED))
-		stream_drain(true);
+		profile_drain(true);
 }
 
 /* ---- the shortest period ------------------------------------------ */

@@ -431,7 +431,6 @@ int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp
 		.p = (const uint8_t *)(rec + 1),
 		.end = (const uint8_t *)rec + rec->size,
 	};
-	uint32_t res;
 	uint64_t n;
 
 	if (type & ~BP_SAMPLE_SUPPORTED)
@@ -442,7 +441,7 @@ int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp
 	__builtin_memset(s, 0, sizeof(*s));
 
 	if (type & BP_SAMPLE_IDENTIFIER)
-		s->id = take_u64(&c);
+		s->id = s->identifier = take_u64(&c);
 	if (type & BP_SAMPLE_IP)
 		s->ip = take_u64(&c);
 	if (type & BP_SAMPLE_TID)
@@ -454,7 +453,7 @@ int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp
 	if (type & BP_SAMPLE_ID)
 		s->id = take_u64(&c);
 	if (type & BP_SAMPLE_CPU)
-		take_u32x2(&c, &s->cpu, &res);
+		take_u32x2(&c, &s->cpu, &s->res);
 	if (type & BP_SAMPLE_PERIOD)
 		s->period = take_u64(&c);
 	if (type & BP_SAMPLE_READ) {

@@ -227,6 +227,10 @@ struct bp_sample {
 	uint64_t addr;
 	uint64_t id;			/* ID and IDENTIFIER */
 	uint32_t cpu;
+	/* Parsed only (bp_sample_parse), never written: the IDENTIFIER word
+	 * apart from ID, and CPU's reserved half, for an exact copy. */
+	uint64_t identifier;
+	uint32_t res;
 	uint64_t period;
 	uint64_t time_enabled;		/* READ */
 	uint64_t time_running;

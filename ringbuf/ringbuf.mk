@@ -1,63 +1,22 @@
 # ringbuf/ build fragment (included by the top-level Makefile).
 #
-# The same two .c files build into the kernel (KERNEL_C, $(KCFLAGS)) and
-# into the host tests:
-#   test_ringbuf          cmocka unit tests, ASan+UBSan
-#   test_ringbuf_step     the single-step test (a nested writer at every
-#                         instruction boundary), no sanitizers, -O2
-#   stress_ringbuf_asan   producer/consumer threads + signal "NMIs", ASan+UBSan
-#   stress_ringbuf_tsan   the same under ThreadSanitizer; BP_ATOMIC_GENERIC
-#                         replaces the x86 unlocked local ops by C11 ones so
-#                         TSan sees every access
-# Benchmarks (make bench): ring_insn_per_sample (callgrind) and
-# ring_vs_ck_ratio (two threads, against Concurrency Kit's SPSC ck_ring).
+# The ring (ringbuf.c, aux.c), the record codec (wire.c) and the drain
+# (drain.c, kernel only) build into the kernel. For the host:
+#   libbpwire.a   the record codec and the SAMPLE parser it uses
+#                 (ringbuf.c), ASan+UBSan; link kernel.mk's libbpframe.a
+#                 after it (the frames it writes into)
+# The host tests of the ring and the codec are linked by
+# test/host/kernel.mk. Benchmarks (make bench): ring_insn_per_sample
+# (callgrind) and ring_vs_ck_ratio (two threads, against Concurrency
+# Kit's SPSC ck_ring).
 
 RINGBUF_C := ringbuf/ringbuf.c ringbuf/aux.c
-KERNEL_C  += ringbuf/wire.c
-KERNEL_C  += $(RINGBUF_C)
+KERNEL_C  += $(RINGBUF_C) ringbuf/wire.c ringbuf/drain.c
 
-RINGBUF_HOBJS := $(RINGBUF_C:%.c=$(BUILD)/h/%.o)
-
-HOST_TESTS += $(BUILD)/host/test_ringbuf \
-	      $(BUILD)/host/test_ringbuf_step \
-	      $(BUILD)/host/stress_ringbuf_asan \
-	      $(BUILD)/host/stress_ringbuf_tsan
-
-$(BUILD)/host/test_ringbuf: $(BUILD)/h/test/host/test_ringbuf.o $(RINGBUF_HOBJS)
+$(BUILD)/lib/libbpwire.a: $(BUILD)/h/ringbuf/wire.o $(BUILD)/h/ringbuf/ringbuf.o
 	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
-
-# The single-step test: same source, no sanitizers, -O2 like the kernel.
-RINGBUF_STEP_OBJS := $(addprefix $(BUILD)/hstep/,$(RINGBUF_C:.c=.o) test/host/test_ringbuf.o)
-
-$(RINGBUF_STEP_OBJS): $(BUILD)/hstep/%.o: %.c
-	@mkdir -p $(@D)
-	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(HOSTCFLAGS) -O2 -DRINGBUF_SINGLE_STEP -c $< -o $@
-
-$(BUILD)/host/test_ringbuf_step: $(RINGBUF_STEP_OBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $^ -lcmocka -o $@
-
-$(BUILD)/host/stress_ringbuf_asan: $(BUILD)/h/test/host/stress_ringbuf.o $(RINGBUF_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -pthread -lrt -o $@
-
-RINGBUF_TSAN      := -fsanitize=thread -DBP_ATOMIC_GENERIC
-RINGBUF_TSAN_OBJS := $(addprefix $(BUILD)/tsan/,$(RINGBUF_C:.c=.o) test/host/stress_ringbuf.o)
-
-$(RINGBUF_TSAN_OBJS): $(BUILD)/tsan/%.o: %.c
-	@mkdir -p $(@D)
-	$(call say,TSANCC,$<)
-	$(Q)$(HOSTCC) $(HOSTCFLAGS) -O2 $(RINGBUF_TSAN) -c $< -o $@
-
-$(BUILD)/host/stress_ringbuf_tsan: $(RINGBUF_TSAN_OBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(RINGBUF_TSAN) $^ -pthread -lrt -o $@
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 # Benchmarks. The ring and the measured call site are built like the
 # kernel (-O2, no red zone, general registers only, frame pointers) but
@@ -98,10 +57,7 @@ $(BUILD)/bench/ring_bench: ringbuf/bench/insn.sh $(RINGBUF_BENCH_BINS)
 BENCH_DEPS += $(BUILD)/bench/ring_bench
 BENCH_CMDS += $(BUILD)/bench/ring_bench
 
-# Just this folder: make ringbuf-test, make ringbuf-bench.
-.PHONY: ringbuf-test ringbuf-bench
-ringbuf-test: $(BUILD)/host/test_ringbuf $(BUILD)/host/test_ringbuf_step $(BUILD)/host/stress_ringbuf_asan $(BUILD)/host/stress_ringbuf_tsan
-	$(Q)for t in $^; do CMOCKA_MESSAGE_OUTPUT=TAP ./$$t || exit 1; done
-
+# Just this folder: make ringbuf-bench (make ringbuf-test: test/host/kernel.mk).
+.PHONY: ringbuf-bench
 ringbuf-bench: $(BUILD)/bench/ring_bench
 	$(Q)$(BUILD)/bench/ring_bench

@@ -1,11 +1,14 @@
 /*
- * ringbuf/wire.h — the wire codec's kernel half: turns ring records,
- * console text, AUX data and control messages into COBS frames
- * (include/uapi/wire.h), and checks frames the host sends.
+ * ringbuf/wire.h — the record codec: ring records (perf_ring.h) into the
+ * RECORDS frames of include/uapi/wire.h, SAMPLE records as compact items;
+ * and the one prediction rule its decoder (tools/wire_dec.c) shares. The
+ * frames (COBS, CRC32C, numbering) and the byte channels are the link
+ * layer's, kernel/wire_frame.h; an encoder frames with a struct wire_framer
+ * of its own unless given the stream's (wire_encoder_use_framer).
  *
- * Freestanding and allocation-free: every buffer is the caller's. Also
- * built for the host, where tools/wire_dec.c (the decoder) and the tests
- * use the same frame check, CRC and varints.
+ * Freestanding and allocation-free: every buffer is the caller's. Built
+ * into the kernel (the drain, ringbuf/drain.c) and for the host (the
+ * decoder, the tests); shared with the host, so it uses <stdint.h> types.
  *
  * NMI-safe: no. The drain calls the encoder outside NMI context; one
  * struct wire_enc per sender CPU, used by one thread at a time.
@@ -17,66 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/wire_frame.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-
-enum wire_error {
-	WIRE_OK		=  0,
-	WIRE_E_COBS	= -1,	/* not valid COBS, or longer than any frame */
-	WIRE_E_SHORT	= -2,	/* fewer bytes than a header and a CRC */
-	WIRE_E_CRC	= -3,	/* CRC mismatch */
-	WIRE_E_VERSION	= -4,	/* a version this code does not read */
-	WIRE_E_CHANNEL	= -5,	/* a channel this code does not know */
-	WIRE_E_PAYLOAD	= -6,	/* payload not well formed for its channel */
-	WIRE_E_SPACE	= -7,	/* output buffer too small */
-};
-
-/* ---- primitives (both sides) -------------------------------------- */
-
-/*
- * CRC32C (Castagnoli, reflected 0x82F63B78). Pass 0 to start; pass the
- * previous result to continue: wire_crc32c(wire_crc32c(0, a, n), b, m) is
- * the CRC of a then b. Hosted builds use the CPU's crc32 instruction
- * (SSE4.2) when it has one; wire_crc32c_table is the portable version the
- * kernel always uses. Both give the same result.
- */
-uint32_t wire_crc32c(uint32_t crc, const void *p, size_t n);
-uint32_t wire_crc32c_table(uint32_t crc, const void *p, size_t n);
-
-/* LEB128 varints (uapi/wire.h §4). put: bytes written (1..10), out must
- * have 10 bytes. get: bytes read, or 0 if the varint is cut short by end
- * or has bits beyond 64. */
-size_t wire_put_uvarint(uint8_t *out, uint64_t v);
-
-static inline size_t wire_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < 10; i++) {
-		if (p + i >= end)
-			return 0;
-		uint8_t b = p[i];
-		/* The tenth byte holds bit 63 only. */
-		if (i == 9 && b > 1)
-			return 0;
-		r |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80)) {
-			*v = r;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
-static inline uint64_t wire_zigzag(uint64_t v)
-{
-	return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
-}
-
-static inline uint64_t wire_unzigzag(uint64_t z)
-{
-	return (z >> 1) ^ (0 - (z & 1));
-}
 
 /* The size of a SAMPLE record for sample_type with nr_read group entries
  * and nr_ips callchain entries (ignored unless their bit is set), header
@@ -84,45 +30,9 @@ static inline uint64_t wire_unzigzag(uint64_t z)
  * exceed BP_RECORD_MAX. */
 uint32_t wire_sample_size(uint64_t sample_type, uint64_t nr_read, uint64_t nr_ips);
 
-/*
- * COBS-decode one frame's bytes (without the 0x00 delimiter) into out.
- * Returns the decoded length, or WIRE_E_COBS if src is not valid COBS or
- * does not fit in cap.
- */
-long wire_cobs_decode(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
-
-/* A frame that passed wire_frame_unpack(). payload points into its buf. */
-struct wire_frame {
-	uint8_t  channel;		/* < WIRE_NR_CHANNELS */
-	uint8_t  flags;
-	uint16_t cpu;
-	uint32_t seq;
-	uint32_t boot;			/* 0 in a version 1 frame: unknown */
-	const uint8_t *payload;
-	size_t   len;
-};
-
-/*
- * Check one received frame: COBS-decode src (the bytes between two
- * delimiters) into buf (cap >= WIRE_FRAME_MAX takes any frame), check
- * length, CRC, version (WIRE_VERSION_MIN .. WIRE_VERSION) and channel, and
- * fill *f. Returns 0 or a negative
- * enum wire_error; on error *f is untouched and nothing in buf may be
- * used. Does not look inside the payload.
- */
-int wire_frame_unpack(const uint8_t *src, size_t n, uint8_t *buf, size_t cap,
-		      struct wire_frame *f);
-
 /* ---- encoder -------------------------------------------------------- */
 
 #define WIRE_ENC_MAX_EVENTS	16	/* IDENTIFIER events it can tell apart */
-#define WIRE_FRAME_TARGET	1024u	/* default payload bytes per frame */
-
-/*
- * An out buffer this large always has room for the leading delimiter and
- * one frame of any size, so every call makes progress.
- */
-#define WIRE_ENC_OUT_MIN	(WIRE_ENCODED_MAX + 1u)
 
 /* Predictions for compact SAMPLE items; reset at every frame start. */
 struct wire_pred {
@@ -168,9 +78,8 @@ struct wire_enc_config {
 	uint32_t boot;			/* goes into every frame (uapi/wire.h §2) */
 };
 
+/* Frames and bytes are the link's (struct wire_framer). */
 struct wire_enc_stats {
-	uint64_t frames;		/* frames written */
-	uint64_t bytes;			/* bytes written, delimiters included */
 	uint64_t records;		/* records encoded */
 	uint64_t samples_compact;	/* SAMPLE records sent as compact items */
 	uint64_t samples_raw;		/* SAMPLE records sent verbatim */
@@ -178,12 +87,8 @@ struct wire_enc_stats {
 };
 
 struct wire_enc {
-	uint16_t cpu;
-	uint32_t boot;
-	uint32_t frame_target;
-	bool     lead_sent;		/* the 0x00 that starts the stream */
-	uint8_t  started;		/* bit per channel: WIRE_F_START was sent */
-	uint32_t seq[WIRE_NR_CHANNELS];
+	struct wire_framer framer;	/* its own frame numbering (cpu, boot, seq) */
+	struct wire_framer *ext;		/* ... or, if set, this one's */
 	uint64_t sample_type;
 	uint32_t nr_events;
 	struct { uint64_t id, sample_type; } events[WIRE_ENC_MAX_EVENTS];
@@ -192,6 +97,21 @@ struct wire_enc {
 };
 
 void wire_encoder_init(struct wire_enc *e, const struct wire_enc_config *cfg);
+
+/*
+ * Frame with l from now on (NULL: the encoder's own framer again): the
+ * kernel's drain numbers its RECORDS and AUX frames in the stream's
+ * per-CPU framer (kernel/stream.h), which also carries that CPU's CONSOLE
+ * and CONTROL frames and reports every count at the end. An encoder using
+ * an outside framer must not be copied.
+ */
+void wire_encoder_use_framer(struct wire_enc *e, struct wire_framer *l);
+
+/* The framer the encoder frames with. */
+static inline struct wire_framer *wire_encoder_framer(struct wire_enc *e)
+{
+	return e->ext ? e->ext : &e->framer;
+}
 
 /*
  * Set the default sample_type (as wire_enc_config.sample_type), e.g. at
@@ -224,22 +144,21 @@ int wire_encoder_add_event(struct wire_enc *e, uint64_t id, uint64_t sample_type
 size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap);
 
-/*
- * Encode bytes as CONSOLE or CONTROL frames (channel). CONSOLE text is
- * split into frames of frame_target bytes. A CONTROL message is one frame
- * or nothing: *consumed is len or 0 (len > WIRE_PAYLOAD_MAX never fits).
- * Returns bytes written; *consumed as above.
- */
-size_t wire_encode_bytes(struct wire_enc *e, enum wire_channel channel,
-			 const void *data, size_t len, size_t *consumed,
-			 uint8_t *out, size_t outcap);
+/* The byte channels (CONSOLE, CONTROL, AUX) through the encoder's framer:
+ * wire_framer_encode_bytes / wire_framer_encode_aux (kernel/wire_frame.h). */
+static inline size_t wire_encode_bytes(struct wire_enc *e, enum wire_channel channel,
+				       const void *data, size_t len, size_t *consumed,
+				       uint8_t *out, size_t outcap)
+{
+	return wire_framer_encode_bytes(wire_encoder_framer(e), channel, data, len, consumed,
+				      out, outcap);
+}
 
-/*
- * Encode AUX data: data[0, len) is the AUX area from counter aux_pos on.
- * Frames carry up to frame_target - 8 data bytes each, with their own
- * position. Returns bytes written; *consumed as above.
- */
-size_t wire_encode_aux(struct wire_enc *e, uint64_t aux_pos, const void *data,
-		       size_t len, size_t *consumed, uint8_t *out, size_t outcap);
+static inline size_t wire_encode_aux(struct wire_enc *e, uint64_t aux_pos, const void *data,
+				     size_t len, size_t *consumed, uint8_t *out, size_t outcap)
+{
+	return wire_framer_encode_aux(wire_encoder_framer(e), aux_pos, data, len, consumed, out,
+				    outcap);
+}
 
 #endif

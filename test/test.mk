@@ -4,34 +4,9 @@ APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
 	test/guest/test_pmu_hw.c test/guest/test_fb.c
 
-# The kernel's string functions, renamed so they link beside the host libc.
-$(BUILD)/h/klib/string.o: kernel/lib/string.c
-	@mkdir -p $(@D)
-	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
-
-KLIB_HOST := $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
-
-HOST_TESTS += $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline
-
-$(BUILD)/host/test_klib: $(BUILD)/h/test/host/test_klib.o $(KLIB_HOST)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
-
-$(BUILD)/host/test_cmdline: $(BUILD)/h/test/host/test_cmdline.o $(BUILD)/h/kernel/cmdline.o $(KLIB_HOST)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
-
-# ACPI: the parsers against broken tables on the host; QEMU's tables in the guest.
+# ACPI: the parsers against broken tables on the host (test/host/kernel.mk);
+# QEMU's tables in the guest.
 APP_C += test/guest/test_acpi.c
-HOST_TESTS += $(BUILD)/host/test_acpi
-
-$(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/platform/acpi.o $(KLIB_HOST)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
@@ -103,21 +78,9 @@ $(BUILD)/bench/virtio_bench: test/bench_virtio.py
 BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bench/virtio_bench
 BENCH_CMDS += $(BUILD)/bench/virtio_bench
 
-# The screen console: drawing into host framebuffers (both pixel formats,
-# pitch > width, scrolling); then QEMU's screendump of real boots, read
-# back cell by cell against the font (test/e2e/fbconsole.py).
-HOST_TESTS += $(BUILD)/host/test_fb
-
-$(BUILD)/h/gen/font8x16.o: $(BUILD)/gen/font8x16.c
-	@mkdir -p $(@D)
-	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -c $< -o $@
-
-$(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/dev/fb.o \
-		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+# The screen console: its drawing on the host (test/host/kernel.mk); QEMU's
+# screendump of real boots, read back cell by cell against the font
+# (test/e2e/fbconsole.py, in uefi_suite.py below).
 
 # The host-side OVMF boots, at once (test/e2e/uefi_suite.py): the screen
 # console read back from QEMU's screendump (fbconsole.py); firmware noise

@@ -36,7 +36,7 @@ $(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
 
 $(BUILD)/tool/tools/list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
-	-include test/host/klib_rename.h
+	-include kernel/lib/klib_rename.h
 $(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
 
 .SECONDEXPANSION:
@@ -183,7 +183,7 @@ $(BUILD)/fuzz/fuzz_session: $(FUZZ_SESSION_OBJS) $(addprefix $(BUILD)/fuzz/,$(WI
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -lelf -ldw -lcapstone -lipt -o $@
 
 $(BUILD)/fuzz/session_seeds: $(BUILD)/h/test/fuzz/session_seeds.o $(BUILD)/h/test/host/capgen.o \
-		$(WIRE_C:%.c=$(BUILD)/h/%.o)
+		$(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/ringbuf/ringbuf.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@

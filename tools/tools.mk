@@ -2,27 +2,25 @@
 #
 # The host tool `bareperf` (HOST_TOOLS) will be built here. So far: the
 # wire codec (include/uapi/wire.h) and capture files.
-#   ringbuf/wire.c      the codec's kernel half (encoder, frame check, CRC,
-#                      varints): built into the kernel, and for the host
+#   kernel/wire_frame.c the link layer (frames, CRC, varints, frame check) and
+#   ringbuf/wire.c      the record codec (with ringbuf/ringbuf.c's SAMPLE
+#                      parser): built into the kernel, and for the host
 #   tools/wire_dec.c   the host's streaming decoder
 #   tools/capture.c    capture files: write, read, decode
-# Tests (HOST_TESTS): test_wire, test_capture (cmocka, ASan+UBSan) and
+# Tests (HOST_TESTS): test_capture (cmocka, ASan+UBSan) and
 # fuzz_wire_smoke (the libFuzzer target for FUZZ_SMOKE_TIME s, TAP). `make fuzz` runs
 # the fuzzer for FUZZ_TIME seconds on a corpus kept in build/fuzz/corpus.
 # Bench: wire_bytes_per_sample, decode_mb_per_s (tools/bench/wire_bench.c).
 
-# The codec's kernel half: the drain encodes with it, the control channel
-# checks the host's frames with it.
-KERNEL_C += ringbuf/wire.c
+WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/wire_dec.c tools/capture.c
+# The codec for the host: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a.
+WIRE_HOBJS := $(BUILD)/h/tools/wire_dec.o $(BUILD)/h/tools/capture.o \
+	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
 
-WIRE_C     := ringbuf/wire.c tools/wire_dec.c tools/capture.c
-WIRE_HOBJS := $(WIRE_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/wire_gen.o
+# test_wire: test/host/kernel.mk.
+HOST_TESTS += $(BUILD)/host/test_capture $(BUILD)/host/fuzz_wire_smoke
 
-HOST_TESTS += $(BUILD)/host/test_wire $(BUILD)/host/test_capture \
-	      $(BUILD)/host/fuzz_wire_smoke
-
-$(BUILD)/host/test_wire $(BUILD)/host/test_capture: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(WIRE_HOBJS)
+$(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
@@ -40,7 +38,8 @@ $(FUZZ_OBJS): $(BUILD)/fuzz/%.o: %.c tools/tools.mk
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS)
+# The codec's SAMPLE parser: $(BUILD)/fuzz/ringbuf/ringbuf.o, compiled by bareperf.mk.
+$(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS) $(BUILD)/fuzz/ringbuf/ringbuf.o
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@
 
@@ -68,7 +67,7 @@ fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 
 # Benchmark: built like a release host tool (-O2, no sanitizers).
 WIRE_BENCH_CFLAGS := -std=gnu11 -O2 -g -Iinclude -I. $(WARN) -MMD -MP
-WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) test/host/wire_gen.o \
+WIRE_BENCH_OBJS   := $(addprefix $(BUILD)/wbench/,$(WIRE_C:.c=.o) ringbuf/ringbuf.o test/host/wire_gen.o \
 	tools/bench/wire_bench.o)
 
 $(WIRE_BENCH_OBJS): $(BUILD)/wbench/%.o: %.c

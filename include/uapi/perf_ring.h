@@ -2,7 +2,7 @@
  * perf_ring.h — the output ABI of a bareperf ring: the control page, the
  * record layouts, and the protocol a consumer follows.
  *
- * Shared by ringbuf/ (the producer), kernel/ (the drain) and tools/ (the
+ * Shared by ringbuf/ (the producer, and the drain that consumes) and tools/ (the
  * host decoder). The shape follows Linux perf's mmap ring buffer ("new
  * output ABI", 2009; perf_event_open(2), "MMAP layout") and its AUX area
  * (2015):

@@ -3,10 +3,10 @@
  *
  * Compiled into the kernel with -ffreestanding, and into a host test
  * (test/host/test_klib.c) with the names prefixed so they do not collide
- * with the host libc (KLIB_HOST_TEST, test/host/klib_rename.h).
+ * with the host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h).
  */
 #ifdef KLIB_HOST_TEST
-#include "test/host/klib_rename.h"
+#include "kernel/lib/klib_rename.h"
 #endif
 #include "kernel/lib/string.h"
 

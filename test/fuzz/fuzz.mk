@@ -25,7 +25,7 @@ $(FUZZ_CMD_OBJS): $(BUILD)/fuzz/cmd/%.o: %.c test/fuzz/fuzz.mk
 
 $(BUILD)/fuzz/cmd/tools/list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/fuzz/cmd/pmu/events.o: FUZZ_CMD_FLAGS := -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
-	-include test/host/klib_rename.h
+	-include kernel/lib/klib_rename.h
 $(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST_TEST
 $(BUILD)/fuzz/cmd/test/fuzz/fuzz_cmd.o: FUZZ_CMD_FLAGS := \
 	-DFUZZ_KERNEL='"$(CURDIR)/$(BUILD)/kernel.elf"'

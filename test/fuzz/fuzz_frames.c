@@ -6,27 +6,6 @@
 #include "ringbuf/wire.h"
 #include "test/fuzz/fuzz_frames.h"
 
-/* COBS: each run of up to 254 non-zero bytes behind a code byte (its
- * length + 1); a code of 0xff is a full run with no zero after it. */
-static size_t cobs_encode(const uint8_t *in, size_t n, uint8_t *out)
-{
-	size_t o = 1, code_at = 0;
-	uint8_t code = 1;
-
-	for (size_t i = 0; i < n; i++) {
-		if (in[i]) {
-			out[o++] = in[i];
-			if (++code != 0xff)
-				continue;
-		}
-		out[code_at] = code;
-		code_at = o++;
-		code = 1;
-	}
-	out[code_at] = code;
-	return o;
-}
-
 static uint8_t frame[WIRE_FRAME_MAX];
 
 size_t fuzz_fix_frames(const uint8_t *in, size_t n, uint8_t *out)
@@ -42,7 +21,7 @@ size_t fuzz_fix_frames(const uint8_t *in, size_t n, uint8_t *out)
 		if (got >= (long)WIRE_FRAME_MIN && WIRE_VC_VERSION(frame[0]) == WIRE_VERSION) {
 			uint32_t crc = wire_crc32c(0, frame, (size_t)got - WIRE_CRC_SIZE);
 			memcpy(frame + got - WIRE_CRC_SIZE, &crc, sizeof(crc));
-			o += cobs_encode(frame, (size_t)got, out + o);
+			o += wire_cobs_encode(frame, (size_t)got, out + o);
 		} else {
 			memcpy(out + o, in + at, len);
 			o += len;

@@ -79,25 +79,6 @@ static void feed_in_pieces(const uint8_t *p, size_t n, uint32_t seed)
 		abort();
 }
 
-static size_t cobs(const uint8_t *in, size_t n, uint8_t *out)
-{
-	size_t o = 1, code_at = 0;
-	uint8_t code = 1;
-
-	for (size_t i = 0; i < n; i++) {
-		if (in[i]) {
-			out[o++] = in[i];
-			if (++code != 0xff)
-				continue;
-		}
-		out[code_at] = code;
-		code_at = o++;
-		code = 1;
-	}
-	out[code_at] = code;
-	return o;
-}
-
 /* Mode 1: expand, then encode what came out and expand that again. */
 static void payload_round_trip(const uint8_t *p, size_t n)
 {
@@ -181,7 +162,7 @@ static void framed(const uint8_t *p, size_t n)
 	memcpy(raw + WIRE_HEADER_SIZE + n, &crc, 4);
 	enc[0] = 'x';
 	enc[1] = 0;
-	size_t e = 2 + cobs(raw, WIRE_FRAME_MIN + n, enc + 2);
+	size_t e = 2 + wire_cobs_encode(raw, WIRE_FRAME_MIN + n, enc + 2);
 	enc[e++] = 0;
 	feed_in_pieces(enc, e, (uint32_t)n);
 }

@@ -45,13 +45,13 @@ void capgen_flush(struct capgen *g, unsigned cpu)
 	char err[256];
 
 	while (done < g->len[cpu]) {
-		uint64_t before = g->enc[cpu].stats.frames, rec_before = g->enc[cpu].stats.records;
+		uint64_t before = g->enc[cpu].framer.frames, rec_before = g->enc[cpu].stats.records;
 		size_t n = wire_encode_records(&g->enc[cpu], g->stage[cpu] + done,
 					       g->len[cpu] - done, &used, g->out, 4 * WIRE_ENC_OUT_MIN);
 		/* Dropping frames keeps the leading 0x00 of the very first output. */
 		if (g->drop > 0 && before > 0) {
 			g->drop--;
-			g->dropped_frames += g->enc[cpu].stats.frames - before;
+			g->dropped_frames += g->enc[cpu].framer.frames - before;
 			g->dropped_records += g->enc[cpu].stats.records - rec_before;
 		} else if (capture_append(&g->w, g->out, n, err, sizeof(err))) {
 			g->failed = true;
@@ -102,7 +102,7 @@ void capgen_end(struct capgen *g, unsigned cpu, uint32_t status, bool halt)
 
 	for (unsigned c = 0; c < CAPGEN_MAX_CPUS; c++)
 		for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++) {
-			struct wire_end_stream es = { (uint8_t)ch, 0, (uint16_t)c, g->enc[c].seq[ch] };
+			struct wire_end_stream es = { (uint8_t)ch, 0, (uint16_t)c, g->enc[c].framer.seq[ch] };
 			if (!es.frames)
 				continue;
 			memcpy(msg + at, &es, sizeof(es));

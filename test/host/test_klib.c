@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "test/host/klib_rename.h"
+#include "kernel/lib/klib_rename.h"
 #include "kernel/lib/string.h"
 #include "kernel/lib/printf.h"
 

@@ -109,26 +109,6 @@ static size_t raw_frame(uint8_t *f, unsigned channel, uint16_t cpu, uint32_t seq
 	return WIRE_HEADER_SIZE + len + WIRE_CRC_SIZE;
 }
 
-/* Plain COBS, for checking frames built by hand. */
-static size_t cobs_encode(const uint8_t *in, size_t n, uint8_t *out)
-{
-	size_t o = 1, code_at = 0;
-	uint8_t code = 1;
-
-	for (size_t i = 0; i < n; i++) {
-		if (in[i]) {
-			out[o++] = in[i];
-			if (++code != 0xff)
-				continue;
-		}
-		out[code_at] = code;
-		code_at = o++;
-		code = 1;
-	}
-	out[code_at] = code;
-	return o;
-}
-
 /*
  * One register step over a zero byte is linear; A^k, "k more bytes",
  * as 32 columns. apply(M, v) = M v over GF(2).
@@ -210,14 +190,14 @@ static void crc_catches_every_single_bit_error(void **state)
 	/* Flips in the CRC field itself, the slow way. */
 	for (int b = 0; b < 32; b++) {
 		frame[body + b / 8] ^= (uint8_t)(1u << (b % 8));
-		size_t cn = cobs_encode(frame, n, cobs);
+		size_t cn = wire_cobs_encode(frame, n, cobs);
 		assert_int_equal(wire_frame_unpack(cobs, cn, buf, WIRE_FRAME_MAX, &wf), WIRE_E_CRC);
 		frame[body + b / 8] ^= (uint8_t)(1u << (b % 8));
 		checked++;
 	}
 	assert_int_equal(checked, (uint64_t)n * 8);
 	{
-		size_t cn = cobs_encode(frame, n, cobs);
+		size_t cn = wire_cobs_encode(frame, n, cobs);
 		assert_int_equal(wire_frame_unpack(cobs, cn, buf, WIRE_FRAME_MAX, &wf), 0);
 		assert_int_equal(wf.len, plen);
 		assert_int_equal(wf.cpu, 3);
@@ -229,7 +209,7 @@ static void crc_catches_every_single_bit_error(void **state)
 		size_t fn = raw_frame(frame, WIRE_CH_AUX, 1, 5, payload, 2048);
 		for (size_t bit = 0; bit < fn * 8; bit++) {
 			frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-			size_t cn = cobs_encode(frame, fn, cobs);
+			size_t cn = wire_cobs_encode(frame, fn, cobs);
 			assert_int_not_equal(wire_frame_unpack(cobs, cn, buf, WIRE_FRAME_MAX, &wf), 0);
 			frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		}
@@ -293,7 +273,7 @@ static void cobs_edges(void **state)
 			for (size_t i = 0; i < n; i++)
 				in[i] = kind == 0 ? 0 : kind == 1 ? (uint8_t)(1 + i % 255) :
 					kind == 2 ? (uint8_t)wg_next(&r) : (i % 3 ? 0 : 0x41);
-			size_t en = cobs_encode(in, n, enc);
+			size_t en = wire_cobs_encode(in, n, enc);
 			assert_true(en <= WIRE_COBS_MAX(n));
 			assert_null(memchr(enc, 0, en));
 			assert_int_equal(wire_cobs_decode(enc, en, dec, sizeof(dec)), (long)n);
@@ -303,6 +283,19 @@ static void cobs_edges(void **state)
 				assert_int_equal(wire_cobs_decode(enc, en, dec, n - 1), WIRE_E_COBS);
 		}
 	}
+	/* Known answers (Cheshire and Baker's examples): a zero inside, a zero
+	 * alone, and 254 non-zero bytes, a full block and an empty one. */
+	static const uint8_t k_in[] = { 0x11, 0x22, 0x00, 0x33 };
+	static const uint8_t k_out[] = { 0x03, 0x11, 0x22, 0x02, 0x33 };
+	assert_int_equal(wire_cobs_encode(k_in, sizeof(k_in), enc), sizeof(k_out));
+	assert_memory_equal(enc, k_out, sizeof(k_out));
+	assert_int_equal(wire_cobs_encode(k_in + 2, 1, enc), 2);
+	assert_int_equal(enc[0], 0x01);
+	assert_int_equal(enc[1], 0x01);
+	memset(in, 0x41, 254);
+	assert_int_equal(wire_cobs_encode(in, 254, enc), 256);
+	assert_int_equal(enc[0], 0xff);
+	assert_int_equal(enc[255], 0x01);
 	/* A code byte that runs past the end, a zero code byte. */
 	assert_int_equal(wire_cobs_decode((const uint8_t *)"\x05" "ab", 3, dec, 10), WIRE_E_COBS);
 	assert_int_equal(wire_cobs_decode((const uint8_t *)"\x02" "a\x00", 3, dec, 10), WIRE_E_COBS);
@@ -350,7 +343,7 @@ static void frame_checks(void **state)
 
 	(void)state;
 	n = raw_frame(f, WIRE_CH_CONSOLE, 0xffff, 0xfffffffe, payload, 5);
-	cn = cobs_encode(f, n, c);
+	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	assert_int_equal(wf.channel, WIRE_CH_CONSOLE);
 	assert_int_equal(wf.cpu, WIRE_CPU_HOST);
@@ -359,14 +352,14 @@ static void frame_checks(void **state)
 	assert_memory_equal(wf.payload, "hello", 5);
 	/* Empty payload is a frame; shorter is not. */
 	n = raw_frame(f, WIRE_CH_CONTROL, 1, 2, payload, 0);
-	cn = cobs_encode(f, n, c);
+	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	/* Shorter than a header and a CRC, with a right CRC: still not a frame. */
 	{
 		uint32_t crc = wire_crc32c(0, f, WIRE_HEADER_SIZE - 1);
 		memcpy(f + WIRE_HEADER_SIZE - 1, &crc, 4);
 	}
-	cn = cobs_encode(f, WIRE_HEADER_SIZE - 1 + 4, c);
+	cn = wire_cobs_encode(f, WIRE_HEADER_SIZE - 1 + 4, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_SHORT);
 	/* The boot is the u32 after seq; a version 1 frame has none (0). */
 	n = raw_frame(f, WIRE_CH_CONSOLE, 3, 4, payload, 5);
@@ -375,7 +368,7 @@ static void frame_checks(void **state)
 		uint32_t crc = wire_crc32c(0, f, n - 4);
 		memcpy(f + n - 4, &crc, 4);
 	}
-	cn = cobs_encode(f, n, c);
+	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	assert_int_equal(wf.boot, 0x12345678);
 	f[0] = 1 << 4 | WIRE_CH_CONSOLE;
@@ -384,7 +377,7 @@ static void frame_checks(void **state)
 		uint32_t crc = wire_crc32c(0, f, 13);
 		memcpy(f + 13, &crc, 4);
 	}
-	cn = cobs_encode(f, 17, c);
+	cn = wire_cobs_encode(f, 17, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	assert_int_equal(wf.boot, 0);
 	assert_int_equal(wf.seq, 4);
@@ -392,14 +385,14 @@ static void frame_checks(void **state)
 	assert_memory_equal(wf.payload, "hello", 5);
 	/* A newer version, an unknown channel: right CRC, still refused. */
 	n = raw_frame(f, 7, 1, 2, payload, 4);
-	cn = cobs_encode(f, n, c);
+	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_CHANNEL);
 	f[0] = (WIRE_VERSION + 1) << 4 | WIRE_CH_RECORDS;
 	{
 		uint32_t crc = wire_crc32c(0, f, n - 4);
 		memcpy(f + n - 4, &crc, 4);
 	}
-	cn = cobs_encode(f, n, c);
+	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_VERSION);
 }
 
@@ -423,7 +416,7 @@ static struct wire_enc round_trip(const uint8_t *rec, size_t len, const struct w
 	s = wire_dec_stats(d);
 	assert_int_equal(c.blob.len, len);
 	assert_memory_equal(c.blob.p, rec, len);
-	assert_int_equal(s->frames_ok, e.stats.frames);
+	assert_int_equal(s->frames_ok, e.framer.frames);
 	assert_int_equal(s->lost_frames, 0);
 	assert_int_equal(s->garbage_bytes, 0);
 	assert_int_equal(s->crc_errors + s->cobs_errors + s->bad_payload, 0);
@@ -662,7 +655,7 @@ static void largest_records(void **state)
 	}
 	struct wire_enc_config cfg = { .sample_type = st };
 	struct wire_enc e = round_trip(rec, n, &cfg, 3);
-	assert_int_equal(e.stats.frames, 3);
+	assert_int_equal(e.framer.frames, 3);
 	assert_int_equal(e.stats.samples_compact, 1);
 	assert_int_equal(e.stats.samples_raw, 1);
 	free(rec);

@@ -36,7 +36,7 @@ $(TRACE_C:%.c=$(BUILD)/fuzz/%.o): $(BUILD)/fuzz/%.o: %.c tools/util/trace/trace.
 # end-to-end test (test/e2e/trace.sh) and make bench.
 HOST_TOOLS += $(BUILD)/bptrace
 
-$(BUILD)/bptrace: $(BUILD)/tool/tools/trace_main.o $(TRACE_LIB) $(BUILD)/tool/ringbuf/wire.o \
+$(BUILD)/bptrace: $(BUILD)/tool/tools/trace_main.o $(TRACE_LIB) $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/kernel/wire_frame.o $(BUILD)/tool/ringbuf/ringbuf.o \
 		$(BUILD)/tool/tools/wire_dec.o $(BUILD)/tool/tools/capture.o
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@

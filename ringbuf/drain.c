@@ -1,0 +1,135 @@
+/*
+ * drain.c — the drain (contract and ordering: ringbuf/drain.h): per-CPU
+ * rings -> the record codec (ringbuf/wire.c) -> the stream's link
+ * (kernel/stream.c). Kernel only.
+ *
+ * It runs at run end, and during a run from the run's tick on the boot
+ * CPU when a ring has crossed its watermark — never inside an NMI. Every
+ * pass holds the output lock (kernel/console.c), so its frames never
+ * interleave with console text.
+ */
+#include "kernel/kernel.h"
+#include "kernel/stream.h"
+#include "ringbuf/drain.h"
+#include "ringbuf/ringbuf.h"
+#include "ringbuf/wire.h"
+
+#define STAGE_SIZE	(128u << 10)	/* records per encode pass; > 2 * BP_RECORD_MAX */
+
+static struct wire_enc enc[STREAM_MAX_CPUS];
+static bool enc_ready[STREAM_MAX_CPUS];
+static struct bp_drain_stats stats;
+
+static u8 stage[STAGE_SIZE] __attribute__((aligned(8)));
+static u8 out[WIRE_ENC_OUT_MIN];
+static u8 recbuf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
+
+void bp_drain_get_stats(struct bp_drain_stats *o) { *o = stats; }
+
+/* CPU cpu's encoder, framing in the stream's numbering for that CPU. */
+static struct wire_enc *encoder(u32 cpu)
+{
+	if (!enc_ready[cpu]) {
+		struct wire_enc_config c = { .cpu = (u16)cpu };
+		wire_encoder_init(&enc[cpu], &c);
+		wire_encoder_use_framer(&enc[cpu], stream_framer(cpu));
+		enc_ready[cpu] = true;
+	}
+	return &enc[cpu];
+}
+
+/*
+ * AUX data (instruction traces): the bytes below aux_head (C),
+ * sent as AUX frames that carry their position, then released (D) once
+ * their frames went to the transport, as records are. The host pairs them
+ * with the AUX records by position (uapi/wire.h §3): we send up to
+ * aux_head, which is always the end of the last committed AUX record.
+ */
+static void drain_aux(struct wire_enc *e, struct bp_ring_reader *r)
+{
+	u64 head, tail;
+
+	if (!r->aux)
+		return;
+	head = bp_ring_aux_head(r);
+	tail = r->ctl->aux_tail;		/* ours: the consumer writes it */
+	if (tail == head)
+		return;
+	while (tail != head) {
+		u64 pos = tail & (r->aux_size - 1), len = MIN(head - tail, r->aux_size - pos);
+		size_t used, w = wire_encode_aux(e, tail, r->aux + pos, len, &used, out,
+						 sizeof(out));
+		stream_send(out, w);
+		if (!used)
+			break;
+		tail += used;
+	}
+	stream_flush();
+	bp_ring_aux_release(r, tail);
+}
+
+/* Send the records of one ring: stage whole records, encode, send, then
+ * release them; then its AUX data. */
+static void drain_ring(struct wire_enc *e, struct bp_ring *rb)
+{
+	struct bp_ring_reader r;
+	const struct bp_record_header *rec;
+	/* The AUX area, if any, is part of the ring's memory. */
+	u64 size = rb->ctl->aux_size ? rb->ctl->aux_offset + rb->ctl->aux_size :
+		   (u64)BP_RING_PAGE_SIZE + rb->data_size;
+
+	if (bp_ring_reader_init(&r, (u8 *)rb->ctl, size))
+		return;
+	/* One data_head snapshot per pass: a producer faster than the link
+	 * must not keep a pass going for ever. */
+	bp_ring_read_begin(&r);
+	for (;;) {
+		size_t len = 0;
+		while (len + BP_RECORD_MAX <= sizeof(stage) &&
+		       bp_ring_read_next(&r, &rec, recbuf, sizeof(recbuf)) == 1) {
+			memcpy(stage + len, rec, rec->size);
+			len += rec->size;
+			stats.records++;
+		}
+		if (!len)
+			break;
+		for (size_t done = 0, used; done < len; done += used) {
+			size_t w = wire_encode_records(e, stage + done, len - done, &used,
+						       out, sizeof(out));
+			stream_send(out, w);
+			if (!used)
+				break;		/* malformed record: counted by the encoder */
+		}
+		stream_flush();
+		bp_ring_read_end(&r);
+		stats.drains++;
+	}
+	drain_aux(e, &r);
+}
+
+void bp_drain(struct bp_ring *const *rings, uint32_t nr, uint64_t sample_type, bool from_tick)
+{
+	if (!stream_active())
+		return;
+	if (from_tick) {
+		if (!console_trylock()) {
+			stats.skipped_busy++;
+			return;
+		}
+	} else {
+		console_lock_output();
+	}
+	for (u32 cpu = 0; cpu < nr && cpu < STREAM_MAX_CPUS; cpu++) {
+		struct bp_ring *rb = rings[cpu];
+		if (!rb)
+			continue;
+		struct wire_enc *e = encoder(cpu);
+		/* Only CPU 0's ring carries EVENT_DESC: tell every encoder the
+		 * run's sample_type so all CPUs' samples go compact. */
+		wire_encoder_set_sample_type(e, sample_type);
+		if (from_tick && !(bp_ring_wakeup_take(rb) & (BP_WAKEUP_DATA | BP_WAKEUP_AUX)))
+			continue;
+		drain_ring(e, rb);
+	}
+	console_unlock_output();
+}
