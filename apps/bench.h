@@ -88,13 +88,22 @@ struct bench_asm {
 };
 
 /*
+ * BENCH_BODY marks a function as a measured body: the linker gathers
+ * every body between __bench_body_start and __bench_body_end
+ * (linker.ld), so the tools tell a sample in a body from one in the
+ * harness or the app by its address alone (the flame graph colours them
+ * apart). Mark C bodies (struct bench.body) with it; BENCH_ASM does.
+ */
+#define BENCH_BODY		__attribute__((section(".text.bench_body")))
+
+/*
  * A body is a naked C function holding only its assembly: the compiler
  * emits no prologue or epilogue, but it does describe the function in the
  * debug info (its address range and the BENCH_ASM line), so a sample in
  * the body has a symbol and a source line like any C function.
  */
 #define BENCH_ASM_FN(sym, copies, init, body, fini)			\
-	__attribute__((naked, noinline, used, aligned(64)))		\
+	__attribute__((naked, noinline, used, aligned(64))) BENCH_BODY	\
 	static void sym(void *arg __attribute__((unused)),		\
 			u64 loops __attribute__((unused)))		\
 	{								\
@@ -130,7 +139,7 @@ struct bench {
 	u32 unroll;			/* C bodies: n (0 = 1); BENCH_ASM has its own */
 	u32 flags;			/* BENCH_* */
 	const struct bench_asm *code;	/* either this ... */
-	bench_fn body;			/* ... or a C body running `copies` copies */
+	bench_fn body;			/* ... or a C body running `copies` copies (BENCH_BODY) */
 	void *arg;
 	/* Optional, outside the measured region; a non-zero return skips the
 	 * benchmark with the message the set-up printed. */

@@ -21,7 +21,7 @@ struct bw {
 /* One pass, 64 bytes per iteration. q starts equal to end, so both are
  * early-clobbered: GCC could otherwise give end and q one register. */
 #define PASS(name, loop_body, clobbers...)					\
-static void name(void *arg, u64 copies)						\
+BENCH_BODY static void name(void *arg, u64 copies)				\
 {										\
 	struct bw *w = arg;							\
 	for (u64 c = 0; c < copies; c++) {					\
@@ -66,7 +66,7 @@ PASS(copy_sse,
 
 /* AVX2 (run only when cpu_features.avx2: the kernel enabled the YMM state). */
 #define PASS_AVX2(name, loop_body)						\
-__attribute__((target("avx2")))							\
+__attribute__((target("avx2"))) BENCH_BODY					\
 static void name(void *arg, u64 copies)						\
 {										\
 	struct bw *w = arg;							\

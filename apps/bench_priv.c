@@ -113,7 +113,7 @@ static void rt_pong(struct trap_frame *f)
 }
 
 /* `copies` round trips, one after the other. */
-static void rt_body(void *arg, u64 copies)
+BENCH_BODY static void rt_body(void *arg, u64 copies)
 {
 	struct rt *r = arg;
 	u64 flags = read_rflags();

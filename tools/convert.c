@@ -953,24 +953,22 @@ void json_escape(FILE *out, const char *s)
 
 /* ---- kinds of code ------------------------------------------------------ */
 
-/* BENCH_ASM (apps/bench.h) names its bodies bench_<id>_n and bench_<id>_2n. */
-static bool bench_body_name(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	return n > 8 && !strncmp(name, "bench_", 6) &&
-	       (!strcmp(name + n - 2, "_n") || (n > 9 && !strcmp(name + n - 3, "_2n")));
-}
-
+/*
+ * The measured benchmark bodies (BENCH_BODY and BENCH_ASM, apps/bench.h),
+ * assembly or C, lie between the labels linker.ld puts around them; the
+ * rest is app code if its source is under apps/ or test/guest/.
+ */
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
 	const char *file;
+	uint64_t lo, hi;
 	int line;
 
+	if (t && symtab_value(t, "__bench_body_start", &lo) &&
+	    symtab_value(t, "__bench_body_end", &hi) && addr >= lo && addr < hi)
+		return CONVERT_KIND_BENCH;
 	if (!t || !symtab_line(t, addr, &file, &line))
 		return CONVERT_KIND_KERNEL;
-	if (strstr(file, "apps/") && bench_body_name(symtab_lookup(t, addr).name))
-		return CONVERT_KIND_BENCH;
 	if (strstr(file, "apps/") || strstr(file, "test/guest/"))
 		return CONVERT_KIND_APP;
 	return CONVERT_KIND_KERNEL;
@@ -1188,9 +1186,11 @@ struct slice_ctx {
 	const struct session *s;
 	FILE *out;
 	uint64_t n;
+	bool named[SESSION_MAX_CPUS];	/* the CPU's track has its thread_name */
 };
 
-/* One traced call as a complete event on its CPU's track of the trace. */
+/* One traced call as a complete event on its CPU's track of the trace
+ * ("CPU n calls", named before its first call). */
 static void chrome_slice(void *ctx, uint32_t cpu, const char *name, uint64_t start_tsc,
 			 uint64_t dur_tsc)
 {
@@ -1199,6 +1199,11 @@ static void chrome_slice(void *ctx, uint32_t cpu, const char *name, uint64_t sta
 
 	if (!start_tsc)
 		return;				/* no time known for it */
+	if (cpu < SESSION_MAX_CPUS && !c->named[cpu]) {
+		c->named[cpu] = true;
+		fprintf(c->out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%u,"
+			"\"args\":{\"name\":\"CPU %u calls\"}}", cpu, cpu);
+	}
 	fputs(",\n{\"name\":\"", c->out);
 	json_escape(c->out, name);
 	fprintf(c->out, "\",\"cat\":\"trace\",\"ph\":\"X\",\"pid\":2,\"tid\":%u,\"ts\":", cpu);
@@ -1264,7 +1269,7 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 	/* An instruction trace in the capture: its calls as slices, on a
 	 * process of their own ("instruction trace"), one track per CPU. */
 	if (s->aux_bytes && convert_trace_slices) {
-		struct slice_ctx c = { s, out, 0 };
+		struct slice_ctx c = { .s = s, .out = out };
 		char terr[256];
 		fputs(",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
 		      "\"args\":{\"name\":\"instruction trace\"}}", out);
@@ -1314,7 +1319,12 @@ int convert_chrome(const struct session *s, const struct symtab *t, FILE *out,
 	} else {
 		fputs("\n]", out);
 	}
-	fputs(",\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":\"bareperf\"", out);
+	/*
+	 * No "displayTimeUnit": the Trace Event format makes it a display hint
+	 * and ts microseconds, but Perfetto's JSON importer reads it as the
+	 * unit of ts ("ns" shrinks every time 1000x there).
+	 */
+	fputs(",\"otherData\":{\"source\":\"bareperf\"", out);
 	fprintf(out, ",\"samples\":%zu,\"frames_lost\":%" PRIu64, s->nsamples,
 		s->loss.frames_lost_total);
 	{

@@ -74,10 +74,11 @@ typedef int (*convert_slices_fn)(const char *capture, const char *kernel,
 extern convert_slices_fn convert_trace_slices;
 
 /*
- * What code an address is, from its source file (DWARF) and function: a
- * benchmark body (a BENCH_ASM body in apps/: bench_<id>_n, bench_<id>_2n),
- * an app (anything else in apps/ or test/guest/: the harness, C bodies),
- * or the kernel (the rest, and addresses without line info).
+ * What code an address is: a measured benchmark body (BENCH_ASM or
+ * BENCH_BODY, apps/bench.h: between the labels __bench_body_start and
+ * __bench_body_end that linker.ld puts around them), an app (from its
+ * source file, DWARF: anything else in apps/ or test/guest/, the harness
+ * included), or the kernel (the rest, and addresses without line info).
  */
 enum convert_kind { CONVERT_KIND_KERNEL, CONVERT_KIND_APP, CONVERT_KIND_BENCH };
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr);

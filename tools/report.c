@@ -801,8 +801,9 @@ void report_print_coverage(FILE *f, const struct session *s, const char *pfx)
 		for (size_t j = i; j < s->nticks; j++)
 			ncpu += s->ticks[j].rec.app_id == r->app_id;
 		fmt_ns(r->hpet_hz ? r->period * 1000000000ull / r->hpet_hz : 0, every, sizeof(every));
-		fmt_ns(r->hpet_hz ? (uint64_t)((double)r->window * 1e9 / r->hpet_hz) : 0, over,
-		       sizeof(over));
+		/* A damaged TICKS can say more than 2^64 ns: the largest, not a wrapped cast. */
+		double over_ns = r->hpet_hz ? (double)r->window * 1e9 / r->hpet_hz : 0;
+		fmt_ns(over_ns < 0x1p64 ? (uint64_t)over_ns : UINT64_MAX, over, sizeof(over));
 		if (s->nruns > 1)
 			snprintf(run, sizeof(run), "run %u: ", r->app_id);
 		if (!r->period)		/* the APIC timer's ticks: not counted */

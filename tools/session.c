@@ -37,6 +37,8 @@ struct loader {
 	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
 	size_t defer_len, cap_defer;
 	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
+	const struct session_tap *tap;	/* not NULL: sees the stream too */
+	void *tap_ctx;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -517,6 +519,8 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	}
 	if (!(L->flags & SESSION_NO_RECORDS))
 		keep_record(L, f, h);
+	if (L->tap && L->tap->record)
+		L->tap->record(L->tap_ctx, s, f, h);
 }
 
 static void add_console(struct loader *L, const uint8_t *p, size_t n)
@@ -549,6 +553,8 @@ static void on_frame(void *ctx, const struct wire_dec_frame *f)
 		L->s->loss.frames_before_first[f->channel][f->cpu] = f->lost_before;
 		L->s->loss.frames_before_first_total += f->lost_before;
 	}
+	if (L->tap && L->tap->frame)
+		L->tap->frame(L->tap_ctx, L->s, f);
 }
 
 static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
@@ -559,6 +565,8 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 		add_console(L, p, n);
 	else if (f->channel == WIRE_CH_AUX)
 		L->s->aux_bytes += n;
+	if (L->tap && L->tap->data)
+		L->tap->data(L->tap_ctx, L->s, f, p, n);
 }
 
 /* Inside the stream: noise, counted by the decoder, never shown as text. */
@@ -676,11 +684,12 @@ static int decode(struct capture_reader *r, struct wire_dec *d, char *err, size_
 	return got < 0 ? -1 : 0;
 }
 
-int session_load_cb(struct session *s, const char *path, unsigned flags,
-		    session_sample_fn cb, void *ctx, char *err, size_t errlen)
+static int load(struct session *s, const char *path, unsigned flags, session_sample_fn cb,
+		void *ctx, const struct session_tap *tap, void *tap_ctx, char *err, size_t errlen)
 {
 	struct capture_reader r;
-	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx };
+	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx, .tap = tap,
+			    .tap_ctx = tap_ctx };
 	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text };
 	struct wire_dec *d;
 	int rc;
@@ -728,6 +737,18 @@ int session_load_cb(struct session *s, const char *path, unsigned flags,
 		}
 	}
 	return 0;
+}
+
+int session_load_cb(struct session *s, const char *path, unsigned flags,
+		    session_sample_fn cb, void *ctx, char *err, size_t errlen)
+{
+	return load(s, path, flags, cb, ctx, NULL, NULL, err, errlen);
+}
+
+int session_load_tap(struct session *s, const char *path, unsigned flags,
+		     const struct session_tap *tap, void *ctx, char *err, size_t errlen)
+{
+	return load(s, path, flags, NULL, NULL, tap, ctx, err, errlen);
 }
 
 int session_load_flags(struct session *s, const char *path, unsigned flags,

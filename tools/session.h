@@ -36,6 +36,7 @@
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 #include "tools/wire_dec.h"
+#include "tools/util/symbol.h"
 
 #define SESSION_MAX_CPUS	256
 
@@ -200,6 +201,23 @@ typedef int (*session_sample_fn)(void *ctx, const struct session *s,
 int session_load_cb(struct session *s, const char *path, unsigned flags,
 		    session_sample_fn cb, void *ctx, char *err, size_t errlen);
 
+/*
+ * A tap on the stream session_load reads: each function (any may be NULL)
+ * sees every frame, record and data payload (CONSOLE, CONTROL, AUX after
+ * its aux_pos) as the loader reads it, after the session has taken what
+ * it keeps, so s already counts it (a RUN_META is in s->nruns). The trace
+ * decoder assembles the AUX data this way (tools/util/trace/aux.c).
+ */
+struct session_tap {
+	void (*frame)(void *ctx, const struct session *s, const struct wire_dec_frame *f);
+	void (*record)(void *ctx, const struct session *s, const struct wire_dec_frame *f,
+		       const struct bp_record_header *h);
+	void (*data)(void *ctx, const struct session *s, const struct wire_dec_frame *f,
+		     const uint8_t *p, size_t n);
+};
+int session_load_tap(struct session *s, const char *path, unsigned flags,
+		     const struct session_tap *tap, void *ctx, char *err, size_t errlen);
+
 /* The event's name ("cpu-clock", "cycles", "event 3" if unknown); never NULL. */
 const char *session_event_name(const struct session *s, uint64_t id, char *buf, size_t n);
 /*
@@ -230,44 +248,7 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
  * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
-/* ---- symbols (tools/util/symbol.c, elfutils libelf + libdw) --------------- */
-
-struct symtab;
-
-/*
- * Load the function symbols and line tables of kernel.elf. If build_id is
- * not NULL, the file's GNU build-id must match it: otherwise -1 with
- * "kernel.elf does not match the capture: build-id ... vs ..." in err.
- */
-int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
-		size_t build_id_len, char *err, size_t errlen);
-void symtab_free(struct symtab *t);
-
-struct symbol {
-	const char *name;		/* NULL if addr is in no function */
-	uint64_t start, size;
-};
-
-/* The function holding addr; NULL name when none. Fast (binary search). */
-struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
-/* Source file and line for addr (DWARF), or false. */
-bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line);
-/* The executable PT_LOAD segments (for perf.data MMAP records). */
-size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
-			    uint64_t *file_off, size_t max);
-
-/* Appended (util/symbol.c): */
-/* The file's GNU build-id (NULL, 0 if it has none) and its path. */
-const uint8_t *symtab_build_id(const struct symtab *t, size_t *len);
-const char *symtab_path(const struct symtab *t);
-/* The function symbols, sorted by address: count, and the i-th. */
-size_t symtab_count(const struct symtab *t);
-struct symbol symtab_at(const struct symtab *t, size_t i);
-/* The GNU build-id of an ELF file without loading its symbols: length
- * (<= cap) or -1 with a line in err. 0 means the file has none. */
-int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen);
-/* Lowercase hex of id into buf (2 * n + 1 bytes). */
-char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize);
+/* ---- the kernel.elf of a session (tools/util/symbol.c) ----------------- */
 
 /*
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must

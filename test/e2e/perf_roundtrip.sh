@@ -389,6 +389,37 @@ for k in ("kmain", "_start64", "app_run_on"):
 EOF
 check "flamegraph: parses as XML, $HOT with its samples and percentage in a tooltip, colours by kind with a legend" \
 	"$OUT/fg_check.log" test $? -eq 0
+
+# Benchmark bodies by kind, C bodies (bench_membw's passes) as assembly
+# ones: what the linker put between __bench_body_start and __bench_body_end.
+"$BP" record --qemu --icount -g --kernel "$K" -q -o "$OUT/bw.bpc" \
+	-- bench_membw quick=1 max=64k > "$OUT/bw.record.log" 2>&1
+"$BP" convert -i "$OUT/bw.bpc" --to chrome -o "$OUT/bw.json" 2> "$OUT/bw.err"
+"$BP" flamegraph -i "$OUT/bw.bpc" -o "$OUT/bw.svg" 2>> "$OUT/bw.err"
+python3 - "$OUT/bw.json" "$OUT/bw.svg" > "$OUT/bw_check.log" 2>&1 <<'EOF'
+import json, sys, xml.etree.ElementTree as ET
+frames = json.load(open(sys.argv[1]))["stackFrames"].values()
+kind = {}
+for f in frames:
+    kind.setdefault(f["name"], set()).add(f["category"])
+bodies = [n for n in kind if n.split("_")[0] in ("read", "write", "copy")]
+assert len(bodies) >= 2, kind
+for n in bodies:
+    assert kind[n] == {"benchmark"}, (n, kind[n])
+for n in ("membw_main", "bench_run", "measure_event"):
+    assert kind.get(n) == {"app"}, (n, kind.get(n))
+assert kind.get("kmain") == {"kernel"}, kind.get("kmain")
+ns = "{http://www.w3.org/2000/svg}"
+for g in ET.parse(sys.argv[2]).getroot().iter(ns + "g"):
+    t = g.find(ns + "title")
+    if t is not None and t.text.split(" (")[0] in bodies + ["bench_run"]:
+        r, gr, b = map(int, g.find(ns + "rect").get("fill")[4:-1].split(","))
+        body = t.text.split(" (")[0] != "bench_run"
+        assert (b > r and b > gr) == body, (t.text, r, gr, b)
+print("bodies", sorted(bodies))
+EOF
+check "chrome and flamegraph: C benchmark bodies are of kind benchmark, the harness app" \
+	"$OUT/bw_check.log" test $? -eq 0
 if command -v node > /dev/null 2>&1; then
 	node test/e2e/fg_script_check.js "$OUT/rt.svg" "$HOT" > "$OUT/fg_js.log" 2>&1
 	check "flamegraph: its script searches and zooms (node, a small DOM)" "$OUT/fg_js.log" \

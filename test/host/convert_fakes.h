@@ -5,7 +5,8 @@
  *
  * The fake symtab is a sorted list of functions and exec segments the
  * test sets, or, from symtab_load(), what a small <elf.h> reader finds in
- * a real ELF file (FUNC symbols of .symtab, PF_X PT_LOAD segments).
+ * a real ELF file (FUNC symbols of .symtab, NOTYPE ones as labels, PF_X
+ * PT_LOAD segments).
  * session_tsc_to_ns uses RUN_META's time_mult/time_shift/time_zero
  * relative to start_tsc, as tools/session.h describes it.
  */
@@ -26,6 +27,8 @@ struct fake_seg {
 /* A symtab holding these (copied; syms need not be sorted). */
 struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 			   const struct fake_seg *segs, size_t nseg);
+/* symtab_value answers value for name (as for a linker-script label). */
+void fake_symtab_label(struct symtab *t, const char *name, uint64_t value);
 /* symtab_line answers file (line 1) for every address of function name. */
 void fake_symtab_file(struct symtab *t, const char *name, const char *file);
 

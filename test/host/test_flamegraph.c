@@ -422,43 +422,55 @@ static void test_chrome(void **state)
 	fs_free(&s);
 }
 
-/* Kinds of code, for the colours and the Chrome categories: from the
- * function's source file and, for benchmark bodies, BENCH_ASM's names. */
+/* Kinds of code, for the colours and the Chrome categories: benchmark
+ * bodies (assembly or C) by the labels linker.ld puts around them, the
+ * rest by its source file. */
 static void test_kinds(void **state)
 {
 	static const struct { struct fake_sym s; const char *file; } k[] = {
 		{ { "bench_chase_2n", 0x1000, 0x100 }, "/src/apps/bench_memlat.c" },
 		{ { "bench_chase_n", 0x1100, 0x100 }, "apps/bench_memlat.c" },
-		{ { "bench_run", 0x1200, 0x100 }, "apps/bench.c" },
-		{ { "read_sse", 0x1300, 0x100 }, "apps/bench_membw.c" },
-		{ { "loopnest_main", 0x1400, 0x100 }, "apps/loopnest.c" },
-		{ { "hot_leaf", 0x1500, 0x100 }, "test/guest/test_hotspot.c" },
-		{ { "kmain", 0x1600, 0x100 }, "kernel/main.c" },
-		{ { "bench_x_n", 0x1700, 0x100 }, "kernel/bench_x.c" },
+		{ { "read_sse", 0x1200, 0x100 }, "apps/bench_membw.c" },	/* a C body */
+		{ { "bench_run", 0x1300, 0x100 }, "apps/bench.c" },
+		{ { "bench_y_n", 0x1400, 0x100 }, "apps/bench_y.c" },	/* a body's name only */
+		{ { "loopnest_main", 0x1500, 0x100 }, "apps/loopnest.c" },
+		{ { "hot_leaf", 0x1600, 0x100 }, "test/guest/test_hotspot.c" },
+		{ { "kmain", 0x1700, 0x100 }, "kernel/main.c" },
 		{ { "isr_common", 0x1800, 0x100 }, NULL },
 	};
 	struct fake_sym syms_k[sizeof(k) / sizeof(k[0])];
-	struct symtab *t;
+	struct symtab *t, *nolabels;
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
 		syms_k[i] = k[i].s;
 	t = fake_symtab(syms_k, sizeof(k) / sizeof(k[0]), NULL, 0);
+	nolabels = fake_symtab(syms_k, sizeof(k) / sizeof(k[0]), NULL, 0);
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (k[i].file)
+		if (k[i].file) {
 			fake_symtab_file(t, k[i].s.name, k[i].file);
+			fake_symtab_file(nolabels, k[i].s.name, k[i].file);
+		}
+	fake_symtab_label(t, "__bench_body_start", 0x1000);
+	fake_symtab_label(t, "__bench_body_end", 0x1300);
 	(void)state;
-	assert_int_equal(convert_addr_kind(t, 0x1004), CONVERT_KIND_BENCH);
+	assert_int_equal(convert_addr_kind(t, 0x1000), CONVERT_KIND_BENCH);
 	assert_int_equal(convert_addr_kind(t, 0x1180), CONVERT_KIND_BENCH);
-	assert_int_equal(convert_addr_kind(t, 0x1210), CONVERT_KIND_APP);	/* the harness */
-	assert_int_equal(convert_addr_kind(t, 0x1310), CONVERT_KIND_APP);	/* a C body */
+	assert_int_equal(convert_addr_kind(t, 0x1210), CONVERT_KIND_BENCH);	/* a C body */
+	assert_int_equal(convert_addr_kind(t, 0x12ff), CONVERT_KIND_BENCH);
+	assert_int_equal(convert_addr_kind(t, 0x1300), CONVERT_KIND_APP);	/* the harness */
 	assert_int_equal(convert_addr_kind(t, 0x1410), CONVERT_KIND_APP);
 	assert_int_equal(convert_addr_kind(t, 0x1510), CONVERT_KIND_APP);
-	assert_int_equal(convert_addr_kind(t, 0x1610), CONVERT_KIND_KERNEL);
-	assert_int_equal(convert_addr_kind(t, 0x1710), CONVERT_KIND_KERNEL);	/* not in apps/ */
+	assert_int_equal(convert_addr_kind(t, 0x1610), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(t, 0x1710), CONVERT_KIND_KERNEL);
 	assert_int_equal(convert_addr_kind(t, 0x1810), CONVERT_KIND_KERNEL);	/* no line info */
 	assert_int_equal(convert_addr_kind(t, 0x9000), CONVERT_KIND_KERNEL);	/* no symbol */
+	/* a kernel without the labels has no bodies */
+	assert_int_equal(convert_addr_kind(nolabels, 0x1100), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(nolabels, 0x1210), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(NULL, 0x1100), CONVERT_KIND_KERNEL);
 	assert_string_equal(convert_kind_name(CONVERT_KIND_BENCH), "benchmark");
 	symtab_free(t);
+	symtab_free(nolabels);
 }
 
 static void test_escapes(void **state)

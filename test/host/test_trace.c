@@ -272,15 +272,15 @@ static void test_classify_kernel_elf(void **state)
 	(void)state;
 
 	if (access("build/kernel.elf", R_OK) ||
-	    trace_image_load(&im, "build/kernel.elf", err, sizeof(err))) {
+	    trace_image_load(&im, "build/kernel.elf", NULL, 0, err, sizeof(err))) {
 		skip();
 		return;
 	}
 	/* Every function of the kernel, swept linearly with capstone. */
-	for (size_t i = 0; i < trace_image_nsyms(im); i++) {
-		const struct trace_sym *s = trace_image_sym_index(im, i);
-		lo = s->start;
-		hi = s->start + s->size;
+	for (size_t i = 0; i < symtab_count(trace_image_symtab(im)); i++) {
+		struct symbol s = symtab_at(trace_image_symtab(im), i);
+		lo = s.start;
+		hi = s.start + s.size;
 		for (uint64_t ip = lo; ip < hi;) {
 			size_t avail;
 			const uint8_t *p = trace_image_bytes(im, ip, &avail);

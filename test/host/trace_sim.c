@@ -152,7 +152,7 @@ uint64_t sim_addr(const char *name)
 
 struct trace_image *sim_image(void)
 {
-	struct trace_sym syms[12];
+	struct symbol syms[12];
 	size_t n = 0;
 	uint64_t base = sim_addr("sim_begin"), end = sim_addr("sim_code_end") + 32;
 
@@ -166,7 +166,7 @@ struct trace_image *sim_image(void)
 		}
 		if (next > sim_addr("sim_end") && a < sim_addr("sim_end"))
 			next = sim_addr("sim_end");
-		syms[n++] = (struct trace_sym){ names[i].name, a, next - a };
+		syms[n++] = (struct symbol){ names[i].name, a, next - a };
 	}
 	return trace_image_mem(base, (const uint8_t *)(uintptr_t)base, end - base, syms, n);
 }

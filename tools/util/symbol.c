@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tools/session.h"
+#include "tools/util/symbol.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -40,8 +41,9 @@ struct symtab {
 	size_t nsyms;
 	uint8_t build_id[BUILD_ID_MAX];
 	size_t build_id_len;
-	struct { uint64_t vaddr, size, off; } seg[MAX_SEGMENTS];
+	struct { uint64_t vaddr, size, off, filesz; } seg[MAX_SEGMENTS];
 	size_t nseg;
+	char *names;			/* symtab_new: the names, back to back */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -134,6 +136,26 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* One symbol per address, the best ranked; unsized ones end at the next symbol. */
+static void sort_syms(struct symtab *t)
+{
+	size_t w = 0;
+
+	if (t->nsyms)
+		qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
+	for (size_t i = 0; i < t->nsyms; i++) {
+		if (w && t->syms[w - 1].start == t->syms[i].start)
+			continue;
+		t->syms[w++] = t->syms[i];
+	}
+	t->nsyms = w;
+	for (size_t i = 0; i + 1 < t->nsyms; i++) {
+		struct sym *s = &t->syms[i];
+		if (s->rank & 2 && s->start + s->size > t->syms[i + 1].start)
+			s->size = t->syms[i + 1].start - s->start;
+	}
+}
+
 /*
  * Code symbols: STT_FUNC, and STT_NOTYPE labels in executable sections
  * (the NASM entry code and interrupt stubs have no type and no size).
@@ -190,20 +212,7 @@ static int load_syms(struct symtab *t, char *err, size_t errlen)
 			};
 		}
 	}
-	qsort(t->syms, t->nsyms, sizeof(*t->syms), cmp_sym);
-	/* One symbol per address; unsized ones end at the next symbol. */
-	size_t w = 0;
-	for (size_t i = 0; i < t->nsyms; i++) {
-		if (w && t->syms[w - 1].start == t->syms[i].start)
-			continue;
-		t->syms[w++] = t->syms[i];
-	}
-	t->nsyms = w;
-	for (size_t i = 0; i + 1 < t->nsyms; i++) {
-		struct sym *s = &t->syms[i];
-		if (s->rank & 2 && s->start + s->size > t->syms[i + 1].start)
-			s->size = t->syms[i + 1].start - s->start;
-	}
+	sort_syms(t);
 	return 0;
 }
 
@@ -219,6 +228,7 @@ static void load_segments(struct symtab *t)
 			t->seg[t->nseg].vaddr = ph.p_vaddr;
 			t->seg[t->nseg].size = ph.p_memsz;
 			t->seg[t->nseg].off = ph.p_offset;
+			t->seg[t->nseg].filesz = ph.p_filesz;
 			t->nseg++;
 		}
 	}
@@ -277,7 +287,31 @@ void symtab_free(struct symtab *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->syms);
+	free(t->names);
 	free(t);
+}
+
+bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while (t && t->elf && (scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &s) && s.st_shndx != SHN_UNDEF &&
+			    (n = elf_strptr(t->elf, sh.sh_link, s.st_name)) && !strcmp(n, name)) {
+				*value = s.st_value;
+				return true;
+			}
+		}
+	}
+	return false;
 }
 
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
@@ -358,6 +392,61 @@ struct symbol symtab_at(const struct symtab *t, size_t i)
 		r.size = t->syms[i].size;
 	}
 	return r;
+}
+
+bool symtab_find(const struct symtab *t, const char *name, struct symbol *out)
+{
+	for (size_t i = 0; t && i < t->nsyms; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*out = symtab_at(t, i);
+			return true;
+		}
+	return false;
+}
+
+const uint8_t *symtab_code(const struct symtab *t, uint64_t addr, size_t *avail)
+{
+	size_t fsize = 0;
+	const uint8_t *file = t && t->elf ? (const uint8_t *)elf_rawfile(t->elf, &fsize) : NULL;
+
+	*avail = 0;
+	for (size_t i = 0; file && i < t->nseg; i++) {
+		uint64_t off = addr - t->seg[i].vaddr;
+		if (addr < t->seg[i].vaddr || off >= t->seg[i].filesz ||
+		    t->seg[i].off > fsize || t->seg[i].filesz > fsize - t->seg[i].off)
+			continue;
+		*avail = t->seg[i].filesz - off;
+		return file + t->seg[i].off + off;
+	}
+	return NULL;
+}
+
+struct symtab *symtab_new(const struct symbol *syms, size_t n)
+{
+	struct symtab *t = calloc(1, sizeof(*t));
+	size_t bytes = 0, at = 0;
+
+	if (!t)
+		return NULL;
+	t->fd = -1;
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(syms[i].name) + 1;
+	t->syms = calloc(n ? n : 1, sizeof(*t->syms));
+	t->names = malloc(bytes ? bytes : 1);
+	if (!t->syms || !t->names) {
+		symtab_free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(syms[i].name) + 1;
+		memcpy(t->names + at, syms[i].name, len);
+		t->syms[i] = (struct sym){ syms[i].start, syms[i].size, t->names + at,
+					   (uint8_t)(syms[i].size ? 0 : 2) };
+		at += len;
+	}
+	t->nsyms = n;
+	sort_syms(t);
+	return t;
 }
 
 /* ---- choosing the kernel.elf of a session ----------------------------- */

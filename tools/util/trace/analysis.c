@@ -9,7 +9,7 @@
 
 #include "tools/util/trace/analysis.h"
 
-static size_t new_node(struct analysis *A, const struct trace_sym *fn, size_t parent)
+static size_t new_node(struct analysis *A, struct symbol fn, size_t parent)
 {
 	GROW(A->nodes, A->nnodes, A->nodes_cap);
 	A->nodes[A->nnodes] = (struct node){ fn, parent, SIZE_MAX, SIZE_MAX, 0, 0, 0 };
@@ -20,18 +20,18 @@ static size_t new_node(struct analysis *A, const struct trace_sym *fn, size_t pa
 	return A->nnodes++;
 }
 
-static size_t child_of(struct analysis *A, size_t parent, const struct trace_sym *fn)
+static size_t child_of(struct analysis *A, size_t parent, struct symbol fn)
 {
 	size_t c = parent == SIZE_MAX ? SIZE_MAX : A->nodes[parent].child;
 
 	if (parent == SIZE_MAX) {
 		for (size_t i = 0; i < A->nnodes; i++)
-			if (A->nodes[i].parent == SIZE_MAX && A->nodes[i].fn == fn)
+			if (A->nodes[i].parent == SIZE_MAX && an_same_fn(A->nodes[i].fn, fn))
 				return i;
 		return new_node(A, fn, SIZE_MAX);
 	}
 	for (; c != SIZE_MAX; c = A->nodes[c].next)
-		if (A->nodes[c].fn == fn)
+		if (an_same_fn(A->nodes[c].fn, fn))
 			return c;
 	return new_node(A, fn, parent);
 }
@@ -48,9 +48,14 @@ static uint64_t tsc_of(const struct analysis *A, uint64_t step)
 	return A->sync_tsc;
 }
 
-const char *an_sym_name(const struct trace_sym *s)
+const char *an_sym_name(struct symbol s)
 {
-	return s ? s->name : "[unknown]";
+	return s.name ? s.name : "[unknown]";
+}
+
+bool an_same_fn(struct symbol a, struct symbol b)
+{
+	return a.name == b.name && a.start == b.start;
 }
 
 static void emit_slice(struct analysis *A, const struct frame *f, uint64_t end_step)
@@ -104,7 +109,7 @@ static void pop_to(struct analysis *A, uint64_t ip)
 static void an_insn(void *ctx, uint64_t step, const struct trace_insn *ii)
 {
 	struct analysis *A = ctx;
-	const struct trace_sym *fn = trace_image_sym(A->im, ii->ip);
+	struct symbol fn = trace_image_sym(A->im, ii->ip);
 
 	/* per instruction */
 	if (2 * (A->n + 1) > A->cap) {
@@ -160,9 +165,9 @@ static void an_insn(void *ctx, uint64_t step, const struct trace_insn *ii)
 
 	if (A->script && (!A->opts->have_range ||
 			  (ii->ip >= A->opts->lo && ii->ip < A->opts->hi))) {
-		if (fn)
+		if (fn.name)
 			fprintf(A->script, "%3u %12" PRIu64 " %016" PRIx64 " %s+0x%" PRIx64 ":\t%s\n",
-				A->cpu, step, ii->ip, fn->name, ii->ip - fn->start, ii->text);
+				A->cpu, step, ii->ip, fn.name, ii->ip - fn.start, ii->text);
 		else
 			fprintf(A->script, "%3u %12" PRIu64 " %016" PRIx64 " [unknown]:\t%s\n", A->cpu,
 				step, ii->ip, ii->text);

@@ -14,7 +14,7 @@ struct icount {
 };
 
 struct node {
-	const struct trace_sym *fn;
+	struct symbol fn;		/* name NULL: outside every function */
 	size_t parent;			/* index, or SIZE_MAX for a root */
 	size_t child, next;		/* first child, next sibling (SIZE_MAX: none) */
 	uint64_t calls, self, total;
@@ -64,6 +64,8 @@ void an_close(struct analysis *A);
 void an_totals(struct analysis *A);
 void an_free(struct analysis *A);
 /* The symbol's name, "[unknown]" for none. */
-const char *an_sym_name(const struct trace_sym *s);
+const char *an_sym_name(struct symbol s);
+/* The same function (symbols of one table; two unknowns are the same). */
+bool an_same_fn(struct symbol a, struct symbol b);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * tools/util/trace/aux.c — the capture side of the trace decoder
- * (trace.h): a capture's AUX data placed by AUX counter per CPU and run,
- * cut into pieces by the AUX records that cover it, with the holes and
+ * (trace.h): the capture read by the session loader (tools/session.h,
+ * through a tap), its AUX data placed by AUX counter per CPU and run, cut
+ * into pieces by the AUX records that cover it, with the holes and
  * TRUNCATED commits between them; the format of each CPU's data.
  */
 #define _GNU_SOURCE
@@ -9,8 +10,7 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "tools/capture.h"
-#include "tools/wire_dec.h"
+#include "tools/session.h"
 #include "tools/util/trace/internal.h"
 
 struct ival {
@@ -35,21 +35,24 @@ struct cpu_acc {
 struct cap_priv {
 	struct cpu_acc *acc;
 	size_t nacc;
-	uint32_t run;			/* RUN_META records seen */
-	char *console;
-	size_t console_len, console_cap;
-	struct trace_capture *tc;
 };
 
-static struct cpu_acc *acc_for(struct cap_priv *P, uint32_t cpu)
+/*
+ * The accumulator of cpu in the current run: s->nruns RUN_META records
+ * came so far, and each starts a run (control=1 serves many in one
+ * boot) whose rings, AUX counters included, start from 0 again.
+ */
+static struct cpu_acc *acc_for(struct cap_priv *P, const struct session *s, uint32_t cpu)
 {
+	uint32_t run = (uint32_t)s->nruns;
+
 	for (size_t i = 0; i < P->nacc; i++)
-		if (P->acc[i].cpu == cpu && P->acc[i].run == P->run)
+		if (P->acc[i].cpu == cpu && P->acc[i].run == run)
 			return &P->acc[i];
 	P->acc = xrealloc(P->acc, (P->nacc + 1) * sizeof(*P->acc));
 	memset(&P->acc[P->nacc], 0, sizeof(*P->acc));
 	P->acc[P->nacc].cpu = cpu;
-	P->acc[P->nacc].run = P->run;
+	P->acc[P->nacc].run = run;
 	return &P->acc[P->nacc++];
 }
 
@@ -101,71 +104,44 @@ static uint64_t cov_next(const struct cpu_acc *a, uint64_t lo)
 	return best;
 }
 
-static void console_add(struct cap_priv *P, const void *p, size_t n)
-{
-	if (P->console_len + n + 1 > P->console_cap) {
-		P->console_cap = 2 * (P->console_len + n + 1);
-		P->console = xrealloc(P->console, P->console_cap);
-	}
-	memcpy(P->console + P->console_len, p, n);
-	P->console_len += n;
-	P->console[P->console_len] = 0;
-}
-
-static void cap_frame(void *ctx, const struct wire_dec_frame *f)
+static void cap_frame(void *ctx, const struct session *s, const struct wire_dec_frame *f)
 {
 	struct cap_priv *P = ctx;
 
 	if (f->lost_before && (f->channel == WIRE_CH_RECORDS || f->channel == WIRE_CH_AUX))
-		acc_for(P, f->cpu)->lost_frames += f->lost_before;
+		acc_for(P, s, f->cpu)->lost_frames += f->lost_before;
 }
 
-static void cap_record(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *rec)
+static void cap_record(void *ctx, const struct session *s, const struct wire_dec_frame *f,
+		       const struct bp_record_header *rec)
 {
 	struct cap_priv *P = ctx;
-	struct trace_capture *tc = P->tc;
 
 	switch (rec->type) {
 	case BP_RECORD_AUX:
 		if (rec->size >= sizeof(struct bp_record_aux)) {
 			const struct bp_record_aux *r = (const void *)rec;
-			struct cpu_acc *a = acc_for(P, f->cpu);
+			struct cpu_acc *a = acc_for(P, s, f->cpu);
 			GROW(a->recs, a->nrecs, a->recs_cap);
 			a->recs[a->nrecs++] = (struct auxrec){ r->aux_offset, r->aux_size, r->flags };
 		}
 		break;
 	case BP_RECORD_LOST:
-		acc_for(P, f->cpu)->lost_records++;
-		break;
-	case BP_RECORD_RUN_META:
-		/* A new run (control=1 serves many in one boot): its rings,
-		 * AUX counters included, start from 0 again. */
-		P->run++;
-		if (rec->size >= sizeof(struct bp_record_run_meta)) {
-			const struct bp_record_run_meta *m = (const void *)rec;
-			memcpy(tc->build_id, m->build_id, sizeof(tc->build_id));
-			tc->build_id_len = 20;
-			while (tc->build_id_len && !tc->build_id[tc->build_id_len - 1])
-				tc->build_id_len--;
-			tc->meta_flags = m->flags;
-		}
+		acc_for(P, s, f->cpu)->lost_records++;
 		break;
 	}
 }
 
 #define AUX_HOLE_MAX	(64ull << 20)
 
-static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
+static void cap_data(void *ctx, const struct session *s, const struct wire_dec_frame *f,
+		     const uint8_t *p, size_t n)
 {
 	struct cap_priv *P = ctx;
 
-	if (f->channel == WIRE_CH_CONSOLE) {
-		console_add(P, p, n);
-		return;
-	}
 	if (f->channel != WIRE_CH_AUX || !n)
 		return;
-	struct cpu_acc *a = acc_for(P, f->cpu);
+	struct cpu_acc *a = acc_for(P, s, f->cpu);
 	uint64_t end = f->aux_pos + n;
 	/*
 	 * The buffer is dense from counter 0 (a run's rings start there), so
@@ -189,12 +165,6 @@ static void cap_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p
 	memcpy(a->buf + f->aux_pos, p, n);
 	cov_add(a, f->aux_pos, end);
 	a->bytes += n;
-}
-
-static void cap_unframed(void *ctx, uint64_t off, const uint8_t *p, size_t n)
-{
-	(void)off;
-	console_add(ctx, p, n);
 }
 
 static void add_piece(struct trace_cpu_data *c, size_t *cap, const uint8_t *data, size_t len,
@@ -273,33 +243,34 @@ int trace_detect_format(const struct trace_piece *pieces, size_t n)
 
 int trace_capture_load(struct trace_capture *tc, const char *path, char *err, size_t n)
 {
+	static const struct session_tap tap = { cap_frame, cap_record, cap_data };
 	struct cap_priv *P = calloc(1, sizeof(*P));
-	struct wire_dec_ops ops = { .frame = cap_frame, .record = cap_record, .data = cap_data,
-				    .unframed = cap_unframed };
-	struct capture_reader r;
-	struct wire_dec *d;
+	struct session *s = calloc(1, sizeof(*s));
+	const uint8_t *id;
+	size_t idlen;
 
 	memset(tc, 0, sizeof(*tc));
-	if (!P)
+	if (!P || !s) {
+		free(P);
+		free(s);
+		seterr(err, n, "%s: out of memory", path);
 		return -1;
-	P->tc = tc;
+	}
 	tc->priv = P;
-	if (capture_open(&r, path, err, n)) {
+	if (session_load_tap(s, path, SESSION_NO_RECORDS, &tap, P, err, n)) {
+		free(s);
 		trace_capture_free(tc);
 		return -1;
 	}
-	d = wire_dec_new(&ops, P);
-	if (!d || capture_decode(&r, d, err, n)) {
-		if (d)
-			wire_dec_free(d);
-		capture_close_reader(&r);
-		trace_capture_free(tc);
-		return -1;
+	if (session_build_id(s, &id, &idlen)) {
+		tc->build_id_len = idlen < sizeof(tc->build_id) ? idlen : sizeof(tc->build_id);
+		memcpy(tc->build_id, id, tc->build_id_len);
 	}
-	wire_dec_free(d);
-	capture_close_reader(&r);
-	tc->console = P->console;
-	tc->nruns = P->run;
+	tc->nruns = (uint32_t)s->nruns;
+	tc->console = s->console;	/* kept: the rest of the session goes */
+	s->console = NULL;
+	session_free(s);
+	free(s);
 	tc->cpus = calloc(P->nacc ? P->nacc : 1, sizeof(*tc->cpus));
 	for (size_t i = 0; i < P->nacc; i++) {
 		build_pieces(&P->acc[i], &tc->cpus[tc->ncpus]);
@@ -324,9 +295,9 @@ void trace_capture_free(struct trace_capture *tc)
 			free(P->acc[i].recs);
 		}
 		free(P->acc);
-		free(P->console);
 		free(P);
 	}
+	free(tc->console);
 	memset(tc, 0, sizeof(*tc));
 }
 

@@ -17,24 +17,16 @@
 
 #include "tools/util/trace/trace.h"
 
-struct seg {
-	uint64_t vaddr;
-	size_t len;
-	uint8_t *bytes;
-};
-
 /* Instruction cache (insn.c): open addressing on ip, entries in stable chunks. */
 #define ARENA_CHUNK	4096
 
 struct trace_image {
-	struct seg *segs;
-	size_t nsegs;
-	struct trace_sym *syms;
-	size_t nsyms;
-	char **names;
-	size_t nnames;
-	uint8_t build_id[20];
-	size_t build_id_len;
+	struct symtab *syms;		/* the symbols; the code too, loaded from a file */
+	struct {			/* trace_image_mem: the code, copied */
+		uint64_t vaddr;
+		size_t len;
+		uint8_t *bytes;
+	} mem;
 
 	struct trace_insn **tab;	/* hash table of pointers */
 	size_t tab_cap, tab_n;

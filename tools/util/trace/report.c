@@ -10,51 +10,47 @@
 #include "tools/util/trace/analysis.h"
 
 struct fnstat {
-	const struct trace_sym *fn;
+	struct symbol fn;
 	uint64_t insns, calls;
 };
 
-struct session_ctx {
+struct inputs {			/* what a command decodes: capture and kernel.elf */
 	struct trace_capture tc;
 	struct trace_image *im;
 	char err[256];
 };
 
-static int open_all(struct session_ctx *S, const char *capture, const struct trace_opts *o)
+/*
+ * The capture and the kernel.elf that ran (o->kernel_elf, else
+ * build/kernel.elf): its build-id must match the capture's, unless
+ * o->force (then a warning line).
+ */
+static int open_inputs(struct inputs *S, const char *capture, const struct trace_opts *o)
 {
 	const char *elf = o && o->kernel_elf ? o->kernel_elf : "build/kernel.elf";
-	size_t idlen;
 
 	memset(S, 0, sizeof(*S));
 	if (trace_capture_load(&S->tc, capture, S->err, sizeof(S->err)))
 		return -1;
-	if (trace_image_load(&S->im, elf, S->err, sizeof(S->err))) {
-		trace_capture_free(&S->tc);
-		return -1;
+	if (!trace_image_load(&S->im, elf, S->tc.build_id, S->tc.build_id_len, S->err,
+			      sizeof(S->err)))
+		return 0;
+	if (S->tc.build_id_len && o && o->force &&
+	    !trace_image_load(&S->im, elf, NULL, 0, NULL, 0)) {
+		fprintf(stderr, "bareperf: warning: %s; decoding anyway (--force)\n", S->err);
+		return 0;
 	}
-	const uint8_t *id = trace_image_build_id(S->im, &idlen);
-	if (S->tc.build_id_len && id &&
-	    (idlen < S->tc.build_id_len || memcmp(id, S->tc.build_id, S->tc.build_id_len))) {
-		if (!o || !o->force) {
-			snprintf(S->err, sizeof(S->err),
-				 "%s does not match the capture (build-ids differ); "
-				 "give the kernel.elf that ran, or force", elf);
-			trace_image_free(S->im);
-			trace_capture_free(&S->tc);
-			return -1;
-		}
-		fprintf(stderr, "bareperf: warning: %s does not match the capture's build-id\n", elf);
-	}
-	return 0;
+	trace_capture_free(&S->tc);
+	return -1;
 }
 
-static void close_all_s(struct session_ctx *S)
+static void close_inputs(struct inputs *S)
 {
 	trace_image_free(S->im);
 	trace_capture_free(&S->tc);
 }
 
-static void decode_cpu(struct session_ctx *S, struct trace_cpu_data *c, struct analysis *A,
+static void decode_cpu(struct inputs *S, struct trace_cpu_data *c, struct analysis *A,
 		       struct trace_dec_stats *st)
 {
 	A->im = S->im;
@@ -118,10 +114,10 @@ static void report_losses(FILE *out, const struct trace_cpu_data *c)
 
 int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 {
-	struct session_ctx S;
+	struct inputs S;
 	int top = o->top > 0 ? o->top : 25, rc = 0, ncpu = 0;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		fprintf(stderr, "bareperf report --aux: %s\n", S.err);
 		return 1;
 	}
@@ -188,9 +184,9 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 		for (size_t k = 0; k < A.cap; k++) {
 			if (!A.tab[k].ii)
 				continue;
-			const struct trace_sym *fn = trace_image_sym(S.im, A.tab[k].ii->ip);
+			struct symbol fn = trace_image_sym(S.im, A.tab[k].ii->ip);
 			size_t j;
-			for (j = 0; j < nfs && fs[j].fn != fn; j++)
+			for (j = 0; j < nfs && !an_same_fn(fs[j].fn, fn); j++)
 				;
 			if (j == nfs) {
 				GROW(fs, nfs, fcap);
@@ -200,7 +196,7 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 		}
 		for (size_t k = 0; k < A.nnodes; k++)
 			for (size_t j = 0; j < nfs; j++)
-				if (fs[j].fn == A.nodes[k].fn)
+				if (an_same_fn(fs[j].fn, A.nodes[k].fn))
 					fs[j].calls += A.nodes[k].calls;
 		if (nfs)	/* no instruction decoded: fs is NULL */
 			qsort(fs, nfs, sizeof(*fs), fn_cmp);
@@ -229,9 +225,9 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 		qsort(ic, nic, sizeof(*ic), ic_cmp);
 		fprintf(out, "#\n# %12s %16s  %s\n", "count", "address", "instruction");
 		for (size_t j = 0; j < nic && (int)j < top; j++) {
-			const struct trace_sym *fn = trace_image_sym(S.im, ic[j].ii->ip);
+			struct symbol fn = trace_image_sym(S.im, ic[j].ii->ip);
 			fprintf(out, "  %12" PRIu64 " %016" PRIx64 "  %s+0x%" PRIx64 ":  %s\n", ic[j].count,
-				ic[j].ii->ip, an_sym_name(fn), fn ? ic[j].ii->ip - fn->start : 0,
+				ic[j].ii->ip, an_sym_name(fn), fn.name ? ic[j].ii->ip - fn.start : 0,
 				ic[j].ii->text);
 		}
 		fprintf(out, "#\n");
@@ -242,15 +238,15 @@ int trace_report(const char *capture, const struct trace_opts *o, FILE *out)
 		fprintf(out, "# no AUX trace data in %s (run with trace=...)\n", capture);
 		rc = o->check ? 1 : 0;
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return rc;
 }
 
 int trace_script(const char *capture, const struct trace_opts *o, FILE *out)
 {
-	struct session_ctx S;
+	struct inputs S;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		fprintf(stderr, "bareperf script --aux: %s\n", S.err);
 		return 1;
 	}
@@ -267,16 +263,16 @@ int trace_script(const char *capture, const struct trace_opts *o, FILE *out)
 				st.first_error);
 		an_free(&A);
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return 0;
 }
 
 int trace_call_slices(const char *capture, const struct trace_opts *o, trace_slice_fn fn,
 		      void *ctx, char *err, size_t n)
 {
-	struct session_ctx S;
+	struct inputs S;
 
-	if (open_all(&S, capture, o)) {
+	if (open_inputs(&S, capture, o)) {
 		seterr(err, n, "%s", S.err);
 		return -1;
 	}
@@ -290,15 +286,16 @@ int trace_call_slices(const char *capture, const struct trace_opts *o, trace_sli
 		decode_cpu(&S, c, &A, &st);
 		an_free(&A);
 	}
-	close_all_s(&S);
+	close_inputs(&S);
 	return 0;
 }
 
 int trace_parse_range(struct trace_image *im, const char *s, uint64_t *lo, uint64_t *hi,
 		      char *err, size_t n)
 {
+	const struct symtab *t = trace_image_symtab(im);
 	char a[128], *dash;
-	const struct trace_sym *sym;
+	struct symbol sym;
 
 	if (strlen(s) >= sizeof(a)) {
 		seterr(err, n, "range '%s' is too long", s);
@@ -308,12 +305,12 @@ int trace_parse_range(struct trace_image *im, const char *s, uint64_t *lo, uint6
 	dash = strchr(a, '-');
 	if (!dash) {
 		/* One function. */
-		if (!(sym = trace_image_sym_named(im, a)) || !sym->size) {
+		if (!symtab_find(t, a, &sym) || !sym.size) {
 			seterr(err, n, "range '%s': not START-END and not a function of kernel.elf", s);
 			return -1;
 		}
-		*lo = sym->start;
-		*hi = sym->start + sym->size;
+		*lo = sym.start;
+		*hi = sym.start + sym.size;
 		return 0;
 	}
 	*dash = 0;
@@ -325,12 +322,12 @@ int trace_parse_range(struct trace_image *im, const char *s, uint64_t *lo, uint6
 		v[i] = strtoull(part[i], &end, 0);
 		if (*part[i] && !*end && !errno)
 			continue;
-		if (!(sym = trace_image_sym_named(im, part[i]))) {
+		if (!symtab_find(t, part[i], &sym)) {
 			seterr(err, n, "range '%s': '%s' is neither an address nor a symbol", s,
 			       part[i]);
 			return -1;
 		}
-		v[i] = i ? sym->start + sym->size : sym->start;
+		v[i] = i ? sym.start + sym.size : sym.start;
 	}
 	if (v[0] >= v[1]) {
 		seterr(err, n, "range '%s' is empty", s);
@@ -346,7 +343,8 @@ int trace_opts_set_range(struct trace_opts *o, const char *range, char *err, siz
 	struct trace_image *im;
 	int rc;
 
-	if (trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", err, n))
+	if (trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", NULL, 0, err,
+			     n))
 		return -1;
 	rc = trace_parse_range(im, range, &o->lo, &o->hi, err, n);
 	o->have_range = !rc;

@@ -34,32 +34,30 @@
 #include <stdio.h>
 
 #include "uapi/itrace.h"
+#include "tools/util/symbol.h"
 
 /* ---- code image ------------------------------------------------------- */
 
-struct trace_sym {
-	const char *name;
-	uint64_t start, size;		/* size 0: up to the next symbol */
-};
-
 struct trace_image;
 
-/* kernel.elf: its PT_LOAD executable segments and function symbols. */
-int trace_image_load(struct trace_image **out, const char *path, char *err, size_t n);
+/*
+ * kernel.elf through the tools' ELF reader (tools/util/symbol.h): its
+ * function symbols and the bytes of its executable PT_LOAD segments. If
+ * build_id is not NULL the file's must match it (symtab_load's check and
+ * message).
+ */
+int trace_image_load(struct trace_image **out, const char *path, const uint8_t *build_id,
+		     size_t build_id_len, char *err, size_t n);
 /* An image from memory (tests, fuzzing): code at base, symbols copied. */
 struct trace_image *trace_image_mem(uint64_t base, const uint8_t *code, size_t len,
-				    const struct trace_sym *syms, size_t nsyms);
+				    const struct symbol *syms, size_t nsyms);
 void trace_image_free(struct trace_image *im);
 /* Bytes at ip and how many follow it in the same segment; NULL if none. */
 const uint8_t *trace_image_bytes(const struct trace_image *im, uint64_t ip, size_t *avail);
-/* The function holding ip, NULL if none. */
-const struct trace_sym *trace_image_sym(const struct trace_image *im, uint64_t ip);
-const struct trace_sym *trace_image_sym_named(const struct trace_image *im, const char *name);
-/* The symbols, sorted by address: count and the i-th. */
-size_t trace_image_nsyms(const struct trace_image *im);
-const struct trace_sym *trace_image_sym_index(const struct trace_image *im, size_t i);
-/* The GNU build-id (len bytes) or NULL. */
-const uint8_t *trace_image_build_id(const struct trace_image *im, size_t *len);
+/* The symbols (symtab_count, symtab_at, symtab_find, symtab_build_id ...). */
+const struct symtab *trace_image_symtab(const struct trace_image *im);
+/* The function holding ip (symtab_lookup): name NULL if none. */
+struct symbol trace_image_sym(const struct trace_image *im, uint64_t ip);
 
 /* ---- instructions (capstone) ------------------------------------------ */
 
@@ -181,14 +179,14 @@ struct trace_cpu_data {
 struct trace_capture {
 	struct trace_cpu_data *cpus;
 	size_t ncpus;
-	uint8_t build_id[20];
-	size_t build_id_len;
-	uint32_t meta_flags;		/* RUN_META flags (BP_META_*) */
+	uint8_t build_id[20];		/* the kernel's, as the capture tells it */
+	size_t build_id_len;		/* (session_build_id); 0: unknown */
 	uint32_t nruns;			/* RUN_META records: runs in the capture */
-	char *console;			/* console text, NUL-terminated */
+	char *console;			/* console text, NUL-terminated (the session's) */
 	void *priv;
 };
 
+/* Read by the session loader (tools/session.h), which keeps the rest. */
 int trace_capture_load(struct trace_capture *tc, const char *path, char *err, size_t n);
 void trace_capture_free(struct trace_capture *tc);
 /* Format of a CPU's data: PT if it holds a PSB, sstep if it has a SYNC. */
@@ -224,7 +222,7 @@ int trace_script(const char *capture, const struct trace_opts *o, FILE *out);
 struct trace_slice {
 	uint32_t cpu;
 	uint32_t depth;			/* 0 = outermost traced frame */
-	const char *name;		/* function, or "0x..." */
+	const char *name;		/* function, or "[unknown]" */
 	uint64_t start;			/* step of its first instruction */
 	uint64_t dur;			/* instructions until its return (inclusive) */
 	uint64_t start_tsc;		/* TSC estimate at start (SYNC-interpolated), 0 unknown */

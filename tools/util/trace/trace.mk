@@ -13,7 +13,7 @@
 TRACE_C := tools/util/trace/pkt.c tools/util/trace/insn.c tools/util/trace/image.c \
 	tools/util/trace/flow.c tools/util/trace/pt.c tools/util/trace/aux.c \
 	tools/util/trace/analysis.c tools/util/trace/report.c
-TRACE_LIBS := -lcapstone -lipt -lelf
+TRACE_LIBS := -lcapstone -lipt -lelf -ldw
 
 TRACE_LIB  := $(BUILD)/lib/libbptrace.a
 TRACE_HLIB := $(BUILD)/h/lib/libbptrace.a
@@ -32,11 +32,12 @@ $(TRACE_C:%.c=$(BUILD)/fuzz/%.o): $(BUILD)/fuzz/%.o: %.c tools/util/trace/trace.
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) -c $< -o $@
 
-# bptrace: the trace commands on their own (tools/trace_main.c), for the
+# bptrace: the trace commands on their own (tools/bptrace.c), for the
 # end-to-end test (test/e2e/trace.sh) and make bench.
 HOST_TOOLS += $(BUILD)/bptrace
 
-$(BUILD)/bptrace: $(BUILD)/tool/tools/trace_main.o $(TRACE_LIB) $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/kernel/wire_frame.o $(BUILD)/tool/ringbuf/ringbuf.o \
-		$(BUILD)/tool/tools/wire_dec.o $(BUILD)/tool/tools/capture.o
+$(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/session.o \
+		$(BUILD)/tool/tools/util/symbol.o $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/kernel/wire_frame.o $(BUILD)/tool/tools/wire_dec.o \
+		$(BUILD)/tool/tools/capture.o $(BUILD)/tool/ringbuf/ringbuf.o
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@

@@ -1,8 +1,12 @@
 /*
- * tools/trace_main.c — `bptrace`, the instruction-trace commands on their
- * own (tools/util/trace/trace.h), until `bareperf report --aux`, `script --aux`
- * and `convert --to chrome` call the same functions; the end-to-end test
- * (test/e2e/trace.sh) and `make bench` use it.
+ * tools/bptrace.c — `bptrace`, the trace decoder's own driver
+ * (tools/util/trace/trace.h, libbptrace.a): the end-to-end test
+ * (test/e2e/trace.sh) and `make bench` use it. Its report and script
+ * print what `bareperf report --aux` and `script --aux` do (the test
+ * checks report), its chrome the call slices `convert --to chrome` also
+ * draws; console and bench are its own. A program apart from bareperf:
+ * it links the decoder with the capture loader and the ELF reader alone,
+ * and its bench times the decoder without the tool around it.
  *
  *   bptrace report  CAPTURE [-k ELF] [--cpu N] [--top N] [--check]
  *   bptrace script  CAPTURE [-k ELF] [--cpu N] [--range START-END]
@@ -61,7 +65,7 @@ static int bench(const char *capture, const struct trace_opts *o)
 	struct timespec t0, t1;
 
 	if (trace_capture_load(&tc, capture, err, sizeof(err)) ||
-	    trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", err,
+	    trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", NULL, 0, err,
 			     sizeof(err))) {
 		fprintf(stderr, "bptrace: %s\n", err);
 		return 1;
@@ -126,7 +130,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bptrace: %s\n", err);
 			return 1;
 		}
-		printf("\n],\"displayTimeUnit\":\"ns\"}\n");
+		/* ts in us, no "displayTimeUnit": Perfetto takes it for the
+		 * unit of ts. */
+		printf("\n]}\n");
 		return 0;
 	}
 	if (!strcmp(cmd, "console")) {

@@ -1,0 +1,71 @@
+/*
+ * tools/util/symbol.h — the one ELF reader of the host tools
+ * (tools/util/symbol.c, elfutils libelf + libdw): a kernel.elf's function
+ * symbols, source lines, executable segments and GNU build-id. Sessions
+ * choose their kernel.elf with it (tools/session.h: session_symtab), the
+ * trace decoder walks the code it maps (tools/util/trace/image.c).
+ *
+ * Errors: 0 or -1 with one line in err.
+ */
+#ifndef BAREPERF_TOOLS_UTIL_SYMBOL_H
+#define BAREPERF_TOOLS_UTIL_SYMBOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symtab;
+
+/*
+ * Load the function symbols and line tables of kernel.elf. If build_id is
+ * not NULL, the file's GNU build-id must match it: otherwise -1 with
+ * "kernel.elf does not match the capture: build-id ... vs ..." in err.
+ */
+int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
+		size_t build_id_len, char *err, size_t errlen);
+void symtab_free(struct symtab *t);
+
+struct symbol {
+	const char *name;		/* NULL if addr is in no function */
+	uint64_t start, size;
+};
+
+/* The function holding addr; NULL name when none. Fast (binary search). */
+struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
+/* Source file and line for addr (DWARF), or false. */
+/* The value of the ELF symbol called name, of any type (linker-script
+ * labels too); false if the file has none. Scans .symtab: for a few names. */
+bool symtab_value(const struct symtab *t, const char *name, uint64_t *value);
+bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *line);
+/* The executable PT_LOAD segments (for perf.data MMAP records). */
+size_t symtab_exec_segments(const struct symtab *t, uint64_t *vaddr, uint64_t *size,
+			    uint64_t *file_off, size_t max);
+
+/* The file's GNU build-id (NULL, 0 if it has none) and its path. */
+const uint8_t *symtab_build_id(const struct symtab *t, size_t *len);
+const char *symtab_path(const struct symtab *t);
+/* The function symbols, sorted by address: count, and the i-th. */
+size_t symtab_count(const struct symtab *t);
+struct symbol symtab_at(const struct symtab *t, size_t i);
+/* The GNU build-id of an ELF file without loading its symbols: length
+ * (<= cap) or -1 with a line in err. 0 means the file has none. */
+int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen);
+/* Lowercase hex of id into buf (2 * n + 1 bytes). */
+char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize);
+
+/* By name (a linear search): true and *out, or false. */
+bool symtab_find(const struct symtab *t, const char *name, struct symbol *out);
+/*
+ * The bytes at addr of the executable PT_LOAD segment holding it, as the
+ * file has them, and how many follow in that segment (*avail); NULL if
+ * addr is in none. Valid until symtab_free.
+ */
+const uint8_t *symtab_code(const struct symtab *t, uint64_t addr, size_t *avail);
+/*
+ * A table without a file (tests, fuzzing): syms copied, names included,
+ * and sorted; an unsized symbol ends at the next one. No lines, segments
+ * or build-id. NULL if out of memory.
+ */
+struct symtab *symtab_new(const struct symbol *syms, size_t n);
+
+#endif
