@@ -219,6 +219,6 @@ void fatal_trap(struct trap_frame *f, const char *why)
 		f->cs, f->ss, read_cr0(), read_cr3(), read_cr4());
 	kprintf("Call trace:\n");
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
-	smp_stop_others();
+	panic_stop_others();
 	machine_exit(EXIT_PANIC);
 }

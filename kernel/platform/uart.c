@@ -178,3 +178,10 @@ void uart_flush(void)
 	if (present)
 		wait_lsr(LSR_TEMT);
 }
+
+static void uart_exit(enum exit_code code)
+{
+	(void)code;
+	uart_flush();
+}
+EXIT_STEP(EXIT_FLUSH, uart_exit);
