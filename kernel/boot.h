@@ -44,6 +44,8 @@ extern const char tp_parked[];
 extern const struct boot_hook __start_boot_hooks[], __stop_boot_hooks[];
 extern const struct cpu_up_hook __start_cpu_up_hooks[], __stop_cpu_up_hooks[];
 extern const struct kernel_main_hook __start_kernel_main[], __stop_kernel_main[];
+/* panic.c: kernel.h's exit steps. */
+extern const struct exit_step_hook __start_exit_steps[], __stop_exit_steps[];
 void boot_hooks_run(enum boot_stage stage);
 void boot_hooks_cpu_up(u32 cpu);
 /* The registered top of the stack's entry: its exit code. */

@@ -12,13 +12,13 @@
  * when there is one, except from NMI context: an NMI may have interrupted
  * a drawing, and NMI paths keep to the lock-free stream. A CPU reporting
  * a fatal error takes the lock over rather than wait for it, so a crash is
- * always printed.
+ * always printed. The UART and the screen are reached through the outputs
+ * their drivers register (console.h: CONSOLE_OUT), so printing names no
+ * driver.
  */
 #include "kernel/kernel.h"
-#include "kernel/dev/fb.h"
 #include "kernel/percpu.h"
 #include "kernel/console.h"
-#include "kernel/platform/uart.h"
 
 #define EARLY_LOG_SIZE	16384
 
@@ -73,11 +73,24 @@ void console_unlock_output(void)
 		__atomic_store_n(&console_owner, ~0u, __ATOMIC_RELEASE);
 }
 
+/* To every registered device of a kind (console.h: CONSOLE_OUT). */
+static void out_write(enum console_out_kind kind, const char *s, size_t n)
+{
+	for (const struct console_out *o = __start_console_outs; o < __stop_console_outs; o++)
+		if (o->kind == kind)
+			o->write(s, n);
+}
+
+static void serial_out(const char *s, size_t n)
+{
+	out_write(CONSOLE_OUT_SERIAL, s, n);
+}
+
 static void emit(const char *s, size_t n)
 {
-	if (fb_active() && !fb_busy && !this_cpu()->nmi_depth) {
+	if (!fb_busy && !this_cpu()->nmi_depth) {
 		fb_busy = true;
-		fb_write(s, n);
+		out_write(CONSOLE_OUT_SCREEN, s, n);
 		fb_busy = false;
 	}
 	if (!serial_ready) {
@@ -86,16 +99,16 @@ static void emit(const char *s, size_t n)
 		early_len += k;
 		early_lost += n - k;
 		if (early_to_uart && text_to_uart)
-			uart_write(s, n);
+			serial_out(s, n);
 		return;
 	}
 	if (!text_sink) {
 		if (text_to_uart)
-			uart_write(s, n);
+			serial_out(s, n);
 		return;
 	}
 	if (sink_plain_uart && text_to_uart)
-		uart_write(s, n);
+		serial_out(s, n);
 	text_sink(s, n);
 }
 
@@ -117,7 +130,7 @@ void console_early_uart(void)
 	console_lock_output();
 	early_to_uart = true;
 	if (text_to_uart)		/* what was printed before, then the rest as it comes */
-		uart_write(early_log, early_len);
+		serial_out(early_log, early_len);
 	console_unlock_output();
 }
 
@@ -126,7 +139,7 @@ void console_serial_ready(bool replay)
 	console_lock_output();
 	serial_ready = true;
 	if (text_to_uart && replay)
-		uart_write(early_log, early_len);
+		serial_out(early_log, early_len);
 	if (early_lost)
 		kprintf("console: %lu bytes of the boot log did not fit in its %u-byte buffer\n",
 			early_lost, EARLY_LOG_SIZE);

@@ -29,4 +29,34 @@ void console_text_to_uart(bool on);
 typedef void (*console_sink_fn)(const char *s, size_t n);
 void console_set_sink(console_sink_fn write, bool plain_uart);
 
+/*
+ * The devices console text is written on, registered by their drivers so
+ * the console names none of them (the descriptors sit in a section of
+ * their own, gathered by linker.ld; the console writes to them in link
+ * order, by name). write(s, n) is called with the output lock held; it
+ * ignores the text while its device is not set up.
+ *   CONSOLE_OUT_SERIAL  the serial port text leaves the machine on
+ *                       (kernel/platform/uart.c): from the first line of
+ *                       the boot on, as console.c's comment says; also
+ *                       from NMI and fault context, so its write must be
+ *                       NMI-safe.
+ *   CONSOLE_OUT_SCREEN  a screen (kernel/dev/fb.c): never from NMI
+ *                       context, and never re-entered by a fault while it
+ *                       draws.
+ */
+enum console_out_kind {
+	CONSOLE_OUT_SERIAL = 1,
+	CONSOLE_OUT_SCREEN = 2,
+};
+struct console_out {
+	const char *name;
+	enum console_out_kind kind;
+	void (*write)(const char *s, size_t n);
+};
+#define CONSOLE_OUT(k, f)						\
+	static const struct console_out __console_out_##f		\
+	__attribute__((used, section(".hooks.console." #f), aligned(8))) = \
+	{ .name = #f, .kind = (k), .write = (f) }
+extern const struct console_out __start_console_outs[], __stop_console_outs[];
+
 #endif

@@ -25,7 +25,8 @@
 
 extern kmain
 extern __bss_start, __bss_end
-global _start64, pvh_start32, boot_stack_top, boot_stack_guard, boot_stack
+extern boot_stack_top			; kernel/boot_stack.asm
+global _start64, pvh_start32
 
 ; Xen ELF note: XEN_ELFNOTE_PHYS32_ENTRY (18), a 32-bit physical entry.
 section .note.Xen note alloc noexec nowrite align=4
@@ -130,14 +131,5 @@ boot_pd:
 	dq (i << 21) + (PTE_P | PTE_W | PTE_PS)
 %assign i i + 1
 %endrep
-
-; The boot stack, with an unmapped guard page below it (kernel/paging.c
-; leaves boot_stack_guard out of the kernel's own page tables).
-section .bss nobits alloc noexec write align=4096
-boot_stack_guard:
-	resb 4096
-boot_stack:
-	resb 65536
-boot_stack_top:
 
 section .note.GNU-stack noalloc noexec nowrite progbits

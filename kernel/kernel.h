@@ -53,8 +53,13 @@ void console_unlock_output(void);
 /* panic.c */
 void panic(const char *fmt, ...) __printf(1, 2) __noreturn;
 #define BUG_ON(c) do { if (c) panic("%s: BUG_ON(%s) at %s:%d", __func__, #c, __FILE__, __LINE__); } while (0)
-/* Leave the machine: isa-debug-exit under QEMU, halt on hardware. */
+/* Leave the machine: isa-debug-exit under QEMU, halt on hardware. Runs
+ * the registered exit steps first (EXIT_STEP below). */
 void machine_exit(enum exit_code code) __noreturn;
+/* Before a fatal report ends the machine: NMI every other CPU, have each
+ * print where it was, and stop it (the EXIT_STOP_OTHERS step,
+ * kernel/smp.c). NMI-safe: it is the fault path's. */
+void panic_stop_others(void);
 /* Print a frame-pointer backtrace starting at (rip, rbp); leaf_ret, if not
  * 0, is the return address of a frameless leaf holding rip. */
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
@@ -211,6 +216,36 @@ struct kernel_main_hook {
 	__attribute__((used, section(".hooks.main." #f), aligned(8))) =	\
 	{ .name = #f, .fn = (f) }
 
+/*
+ * Exit steps: how the kernel's output and CPU drivers join leaving the
+ * machine without panic.c naming them. EXIT_STEP(step, fn) registers
+ * void fn(enum exit_code code) in a section of its own (linker.ld);
+ * kernel/panic.c runs every step of one kind, by name within it, in this
+ * order. Each runs with interrupts off, on the fault path too, so it must
+ * not take a lock a faulting CPU may hold (the console's is taken over).
+ *   EXIT_STOP_OTHERS  panic_stop_others: stop every other CPU.
+ *   EXIT_OUTPUT       machine_exit, first: have an output for the report
+ *                     if none was chosen yet (kernel/dev/serial.c).
+ *   EXIT_STREAM_END   then: the stream's last frame, with the exit code.
+ *   EXIT_FLUSH        then, and again after the last line: wait until the
+ *                     bytes have left the machine (kernel/platform/uart.c).
+ */
+enum exit_step {
+	EXIT_STOP_OTHERS = 1,
+	EXIT_OUTPUT = 2,
+	EXIT_STREAM_END = 3,
+	EXIT_FLUSH = 4,
+};
+struct exit_step_hook {
+	const char *name;
+	enum exit_step step;
+	void (*fn)(enum exit_code code);
+};
+#define EXIT_STEP(st, f)						\
+	static const struct exit_step_hook __exit_step_##f		\
+	__attribute__((used, section(".hooks.exit." #f), aligned(8))) =	\
+	{ .name = #f, .step = (st), .fn = (f) }
+
 /* smp.c: CPUs are numbered 0 (boot CPU) .. smp_cpus() - 1. */
 u32 smp_cpus(void);
 /* Run fn(arg) on a CPU (directly if it is this one). wait: until it returns.
@@ -219,8 +254,6 @@ int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait);
 bool smp_call_done(u32 cpu);
 /* Run fn(arg) on every CPU at once, this one included, and wait for all. */
 void smp_call_all(void (*fn)(void *), void *arg);
-/* NMI every other CPU, have each print where it was, and stop it. */
-void smp_stop_others(void);
 u32 this_cpu_id(void);
 
 #endif

@@ -20,7 +20,7 @@ bool paging_map_wc(u64 pa, u64 len);
 
 extern char __kernel_start[], __kernel_end[];
 extern const char __notes_start[], __notes_end[];
-/* kernel/entry.asm: the boot CPU's stack, and the unmapped page below it. */
+/* kernel/boot_stack.asm: the boot CPU's stack, and the unmapped page below it. */
 extern char boot_stack[], boot_stack_top[], boot_stack_guard[];
 extern char __rodata_start[], __rodata_end[];
 extern char __data_start[], __bss_start[], __bss_end[];

@@ -5,11 +5,9 @@
  * link in the Makefile): sorted text addresses, and their names.
  */
 #include "kernel/kernel.h"
+#include "kernel/boot.h"
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
-#include "kernel/stream.h"
-#include "kernel/dev/serial.h"
-#include "kernel/platform/uart.h"
 
 /* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
 #define DEBUG_EXIT_PORT	0xf4
@@ -139,19 +137,32 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 	kprintf("  ... (stopped after %d frames)\n", BACKTRACE_MAX);
 }
 
+/* Every registered step of one kind (kernel.h: EXIT_STEP), by name. */
+static void exit_steps(enum exit_step step, enum exit_code code)
+{
+	for (const struct exit_step_hook *h = __start_exit_steps; h < __stop_exit_steps; h++)
+		if (h->step == step)
+			h->fn(code);
+}
+
+void panic_stop_others(void)
+{
+	exit_steps(EXIT_STOP_OTHERS, EXIT_PANIC);
+}
+
 void machine_exit(enum exit_code code)
 {
 	irq_disable();
-	serial_fallback();		/* an exit before the UART was chosen */
+	exit_steps(EXIT_OUTPUT, code);		/* an exit before the UART was chosen */
 	/* The stream's last frame: the host knows it got everything, and the
 	 * exit code from the kernel itself, not only from QEMU's status. */
-	stream_end((u32)code, true);
-	uart_flush();
+	exit_steps(EXIT_STREAM_END, code);
+	exit_steps(EXIT_FLUSH, code);
 	if (cpu_features.hypervisor)
 		outl(DEBUG_EXIT_PORT, code);
 	/* Bare hardware, or a VM without the exit device: stop here. */
 	kprintf("bareperf: halted (exit status %d); reset the machine to run again\n", code);
-	uart_flush();
+	exit_steps(EXIT_FLUSH, code);
 	for (;;)
 		halt();
 }
@@ -171,6 +182,6 @@ void panic(const char *fmt, ...)
 	u64 here;
 	asm volatile("leaq 0(%%rip), %0" : "=r"(here));
 	backtrace_print(here, (u64)__builtin_frame_address(0), 0);
-	smp_stop_others();
+	panic_stop_others();
 	machine_exit(EXIT_PANIC);
 }

@@ -314,8 +314,10 @@ static bool stop_nmi(struct trap_frame *f)
 		halt();
 }
 
-void smp_stop_others(void)
+/* NMI every other CPU, have each print where it was, and stop it. */
+static void smp_stop_others(enum exit_code code)
 {
+	(void)code;
 	u32 me = this_cpu()->cpu;
 
 	if (ncpus <= 1)
@@ -334,3 +336,4 @@ void smp_stop_others(void)
 		kprintf("smp: %u of %u other CPUs did not answer the stop NMI\n",
 			ncpus - 1 - stopped, ncpus - 1);
 }
+EXIT_STEP(EXIT_STOP_OTHERS, smp_stop_others);

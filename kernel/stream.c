@@ -265,3 +265,9 @@ void stream_end(u32 status, bool halt)
 	}
 	console_unlock_output();
 }
+
+static void stream_exit(enum exit_code code)
+{
+	stream_end((u32)code, true);
+}
+EXIT_STEP(EXIT_STREAM_END, stream_exit);

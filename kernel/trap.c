@@ -1,6 +1,7 @@
 /*
  * trap.c — the IDT, the one C dispatch for every vector, fault fix-ups for
- * probing instructions, and the fatal-exception report.
+ * probing instructions, and the fatal-exception report. NMIs go to the
+ * registry in kernel/nmi.c.
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
@@ -25,8 +26,6 @@ extern const char isr_stubs[];
 static struct idt_gate idt[256] __attribute__((aligned(16)));
 static trap_handler_t handlers[256];
 
-#define NMI_HANDLERS_MAX 8
-static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX];
 static trap_fixup_t fault_fixup;
 
 /* Exception table: probing instructions that may fault (x86.h *_safe). */
@@ -94,42 +93,6 @@ void trap_set_fault_fixup(trap_fixup_t fn)
 	__atomic_store_n(&fault_fixup, fn, __ATOMIC_RELEASE);
 }
 
-int nmi_register(nmi_handler_t h)
-{
-	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
-		nmi_handler_t expected = NULL;
-		if (__atomic_compare_exchange_n(&nmi_handlers[i], &expected, h, false,
-						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			return 0;
-	}
-	return -E_BUSY;
-}
-
-/*
- * NMIs are blocked from delivery until the handler's iretq. Any iretq
- * unblocks them, so an exception handled inside an NMI handler would let a
- * second NMI reuse the IST stack the first one is still on. We avoid that
- * by rule rather than by Linux's nested-NMI dance: an exception in NMI
- * context is fatal (trap_dispatch), so nothing irets before the NMI does.
- */
-static void nmi_dispatch(struct trap_frame *f)
-{
-	struct percpu *pc = this_cpu();
-	bool claimed = false;
-
-	if (pc->nmi_depth++)
-		fatal_trap(f, "NMI nested inside an NMI handler");
-	pc->nmi_count++;
-	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
-		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
-		if (h && h(f))
-			claimed = true;
-	}
-	if (!claimed)
-		pc->nmi_unclaimed++;
-	pc->nmi_depth--;
-}
-
 static bool extable_fixup(struct trap_frame *f)
 {
 	for (const struct extable_entry *e = __start_extable; e < __stop_extable; e++) {
@@ -147,7 +110,8 @@ void trap_dispatch(struct trap_frame *f)
 	unsigned v = f->vector;
 
 	if (v == VEC_NMI) {
-		nmi_dispatch(f);
+		if (!nmi_dispatch(f))
+			fatal_trap(f, "NMI nested inside an NMI handler");
 		return;
 	}
 	if (this_cpu()->nmi_depth && v < 32)
@@ -219,6 +183,6 @@ void fatal_trap(struct trap_frame *f, const char *why)
 		f->cs, f->ss, read_cr0(), read_cr3(), read_cr4());
 	kprintf("Call trace:\n");
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
-	smp_stop_others();
+	panic_stop_others();
 	machine_exit(EXIT_PANIC);
 }

@@ -33,9 +33,6 @@ typedef void (*trap_handler_t)(struct trap_frame *f);
 /* Install a handler for a vector (exceptions included: it then decides). */
 void trap_set_handler(unsigned vector, trap_handler_t h);
 
-/* NMI handlers answer "was it mine?": return true if they handled it.
- * Every registered handler runs on each NMI (several sources may fire at
- * once); an NMI none claims is counted in percpu.nmi_unclaimed. */
 /* Before any handler, for exceptions (vectors 0-31 but NMI, outside NMI
  * context): true if it took the exception (it rewrote the frame to resume
  * elsewhere). One at a time: apps/bench_code.c, for code run on purpose. */
@@ -44,8 +41,16 @@ void trap_set_fault_fixup(trap_fixup_t fn);
 /* "#GP general protection" for 13; "interrupt" above 31. */
 const char *trap_name(unsigned vector);
 
+/* kernel/nmi.c. NMI handlers answer "was it mine?": return true if they
+ * handled it. Every registered handler runs on each NMI (several sources
+ * may fire at once); an NMI none claims is counted in
+ * percpu.nmi_unclaimed. nmi_register: 0, or -E_BUSY when all slots are
+ * taken; safe from any context. */
 typedef bool (*nmi_handler_t)(struct trap_frame *f);
 int nmi_register(nmi_handler_t h);
+/* trap_dispatch's, for vector 2: run the handlers. False (nothing run) for
+ * an NMI nested inside a handler, which the caller reports as fatal. */
+bool nmi_dispatch(struct trap_frame *f);
 
 void idt_init(void);		/* builds the shared IDT (boot CPU) */
 void idt_load(void);		/* loads it (every CPU) */

@@ -2,6 +2,7 @@
  * fb.c — the screen console (what and why: kernel/dev/fb.h).
  */
 #include "kernel/kernel.h"
+#include "kernel/console.h"
 #include "kernel/dev/fb.h"
 
 #define TAB		8
@@ -203,6 +204,7 @@ void fb_write(const char *s, size_t n)
 		fb.col++;
 	}
 }
+CONSOLE_OUT(CONSOLE_OUT_SCREEN, fb_write);
 
 void fb_redraw_all(void)
 {

@@ -290,3 +290,10 @@ void serial_fallback(void)
 	uart_init(&com1, want_baud(DEFAULT_BAUD));
 	console_serial_ready(true);
 }
+
+static void serial_exit(enum exit_code code)
+{
+	(void)code;
+	serial_fallback();
+}
+EXIT_STEP(EXIT_OUTPUT, serial_exit);

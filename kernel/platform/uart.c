@@ -3,6 +3,7 @@
  * in I/O or memory space. Register names from the PC16550D data sheet.
  */
 #include "kernel/kernel.h"
+#include "kernel/console.h"
 #include "kernel/platform/uart.h"
 
 #define UART_THR	0	/* transmit holding (DLAB=0) */
@@ -150,6 +151,7 @@ void uart_write(const char *s, size_t len)
 		put(s[i]);
 	}
 }
+CONSOLE_OUT(CONSOLE_OUT_SERIAL, uart_write);
 
 void uart_write_raw(const void *p, size_t len)
 {
@@ -176,3 +178,10 @@ void uart_flush(void)
 	if (present)
 		wait_lsr(LSR_TEMT);
 }
+
+static void uart_exit(enum exit_code code)
+{
+	(void)code;
+	uart_flush();
+}
+EXIT_STEP(EXIT_FLUSH, uart_exit);

@@ -1,0 +1,50 @@
+/*
+ * nmi.c — the NMI registry: the handlers that drivers and the layers above
+ * register (kernel/trap.h: nmi_register), and the dispatch to them that
+ * kernel/trap.c's trap_dispatch hands every NMI to. Apart from trap.c so
+ * that a driver taking NMIs (kernel/platform/hpet.c) needs only this, not
+ * the IDT and the fatal report behind it.
+ */
+#include "kernel/kernel.h"
+#include "kernel/percpu.h"
+#include "kernel/trap.h"
+
+#define NMI_HANDLERS_MAX 8
+static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX];
+
+int nmi_register(nmi_handler_t h)
+{
+	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
+		nmi_handler_t expected = NULL;
+		if (__atomic_compare_exchange_n(&nmi_handlers[i], &expected, h, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return 0;
+	}
+	return -E_BUSY;
+}
+
+/*
+ * NMIs are blocked from delivery until the handler's iretq. Any iretq
+ * unblocks them, so an exception handled inside an NMI handler would let a
+ * second NMI reuse the IST stack the first one is still on. We avoid that
+ * by rule rather than by Linux's nested-NMI dance: an exception in NMI
+ * context is fatal (trap_dispatch), so nothing irets before the NMI does.
+ */
+bool nmi_dispatch(struct trap_frame *f)
+{
+	struct percpu *pc = this_cpu();
+	bool claimed = false;
+
+	if (pc->nmi_depth++)
+		return false;		/* nmi_depth stays raised for the report */
+	pc->nmi_count++;
+	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
+		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
+		if (h && h(f))
+			claimed = true;
+	}
+	if (!claimed)
+		pc->nmi_unclaimed++;
+	pc->nmi_depth--;
+	return true;
+}
