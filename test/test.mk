@@ -8,6 +8,11 @@ APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 # QEMU's tables in the guest.
 APP_C += test/guest/test_acpi.c
 
+# The dependency direction, the integer types of shared code and the
+# kernel's cycles (test/check_layers.py, over the sources and the objects
+# of the build; the README's "Rules of the house").
+HOST_TESTS += test/check_layers.py
+
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
