@@ -14,7 +14,10 @@ Two views of the same rule:
             every build/bareperf object (build/tool/), resolved to the
             object that defines it. A call or a data reference is an edge.
 
-A third check bounds the knots: the strongly connected components of the
+The integer types: code shared with the host (uapi, ringbuf/, kernel/lib,
+the frame codec) writes <stdint.h>'s uint64_t, never the kernel's u64.
+
+A last check bounds the knots: the strongly connected components of the
 kernel's object graph. Small cycles inside one layer are legitimate
 (panic <-> smp stop) and are listed; a cycle that crosses layers, or one
 over more than MAX_KNOT objects, is the "big loop" this check exists to
@@ -24,6 +27,7 @@ Usage: check_layers.py [BUILD_DIR]   (after make all; default build/).
 Prints TAP, one line per check, each violation under it; exits 1 on any.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -101,6 +105,37 @@ def includes():
                             continue        # same-folder include
                         if not allowed(path, target):
                             bad.append("%s:%d includes %s" % (path, n, target))
+    return bad
+
+
+# Code shared with the host compiles without kernel/x86.h: <stdint.h> types.
+# ringbuf/drain.c is the kernel's (it writes to the stream) and is not.
+SHARED_CODE = ("include/uapi", "ringbuf", "kernel/lib", "kernel/wire_frame")
+KERNEL_ONLY = ("ringbuf/drain.c", "ringbuf/drain.h")
+KERNEL_INT = re.compile(r"\b(u8|u16|u32|u64|s32|s64)\b")
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"", re.S)
+
+
+def int_types():
+    bad = []
+    for base in SHARED_CODE:
+        paths = []
+        if os.path.isdir(os.path.join(ROOT, base)):
+            for b, _, files in os.walk(os.path.join(ROOT, base)):
+                paths += [os.path.join(b, f) for f in files if f.endswith((".c", ".h"))]
+        else:
+            paths = [os.path.join(ROOT, base + e) for e in (".c", ".h")
+                     if os.path.exists(os.path.join(ROOT, base + e))]
+        for path in sorted(paths):
+            if os.path.relpath(path, ROOT) in KERNEL_ONLY:
+                continue
+            with open(path, errors="replace") as fh:
+                text = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), fh.read())
+            for n, line in enumerate(text.splitlines(), 1):
+                m = KERNEL_INT.search(line)
+                if m:
+                    bad.append("%s:%d uses %s (shared code: uint64_t etc.)"
+                               % (os.path.relpath(path, ROOT), n, m.group(1)))
     return bad
 
 
@@ -228,6 +263,7 @@ def main():
             print("ok %d - %s" % (number, name))
 
     verdict("layers_includes", includes())
+    verdict("shared_code_int_types", int_types())
 
     kg = graph(build, "k")
     tg = graph(build, "tool")
