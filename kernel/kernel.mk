@@ -23,13 +23,16 @@ $(BUILD)/gen/font8x16.c: tools/psf2c.py $(FONT_PSF)
 	$(call say,GEN,$@)
 	$(Q)$(PYTHON) tools/psf2c.py $(FONT_PSF) > $@.tmp && mv $@.tmp $@
 
-# Host builds of kernel/ code that host tests link, as static libraries
-# in $(BUILD)/h/lib/ (ASan+UBSan, objects in $(BUILD)/h/):
+# Host builds of kernel/ code that host programs link, as static
+# libraries: $(BUILD)/lib/ release (objects in $(BUILD)/tool/, as
+# build/bareperf's), $(BUILD)/h/lib/ ASan+UBSan (objects in $(BUILD)/h/,
+# the host tests'):
 #   libbpklib.a   string and printf; string renamed so it links beside the
 #                 host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h)
 #   libbpframe.a  the wire's link layer (kernel/wire_frame.c): frames, CRC,
 #                 varints, COBS, the received-frame check
 BPKLIB_HLIB  := $(BUILD)/h/lib/libbpklib.a
+BPFRAME_LIB  := $(BUILD)/lib/libbpframe.a
 BPFRAME_HLIB := $(BUILD)/h/lib/libbpframe.a
 
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
@@ -38,9 +41,10 @@ $(BUILD)/h/klib/string.o: kernel/lib/string.c
 	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
 
 $(BPKLIB_HLIB): $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
+$(BPFRAME_LIB): $(BUILD)/tool/kernel/wire_frame.o
 $(BPFRAME_HLIB): $(BUILD)/h/kernel/wire_frame.o
 
-$(BPKLIB_HLIB) $(BPFRAME_HLIB):
+$(BPKLIB_HLIB) $(BPFRAME_LIB) $(BPFRAME_HLIB):
 	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

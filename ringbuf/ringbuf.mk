@@ -3,9 +3,9 @@
 # The ring (ringbuf.c, aux.c), the record codec (wire.c) and the drain
 # (drain.c, kernel only) build into the kernel. For the host:
 #   libbpwire.a   the record codec and the SAMPLE parser it uses
-#                 (ringbuf.c), ASan+UBSan ($(BPWIRE_HLIB), beside
-#                 kernel.mk's); link libbpframe.a after it (the frames it
-#                 writes into)
+#                 (ringbuf.c): $(BPWIRE_LIB) release, $(BPWIRE_HLIB)
+#                 ASan+UBSan, as kernel.mk's libraries; link libbpframe.a
+#                 after it (the frames it writes into)
 # The host tests of the ring and the codec are linked by
 # test/host/kernel.mk. Benchmarks (make bench): ring_insn_per_sample
 # (callgrind) and ring_vs_ck_ratio (two threads, against Concurrency
@@ -14,10 +14,12 @@
 RINGBUF_C := ringbuf/ringbuf.c ringbuf/aux.c
 KERNEL_C  += $(RINGBUF_C) ringbuf/wire.c ringbuf/drain.c
 
+BPWIRE_LIB  := $(BUILD)/lib/libbpwire.a
 BPWIRE_HLIB := $(BUILD)/h/lib/libbpwire.a
 
+$(BPWIRE_LIB): $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/ringbuf/ringbuf.o
 $(BPWIRE_HLIB): $(BUILD)/h/ringbuf/wire.o $(BUILD)/h/ringbuf/ringbuf.o
-$(BPWIRE_HLIB):
+$(BPWIRE_LIB) $(BPWIRE_HLIB):
 	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
