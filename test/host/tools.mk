@@ -52,7 +52,7 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 # host's decoder and capture files, against test/host/wire_gen.c's streams
 # (test_wire: test/host/kernel.mk).
 WIRE_HOBJS := $(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o \
-	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
+	$(BUILD)/h/test/host/wire_gen.o $(BPWIRE_HLIB) $(BPFRAME_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_capture
 
