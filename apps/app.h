@@ -3,7 +3,7 @@
  * APP(), which places a struct app in a .apps.* section; linker.ld
  * gathers them, sorted by name, between __start_apps and __stop_apps
  * (apps/app.c walks them; `bareperf list-apps` reads the same section
- * from kernel.elf, tools/list.c).
+ * from kernel.elf, tools/builtin-list.c).
  */
 #ifndef BAREPERF_APPS_APP_H
 #define BAREPERF_APPS_APP_H
