@@ -41,6 +41,7 @@ NASMFLAGS := -f elf64 -Iinclude/ -MD
 
 HOSTCFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -Iinclude -I. $(WARN) -MMD -MP
 HOSTSAN    := -fsanitize=address,undefined -fno-sanitize-recover=all
+HOSTRELCFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2	# release host builds
 HOSTLIBS   :=
 
 # make V=1 shows the full commands.
@@ -161,6 +162,15 @@ $(BUILD)/h/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,HOSTCC,$<)
 	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -c $< -o $@
+
+# The release host flavour (-O2, no sanitizers): what build/bareperf and
+# build/bptrace link. Each folder's fragment archives its own objects of
+# this flavour into $(BUILD)/lib/ (a fragment adds per-object flags with
+# `$(BUILD)/tool/<path>.o: HOSTRELCFLAGS += ...`).
+$(BUILD)/tool/%.o: %.c Makefile
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(HOSTRELCFLAGS) -c $< -o $@
 
 # Two-pass link: the symbol table for backtraces (kallsyms) is generated
 # from pass 1 and lives in .ksyms, the last section, so adding it moves no

@@ -7,3 +7,12 @@ APP_C += apps/loopnest.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
 APP_C += apps/bench.c apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \
 	apps/bench_insn.c apps/bench_priv.c apps/bench_suite.c apps/bench_code.c
+
+# The harness's statistics for the host tools (stat --bench), release
+# flavour: $(BENCH_STATS_LIB).
+BENCH_STATS_LIB := $(BUILD)/lib/libbenchstats.a
+
+$(BENCH_STATS_LIB): $(BUILD)/tool/apps/bench_stats.o
+	@mkdir -p $(@D)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^

@@ -31,6 +31,7 @@ $(BUILD)/gen/font8x16.c: tools/psf2c.py $(FONT_PSF)
 #                 host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h)
 #   libbpframe.a  the wire's link layer (kernel/wire_frame.c): frames, CRC,
 #                 varints, COBS, the received-frame check
+BPKLIB_LIB   := $(BUILD)/lib/libbpklib.a
 BPKLIB_HLIB  := $(BUILD)/h/lib/libbpklib.a
 BPFRAME_LIB  := $(BUILD)/lib/libbpframe.a
 BPFRAME_HLIB := $(BUILD)/h/lib/libbpframe.a
@@ -41,10 +42,12 @@ $(BUILD)/h/klib/string.o: kernel/lib/string.c
 	$(Q)$(HOSTCC) $(HOSTCFLAGS) $(HOSTSAN) -DKLIB_HOST_TEST -c $< -o $@
 
 $(BPKLIB_HLIB): $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
+$(BPKLIB_LIB): $(BUILD)/tool/kernel/lib/printf.o $(BUILD)/tool/kernel/lib/string.o
+$(BUILD)/tool/kernel/lib/string.o: HOSTRELCFLAGS += -DKLIB_HOST_TEST
 $(BPFRAME_LIB): $(BUILD)/tool/kernel/wire_frame.o
 $(BPFRAME_HLIB): $(BUILD)/h/kernel/wire_frame.o
 
-$(BPKLIB_HLIB) $(BPFRAME_LIB) $(BPFRAME_HLIB):
+$(BPKLIB_LIB) $(BPKLIB_HLIB) $(BPFRAME_LIB) $(BPFRAME_HLIB):
 	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

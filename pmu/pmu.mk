@@ -28,3 +28,14 @@ $(PMU_HOST_LIB): $(PMU_C:%.c=$(BUILD)/hpmu/%.o) $(BUILD)/hpmu/pmu/trace/pt.o
 KERNEL_C += pmu/trace/itrace.c pmu/trace/trace.c pmu/trace/pt.c
 # Their host decoder is tools/util/trace/ (tests: test/host/trace.mk, test/fuzz/trace.mk).
 
+
+# The event table for the host tools (release flavour, the kernel's string
+# functions renamed beside libc's): $(PMU_EVENTS_LIB).
+PMU_EVENTS_LIB := $(BUILD)/lib/libpmuevents.a
+$(BUILD)/tool/pmu/events.o: HOSTRELCFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
+	-include kernel/lib/klib_rename.h
+
+$(PMU_EVENTS_LIB): $(BUILD)/tool/pmu/events.o
+	@mkdir -p $(@D)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^

@@ -6,13 +6,15 @@
 #   BAREPERF_SRCS      the entry point, the command table, the builtins
 #   BAREPERF_UTIL_C    tools/util/: linked as the static library
 #                      $(BUILD)/tool/libbareperf-util.a
-#   the codec          the kernel's encoder half and tools/util/wire_dec.c,
-#                      capture.c (WIRE_C, tools/tools.mk): the static
-#                      library $(BUILD)/tool/libbareperf-codec.a
-#   BAREPERF_LIB_SRCS  the pure modules shared with the kernel: the ring
-#                      code, the event table pmu/events.c (KLIB_HOST_TEST: the
-#                      kernel's string functions renamed beside libc's by
-#                      kernel/lib/klib_rename.h), the harness's statistics
+#   the codec          tools/util/wire_dec.c, capture.c: the static library
+#                      $(BUILD)/tool/libbareperf-codec.a, over the kernel
+#                      side's halves, ringbuf.mk's $(BPWIRE_LIB) and
+#                      kernel.mk's $(BPFRAME_LIB)
+#   BAREPERF_SHARED    the pure modules shared with the kernel, each built
+#                      by its own folder's fragment: the ring code and
+#                      codec, the event table ($(PMU_EVENTS_LIB)), the
+#                      harness's statistics ($(BENCH_STATS_LIB)), string
+#                      and printf ($(BPKLIB_LIB))
 # Its unit tests build the same sources with ASan+UBSan into $(BUILD)/h/
 # (link rules: test/host/tools.mk).
 #
@@ -31,36 +33,28 @@ BAREPERF_LIBS := -lelf -ldw -lm
 BAREPERF_PFM := $(wildcard /usr/include/perfmon/pfmlib.h)
 BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 
-BAREPERF_CFLAGS := $(filter-out -O1,$(HOSTCFLAGS)) -O2
-BAREPERF_LIB_SRCS = ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c \
-	kernel/lib/string.c
+BAREPERF_CODEC_C := tools/util/wire_dec.c tools/util/capture.c
+BAREPERF_SHARED = $(BPWIRE_LIB) $(BPFRAME_LIB) $(PMU_EVENTS_LIB) $(BENCH_STATS_LIB) $(BPKLIB_LIB)
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
 HOST_TOOLS += $(BUILD)/bareperf
 
-$(BUILD)/tool/%.o: %.c Makefile tools/bareperf.mk
-	@mkdir -p $(@D)
-	$(call say,HOSTCC,$<)
-	$(Q)$(HOSTCC) $(BAREPERF_CFLAGS) -c $< -o $@
-
-$(BUILD)/tool/tools/builtin-list.o: BAREPERF_CFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
-$(BUILD)/tool/pmu/events.o: BAREPERF_CFLAGS += -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
-	-include kernel/lib/klib_rename.h
-$(BUILD)/tool/kernel/lib/string.o: BAREPERF_CFLAGS += -DKLIB_HOST_TEST
+# Objects: the top-level Makefile's release host rule ($(BUILD)/tool/%.o).
+$(BUILD)/tool/tools/builtin-list.o: HOSTRELCFLAGS += $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 
 .SECONDEXPANSION:
 $(BUILD)/tool/libbareperf-util.a: $$(call bp_objs,$$(BAREPERF_UTIL_C))
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tool/libbareperf-codec.a: $$(call bp_objs,$$(WIRE_C))
+$(BUILD)/tool/libbareperf-codec.a: $$(call bp_objs,$$(BAREPERF_CODEC_C))
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The archives call each other (util <-> the trace decoder, added below):
 # one group, searched until nothing more resolves.
 $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS)) $(BUILD)/tool/libbareperf-util.a \
-		$(BUILD)/tool/libbareperf-codec.a $$(call bp_objs,$$(BAREPERF_LIB_SRCS))
+		$(BUILD)/tool/libbareperf-codec.a $$(BAREPERF_SHARED)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) -Wl,--start-group $^ -Wl,--end-group $(BAREPERF_LIBS) -o $@
 

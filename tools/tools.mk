@@ -7,8 +7,9 @@
 #                           folders' fragments, and for the host
 #   tools/util/wire_dec.c   the host's streaming decoder
 #   tools/util/capture.c    capture files: write, read, decode
-# WIRE_C is the four; build/bareperf links it as libbareperf-codec.a
-# (tools/bareperf.mk). Its tests are built by test/host/kernel.mk
+# WIRE_C is the four, for the test and fuzz builds; build/bareperf links
+# the last two as libbareperf-codec.a over ringbuf.mk's and kernel.mk's
+# release libraries (tools/bareperf.mk). Its tests are built by test/host/kernel.mk
 # (test_wire), test/host/tools.mk (test_capture), test/fuzz/tools.mk
 # (fuzz_wire, make fuzz) and test/bench/tools.mk (wire_bench:
 # wire_bytes_per_sample, decode_mb_per_s).
