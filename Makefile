@@ -65,7 +65,7 @@ all: kernel esp tools
 
 # make run: `bareperf record` boots the kernel in QEMU and shows its console
 # live, then report, stat (benchmark tables, latency.svg), convert
-# (perf.data) and flamegraph write build/out/. UEFI=1 (default) boots
+# (perf.data) and flamegraph write build/out/ (OUT= another folder). UEFI=1 (default) boots
 # through OVMF and the loader; UEFI=0 uses PVH direct boot; KVM=1 adds
 # -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
 # EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
@@ -83,17 +83,18 @@ SMP  ?= 1
 MEM  ?= 256
 APP  ?=
 ARGS ?=
+OUT  ?= $(BUILD)/out
 
 run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
-	@mkdir -p $(BUILD)/out
-	@rm -f $(BUILD)/out/perf.data $(BUILD)/out/flamegraph.svg $(BUILD)/out/capture.kernel.elf \
-		$(BUILD)/out/latency.svg $(BUILD)/out/trace.json
+	@mkdir -p $(OUT)
+	@rm -f $(OUT)/perf.data $(OUT)/flamegraph.svg $(OUT)/capture.kernel.elf \
+		$(OUT)/latency.svg $(OUT)/trace.json
 	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
 		$(if $(filter 1,$(CALLCHAIN)),-g) \
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
-		-o $(BUILD)/out/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
-	o=$(BUILD)/out; if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
+		-o $(OUT)/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
+	o=$(OUT); if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
 		"exit status $$rc, said above); $$o/capture.bpc holds what arrived" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
@@ -120,8 +121,8 @@ deps:
 
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk ringbuf/ringbuf.mk \
 	apps/apps.mk tools/util/trace/trace.mk tools/tools.mk tools/bareperf.mk tools/convert.mk \
-	test/test.mk test/host/trace.mk test/fuzz/trace.mk \
-	test/host/kernel.mk test/fuzz/fuzz.mk
+	test/test.mk test/host/trace.mk test/host/kernel.mk test/host/tools.mk test/fuzz/trace.mk \
+	test/fuzz/tools.mk test/bench/tools.mk test/fuzz/fuzz.mk test/host/pmu.mk test/guest/guest.mk
 
 # make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
 # which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1

@@ -4,6 +4,7 @@
  * __stop_apps, sorted by name.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 
 extern const struct app __start_apps[], __stop_apps[];
 

@@ -5,10 +5,11 @@
  * (pointer chases, working-set memory, CPUID cache sizes). See bench.h.
  */
 #include "apps/bench.h"
+#include "apps/run.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 
 #define MAX_TABLES	32		/* distinct tables of one app run (table_row) */
@@ -416,7 +417,7 @@ static void make_room(struct bp_ring *rb, u32 size, bool drain)
 				this_cpu_id(), BENCH_ROOM_WAIT_MS);
 			return;
 		}
-		profile_drain(false);
+		run_drain(false);
 		cpu_relax();
 	}
 }

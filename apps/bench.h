@@ -68,6 +68,7 @@
 #define BAREPERF_APPS_BENCH_H
 
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "apps/bench_stats.h"
 #include <uapi/perf_ring.h>
 

@@ -6,7 +6,7 @@
  * bp_record_bench, says what each figure means).
  *
  * Plain C on fixed-width integers: the kernel's harness (apps/bench.c)
- * computes with it and the host tool (tools/stat_bench.c) judges records
+ * computes with it and the host tool (tools/util/stat_bench.c) judges records
  * with it, so both apply one definition. NMI-safe: yes (no state).
  */
 #ifndef BAREPERF_APPS_BENCH_STATS_H

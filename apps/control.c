@@ -6,8 +6,9 @@
  *
  *   LIST_APPS    one ITEM "name<TAB>description" per app, then OK
  *   LIST_EVENTS  one ITEM "name<TAB>description" per event, then OK
- *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}: runs the app
- *                (records stream as usual), then OK "exit N"
+ *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*, COUNT*, MAX_RATE,
+ *                TRACE}: runs the app (records stream as usual), then
+ *                OK "exit N"; what is not sent is the boot command line's
  *   RUN_CODE     {BODY, INIT, UNROLL, ...}: with code=1 only, measures the
  *                machine code sent (apps/bench_code.h): ITEMs, then OK
  *
@@ -17,10 +18,11 @@
  * an ERROR that says what was wrong.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
 #include "kernel/wire_frame.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "apps/bench_code.h"
 
 #define reply control_reply
@@ -89,11 +91,28 @@ static bool take_text(char *dst, size_t n, const u8 *v, size_t len)
 struct run_req {
 	char app[32];
 	char events[TEXT_MAX];
+	char count[TEXT_MAX];
+	char trace[TEXT_MAX];
 	u64 period, freq;
+	u64 max_rate;
+	bool has_max_rate;
 	int cpu;
 	int argc;
 	char args[ARG_MAX][64];
 };
+
+/* Add one text value to a comma-separated list; false if it does not fit
+ * or is not text. */
+static bool take_item(char *list, size_t n, const u8 *v, size_t len)
+{
+	char text[TEXT_MAX];
+	size_t have = strlen(list);
+
+	if (!take_text(text, sizeof(text), v, len) || have + len + 2 >= n)
+		return false;
+	ksnprintf(list + have, n - have, "%s%s", have ? "," : "", text);
+	return true;
+}
 
 /* Parse START_RUN's {type, len, value} triples; 0 or an ERROR sent. */
 static int parse_run(const u8 *p, size_t len, struct run_req *r)
@@ -119,15 +138,27 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 		case WIRE_RUN_APP:
 			ok = take_text(r->app, sizeof(r->app), v, t.len);
 			break;
-		case WIRE_RUN_EVENT: {
-			size_t have = strlen(r->events);
-			ok = take_text(text, sizeof(text), v, t.len) &&
-			     have + t.len + 2 < sizeof(r->events);
-			if (ok)
-				ksnprintf(r->events + have, sizeof(r->events) - have, "%s%s",
-					  have ? "," : "", text);
+		case WIRE_RUN_EVENT:
+			ok = take_item(r->events, sizeof(r->events), v, t.len);
 			break;
-		}
+		case WIRE_RUN_COUNT:
+			ok = take_item(r->count, sizeof(r->count), v, t.len);
+			break;
+		case WIRE_RUN_TRACE:
+			ok = take_text(r->trace, sizeof(r->trace), v, t.len) && r->trace[0];
+			break;
+		case WIRE_RUN_MAX_RATE:
+			ok = t.len == sizeof(u64);
+			if (!ok)
+				break;
+			memcpy(&r->max_rate, v, sizeof(r->max_rate));
+			if (r->max_rate > 0xffffffffu) {
+				replyf(WIRE_CTL_ERROR, "START_RUN: MAX_RATE %lu is out of range (at most "
+				       "%u samples/s; 0 for no limit)", r->max_rate, 0xffffffffu);
+				return -1;
+			}
+			r->has_max_rate = true;
+			break;
 		case WIRE_RUN_PERIOD:
 		case WIRE_RUN_FREQ:
 			ok = t.len == sizeof(u64);
@@ -202,8 +233,18 @@ static void start_run(const u8 *v, size_t len)
 		       "those)", r.app);
 		return;
 	}
-	if (profile_parse(r.events, r.period, r.freq, kopt.callchain, kopt.ring_pages, &cfg,
-			  err, sizeof(err))) {
+	/* The boot command line's settings, with what the request sets: its
+	 * events, period and freq, counting events, rate limit and tracing. */
+	struct profile_opts o = run_opts_boot();
+	o.events = r.events;
+	o.count = r.count;
+	o.period = r.period;
+	o.freq = r.freq;
+	if (r.has_max_rate)
+		o.max_rate = r.max_rate;
+	if (r.trace[0])
+		o.trace = r.trace;
+	if (profile_parse(&o, &cfg, err, sizeof(err))) {
 		reply(WIRE_CTL_ERROR, err, strlen(err));
 		return;
 	}

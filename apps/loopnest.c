@@ -4,6 +4,7 @@
  * cold one (checksum). Each checks its own answer.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 
 #define N	48
 #define SIEVE_LIMIT	100000

@@ -211,20 +211,6 @@ struct kernel_main_hook {
 	__attribute__((used, section(".hooks.main." #f), aligned(8))) =	\
 	{ .name = #f, .fn = (f) }
 
-/* Apps: one C file each, registered with APP() below; apps/ holds them. */
-struct app {
-	const char *name;
-	const char *desc;
-	int (*main)(int argc, char **argv);	/* returns an enum exit_code */
-	unsigned flags;
-};
-#define APP_TEST	(1u << 0)		/* a guest test, hidden from the app list */
-
-#define APP(n, d, fn, fl)						\
-	static const struct app __app_##n				\
-	__attribute__((used, section(".apps." #n), aligned(8))) =	\
-	{ .name = #n, .desc = (d), .main = (fn), .flags = (fl) }
-
 /* smp.c: CPUs are numbered 0 (boot CPU) .. smp_cpus() - 1. */
 u32 smp_cpus(void);
 /* Run fn(arg) on a CPU (directly if it is this one). wait: until it returns.
@@ -236,10 +222,5 @@ void smp_call_all(void (*fn)(void *), void *arg);
 /* NMI every other CPU, have each print where it was, and stop it. */
 void smp_stop_others(void);
 u32 this_cpu_id(void);
-
-const struct app *app_find(const char *name);
-/* The app after prev (NULL: the first), test apps skipped; NULL at the end. */
-const struct app *app_next(const struct app *prev);
-void app_list_print(void);
 
 #endif

@@ -3,8 +3,7 @@
  * CPU, read the boot information and command line, set up memory, the
  * platform and the other CPUs (calling the boot hooks the layers above
  * registered, kernel/kernel.h), then hand over to the registered
- * top-level entry (KERNEL_MAIN: the app run below) and leave with its
- * status.
+ * top-level entry (KERNEL_MAIN: apps/run.c) and leave with its status.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
@@ -18,10 +17,8 @@
 #include "kernel/percpu.h"
 #include "kernel/platform/quiet.h"
 #include "kernel/smp.h"
-#include "apps/run.h"
 #include "kernel/dev/serial.h"
 #include "kernel/stream.h"
-#include "pmu/pmu.h"
 #include "kernel/trap.h"
 #include "kernel/platform/uart.h"
 #include <uapi/bootinfo.h>
@@ -157,100 +154,6 @@ static void start_cpus(void)
 			acpi->madt.cpus_enabled, MAX_CPUS);
 	kprintf("smp: %u CPU%s online\n", smp_cpus(), smp_cpus() == 1 ? "" : "s");
 }
-
-struct remote_app {
-	const struct app *app;
-	int argc;
-	char **argv;
-	int rc;
-};
-
-static void remote_main(void *arg)
-{
-	struct remote_app *r = arg;
-
-	profile_app_enter();		/* the counting window: exactly the app's main */
-	r->rc = r->app->main(r->argc, r->argv);
-	profile_app_exit();
-}
-
-/* Run one app (on CPU cpu), sampled as cfg says, and stream what it produced. */
-int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
-	       const struct profile_cfg *cfg)
-{
-	char err[200];
-	struct remote_app r = { app, argc, argv, 0 };
-
-	u64 t0 = rdtsc_ordered();
-	stream_start();
-	if (profile_start(cfg, app->name, err, sizeof(err))) {
-		kprintf("bareperf: cannot start sampling: %s\n", err);
-		return EXIT_USAGE;
-	}
-	kprintf("app: %s: start on cpu %u\n", app->name, cpu);
-	if (smp_call(cpu, remote_main, &r, true))
-		r.rc = EXIT_USAGE;
-	int rc = r.rc;
-	u64 t1 = rdtsc_ordered();
-	/* Close the sampling window, then make room: the stop records
-	 * (COUNTS, APP_STOP) then go into rings with space, each preceded by
-	 * a LOST record for whatever was dropped, so the host's accounting is
-	 * complete. */
-	profile_quiesce();
-	profile_drain(false);
-	profile_stop(rc);
-	kprintf("app: %s: exit status %d after %lu TSC ticks (%lu us)\n",
-		app->name, rc, t1 - t0, tsc_to_ns(t1 - t0) / 1000);
-	profile_summary();		/* reads the rings: before the drain empties them */
-	profile_drain(false);
-	return rc;
-}
-
-int app_run(const struct app *app, int argc, char **argv, const struct profile_cfg *cfg)
-{
-	return app_run_on(this_cpu_id(), app, argc, argv, cfg);
-}
-
-/* The run the command line asks for. */
-static int run_cmdline_app(void)
-{
-	const struct app *app = app_find(kopt.app);
-	char *argv[ARRAY_SIZE(kopt.app_argv) + 1];
-	static struct profile_cfg prof;
-	char err[200];
-
-	if (!app) {
-		kprintf("bareperf: no app named '%s'. Apps:\n", kopt.app);
-		app_list_print();
-		return EXIT_USAGE;
-	}
-	/* count= alone is a counting run (bareperf stat): no sampling unless
-	 * events= asks for it too. */
-	const char *events = *kopt.count && !*kopt.events ? "none" : kopt.events;
-	if (profile_parse(events, kopt.period, kopt.freq, kopt.callchain, kopt.ring_pages,
-			  &prof, err, sizeof(err)) ||
-	    profile_parse_count(kopt.count, &prof, err, sizeof(err))) {
-		kprintf("bareperf: %s\n", err);
-		return EXIT_USAGE;
-	}
-	argv[0] = (char *)app->name;
-	for (int i = 0; i <= kopt.app_argc; i++)
-		argv[i + 1] = kopt.app_argv[i];
-	u64 t0 = rdtsc_ordered();
-	kprintf("boot: kernel entry to app start: %lu TSC ticks (%lu us)\n",
-		t0 - boot_tsc_entry, tsc_to_ns(t0 - boot_tsc_entry) / 1000);
-	return app_run(app, kopt.app_argc + 1, argv, &prof);
-}
-
-/* What the machine is for: the run the command line asks for, or, with
- * control=1, the runs the host asks for. */
-static int run_main(void)
-{
-	if (kopt.control)
-		return control_serve();
-	return run_cmdline_app();
-}
-KERNEL_MAIN(run_main);
 
 void kmain(void *info, u32 magic, u64 entry_tsc)
 {

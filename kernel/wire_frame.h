@@ -6,7 +6,7 @@
  * here (struct wire_writer).
  *
  * Freestanding and allocation-free: every buffer is the caller's. Also
- * built for the host, where tools/wire_dec.c (the decoder) and the tests
+ * built for the host, where tools/util/wire_dec.c (the decoder) and the tests
  * use the same frame check, CRC and varints. Shared with the host, so it
  * uses <stdint.h> types.
  *

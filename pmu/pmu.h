@@ -1,6 +1,6 @@
 /*
  * pmu.h — the hardware PMU: probing, event names, counting and the body of
- * the overflow (PMI) handler. The one header apps/ and kernel/ include.
+ * the overflow (PMI) handler: the drivers. Runs over them are profile.h.
  *
  * Vocabulary (perfmon2): a context (struct pmu_ctx) owns a set of events,
  * each programmed into one counter (a PMC configuration register plus a PMD
@@ -380,110 +380,5 @@ void pmu_lvtpc_write(u32 v);
  * per second, given that period produced observed_rate; moves half way
  * there (damping) and clamps to [1, max_period]. Pure. NMI-safe: yes. */
 u64 pmu_freq_adjust(u64 period, u64 observed_rate, u64 target_rate, u64 max_period);
-
-/*
- * Runs (pmu/profile.c): per-CPU rings of perf-ABI records (ringbuf/), run
- * metadata, SAMPLE records from PMIs or, where there is no PMU, from the
- * soft PMU ("cpu-clock": HPET NMIs, period in ns), and COUNTS records of
- * counting events at the end.
- *
- * The run tick: every CPU of a run takes the APIC timer at PROFILE_TICK_HZ
- * (vector VEC_APIC_TIMER, handled here) for multiplexing rotation,
- * frequency re-tuning and the PMU's unthrottling (the soft PMU measures
- * its rate against the TSC itself, so an app that masks the timer cannot
- * make it throttle); the boot CPU also drains the rings to the stream
- * (profile_drain, ringbuf/drain.h). 250 Hz is perf's rotation and
- * throttling interval on a HZ=250 kernel (perf_event_mux_interval_ms).
- */
-#define PROFILE_TICK_HZ		250
-#define PROFILE_MAX_RATE	100000	/* samples/s per CPU: perf_event_max_sample_rate */
-
-/* Soft events, counted from the TSC (no PMU needed). */
-enum profile_soft {
-	PROFILE_HW,			/* a PMU event */
-	PROFILE_CPU_CLOCK,		/* ns this CPU took part in the run */
-	PROFILE_TASK_CLOCK,		/* ns the app ran on this CPU */
-	PROFILE_TSC,			/* TSC ticks this CPU took part (QEMU -icount:
-					 * instructions retired) */
-};
-
-struct bp_ring;
-
-/*
- * A run: nevents sampling events (attrs[0, nevents)), then ncount counting
- * events (attrs[nevents, nevents + ncount)); the event id in records is the
- * index. A run that both samples and counts is one group: every SAMPLE
- * carries READ, the counts of all its events, and its events must fit the
- * counters together (no multiplexing inside a group, as perf schedules a
- * group whole or not at all). Otherwise events beyond the counters are
- * multiplexed.
- */
-struct profile_cfg {
-	int nevents;			/* sampling events; 0: no sampling */
-	int ncount;			/* counting events */
-	struct pmu_event_attr attrs[PMU_MAX_EVENTS];
-	u8 soft_ev[PMU_MAX_EVENTS];	/* enum profile_soft of each event */
-	bool soft;			/* the one sampling event is cpu-clock */
-	u64 sample_type;		/* BP_SAMPLE_* */
-	u32 ring_pages;			/* data pages per CPU ring, 2^n */
-};
-
-/* At boot, after the APIC and the HPET: time the soft PMU's NMI handler
- * and derive the shortest cpu-clock period from it (printed). Not NMI-safe. */
-void profile_init(void);
-u64 profile_soft_floor_ns(void);		/* that period, ns */
-/* Turn the command-line words into a run; "" picks cycles (or cpu-clock
- * without a PMU), "none" no sampling. Returns 0 or an error with err set. */
-int profile_parse(const char *events, u64 period, u64 freq, bool callchain,
-		  u32 ring_pages, struct profile_cfg *out, char *err, size_t n);
-/* Add counting events (count=LIST: the names events= takes, and the soft
- * events tsc, cpu-clock, task-clock) to a parsed run; "" adds none. With
- * sampling events too, the run becomes a group (BP_SAMPLE_READ). */
-int profile_parse_count(const char *list, struct profile_cfg *cfg, char *err, size_t n);
-/* Start the run on every CPU for the app about to run. Not NMI-safe. */
-int profile_start(const struct profile_cfg *cfg, const char *app, char *err, size_t n);
-/* The app returned: close the run's window if profile_app_exit has not
- * (no more samples; the soft PMU's ticks due are those the HPET counter
- * has passed by now; APP_STOP carries this time). The run's records are
- * then drained before profile_stop writes its stop records. NMI-safe. */
-void profile_quiesce(void);
-/* Stop: closes the window if still open; each CPU writes its COUNTS, a
- * soft-PMU run's TICKS (and LOST_SAMPLES for the due ticks that gave no
- * sample) and APP_STOP with the exit status. */
-void profile_stop(int status);
-/* Bracket the app's main on the CPU it runs on (kernel/main.c): that CPU's
- * counts cover exactly this window; the other CPUs', and those of runs
- * started without an app, cover the whole run. profile_app_exit closes
- * the run's window, as profile_quiesce. Not NMI-safe. */
-void profile_app_enter(void);
-void profile_app_exit(void);
-/* The run tick, on each CPU of a run (interrupt context). */
-void profile_tick(void);
-bool profile_active(void);
-const struct profile_cfg *profile_config(void);
-u32 profile_cpus(void);
-struct bp_ring *profile_ring(u32 cpu);		/* NULL if no such CPU */
-/* Hand the run's rings to the drain (ringbuf/drain.h: bp_drain, its
- * contract). Not NMI-safe. */
-void profile_drain(bool from_tick);
-/* Write a record into this CPU's ring of the run. One that finds no room
- * (or a paused ring) is counted in the run's lost total as a sample is,
- * besides the ring's next LOST record. Returns bp_ring_output's result,
- * BP_ERING_NODATA without a run or a ring here. NMI-safe: yes. */
-int profile_output(const void *rec);
-/* A write into this CPU's ring of the run failed with err (an AUX record
- * from bp_aux_output_end, say): count a drop as profile_output does.
- * NMI-safe: yes. */
-void profile_count_drop(int err);
-/* The running app's id (APP_START's app_id, SAMPLE's pid); 0 without a run. */
-u32 profile_app_id(void);
-u64 profile_samples(u32 cpu);			/* SAMPLE records written */
-u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
-u64 profile_soft_merged(u32 cpu);		/* ticks that reached a CPU folded into a
-						 * later NMI (late), CPU 0's too */
-u64 profile_ticks(u32 cpu);			/* run ticks the CPU took */
-/* Print the hottest functions from the rings (without consuming them), and
- * a "count:" line per counting event of the app's CPU. */
-void profile_summary(void);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * ringbuf/wire.h — the record codec: ring records (perf_ring.h) into the
  * RECORDS frames of include/uapi/wire.h, SAMPLE records as compact items;
- * and the one prediction rule its decoder (tools/wire_dec.c) shares. The
+ * and the one prediction rule its decoder (tools/util/wire_dec.c) shares. The
  * frames (COBS, CRC32C, numbering) and the byte channels are the link
  * layer's, kernel/wire_frame.h; an encoder frames with a struct wire_framer
  * of its own unless given the stream's (wire_encoder_use_framer).

@@ -114,6 +114,11 @@ run_ok() {
 		echo "capture.bpc, perf.data or flamegraph.svg missing in $B/out"
 	grep -Eq '^ +[0-9.]+% +[0-9]+ +(matmul|sieve|checksum)' "$log" ||
 		echo "the report shows none of loopnest's functions"
+	# make run records call chains: its stacks reach from the entry to the
+	# app's loops (kmain ... loopnest's main ... matmul), 3 frames or more.
+	depth=$("$B/bareperf" convert -i "$B/out/capture.bpc" --to folded 2>/dev/null |
+		awk '{ n = gsub(/;/, ";"); if (n + 1 > d) d = n + 1 } END { print d + 0 }')
+	[ "$depth" -ge 3 ] || echo "the deepest stack of make run's capture has $depth frames"
 }
 
 tap_ok() {

@@ -1,8 +1,14 @@
 # tools/ build fragment: convert (perf.data, folded, chrome) and flamegraph, linked into build/bareperf.
 #
-#   tools/convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
-#   tools/perfdata.c    the perf.data writer, and a reader the tests use
-#   tools/flamegraph.c  `bareperf flamegraph`: stack tree, folded output, SVG
+#   tools/builtin-convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
+#   tools/builtin-flamegraph.c  `bareperf flamegraph`
+#   tools/util/perfdata.c       the perf.data file format: writer, and a reader the tests use
+#   tools/util/convert_perf.c   a capture to perf.data, perf's build-id cache
+#   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
+#   tools/util/stack.c          the stack tree, folded output, kinds of code
+#   tools/util/flamegraph.c     the flame graph SVG
+#   tools/util/evlist.c         a capture's events as the converters number them
+#   tools/util/escape.c         XML and JSON escaping (also stat --plot)
 # Tests (HOST_TESTS): test_perfdata, test_flamegraph (cmocka, ASan+UBSan,
 # sessions built in memory, test/host/convert_fakes.c for session and
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
@@ -12,20 +18,14 @@
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
-BAREPERF_SRCS += tools/convert.c tools/perfdata.c tools/flamegraph.c
-
-CONVERT_C     := tools/convert.c tools/perfdata.c tools/flamegraph.c
-CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
-	$(BUILD)/h/tools/cli.o
+CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/chrome.c \
+	tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c tools/util/escape.c
+CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
+BAREPERF_SRCS   += tools/builtin-convert.c tools/builtin-flamegraph.c
+BAREPERF_UTIL_C += $(CONVERT_UTIL_C)
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers
-
-$(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS)
-	@mkdir -p $(@D)
-	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
 # End to end: a generated script, absolute paths (a host test takes no arguments).
 $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_check.js \

@@ -3,7 +3,7 @@
  * and the capture file the host tool writes from it.
  *
  * Shared by ringbuf/wire.c (encoder, and the frame check the kernel uses on
- * what the host sends), tools/wire_dec.c (decoder) and tools/capture.c.
+ * what the host sends), tools/util/wire_dec.c (decoder) and tools/util/capture.c.
  * Fixed-width, versioned, append-only, like perf_ring.h: never reorder,
  * resize or renumber anything; new channels, item tags, flags and control
  * types are appended; anything that changes how existing bytes read needs
@@ -287,6 +287,7 @@ struct wire_end_stream {
 _Static_assert(sizeof(struct wire_end_stream) == 8, "wire_end_stream ABI");
 
 enum wire_run_param {
+	/* Settings not sent are the boot command line's (events: cycles). */
 	WIRE_RUN_APP		= 1,	/* text: app name */
 	WIRE_RUN_EVENT		= 2,	/* text: one event; repeat for more */
 	WIRE_RUN_PERIOD		= 3,	/* u64: sample period */
@@ -297,6 +298,11 @@ enum wire_run_param {
 					 * that resends a request it thinks lost sends
 					 * the same nonce; the machine does not run a
 					 * request whose nonce it served last again */
+	WIRE_RUN_COUNT		= 8,	/* text: one counting event; repeat for more
+					 * (count=; alone, no sampling) */
+	WIRE_RUN_MAX_RATE	= 9,	/* u64: samples/s per CPU before throttling,
+					 * 0 no limit (max_rate=) */
+	WIRE_RUN_TRACE		= 10,	/* text: instruction tracing (trace=SPEC) */
 };
 
 /*

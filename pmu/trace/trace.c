@@ -32,6 +32,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "pmu/internal.h"
+#include "pmu/profile.h"
 #include "pmu/trace/trace.h"
 
 #define MAX_TRACE_CPUS	64
@@ -248,9 +249,10 @@ static bool pt_nmi(struct trap_frame *f)
 
 /* ---- the run --------------------------------------------------------- */
 
-int trace_run_prepare(uint32_t *aux_pages, char *err, size_t n)
+int trace_run_prepare(const char *spec, uint32_t aux_req, uint32_t *aux_pages, char *err,
+		      size_t n)
 {
-	int e = trace_parse(kopt.trace, kopt.aux_pages, &run_cfg, err, n);
+	int e = trace_parse(spec ? spec : "", aux_req, &run_cfg, err, n);
 
 	for (u32 i = 0; i < MAX_TRACE_CPUS; i++)
 		tcpus[i].calls = 0;		/* trace_summary: this run only */
@@ -405,12 +407,11 @@ long trace_call(long (*fn)(long, long), long a0, long a1)
 	return trace_call_ring(t->rb, run_cfg.lo, run_cfg.hi, fn, a0, a1, NULL);
 }
 
-void trace_app_enter(const char *app)
+void trace_app_enter(const void *entry)
 {
 	struct tcpu *t = me();
-	const struct app *a = app ? app_find(app) : NULL;
 
-	if (!t || !t->rb || !a || run_cfg.kind == TRACE_OFF || t->state != T_IDLE || t->pt_on)
+	if (!t || !t->rb || !entry || run_cfg.kind == TRACE_OFF || t->state != T_IDLE || t->pt_on)
 		return;
 	t->calls++;
 	if (run_cfg.kind == TRACE_PT) {
@@ -419,7 +420,7 @@ void trace_app_enter(const char *app)
 		return;
 	}
 	itrace_start(&t->p, t->rb, run_cfg.lo, run_cfg.hi, &hooks);
-	t->entry = (u64)a->main;
+	t->entry = (u64)entry;
 	t->armed_steps = 0;
 	t->state = T_ARMED;
 	set_tf();

@@ -173,27 +173,28 @@ int trace_parse(const char *spec, uint32_t aux_pages, struct trace_cfg *out, cha
 		size_t n);
 
 /*
- * pmu/profile.c's hooks. trace_run_prepare(): this run's tracing, from the
- * command line (kopt.trace, kopt.aux_pages): 0 with *aux_pages = 0 when
- * there is none, 0 with the AUX pages per CPU to set up, or an error with
+ * pmu/profile.c's hooks. trace_run_prepare(): this run's tracing, from its
+ * settings (trace=SPEC, "" or NULL for none; aux_req AUX pages per CPU,
+ * struct profile_opts): 0 with *aux_pages = 0 when there is none, 0 with the AUX pages per CPU to set up, or an error with
  * err set. trace_cpu_attach/detach run on each CPU of the run
  * (smp_call_all): the ring's AUX area is this CPU's trace buffer until
  * detach. Not NMI-safe.
  */
-int trace_run_prepare(uint32_t *aux_pages, char *err, size_t n);
+int trace_run_prepare(const char *spec, uint32_t aux_req, uint32_t *aux_pages, char *err,
+		      size_t n);
 void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id);
 void trace_cpu_detach(void);
 
 /*
  * The app of a traced run (pmu/profile.c calls these around app->main on
  * the app's CPU): trace_app_enter arms the tracer and sets RFLAGS.TF; the
- * single-step handler ignores the few instructions until the app's main
- * begins, traces until main returns (to the return address and stack
+ * single-step handler ignores the few instructions until entry (the app's
+ * main; NULL: a run without an app, nothing traced) begins, traces until main returns (to the return address and stack
  * pointer its call left), and clears TF there. Intel PT is switched on
  * and off instead. trace_app_exit writes a pending END (waiting up to 2 s
  * for the drain to make room) and stops PT. Not NMI-safe.
  */
-void trace_app_enter(const char *app);
+void trace_app_enter(const void *entry);
 void trace_app_exit(void);
 /* The run tick on each CPU: restarts Intel PT paused by a full AUX area
  * once the drain has made room (the single-step tracer retries by

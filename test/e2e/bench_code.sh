@@ -1,5 +1,5 @@
 #!/bin/sh
-# bareperf bench end to end (tools/bench_code.c, apps/bench_code.c): under
+# bareperf bench end to end (tools/builtin-bench.c, apps/bench_code.c): under
 # QEMU -icount the TSC counts instructions, so results are exact. One boot
 # runs a batch mixing good snippets with a fault, an invalid opcode, a
 # privileged #GP and an endless loop: each gets its error and the next

@@ -26,32 +26,14 @@ Usage: coverage.py [BUILD_DIR]   (run from the repository root)
 """
 import os
 import re
-import subprocess
 import sys
 
-BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
-BP = os.path.join(BUILD, "bareperf")
+from e2e_common import BUILD, Tap, out_dir, run
+
 OUT = os.path.join(BUILD, "test", "coverage")
 
-n_checks = 0
-failed = 0
-
-
-def check(ok, name, detail=""):
-    global n_checks, failed
-    n_checks += 1
-    if not ok:
-        failed += 1
-    print(f"{'ok' if ok else 'not ok'} {n_checks} - {name}", flush=True)
-    if not ok and detail:
-        for line in str(detail).splitlines()[-30:]:
-            print(f"#   {line}", flush=True)
-
-
-def run(*args, timeout=300):
-    p = subprocess.run([BP, *args], capture_output=True, text=True, timeout=timeout,
-                       stdin=subprocess.DEVNULL)
-    return p.returncode, p.stdout, p.stderr
+T = Tap()
+check = T.check
 
 
 def record(name, *args, period="50000"):
@@ -93,7 +75,7 @@ def ticks_records(scr):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
+    out_dir("coverage")
 
     # 1. Under icount: exact.
     cap, rep, scr, con = record("icount", "--icount")
@@ -182,8 +164,7 @@ def main():
         check(ok, f"{name}: samples + lost = ticks due on every CPU ({'; '.join(detail)}); "
               f"losses: {'none' if none else 'warned'}", rep)
 
-    print(f"1..{n_checks}")
-    return 1 if failed else 0
+    return T.done()
 
 
 if __name__ == "__main__":

@@ -31,33 +31,16 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
-BP = os.path.join(BUILD, "bareperf")
+from e2e_common import BP, BUILD, Tap, capture_parts, cobs_decode, out_dir, run
+
 OUT = os.path.join(BUILD, "test", "e2e")
 # A private copy: a rebuild of build/kernel.elf during the test must not
 # make the captures and their kernel disagree.
 KERNEL = os.path.join(OUT, "kernel.elf")
 CAP = os.path.join(OUT, "e2e.bpc")
 
-n_checks = 0
-failed = 0
-
-
-def check(ok, name, detail=""):
-    global n_checks, failed
-    n_checks += 1
-    if not ok:
-        failed += 1
-    print(f"{'ok' if ok else 'not ok'} {n_checks} - {name}", flush=True)
-    if not ok and detail:
-        for line in str(detail).splitlines()[-30:]:
-            print(f"#   {line}", flush=True)
-
-
-def run(*args, timeout=120):
-    p = subprocess.run([BP, *args], capture_output=True, text=True, timeout=timeout,
-                       stdin=subprocess.DEVNULL)
-    return p.returncode, p.stdout, p.stderr
+T = Tap()
+check = T.check
 
 
 def rows(report_text):
@@ -75,33 +58,12 @@ def one_error_line(rc, err, want):
     return rc != 0 and len(lines) == 1 and re.search(want, lines[0]) is not None
 
 
-def cobs_decode(data):
-    out, i = bytearray(), 0
-    while i < len(data):
-        code, end = data[i], i + data[i]
-        if code == 0 or end > len(data):
-            return None
-        out += data[i + 1:end]
-        i = end
-        if code < 255 and i < len(data):
-            out.append(0)
-    return bytes(out)
-
-
 def frame_of(chunk):
     """(channel, cpu, seq) of a frame's bytes (uapi/wire.h §2), or None."""
     f = cobs_decode(chunk) if chunk else None
     if not f or len(f) < 16 or f[0] >> 4 != 2:
         return None
     return f[0] & 0xF, struct.unpack_from("<H", f, 2)[0], struct.unpack_from("<I", f, 4)[0]
-
-
-def capture_parts(path):
-    """A capture's header and its stream split at the 0x00 delimiters."""
-    with open(path, "rb") as f:
-        data = f.read()
-    hs = struct.unpack_from("<I", data, 16)[0]
-    return data[:hs], data[hs:].split(b"\0")
 
 
 def write_capture(path, hdr, parts):
@@ -113,8 +75,6 @@ def write_capture(path, hdr, parts):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    t0 = time.monotonic()
 
     # 1. Record under icount, and report.
     rc, _, err = run("record", "--qemu", "--icount", "--kernel", KERNEL, "-o", CAP,
@@ -373,8 +333,7 @@ def main():
               "record --uefi: OVMF boot, the loader reads our bareperf.cfg, hot_leaf on top",
               err + repu + err2)
     else:
-        print(f"ok {n_checks + 1} - record --uefi # SKIP {BUILD}/esp is not built")
-        globals()["n_checks"] += 1
+        T.skip("record --uefi", f"{BUILD}/esp is not built")
 
     # 7. A serial line to a machine that booted with control=1: QEMU's UART
     # on a pty stands in for the cable. record --tty asks for each run over
@@ -452,7 +411,8 @@ def main():
           re.search(r"cpu 0: [1-9]\d* samples", err),
           "record -e cycles without a PMU: cpu-clock instead, one line says so", err)
     mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
-                         "APP=loopnest", "EVENTS=nonsense"], capture_output=True, text=True,
+                         "APP=loopnest", "EVENTS=nonsense",
+                         "OUT=" + os.path.join(OUT, "make-run")], capture_output=True, text=True,
                         timeout=300, stdin=subprocess.DEVNULL)
     check(mk.returncode != 0 and "make run: wrote" not in mk.stdout + mk.stderr and
           "make run: the run failed (bareperf record exit status 2" in mk.stderr,
@@ -482,17 +442,11 @@ def main():
           "Ctrl-C: status 130, the capture is valid and says it was interrupted",
           seen + rest + out + err)
 
-    print(f"1..{n_checks}")
-    print(f"# {n_checks - failed} passed, {failed} failed, {time.monotonic() - t0:.1f} s")
-    return 1 if failed else 0
+    return T.done(summary=True)
 
 
 if __name__ == "__main__":
     built = os.path.join(BUILD, "kernel.elf")
-    if not os.path.exists(BP) or not os.path.exists(built):
-        print(f"1..1\nnot ok 1 - {BP} and {built} must be built first")
-        sys.exit(1)
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
+    out_dir("e2e", fresh=True, need=(built,))
     shutil.copy(built, KERNEL)
     sys.exit(main())

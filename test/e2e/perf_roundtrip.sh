@@ -24,33 +24,8 @@
 # perf runs as whoever runs the test; perf refuses a file another user
 # owns unless -f, and every file here is the test's own.
 
-B=${1:-build}
-BP=$B/bareperf
-OUT=$B/test/perf_roundtrip
-N=0
-FAILED=0
-
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-skip() { N=$((N + 1)); echo "ok $N - $1 # SKIP $2"; }
-not_ok() {
-	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
-	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-# check NAME LOG CMD...: ok if CMD succeeds, else not ok with LOG's tail
-check() { name=$1 log=$2; shift 2; if "$@"; then ok "$name"; else not_ok "$name" "$log"; fi; }
-finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-rm -rf "$OUT"
-mkdir -p "$OUT/home"
-if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
-	not_ok "$BP and $B/kernel.elf are built (make)"
-	finish
-fi
-# A private copy: the capture, perf.data and symbols agree even if the
-# kernel is rebuilt while the test runs. It sits next to the captures, so
-# convert finds it without -k.
-cp "$B/kernel.elf" "$OUT/kernel.elf"
-K=$(cd "$OUT" && pwd)/kernel.elf
+. "$(dirname "$0")/e2e_common.sh"
+e2e_setup perf_roundtrip "${1:-}"
 HAVE_PERF=1
 command -v perf > /dev/null 2>&1 || HAVE_PERF=0
 # perf with the test's own build-id cache and no config of the user's;
@@ -60,11 +35,6 @@ BPC() { HOME=$OUT/home "$BP" convert "$@"; }
 mkdir -p "$OUT/empty"
 
 # ---- capture -----------------------------------------------------------------
-record() {	# record NAME EXTRA...
-	rec=$1; shift
-	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
-		-- loopnest > "$OUT/$rec.record.log" 2>&1
-}
 check "record loopnest with call chains (QEMU -icount)" "$OUT/rt.record.log" record rt
 # record keeps a copy of the kernel it booted beside the capture; reports,
 # convert and so perf's MMAP records name that copy.

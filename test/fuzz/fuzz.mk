@@ -14,7 +14,8 @@ FUZZ_STREAM_MAX := 262144
 FUZZ_CAPTURES   := $(BUILD)/fuzz/captures
 
 # The whole tool but its main(), with the fuzzer's coverage and sanitizers.
-FUZZ_CMD_SRCS := $(filter-out tools/bareperf.c,$(BAREPERF_SRCS)) $(BAREPERF_LIB_SRCS) \
+FUZZ_CMD_SRCS := $(filter-out tools/bareperf.c,$(BAREPERF_SRCS)) $(BAREPERF_UTIL_C) $(WIRE_C) \
+	$(BAREPERF_LIB_SRCS) \
 	test/fuzz/fuzz_cmd.c test/fuzz/fuzz_frames.c
 FUZZ_CMD_OBJS := $(FUZZ_CMD_SRCS:%.c=$(BUILD)/fuzz/cmd/%.o)
 
@@ -23,7 +24,7 @@ $(FUZZ_CMD_OBJS): $(BUILD)/fuzz/cmd/%.o: %.c test/fuzz/fuzz.mk
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZCC) $(FUZZCFLAGS) $(FUZZ_CMD_FLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/cmd/tools/list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
+$(BUILD)/fuzz/cmd/tools/builtin-list.o: FUZZ_CMD_FLAGS := $(if $(BAREPERF_PFM),-DHAVE_LIBPFM)
 $(BUILD)/fuzz/cmd/pmu/events.o: FUZZ_CMD_FLAGS := -DPMU_HOST_MODEL -DKLIB_HOST_TEST \
 	-include kernel/lib/klib_rename.h
 $(BUILD)/fuzz/cmd/kernel/lib/string.o: FUZZ_CMD_FLAGS := -DKLIB_HOST_TEST

@@ -40,8 +40,6 @@
 
 #include "test/fuzz/fuzz_frames.h"
 #include "tools/commands.h"
-#include "tools/convert.h"
-#include "tools/util/trace/trace.h"
 #include "uapi/wire.h"
 
 #ifndef FUZZ_KERNEL
@@ -55,71 +53,47 @@ enum out_kind { OUT_NONE, OUT_PERFDATA, OUT_SVG, OUT_TEXT };
 
 /* "@C" is the capture, "@K" the kernel, "@O" the output file. */
 static const struct {
-	int (*fn)(int argc, char **argv);
 	enum out_kind out;
 	const char *argv[16];
 } cmds[] = {
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--stdio" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort", "srcline",
-				  "-q" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort",
-				  "cpu,comm,pid,sym", "-F", "overhead,sample,period,cpu,sym" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g",
-				  "--no-children", "-n" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--header-only" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-C", "0,2-3",
-				  "--app", "loopnest", "--percent-limit", "1" } },
-	{ cmd_report, OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--aux",
-				  "--max-rows", "5" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "-g",
-				  "--header" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--csv" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--json" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "--console" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux",
-				  "--range", "tt_cwork" } },
-	{ cmd_script, OUT_NONE, { "script", "-i", "@C", "--no-symbols", "--json" } },
-	{ cmd_stat, OUT_NONE, { "stat", "-i", "@C" } },
-	{ cmd_stat, OUT_NONE, { "stat", "-i", "@C", "-i", "@C" } },
-	{ cmd_stat, OUT_SVG, { "stat", "-i", "@C", "--bench", "--plot", "@O" } },
-	{ cmd_convert, OUT_PERFDATA, { "convert", "-i", "@C", "-k", "@K", "--force", "--to",
-				       "perf.data", "--no-buildid-cache", "-o", "@O" } },
-	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "folded",
-				   "-o", "@O" } },
-	{ cmd_convert, OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "chrome",
-				   "-o", "@O" } },
-	{ cmd_flamegraph, OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "-o",
-				     "@O" } },
-	{ cmd_flamegraph, OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "--event",
-				     "instructions", "--width", "300", "-o", "@O" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--stdio" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort", "srcline",
+		      "-q" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--sort",
+		      "cpu,comm,pid,sym", "-F", "overhead,sample,period,cpu,sym" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-g",
+		      "--no-children", "-n" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--header-only" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "-C", "0,2-3",
+		      "--app", "loopnest", "--percent-limit", "1" } },
+	{ OUT_NONE, { "report", "-i", "@C", "-k", "@K", "--force", "--aux",
+		      "--max-rows", "5" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "-g",
+		      "--header" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--csv" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--json" } },
+	{ OUT_NONE, { "script", "-i", "@C", "--console" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux" } },
+	{ OUT_NONE, { "script", "-i", "@C", "-k", "@K", "--force", "--aux",
+		      "--range", "tt_cwork" } },
+	{ OUT_NONE, { "script", "-i", "@C", "--no-symbols", "--json" } },
+	{ OUT_NONE, { "stat", "-i", "@C" } },
+	{ OUT_NONE, { "stat", "-i", "@C", "-i", "@C" } },
+	{ OUT_SVG, { "stat", "-i", "@C", "--bench", "--plot", "@O" } },
+	{ OUT_PERFDATA, { "convert", "-i", "@C", "-k", "@K", "--force", "--to",
+			  "perf.data", "--no-buildid-cache", "-o", "@O" } },
+	{ OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "folded",
+		      "-o", "@O" } },
+	{ OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "chrome",
+		      "-o", "@O" } },
+	{ OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "-o",
+		     "@O" } },
+	{ OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "--event",
+		     "instructions", "--width", "300", "-o", "@O" } },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
-
-/* convert --to chrome's instruction-trace slices, wired as tools/bareperf.c
- * wires them. */
-struct slice_adapter {
-	convert_slice_emit emit;
-	void *ctx;
-};
-
-static void adapt_slice(void *ctx, const struct trace_slice *s)
-{
-	struct slice_adapter *a = ctx;
-
-	a->emit(a->ctx, s->cpu, s->name, s->start_tsc, s->dur_tsc);
-}
-
-static int trace_slices(const char *capture, const char *kernel_elf, convert_slice_emit emit,
-			void *ctx, char *err, size_t n)
-{
-	struct trace_opts o = { .kernel_elf = kernel_elf, .force = true, .cpu = -1 };
-	struct slice_adapter a = { emit, ctx };
-
-	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);
-}
 
 static const char *kernel;
 static int cap_fd = -1, out_fd = -1;
@@ -130,7 +104,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	int null = open("/dev/null", O_WRONLY);
 
 	(void)argc, (void)argv;
-	convert_trace_slices = trace_slices;
+	bareperf_commands_init();
+	for (size_t i = 0; i < NCMDS; i++)
+		if (!bareperf_command(cmds[i].argv[0])) {
+			fprintf(stderr, "fuzz_cmd: no command '%s' in tools/commands.c: update cmds[]\n",
+				cmds[i].argv[0]);
+			exit(1);
+		}
 	if (getenv("BP_FUZZ_LIST")) {
 		for (size_t i = 0; i < NCMDS; i++) {
 			printf("cmd %zu", i);
@@ -230,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = (char *)(!strcmp(*a, "@C") ? cap_path : !strcmp(*a, "@K") ? kernel :
 					!strcmp(*a, "@O") ? out_path : *a);
 	argv[argc] = NULL;
-	rc = cmds[which].fn(argc, argv);
+	rc = bareperf_command(cmds[which].argv[0])->fn(argc, argv);
 	fflush(stdout);
 	if (rc < 0 || rc > 2)
 		abort();

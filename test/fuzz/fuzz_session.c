@@ -1,6 +1,6 @@
 /*
  * fuzz_session — libFuzzer target for the capture loader and the report
- * aggregator (tools/session.c, tools/report.c), ASan + UBSan. The input
+ * aggregator (tools/util/session.c, tools/util/hist.c), ASan + UBSan. The input
  * is the stream part of a capture: the target puts a valid capture header
  * in front (the header parser has its own target, fuzz_wire), so the
  * fuzzer spends its time in what the session builds from the stream:
@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
-#include "tools/report.h"
+#include "tools/util/header.h"
+#include "tools/util/hist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -111,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			report_free(&r);
 		if (null) {
 			session_print_losses(&s, null, "");
-			report_print_header(null, &s, NULL, NULL, "");
+			header_print(null, &s, NULL, NULL, "");
 			fclose(null);
 		}
 		(void)session_tsc_to_ns(&s, s.last_time);

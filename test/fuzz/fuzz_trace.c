@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "ringbuf/wire.h"
-#include "tools/capture.h"
-#include "tools/wire_dec.h"
+#include "tools/util/capture.h"
+#include "tools/util/wire_dec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ringbuf/wire.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "test/host/wire_gen.h"
 
 static const char *dir;

@@ -9,6 +9,7 @@
  *   cpus=N   CPUs QEMU was given (-smp N); default 1
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/platform/acpi.h"
 #include "test/guest/report.h"
 #include <uapi/bootinfo.h>

@@ -13,7 +13,8 @@
  *                every BENCH record it left in the rings is well formed.
  */
 #include "apps/bench.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
+#include "apps/run.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 
@@ -266,9 +267,13 @@ static void check_identical(void)
 
 	/* A run for the rings, sampling once a (virtual) second: under icount
 	 * that is 10^9 instructions, longer than this whole test. */
-	int e = profile_parse("cpu-clock", 1000000000ul, 0, false, 64, &cfg, err, sizeof(err));
+	struct profile_opts po = run_opts_boot();
+	po.events = "cpu-clock", po.count = "", po.period = 1000000000ul, po.freq = 0;
+	po.callchain = false, po.ring_pages = 64;
+	int e = profile_parse(&po, &cfg, err, sizeof(err));
 	if (!e)
-		e = profile_start(&cfg, "test_bench", err, sizeof(err));
+		e = profile_start(&cfg, &(struct profile_app){ "test_bench", NULL }, NULL, err,
+				  sizeof(err));
 	report(!e && mem, "a run with rings for the records%s%s", err[0] ? ": " : "", err);
 	if (e || !mem)
 		return;

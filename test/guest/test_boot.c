@@ -9,6 +9,7 @@
  *   marker=WORD       must arrive (the UEFI test sets it in bareperf.cfg)
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "test/guest/report.h"
 #include <uapi/bootinfo.h>
 

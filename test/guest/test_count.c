@@ -23,8 +23,9 @@
  * Run with events=none, so the test, not kmain, starts and stops the runs.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "apps/run.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>
@@ -178,9 +179,10 @@ static int run_app(const char *name, u32 cpu, const char *events, u64 period, co
 
 	ksnprintf(arg, sizeof(arg), "%lu", iters);
 	err[0] = 0;
-	int e = profile_parse(events, period, 0, false, 64, &cfg, err, n);
-	if (!e)
-		e = profile_parse_count(count, &cfg, err, n);
+	struct profile_opts o = run_opts_boot();
+	o.events = events, o.count = count, o.period = period, o.freq = 0;
+	o.callchain = false, o.ring_pages = 64;
+	int e = profile_parse(&o, &cfg, err, n);
 	if (e)
 		return e;
 	return app_run_on(cpu, app, 2, argv, &cfg);

@@ -11,6 +11,7 @@
  *   -- panic    a kernel panic()
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 
 static volatile int sink;
 static volatile int depth_limit = 1 << 30;	/* never reached: the guard page is */

@@ -8,6 +8,7 @@
  *                      numbered pattern lines the host checks cell by cell
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/dev/fb.h"
 #include "test/guest/report.h"
 

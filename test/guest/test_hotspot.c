@@ -11,6 +11,7 @@
  * Arguments: [scale=N] multiplies the work (default 1: ~100M instructions).
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "test/guest/report.h"
 
 #define HOT_ITERS	18000000ul	/* 4 instructions each: ~72M */

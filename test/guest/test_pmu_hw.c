@@ -21,7 +21,9 @@
  * Run with events=none: the test opens the counters itself.
  */
 #include "kernel/kernel.h"
-#include "pmu/pmu.h"
+#include "apps/app.h"
+#include "apps/run.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>
@@ -99,8 +101,12 @@ static void check_sample(void)
 	u64 loop = ksym_address("dec_loop"), off, size;
 
 	ksym_lookup(loop, &off, &size);
-	if (profile_parse("instructions", period, 0, false, 64, &cfg, err, sizeof(err)) ||
-	    profile_start(&cfg, "test_pmu_hw", err, sizeof(err))) {
+	struct profile_opts o = run_opts_boot();
+	o.events = "instructions", o.count = "", o.period = period, o.freq = 0;
+	o.callchain = false, o.ring_pages = 64;
+	if (profile_parse(&o, &cfg, err, sizeof(err)) ||
+	    profile_start(&cfg, &(struct profile_app){ "test_pmu_hw", NULL }, NULL, err,
+			  sizeof(err))) {
 		report(false, "start sampling instructions: %s", err);
 		return;
 	}

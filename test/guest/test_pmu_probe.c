@@ -7,6 +7,7 @@
  * Arguments: expect=none   the machine is known to have no PMU (TCG)
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "pmu/pmu.h"
 #include "test/guest/report.h"
 

@@ -29,8 +29,10 @@
  * Run with events=none so the test, not kmain, starts and stops sampling.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
+#include "apps/run.h"
 #include "kernel/platform/apic.h"
-#include "pmu/pmu.h"
+#include "pmu/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>
@@ -136,13 +138,25 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	}
 }
 
-static int start_period(u64 period_ns, char *err, size_t n)
+/* A cpu-clock run at period_ns; max_rate: the boot's, or this limit. */
+static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
 {
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
-	int e = profile_parse("cpu-clock", period_ns, 0, false, 64, &cfg, err, n);
-	return e ? e : profile_start(&cfg, "test_profile", err, n);
+	struct profile_opts o = run_opts_boot();
+	o.events = "cpu-clock", o.count = "", o.period = period_ns, o.freq = 0;
+	o.callchain = false, o.ring_pages = 64;
+	if (max_rate)
+		o.max_rate = *max_rate;
+	int e = profile_parse(&o, &cfg, err, n);
+	return e ? e : profile_start(&cfg, &(struct profile_app){ "test_profile", NULL }, NULL,
+				     err, n);
+}
+
+static int start_period(u64 period_ns, char *err, size_t n)
+{
+	return start_rate(period_ns, NULL, err, n);
 }
 
 static int start(char *err, size_t n)
@@ -289,14 +303,13 @@ static void check_smp(void)
 static void check_throttle(void)
 {
 	char err[160];
-	u32 rate = kopt.max_rate;
+	const u32 rate = 2000;
 	struct seen s;
 
-	kopt.max_rate = 2000;
-	report(!start(err, sizeof(err)), "soft PMU at 20 kHz, max_rate=2000 (%s)", err);
+	report(!start_rate(PERIOD_NS, &rate, err, sizeof(err)),
+	       "soft PMU at 20 kHz, max_rate=2000 (%s)", err);
 	hot_loop(10000000);
 	profile_stop(0);
-	kopt.max_rate = rate;
 	scan(0, 0, ~0ul, 0, 0, &s);
 	check_account(0, &s, s.start_time, PERIOD_NS, true);
 	u64 per_window = (2000 + PROFILE_TICK_HZ - 1) / PROFILE_TICK_HZ;

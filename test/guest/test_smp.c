@@ -10,6 +10,7 @@
  *                    them (as the soft PMU and a panic do) leave them parked
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"

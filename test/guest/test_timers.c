@@ -28,6 +28,7 @@
  * Run with events=none: the default sampling run holds the HPET NMI.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/platform/acpi.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"

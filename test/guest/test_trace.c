@@ -29,6 +29,7 @@
  *   pt       Intel PT: SKIP with the reason where there is none
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "pmu/pmu.h"
 #include "pmu/trace/trace.h"
 #include "ringbuf/ringbuf.h"

@@ -24,6 +24,7 @@
  * computes the same bytes for the host-side check.
  */
 #include "kernel/kernel.h"
+#include "apps/app.h"
 #include "kernel/dev/pci.h"
 #include "kernel/dev/virtio.h"
 #include "test/guest/report.h"

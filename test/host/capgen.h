@@ -2,8 +2,8 @@
  * capgen.h — synthetic capture files, built the way the kernel builds
  * its stream: records laid out as perf_ring.h says, framed by the
  * kernel's own encoder (ringbuf/wire.c), written by the capture writer
- * (tools/capture.c). For the session and report tests and for the
- * benchmark generator (tools/bench/gen_capture.c).
+ * (tools/util/capture.c). For the session and report tests and for the
+ * benchmark generator (test/bench/gen_capture.c).
  */
 #ifndef BAREPERF_TEST_HOST_CAPGEN_H
 #define BAREPERF_TEST_HOST_CAPGEN_H
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "ringbuf/wire.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 
 #define CAPGEN_MAX_CPUS	16
 #define CAPGEN_STAGE	(64u << 10)

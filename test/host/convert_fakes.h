@@ -1,5 +1,5 @@
 /*
- * test/host/convert_fakes.h — stand-ins for tools/session.c and
+ * test/host/convert_fakes.h — stand-ins for tools/util/session.c and
  * tools/util/symbol.c, so the convert and flamegraph tests build sessions in
  * memory and run without a capture or libdw.
  *
@@ -8,12 +8,12 @@
  * a real ELF file (FUNC symbols of .symtab, NOTYPE ones as labels, PF_X
  * PT_LOAD segments).
  * session_tsc_to_ns uses RUN_META's time_mult/time_shift/time_zero
- * relative to start_tsc, as tools/session.h describes it.
+ * relative to start_tsc, as tools/util/session.h describes it.
  */
 #ifndef BAREPERF_TEST_CONVERT_FAKES_H
 #define BAREPERF_TEST_CONVERT_FAKES_H
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 struct fake_sym {
 	const char *name;

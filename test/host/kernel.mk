@@ -32,7 +32,7 @@ $(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/dev/fb.o
 		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
 # The decoder and capture files (tools/) read back what the encoder wrote.
 $(BUILD)/host/test_wire: $(BUILD)/h/test/host/test_wire.o $(BUILD)/h/test/host/wire_gen.o \
-		$(BUILD)/h/tools/wire_dec.o $(BUILD)/h/tools/capture.o $(WIRE_LIBS)
+		$(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o $(WIRE_LIBS)
 $(BUILD)/host/test_ringbuf: $(BUILD)/h/test/host/test_ringbuf.o $(BUILD)/h/ringbuf/ringbuf.o \
 		$(BUILD)/h/ringbuf/aux.o
 

@@ -1,5 +1,5 @@
 /*
- * test_capture — capture files (tools/capture.h): written and read back,
+ * test_capture — capture files (tools/util/capture.h): written and read back,
  * closed, interrupted with Ctrl-C, killed mid-write, truncated; and every
  * kind of bad input (not a capture, a cut header, a newer version, a
  * damaged header) gives one clear line and its own error code.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "test/host/wire_gen.h"
 
 static char dir[64];

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
-#include "tools/report.h"
-#include "tools/session.h"
+#include "tools/util/header.h"
+#include "tools/util/session.h"
 
 #define TSC_HZ 1000000000ull		/* 1 GHz: a TSC tick is a ns */
 #define IP0 0xffffffff80100000ull
@@ -106,7 +106,7 @@ static void load(void)
 
 	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
 	f = open_memstream(&cov, &len);
-	report_print_coverage(f, &s, "# ");
+	header_print_coverage(f, &s, "# ");
 	fclose(f);
 	f = open_memstream(&loss, &len);
 	nloss = session_print_losses(&s, f, "# WARNING: ");

@@ -1,6 +1,6 @@
 /*
  * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
- * (tools/flamegraph.c) and the Chrome JSON (tools/convert.c), on sessions
+ * (tools/util/flamegraph.c) and the Chrome JSON (tools/util/chrome.c), on sessions
  * built in memory. Well-formedness is checked by python3's own parsers
  * (xml.etree, json), which know nothing of our writers.
  */
@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
-#include "tools/convert.h"
+#include "tools/util/chrome.h"
+#include "tools/util/escape.h"
+#include "tools/util/evlist.h"
+#include "tools/util/flamegraph.h"
+#include "tools/util/stack.h"
 #include "test/host/convert_fakes.h"
 
 #define F_KMAIN	 0xffffffff80100000ull
@@ -437,6 +441,9 @@ static void test_kinds(void **state)
 		{ { "hot_leaf", 0x1600, 0x100 }, "test/guest/test_hotspot.c" },
 		{ { "kmain", 0x1700, 0x100 }, "kernel/main.c" },
 		{ { "isr_common", 0x1800, 0x100 }, NULL },
+		{ { "app_run_on", 0x1900, 0x100 }, "/src/apps/run.c" },
+		{ { "app_find", 0x1a00, 0x100 }, "apps/app.c" },
+		{ { "control_serve", 0x1b00, 0x100 }, "apps/control.c" },
 	};
 	struct fake_sym syms_k[sizeof(k) / sizeof(k[0])];
 	struct symtab *t, *nolabels;
@@ -463,6 +470,10 @@ static void test_kinds(void **state)
 	assert_int_equal(convert_addr_kind(t, 0x1610), CONVERT_KIND_APP);
 	assert_int_equal(convert_addr_kind(t, 0x1710), CONVERT_KIND_KERNEL);
 	assert_int_equal(convert_addr_kind(t, 0x1810), CONVERT_KIND_KERNEL);	/* no line info */
+	/* apps/'s machinery that runs the apps is the kernel's side of a run */
+	assert_int_equal(convert_addr_kind(t, 0x1910), CONVERT_KIND_KERNEL);
+	assert_int_equal(convert_addr_kind(t, 0x1a10), CONVERT_KIND_KERNEL);
+	assert_int_equal(convert_addr_kind(t, 0x1b10), CONVERT_KIND_KERNEL);
 	assert_int_equal(convert_addr_kind(t, 0x9000), CONVERT_KIND_KERNEL);	/* no symbol */
 	/* a kernel without the labels has no bodies */
 	assert_int_equal(convert_addr_kind(nolabels, 0x1100), CONVERT_KIND_APP);

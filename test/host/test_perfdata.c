@@ -1,6 +1,6 @@
 /*
- * test_perfdata.c — the perf.data writer (tools/perfdata.c) and
- * `convert --to perf.data` (tools/convert.c), checked by reading the
+ * test_perfdata.c — the perf.data writer (tools/util/perfdata.c) and
+ * `convert --to perf.data` (tools/util/convert_perf.c), checked by reading the
  * written file back with our own reader, field by field. The real perf
  * reads the same files in test/e2e/perf_roundtrip.sh.
  */
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
-#include "tools/convert.h"
-#include "tools/perfdata.h"
+#include "tools/util/convert_perf.h"
+#include "tools/util/perfdata.h"
 #include "test/host/convert_fakes.h"
 
 #define KPATH	"/opt/bp/kernel.elf"

@@ -25,8 +25,8 @@
 
 #include "test/host/capgen.h"
 #include "tools/commands.h"
-#include "tools/record.h"
-#include "tools/session.h"
+#include "tools/util/link.h"
+#include "tools/util/session.h"
 
 static char err[512];
 static char in_path[64], out_path[64];
@@ -73,10 +73,10 @@ static int teardown(void **state)
 static void speeds(void **state)
 {
 	(void)state;
-	assert_int_equal(record_baud_speed(115200), B115200);
-	assert_int_equal(record_baud_speed(9600), B9600);
-	assert_int_equal(record_baud_speed(921600), B921600);
-	assert_int_equal(record_baud_speed(12345), 0);
+	assert_int_equal(link_baud_speed(115200), B115200);
+	assert_int_equal(link_baud_speed(9600), B9600);
+	assert_int_equal(link_baud_speed(921600), B921600);
+	assert_int_equal(link_baud_speed(12345), 0);
 }
 
 static void termios_setup(void **state)
@@ -87,9 +87,9 @@ static void termios_setup(void **state)
 
 	(void)state;
 	pty_open(&p);
-	fd = record_tty_open(p.slave, 921600, &saved, err, sizeof(err));
+	fd = link_tty_open(p.slave, 921600, &saved, err, sizeof(err));
 	if (fd < 0)
-		fail_msg("record_tty_open: %s", err);
+		fail_msg("link_tty_open: %s", err);
 	assert_int_equal(tcgetattr(fd, &t), 0);
 	assert_int_equal(t.c_cflag & CSIZE, CS8);
 	assert_int_equal(t.c_cflag & (PARENB | CSTOPB | CRTSCTS), 0);
@@ -106,11 +106,11 @@ static void termios_setup(void **state)
 	close(fd);
 	close(p.master);
 
-	assert_int_equal(record_tty_open("/dev/null", 115200, &saved, err, sizeof(err)), -1);
+	assert_int_equal(link_tty_open("/dev/null", 115200, &saved, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "not a serial line"));
-	assert_int_equal(record_tty_open("/nonexistent/tty", 115200, &saved, err, sizeof(err)), -1);
+	assert_int_equal(link_tty_open("/nonexistent/tty", 115200, &saved, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "No such file"));
-	assert_int_equal(record_tty_open(p.slave, 12345, &saved, err, sizeof(err)), -1);
+	assert_int_equal(link_tty_open(p.slave, 12345, &saved, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--baud 12345"));
 }
 

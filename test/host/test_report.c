@@ -1,6 +1,6 @@
 /*
  * test_report — symbolization (tools/util/symbol.c) and report aggregation
- * (tools/report.c). The symbol table under test is this test binary's own
+ * (tools/util/hist.c). The symbol table under test is this test binary's own
  * (linked -no-pie, so a function's address is its symbol's value): its
  * functions are looked up by address, their source lines come back from
  * DWARF, and samples "taken" in them are aggregated: shares weighted by
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
-#include "tools/report.h"
+#include "tools/util/hist.h"
 
 /* Functions to sample. Each sits on one line so its entry's line is known. */
 static const int fn_hot_line = __LINE__ + 1;

@@ -1,5 +1,5 @@
 /*
- * test_session — the capture loader (tools/session.c) on synthetic
+ * test_session — the capture loader (tools/util/session.c) on synthetic
  * captures framed by the kernel's own encoder (test/host/capgen.c):
  * metadata, app runs, samples merged by time across CPUs, call chains,
  * IDENTIFIER, every kind of loss counted exactly (ring LOST, LOST_SAMPLES,
@@ -24,7 +24,7 @@
 
 #include "ringbuf/wire.h"
 #include "test/host/capgen.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 
 #define BOOT "bareperf: booted via capgen\r\nstream: starting\r\n"
 #define TSC_HZ 2000000000ull

@@ -1,6 +1,6 @@
 /*
  * test_stat_bench.c — the harness's statistics (apps/bench_stats.c) on any
- * input, and `bareperf stat --bench` (tools/stat_bench.c) on sessions
+ * input, and `bareperf stat --bench` (tools/util/stat_bench.c) on sessions
  * built in memory: what a table shows for results below their noise
  * floor, and the rows it names when BENCH records never arrived.
  */
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "apps/bench_stats.h"
-#include "tools/stat_bench.h"
+#include "tools/util/stat_bench.h"
 
 /* ---- statistics ------------------------------------------------------------ */
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "ringbuf/wire.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 #include "test/host/wire_gen.h"
 
 /* ---- CRC32C ------------------------------------------------------------ */

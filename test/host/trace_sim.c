@@ -10,7 +10,7 @@
 #include <intel-pt.h>
 
 #include "ringbuf/wire.h"
-#include "tools/capture.h"
+#include "tools/util/capture.h"
 #include "test/host/trace_sim.h"
 
 /* The program. [sim_begin, sim_end) is "the range"; sim_out and

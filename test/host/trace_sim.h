@@ -8,7 +8,7 @@
  * producer (pmu/trace/itrace.c) into a real ring with an AUX area
  * (ringbuf/); a drain like kernel/stream.c's turns records and AUX data
  * into wire frames (ringbuf/wire.c), and the result can be written as a
- * capture file (tools/capture.c). The ground truth is the list of the
+ * capture file (tools/util/capture.c). The ground truth is the list of the
  * traced instructions' addresses, index = step - 1.
  */
 #ifndef BAREPERF_TEST_HOST_TRACE_SIM_H

@@ -14,7 +14,7 @@
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 #include "ringbuf/wire.h"
-#include "tools/wire_dec.h"
+#include "tools/util/wire_dec.h"
 
 /* xorshift64*: the same numbers on every run. */
 struct wg_rng {

@@ -1,5 +1,5 @@
 /*
- * tools/util/symbol.c — the symbols of a kernel.elf (tools/session.h): function
+ * tools/util/symbol.c — the symbols of a kernel.elf (tools/util/session.h): function
  * symbols from .symtab, sorted for binary search; source lines from the
  * DWARF line tables through libdw; the GNU build-id that ties the file to
  * a capture. elfutils: libelf (gelf_*) and libdw.
@@ -16,8 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/session.h"
+#include "tools/util/session.h"
 #include "tools/util/symbol.h"
+#include "tools/util/util.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -45,19 +46,6 @@ struct symtab {
 	size_t nseg;
 	char *names;			/* symtab_new: the names, back to back */
 };
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize)
 {

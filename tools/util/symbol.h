@@ -2,7 +2,7 @@
  * tools/util/symbol.h — the one ELF reader of the host tools
  * (tools/util/symbol.c, elfutils libelf + libdw): a kernel.elf's function
  * symbols, source lines, executable segments and GNU build-id. Sessions
- * choose their kernel.elf with it (tools/session.h: session_symtab), the
+ * choose their kernel.elf with it (tools/util/session.h: session_symtab), the
  * trace decoder walks the code it maps (tools/util/trace/image.c).
  *
  * Errors: 0 or -1 with one line in err.

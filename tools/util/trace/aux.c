@@ -1,6 +1,6 @@
 /*
  * tools/util/trace/aux.c — the capture side of the trace decoder
- * (trace.h): the capture read by the session loader (tools/session.h,
+ * (trace.h): the capture read by the session loader (tools/util/session.h,
  * through a tap), its AUX data placed by AUX counter per CPU and run, cut
  * into pieces by the AUX records that cover it, with the holes and
  * TRUNCATED commits between them; the format of each CPU's data.
@@ -10,7 +10,7 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "tools/session.h"
+#include "tools/util/session.h"
 #include "tools/util/trace/internal.h"
 
 struct ival {

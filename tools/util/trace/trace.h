@@ -186,7 +186,7 @@ struct trace_capture {
 	void *priv;
 };
 
-/* Read by the session loader (tools/session.h), which keeps the rest. */
+/* Read by the session loader (tools/util/session.h), which keeps the rest. */
 int trace_capture_load(struct trace_capture *tc, const char *path, char *err, size_t n);
 void trace_capture_free(struct trace_capture *tc);
 /* Format of a CPU's data: PT if it holds a PSB, sstep if it has a SYNC. */

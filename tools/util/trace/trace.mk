@@ -6,9 +6,9 @@
 #                  build/bareperf, build/bptrace
 #   $(TRACE_HLIB)  ASan+UBSan (objects in $(BUILD)/h/): the host tests
 #   $(TRACE_FLIB)  libFuzzer (objects in $(BUILD)/fuzz/): fuzz_trace,
-#                  fuzz_session, fuzz_cmd
+#                  fuzz_cmd
 # A program linking it also links TRACE_LIBS and what the library calls
-# in tools/: the capture loader (tools/session.c), the ELF reader
+# in tools/: the capture loader (tools/util/session.c), the ELF reader
 # (tools/util/symbol.c) and the codec.
 TRACE_C := tools/util/trace/pkt.c tools/util/trace/insn.c tools/util/trace/image.c \
 	tools/util/trace/flow.c tools/util/trace/pt.c tools/util/trace/aux.c \
@@ -36,8 +36,8 @@ $(TRACE_C:%.c=$(BUILD)/fuzz/%.o): $(BUILD)/fuzz/%.o: %.c tools/util/trace/trace.
 # end-to-end test (test/e2e/trace.sh) and make bench.
 HOST_TOOLS += $(BUILD)/bptrace
 
-$(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/session.o \
-		$(BUILD)/tool/tools/util/symbol.o $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/kernel/wire_frame.o $(BUILD)/tool/tools/wire_dec.o \
-		$(BUILD)/tool/tools/capture.o $(BUILD)/tool/ringbuf/ringbuf.o
+$(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/util/session.o \
+		$(BUILD)/tool/tools/util/symbol.o $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/kernel/wire_frame.o $(BUILD)/tool/tools/util/wire_dec.o \
+		$(BUILD)/tool/tools/util/capture.o $(BUILD)/tool/ringbuf/ringbuf.o
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@

@@ -1,0 +1,279 @@
+/*
+ * sample.c — the NMI paths of a run that write SAMPLE records: the PMU's
+ * overflow (PMI), the soft PMU's HPET tick on CPU 0 and its IPI to every
+ * other CPU (or the APIC timer where there is no HPET), with the soft
+ * PMU's throttling; and, at boot, the measured cost of one such NMI,
+ * which bounds the shortest cpu-clock period.
+ */
+#include "kernel/kernel.h"
+#include "kernel/platform/apic.h"
+#include "kernel/percpu.h"
+#include "kernel/trap.h"
+#include "pmu/pmu.h"
+#include "pmu/profile_internal.h"
+#include "ringbuf/ringbuf.h"
+#include <uapi/perf_ring.h>
+
+#define MAX_CALLCHAIN	32
+
+/* One SAMPLE of sample_type from frame f into rb; cp gives the group's
+ * counts (BP_SAMPLE_READ). Returns the ring's verdict. NMI-safe. */
+static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type,
+			struct trap_frame *f, u64 id, u64 period)
+{
+	struct percpu *pc = this_cpu();
+	u64 ips[MAX_CALLCHAIN];
+	struct bp_group_entry grp[PMU_MAX_EVENTS];
+	struct bp_sample s = {
+		.ip = f->rip,
+		.pid = prof.run_id,
+		.tid = pc->cpu,
+		.time = rdtsc(),
+		.cpu = pc->cpu,
+		.id = id,
+		.period = period,
+	};
+
+	if (sample_type & BP_SAMPLE_CALLCHAIN) {
+		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
+		s.ips = ips;
+		s.nr_ips = on_stack ? bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi,
+						      ips, MAX_CALLCHAIN)
+				    : (ips[0] = f->rip, 1);
+		/* A frameless leaf (GCC 12 gives leaves no frame despite
+		 * -mno-omit-leaf-frame-pointer) leaves its caller only at
+		 * [rsp]: put it back, as the fault report does. */
+		u64 ret = on_stack ? leaf_return_address(f->rip, f->rsp) : 0;
+		if (ret && s.nr_ips >= 1) {
+			u32 n = MIN(s.nr_ips, (u32)MAX_CALLCHAIN - 1);
+			memmove(&ips[2], &ips[1], (n - 1) * sizeof(ips[0]));
+			ips[1] = ret;
+			s.nr_ips = n + 1;
+		}
+	}
+	/* A group run: the counts of all its events, read now. A group does
+	 * not multiplex, so its time running is its time enabled. */
+	if (sample_type & BP_SAMPLE_READ) {
+		for (int i = 0; i < prof_events_total(); i++) {
+			struct pmu_value v;
+			prof_event_value(cp, i, s.time, &v);
+			grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
+		}
+		s.nr_group = prof_events_total();
+		s.group = grp;
+		s.time_enabled = s.time_running = s.time - cp->t_start;
+	}
+	return bp_ring_output_sample(rb, sample_type, BP_MISC_KERNEL, &s);
+}
+
+/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
+ * was full: counted). The caller has checked the window. NMI-safe. */
+static int take_sample(struct trap_frame *f, u64 id, u64 period)
+{
+	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
+	int err = write_sample(&cp->ring, cp, prof.cfg.sample_type, f, id, period);
+	if (!err) {
+		cp->samples++;
+		return 1;
+	}
+	if (prof_dropped_for_room(err))
+		cp->samples_dropped++;
+	prof_count_drop(cp, err);
+	return 0;
+}
+
+/*
+ * A soft-PMU sample for tick `tick` (its index), unless the tick came
+ * after the window closed, or this CPU is throttled. A tick due inside
+ * the window is sampled even if its NMI arrives after the close: the IPI
+ * that carries it to another CPU may still be on its way when the app
+ * returns. Throttling: perf throttles its cpu-clock like any sampling
+ * event, once
+ * max_per_tick samples come within one run tick's length. The rate is
+ * measured here against the TSC, not by counting samples between run
+ * ticks: an app may mask the APIC timer for seconds (apps/bench.c does),
+ * and a count between ticks that never come would throttle any rate. The
+ * HPET keeps firing, so the first tick after the window has passed ends
+ * the throttling. A tick without a sample is not counted here: the TICKS
+ * record (prof_write_ticks, at stop) counts every due tick that gave none.
+ */
+void prof_soft_sample(struct trap_frame *f, u64 tick)
+{
+	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
+	u64 now = rdtsc();
+
+	if ((__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE) &&
+	     (!prof.soft_started || tick > prof.close_due)) ||
+	    __atomic_load_n(&cp->stopped, __ATOMIC_RELAXED))
+		return;
+	if (prof.max_per_tick && now - cp->thr_start >= prof.throttle_window) {
+		if (cp->soft_throttled) {
+			prof_write_throttle(cp, BP_RECORD_UNTHROTTLE);
+			cp->soft_throttled = 0;
+		}
+		cp->thr_start = now;
+		cp->thr_samples = 0;
+	}
+	if (cp->soft_throttled) {
+		cp->soft_throttled_ticks++;
+		return;
+	}
+	take_sample(f, 0, prof.soft_period_ns);
+	cp->soft_last = tick;
+	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
+		cp->soft_throttled = 1;
+		prof_write_throttle(cp, BP_RECORD_THROTTLE);
+	}
+}
+
+/* The HPET's NMI on CPU 0. It stands for every expiry since the last one
+ * (hpet_nmi_due): one sample here, the same number of ticks posted to each
+ * other CPU. */
+void prof_soft_tick(struct trap_frame *f, void *arg)
+{
+	(void)arg;
+	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
+	u64 due = hpet_nmi_due(), n = due - prof.soft_posted;
+
+	prof.soft_ticks++;
+	prof.soft_posted = due;
+	/* Wake the other CPUs first so their samples are as close in time. */
+	if (prof.ncpus > 1) {
+		for (u32 i = 0; i < prof.ncpus; i++)
+			if (&prof.cpus[i] != cp)
+				__atomic_add_fetch(&prof.cpus[i].soft_pending, n, __ATOMIC_RELEASE);
+		apic_send_ipi(0, APIC_DM_NMI | APIC_DEST_OTHERS);
+	}
+	cp->soft_seen = due;
+	cp->soft_merged += n - 1;
+	prof_soft_sample(f, due);
+}
+
+/*
+ * The NMI IPI from soft_tick on the other CPUs: ours if ticks were posted.
+ * A CPU that could not run for longer than a period (a descheduled vCPU)
+ * finds several; it samples once, for the latest.
+ */
+bool prof_soft_ipi_nmi(struct trap_frame *f)
+{
+	struct percpu *pc = this_cpu();
+	struct cpu_prof *cp;
+	u64 ticks;
+
+	if (!prof.active || !prof.soft || pc->cpu >= prof.ncpus)
+		return false;
+	cp = &prof.cpus[pc->cpu];
+	ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
+	if (!ticks)
+		return false;
+	cp->soft_seen += ticks;
+	cp->soft_merged += ticks - 1;
+	prof_soft_sample(f, cp->soft_seen);
+	return true;
+}
+
+static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
+{
+	(void)ctx;
+	if (!__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
+		(void)take_sample(arg, prof.hw_cfg[idx], period);
+}
+
+void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
+{
+	(void)ctx, (void)arg;
+	prof_write_throttle(&prof.cpus[this_cpu()->cpu],
+		       ev == PMU_THROTTLE ? BP_RECORD_THROTTLE : BP_RECORD_UNTHROTTLE);
+}
+
+bool prof_pmi_nmi(struct trap_frame *f)
+{
+	struct percpu *pc = this_cpu();
+
+	if (!prof.active || pc->cpu >= prof.ncpus || !prof.cpus[pc->cpu].pmu_on)
+		return false;
+	return pmu_handle_overflow(&prof.cpus[pc->cpu].pmu, emit_sample, f) > 0;
+}
+
+/*
+ * Sampling faster than its handler can run takes the machine: a period
+ * shorter than the NMI's own cost re-arms the HPET in the past forever.
+ * Linux bounds its sample rate so that sampling takes at most
+ * perf_cpu_time_max_percent (25%) of a CPU, from the measured length of
+ * its sampling NMIs (perf_sample_event_took). We measure once at boot: a
+ * self-NMI whose handler does what a soft-PMU tick does on CPU 0 — three
+ * HPET register accesses (hpet_nmi's counter read, the comparator write,
+ * rearm's re-check; reads stand in for the write) and a SAMPLE with its
+ * call chain into a ring — timed from the ICR write to the handler's end.
+ * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
+ * the host running something else). cpu-clock periods below cost * 100 /
+ * CPU_TIME_MAX_PERCENT are refused. Without an HPET the soft PMU samples
+ * from the APIC timer's interrupt: the same measurement without the HPET
+ * accesses stands for it (an interrupt's entry and exit cost about what an
+ * NMI's do).
+ */
+#define FLOOR_TRIES		32
+#define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
+#define FLOOR_FALLBACK_NS	100000ul	/* no self-NMI came back: 10 kHz */
+#define FLOOR_SAMPLE_TYPE	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
+				 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN)
+
+static u64 soft_cost_ns, soft_floor_ns = 1;
+static u32 floor_armed;			/* a measuring self-NMI is on its way */
+static struct bp_ring floor_ring;
+static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+static bool floor_nmi(struct trap_frame *f)
+{
+	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
+		return false;
+	if (hpet_hz()) {
+		hpet_read();
+		hpet_read();
+		hpet_read();
+	}
+	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
+	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
+	return true;
+}
+
+void profile_init(void)
+{
+	struct bp_ring_config rc = { .id = 0 };
+	u64 best = ~0ul;
+
+	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
+		return;			/* no soft PMU (or no clock to time it) */
+	if (nmi_register(floor_nmi)) {
+		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
+		return;
+	}
+	for (int i = 0; i < FLOOR_TRIES; i++) {
+		bp_ring_init(&floor_ring, floor_mem, sizeof(floor_mem), &rc);
+		__atomic_store_n(&floor_armed, 1, __ATOMIC_RELEASE);
+		u64 t0 = rdtsc_ordered();
+		apic_send_ipi(apic_id(), APIC_DM_NMI);
+		while (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
+		       !tsc_since_ns(t0, FLOOR_WAIT_NS))
+			cpu_relax();
+		u64 t1 = rdtsc_ordered();
+		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
+			soft_floor_ns = FLOOR_FALLBACK_NS;
+			kprintf("soft-pmu: a self-NMI did not arrive within %lu ms; shortest "
+				"cpu-clock period set to %lu ns unmeasured\n",
+				FLOOR_WAIT_NS / 1000000, soft_floor_ns);
+			return;
+		}
+		best = MIN(best, t1 - t0);
+	}
+	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
+	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
+	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "
+		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
+		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
+		CPU_TIME_MAX_PERCENT);
+}
+BOOT_HOOK(BOOT_SMP, profile_init);
+
+u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
+u64 profile_soft_cost_ns(void) { return soft_cost_ns; }

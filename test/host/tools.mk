@@ -1,0 +1,65 @@
+# test/host/tools.mk — the link rules of the host tool's unit tests
+# (included after tools/*.mk). Each test links the tools/ pieces it tests,
+# built with ASan+UBSan into $(BUILD)/h/ (the pattern rule in test/test.mk).
+#
+# Unit tests (cmocka, ASan+UBSan): the session loader on synthetic captures
+# (test/host/capgen.c frames them with the kernel's encoder), symbols and
+# lines against the test binary itself (-no-pie: its addresses are its
+# link addresses), report aggregation, and record's serial-line path with
+# a pty pair standing in for the device.
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/symbol.o test/host/capgen.o \
+	ringbuf/ringbuf.o) \
+	$(WIRE_C:%.c=$(BUILD)/h/%.o)
+
+HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+	$(BUILD)/host/test_coverage
+
+$(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
+$(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
+	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o record_live.o) $(TOOL_HOBJS)
+$(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o $(TOOL_HOBJS)
+$(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
+		$(BUILD)/host/test_coverage:
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -o $@
+
+# stat --bench (tools/util/stat_bench.c) and the harness's statistics
+# (apps/bench_stats.c) on sessions built in memory (convert_fakes for
+# session and symtab; util/escape.c has the plot's XML escaping).
+HOST_TESTS += $(BUILD)/host/test_stat_bench
+
+$(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \
+		$(BUILD)/h/tools/util/stat_plot.o \
+		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
+
+# The converters (tools/convert.mk) on sessions built in memory:
+# test/host/convert_fakes.c stands in for the session loader and symtab.
+CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
+	$(BUILD)/h/tools/util/cli.o
+
+$(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
+		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# The codec: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a, and the
+# host's decoder and capture files, against test/host/wire_gen.c's streams
+# (test_wire: test/host/kernel.mk).
+WIRE_HOBJS := $(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o \
+	$(BUILD)/h/test/host/wire_gen.o $(BUILD)/lib/libbpwire.a $(BUILD)/lib/libbpframe.a
+
+HOST_TESTS += $(BUILD)/host/test_capture
+
+$(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# The guest app test/e2e/e2e_bareperf.py profiles (its rule: tools/bareperf.mk).
+APP_C += test/guest/test_hotspot.c

@@ -1,0 +1,1166 @@
+/*
+ * bench_code.c — `bareperf bench`: nanoBench's interface on the bareperf
+ * kernel. Snippets are assembled here with NASM (Intel syntax, `;` between
+ * lines), sent over the control channel as RUN_CODE requests (uapi/wire.h;
+ * the kernel side is apps/bench_code.c) to a kernel booted with
+ * control=1 code=1 (in QEMU, started here, or a machine on --tty), and the
+ * results printed nanoBench's way: one line per event, per copy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringbuf/wire.h"
+#include "tools/commands.h"
+#include "tools/util/link.h"
+#include "tools/util/wire_dec.h"
+#include "uapi/perf_ring.h"
+#include "uapi/wire.h"
+
+#define QBOOT		"/usr/share/qemu/qboot.rom"
+#define OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
+#define OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"
+#define MAX_EVENTS	4		/* per request: the kernel's BENCH_MAX_EVENTS */
+#define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
+#define MAX_SNIPPETS	100000
+#define BOOT_WAIT_S	120.0
+#define REPLY_WAIT_S	20.0
+
+struct bopts {
+	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
+	const char *build;		/* --uefi: where esp/ is */
+	uint64_t unroll, loops, reps, warmup, initial, align, timeout_ms;
+	uint64_t flags, cpu;
+	bool have_cpu;
+	int agg;			/* BP_BENCH_AGG_* */
+	char events[MAX_ALL_EVENTS][32];	/* what the kernel parses */
+	char labels[MAX_ALL_EVENTS][64];	/* -config's names; "" for -e's */
+	int nevents;
+	const char *config;
+	bool json, icount, kvm, verbose, uefi;
+	unsigned smp, baud;
+	uint64_t pace;
+};
+
+struct snippet {
+	char *src;			/* as given (batch line or -asm) */
+	int line;			/* --batch: its line in the file */
+	uint8_t *body, *init, *late;
+	size_t body_len, init_len, late_len;
+};
+
+/* One request's replies. */
+struct replies {
+	bool done, ok;
+	char text[600];
+	int nitems;
+	char item[MAX_EVENTS][600];
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bareperf bench -asm CODE [options]\n"
+		"       bareperf bench --batch FILE [options]\n"
+		"Measure a snippet of x86-64 code on the bareperf kernel, nanoBench's way:\n"
+		"the body unrolled n and 2n times, the difference per copy.\n"
+		"  -asm CODE               Intel syntax (NASM), lines separated by ';'\n"
+		"  -asm_init CODE          run before the copies (not measured)\n"
+		"  -asm_late_init CODE     run after the init code\n"
+		"  -code FILE, -code_init FILE   raw machine code instead\n"
+		"  -unroll_count N         copies of the body, n (default 1000)\n"
+		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
+		"                          R15 is the counter)\n"
+		"  -n_measurements N       measurements (default 10, at most 1001)\n"
+		"  -warm_up_count N        warm-up runs before them (default 5)\n"
+		"  -initial_warm_up_count N  runs of both versions before anything (default 0)\n"
+		"  -alignment_offset N     the body starts N bytes past a 64-byte boundary\n"
+		"  -cpu N                  run it on CPU N (with --smp; default the control CPU, 0)\n"
+		"  -min | -median | -avg   the aggregate over measurements (default -avg, as\n"
+		"                          nanoBench's: the mean without the top and bottom 20%%)\n"
+		"  -basic_mode             n copies against 0 copies (the fixed overhead shows)\n"
+		"  -no_normalization       the total per measurement, not per copy and iteration\n"
+		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
+		"                          (default: cycles,instructions with a PMU, else tsc)\n"
+		"  -config FILE            nanoBench's event lines: EV.UMASK[.CMSK=N][.EDG][.INV] NAME\n"
+		"                          (events beyond 4 are measured in further runs, never\n"
+		"                          multiplexed)\n"
+		"  -verbose                also the raw counts of the two versions (stderr)\n"
+		"  --timeout MS            the watchdog stops a snippet after MS (default 2000)\n"
+		"  --batch FILE            one snippet per line ('#' comments), one row each (CSV)\n"
+		"  --json                  JSON instead of text or CSV\n"
+		"  --qemu                  boot build/kernel.elf in QEMU (default)\n"
+		"  --uefi                  QEMU: boot through OVMF and the loader (build/esp)\n"
+		"  --build DIR             where the ESP is, for --uefi (default build)\n"
+		"  --icount                QEMU -icount shift=0: the TSC counts instructions\n"
+		"  --kvm                   QEMU with KVM (a real PMU)\n"
+		"  --smp N                 CPUs of the QEMU machine\n"
+		"  --pace BAUD             QEMU: the kernel holds its stream to a serial line's rate\n"
+		"  --tty DEV [--baud N]    a machine booted with control=1 code=1 stream=uart\n"
+		"  -k, --kernel PATH       the kernel (default build/kernel.elf)\n"
+		"The kernel runs the code in ring 0: code=1 is for machines you own.\n");
+}
+
+static int parse_num(const char *opt, const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long x = strtoull(s ? s : "", &end, 0);
+	if (!s || !*s || *end || errno || x > max || *s == '-') {
+		fprintf(stderr, "bareperf bench: %s needs a number from 0 to %llu, not '%s'\n", opt,
+			(unsigned long long)max, s ? s : "");
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct bopts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->unroll = 1000;
+	o->reps = 10;
+	o->warmup = 5;
+	o->timeout_ms = 2000;
+	o->agg = BP_BENCH_AGG_AVG;	/* nanoBench's documented default */
+	o->smp = 1;
+	o->baud = 115200;
+	o->kernel = "build/kernel.elf";
+	o->build = "build";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t n;
+#define NUM(name, field, max)						\
+		if (!strcmp(a, name)) {					\
+			if (parse_num(a, v, max, &o->field))		\
+				return -1;				\
+			i++;						\
+			continue;					\
+		}
+#define STR(name, field)						\
+		if (!strcmp(a, name)) {					\
+			if (!v) {					\
+				fprintf(stderr, "bareperf bench: %s needs a value\n", a); \
+				return -1;				\
+			}						\
+			o->field = v;					\
+			i++;						\
+			continue;					\
+		}
+		NUM("-unroll_count", unroll, 100000)
+		NUM("-loop_count", loops, 1000000000000ull)
+		NUM("-n_measurements", reps, 1001)
+		NUM("-warm_up_count", warmup, 100000)
+		NUM("-initial_warm_up_count", initial, 100000)
+		NUM("-alignment_offset", align, 63)
+		NUM("--timeout", timeout_ms, 3600000)
+		NUM("--pace", pace, 10000000)
+		if (!strcmp(a, "-cpu")) {
+			if (parse_num(a, v, 4095, &o->cpu))
+				return -1;
+			o->have_cpu = true;
+			i++;
+			continue;
+		}
+		STR("-asm", asm_body)
+		STR("-asm_init", asm_init)
+		STR("-asm_late_init", asm_late)
+		STR("-code", code)
+		STR("-code_init", code_init)
+		STR("--batch", batch)
+		STR("--tty", tty)
+		STR("--kernel", kernel)
+		STR("--build", build)
+		STR("-config", config)
+		STR("-k", kernel)
+#undef NUM
+#undef STR
+		if (!strcmp(a, "-min") || !strcmp(a, "-median") || !strcmp(a, "-avg"))
+			o->agg = a[1] == 'm' && a[2] == 'i' ? BP_BENCH_AGG_MIN :
+				 a[1] == 'a' ? BP_BENCH_AGG_AVG : BP_BENCH_AGG_MEDIAN;
+		else if (!strcmp(a, "-basic_mode"))
+			o->flags |= WIRE_CODEF_BASIC;
+		else if (!strcmp(a, "-no_normalization"))
+			o->flags |= WIRE_CODEF_NO_NORM;
+		else if (!strcmp(a, "-verbose") || !strcmp(a, "-v"))
+			o->verbose = true;
+		else if (!strcmp(a, "--json"))
+			o->json = true;
+		else if (!strcmp(a, "--qemu"))
+			;
+		else if (!strcmp(a, "--icount"))
+			o->icount = true;
+		else if (!strcmp(a, "--kvm"))
+			o->kvm = true;
+		else if (!strcmp(a, "--smp") || !strcmp(a, "--baud")) {
+			if (parse_num(a, v, 4096, &n) || !n) {
+				if (!n && v)
+					fprintf(stderr, "bareperf bench: %s must be at least 1\n", a);
+				return -1;
+			}
+			*(a[2] == 's' ? &o->smp : &o->baud) = (unsigned)n;
+			i++;
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
+			if (!v || !*v) {
+				fprintf(stderr, "bareperf bench: -e needs a list of events\n");
+				return -1;
+			}
+			char buf[512];
+			snprintf(buf, sizeof(buf), "%s", v);
+			for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+				if (o->nevents == MAX_ALL_EVENTS || strlen(s) >= sizeof(o->events[0])) {
+					fprintf(stderr, "bareperf bench: at most %d events of %zu "
+						"characters\n", MAX_ALL_EVENTS, sizeof(o->events[0]) - 1);
+					return -1;
+				}
+				strcpy(o->events[o->nevents++], s);
+			}
+			i++;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--uefi")) {
+			o->uefi = true;
+		} else {
+			fprintf(stderr, "bareperf bench: unknown option '%s' (bareperf bench --help)\n",
+				a);
+			return -1;
+		}
+	}
+	int sources = !!o->asm_body + !!o->code + !!o->batch;
+	if (sources != 1) {
+		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
+		return -1;
+	}
+	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
+		fprintf(stderr, "bareperf bench: --tty and QEMU options (--uefi, --icount, --kvm, "
+			"--smp) together\n");
+		return -1;
+	}
+	if ((o->asm_init && o->code_init)) {
+		fprintf(stderr, "bareperf bench: -asm_init and -code_init together\n");
+		return -1;
+	}
+	if (!o->unroll || !o->reps) {
+		fprintf(stderr, "bareperf bench: -unroll_count and -n_measurements must be at least 1\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -config FILE: nanoBench's event lines, "EV.UMASK[.CMSK=N][.EDG][.INV] NAME"
+ * (hex EV and UMASK, '#' comments), turned into raw PERFEVTSEL specs
+ * r<hex> (SDM Vol. 3B 20.2.1.1: event 7:0, umask 15:8, edge 18, inv 23,
+ * cmask 31:24; AMD's EventSelect[11:8] at 35:32, APM Vol. 2 13.2.1).
+ * Fields nanoBench knows but bareperf cannot honour (AnyT, TakenAlone,
+ * CTR=, MSR_*=) are refused, not dropped.
+ */
+static int load_config(struct bopts *o)
+{
+	FILE *f = fopen(o->config, "r");
+	char line[512];
+	int ln = 0;
+
+	if (!f) {
+		fprintf(stderr, "bareperf bench: -config %s: %s\n", o->config, strerror(errno));
+		return -1;
+	}
+#define CFG_ERR(...) do {							\
+		fprintf(stderr, "bareperf bench: -config %s:%d: ", o->config, ln);	\
+		fprintf(stderr, __VA_ARGS__);					\
+		fputc('\n', stderr);						\
+		fclose(f);							\
+		return -1;							\
+	} while (0)
+	while (fgets(line, sizeof(line), f)) {
+		ln++;
+		char *h = strchr(line, '#');
+		if (h)
+			*h = 0;
+		char spec[256], name[256];
+		int k = sscanf(line, "%255s %255s", spec, name);
+		if (k <= 0)
+			continue;
+		if (k == 1)
+			CFG_ERR("'%s' has no name (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", spec);
+		char *save, *tok = strtok_r(spec, ".", &save), *end;
+		unsigned long ev = strtoul(tok, &end, 16), umask = 0, cmask = 0;
+		bool edge = false, inv = false;
+		if (!*tok || *end || strlen(tok) > 3)
+			CFG_ERR("event select '%s' is not 1 to 3 hex digits", tok);
+		tok = strtok_r(NULL, ".", &save);
+		if (!tok)
+			CFG_ERR("'%s' has no unit mask (EV.UMASK)", spec);
+		umask = strtoul(tok, &end, 16);
+		if (!*tok || *end || strlen(tok) > 2)
+			CFG_ERR("unit mask '%s' is not 1 or 2 hex digits", tok);
+		while ((tok = strtok_r(NULL, ".", &save))) {
+			if (!strncmp(tok, "CMSK=", 5)) {
+				cmask = strtoul(tok + 5, &end, 0);
+				if (!tok[5] || *end || cmask > 255)
+					CFG_ERR("'%s': the counter mask is 0 to 255", tok);
+			} else if (!strcmp(tok, "EDG")) {
+				edge = true;
+			} else if (!strcmp(tok, "INV")) {
+				inv = true;
+			} else if (!strcmp(tok, "AnyT") || !strcmp(tok, "TakenAlone") ||
+				   !strncmp(tok, "CTR=", 4) || !strncmp(tok, "MSR_", 4)) {
+				CFG_ERR("'%s' is not supported here (bareperf programs EV, UMASK, "
+					"CMSK, EDG and INV)", tok);
+			} else {
+				CFG_ERR("unknown field '%s' (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", tok);
+			}
+		}
+		if (o->nevents == MAX_ALL_EVENTS)
+			CFG_ERR("more than %d events", MAX_ALL_EVENTS);
+		unsigned long long cfg = (ev & 0xff) | umask << 8 | (edge ? 1ul << 18 : 0) |
+					 (inv ? 1ul << 23 : 0) | cmask << 24 |
+					 (unsigned long long)(ev >> 8) << 32;
+		snprintf(o->events[o->nevents], sizeof(o->events[0]), "r%llx", cfg);
+		snprintf(o->labels[o->nevents++], sizeof(o->labels[0]), "%.63s", name);
+	}
+#undef CFG_ERR
+	fclose(f);
+	return 0;
+}
+
+/* ---- assembling ----------------------------------------------------------- */
+
+static int read_file(const char *path, uint8_t **out, size_t *len, const char *what)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = malloc(WIRE_CODE_MAX + 1);
+	size_t n = f && buf ? fread(buf, 1, WIRE_CODE_MAX + 1, f) : 0;
+
+	if (!f || !buf) {
+		fprintf(stderr, "bareperf bench: %s %s: %s\n", what, path, strerror(errno));
+		free(buf);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (n > WIRE_CODE_MAX) {
+		fprintf(stderr, "bareperf bench: %s %s is larger than %u bytes, the most one request "
+			"carries\n", what, path, WIRE_CODE_MAX);
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Assemble src (';' between lines) into *out; errors name the line. */
+static int assemble(const char *what, const char *src, uint8_t **out, size_t *len)
+{
+	char dir[] = "/tmp/bareperf-asm-XXXXXX", in[64], bin[64], cmd[256];
+
+	*out = NULL;
+	*len = 0;
+	if (!src || !*src)
+		return 0;
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "bareperf bench: cannot make a temporary directory: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	snprintf(in, sizeof(in), "%s/in.asm", dir);
+	snprintf(bin, sizeof(bin), "%s/out.bin", dir);
+	FILE *f = fopen(in, "w");
+	if (!f) {
+		rmdir(dir);
+		return -1;
+	}
+	/* Line 1 is BITS 64: snippet line k is file line k + 1. */
+	fprintf(f, "BITS 64\n");
+	for (const char *p = src; *p; p++)
+		fputc(*p == ';' ? '\n' : *p, f);
+	fputc('\n', f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "nasm -f bin -o %s %s 2>&1", bin, in);
+	FILE *pp = popen(cmd, "r");
+	char line[512];
+	int errors = 0;
+	while (pp && fgets(line, sizeof(line), pp)) {
+		char *c = strstr(line, ".asm:");
+		long ln = c ? strtol(c + 5, NULL, 10) - 1 : 0;
+		char *msg = c ? strchr(c + 5, ':') : NULL;
+		/* the snippet's line ln, to show with the message */
+		const char *s = src;
+		for (long k = 1; k < ln && s; k++)
+			s = strchr(s, ';') ? strchr(s, ';') + 1 : NULL;
+		int w = s ? (int)(strchrnul(s, ';') - s) : 0;
+		fprintf(stderr, "bareperf bench: %s, line %ld `%.*s`:%s", what, ln, w, s ? s : "",
+			msg ? msg + 1 : line);
+		errors += strstr(line, "error:") != NULL;
+	}
+	int st = pp ? pclose(pp) : -1;
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+		fprintf(stderr, "bareperf bench: cannot run nasm (apt-get install nasm)\n");
+		errors++;
+	} else if (WEXITSTATUS(st) && !errors) {
+		fprintf(stderr, "bareperf bench: nasm failed on %s\n", what);
+		errors++;
+	}
+	int rc = -1;
+	if (!errors) {
+		rc = read_file(bin, out, len, what);
+		if (!rc && !*len) {
+			fprintf(stderr, "bareperf bench: %s assembles to no code\n", what);
+			free(*out);
+			*out = NULL;
+			rc = -1;
+		}
+	}
+	unlink(in);
+	unlink(bin);
+	rmdir(dir);
+	return rc;
+}
+
+/* ---- the request ---------------------------------------------------------- */
+
+static size_t put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v, size_t len)
+{
+	struct wire_ctl_msg t = { type, (uint16_t)len };
+
+	if (!at || at + sizeof(t) + len > cap)
+		return 0;
+	memcpy(buf + at, &t, sizeof(t));
+	memcpy(buf + at + sizeof(t), v, len);
+	return at + sizeof(t) + len;
+}
+
+static size_t put_u64(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64_t v)
+{
+	return put(buf, at, cap, type, &v, sizeof(v));
+}
+
+static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int group,
+			   uint8_t *buf, size_t cap)
+{
+	size_t at = sizeof(struct wire_ctl_msg);
+
+	at = put(buf, at, cap, WIRE_CODE_BODY, s->body, s->body_len);
+	if (s->init_len)
+		at = put(buf, at, cap, WIRE_CODE_INIT, s->init, s->init_len);
+	if (s->late_len)
+		at = put(buf, at, cap, WIRE_CODE_LATE_INIT, s->late, s->late_len);
+	at = put_u64(buf, at, cap, WIRE_CODE_UNROLL, o->unroll);
+	at = put_u64(buf, at, cap, WIRE_CODE_LOOPS, o->loops);
+	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
+	at = put_u64(buf, at, cap, WIRE_CODE_WARMUP, o->warmup);
+	at = put_u64(buf, at, cap, WIRE_CODE_INITIAL_WARMUP, o->initial);
+	at = put_u64(buf, at, cap, WIRE_CODE_FLAGS, o->flags);
+	at = put_u64(buf, at, cap, WIRE_CODE_TIMEOUT_MS, o->timeout_ms);
+	at = put_u64(buf, at, cap, WIRE_CODE_ALIGN, o->align);
+	if (o->have_cpu)
+		at = put_u64(buf, at, cap, WIRE_CODE_CPU, o->cpu);
+	for (int i = group * MAX_EVENTS; i < o->nevents && i < (group + 1) * MAX_EVENTS; i++)
+		at = put(buf, at, cap, WIRE_CODE_EVENT, o->events[i], strlen(o->events[i]));
+	if (!at)
+		return 0;
+	struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, (uint16_t)(at - sizeof(m)) };
+	memcpy(buf, &m, sizeof(m));
+	return at;
+}
+
+/* ---- the link ------------------------------------------------------------- */
+
+struct link {
+	int in, out;			/* we read `in`, write `out` */
+	pid_t qemu;
+	struct wire_dec *dec;
+	struct wire_enc enc;
+	struct replies *r;
+	char console[4096];		/* the kernel's last console text, for errors */
+	size_t clen;
+	char dir[64];			/* --uefi: private ESP copy and firmware variables */
+	bool ready;			/* READY_TEXT seen since QEMU started */
+	uint64_t tx, rx;		/* bytes written to and read from the line */
+};
+
+/* Keep the last sizeof(L->console) - 1 bytes the kernel printed. */
+static void console_add(struct link *L, const uint8_t *p, size_t n)
+{
+	size_t cap = sizeof(L->console) - 1;
+
+	if (n > cap)
+		p += n - cap, n = cap;
+	if (L->clen + n > cap) {
+		size_t drop = L->clen + n - cap;
+		memmove(L->console, L->console + drop, L->clen - drop);
+		L->clen -= drop;
+	}
+	for (size_t i = 0; i < n; i++)	/* NULs would cut the text short */
+		L->console[L->clen++] = p[i] ? (char)p[i] : ' ';
+	L->console[L->clen] = 0;
+}
+
+/* The control channel's banner (kernel/control.c), printed as plain text
+ * before the stream starts: from then on the kernel reads requests.
+ * Anything sent earlier may be read by the firmware (OVMF's console reads
+ * the serial port) and lost. */
+#define READY_TEXT	"control: waiting for requests from the host"
+
+/* Bytes from the machine: until the banner, also kept as its console text
+ * (the decoder holds plain text back until a frame delimiter comes). */
+static void feed(struct link *L, const uint8_t *p, size_t n)
+{
+	L->rx += n;
+	if (!L->ready) {
+		console_add(L, p, n);
+		if (strstr(L->console, READY_TEXT))
+			L->ready = true;
+	}
+	wire_dec_feed(L->dec, p, n);
+}
+
+static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
+{
+	struct link *L = ctx;
+	struct wire_ctl_msg m;
+
+	if (f->channel == WIRE_CH_CONSOLE) {
+		console_add(L, p, n);
+		return;
+	}
+	if (f->channel != WIRE_CH_CONTROL || f->cpu == WIRE_CPU_HOST || n < sizeof(m) || !L->r)
+		return;
+	memcpy(&m, p, sizeof(m));
+	if (m.len > n - sizeof(m))
+		return;
+	char *dst = m.type == WIRE_CTL_ITEM && L->r->nitems < MAX_EVENTS ?
+		    L->r->item[L->r->nitems++] :
+		    (m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) ? L->r->text : NULL;
+	if (!dst)
+		return;
+	size_t k = m.len < 599 ? m.len : 599;
+	memcpy(dst, p + sizeof(m), k);
+	dst[k] = 0;
+	if (m.type != WIRE_CTL_ITEM) {
+		L->r->done = true;
+		L->r->ok = m.type == WIRE_CTL_OK;
+	}
+}
+
+static int copy_to(const char *from, const char *dir, const char *name)
+{
+	char to[300], buf[1 << 16];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+	ssize_t k = -1;
+
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	if (in >= 0 && (out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0)
+		while ((k = read(in, buf, sizeof(buf))) > 0 && write(out, buf, (size_t)k) == k)
+			;
+	int e = errno;
+	if (in >= 0)
+		close(in);
+	if ((out >= 0 && close(out)) || k != 0) {
+		fprintf(stderr, "bareperf bench: cannot copy %s to %s: %s\n", from, to,
+			strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+/* --uefi: a private ESP (the loader, the kernel, bareperf.cfg holding the
+ * command line) and a copy of OVMF's variables, in L->dir; made once,
+ * reused when QEMU boots again. */
+static int uefi_esp(const struct bopts *o, struct link *L, const char *cmdline)
+{
+	char loader[300], path[300];
+
+	if (L->dir[0])
+		return 0;
+	if (access(OVMF_CODE, R_OK)) {
+		fprintf(stderr, "bareperf bench: %s is missing: apt-get install ovmf\n", OVMF_CODE);
+		return -1;
+	}
+	snprintf(loader, sizeof(loader), "%s/esp/EFI/BOOT/BOOTX64.EFI", o->build);
+	if (access(loader, R_OK)) {
+		fprintf(stderr, "bareperf bench: %s is missing: run 'make esp' first (or --build "
+			"DIR)\n", loader);
+		return -1;
+	}
+	snprintf(L->dir, sizeof(L->dir), "/tmp/bareperf-bench-XXXXXX");
+	if (!mkdtemp(L->dir)) {
+		fprintf(stderr, "bareperf bench: cannot make a temporary directory: %s\n",
+			strerror(errno));
+		L->dir[0] = 0;
+		return -1;
+	}
+	char esp[80], efi[96];
+	snprintf(esp, sizeof(esp), "%s/esp", L->dir);
+	snprintf(efi, sizeof(efi), "%s/EFI", esp);
+	snprintf(path, sizeof(path), "%s/BOOT", efi);
+	if (mkdir(esp, 0755) || mkdir(efi, 0755) || mkdir(path, 0755)) {
+		fprintf(stderr, "bareperf bench: cannot make %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (copy_to(loader, path, "BOOTX64.EFI") || copy_to(o->kernel, esp, "kernel.elf") ||
+	    copy_to(OVMF_VARS, L->dir, "ovmf-vars.fd"))
+		return -1;
+	snprintf(path, sizeof(path), "%s/bareperf.cfg", esp);
+	FILE *f = fopen(path, "w");
+	if (!f || fprintf(f, "# written by bareperf bench\n%s\n", cmdline) < 0 || fclose(f)) {
+		fprintf(stderr, "bareperf bench: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* Our own mkdtemp directory, depth first; never follows a link out of it. */
+static void rm_dir(struct link *L)
+{
+	if (!strncmp(L->dir, "/tmp/bareperf-bench-", 20))
+		nftw(L->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	L->dir[0] = 0;
+}
+
+static int start_qemu(const struct bopts *o, struct link *L)
+{
+	int to[2], from[2];
+	char smp[16];
+	const char *argv[40];
+	int n = 0;
+
+	if (access(o->kernel, R_OK)) {
+		fprintf(stderr, "bareperf bench: %s: %s (run 'make' first, or --kernel PATH)\n",
+			o->kernel, strerror(errno));
+		return -1;
+	}
+	snprintf(smp, sizeof(smp), "%u", o->smp);
+	argv[n++] = "qemu-system-x86_64";
+	argv[n++] = "-machine"; argv[n++] = "q35";
+	argv[n++] = "-m"; argv[n++] = "256";
+	argv[n++] = "-smp"; argv[n++] = smp;
+	argv[n++] = "-no-reboot";
+	argv[n++] = "-display"; argv[n++] = "none";
+	argv[n++] = "-monitor"; argv[n++] = "none";
+	argv[n++] = "-serial"; argv[n++] = "stdio";
+	argv[n++] = "-nic"; argv[n++] = "none";
+	argv[n++] = "-device"; argv[n++] = "isa-debug-exit,iobase=0xf4,iosize=0x04";
+	if (o->kvm) {
+		argv[n++] = "-enable-kvm"; argv[n++] = "-cpu"; argv[n++] = "host";
+	}
+	if (o->icount) {
+		argv[n++] = "-icount"; argv[n++] = "shift=0,sleep=off";
+	}
+	char cmdline[128];
+	snprintf(cmdline, sizeof(cmdline), "control=1 code=1 stream=uart events=none%s%.0llu",
+		 o->pace ? " pace=" : "", (unsigned long long)o->pace);
+	char code[300], vars[300], fat[300];
+	if (o->uefi) {
+		if (uefi_esp(o, L, cmdline))
+			return -1;
+		snprintf(code, sizeof(code), "if=pflash,format=raw,readonly=on,file=%s", OVMF_CODE);
+		snprintf(vars, sizeof(vars), "if=pflash,format=raw,file=%s/ovmf-vars.fd", L->dir);
+		snprintf(fat, sizeof(fat), "format=raw,file=fat:rw:%s/esp", L->dir);
+		argv[n++] = "-drive"; argv[n++] = code;
+		argv[n++] = "-drive"; argv[n++] = vars;
+		argv[n++] = "-drive"; argv[n++] = fat;
+	} else {
+		if (!access(QBOOT, R_OK)) {
+			argv[n++] = "-bios"; argv[n++] = QBOOT;
+		}
+		argv[n++] = "-kernel"; argv[n++] = o->kernel;
+		argv[n++] = "-append"; argv[n++] = cmdline;
+	}
+	argv[n] = NULL;
+	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
+		fprintf(stderr, "bareperf bench: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	L->qemu = fork();
+	if (L->qemu < 0) {
+		fprintf(stderr, "bareperf bench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (L->qemu == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		setpgid(0, 0);
+		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 || (null >= 0 && dup2(null, 2) < 0))
+			_exit(127);
+		execvp(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	L->in = from[0];
+	L->out = to[1];
+	return 0;
+}
+
+static void stop_qemu(struct link *L)
+{
+	if (L->qemu > 0) {
+		kill(L->qemu, SIGKILL);
+		waitpid(L->qemu, NULL, 0);
+		L->qemu = 0;
+	}
+}
+
+/* How request() ended. */
+enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
+
+/* Send one request and wait for its OK or ERROR, at most wait_s seconds;
+ * REQ_OK, or why not (and the kernel's last console text) in why. */
+static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
+		   double wait_s, char *why, size_t why_n)
+{
+	static uint8_t out[WIRE_ENC_OUT_MIN];
+	size_t used, n = wire_encode_bytes(&L->enc, WIRE_CH_CONTROL, msg, len, &used, out,
+					   sizeof(out));
+
+	memset(r, 0, sizeof(*r));
+	L->r = r;
+	for (size_t off = 0; off < n;) {
+		ssize_t k = write(L->out, out + off, n - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			snprintf(why, why_n, "cannot write to the machine: %s",
+				 k < 0 ? strerror(errno) : "no progress");
+			return k < 0 && errno == EPIPE ? REQ_CLOSED : REQ_IO;
+		}
+		off += (size_t)k;
+		L->tx += (size_t)k;
+	}
+	double t0 = now_s();
+	while (!r->done) {
+		struct pollfd p = { L->in, POLLIN, 0 };
+		double left = wait_s - (now_s() - t0);
+		if (left <= 0) {
+			snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+				 L->clen ? "; its console said:\n" : "", L->console);
+			return REQ_SILENT;
+		}
+		int k = poll(&p, 1, (int)(left * 1000) + 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k > 0) {
+			uint8_t buf[4096];
+			ssize_t got = read(L->in, buf, sizeof(buf));
+			if (got <= 0) {
+				snprintf(why, why_n, "the machine's line closed%s%s",
+					 L->clen ? "; its console said:\n" : "", L->console);
+				return REQ_CLOSED;
+			}
+			feed(L, buf, (size_t)got);
+		}
+	}
+	return REQ_OK;
+}
+
+/* QEMU: wait until the kernel says it reads requests (READY_TEXT). */
+static int wait_ready(struct link *L, double wait_s, char *why, size_t why_n)
+{
+	double t0 = now_s();
+
+	while (!L->ready) {
+		struct pollfd p = { L->in, POLLIN, 0 };
+		double left = wait_s - (now_s() - t0);
+		if (left <= 0) {
+			snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
+				 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
+			return REQ_SILENT;
+		}
+		int k = poll(&p, 1, (int)(left * 1000) + 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k > 0) {
+			uint8_t buf[4096];
+			ssize_t got = read(L->in, buf, sizeof(buf));
+			if (got <= 0) {
+				snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
+					 L->clen ? "; the machine said:\n" : "", L->console);
+				return REQ_CLOSED;
+			}
+			feed(L, buf, (size_t)got);
+		}
+	}
+	return REQ_OK;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+struct result {
+	char label[64];
+	double value;
+	bool exact;
+};
+
+/* Parse one ITEM (uapi/wire.h RUN_CODE) into a printable result. */
+static int parse_item(const struct bopts *o, const char *item, struct result *x)
+{
+	char ev[64], label[128];
+	long long mn, med, avg;
+	unsigned long long iqr, mn_n, med_2n;
+	unsigned flags, dist;
+
+	if (sscanf(item, "%63[^\t]\t%127[^\t]\t%lld\t%lld\t%lld\t%llu\t%u\t%u\t%llu\t%llu", ev, label,
+		   &mn, &med, &avg, &iqr, &flags, &dist, &mn_n, &med_2n) != 10)
+		return -1;
+	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg : med;
+	x->value = v / 1000.0;
+	x->exact = flags & BP_BENCH_F_EXACT;
+	const char *name = flags & BP_BENCH_F_ICOUNT ? "Instructions retired (TSC under -icount)" :
+			   flags & BP_BENCH_F_TSC ? "TSC ticks" :
+			   !strcmp(ev, "cycles") ? "Core cycles" :
+			   !strcmp(ev, "instructions") ? "Instructions retired" : ev;
+	snprintf(x->label, sizeof(x->label), "%s", name);
+	for (int i = 0; i < o->nevents; i++)
+		if (o->labels[i][0] && !strcmp(o->events[i], ev))
+			snprintf(x->label, sizeof(x->label), "%s", o->labels[i]);
+	if (o->verbose)
+		fprintf(stderr, "bareperf bench: %s: median of %llu (first version) and %llu "
+			"(second) per measurement%s\n", x->label, mn_n, med_2n,
+			o->flags & WIRE_CODEF_BASIC ? "; the first is the fixed overhead (0 copies)" : "");
+	return 0;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/*
+ * How long a request may go unanswered, wall time. The watchdog stops code
+ * after --timeout of HPET time (2x when the NMI lands outside the code), so
+ * the kernel always answers unless the code took the machine down; the
+ * margin is for a loaded host, where under -icount (virtual time counts
+ * instructions) a virtual second can take 10 to 20 s. The boot is waited
+ * for before (wait_ready).
+ */
+static double reply_wait_s(const struct bopts *o)
+{
+	double t = o->timeout_ms / 1000.0;
+
+	return REPLY_WAIT_S + t * (o->icount ? 30 : 10);
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static int load_batch(const char *path, struct snippet **out, int *n)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int k = 0, max = 0;
+
+	if (!f) {
+		fprintf(stderr, "bareperf bench: --batch %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	*out = NULL;
+	int lineno = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+			line[--len] = 0;
+		char *s = line + strspn(line, " \t");
+		if (!*s || *s == '#')
+			continue;
+		if (k == MAX_SNIPPETS) {
+			fprintf(stderr, "bareperf bench: --batch %s: more than %d snippets\n", path,
+				MAX_SNIPPETS);
+			break;
+		}
+		if (k == max) {
+			max = max ? 2 * max : 64;
+			*out = realloc(*out, max * sizeof(**out));
+		}
+		memset(&(*out)[k], 0, sizeof(**out));
+		(*out)[k].line = lineno;
+		(*out)[k++].src = strdup(s);
+	}
+	free(line);
+	fclose(f);
+	*n = k;
+	if (!k)
+		fprintf(stderr, "bareperf bench: --batch %s holds no snippet\n", path);
+	return k ? 0 : -1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bopts o;
+	struct snippet one = { 0 }, *sn = &one;
+	uint8_t *init = NULL, *late = NULL;
+	size_t init_len = 0, late_len = 0;
+	int nsn = 1, rc = 0;
+
+	if (parse_args(argc, argv, &o) || (o.config && load_config(&o)))
+		return 2;
+	/* Events in groups the kernel takes in one request, each group a
+	 * measurement of its own (never multiplexed). */
+	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
+	/* Everything is assembled and checked before the machine is asked. */
+	if (o.code_init ? read_file(o.code_init, &init, &init_len, "-code_init") :
+	    assemble("-asm_init", o.asm_init, &init, &init_len))
+		return 2;
+	if (assemble("-asm_late_init", o.asm_late, &late, &late_len))
+		return 2;
+	if (o.batch) {
+		if (load_batch(o.batch, &sn, &nsn))
+			return 2;
+		for (int i = 0; i < nsn; i++) {
+			char what[64];
+			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
+			if (assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
+				return 2;
+		}
+	} else if (o.code) {
+		one.src = (char *)o.code;
+		if (read_file(o.code, &one.body, &one.body_len, "-code"))
+			return 2;
+		if (!one.body_len) {
+			fprintf(stderr, "bareperf bench: -code %s is empty\n", o.code);
+			return 2;
+		}
+	} else {
+		one.src = (char *)o.asm_body;
+		if (assemble("-asm", o.asm_body, &one.body, &one.body_len))
+			return 2;
+		if (!one.body_len) {
+			fprintf(stderr, "bareperf bench: -asm is empty\n");
+			return 2;
+		}
+	}
+	static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
+	for (int i = 0; i < nsn; i++) {
+		sn[i].init = init, sn[i].init_len = init_len;
+		sn[i].late = late, sn[i].late_len = late_len;
+		if (!run_code_msg(&o, &sn[i], 0, msg, sizeof(msg))) {
+			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
+			return 2;
+		}
+	}
+
+	/* A machine that resets closes the line: a write then fails with
+	 * EPIPE, which request() reports, instead of killing us. */
+	signal(SIGPIPE, SIG_IGN);
+	struct link L = { .in = -1, .out = -1 };
+	struct termios saved;
+	char err[256];
+	const struct wire_dec_ops ops = { NULL, NULL, on_data, NULL, NULL };
+	if (o.tty) {
+		int fd = link_tty_open(o.tty, o.baud, &saved, err, sizeof(err));
+		if (fd < 0) {
+			fprintf(stderr, "bareperf bench: %s\n", err);
+			return 1;
+		}
+		L.in = L.out = fd;
+	} else if (start_qemu(&o, &L)) {
+		rm_dir(&L);
+		return 1;
+	}
+	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
+	wire_encoder_init(&L.enc, &ec);
+	L.dec = wire_dec_new(&ops, &L);
+	/* The machine has answered (or, under QEMU, said it is ready) since
+	 * it booted: from then on, silence or a closed line is the snippet's
+	 * doing. */
+	bool answered = false;
+	char why[sizeof(L.console) + 128];
+
+	struct replies r;
+	/* Time per snippet on a machine already up: boots, and snippets that
+	 * took the machine down, excluded. */
+	double t_sum = 0;
+	uint64_t tx_sum = 0, rx_sum = 0;
+	int n_timed = 0;
+	int failed = 0;
+	if (o.batch && !o.json)
+		printf("asm,event,value,error\n");
+	if (o.json)
+		printf(o.batch ? "[\n" : "");
+	for (int i = 0; i < nsn; i++) {
+		struct result res[MAX_ALL_EVENTS];
+		int nres = 0;
+		bool lost = false, timed = answered;
+		double t_sn = now_s();
+		uint64_t tx0 = L.tx, rx0 = L.rx;
+		for (int g = 0; g < ngroups && !rc; g++) {
+			size_t len = run_code_msg(&o, &sn[i], g, msg, sizeof(msg));
+			int k = o.tty || L.ready ? REQ_OK : wait_ready(&L, BOOT_WAIT_S, why,
+								    sizeof(why));
+			if (k == REQ_SILENT && o.uefi && o.icount)
+				snprintf(why + strlen(why), sizeof(why) - strlen(why),
+					 "\n(OVMF may never boot under -icount: with QEMU 10.0 it "
+					 "printed nothing in 170 s; --uefi boots without --icount)");
+			if (k == REQ_OK)
+				k = request(&L, msg, len, &r, reply_wait_s(&o), why,
+					    sizeof(why));
+			if (k == REQ_OK) {
+				answered = true;
+			} else if ((answered || L.ready) && k != REQ_IO) {
+				/* The code took the machine down: its row says so. */
+				r.ok = false;
+				snprintf(r.text, sizeof(r.text), "%s", k == REQ_SILENT ?
+					 "the machine stopped answering while it ran (the code stopped "
+					 "the watchdog's NMI, e.g. through the IDT, the HPET or its "
+					 "interrupt route, or hung the CPU)" :
+					 "the machine reset or stopped while it ran (a triple fault?)");
+				lost = true;
+				break;
+			} else {
+				fprintf(stderr, "bareperf bench: %s\n", why);
+				rc = 1;
+				break;
+			}
+			for (int k = 0; k < r.nitems; k++)
+				if (!parse_item(&o, r.item[k], &res[nres]))
+					nres++;
+			if (!r.ok)
+				break;
+		}
+		if (rc)
+			break;
+		if (timed && !lost) {
+			t_sum += now_s() - t_sn;
+			tx_sum += L.tx - tx0;
+			rx_sum += L.rx - rx0;
+			n_timed++;
+		}
+		if (!r.ok)
+			failed++;
+		/* The machine is gone, or says it runs no more code: QEMU boots
+		 * again and the batch goes on; a machine on --tty is the user's
+		 * to reset. */
+		bool reboot = lost || (!r.ok && !strncmp(r.text, "stopped: ", 9));
+		if (reboot && o.tty) {
+			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
+				 "; reset the machine (%s) to run more", o.tty);
+			rc = 1;
+		} else if (reboot) {
+			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
+				 "; QEMU booted again for the next snippet");
+			stop_qemu(&L);
+			wire_dec_free(L.dec);
+			L.clen = 0;
+			L.ready = false;
+			if (i + 1 < nsn && start_qemu(&o, &L))
+				rc = 1;
+			wire_encoder_init(&L.enc, &ec);
+			L.dec = wire_dec_new(&ops, &L);
+			answered = false;
+		}
+		/* OK "N events; the code changed CR4 (put back)" */
+		const char *note = r.ok ? strstr(r.text, "; ") : NULL;
+		if (note)
+			fprintf(stderr, "bareperf bench: %s: note: %s\n", sn[i].src, note + 2);
+		if (o.json) {
+			printf("%s{\"asm\": ", o.batch ? "  " : "");
+			json_str(sn[i].src);
+			printf(", \"results\": {");
+			for (int k = 0; k < nres; k++) {
+				printf("%s", k ? ", " : "");
+				json_str(res[k].label);
+				printf(": %.3f", res[k].value);
+			}
+			printf("}, \"error\": ");
+			if (r.ok)
+				printf("null");
+			else
+				json_str(r.text);
+			printf("}%s\n", o.batch && i + 1 < nsn ? "," : "");
+		} else if (o.batch) {
+			if (!r.ok) {
+				csv_str(sn[i].src);
+				printf(",,,");
+				csv_str(r.text);
+				putchar('\n');
+			}
+			for (int k = 0; k < nres; k++) {
+				csv_str(sn[i].src);
+				putchar(',');
+				csv_str(res[k].label);
+				printf(",%.3f,\n", res[k].value);
+			}
+		} else if (!r.ok) {
+			fprintf(stderr, "bareperf bench: %s\n", r.text);
+		} else {
+			for (int k = 0; k < nres; k++)
+				printf("%s: %.2f\n", res[k].label, res[k].value);
+		}
+		fflush(stdout);
+		if (rc)
+			break;
+	}
+	if (o.json && o.batch)
+		printf("]\n");
+	/* A request and its replies take turns on the line: at 115200 baud
+	 * (8N1: 11,520 bytes/s) a snippet needs (sent + received) / 11,520 s. */
+	if (o.batch && !rc && n_timed)
+		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed; %.1f ms per "
+			"snippet over %d on a booted machine (boots excluded); %.0f bytes sent and "
+			"%.0f received per snippet: at most %.1f snippets/s over a 115200-baud line\n",
+			nsn, failed, t_sum * 1000.0 / n_timed, n_timed, (double)tx_sum / n_timed,
+			(double)rx_sum / n_timed, 11520.0 * n_timed / (double)(tx_sum + rx_sum));
+	else if (o.batch && !rc)
+		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed\n", nsn, failed);
+	if (o.tty)
+		tcsetattr(L.in, TCSANOW, &saved);
+	else
+		stop_qemu(&L);
+	rm_dir(&L);
+	wire_dec_free(L.dec);
+	if (!rc && failed)
+		rc = 3;
+	return rc;
+}

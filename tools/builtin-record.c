@@ -1,0 +1,775 @@
+/*
+ * tools/builtin-record.c — `bareperf record`: receive the kernel's stream and
+ * write it, byte for byte as received, into a capture file
+ * (tools/util/capture.h).
+ *
+ * Two links:
+ *   --qemu (default)  start the kernel in QEMU ourselves (tools/util/qemu.h):
+ *                     PVH direct boot through qboot, or --uefi through OVMF
+ *                     and a private copy of the ESP. The stream comes on
+ *                     QEMU's 16550 (-serial stdio: our pipe), or with --virtio
+ *                     on a virtio-console port (a unix socket chardev) while
+ *                     the UART keeps the plain console. Recording stops when
+ *                     QEMU exits; the status is the kernel's exit code.
+ *   --tty DEV         a serial line to a real machine, set raw 8N1 at --baud
+ *                     (tools/util/link.h); recording stops once every CPU of
+ *                     the run sent APP_STOP and the line has been quiet for a
+ *                     second. With an app, the run is asked for over the
+ *                     control channel (tools/util/control.h).
+ *
+ * Everything received is also fed to the wire decoder as it arrives, for
+ * the live view: the console text (boot text before the stream's first
+ * 0x00, then CONSOLE frames) on stderr, a one-line progress display, and
+ * the closing summary with every loss, exactly counted. Ctrl-C (SIGINT),
+ * SIGTERM and SIGHUP only set a flag: the main loop closes the capture
+ * with WIRE_CAPF_INTERRUPTED, so what arrived stays a valid capture.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+#include "tools/util/capture.h"
+#include "tools/util/control.h"
+#include "tools/util/link.h"
+#include "tools/util/qemu.h"
+#include "tools/util/record_live.h"
+#include "tools/util/session.h"
+#include "tools/util/util.h"
+
+/* Exit statuses besides the kernel's own codes (as tools/bpqemu.py). */
+#define EXIT_TIMEOUT	124
+#define EXIT_NO_CODE	125
+#define EXIT_INTERRUPT	130
+
+struct opts {
+	const char *out, *events, *kernel, *build, *tty, *append, *cpu, *count;
+	bool control;			/* --tty: ask for the run over the control channel */
+	uint64_t period, freq;
+	unsigned ring_pages, baud, smp, mem, pace;
+	bool callchain, uefi, icount, virtio, kvm, quiet;
+	int verbose;
+	double timeout, quiet_s;
+	char **app;			/* APP and its args, NULL if none */
+	int napp;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* The kernel command line this run asks for. */
+static void build_cmdline(const struct opts *o, char *buf, size_t n)
+{
+	size_t len = 0;
+
+#define ADD(...) (len += (size_t)snprintf(buf + len, len < n ? n - len : 0, __VA_ARGS__))
+	ADD("stream=%s", o->virtio ? "virtio" : "uart");
+	if (o->app)
+		ADD(" app=%s", o->app[0]);
+	if (o->events)
+		ADD(" events=%s", o->events);
+	if (o->count)
+		ADD(" count=%s", o->count);
+	if (o->period)
+		ADD(" period=%" PRIu64, o->period);
+	if (o->freq)
+		ADD(" freq=%" PRIu64, o->freq);
+	if (o->callchain)
+		ADD(" callchain=1");
+	if (o->ring_pages)
+		ADD(" ring_pages=%u", o->ring_pages);
+	if (o->pace)
+		ADD(" pace=%u", o->pace);
+	if (o->append)
+		ADD(" %s", o->append);
+	if (o->app && o->napp > 1) {
+		ADD(" --");
+		for (int i = 1; i < o->napp; i++)
+			ADD(" %s", o->app[i]);
+	}
+#undef ADD
+	if (len >= n && n)
+		buf[n - 1] = 0;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bareperf record [-o FILE] [-e EVENTS] [-c PERIOD | -F FREQ] [-g]\n"
+		"                       [--qemu [QEMU options] | --tty DEV [--baud N]] [-- APP [ARGS]]\n"
+		"  run APP on the bareperf kernel and write what it streams into a capture\n"
+		"  -o, --output FILE     capture file (default capture.bpc); with --qemu, a copy\n"
+		"                        of the kernel goes beside it (FILE.bpc -> FILE.kernel.elf)\n"
+		"  -e, --events LIST     events to sample (events=; default cycles, or cpu-clock\n"
+		"                        without a PMU); bareperf list names them\n"
+		"  -c, --period N        sampling period (events, or ns for cpu-clock)\n"
+		"  -F, --freq N          samples per second instead of a period\n"
+		"  -g, --call-graph      record frame-pointer call chains\n"
+		"      --count LIST      also count these events (count=; COUNTS records for\n"
+		"                        bareperf stat); no sampling then unless -e is given\n"
+		"      --ring-pages N    ring buffer pages per CPU (a power of two)\n"
+		"      --append WORDS    more kernel options (see the kernel's cmdline help)\n"
+		"      --cpu LIST        not supported: the kernel samples every CPU of the run\n"
+		"                        (filter afterwards: bareperf report --cpu LIST)\n"
+		"  QEMU (the default link):\n"
+		"      --qemu            boot build/kernel.elf in QEMU (PVH direct boot)\n"
+		"      --uefi            boot through OVMF and the loader instead\n"
+		"  -k, --kernel PATH     the kernel (default build/kernel.elf)\n"
+		"      --build DIR       where the ESP is, for --uefi (default build)\n"
+		"      --smp N, --mem MIB  CPUs (default 1) and memory (default 256)\n"
+		"      --icount          TSC = instructions: deterministic runs (TCG)\n"
+		"      --kvm             -enable-kvm -cpu host (a Linux host with a PMU)\n"
+		"      --virtio          stream on virtio-console; the UART keeps the console\n"
+		"      --pace BAUD       hold the UART stream to a real line's rate\n"
+		"      --timeout SEC     stop QEMU after SEC seconds (status 124)\n"
+		"  serial line to a real machine (its bareperf.cfg sets the run):\n"
+		"      --tty DEV         e.g. /dev/ttyUSB0; raw 8N1, no flow control\n"
+		"      --baud N          line speed (default 115200)\n"
+		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
+		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
+		"                        and the QEMU command; -v -v also the firmware's own\n"
+		"                        output (otherwise shown only if the loader never starts)\n"
+		"  -q, --quiet           no console, no progress, no summary\n"
+		"\n"
+		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
+		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
+		"124 on --timeout, 125 if QEMU failed or ended without one, 130 after Ctrl-C.\n");
+}
+
+static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end || end == s || x < min || x > max || s[0] == '-') {
+		fprintf(stderr, "bareperf record: %s: '%s' is not a number from %" PRIu64 " to %"
+			PRIu64 "\n", opt, s, min, max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT, OPT_KVM,
+	       OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU, OPT_APPEND, OPT_COUNT };
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "period", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "ring-pages", required_argument, NULL, OPT_RING },
+		{ "append", required_argument, NULL, OPT_APPEND },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "qemu", no_argument, NULL, OPT_QEMU },
+		{ "uefi", no_argument, NULL, OPT_UEFI },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "build", required_argument, NULL, OPT_BUILD },
+		{ "smp", required_argument, NULL, OPT_SMP },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "icount", no_argument, NULL, OPT_ICOUNT },
+		{ "kvm", no_argument, NULL, OPT_KVM },
+		{ "virtio", no_argument, NULL, OPT_VIRTIO },
+		{ "pace", required_argument, NULL, OPT_PACE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tty", required_argument, NULL, OPT_TTY },
+		{ "baud", required_argument, NULL, OPT_BAUD },
+		{ "quiet-time", required_argument, NULL, OPT_QUIET_TIME },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool qemu = false, baud_set = false;
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->out = "capture.bpc";
+	o->kernel = "build/kernel.elf";
+	o->build = "build";
+	o->baud = 115200;
+	o->smp = 1;
+	o->mem = 256;
+	o->quiet_s = 1.0;
+	optind = 0;
+	opterr = 0;
+	/* '+': stop at the first word that is not an option (the app). */
+	while ((c = getopt_long(argc, argv, "+:o:e:c:F:gk:vqh", lo, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'e': o->events = optarg; break;
+		case 'c':
+			if (parse_u("-c", optarg, 1, INT64_MAX, &o->period))
+				return 2;
+			break;
+		case 'F':
+			if (parse_u("-F", optarg, 1, 1000000, &o->freq))
+				return 2;
+			break;
+		case 'g': o->callchain = true; break;
+		case OPT_RING:
+			if (parse_u("--ring-pages", optarg, 2, 65536, &v) || (v & (v - 1))) {
+				if (v & (v - 1))
+					fprintf(stderr, "bareperf record: --ring-pages: %s is not a power of "
+						"two\n", optarg);
+				return 2;
+			}
+			o->ring_pages = (unsigned)v;
+			break;
+		case OPT_APPEND: o->append = optarg; break;
+		case OPT_COUNT: o->count = optarg; break;
+		case OPT_CPU: o->cpu = optarg; break;
+		case OPT_QEMU: qemu = true; break;
+		case OPT_UEFI: o->uefi = true; qemu = true; break;
+		case 'k': o->kernel = optarg; break;
+		case OPT_BUILD: o->build = optarg; break;
+		case OPT_SMP:
+			if (parse_u("--smp", optarg, 1, 64, &v))
+				return 2;
+			o->smp = (unsigned)v;
+			qemu = true;
+			break;
+		case OPT_MEM:
+			if (parse_u("--mem", optarg, 64, 65536, &v))
+				return 2;
+			o->mem = (unsigned)v;
+			qemu = true;
+			break;
+		case OPT_ICOUNT: o->icount = true; qemu = true; break;
+		case OPT_KVM: o->kvm = true; qemu = true; break;
+		case OPT_VIRTIO: o->virtio = true; qemu = true; break;
+		case OPT_PACE:
+			if (parse_u("--pace", optarg, 300, 10000000, &v))
+				return 2;
+			o->pace = (unsigned)v;
+			break;
+		case OPT_TIMEOUT:
+			o->timeout = strtod(optarg, &end);
+			if (*end || end == optarg || o->timeout < 0) {
+				fprintf(stderr, "bareperf record: --timeout: '%s' is not seconds\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_TTY: o->tty = optarg; break;
+		case OPT_BAUD:
+			if (parse_u("--baud", optarg, 50, 4000000, &v))
+				return 2;
+			o->baud = (unsigned)v;
+			baud_set = true;
+			break;
+		case OPT_QUIET_TIME:
+			o->quiet_s = strtod(optarg, &end);
+			if (*end || end == optarg || o->quiet_s < 0) {
+				fprintf(stderr, "bareperf record: --quiet-time: '%s' is not seconds\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'v': o->verbose++; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			fprintf(stderr, "bareperf record: %s needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "bareperf record: unknown option '%s' (bareperf record --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		o->app = argv + optind;
+		o->napp = argc - optind;
+	}
+	if (o->period && o->freq) {
+		fprintf(stderr, "bareperf record: -c PERIOD and -F FREQ exclude each other\n");
+		return 2;
+	}
+	if (o->tty && qemu) {
+		fprintf(stderr, "bareperf record: --tty and QEMU options (--qemu, --uefi, --smp, "
+			"--icount, ...) exclude each other\n");
+		return 2;
+	}
+	if (o->cpu && !o->tty) {
+		fprintf(stderr, "bareperf record: --cpu: with --qemu the app runs on the boot CPU and "
+			"every CPU is sampled (filter afterwards: bareperf report --cpu %s); --cpu N "
+			"picks the app's CPU over --tty with control=1\n", o->cpu);
+		return 2;
+	}
+	/* --tty with an app: the machine booted with control=1 serves the run we ask for. */
+	o->control = o->tty && (o->app || o->events || o->period || o->freq || o->cpu);
+	if (o->tty && !o->app && o->control) {
+		fprintf(stderr, "bareperf record: -e, -c, -F and --cpu over --tty need an app "
+			"(-- APP): the run is asked for over the control channel\n");
+		return 2;
+	}
+	if (o->tty && (o->callchain || o->ring_pages || o->pace || o->append || o->count)) {
+		fprintf(stderr, "bareperf record: -g, --count, --ring-pages, --pace and --append are "
+			"kernel options: with --tty, set callchain=, count=, ring_pages=, pace= in the "
+			"machine's bareperf.cfg\n");
+		return 2;
+	}
+	if (!o->tty && baud_set) {
+		fprintf(stderr, "bareperf record: --baud goes with --tty (QEMU's UART has no speed; "
+			"--pace holds it to one)\n");
+		return 2;
+	}
+	for (int i = 0; o->app && i < o->napp; i++)
+		if (strpbrk(o->app[i], " \t\n")) {
+			fprintf(stderr, "bareperf record: app argument '%s': the kernel command line "
+				"splits words at spaces\n", o->app[i]);
+			return 2;
+		}
+	return -1;
+}
+
+/* One recording: the options, the link's descriptors, the capture and its decoder. */
+struct rec {
+	struct opts o;
+	struct live L;
+	struct qemu q;
+	struct capture_writer w;
+	struct wire_dec *d;
+	struct ctl_client ctl;
+	struct termios saved;		/* --tty: the line's settings before ours */
+	struct sigaction old_int, old_term, old_hup, old_pipe;
+	bool signals_set;
+	int uart, vsock, ttyfd;		/* QEMU's stdout (UART), its virtio socket, the tty */
+	bool eof_uart, eof_stream, timed_out, io_error;
+	uint8_t *buf;
+	char err[1024];
+};
+
+static void qemu_says(void *ctx, const char *line)
+{
+	struct live *L = ctx;
+
+	live_clear_status(L);
+	fprintf(stderr, "qemu: %s\n", line);
+}
+
+/*
+ * Open the link (first: a bad device or kernel leaves no file behind),
+ * then the capture, and keep the kernel that runs beside it. 0, or the
+ * exit status.
+ */
+static int rec_open(struct rec *R)
+{
+		const struct opts *o = &R->o;
+	struct capture_meta meta = { 0 };
+	uint8_t bid[64];
+
+	if (o->tty) {
+		R->ttyfd = link_tty_open(o->tty, o->baud, &R->saved, R->err, sizeof(R->err));
+		if (R->ttyfd < 0) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
+		}
+		meta.link_kind = WIRE_LINK_TTY;
+		meta.baud = o->baud;
+		meta.link = o->tty;
+	} else {
+		char cmdline[1024];
+		struct qemu_config qc = {
+			.kernel = o->kernel, .build = o->build, .cmdline = cmdline,
+			.smp = o->smp, .mem = o->mem,
+			.uefi = o->uefi, .virtio = o->virtio, .icount = o->icount, .kvm = o->kvm,
+		};
+		int n = symtab_read_build_id(o->kernel, bid, sizeof(bid), R->err, sizeof(R->err));
+		build_cmdline(o, cmdline, sizeof(cmdline));
+		if (n < 0 || qemu_prepare(&R->q, &qc, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
+		}
+		if (n > 0) {
+			meta.build_id = bid;
+			meta.build_id_size = (size_t)n > 20 ? 20 : (size_t)n;
+		}
+		meta.link_kind = o->virtio ? WIRE_LINK_QEMU_VIRTIO : WIRE_LINK_QEMU_SERIAL;
+		meta.link = R->q.link;
+		meta.run_args = R->q.cmdline;
+	}
+	R->buf = malloc(1 << 16);
+	R->d = wire_dec_new(&live_dec_ops, &R->L);
+	if (!R->buf || !R->d || capture_create(&R->w, o->out, &meta, R->err, sizeof(R->err))) {
+		fprintf(stderr, "bareperf record: %s\n", R->buf && R->d ? R->err : "out of memory");
+		return 1;
+	}
+	/* The kernel that runs, kept beside the capture: reports symbolize it
+	 * after build/kernel.elf was rebuilt (session_symtab looks there first). */
+	if (!o->tty) {
+		char copy[4200];
+		session_kernel_copy_path(o->out, copy, sizeof(copy));
+		if (strcmp(copy, o->kernel) && copy_file(o->kernel, copy, R->err, sizeof(R->err)))
+			fprintf(stderr, "bareperf record: warning: %s\n", R->err);
+	}
+	return 0;
+}
+
+/* Catch the stop signals (they only set stop_signal), start QEMU or build
+ * the control request. 0, or the exit status. */
+static int rec_start(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	stop_signal = 0;
+	sigaction(SIGINT, &sa, &R->old_int);
+	sigaction(SIGTERM, &sa, &R->old_term);
+	sigaction(SIGHUP, &sa, &R->old_hup);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &R->old_pipe);
+	R->signals_set = true;
+
+	if (!o->tty) {
+		if (o->verbose) {
+			fprintf(stderr, "bareperf record:");
+			for (int i = 0; i < R->q.argc; i++)
+				fprintf(stderr, strpbrk(R->q.argv[i], " ,") ? " '%s'" : " %s",
+					R->q.argv[i]);
+			fputc('\n', stderr);
+		}
+		if (qemu_start(&R->q, &R->uart, R->err, sizeof(R->err)) ||
+		    (o->virtio && (R->vsock = qemu_connect(&R->q, R->err, sizeof(R->err))) < 0)) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
+		}
+	}
+	if (o->control) {
+		struct ctl_run run = {
+			.app = o->app[0], .args = o->app + 1, .nargs = o->napp - 1,
+			.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
+		};
+		if (ctl_client_init(&R->ctl, &run)) {
+			fprintf(stderr, "bareperf record: the run's parameters are too long for one "
+				"START_RUN request\n");
+			return 2;
+		}
+		if (!o->quiet)
+			fprintf(stderr, "bareperf record: asking the machine on %s for the run "
+				"(it must have booted with control=1 stream=uart)\n", o->tty);
+	}
+	return 0;
+}
+
+/* One read from pf, the link's descriptor is_stream or QEMU's UART beside virtio. */
+static void rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double *last_byte)
+{
+	const struct opts *o = &R->o;
+	ssize_t k = read(fd, R->buf, 1 << 16);
+
+	if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (k <= 0) {
+		/* EOF, or EIO: the pty master or the USB adapter went away. */
+		if (o->tty) {
+			if (k < 0)
+				fprintf(stderr, "%sbareperf record: %s: %s\n",
+					R->L.status_shown ? "\r\033[K" : "", o->tty, strerror(errno));
+			R->L.status_shown = false;
+			R->eof_stream = true;
+		} else if (is_uart) {
+			R->eof_uart = true;
+			if (!o->virtio)
+				R->eof_stream = true;
+		} else {
+			R->eof_stream = true;
+		}
+		return;
+	}
+	if (is_stream) {
+		*last_byte = now_s();
+		if (live_stream_bytes(&R->L, R->d, R->buf, (size_t)k, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			R->io_error = true;
+		}
+	} else {
+		live_console_text(&R->L, R->buf, (size_t)k);	/* virtio: the UART's plain console */
+	}
+}
+
+/* Receive until the run is over (see the comment at each exit), a stop
+ * signal, --timeout or an I/O error. */
+static void rec_loop(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct live *L = &R->L;
+	double t0, last_byte;
+
+	t0 = last_byte = now_s();
+	for (;;) {
+		struct pollfd pf[3];
+		int np = 0, stream_i = -1, uart_i = -1, err_i = -1, n;
+
+		if (stop_signal)
+			break;
+		if (o->timeout > 0 && now_s() - t0 > o->timeout) {
+			R->timed_out = true;
+			break;
+		}
+		if (o->tty) {
+			pf[np] = (struct pollfd){ R->ttyfd, POLLIN, 0 };
+			stream_i = np++;
+		} else {
+			if (!R->eof_uart) {
+				pf[np] = (struct pollfd){ R->uart, POLLIN, 0 };
+				uart_i = np++;
+				if (!o->virtio)
+					stream_i = uart_i;
+			}
+			if (o->virtio && !R->eof_stream) {
+				pf[np] = (struct pollfd){ R->vsock, POLLIN, 0 };
+				stream_i = np++;
+			}
+			if (!np)
+				break;		/* QEMU closed everything: it has exited */
+			if (R->q.err_fd >= 0) {
+				pf[np] = (struct pollfd){ R->q.err_fd, POLLIN, 0 };
+				err_i = np++;
+			}
+		}
+		n = poll(pf, (nfds_t)np, 100);
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "bareperf record: poll: %s\n", strerror(errno));
+			R->io_error = true;
+			break;
+		}
+		for (int i = 0; n > 0 && i < np; i++) {
+			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (i == err_i)
+				qemu_err_read(&R->q, qemu_says, L);
+			else
+				rec_read(R, pf[i].fd, i == stream_i, i == uart_i, &last_byte);
+		}
+		if (R->io_error || (o->tty && R->eof_stream))
+			break;
+		if (o->control && ctl_client_tick(&R->ctl, R->ttyfd, &L->ctl, now_s(), last_byte,
+						  L->frames_seen, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s: %s\n", o->tty, R->err);
+			R->io_error = true;
+			break;
+		}
+		/* It answered (OK "exit N" after the run's records, or ERROR), and
+		 * its END followed: done. A kernel that sends no END: a quiet spell. */
+		if (o->control && L->ctl.replied && (L->ctl.ended || now_s() - last_byte >= 2.0))
+			break;
+		/* A serial line never closes: the machine's END, or every CPU's
+		 * APP_STOP, then a quiet spell. */
+		if (o->tty && !o->control && (L->ctl.ended || (L->have_meta && L->nr_cpus &&
+		    L->nstopped >= L->nr_cpus && now_s() - last_byte >= o->quiet_s)))
+			break;
+		if (!o->tty && R->eof_stream && (o->virtio ? R->eof_uart : true))
+			break;
+		live_draw_status(L, R->d, false);
+	}
+}
+
+/*
+ * After the loop: the decoder's last frames, the firmware's text if our
+ * code never ran, QEMU reaped, the capture closed; then the exit status,
+ * the summary and the reasons. Returns the exit status.
+ */
+static int rec_finish(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct live *L = &R->L;
+	const struct wire_dec_stats *ds;
+	char state[200];
+	bool halted;
+	int st = -1, qcode, rc;
+
+	wire_dec_finish(R->d);
+	live_flush_line(L);
+	live_clear_status(L);
+	if (!L->ours_started && L->fwlen) {
+		/* Nothing of ours ran: what the firmware said is the clue. */
+		fprintf(stderr, "bareperf record: the loader never started; the firmware said:\n");
+		fwrite(L->firmware, 1, L->fwlen, stderr);
+		if (L->fw_dropped)
+			fprintf(stderr, "  (%zu more lines)\n", L->fw_dropped);
+	}
+	if (!o->tty) {
+		st = qemu_reap(&R->q, stop_signal || R->timed_out || R->io_error);
+		while (R->q.err_fd >= 0)
+			qemu_err_read(&R->q, qemu_says, L);	/* its last words, up to EOF */
+	}
+	{
+		uint32_t flags = stop_signal || R->timed_out ? WIRE_CAPF_INTERRUPTED : 0;
+		struct capture_info ci = { .hdr = R->w.hdr };
+		if (capture_close(&R->w, flags, R->err, sizeof(R->err))) {
+			fprintf(stderr, "bareperf record: %s\n", R->err);
+			return 1;
+		}
+		ci.hdr.flags |= WIRE_CAPF_COMPLETE | flags;
+		ci.complete = true;
+		ci.interrupted = flags;
+		ci.data_avail = R->w.written;
+		ci.truncated = R->w.failed;
+		capture_describe(&ci, state, sizeof(state));
+	}
+	ds = wire_dec_stats(R->d);
+	halted = ds->ends && (ds->end_flags & WIRE_END_HALT);
+	qcode = !o->tty && WIFEXITED(st) && (WEXITSTATUS(st) & 1) ? WEXITSTATUS(st) >> 1 : -1;
+	if (stop_signal) {
+		rc = EXIT_INTERRUPT;
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, 0, 0);
+		fprintf(stderr, "bareperf record: interrupted (signal %d); %s holds what arrived\n",
+			(int)stop_signal, o->out);
+	} else if (R->timed_out) {
+		rc = EXIT_TIMEOUT;
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, 0, 0);
+		fprintf(stderr, "bareperf record: timed out after %.0f s; %s holds what arrived\n",
+			o->timeout, o->out);
+	} else if (R->io_error) {
+		rc = 1;
+	} else if (o->control) {
+		int code = 0;
+		if (!L->ctl.ok) {
+			fprintf(stderr, "bareperf record: the machine refused the run: %s\n",
+				L->ctl.text);
+			rc = 2;
+		} else {
+			rc = sscanf(L->ctl.text, "exit %d", &code) == 1 ? code : 0;
+			if (!o->quiet)
+				live_summary(L, R->d, o->out, o->tty, state, 2, rc);
+		}
+	} else if (o->tty && halted) {
+		rc = (int)ds->end_status;
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, 1, rc);
+	} else if (o->tty) {
+		bool ended = L->have_meta && L->nr_cpus && L->nstopped >= L->nr_cpus;
+		rc = ended ? (int)(L->app_status & 0xff) : 1;
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, ended ? 2 : 0, rc);
+		if (!ended)
+			fprintf(stderr, "bareperf record: %s went away before every CPU's APP_STOP; "
+				"%s holds what arrived\n", o->tty, o->out);
+	} else if (halted || (qcode >= 0 && !R->q.err_lines)) {
+		/*
+		 * The kernel's exit code is its END's. Without END (it stopped
+		 * before its stream could start: a bad command line), QEMU's
+		 * isa-debug-exit status carries it, unless QEMU itself failed
+		 * (it said so on stderr, and its status 1 would read as "0, ok").
+		 */
+		rc = halted ? (int)ds->end_status : qcode;
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, halted ? 1 : 3, rc);
+		if (halted && qcode != rc)
+			fprintf(stderr, "bareperf record: QEMU's exit status %d does not match the "
+				"kernel's exit code %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, rc);
+	} else {
+		if (!o->quiet)
+			live_summary(L, R->d, o->out, o->tty, state, 0, -1);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+			fprintf(stderr, "bareperf record: QEMU could not be started (see above)\n");
+		else if (WIFEXITED(st))
+			fprintf(stderr, "bareperf record: QEMU ended with status %d without a kernel "
+				"exit code\n", WEXITSTATUS(st));
+		else
+			fprintf(stderr, "bareperf record: QEMU was killed by signal %d\n",
+				WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+		rc = EXIT_NO_CODE;
+	}
+	/* A failed run's reason, when the console did not go by on stderr. */
+	if (rc && !L->show_console && !o->quiet && !stop_signal && !R->timed_out && !R->io_error &&
+	    !(o->control && !L->ctl.ok))
+		live_last_words(L);
+	return rc;
+}
+
+/* Whatever rec_open and rec_start left open, in any state. */
+static void rec_close(struct rec *R)
+{
+	if (R->signals_set) {
+		sigaction(SIGINT, &R->old_int, NULL);
+		sigaction(SIGTERM, &R->old_term, NULL);
+		sigaction(SIGHUP, &R->old_hup, NULL);
+		sigaction(SIGPIPE, &R->old_pipe, NULL);
+	}
+	if (R->q.pid > 0)
+		qemu_reap(&R->q, true);
+	if (R->w.fd >= 0)
+		capture_close(&R->w, WIRE_CAPF_INTERRUPTED, R->err, sizeof(R->err));
+	if (R->uart >= 0)
+		close(R->uart);
+	if (R->q.err_fd >= 0)
+		close(R->q.err_fd);
+	if (R->vsock >= 0)
+		close(R->vsock);
+	if (R->ttyfd >= 0) {
+		tcsetattr(R->ttyfd, TCSANOW, &R->saved);
+		close(R->ttyfd);
+	}
+	qemu_cleanup(&R->q);
+	wire_dec_free(R->d);
+	free(R->buf);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec *R = calloc(1, sizeof(*R));
+	struct live *L;
+	int rc;
+
+	if (!R) {
+		fprintf(stderr, "bareperf record: out of memory\n");
+		return 1;
+	}
+	rc = parse_args(argc, argv, &R->o);
+	if (rc >= 0) {
+		free(R);
+		return rc;
+	}
+	R->q.pid = -1;
+	R->q.err_fd = -1;
+	R->w.fd = -1;
+	R->uart = R->vsock = R->ttyfd = -1;
+	L = &R->L;
+	L->w = &R->w;
+	L->show_console = !R->o.quiet && (R->o.verbose || isatty(2));
+	L->show_firmware = R->o.verbose >= 2;
+	L->progress = !R->o.quiet && isatty(2);
+	L->console_from_stream = !R->o.virtio;
+	L->control = R->o.control;
+	L->quiet = R->o.quiet;
+	L->live_boot_text = !R->o.tty;
+
+	rc = rec_open(R);
+	if (!rc)
+		rc = rec_start(R);
+	if (!rc) {
+		rec_loop(R);
+		rc = rec_finish(R);
+	}
+	rec_close(R);
+	free(R);
+	return rc;
+}

@@ -1,0 +1,684 @@
+/*
+ * tools/builtin-report.c — `bareperf report`: per event, the hottest functions
+ * (or source lines) of a capture, symbolized against the kernel.elf that
+ * ran, with the run's metadata and every loss above the table. The
+ * aggregation and the sort keys are tools/util/hist.c, the metadata lines
+ * tools/util/header.c; this file is the options and the table.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/util/cli.h"
+#include "tools/commands.h"
+#include "tools/util/header.h"
+#include "tools/util/hist.h"
+#include "tools/util/trace/trace.h"
+
+/* ---- printing --------------------------------------------------------- */
+
+/* Output columns: -F/--fields names them; by default the metrics, then the sort keys. */
+enum col {
+	COL_CHILDREN, COL_OVERHEAD, COL_SAMPLES, COL_PERIOD,
+	COL_SYM, COL_DSO, COL_SRCLINE, COL_CPU, COL_COMM, COL_PID,
+	COL_LINE_FUNC,			/* --sort line: "file:line  (function)" */
+};
+#define MAX_COLS	16
+
+struct out {
+	FILE *f;
+	bool color;
+	double limit;			/* --percent-limit */
+	const char *cwd;		/* stripped from source paths */
+	size_t cwdlen;
+	enum col cols[MAX_COLS];
+	size_t ncols;
+	bool no_children;		/* -g --no-children: self cost only */
+	const char *dso;		/* the kernel image's name */
+	const struct session *s;
+};
+
+#define C_RED	"\033[31m"
+#define C_GREEN	"\033[32m"
+#define C_BOLD	"\033[1m"
+#define C_OFF	"\033[0m"
+
+static const char *pct_color(const struct out *o, double pct)
+{
+	if (!o->color)
+		return "";
+	return pct >= 5.0 ? C_RED : pct >= 0.5 ? C_GREEN : "";
+}
+
+static double pct_of(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *short_path(const struct out *o, const char *p)
+{
+	if (o->cwdlen && !strncmp(p, o->cwd, o->cwdlen) && p[o->cwdlen] == '/')
+		return p + o->cwdlen + 1;
+	return p;
+}
+
+static void print_name(FILE *f, const struct report_node *n)
+{
+	if (n->name)
+		fputs(n->name, f);
+	else
+		fprintf(f, "[unknown] 0x%" PRIx64, n->key);
+}
+
+/*
+ * The callers tree under node, drawn like perf's graph: a chain with no
+ * branch is one name a line; a branch shows each caller's share of the
+ * event. prefix holds the indentation of this level (plen bytes).
+ */
+static void print_callers(const struct out *o, const struct report *r, size_t node,
+			  uint64_t total, char *prefix, size_t plen, int depth)
+{
+	size_t kids[64], nk = 0;
+
+	if (depth > 64 || plen + 32 >= 1024)
+		return;
+	for (size_t c = r->pool[node].first_child; c && nk < 64; c = r->pool[c].next_sibling)
+		if (pct_of(r->pool[c].period, total) >= o->limit)
+			kids[nk++] = c;
+	/* Largest first (insertion sort: few children). */
+	for (size_t i = 1; i < nk; i++)
+		for (size_t j = i; j > 0 && r->pool[kids[j]].period > r->pool[kids[j - 1]].period; j--) {
+			size_t t = kids[j];
+			kids[j] = kids[j - 1];
+			kids[j - 1] = t;
+		}
+	if (nk == 1 && r->pool[kids[0]].period == r->pool[node].period) {
+		fprintf(o->f, "%.*s", (int)plen, prefix);
+		print_name(o->f, &r->pool[kids[0]]);
+		fputc('\n', o->f);
+		print_callers(o, r, kids[0], total, prefix, plen, depth + 1);
+		return;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		const struct report_node *c = &r->pool[kids[i]];
+		bool last = i + 1 == nk;
+		int hl = fprintf(o->f, "%.*s%s--%.2f%%-- ", (int)plen, prefix, last ? " " : "|",
+				 pct_of(c->period, total)) - (int)plen;
+		print_name(o->f, c);
+		fputc('\n', o->f);
+		memset(prefix + plen, ' ', (size_t)hl);
+		prefix[plen] = last ? ' ' : '|';
+		print_callers(o, r, kids[i], total, prefix, plen + (size_t)hl, depth + 1);
+		if (!last)
+			fprintf(o->f, "%.*s|\n", (int)plen, prefix);
+	}
+}
+
+static const char *col_title(const struct out *o, enum col c)
+{
+	static const char *const t[] = {
+		[COL_CHILDREN] = "Children", [COL_OVERHEAD] = "Overhead", [COL_SAMPLES] = "Samples",
+		[COL_PERIOD] = "Period", [COL_SYM] = "Symbol", [COL_DSO] = "Shared Object",
+		[COL_SRCLINE] = "Source:Line", [COL_CPU] = "CPU", [COL_COMM] = "Command",
+		[COL_PID] = "Pid", [COL_LINE_FUNC] = "Source:Line (function)",
+	};
+	bool children = false;
+
+	for (size_t i = 0; i < o->ncols; i++)
+		children |= o->cols[i] == COL_CHILDREN;
+	return c == COL_OVERHEAD && children ? "Self" : t[c];
+}
+
+static bool col_numeric(enum col c)
+{
+	return c == COL_CHILDREN || c == COL_OVERHEAD || c == COL_SAMPLES || c == COL_PERIOD ||
+	       c == COL_CPU || c == COL_PID;
+}
+
+static int col_width(enum col c)
+{
+	return c == COL_PERIOD ? 14 : c == COL_CPU ? 3 : c == COL_PID ? 5 : 8;
+}
+
+/* A text column's value (buf holds it when it is built). */
+static const char *col_text(const struct out *o, const struct report_row *w, enum col c,
+			    char *buf, size_t n)
+{
+	switch (c) {
+	case COL_SYM:
+		if (w->name)
+			return w->name;
+		snprintf(buf, n, "[unknown] 0x%" PRIx64, w->key);
+		return buf;
+	case COL_DSO:
+		return o->dso;
+	case COL_SRCLINE:
+	case COL_LINE_FUNC:
+		/* without a line (code with no debug info): perf's fallback,
+		 * the function and the offset in decimal */
+		if (w->file)
+			snprintf(buf, n, "%s:%d", short_path(o, w->file), w->line);
+		else if (w->name)
+			snprintf(buf, n, "%s+%" PRIu64, w->name, w->line_addr - w->key);
+		else
+			snprintf(buf, n, "[unknown] 0x%" PRIx64, w->line_addr);
+		if (c == COL_LINE_FUNC) {
+			size_t l = strlen(buf);
+			snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
+		}
+		return buf;
+	case COL_COMM: {
+		const char *a = report_app_name(o->s, w->pid);
+		return a[0] ? a : "bareperf";
+	}
+	default:
+		return "";
+	}
+}
+
+static void print_event(const struct out *o, const struct session *s, const struct report *r,
+			const struct report_event *E, const struct report_opts *ro, size_t max_rows)
+{
+	FILE *f = o->f;
+	char nb[64], buf[4096];
+	const char *name = session_event_name(s, E->id, nb, sizeof(nb));
+	const struct bp_record_event_desc *d = session_event(s, E->id);
+	bool soft = d && !strcmp(d->name, "cpu-clock");
+	bool children = ro->callgraph && !o->no_children;
+	size_t shown = 0, hidden = 0, width[MAX_COLS] = { 0 };
+	bool *show;
+
+	fprintf(f, "\n# event %s: %" PRIu64 " sample%s", name, E->samples,
+		E->samples == 1 ? "" : "s");
+	if (E->samples && E->min_period == E->max_period)
+		fprintf(f, ", period %" PRIu64 "%s", E->min_period, soft ? " ns" : "");
+	else if (E->samples)
+		fprintf(f, ", periods %" PRIu64 "..%" PRIu64 " (weighted by period)", E->min_period,
+			E->max_period);
+	fprintf(f, ", %" PRIu64 " %s\n", E->period, soft ? "ns sampled" : "events estimated");
+	if (ro->callgraph && E->samples && !E->with_chain)
+		fprintf(f, "# -g: no call chains in this capture (record with -g)\n");
+
+	/* Which rows show (--no-children: those with self cost), and the
+	 * widths of the text columns but the last. */
+	show = calloc(E->nrows + 1, sizeof(*show));
+	if (!show)
+		return;
+	for (size_t i = 0; i < E->nrows; i++) {
+		const struct report_row *w = &E->rows[i];
+		double self = pct_of(w->period, E->period);
+		double child = pct_of(w->child_period, E->period);
+		if (!children && !w->samples)
+			continue;
+		if ((children ? (child > self ? child : self) : self) < o->limit ||
+		    (max_rows && shown >= max_rows)) {
+			hidden++;
+			continue;
+		}
+		show[i] = true;
+		shown++;
+		for (size_t k = 0; k + 1 < o->ncols; k++)
+			if (!col_numeric(o->cols[k])) {
+				size_t l = strlen(col_text(o, w, o->cols[k], buf, sizeof(buf)));
+				width[k] = l > width[k] ? l : width[k];
+			}
+	}
+	fputs("#\n#", f);
+	for (size_t k = 0; k < o->ncols; k++) {
+		const char *t = col_title(o, o->cols[k]);
+		if (col_numeric(o->cols[k]))
+			fprintf(f, "%s%*s", k ? "  " : " ", col_width(o->cols[k]) + !k, t);
+		else if (k + 1 < o->ncols)
+			fprintf(f, "  %-*s", (int)width[k], t);
+		else
+			fprintf(f, "  %s", t);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < E->nrows; i++) {
+		const struct report_row *w = &E->rows[i];
+		if (!show[i])
+			continue;
+		for (size_t k = 0; k < o->ncols; k++) {
+			enum col c = o->cols[k];
+			double pct;
+			switch (c) {
+			case COL_CHILDREN:
+			case COL_OVERHEAD:
+				pct = pct_of(c == COL_CHILDREN ? w->child_period : w->period, E->period);
+				fprintf(f, "  %s%7.2f%%%s", pct_color(o, pct), pct, o->color ? C_OFF : "");
+				break;
+			case COL_SAMPLES:
+				fprintf(f, "  %8" PRIu64, w->samples);
+				break;
+			case COL_PERIOD:
+				fprintf(f, "  %14" PRIu64, w->period);
+				break;
+			case COL_CPU:
+				fprintf(f, "  %3u", w->cpu);
+				break;
+			case COL_PID:
+				fprintf(f, "  %5u", w->pid);
+				break;
+			default:
+				if (k + 1 < o->ncols)
+					fprintf(f, "  %-*s", (int)width[k],
+						col_text(o, w, c, buf, sizeof(buf)));
+				else
+					fprintf(f, "  %s", col_text(o, w, c, buf, sizeof(buf)));
+			}
+		}
+		fputc('\n', f);
+		bool any = false;
+		for (size_t c = w->callers ? r->pool[w->callers].first_child : 0; c && !any;
+		     c = r->pool[c].next_sibling)
+			any = pct_of(r->pool[c].period, E->period) >= o->limit;
+		if (ro->callgraph && any) {
+			char prefix[1024];
+			memset(prefix, ' ', 34);
+			fprintf(f, "%.*s|\n", 34, prefix);
+			print_callers(o, r, w->callers, E->period, prefix, 34, 0);
+			fputc('\n', f);
+		}
+	}
+	free(show);
+	if (hidden)
+		fprintf(f, "# (%zu more rows below --percent-limit %.2g%% or the row limit)\n", hidden,
+			o->limit);
+}
+
+struct stream_ctx {
+	struct report_agg *agg;
+	struct symtab *t;
+	const char *kernel;
+	bool force;
+	char used[4096], err[1024];
+};
+
+static int add_sample(void *ctx, const struct session *s, const struct bp_sample_rec *x,
+		      const uint64_t *ips)
+{
+	struct stream_ctx *c = ctx;
+
+	if (!c->t) {
+		if (session_symtab(s, c->kernel, c->force, &c->t, c->used, sizeof(c->used),
+				   c->err, sizeof(c->err)))
+			return -1;
+		report_set_symtab(c->agg, c->t);
+	}
+	return report_add(c->agg, s, x, ips);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bareperf report [-i FILE] [options]\n"
+		"  the hottest functions (or source lines, CPUs, apps) per event in a capture,\n"
+		"  symbolized against the kernel.elf that ran, with the run's metadata and\n"
+		"  every loss above the tables\n"
+		"  -i, --input FILE        capture (default capture.bpc; - reads standard input)\n"
+		"  -k, --kernel PATH       kernel.elf (default: next to the capture, else\n"
+		"                          build/kernel.elf; its build-id must match)\n"
+		"  -s, --sort KEYS         rows by these keys, perf's names, comma-separated:\n"
+		"                          sym (default), dso, srcline, cpu, comm (the app),\n"
+		"                          pid (the app run); e.g. --sort cpu,sym\n"
+		"  -F, --fields LIST       the columns, in order: overhead, sample, period and\n"
+		"                          sort keys; the keys among them sort the rows\n"
+		"  -g, --call-graph        callers of each function, and inclusive cost\n"
+		"                          (Children); needs call chains (record -g)\n"
+		"      --children          with -g: the Children column (the default)\n"
+		"      --no-children       with -g: self cost only, rows with self samples\n"
+		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3\n"
+		"      --app NAME          only the runs of this app\n"
+		"      --percent-limit P   hide rows under P%%\n"
+		"  -n, --show-nr-samples   the Samples column (shown unless -F leaves it out)\n"
+		"      --max-rows N        at most N rows per event\n"
+		"      --header-only       the run's metadata and losses, no tables\n"
+		"      --stdio             plain text (no colour even on a terminal)\n"
+		"      --force             symbolize even if the kernel's build-id differs\n"
+		"  -q, --quiet             no header, only the tables and the losses\n"
+		"      --aux               the instruction trace (trace=): exact per-function and\n"
+		"                          per-instruction counts, the call tree, any gaps\n");
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static const struct { const char *name; enum col col; int key; } field_names[] = {
+	{ "overhead", COL_OVERHEAD, -1 }, { "overhead_children", COL_CHILDREN, -1 },
+	{ "children", COL_CHILDREN, -1 }, { "sample", COL_SAMPLES, -1 },
+	{ "samples", COL_SAMPLES, -1 }, { "period", COL_PERIOD, -1 },
+	{ "sym", COL_SYM, RK_SYM }, { "symbol", COL_SYM, RK_SYM }, { "dso", COL_DSO, RK_DSO },
+	{ "srcline", COL_SRCLINE, RK_SRCLINE }, { "line", COL_SRCLINE, RK_SRCLINE },
+	{ "cpu", COL_CPU, RK_CPU }, { "comm", COL_COMM, RK_COMM }, { "app", COL_COMM, RK_COMM },
+	{ "pid", COL_PID, RK_PID }, { "run", COL_PID, RK_PID },
+};
+
+/* -F: columns in order, and the sort keys among them. */
+static int parse_fields(const char *list, struct out *o, struct report_opts *keys)
+{
+	const char *p = list;
+
+	o->ncols = 0;
+	keys->nkeys = 0;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+		for (i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+			if (strlen(field_names[i].name) == n && !strncmp(field_names[i].name, p, n))
+				break;
+		if (i == sizeof(field_names) / sizeof(field_names[0]) || o->ncols == MAX_COLS) {
+			fprintf(stderr, "bareperf report: --fields: '%.*s' is not a field (overhead, "
+				"sample, period, sym, dso, srcline, cpu, comm, pid)\n", (int)n, p);
+			return -1;
+		}
+		o->cols[o->ncols++] = field_names[i].col;
+		if (field_names[i].key >= 0 && keys->nkeys < REPORT_MAX_KEYS)
+			keys->keys[keys->nkeys++] = (enum report_key)field_names[i].key;
+		p += n + (p[n] == ',');
+	}
+	if (!o->ncols) {
+		fprintf(stderr, "bareperf report: --fields: no field given\n");
+		return -1;
+	}
+	return 0;
+}
+
+static enum col key_col(enum report_key k)
+{
+	static const enum col c[] = { [RK_SYM] = COL_SYM, [RK_DSO] = COL_DSO,
+		[RK_SRCLINE] = COL_SRCLINE, [RK_CPU] = COL_CPU, [RK_COMM] = COL_COMM,
+		[RK_PID] = COL_PID };
+	return c[k];
+}
+
+/* "0-1,3" for the CPUs set in v. */
+static void cpu_list(const bool *v, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int c = 0; c < SESSION_MAX_CPUS && len < n; c++) {
+		int e = c;
+		if (!v[c])
+			continue;
+		while (e + 1 < SESSION_MAX_CPUS && v[e + 1])
+			e++;
+		len += snprintf(buf + len, n - len, e > c ? "%s%d-%d" : "%s%d", len ? "," : "", c, e);
+		c = e;
+	}
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum {
+		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
+		OPT_NO_CHILDREN, OPT_HEADER_ONLY,
+	};
+	static const struct option lo[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "children", no_argument, NULL, OPT_CHILDREN },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "app", required_argument, NULL, OPT_APP },
+		{ "percent-limit", required_argument, NULL, OPT_LIMIT },
+		{ "show-nr-samples", no_argument, NULL, 'n' },
+		{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
+		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "stdio", no_argument, NULL, OPT_STDIO },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "aux", no_argument, NULL, OPT_AUX },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = "capture.bpc", *kernel = NULL, *fields = NULL;
+	bool aux = false, show_nr = false, header_only = false, sorted = false;
+	struct report_opts ro = { .sort = REPORT_SORT_SYM };
+	struct out o = { .f = stdout };
+	bool stdio = false, force = false, quiet = false;
+	size_t max_rows = 0;
+	char err[1024], used[4096], cwd[4096], stdin_tmp[4096] = "";
+	struct session s;
+	struct symtab *t;
+	struct report r;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:k:s:F:gC:nqh", lo, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'k': kernel = optarg; break;
+		case 's':
+			if (report_parse_sort(optarg, &ro, err, sizeof(err))) {
+				fprintf(stderr, "bareperf report: --sort: %s\n", err);
+				return 2;
+			}
+			sorted = true;
+			break;
+		case 'F': fields = optarg; break;
+		case 'g': ro.callgraph = true; break;
+		case OPT_CHILDREN: ro.callgraph = true, o.no_children = false; break;
+		case OPT_NO_CHILDREN: o.no_children = true; break;
+		case 'C':
+			if (report_parse_cpus(optarg, &ro.filter)) {
+				fprintf(stderr, "bareperf report: --cpu: '%s' is not a CPU list like 0,2-3\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_APP: ro.filter.app = optarg; break;
+		case OPT_LIMIT:
+			o.limit = strtod(optarg, &end);
+			if (*end || end == optarg || o.limit < 0) {
+				fprintf(stderr, "bareperf report: --percent-limit: '%s' is not a percentage\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'n': show_nr = true; break;
+		case OPT_MAX_ROWS:
+			max_rows = strtoul(optarg, &end, 10);
+			if (*end || end == optarg) {
+				fprintf(stderr, "bareperf report: --max-rows: '%s' is not a number\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_HEADER_ONLY: header_only = true; break;
+		case OPT_STDIO: stdio = true; break;
+		case OPT_FORCE: force = true; break;
+		case 'q': quiet = true; break;
+		case OPT_AUX: aux = true; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			fprintf(stderr, "bareperf report: %s needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "bareperf report: unknown option '%s' (bareperf report --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bareperf report: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (fields) {
+		struct report_opts fk = { 0 };
+		if (parse_fields(fields, &o, &fk))
+			return 2;
+		if (!sorted && fk.nkeys) {
+			memcpy(ro.keys, fk.keys, sizeof(ro.keys));
+			ro.nkeys = fk.nkeys;
+			ro.sort = REPORT_SORT_SYM;
+		}
+		if (show_nr) {
+			bool have = false;
+			for (size_t i = 0; i < o.ncols; i++)
+				have |= o.cols[i] == COL_SAMPLES;
+			if (!have && o.ncols < MAX_COLS) {
+				memmove(o.cols + 1 + (o.cols[0] <= COL_OVERHEAD), o.cols +
+					(o.cols[0] <= COL_OVERHEAD), (o.ncols - (o.cols[0] <= COL_OVERHEAD)) *
+					sizeof(o.cols[0]));
+				o.cols[o.cols[0] <= COL_OVERHEAD] = COL_SAMPLES;
+				o.ncols++;
+			}
+		}
+	}
+	if (ro.callgraph) {
+		for (size_t i = 0; i < ro.nkeys; i++)
+			if (ro.keys[i] != RK_SYM) {
+				fprintf(stderr, "bareperf report: -g works with --sort sym\n");
+				return 2;
+			}
+		if (ro.sort == REPORT_SORT_LINE) {
+			fprintf(stderr, "bareperf report: -g works with --sort sym\n");
+			return 2;
+		}
+	}
+	if (o.no_children && !ro.callgraph)
+		o.no_children = false;		/* without -g there is no Children column */
+	if (!fields) {
+		if (ro.callgraph && !o.no_children)
+			o.cols[o.ncols++] = COL_CHILDREN;
+		o.cols[o.ncols++] = COL_OVERHEAD;
+		o.cols[o.ncols++] = COL_SAMPLES;
+		if (!ro.nkeys)
+			o.cols[o.ncols++] = ro.sort == REPORT_SORT_LINE ? COL_LINE_FUNC : COL_SYM;
+		else if (ro.nkeys == 1 && ro.keys[0] == RK_SRCLINE)
+			o.cols[o.ncols++] = COL_LINE_FUNC;
+		else
+			for (size_t i = 0; i < ro.nkeys; i++)
+				o.cols[o.ncols++] = key_col(ro.keys[i]);
+	}
+	if (cli_input("report", &input, stdin_tmp, sizeof(stdin_tmp)))
+		return 1;
+	if (aux) {
+		struct trace_opts to = { .force = force, .cpu = -1, .top = max_rows };
+		to.kernel_elf = session_kernel_for(input, kernel, used, sizeof(used));
+		rc = trace_report(input, &to, stdout);
+		cli_input_done(stdin_tmp);
+		return rc;
+	}
+	o.color = !stdio && isatty(fileno(stdout));
+	if (getcwd(cwd, sizeof(cwd))) {
+		o.cwd = cwd;
+		o.cwdlen = strlen(cwd);
+	}
+	/*
+	 * One streaming pass: samples are aggregated as they are decoded.
+	 * The kernel.elf is chosen at the first sample, when the run's
+	 * metadata (RUN_META's build-id) has arrived.
+	 */
+	struct stream_ctx sc = { .kernel = kernel, .force = force };
+	err[0] = 0;
+	if (report_begin(&sc.agg, NULL, &ro, &r)) {
+		fprintf(stderr, "bareperf report: out of memory\n");
+		cli_input_done(stdin_tmp);
+		return 1;
+	}
+	rc = session_load_cb(&s, input, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, add_sample, &sc,
+			     err, sizeof(err));
+	if (rc || (!sc.t && session_symtab(&s, kernel, force, &sc.t, sc.used, sizeof(sc.used),
+					    sc.err, sizeof(sc.err)))) {
+		fprintf(stderr, "bareperf report: %s\n", sc.err[0] ? sc.err : err);
+		report_abort(sc.agg);
+		report_free(&r);
+		if (!rc)
+			session_free(&s);
+		symtab_free(sc.t);
+		cli_input_done(stdin_tmp);
+		return 1;
+	}
+	cli_input_done(stdin_tmp);
+	if (stdin_tmp[0])
+		snprintf(s.path, sizeof(s.path), "(standard input)");
+	report_set_symtab(sc.agg, sc.t);
+	if (report_end(sc.agg, &s, err, sizeof(err))) {
+		fprintf(stderr, "bareperf report: %s\n", err);
+		symtab_free(sc.t);
+		session_free(&s);
+		return 1;
+	}
+	t = sc.t;
+	snprintf(used, sizeof(used), "%s", sc.used);
+	{
+		const char *b = strrchr(used, '/');
+		o.dso = b ? b + 1 : used;
+	}
+	o.s = &s;
+	/* -C: a CPU that is not in the capture is named, not silently empty. */
+	if (ro.filter.cpu_set) {
+		bool in[SESSION_MAX_CPUS], missing[SESSION_MAX_CPUS] = { false }, any = false, some = false;
+		char have[512], miss[512];
+		for (int cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
+			in[cpu] = r.cpu_seen[cpu] || s.have_cpu_info[cpu];
+			missing[cpu] = ro.filter.cpus[cpu] && !in[cpu];
+			any |= missing[cpu];
+			some |= ro.filter.cpus[cpu] && in[cpu];
+		}
+		if (any) {
+			cpu_list(in, have, sizeof(have));
+			cpu_list(missing, miss, sizeof(miss));
+			fprintf(stderr, "bareperf report: %s: --cpu %s: not in this capture (its CPUs: %s)\n",
+				some ? "warning" : "error", miss, have[0] ? have : "none");
+			if (!some) {
+				report_free(&r);
+				symtab_free(t);
+				session_free(&s);
+				return 1;
+			}
+		}
+	}
+	if (o.no_children)
+		for (size_t i = 0; i < r.nevents; i++)
+			qsort(r.events[i].rows, r.events[i].nrows, sizeof(*r.events[i].rows), cmp_self);
+	if (!quiet || header_only)
+		header_print(o.f, &s, used, t, "# ");
+	if (ro.filter.cpu_set || ro.filter.app)
+		fprintf(o.f, "# filter:%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
+			ro.filter.cpu_set ? " cpus" : "", ro.filter.app ? " app " : "",
+			ro.filter.app ? ro.filter.app : "", r.samples, r.filtered_out);
+	/* A report never hides a loss: every nonzero count, before the tables. */
+	if (o.color)
+		fputs(C_RED, o.f);
+	if (!session_print_losses(&s, o.f, "# WARNING: ") && (!quiet || header_only))
+		fprintf(o.f, "# losses: none (no ring overflow, no dropped ticks, no frame lost "
+			"in transit)\n");
+	if (o.color)
+		fputs(C_OFF, o.f);
+	bool sampling = false;
+	for (size_t i = 0; i < s.nevents; i++)
+		sampling |= s.events[i].sample_period != 0;
+	if (!s.nsamples && !header_only)
+		fprintf(o.f, "# no samples in the capture%s\n",
+			!s.nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
+			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
+			"");
+	for (size_t i = 0; i < r.nevents && !header_only; i++) {
+		const struct bp_record_event_desc *d = session_event(&s, r.events[i].id);
+		if (r.events[i].samples ||
+		    (!(ro.filter.cpu_set || ro.filter.app) && (!d || d->sample_period)))
+			print_event(&o, &s, &r, &r.events[i], &ro, max_rows);
+	}
+	report_free(&r);
+	symtab_free(t);
+	session_free(&s);
+	return ferror(stdout) ? 1 : 0;
+}

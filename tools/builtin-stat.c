@@ -1,0 +1,631 @@
+/*
+ * tools/builtin-stat.c — `bareperf stat`: a counter table per app run and CPU,
+ * like perf stat, with derived metrics and min/median/max over
+ * repetitions (several captures, or `stat -r N -- APP`).
+ *
+ * Two sources of numbers, each row saying which (struct row.source):
+ *   counted     COUNTS records (the kernel's count= events): exact counts
+ *               over the app's window on each CPU; a multiplexed event
+ *               (time_running < time_enabled) is scaled by
+ *               enabled/running, as perf stat does, and marked with the
+ *               share of the time it ran; "<not counted>" if it never ran.
+ *   estimated   a sampled event (events=): S samples of period P stand
+ *               for about S x P events, marked "(est.)".
+ * Samples and the app's duration (TSC) are measured. `stat -- APP` asks
+ * the kernel for counting events (count=), so its table is counted.
+ *
+ * A capture holding BENCH records (the bench_* apps, suite) also gets
+ * their tables (tools/util/stat_bench.c), and --plot FILE.svg draws its memlat
+ * sweep; --bench prints only those.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/util/cli.h"
+#include "tools/commands.h"
+#include "tools/util/header.h"
+#include "apps/bench_stats.h"
+#include "tools/util/stat_bench.h"
+
+#define MAX_ROWS	40
+#define MAX_REPS	64
+
+enum source { SRC_MEASURED, SRC_COUNTED, SRC_ESTIMATED };
+
+struct row {
+	char name[72];			/* "duration", "cycles", "cpu-clock samples" */
+	const char *unit;		/* "ns", "" */
+	enum source source;
+	double v[MAX_REPS];		/* one value per repetition; < 0: not counted */
+	int n;
+	double enabled, running;	/* SRC_COUNTED: multiplexing, summed */
+};
+
+/* One table: the runs of one app on one CPU. */
+struct table {
+	char app[32];
+	uint32_t cpu;
+	struct row rows[MAX_ROWS];
+	int nrows;
+	int reps;
+	int64_t status;			/* of the last run */
+};
+
+struct tables {
+	struct table *t;
+	size_t n, cap;
+};
+
+static struct table *table_get(struct tables *T, const char *app, uint32_t cpu)
+{
+	for (size_t i = 0; i < T->n; i++)
+		if (!strcmp(T->t[i].app, app) && T->t[i].cpu == cpu)
+			return &T->t[i];
+	if (T->n == T->cap) {
+		size_t n = T->cap ? 2 * T->cap : 8;
+		struct table *q = realloc(T->t, n * sizeof(*q));
+		if (!q)
+			return NULL;
+		T->t = q;
+		T->cap = n;
+	}
+	struct table *t = &T->t[T->n++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->app, sizeof(t->app), "%s", app);
+	t->cpu = cpu;
+	return t;
+}
+
+static struct row *row_get(struct table *t, const char *name, const char *unit, enum source src)
+{
+	for (int i = 0; i < t->nrows; i++)
+		if (!strcmp(t->rows[i].name, name))
+			return &t->rows[i];
+	if (t->nrows == MAX_ROWS)
+		return NULL;
+	struct row *r = &t->rows[t->nrows++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->unit = unit;
+	r->source = src;
+	return r;
+}
+
+static void row_add(struct table *t, const char *name, const char *unit, enum source src,
+		    double v)
+{
+	struct row *r = row_get(t, name, unit, src);
+
+	if (r && r->n < MAX_REPS)
+		r->v[r->n++] = v;
+}
+
+/* Samples and period sums per (run, cpu, event), gathered while streaming. */
+struct acc {
+	uint32_t pid, cpu;
+	uint64_t id, samples, period;
+};
+
+struct accs {
+	struct acc *a;
+	size_t n, cap;
+	size_t last;
+};
+
+static int accumulate(void *ctx, const struct session *s, const struct bp_sample_rec *x,
+		      const uint64_t *ips)
+{
+	struct accs *A = ctx;
+	struct acc *e = A->n ? &A->a[A->last] : NULL;
+
+	(void)s, (void)ips;
+	if (!e || e->pid != x->pid || e->cpu != x->cpu || e->id != x->id) {
+		size_t i;
+		for (i = 0; i < A->n; i++)
+			if (A->a[i].pid == x->pid && A->a[i].cpu == x->cpu && A->a[i].id == x->id)
+				break;
+		if (i == A->n) {
+			if (A->n == A->cap) {
+				size_t n = A->cap ? 2 * A->cap : 16;
+				struct acc *q = realloc(A->a, n * sizeof(*q));
+				if (!q)
+					return -1;
+				A->a = q;
+				A->cap = n;
+			}
+			A->a[A->n++] = (struct acc){ x->pid, x->cpu, x->id, 0, 0 };
+		}
+		A->last = i;
+		e = &A->a[i];
+	}
+	e->samples++;
+	e->period += x->period;
+	return 0;
+}
+
+/* Every app run of one capture into the tables, one repetition each. */
+static void add_session(struct tables *T, const struct session *s, const struct accs *A)
+{
+	for (size_t a = 0; a < s->napps; a++) {
+		const struct session_app *app = &s->apps[a];
+		struct table *t = table_get(T, app->name, app->cpu);
+		uint64_t end = app->stopped ? app->stop_time : s->last_time;
+		char nb[64], name[96];
+
+		if (!t)
+			return;
+		t->reps++;
+		t->status = app->status;
+		row_add(t, "duration", "ns", SRC_MEASURED,
+			(double)(session_tsc_to_ns(s, end) - session_tsc_to_ns(s, app->start_time)));
+		/* Counted events: this run's COUNTS entries on this CPU. */
+		for (size_t i = 0; i < s->ncounts; i++) {
+			const struct session_count *c = &s->counts[i];
+			const struct bp_record_event_desc *d;
+			struct row *r;
+			if (c->app_id != app->app_id || c->cpu != app->cpu)
+				continue;
+			d = session_event(s, c->id);
+			const char *en = session_event_name(s, c->id, nb, sizeof(nb));
+			const char *unit = !d ? "" :
+				d->config == BP_CONFIG_SOFT_CPU_CLOCK ||
+				d->config == BP_CONFIG_SOFT_TASK_CLOCK ? "ns" :
+				d->config == BP_CONFIG_SOFT_TSC ? "tck" : "";
+			if (!(r = row_get(t, en, unit, SRC_COUNTED)) || r->n >= MAX_REPS)
+				continue;
+			r->source = SRC_COUNTED;
+			if (!c->time_running) {
+				r->v[r->n++] = -1;	/* never on a counter */
+				continue;
+			}
+			r->v[r->n++] = c->time_running < c->time_enabled ?
+				(double)c->count * (double)c->time_enabled / (double)c->time_running :
+				(double)c->count;
+			r->enabled += (double)c->time_enabled;
+			r->running += (double)c->time_running;
+		}
+		/* Sampled events: samples, and the count they stand for. */
+		for (size_t e = 0; e < s->nevents; e++) {
+			const struct bp_record_event_desc *d = &s->events[e];
+			uint64_t samples = 0, period = 0;
+			bool dup = !d->sample_period;	/* a counting event */
+			for (size_t k = 0; k < e && !dup; k++)
+				dup = s->events[k].id == d->id;
+			if (dup)
+				continue;
+			for (size_t i = 0; i < A->n; i++) {
+				const struct acc *x = &A->a[i];
+				if (x->id == d->id && x->pid == app->app_id && x->cpu == app->cpu) {
+					samples += x->samples;
+					period += x->period;
+				}
+			}
+			const char *en = session_event_name(s, d->id, nb, sizeof(nb));
+			bool soft = !strcmp(en, "cpu-clock");
+			snprintf(name, sizeof(name), "%s samples", en);
+			row_add(t, name, "", SRC_MEASURED, (double)samples);
+			row_add(t, en, soft ? "ns" : "", SRC_ESTIMATED, (double)period);
+		}
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, min and max of a row's repetitions. */
+static double med(const struct row *r, double *lo, double *hi)
+{
+	double v[MAX_REPS];
+
+	memcpy(v, r->v, (size_t)r->n * sizeof(double));
+	qsort(v, (size_t)r->n, sizeof(double), cmp_double);
+	*lo = v[0];
+	*hi = v[r->n - 1];
+	return r->n % 2 ? v[r->n / 2] : (v[r->n / 2 - 1] + v[r->n / 2]) / 2;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(double d, char *buf, size_t n)
+{
+	char raw[40];
+	int len, w = 0, lead;
+
+	if (d < 0 || d >= 1e19) {
+		snprintf(buf, n, "%.0f", d);
+		return buf;
+	}
+	len = snprintf(raw, sizeof(raw), "%" PRIu64, (uint64_t)(d + 0.5));
+	lead = len % 3 ? len % 3 : 3;
+	for (int i = 0; i < len && (size_t)w + 2 < n; i++) {
+		if (i && (i - lead) % 3 == 0)
+			buf[w++] = ',';
+		buf[w++] = raw[i];
+	}
+	buf[w] = 0;
+	return buf;
+}
+
+static const struct row *find_row(const struct table *t, const char *name)
+{
+	for (int i = 0; i < t->nrows; i++)
+		if (!strcmp(t->rows[i].name, name) && t->rows[i].n)
+			return &t->rows[i];
+	return NULL;
+}
+
+static double row_med(const struct row *r)
+{
+	double lo, hi;
+	return med(r, &lo, &hi);
+}
+
+/* perf stat's derived metrics, from whichever rows exist. */
+static void derived(const struct table *t, const struct row *r, char *buf, size_t n)
+{
+	const struct row *o;
+
+	buf[0] = 0;
+	if (!strcmp(r->name, "instructions") && (o = find_row(t, "cycles")) && row_med(o) > 0)
+		snprintf(buf, n, "# %.2f insn per cycle", row_med(r) / row_med(o));
+	else if (!strcmp(r->name, "branch-misses") && (o = find_row(t, "branches")) && row_med(o) > 0)
+		snprintf(buf, n, "# %.2f%% of all branches", 100 * row_med(r) / row_med(o));
+	else if (!strcmp(r->name, "cache-misses") && (o = find_row(t, "cache-references")) &&
+		 row_med(o) > 0)
+		snprintf(buf, n, "# %.2f%% of all cache refs", 100 * row_med(r) / row_med(o));
+	else if ((!strcmp(r->name, "cpu-clock") || !strcmp(r->name, "task-clock")) &&
+		 (o = find_row(t, "duration")) && row_med(o) > 0)
+		snprintf(buf, n, "# %.3f CPUs utilized", row_med(r) / row_med(o));
+	else if (!strcmp(r->name, "instructions") && (o = find_row(t, "tsc")) && row_med(o) > 0)
+		snprintf(buf, n, "# %.2f insn per TSC tick", row_med(r) / row_med(o));
+	else if (!strcmp(r->name, "duration"))
+		snprintf(buf, n, "# %.3f ms", row_med(r) / 1e6);
+	else if (r->source == SRC_ESTIMATED)
+		snprintf(buf, n, "# estimated: samples x period");
+}
+
+/*
+ * -x SEP: perf stat's CSV layout, one line per counter: value, unit,
+ * event, run time (ns the counter ran), percentage of the run it ran,
+ * metric value, metric unit (perf's stat-display.c, CSV output). With
+ * several tables (apps, CPUs) each line starts with "app/CPUn" SEP, as
+ * perf's --per-cpu puts the CPU first.
+ */
+static void print_table_csv(const struct table *t, const char *sep, bool prefix)
+{
+	char der[96], label[100];
+
+	for (int i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[i];
+		double lo, hi, m, pct = 100.0;
+		const char *metric = "", *munit = "";
+		char mv[96];
+		if (!r->n)
+			continue;
+		if (prefix)
+			printf("%s/CPU%u%s", t->app, t->cpu, sep);
+		m = med(r, &lo, &hi);
+		snprintf(label, sizeof(label), "%s", r->name);
+		if (m < 0) {
+			printf("<not counted>%s%s%s%s%s0%s0.00%s%s\n", sep, r->unit, sep, label, sep, sep,
+			       sep, sep);
+			continue;
+		}
+		derived(t, r, der, sizeof(der));
+		if (!strncmp(der, "# ", 2) && !strstr(der, "estimated")) {
+			size_t k = strcspn(der + 2, " ");
+			snprintf(mv, sizeof(mv), "%.*s", (int)k, der + 2);
+			metric = mv;
+			munit = der + 2 + k + (der[2 + k] == ' ');
+		}
+		if (r->source == SRC_COUNTED && r->enabled > 0)
+			pct = 100.0 * r->running / r->enabled;
+		printf("%.2f%s%s%s%s%s%.0f%s%.2f%s%s%s%s\n", m, sep, r->unit, sep, label, sep,
+		       r->source == SRC_COUNTED ? r->running : 0.0, sep, pct, sep, metric, sep, munit);
+	}
+}
+
+static void print_table(const struct table *t)
+{
+	char num[48], lo_s[48], hi_s[48], der[96], label[100];
+
+	printf("\n Performance counter stats for '%s' on cpu %u", t->app, t->cpu);
+	if (t->reps > 1)
+		printf(" (%d runs)", t->reps);
+	printf(":\n\n");
+	for (int i = 0; i < t->nrows; i++) {
+		const struct row *r = &t->rows[i];
+		double lo, hi, m;
+		if (!r->n)
+			continue;
+		m = med(r, &lo, &hi);
+		if (m < 0) {
+			printf("  %18s %-3s %s\n", "<not counted>", r->unit, r->name);
+			continue;
+		}
+		derived(t, r, der, sizeof(der));
+		snprintf(label, sizeof(label), "%s%s", r->name,
+			 r->source == SRC_ESTIMATED ? " (est.)" : "");
+		char line[400];
+		int len = snprintf(line, sizeof(line), "  %18s %-3s %-30s %-32s",
+				   grouped(m, num, sizeof(num)), r->unit, label, der);
+		if (r->source == SRC_COUNTED && r->enabled > 0 && r->running < r->enabled)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " (%.2f%%)",
+					100.0 * r->running / r->enabled);
+		if (r->n > 1 && lo != hi)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " [min %s, max %s]",
+					grouped(lo, lo_s, sizeof(lo_s)), grouped(hi, hi_s, sizeof(hi_s)));
+		while (len > 0 && line[len - 1] == ' ')
+			line[--len] = 0;
+		printf("%s\n", line);
+	}
+	if (t->reps > 1)
+		printf("\n  (median of %d runs; [min, max] where they differ)\n", t->reps);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bareperf stat -i FILE [-i FILE ...] [--bench] [--agg A] [--plot FILE.svg]\n"
+		"       bareperf stat [-r N] [record options] -- APP [ARGS]\n"
+		"  a counter table per app run and CPU, counted by the kernel (count=); with\n"
+		"  several captures or -r N the median, min and max over the repetitions\n"
+		"  -i, --input FILE   a capture (repeat for repetitions; - reads standard input)\n"
+		"  -r, --repeat N     run APP N times (bareperf record --qemu each time)\n"
+		"  -e, --events LIST  events to count (count=; default task-clock,tsc, plus\n"
+		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
+		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
+		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP:\n"
+		"                     value,unit,event,run time,%% running,metric,metric unit\n"
+		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
+		"  --agg A            benchmark values with nanoBench's aggregate A: median,\n"
+		"                     min or avg (default: the one the harness reported)\n"
+		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
+		"\n"
+		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
+		"  multiplexed). A capture of a sampling run has none: its counts are estimated\n"
+		"  from samples (samples x period), marked \"(est.)\".\n"
+		"\n"
+		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
+		"  per unit of work (nanoBench's: agg of the 2n-runs less agg of the n-runs)\n"
+		"  with the spread of the per-repetition differences; a value below its noise\n"
+		"  floor shows as \"< F\"; rows whose records never arrived are named.\n");
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	const char *inputs[MAX_REPS];
+	const char *count = NULL, *plot = NULL, *sep = NULL;
+	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
+	int nbench = 0, agg = -1;
+	int ninputs = 0, reps = 1, rc = 0;
+	char *rec_argv[256];
+	int rec_argc = 0, app_at = -1;
+	char tmpl[MAX_REPS][64];
+	struct tables T = { 0 };
+	char err[1024];
+
+	/* Our options; anything else before "--" belongs to record. */
+	rec_argv[rec_argc++] = (char *)"record";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--")) {
+			app_at = i + 1;
+			break;
+		}
+		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
+		     !strcmp(a, "--repeat") || !strcmp(a, "--plot") || !strcmp(a, "--agg")) &&
+		    i + 1 >= argc) {
+			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
+			return 2;
+		}
+		/* perf stat -x SEP, also written -xSEP and --field-separator[=]SEP */
+		if (!strcmp(a, "-x") || !strcmp(a, "--field-separator")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "bareperf stat: %s needs a separator\n", a);
+				return 2;
+			}
+			sep = argv[++i];
+			continue;
+		}
+		if (!strncmp(a, "-x", 2) || !strncmp(a, "--field-separator=", 18)) {
+			sep = a[1] == 'x' ? a + 2 : a + 18;
+			continue;
+		}
+		if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+			if (ninputs == MAX_REPS) {
+				fprintf(stderr, "bareperf stat: at most %d captures\n", MAX_REPS);
+				return 2;
+			}
+			inputs[ninputs++] = argv[++i];
+		} else if (!strcmp(a, "-r") || !strcmp(a, "--repeat")) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+			if (*end || n < 1 || n > MAX_REPS) {
+				fprintf(stderr, "bareperf stat: -r: '%s' is not a count from 1 to %d\n",
+					argv[i], MAX_REPS);
+				return 2;
+			}
+			reps = (int)n;
+		} else if (!strcmp(a, "--plot")) {
+			plot = argv[++i];
+		} else if (!strcmp(a, "--bench")) {
+			bench_only = true;
+		} else if (!strcmp(a, "--agg")) {
+			agg = bench_agg_parse(argv[++i]);
+			if (agg < 0) {
+				fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
+				return 2;
+			}
+			count = argv[++i];	/* perf stat -e: the events to count */
+		} else if (rec_argc < 200) {
+			kvm |= !strcmp(a, "--kvm");
+			rec_argv[rec_argc++] = argv[i];
+		}
+	}
+	if (ninputs && (app_at >= 0 || rec_argc > 1)) {
+		fprintf(stderr, "bareperf stat: either -i FILE or -- APP, not both\n");
+		return 2;
+	}
+	if (!ninputs && app_at < 0) {
+		fprintf(stderr, "bareperf stat: give a capture (-i FILE) or an app (-- APP)\n");
+		return 2;
+	}
+	if (!ninputs) {
+		/*
+		 * Counting mode: a run per repetition with count= (and no sampling),
+		 * into temporary captures. Without -e: the soft events every
+		 * machine has, plus perf stat's hardware set where a PMU is sure
+		 * (--kvm passes the host's through).
+		 */
+		if (!count)
+			count = kvm ? "task-clock,tsc,cycles,instructions,branches,branch-misses" :
+				      "task-clock,tsc";
+		rec_argv[rec_argc++] = (char *)"--count";
+		rec_argv[rec_argc++] = (char *)count;
+		int base = rec_argc;
+		for (int k = 0; k < reps; k++) {
+			int fd;
+			snprintf(tmpl[k], sizeof(tmpl[k]), "/tmp/bareperf-stat-XXXXXX");
+			if ((fd = mkstemp(tmpl[k])) < 0) {
+				fprintf(stderr, "bareperf stat: cannot create a temporary file: %s\n",
+					strerror(errno));
+				rc = 1;
+				goto out_tmp;
+			}
+			close(fd);
+			inputs[ninputs++] = tmpl[k];
+			rec_argc = base;
+			rec_argv[rec_argc++] = (char *)"-q";
+			rec_argv[rec_argc++] = (char *)"-o";
+			rec_argv[rec_argc++] = tmpl[k];
+			rec_argv[rec_argc++] = (char *)"--";
+			for (int i = app_at; i < argc && rec_argc < 254; i++)
+				rec_argv[rec_argc++] = argv[i];
+			rec_argv[rec_argc] = NULL;
+			int st = cmd_record(rec_argc, rec_argv);
+			if (st) {
+				fprintf(stderr, "bareperf stat: run %d: bareperf record ended with status %d\n",
+					k + 1, st);
+				rc = st;
+				goto out_tmp;
+			}
+		}
+	}
+	if (sep && !*sep) {
+		fprintf(stderr, "bareperf stat: -x: the separator is empty\n");
+		rc = 2;
+		goto out_tmp;
+	}
+	for (int k = 0; k < ninputs; k++) {
+		struct session s;
+		struct accs A = { 0 };
+		char stdin_tmp[4096];
+		const char *in = inputs[k];
+		if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp))) {
+			rc = 1;
+			goto out;
+		}
+		if (session_load_cb(&s, in, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, accumulate,
+				    &A, err, sizeof(err))) {
+			fprintf(stderr, "bareperf stat: %s\n", err);
+			cli_input_done(stdin_tmp);
+			free(A.a);
+			rc = 1;
+			goto out;
+		}
+		cli_input_done(stdin_tmp);
+		if (bench_only) {
+			/* only the benchmarks: nothing at all for a capture without */
+			if (s.nbenches && ninputs > 1)
+				printf("%s# bench results of %s:\n", nbench ? "\n" : "", inputs[k]);
+		} else if (sep) {
+			/* CSV: the counts only; losses still reach the user */
+			session_print_losses(&s, stderr, "bareperf stat: warning: ");
+			add_session(&T, &s, &A);
+		} else {
+			if (k == 0 || ninputs == 1)
+				header_print(stdout, &s, NULL, NULL, "# ");
+			session_print_losses(&s, stdout, "# WARNING: ");
+			if (!s.napps)
+				printf("# %s: no app run (no APP_START record)\n", inputs[k]);
+			add_session(&T, &s, &A);
+			if (s.nbenches && ninputs > 1)
+				printf("\n# bench results of %s:\n", inputs[k]);
+		}
+		if (!sep)
+			nbench += stat_bench_print(stdout, &s, agg);
+		if (plot && !plotted && !plot_failed) {
+			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
+			if (n < 0) {
+				fprintf(stderr, "bareperf stat: %s\n", err);
+				rc = 1;
+				plot_failed = true;
+			}
+			plotted = n > 0;
+		}
+		free(A.a);
+		session_free(&s);
+	}
+	/* --bench is silent about what is not there (make run uses it on any capture) */
+	if (plot && !plotted && !plot_failed && !bench_only)
+		fprintf(stderr, "bareperf stat: --plot: no memlat BENCH records; %s not written\n",
+			plot);
+	else if (plotted && !bench_only)
+		fprintf(stderr, "bareperf stat: wrote %s\n", plot);
+	if (bench_only)
+		goto out;
+	if (sep) {
+		for (size_t i = 0; i < T.n; i++)
+			print_table_csv(&T.t[i], sep, T.n > 1);
+		if (!T.n)
+			fprintf(stderr, "bareperf stat: no app run in the capture: nothing to count\n");
+		goto out;
+	}
+	bool est = false, scaled = false;
+	for (size_t i = 0; i < T.n; i++) {
+		print_table(&T.t[i]);
+		for (int k = 0; k < T.t[i].nrows; k++) {
+			const struct row *r = &T.t[i].rows[k];
+			est |= r->source == SRC_ESTIMATED;
+			scaled |= r->source == SRC_COUNTED && r->running < r->enabled;
+		}
+	}
+	if (!T.n)
+		printf("\n  no app run in the capture: nothing to count\n");
+	if (est)
+		printf("\n  (est.): estimated from samples (samples x sampling period), not counted;\n"
+		       "  bareperf stat -- APP (count=) counts exactly.\n");
+	if (scaled)
+		printf("\n  (NN.NN%%): the event was multiplexed: on a counter that share of the time;\n"
+		       "  its count is scaled by time_enabled/time_running.\n");
+out:
+	free(T.t);
+out_tmp:
+	if (app_at >= 0)
+		for (int k = 0; k < ninputs; k++)
+			if (!strncmp(inputs[k], "/tmp/bareperf-stat-", 19)) {
+				char copy[128];
+				session_kernel_copy_path(inputs[k], copy, sizeof(copy));
+				unlink(copy);		/* record's copy of the kernel */
+				unlink(inputs[k]);
+			}
+	return rc;
+}

@@ -1,0 +1,88 @@
+/*
+ * tools/util/cli.c — see tools/util/cli.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/util/cli.h"
+
+int cli_input(const char *cmd, const char **input, char *tmp, size_t n)
+{
+	const char *dir = getenv("TMPDIR");
+	char buf[1 << 16];
+	ssize_t got;
+	int fd;
+
+	tmp[0] = 0;
+	if (strcmp(*input, "-"))
+		return 0;
+	if (isatty(STDIN_FILENO)) {
+		fprintf(stderr, "bareperf %s: -i -: standard input is a terminal, not a capture\n",
+			cmd);
+		return -1;
+	}
+	snprintf(tmp, n, "%s/bareperf-stdin.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(stderr, "bareperf %s: -i -: %s: %s\n", cmd, tmp, strerror(errno));
+		tmp[0] = 0;
+		return -1;
+	}
+	while ((got = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 || write(fd, buf, (size_t)got) != got) {
+			fprintf(stderr, "bareperf %s: -i -: copying standard input to %s: %s\n", cmd,
+				tmp, strerror(errno));
+			close(fd);
+			cli_input_done(tmp);
+			return -1;
+		}
+	}
+	if (close(fd)) {
+		fprintf(stderr, "bareperf %s: -i -: %s: %s\n", cmd, tmp, strerror(errno));
+		cli_input_done(tmp);
+		return -1;
+	}
+	*input = tmp;
+	return 0;
+}
+
+void cli_input_done(const char *tmp)
+{
+	if (tmp && tmp[0])
+		unlink(tmp);
+}
+
+int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool force,
+		 struct session *s, struct symtab **t, char *kpath)
+{
+	char err[1024], used[4096], stdin_tmp[4096];
+
+	if (cli_input(cmd, &in, stdin_tmp, sizeof(stdin_tmp)))
+		return -1;
+	/* No console: it is not converted, and need not be held. */
+	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
+		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		cli_input_done(stdin_tmp);
+		return -1;
+	}
+	cli_input_done(stdin_tmp);
+	if (session_symtab(s, kernel, force, t, used, sizeof(used), err, sizeof(err))) {
+		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
+		session_free(s);
+		return -1;
+	}
+	if (!realpath(used, kpath)) {
+		fprintf(stderr, "bareperf %s: %s: %s\n", cmd, used, strerror(errno));
+		symtab_free(*t);
+		session_free(s);
+		return -1;
+	}
+	session_print_losses(s, stderr, "bareperf: warning: ");
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * tools/util/control.h — the host's side of the control channel
+ * (uapi/wire.h §5, served by the kernel's control app): `bareperf
+ * record --tty DEV -- APP` asks a machine booted with control=1 for a run
+ * with one START_RUN request, and reads the kernel's answer.
+ *
+ * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
+ * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
+ * identity: sent again, the same message is not run twice.
+ */
+#ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
+#define BAREPERF_TOOLS_UTIL_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringbuf/wire.h"
+
+/* The run START_RUN asks for (NULL / 0: the kernel's default). */
+struct ctl_run {
+	const char *app;		/* required */
+	char *const *args;		/* the app's arguments */
+	int nargs;
+	const char *events;		/* comma-separated: one WIRE_RUN_EVENT each */
+	uint64_t period, freq;
+	const char *cpus;		/* the CPU the app runs on */
+};
+
+/* The kernel's answer, from the CONTROL messages it sends. */
+struct ctl_reply {
+	bool replied, ok;		/* OK "exit N" or ERROR "why" came */
+	bool ended;			/* END came (after the reply, if one was asked for) */
+	char text[256];			/* the reply's text */
+};
+
+/*
+ * A CONTROL message from the kernel (p, n: the frame's payload). OK and
+ * ERROR fill r; END (the kernel sent everything) sets r->ended once the
+ * reply came, or at once when no request was made (asked false).
+ */
+void ctl_reply_feed(struct ctl_reply *r, bool asked, const uint8_t *p, size_t n);
+
+/* The requesting side: the message, and when it went out. */
+struct ctl_client {
+	struct wire_enc enc;		/* CONTROL frames from WIRE_CPU_HOST */
+	uint8_t msg[1024];
+	size_t len;
+	unsigned sends;
+	double sent_at;			/* now_s() of the last send */
+	uint64_t frames_at_send;	/* frames received by then */
+};
+
+/*
+ * The START_RUN message {NONCE, APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}
+ * into msg: its length, or 0 if it does not fit in cap (or in one
+ * message).
+ */
+size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap);
+
+/* Build c's request for r. 0, or -1 if the run's parameters are too long. */
+int ctl_client_init(struct ctl_client *c, const struct ctl_run *r);
+
+/*
+ * Send the request on fd when it is due, all times wall clock (now_s):
+ * once the line has been quiet for 0.3 s (a booting machine has had its
+ * say), and again when no frame came back and the line has been silent
+ * for 2 s since (the request was lost: the machine reads requests only
+ * between runs, and prints "app: ...: start" as a CONSOLE frame the
+ * moment it begins one). Not while it still talks (it is booting, and
+ * will read the request it holds), and never once a frame came or the
+ * reply is in: a second request would start a second run.
+ * last_byte: when the line last delivered bytes; frames: frames received
+ * so far. 0, or -1 with err when the write failed.
+ */
+int ctl_client_tick(struct ctl_client *c, int fd, const struct ctl_reply *r, double now,
+		    double last_byte, uint64_t frames, char *err, size_t errlen);
+
+#endif

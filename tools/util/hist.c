@@ -1,0 +1,698 @@
+/*
+ * tools/util/hist.c — `bareperf report`'s aggregation (tools/util/hist.h):
+ * samples keyed by IP (and CPU/run when those are sort keys) in a hash
+ * table, symbolized once per distinct IP, then merged into rows by the
+ * sort keys; call chains into a caller tree.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/util/hist.h"
+
+/* ---- hash tables keyed by a 64-bit value ------------------------------ */
+
+struct ipent {
+	uint64_t ip;
+	uint64_t ctx;			/* cpu << 32 | pid with those sort keys, else 0 */
+	uint64_t samples, period;	/* samples == 0: slot free */
+};
+
+struct iptab {
+	struct ipent *e;
+	size_t mask, n;
+};
+
+static inline size_t hash64(uint64_t k, size_t mask)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & mask;
+}
+
+static int iptab_init(struct iptab *h, size_t cap)
+{
+	h->e = calloc(cap, sizeof(*h->e));
+	h->mask = cap - 1;
+	h->n = 0;
+	return h->e ? 0 : -1;
+}
+
+static int iptab_grow(struct iptab *h)
+{
+	struct iptab g;
+
+	if (iptab_init(&g, 2 * (h->mask + 1)))
+		return -1;
+	for (size_t i = 0; i <= h->mask; i++) {
+		const struct ipent *x = &h->e[i];
+		if (!x->samples)
+			continue;
+		size_t j = hash64(x->ip ^ x->ctx * 0x9e3779b97f4a7c15ull, g.mask);
+		while (g.e[j].samples)
+			j = (j + 1) & g.mask;
+		g.e[j] = *x;
+		g.n++;
+	}
+	free(h->e);
+	*h = g;
+	return 0;
+}
+
+/* Add (samples, period) to the entry of (ip, ctx). */
+static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t samples,
+			    uint64_t period)
+{
+	size_t j = hash64(ip ^ ctx * 0x9e3779b97f4a7c15ull, h->mask);
+
+	for (;;) {
+		struct ipent *x = &h->e[j];
+		if (x->samples && x->ip == ip && x->ctx == ctx) {
+			x->samples += samples;
+			x->period += period;
+			return 0;
+		}
+		if (!x->samples)
+			break;
+		j = (j + 1) & h->mask;
+	}
+	if (2 * (h->n + 1) > h->mask + 1) {
+		if (iptab_grow(h))
+			return -1;
+		return iptab_add(h, ip, ctx, samples, period);
+	}
+	h->e[j] = (struct ipent){ ip, ctx, samples, period };
+	h->n++;
+	return 0;
+}
+
+/* ---- symbols, memoized per address ------------------------------------ */
+
+struct symcache {
+	const struct symtab *t;
+	struct { uint64_t addr, key; const char *name; bool used; } *e;
+	size_t mask, n;
+};
+
+static int symcache_init(struct symcache *c, const struct symtab *t)
+{
+	c->t = t;
+	c->mask = 4095;
+	c->n = 0;
+	c->e = calloc(c->mask + 1, sizeof(*c->e));
+	return c->e ? 0 : -1;
+}
+
+/* The function holding addr: its start as the key, or addr itself. */
+static uint64_t symcache_get(struct symcache *c, uint64_t addr, const char **name)
+{
+	size_t j = hash64(addr, c->mask);
+
+	while (c->e[j].used) {
+		if (c->e[j].addr == addr) {
+			*name = c->e[j].name;
+			return c->e[j].key;
+		}
+		j = (j + 1) & c->mask;
+	}
+	struct symbol s = symtab_lookup(c->t, addr);
+	uint64_t key = s.name ? s.start : addr;
+	if (2 * (c->n + 1) > c->mask + 1) {
+		/* Full enough: start over rather than rehash (a cache, not a table). */
+		memset(c->e, 0, (c->mask + 1) * sizeof(*c->e));
+		c->n = 0;
+		j = hash64(addr, c->mask);
+	}
+	c->e[j].addr = addr;
+	c->e[j].key = key;
+	c->e[j].name = s.name;
+	c->e[j].used = true;
+	c->n++;
+	*name = s.name;
+	return key;
+}
+
+/* ---- aggregation ---------------------------------------------------- */
+
+int report_parse_cpus(const char *list, struct report_filter *f)
+{
+	const char *p = list;
+
+	memset(f->cpus, 0, sizeof(f->cpus));
+	f->cpu_set = true;
+	while (*p) {
+		char *end;
+		unsigned long a = strtoul(p, &end, 10), b = a;
+		if (end == p || a >= SESSION_MAX_CPUS)
+			return -1;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(++p, &end, 10);
+			if (end == p || b >= SESSION_MAX_CPUS || b < a)
+				return -1;
+			p = end;
+		}
+		for (unsigned long c = a; c <= b; c++)
+			f->cpus[c] = true;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return 0;
+}
+
+static const struct { const char *name; enum report_key key; } sort_names[] = {
+	{ "sym", RK_SYM }, { "symbol", RK_SYM }, { "dso", RK_DSO }, { "srcline", RK_SRCLINE },
+	{ "line", RK_SRCLINE }, { "cpu", RK_CPU }, { "comm", RK_COMM }, { "app", RK_COMM },
+	{ "pid", RK_PID }, { "run", RK_PID },
+};
+
+static int sort_key(const char *w, size_t n, enum report_key *k)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (strlen(sort_names[i].name) == n && !strncmp(sort_names[i].name, w, n)) {
+			*k = sort_names[i].key;
+			return 0;
+		}
+	return -1;
+}
+
+int report_parse_sort(const char *list, struct report_opts *o, char *err, size_t errlen)
+{
+	const char *p = list;
+
+	o->nkeys = 0;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		enum report_key k;
+		if (!n || sort_key(p, n, &k)) {
+			snprintf(err, errlen, "'%.*s' is not a sort key (sym, dso, srcline, cpu, comm, "
+				 "pid)", (int)n, p);
+			return -1;
+		}
+		bool dup = false;
+		for (size_t i = 0; i < o->nkeys; i++)
+			dup |= o->keys[i] == k;
+		if (!dup)
+			o->keys[o->nkeys++] = k;
+		p += n;
+		if (*p == ',' && *++p == 0) {
+			snprintf(err, errlen, "'%s' ends in a comma", list);
+			return -1;
+		}
+	}
+	if (!o->nkeys) {
+		snprintf(err, errlen, "no sort key given");
+		return -1;
+	}
+	/* The one-key forms keep their meaning for the rest of the tool. */
+	o->sort = o->nkeys == 1 && o->keys[0] == RK_SRCLINE ? REPORT_SORT_LINE : REPORT_SORT_SYM;
+	return 0;
+}
+
+struct evstate {
+	struct iptab ipt;		/* ip -> self cost */
+	struct iptab child;		/* -g: function key -> inclusive cost */
+	size_t root;			/* -g: virtual root of the callers trees */
+};
+
+struct report_agg {
+	struct report *r;
+	struct report_opts o;
+	struct symcache sc;
+	struct evstate *ev;		/* parallel to r->events */
+	size_t cap_ev;
+	uint64_t last_id;
+	size_t last_ev;
+	uint32_t last_pid;		/* --app: the last pid checked, and its answer */
+	bool last_pid_ok, have_last_pid, app_found;
+	bool ctx_cpu, ctx_pid;		/* sort keys that split an IP's samples */
+	const struct session *s;	/* report_end's, for app names */
+	struct cment { uint64_t key; size_t parent, node; } *cm;	/* -g: (parent, key) -> node */
+	size_t cm_mask, cm_n;
+};
+
+static size_t node_new(struct report *r, uint64_t key, const char *name)
+{
+	if (r->npool + 1 >= r->cap_pool) {
+		size_t n = r->cap_pool ? 2 * r->cap_pool : 1024;
+		struct report_node *q = realloc(r->pool, n * sizeof(*q));
+		if (!q)
+			return 0;
+		r->pool = q;
+		r->cap_pool = n;
+	}
+	if (!r->npool)
+		r->npool = 1;		/* index 0 means "none" */
+	r->pool[r->npool] = (struct report_node){ key, name, 0, 0, 0, 0 };
+	return r->npool++;
+}
+
+/*
+ * The child of parent with key, made on first sight: a hash table of
+ * (parent, key) -> node, so a node with thousands of callers costs one
+ * probe, not a walk of its sibling list (which printing still uses).
+ */
+static int childmap_grow(struct report_agg *A)
+{
+	size_t cap = A->cm_mask ? 2 * (A->cm_mask + 1) : 4096;
+	struct cment *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (size_t i = 0; A->cm && i <= A->cm_mask; i++) {
+		size_t j;
+		if (!A->cm[i].node)
+			continue;
+		j = hash64(A->cm[i].key ^ A->cm[i].parent * 0x9e3779b97f4a7c15ull, cap - 1);
+		while (e[j].node)
+			j = (j + 1) & (cap - 1);
+		e[j] = A->cm[i];
+	}
+	free(A->cm);
+	A->cm = e;
+	A->cm_mask = cap - 1;
+	return 0;
+}
+
+static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, const char *name)
+{
+	struct report *r = A->r;
+	size_t c, j;
+
+	if (2 * (A->cm_n + 1) > A->cm_mask + 1 && childmap_grow(A))
+		return 0;
+	for (j = hash64(key ^ parent * 0x9e3779b97f4a7c15ull, A->cm_mask); A->cm[j].node;
+	     j = (j + 1) & A->cm_mask)
+		if (A->cm[j].parent == parent && A->cm[j].key == key)
+			return A->cm[j].node;
+	c = node_new(r, key, name);
+	if (!c)
+		return 0;
+	r->pool[c].next_sibling = r->pool[parent].first_child;
+	r->pool[parent].first_child = c;
+	A->cm[j] = (struct cment){ key, parent, c };
+	A->cm_n++;
+	return c;
+}
+
+#define MAX_CHAIN 128
+
+/* -g: one sample's chain into the event's tree and inclusive costs. */
+static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sample_rec *x,
+		     const uint64_t *ips)
+{
+	struct report *r = A->r;
+	uint64_t keys[MAX_CHAIN];
+	const char *names[MAX_CHAIN];
+	size_t n = 0, node;
+
+	keys[n] = symcache_get(&A->sc, x->ip, &names[n]);
+	n++;
+	for (uint32_t i = 1; i < x->nr_ips && n < MAX_CHAIN; i++) {
+		uint64_t ret = ips[i];
+		if (!ret || ret >= (uint64_t)-4095)	/* none, or a perf context marker */
+			continue;
+		/* A return address: the call is the instruction before it. */
+		keys[n] = symcache_get(&A->sc, ret - 1, &names[n]);
+		n++;
+	}
+	node = E->root;
+	for (size_t i = 0; i < n; i++) {
+		node = node_child(A, node, keys[i], names[i]);
+		if (!node)
+			return -1;
+		r->pool[node].samples++;
+		r->pool[node].period += x->period;
+	}
+	/* Inclusive cost once per function, however often it recurs. */
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = keys[j] == keys[i];
+		if (!seen && iptab_add(&E->child, keys[i], 0, 1, x->period))
+			return -1;
+	}
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	uint64_t px = x->child_period > x->period ? x->child_period : x->period;
+	uint64_t py = y->child_period > y->period ? y->child_period : y->period;
+
+	if (px != py)
+		return px > py ? -1 : 1;
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+const char *report_app_name(const struct session *s, uint32_t pid)
+{
+	for (size_t i = 0; s && i < s->napps; i++)
+		if (s->apps[i].app_id == pid)
+			return s->apps[i].name;
+	return "";
+}
+
+/* Rows are merged when every sort key compares equal (qsort's context
+ * goes through this file-scope pointer: qsort has none). */
+static const struct report_agg *cmp_agg;
+
+static int cmp_keys(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	const struct report_agg *A = cmp_agg;
+	int c;
+
+	for (size_t i = 0; i < A->o.nkeys; i++) {
+		switch (A->o.keys[i]) {
+		case RK_SYM:
+			if (x->key != y->key)
+				return x->key < y->key ? -1 : 1;
+			break;
+		case RK_DSO:
+			break;			/* one image */
+		case RK_SRCLINE:
+			if (!x->file != !y->file)
+				return x->file ? -1 : 1;
+			if (x->file && (c = strcmp(x->file, y->file)))
+				return c;
+			if (!x->file && x->line_addr != y->line_addr)
+				return x->line_addr < y->line_addr ? -1 : 1;
+			if (x->line != y->line)
+				return x->line - y->line;
+			break;
+		case RK_CPU:
+			if (x->cpu != y->cpu)
+				return x->cpu < y->cpu ? -1 : 1;
+			break;
+		case RK_COMM:
+			if ((c = strcmp(report_app_name(A->s, x->pid), report_app_name(A->s, y->pid))))
+				return c;
+			break;
+		case RK_PID:
+			if (x->pid != y->pid)
+				return x->pid < y->pid ? -1 : 1;
+			break;
+		case RK_NKEYS:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Index of key in rows[0, n) sorted by key, or n. */
+static size_t find_key(const struct report_row *rows, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rows[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && rows[lo].key == key ? lo : n;
+}
+
+/* Rows of one event from its distinct IPs. */
+static int build_rows(struct report_agg *A, size_t ev)
+{
+	struct report_event *E = &A->r->events[ev];
+	struct evstate *S = &A->ev[ev];
+	struct iptab *h = &S->ipt;
+	struct report_row *rows;
+	size_t n = 0, m = 0;
+	bool want_line = false;
+
+	for (size_t i = 0; i < A->o.nkeys; i++)
+		want_line |= A->o.keys[i] == RK_SRCLINE;
+	rows = calloc(h->n + S->child.n + 1, sizeof(*rows));
+	if (!rows)
+		return -1;
+	for (size_t i = 0; i <= h->mask; i++) {
+		const struct ipent *x = &h->e[i];
+		struct report_row *w;
+		if (!x->samples)
+			continue;
+		w = &rows[n++];
+		w->samples = x->samples;
+		w->period = x->period;
+		w->key = symcache_get(&A->sc, x->ip, &w->name);
+		w->cpu = (uint32_t)(x->ctx >> 32);
+		w->pid = (uint32_t)x->ctx;
+		if (want_line && !symtab_line(A->sc.t, x->ip, &w->file, &w->line))
+			w->file = NULL, w->line = 0, w->line_addr = x->ip;
+	}
+	/* By the sort keys; merge equal ones. */
+	cmp_agg = A;
+	qsort(rows, n, sizeof(*rows), cmp_keys);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !cmp_keys(&rows[m - 1], &rows[i])) {
+			rows[m - 1].samples += rows[i].samples;
+			rows[m - 1].period += rows[i].period;
+			continue;
+		}
+		rows[m++] = rows[i];
+	}
+	n = m;
+	if (A->o.callgraph) {
+		/* Inclusive costs; rows for callers that have no self samples. */
+		size_t extra = n;
+		for (size_t i = 0; i <= S->child.mask; i++) {
+			const struct ipent *x = &S->child.e[i];
+			size_t k;
+			if (!x->samples)
+				continue;
+			if ((k = find_key(rows, n, x->ip)) < n) {
+				rows[k].child_samples = x->samples;
+				rows[k].child_period = x->period;
+				continue;
+			}
+			struct symbol sy = symtab_lookup(A->sc.t, x->ip);
+			rows[extra++] = (struct report_row){
+				.key = x->ip, .name = sy.name && sy.start == x->ip ? sy.name : NULL,
+				.child_samples = x->samples, .child_period = x->period };
+		}
+		/* Each leaf function's callers tree: the root's child with its key. */
+		for (size_t c = A->r->pool[S->root].first_child; c; c = A->r->pool[c].next_sibling) {
+			size_t k = find_key(rows, n, A->r->pool[c].key);
+			if (k < n)
+				rows[k].callers = c;
+		}
+		n = extra;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_row);
+	E->rows = rows;
+	E->nrows = n;
+	return 0;
+}
+
+int report_begin(struct report_agg **out, const struct symtab *t, const struct report_opts *o,
+		 struct report *r)
+{
+	struct report_agg *A = calloc(1, sizeof(*A));
+
+	memset(r, 0, sizeof(*r));
+	*out = A;
+	if (!A)
+		return -1;
+	A->r = r;
+	A->o = *o;
+	if (!A->o.nkeys) {
+		A->o.keys[0] = o->sort == REPORT_SORT_LINE ? RK_SRCLINE : RK_SYM;
+		A->o.nkeys = 1;
+	}
+	for (size_t i = 0; i < A->o.nkeys; i++) {
+		A->ctx_cpu |= A->o.keys[i] == RK_CPU;
+		A->ctx_pid |= A->o.keys[i] == RK_COMM || A->o.keys[i] == RK_PID;
+	}
+	A->last_id = UINT64_MAX;
+	if (symcache_init(&A->sc, t)) {
+		free(A);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* The slot of event id, made on first sight; SIZE_MAX if out of memory. */
+static size_t event_slot(struct report_agg *A, uint64_t id)
+{
+	struct report *r = A->r;
+	size_t ev;
+
+	for (ev = 0; ev < r->nevents; ev++)
+		if (r->events[ev].id == id)
+			return ev;
+	if (r->nevents == A->cap_ev) {
+		size_t n = A->cap_ev ? 2 * A->cap_ev : 8;
+		struct report_event *e = realloc(r->events, n * sizeof(*e));
+		if (!e)
+			return SIZE_MAX;
+		r->events = e;
+		struct evstate *s = realloc(A->ev, n * sizeof(*s));
+		if (!s)
+			return SIZE_MAX;
+		A->ev = s;
+		A->cap_ev = n;
+	}
+	memset(&r->events[ev], 0, sizeof(r->events[ev]));
+	memset(&A->ev[ev], 0, sizeof(A->ev[ev]));
+	r->events[ev].id = id;
+	r->events[ev].min_period = UINT64_MAX;
+	if (iptab_init(&A->ev[ev].ipt, 4096) ||
+	    (A->o.callgraph && (iptab_init(&A->ev[ev].child, 1024) ||
+				!(A->ev[ev].root = node_new(r, 0, NULL)))))
+		return SIZE_MAX;
+	r->nevents++;
+	return ev;
+}
+
+/* --app: is pid a run of the app? (APP_START precedes its samples.) */
+static bool app_match(struct report_agg *A, const struct session *s, uint32_t pid)
+{
+	if (A->have_last_pid && pid == A->last_pid)
+		return A->last_pid_ok;
+	A->have_last_pid = true;
+	A->last_pid = pid;
+	A->last_pid_ok = false;
+	for (size_t i = 0; i < s->napps; i++)
+		if (s->apps[i].app_id == pid && !strcmp(s->apps[i].name, A->o.filter.app)) {
+			A->last_pid_ok = A->app_found = true;
+			break;
+		}
+	return A->last_pid_ok;
+}
+
+int report_add(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x,
+	       const uint64_t *ips)
+{
+	struct report *r = A->r;
+	size_t ev;
+
+	if (x->cpu < SESSION_MAX_CPUS)
+		r->cpu_seen[x->cpu] = true;
+	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu])) {
+		r->filtered_out++;
+		return 0;
+	}
+	if (A->o.filter.app && !app_match(A, s, x->pid)) {
+		r->filtered_out++;
+		return 0;
+	}
+	if (x->id == A->last_id) {
+		ev = A->last_ev;
+	} else {
+		if ((ev = event_slot(A, x->id)) == SIZE_MAX)
+			return -1;
+		A->last_id = x->id;
+		A->last_ev = ev;
+	}
+	struct report_event *E = &r->events[ev];
+	if (iptab_add(&A->ev[ev].ipt, x->ip,
+		      (A->ctx_cpu ? (uint64_t)x->cpu << 32 : 0) | (A->ctx_pid ? x->pid : 0), 1,
+		      x->period))
+		return -1;
+	E->samples++;
+	E->period += x->period;
+	if (x->period < E->min_period)
+		E->min_period = x->period;
+	if (x->period > E->max_period)
+		E->max_period = x->period;
+	r->samples++;
+	if (x->nr_ips)
+		E->with_chain++;
+	if (A->o.callgraph && x->nr_ips && add_chain(A, &A->ev[ev], x, ips))
+		return -1;
+	return 0;
+}
+
+int report_end(struct report_agg *A, const struct session *s, char *err, size_t errlen)
+{
+	struct report *r = A->r;
+	int rc = 0;
+
+	A->s = s;
+	if (A->o.filter.app && !A->app_found) {
+		bool any = false;
+		for (size_t i = 0; i < s->napps && !any; i++)
+			any = !strcmp(s->apps[i].name, A->o.filter.app);
+		if (!any) {
+			snprintf(err, errlen, "no run of an app named '%s' in %s", A->o.filter.app,
+				 s->path);
+			rc = -1;
+		}
+	}
+	/* Events described but without samples get an empty slot, in desc order. */
+	for (size_t i = 0; !rc && i < s->nevents; i++)
+		if (event_slot(A, s->events[i].id) == SIZE_MAX)
+			rc = -1;
+	for (size_t ev = 0; !rc && ev < r->nevents; ev++)
+		if (build_rows(A, ev))
+			rc = -1;
+	if (rc && !err[0])
+		snprintf(err, errlen, "out of memory aggregating %s", s->path);
+	report_abort(A);
+	if (rc)
+		report_free(r);
+	return rc;
+}
+
+void report_set_symtab(struct report_agg *A, const struct symtab *t)
+{
+	A->sc.t = t;
+}
+
+void report_abort(struct report_agg *A)
+{
+	if (!A)
+		return;
+	for (size_t ev = 0; ev < A->r->nevents && A->ev; ev++) {
+		free(A->ev[ev].ipt.e);
+		free(A->ev[ev].child.e);
+	}
+	free(A->ev);
+	free(A->sc.e);
+	free(A->cm);
+	free(A);
+}
+
+int report_aggregate(const struct session *s, const struct symtab *t,
+		     const struct report_opts *o, struct report *r, char *err, size_t errlen)
+{
+	struct report_agg *A;
+
+	err[0] = 0;
+	if (report_begin(&A, t, o, r)) {
+		snprintf(err, errlen, "out of memory aggregating %s", s->path);
+		return -1;
+	}
+	for (size_t i = 0; i < s->nsamples; i++)
+		if (report_add(A, s, &s->samples[i],
+			       s->samples[i].nr_ips ? s->ips + s->samples[i].ips_off : NULL)) {
+			report_abort(A);
+			report_free(r);
+			snprintf(err, errlen, "out of memory aggregating %s", s->path);
+			return -1;
+		}
+	return report_end(A, s, err, errlen);
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; r->events && i < r->nevents; i++)
+		free(r->events[i].rows);
+	free(r->events);
+	free(r->pool);
+	memset(r, 0, sizeof(*r));
+}

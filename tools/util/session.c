@@ -1,0 +1,984 @@
+/*
+ * tools/util/session.c — a capture decoded once into what the analysis
+ * commands read (tools/util/session.h).
+ *
+ * The capture's bytes go through the wire decoder (tools/util/wire_dec.h); its
+ * record callback sorts each record into the session: metadata, app runs,
+ * samples (parsed by their event's sample_type, perf_ring.h), losses. A
+ * SAMPLE carries no type of its own: as in perf, its layout is the
+ * sample_type of its event, found through IDENTIFIER (the first u64) when
+ * the events have it, else the one sample_type all events share.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tools/util/capture.h"
+#include "ringbuf/ringbuf.h"
+#include "tools/util/session.h"
+#include "tools/util/util.h"
+
+struct loader {
+	struct session *s;
+	unsigned flags;
+	bool have_st;			/* st below is known (an EVENT_DESC arrived) */
+	uint64_t st;			/* sample_type of events without IDENTIFIER */
+	uint64_t default_id;		/* their id when the sample has no ID field */
+	bool oom;
+	session_sample_fn cb;		/* not NULL: samples go here, not into s->samples */
+	void *cb_ctx;
+	bool cb_failed;
+	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
+	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
+	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks, cap_bench_ends;
+	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
+	size_t defer_len, cap_defer;
+	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
+	const struct session_tap *tap;	/* not NULL: sees the stream too */
+	void *tap_ctx;
+};
+
+/* Make room for one more element of size sz in *p (capacity *cap, count n). */
+static bool grow(struct loader *L, void **p, size_t *cap, size_t n, size_t sz, size_t more)
+{
+	size_t want = n + more;
+	void *q;
+
+	if (want <= *cap)
+		return true;
+	size_t ncap = *cap ? *cap : 64;
+	while (ncap < want)
+		ncap *= 2;
+	q = realloc(*p, ncap * sz);
+	if (!q) {
+		L->oom = true;
+		return false;
+	}
+	*p = q;
+	*cap = ncap;
+	return true;
+}
+
+/*
+ * The samples array grows to hundreds of MB on a long capture: map it
+ * with transparent huge pages asked for (page faults were a third of
+ * `report`'s time with 4 KiB pages) and grow it with mremap (no copy).
+ */
+static void *big_grow(void *p, size_t old_bytes, size_t new_bytes)
+{
+	void *q = p ? mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE) :
+		      mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+
+	if (q == MAP_FAILED)
+		return NULL;
+	madvise(q, new_bytes, MADV_HUGEPAGE);
+	return q;
+}
+
+static bool grow_samples(struct loader *L)
+{
+	struct session *s = L->s;
+	size_t ncap;
+	void *q;
+
+	if (s->nsamples < L->cap_samples)
+		return true;
+	ncap = L->cap_samples ? 2 * L->cap_samples : 65536;
+	q = big_grow(s->samples, s->samples_mapped, ncap * sizeof(*s->samples));
+	if (!q) {
+		L->oom = true;
+		return false;
+	}
+	s->samples = q;
+	s->samples_mapped = ncap * sizeof(*s->samples);
+	L->cap_samples = ncap;
+	return true;
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Copy a record of a fixed layout: what arrived, zero-filled to the size
+ * this reader knows (a shorter record from an older kernel reads as 0s). */
+static void copy_rec(void *dst, size_t dsz, const struct bp_record_header *h)
+{
+	memset(dst, 0, dsz);
+	memcpy(dst, h, h->size < dsz ? h->size : dsz);
+}
+
+static void note_cpu(struct session *s, uint32_t cpu)
+{
+	if (cpu < SESSION_MAX_CPUS && cpu + 1 > s->max_cpu)
+		s->max_cpu = cpu + 1;
+}
+
+static const struct bp_record_event_desc *find_event(const struct session *s, uint64_t id)
+{
+	/* The latest description of id wins: a later run may redefine it. */
+	for (size_t i = s->nevents; i-- > 0;)
+		if (s->events[i].id == id)
+			return &s->events[i];
+	return NULL;
+}
+
+static void add_event(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_event_desc d;
+
+	copy_rec(&d, sizeof(d), h);
+	d.name[sizeof(d.name) - 1] = 0;
+	for (size_t i = 0; i < s->nevents; i++)
+		if (!memcmp(&s->events[i], &d, sizeof(d)))
+			return;		/* the same event again (a repeated run) */
+	if (!grow(L, (void **)&s->events, &L->cap_events, s->nevents, sizeof(d), 1))
+		return;
+	s->events[s->nevents++] = d;
+	if (!L->have_st) {
+		L->have_st = true;
+		L->st = d.sample_type;
+		L->default_id = d.id;
+	}
+}
+
+/*
+ * Parse one SAMPLE of stream CPU cpu by the sample_type of its event:
+ * through IDENTIFIER if st has it, else st itself (events share it).
+ */
+static bool parse_sample(const struct session *s, uint64_t st, uint64_t default_id,
+			 uint32_t cpu, const struct bp_record_header *h,
+			 struct bp_sample_rec *r, const uint8_t **chain)
+{
+	struct bp_sample b;
+	const struct bp_record_event_desc *e;
+
+	memset(r, 0, sizeof(*r));
+	*chain = NULL;
+	/* With IDENTIFIER the first field names the event, whose own
+	 * sample_type says how to read the rest. */
+	if (st & BP_SAMPLE_IDENTIFIER) {
+		if (h->size < sizeof(*h) + 8)
+			return false;
+		e = find_event(s, ld64((const uint8_t *)(h + 1)));
+		if (!e || !(e->sample_type & BP_SAMPLE_IDENTIFIER))
+			return false;
+		st = e->sample_type;
+	}
+	/* The field layout is ringbuf's (perf's order), read by its parser. */
+	if (bp_sample_parse(st, h, &b))
+		return false;
+	r->misc = h->misc;
+	r->ip = b.ip;
+	r->pid = b.pid;
+	r->tid = b.tid;
+	r->time = b.time;
+	r->id = st & (BP_SAMPLE_ID | BP_SAMPLE_IDENTIFIER) ? b.id : default_id;
+	r->cpu = st & BP_SAMPLE_CPU ? b.cpu : cpu;
+	if (st & BP_SAMPLE_PERIOD) {
+		r->period = b.period;
+	} else {
+		e = find_event(s, r->id);
+		r->period = e && e->sample_period ? e->sample_period : 1;
+	}
+	if (st & BP_SAMPLE_CALLCHAIN) {
+		r->nr_ips = b.nr_ips;
+		*chain = (const uint8_t *)b.ips;
+		if (!(st & BP_SAMPLE_IP) && b.nr_ips)
+			r->ip = ld64(*chain);
+	}
+	return true;
+}
+
+int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
+			 struct bp_sample_rec *r, const uint8_t **chain)
+{
+	if (!s->nevents || h->type != BP_RECORD_SAMPLE)
+		return -1;
+	return parse_sample(s, s->events[0].sample_type, s->events[0].id, cpu, h, r, chain) ? 0 : -1;
+}
+
+/* One SAMPLE into the session; false if it cannot be parsed. */
+static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_sample_rec r;
+	const uint8_t *chain;
+
+	if (!L->have_st || !parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain))
+		return false;
+	if (cpu < SESSION_MAX_CPUS)
+		L->since_ticks[cpu]++;
+	if (L->cb) {
+		if (!s->nsamples++)
+			s->first_time = r.time;
+		if (r.time > s->last_time)
+			s->last_time = r.time;
+		if (r.time < s->first_time)
+			s->first_time = r.time;
+		note_cpu(s, r.cpu);
+		if (L->cb(L->cb_ctx, s, &r, (const uint64_t *)(const void *)chain))
+			L->cb_failed = true;
+		return true;
+	}
+	if (r.nr_ips) {
+		if (!grow(L, (void **)&s->ips, &L->cap_ips, s->nips, 8, r.nr_ips))
+			return true;	/* out of memory: reported by the loader */
+		memcpy(s->ips + s->nips, chain, (size_t)r.nr_ips * 8);
+		r.ips_off = s->nips;
+		s->nips += r.nr_ips;
+	}
+	if (!grow_samples(L))
+		return true;
+	s->samples[s->nsamples++] = r;
+	note_cpu(s, r.cpu);
+	return true;
+}
+
+static void add_app_start(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_app_start r;
+	struct session_app *a;
+
+	copy_rec(&r, sizeof(r), h);
+	if (!grow(L, (void **)&s->apps, &L->cap_apps, s->napps, sizeof(*a), 1))
+		return;
+	a = &s->apps[s->napps++];
+	memset(a, 0, sizeof(*a));
+	a->app_id = r.app_id;
+	a->cpu = r.cpu;
+	memcpy(a->name, r.name, sizeof(a->name) - 1);
+	a->start_time = r.time;
+}
+
+static void add_app_stop(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_app_stop r;
+
+	copy_rec(&r, sizeof(r), h);
+	for (size_t i = s->napps; i-- > 0;) {
+		struct session_app *a = &s->apps[i];
+		if (a->app_id == r.app_id && a->cpu == r.cpu && !a->stopped) {
+			a->stop_time = r.time;
+			a->status = r.status;
+			a->stopped = true;
+			return;
+		}
+	}
+}
+
+static void add_throttle(struct loader *L, const struct wire_dec_frame *f,
+			 const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_throttle r;
+
+	copy_rec(&r, sizeof(r), h);
+	if (h->type == BP_RECORD_THROTTLE) {
+		if (!grow(L, (void **)&s->throttle, &L->cap_throttle, s->nthrottle,
+			  sizeof(*s->throttle), 1))
+			return;
+		s->throttle[s->nthrottle++] = (struct session_throttle){ f->cpu, r.time, 0 };
+		s->loss.nthrottle++;
+		return;
+	}
+	for (size_t i = s->nthrottle; i-- > 0;)
+		if (s->throttle[i].cpu == f->cpu && !s->throttle[i].end) {
+			s->throttle[i].end = r.time;
+			return;
+		}
+}
+
+static void add_counts(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_counts c;
+	const uint8_t *p = (const uint8_t *)h + sizeof(c);
+
+	if (h->size < sizeof(c))
+		return;
+	memcpy(&c, h, sizeof(c));
+	if (c.nr > (h->size - sizeof(c)) / sizeof(struct bp_count_entry) ||
+	    !grow(L, (void **)&s->counts, &L->cap_counts, s->ncounts, sizeof(*s->counts), c.nr))
+		return;
+	for (uint64_t i = 0; i < c.nr; i++, p += sizeof(struct bp_count_entry)) {
+		struct bp_count_entry e;
+		memcpy(&e, p, sizeof(e));
+		s->counts[s->ncounts++] = (struct session_count){ c.app_id, c.cpu, e.id, e.count,
+								   e.time_enabled, e.time_running };
+	}
+}
+
+/* A BENCH record, kept whole (NUL-terminated strings) whatever the flags. */
+static void add_bench(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_bench *b;
+
+	if (h->size < offsetof(struct bp_record_bench, median_n) ||
+	    !grow(L, (void **)&s->benches, &L->cap_benches, s->nbenches, sizeof(*s->benches), 1))
+		return;
+	b = &s->benches[s->nbenches++];
+	copy_rec(b, sizeof(*b), h);
+	b->table[sizeof(b->table) - 1] = 0;
+	b->name[sizeof(b->name) - 1] = 0;
+	b->event[sizeof(b->event) - 1] = 0;
+}
+
+/* A TICKS record, with the samples of its CPU that arrived before it. */
+static void add_ticks(struct loader *L, const struct wire_dec_frame *f,
+		      const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct session_ticks *t;
+
+	if (h->size < offsetof(struct bp_record_ticks, reserved) || f->cpu >= SESSION_MAX_CPUS ||
+	    !grow(L, (void **)&s->ticks, &L->cap_ticks, s->nticks, sizeof(*s->ticks), 1))
+		return;
+	t = &s->ticks[s->nticks++];
+	copy_rec(&t->rec, sizeof(t->rec), h);
+	t->received = L->since_ticks[f->cpu];
+	L->since_ticks[f->cpu] = 0;
+}
+
+const struct session_ticks *session_ticks_of(const struct session *s, uint32_t app_id,
+					     uint32_t cpu)
+{
+	for (size_t i = 0; i < s->nticks; i++)
+		if (s->ticks[i].rec.app_id == app_id && s->ticks[i].rec.cpu == cpu)
+			return &s->ticks[i];
+	return NULL;
+}
+
+static void add_bench_end(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+
+	struct bp_record_bench_end *e;
+
+	if (h->size < offsetof(struct bp_record_bench_end, last_table) ||
+	    !grow(L, (void **)&s->bench_ends, &L->cap_bench_ends, s->nbench_ends,
+		  sizeof(*s->bench_ends), 1))
+		return;
+	e = &s->bench_ends[s->nbench_ends++];
+	copy_rec(e, sizeof(*e), h);
+	e->last_table[sizeof(e->last_table) - 1] = 0;
+}
+
+static void keep_record(struct loader *L, const struct wire_dec_frame *f,
+			const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+
+	if (!grow(L, (void **)&s->records, &L->cap_records, s->nrecords, sizeof(*s->records), 1) ||
+	    !grow(L, (void **)&s->rec_data, &L->cap_rec_data, s->rec_data_len, 1, h->size))
+		return;
+	memcpy(s->rec_data + s->rec_data_len, h, h->size);
+	s->records[s->nrecords++] = (struct session_record){ f->cpu, h->type, s->rec_data_len };
+	s->rec_data_len += h->size;
+}
+
+/*
+ * SAMPLEs that came before any EVENT_DESC (another CPU's frames can
+ * overtake the one that holds it) wait for it, so every command reads
+ * the same samples whatever the arrival order: copied here, up to
+ * DEFER_MAX bytes, and read when the first EVENT_DESC comes; those left
+ * at the end are unreadable.
+ */
+#define DEFER_MAX	(16u << 20)
+
+static void defer_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
+{
+	if (L->defer_len + 8 + h->size > DEFER_MAX ||
+	    !grow(L, (void **)&L->defer, &L->cap_defer, L->defer_len, 1, 8 + h->size)) {
+		L->s->loss.bad_samples++;
+		return;
+	}
+	memcpy(L->defer + L->defer_len, &cpu, 4);
+	memcpy(L->defer + L->defer_len + 8, h, h->size);
+	L->defer_len += 8 + h->size;
+}
+
+static void read_deferred(struct loader *L)
+{
+	for (size_t at = 0; at < L->defer_len;) {
+		const struct bp_record_header *h = (const void *)(L->defer + at + 8);
+		uint32_t cpu;
+		memcpy(&cpu, L->defer + at, 4);
+		if (!add_sample(L, cpu, h))
+			L->s->loss.bad_samples++;
+		at += 8 + h->size;
+	}
+	L->defer_len = 0;
+}
+
+static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *h)
+{
+	struct loader *L = ctx;
+	struct session *s = L->s;
+	uint32_t cpu = f->cpu;
+
+	if (L->oom || L->cb_failed)
+		return;
+	note_cpu(s, cpu);
+	switch (h->type) {
+	case BP_RECORD_SAMPLE:
+		if (!L->have_st)
+			defer_sample(L, cpu, h);
+		else if (!add_sample(L, cpu, h))
+			s->loss.bad_samples++;
+		break;
+	case BP_RECORD_RUN_META:
+		if (!s->have_meta) {
+			copy_rec(&s->meta, sizeof(s->meta), h);
+			s->have_meta = true;
+		}
+		s->nruns++;
+		break;
+	case BP_RECORD_CPU_INFO: {
+		struct bp_record_cpu_info ci;
+		copy_rec(&ci, sizeof(ci), h);
+		if (ci.cpu < SESSION_MAX_CPUS) {
+			s->cpu_info[ci.cpu] = ci;
+			s->have_cpu_info[ci.cpu] = true;
+			note_cpu(s, ci.cpu);
+		}
+		break;
+	}
+	case BP_RECORD_PMU_CAPS: {
+		struct bp_record_pmu_caps pc;
+		copy_rec(&pc, sizeof(pc), h);
+		if (pc.cpu < SESSION_MAX_CPUS)
+			s->pmu_caps[pc.cpu] = pc;
+		break;
+	}
+	case BP_RECORD_EVENT_DESC:
+		add_event(L, h);
+		if (L->have_st)
+			read_deferred(L);
+		break;
+	case BP_RECORD_APP_START:
+		add_app_start(L, h);
+		break;
+	case BP_RECORD_APP_STOP:
+		add_app_stop(L, h);
+		break;
+	case BP_RECORD_LOST:
+		if (cpu < SESSION_MAX_CPUS && h->size >= sizeof(struct bp_record_lost))
+			s->loss.ring_lost[cpu] += ((const struct bp_record_lost *)h)->lost;
+		break;
+	case BP_RECORD_LOST_SAMPLES:
+		if (cpu < SESSION_MAX_CPUS && h->size >= sizeof(struct bp_record_lost_samples))
+			s->loss.lost_samples[cpu] += ((const struct bp_record_lost_samples *)h)->lost;
+		break;
+	case BP_RECORD_THROTTLE:
+	case BP_RECORD_UNTHROTTLE:
+		add_throttle(L, f, h);
+		break;
+	case BP_RECORD_COUNTS:
+		add_counts(L, h);
+		break;
+	case BP_RECORD_BENCH:
+		add_bench(L, h);
+		break;
+	case BP_RECORD_TICKS:
+		add_ticks(L, f, h);
+		break;
+	case BP_RECORD_BENCH_END:
+		add_bench_end(L, h);
+		break;
+	case BP_RECORD_AUX:
+		if (h->size >= sizeof(struct bp_record_aux) &&
+		    (((const struct bp_record_aux *)h)->flags & BP_AUX_FLAG_TRUNCATED))
+			s->loss.aux_truncated++;
+		break;
+	default:
+		break;
+	}
+	if (!(L->flags & SESSION_NO_RECORDS))
+		keep_record(L, f, h);
+	if (L->tap && L->tap->record)
+		L->tap->record(L->tap_ctx, s, f, h);
+}
+
+static void add_console(struct loader *L, const uint8_t *p, size_t n)
+{
+	struct session *s = L->s;
+
+	if (L->flags & SESSION_NO_CONSOLE)
+		return;
+	/* Bounded: noise that never forms a frame is not a console. */
+	if (s->console_len + n > SESSION_CONSOLE_MAX) {
+		size_t room = SESSION_CONSOLE_MAX - s->console_len;
+		s->console_dropped += n - room;
+		n = room;
+	}
+	if (!n || !grow(L, (void **)&s->console, &L->cap_console, s->console_len, 1, n + 1))
+		return;
+	memcpy(s->console + s->console_len, p, n);
+	s->console_len += n;
+	s->console[s->console_len] = 0;
+}
+
+static void on_frame(void *ctx, const struct wire_dec_frame *f)
+{
+	struct loader *L = ctx;
+
+	note_cpu(L->s, f->cpu);
+	if (f->channel < WIRE_NR_CHANNELS && f->cpu < SESSION_MAX_CPUS &&
+	    !L->seen[f->channel][f->cpu]) {
+		L->seen[f->channel][f->cpu] = true;
+		L->s->loss.frames_before_first[f->channel][f->cpu] = f->lost_before;
+		L->s->loss.frames_before_first_total += f->lost_before;
+	}
+	if (L->tap && L->tap->frame)
+		L->tap->frame(L->tap_ctx, L->s, f);
+}
+
+static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
+{
+	struct loader *L = ctx;
+
+	if (f->channel == WIRE_CH_CONSOLE)
+		add_console(L, p, n);
+	else if (f->channel == WIRE_CH_AUX)
+		L->s->aux_bytes += n;
+	if (L->tap && L->tap->data)
+		L->tap->data(L->tap_ctx, L->s, f, p, n);
+}
+
+/* Inside the stream: noise, counted by the decoder, never shown as text. */
+static void on_unframed(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct loader *L = ctx;
+
+	(void)off, (void)p;
+	L->s->noise_bytes += n;
+}
+
+/* Plain text outside the stream: the boot text, a halted machine's last words. */
+static void on_text(void *ctx, uint64_t off, const uint8_t *p, size_t n)
+{
+	(void)off;
+	add_console(ctx, p, n);
+}
+
+/* Samples arrive in time order per CPU; merge the CPUs by time. */
+struct order {
+	uint64_t time;
+	uint32_t cpu;
+	uint32_t idx;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int sort_samples(struct session *s)
+{
+	struct order *o;
+	struct bp_sample_rec *sorted;
+	size_t n = s->nsamples, i;
+
+	for (i = 1; i < n; i++)
+		if (s->samples[i].time < s->samples[i - 1].time)
+			break;
+	if (i >= n)
+		return 0;
+	if (n > UINT32_MAX)
+		return 0;	/* beyond 4 billion samples: left in arrival order */
+	o = malloc(n * sizeof(*o));
+	sorted = big_grow(NULL, 0, n * sizeof(*sorted));
+	if (!o || !sorted) {
+		free(o);
+		if (sorted)
+			munmap(sorted, n * sizeof(*sorted));
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		o[i] = (struct order){ s->samples[i].time, s->samples[i].cpu, (uint32_t)i };
+	qsort(o, n, sizeof(*o), cmp_order);
+	for (i = 0; i < n; i++)
+		sorted[i] = s->samples[o[i].idx];
+	free(o);
+	munmap(s->samples, s->samples_mapped);
+	s->samples = sorted;
+	s->samples_mapped = n * sizeof(*sorted);
+	return 0;
+}
+
+static void collect_losses(struct session *s, const struct wire_dec *d)
+{
+	const struct wire_dec_stats *st = wire_dec_stats(d);
+
+	s->dec = *st;
+	s->complete = wire_dec_complete(d);
+	s->loss.crc_errors = st->crc_errors;
+	s->loss.bad_frames = st->cobs_errors + st->short_frames + st->bad_version +
+			     st->bad_channel + st->bad_payload;
+	s->loss.garbage_bytes = st->garbage_bytes;
+	s->loss.duplicates = st->duplicates;
+	s->loss.frames_lost_total = st->lost_frames - s->loss.frames_before_first_total;
+	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
+		for (unsigned cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
+			const struct wire_dec_stream *ws = wire_dec_stream(d, ch, cpu);
+			if (ws)
+				s->loss.frames_lost[ch][cpu] = ws->lost -
+							       s->loss.frames_before_first[ch][cpu];
+		}
+}
+
+static uint64_t count_records(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t at = 0; at < len; n++) {
+		const struct bp_record_header *h = (const void *)(p + at + 8);
+		at += 8 + h->size;
+	}
+	return n;
+}
+
+/* All the capture's data through d, in pieces: memory does not grow with it. */
+static int decode(struct capture_reader *r, struct wire_dec *d, char *err, size_t errlen)
+{
+	enum { CHUNK = 1 << 16 };
+	uint8_t *buf = malloc(CHUNK);
+	long got;
+
+	if (!buf)
+		return fail(err, errlen, "%s: out of memory", r->name);
+	while ((got = capture_read(r, buf, CHUNK, err, errlen)) > 0)
+		wire_dec_feed(d, buf, (size_t)got);
+	free(buf);
+	wire_dec_finish(d);
+	return got < 0 ? -1 : 0;
+}
+
+static int load(struct session *s, const char *path, unsigned flags, session_sample_fn cb,
+		void *ctx, const struct session_tap *tap, void *tap_ctx, char *err, size_t errlen)
+{
+	struct capture_reader r;
+	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx, .tap = tap,
+			    .tap_ctx = tap_ctx };
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text };
+	struct wire_dec *d;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	rc = capture_open(&r, path, err, errlen);
+	if (rc)
+		return -1;
+	s->capture = r.info.hdr;
+	s->truncated = r.info.truncated;
+	s->interrupted = r.info.interrupted || !r.info.complete;
+	capture_describe(&r.info, s->state, sizeof(s->state));
+	d = wire_dec_new(&ops, &L);
+	if (!d) {
+		capture_close_reader(&r);
+		return fail(err, errlen, "%s: out of memory", path);
+	}
+	rc = decode(&r, d, err, errlen);
+	s->data_bytes = r.pos;
+	capture_close_reader(&r);
+	collect_losses(s, d);
+	/* No EVENT_DESC ever came: the waiting samples cannot be read. */
+	s->loss.bad_samples += count_records(L.defer, L.defer_len);
+	free(L.defer);
+	wire_dec_free(d);
+	if (rc) {
+		session_free(s);
+		return -1;
+	}
+	if (L.oom || L.cb_failed || (!cb && sort_samples(s))) {
+		session_free(s);
+		return fail(err, errlen, "%s: out of memory loading the capture", path);
+	}
+	if (s->nsamples && !cb) {
+		s->first_time = s->samples[0].time;
+		s->last_time = s->samples[s->nsamples - 1].time;
+	}
+	s->ncpus = s->have_meta && s->meta.nr_cpus ? s->meta.nr_cpus : s->max_cpu;
+	if (!s->console) {
+		s->console = calloc(1, 1);
+		if (!s->console) {
+			session_free(s);
+			return fail(err, errlen, "%s: out of memory", path);
+		}
+	}
+	return 0;
+}
+
+int session_load_cb(struct session *s, const char *path, unsigned flags,
+		    session_sample_fn cb, void *ctx, char *err, size_t errlen)
+{
+	return load(s, path, flags, cb, ctx, NULL, NULL, err, errlen);
+}
+
+int session_load_tap(struct session *s, const char *path, unsigned flags,
+		     const struct session_tap *tap, void *ctx, char *err, size_t errlen)
+{
+	return load(s, path, flags, NULL, NULL, tap, ctx, err, errlen);
+}
+
+int session_load_flags(struct session *s, const char *path, unsigned flags,
+		       char *err, size_t errlen)
+{
+	return session_load_cb(s, path, flags, NULL, NULL, err, errlen);
+}
+
+int session_load(struct session *s, const char *path, char *err, size_t errlen)
+{
+	return session_load_flags(s, path, 0, err, errlen);
+}
+
+void session_free(struct session *s)
+{
+	free(s->events);
+	free(s->apps);
+	if (s->samples_mapped)
+		munmap(s->samples, s->samples_mapped);
+	else
+		free(s->samples);
+	s->samples_mapped = 0;
+	free(s->ips);
+	free(s->throttle);
+	free(s->records);
+	free(s->rec_data);
+	free(s->console);
+	free(s->counts);
+	s->counts = NULL;
+	s->ncounts = 0;
+	free(s->benches);
+	s->benches = NULL;
+	s->nbenches = 0;
+	free(s->ticks);
+	s->ticks = NULL;
+	s->nticks = 0;
+	free(s->bench_ends);
+	s->bench_ends = NULL;
+	s->nbench_ends = 0;
+	s->events = NULL;
+	s->apps = NULL;
+	s->samples = NULL;
+	s->ips = NULL;
+	s->throttle = NULL;
+	s->records = NULL;
+	s->rec_data = NULL;
+	s->console = NULL;
+	s->nevents = s->napps = s->nsamples = s->nips = s->nthrottle = 0;
+	s->nrecords = s->rec_data_len = s->console_len = 0;
+}
+
+const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id)
+{
+	return find_event(s, id);
+}
+
+const char *session_event_name(const struct session *s, uint64_t id, char *buf, size_t n)
+{
+	const struct bp_record_event_desc *e = find_event(s, id);
+
+	if (e && e->name[0])
+		return e->name;
+	snprintf(buf, n, "event %" PRIu64, id);
+	return buf;
+}
+
+uint64_t session_tsc_to_ns(const struct session *s, uint64_t tsc)
+{
+	uint64_t d, shift, mult;
+
+	if (!s->have_meta)
+		return tsc;
+	d = tsc > s->meta.start_tsc ? tsc - s->meta.start_tsc : 0;
+	shift = s->meta.time_shift;
+	mult = s->meta.time_mult;
+	if (mult && shift < 64)
+		return (d >> shift) * mult + (((d & ((1ull << shift) - 1)) * mult) >> shift);
+	if (s->meta.tsc_hz)
+		return (uint64_t)((unsigned __int128)d * 1000000000u / s->meta.tsc_hz);
+	return d;
+}
+
+bool session_build_id(const struct session *s, const uint8_t **id, size_t *len)
+{
+	static const uint8_t zero[20];
+
+	if (s->have_meta && memcmp(s->meta.build_id, zero, sizeof(zero))) {
+		*id = s->meta.build_id;
+		*len = sizeof(s->meta.build_id);
+		return true;
+	}
+	if (s->capture.build_id_size) {
+		*id = s->capture.build_id;
+		*len = s->capture.build_id_size;
+		return true;
+	}
+	*id = NULL;
+	*len = 0;
+	return false;
+}
+
+const char *session_exit_name(int64_t code)
+{
+	switch (code) {
+	case 0: return "ok";
+	case 1: return "failure reported";
+	case 2: return "bad usage";
+	case 3: return "panic";
+	default: return "?";
+	}
+}
+
+static const char *const channel_names[WIRE_NR_CHANNELS] = {
+	"console", "records", "aux", "control",
+};
+
+/* What the soft PMU's TICKS records say beyond the loss counters. */
+static int print_tick_losses(const struct session *s, FILE *out, const char *prefix)
+{
+	int lines = 0;
+
+	for (size_t i = 0; i < s->napps; i++) {
+		const struct session_app *a = &s->apps[i];
+		if (!s->have_meta || !(s->meta.flags & BP_META_SOFT_PMU) || !a->stopped ||
+		    session_ticks_of(s, a->app_id, a->cpu))
+			continue;
+		fprintf(out, "%sticks unaccounted on cpu %u (run %u): no TICKS record arrived, "
+			"so the soft PMU's ticks due and lost there are unknown\n", prefix, a->cpu,
+			a->app_id);
+		lines++;
+	}
+	for (size_t i = 0; i < s->nticks; i++) {
+		const struct session_ticks *t = &s->ticks[i];
+		if (!t->rec.period) {
+			fprintf(out, "%sticks due unknown on cpu %u (run %u): no HPET, cpu-clock ran "
+				"on the APIC timer, which misses ticks while interrupts are off "
+				"without counting them\n", prefix, t->rec.cpu, t->rec.app_id);
+			lines++;
+		}
+		if (t->received >= t->rec.samples)
+			continue;
+		fprintf(out, "%ssamples missing: %" PRIu64 " of the %" PRIu64 " SAMPLE records "
+			"cpu %u wrote (run %u) did not arrive\n", prefix,
+			t->rec.samples - t->received, t->rec.samples, t->rec.cpu, t->rec.app_id);
+		lines++;
+	}
+	return lines;
+}
+
+int session_print_losses(const struct session *s, FILE *out, const char *prefix)
+{
+	const struct session_loss *l = &s->loss;
+	int lines = 0;
+
+	for (unsigned c = 0; c < SESSION_MAX_CPUS; c++) {
+		if (l->ring_lost[c]) {
+			fprintf(out, "%sLOST: %" PRIu64 " records dropped on cpu %u: its ring was full "
+				"(raise ring_pages= or lower the rate)\n", prefix, l->ring_lost[c], c);
+			lines++;
+		}
+		if (l->lost_samples[c]) {
+			fprintf(out, "%sLOST_SAMPLES: %" PRIu64 " samples not taken on cpu %u "
+				"(ticks merged or dropped by the PMU)\n", prefix, l->lost_samples[c], c);
+			lines++;
+		}
+	}
+	if (l->nthrottle) {
+		fprintf(out, "%sthrottled: %" PRIu32 " interval%s with sampling stopped "
+			"(too many samples per tick)\n", prefix, l->nthrottle,
+			l->nthrottle == 1 ? "" : "s");
+		lines++;
+	}
+	lines += print_tick_losses(s, out, prefix);
+	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
+		for (unsigned c = 0; c < SESSION_MAX_CPUS; c++)
+			if (l->frames_lost[ch][c]) {
+				fprintf(out, "%sframes lost in transit: %" PRIu64 " %s frame%s from cpu %u\n",
+					prefix, l->frames_lost[ch][c], channel_names[ch],
+					l->frames_lost[ch][c] == 1 ? "" : "s", c);
+				lines++;
+			}
+	for (unsigned ch = 0; ch < WIRE_NR_CHANNELS; ch++)
+		for (unsigned c = 0; c < SESSION_MAX_CPUS; c++)
+			if (l->frames_before_first[ch][c]) {
+				fprintf(out, "%snot in the capture: %" PRIu64 " %s frame%s of cpu %u before "
+					"the first one received (recording joined a running stream, or "
+					"they were lost)\n", prefix, l->frames_before_first[ch][c],
+					channel_names[ch], l->frames_before_first[ch][c] == 1 ? "" : "s", c);
+				lines++;
+			}
+	if (l->crc_errors || l->bad_frames) {
+		fprintf(out, "%sdamaged frames: %" PRIu64 " CRC errors, %" PRIu64 " other bad frames "
+			"(dropped whole)\n", prefix, l->crc_errors, l->bad_frames);
+		lines++;
+	}
+	if (l->duplicates) {
+		fprintf(out, "%sduplicate frames dropped: %" PRIu64 "\n", prefix, l->duplicates);
+		lines++;
+	}
+	if (l->bad_samples) {
+		fprintf(out, "%sunreadable samples: %" PRIu64 " (no EVENT_DESC before them, or "
+			"malformed)\n", prefix, l->bad_samples);
+		lines++;
+	}
+	if (l->aux_truncated) {
+		fprintf(out, "%sAUX data truncated %" PRIu64 " time%s (AUX area full)\n", prefix,
+			l->aux_truncated, l->aux_truncated == 1 ? "" : "s");
+		lines++;
+	}
+	if (s->truncated) {
+		fprintf(out, "%scapture truncated: %s\n", prefix, s->state);
+		lines++;
+	}
+	if (s->dec.foreign_frames) {
+		fprintf(out, "%sframes of another boot refused: %" PRIu64 " (boot %08" PRIx32
+			", not this capture's %08" PRIx32 "): spliced in from another capture, "
+			"or the machine was reset while recording\n", prefix, s->dec.foreign_frames,
+			s->dec.foreign_boot, s->dec.boot);
+		lines++;
+	}
+	if (!s->complete) {
+		char open_apps[96] = "";
+		size_t k = 0;
+		/* The runs whose end is among what is missing. */
+		for (size_t i = 0; i < s->napps && k + 16 < sizeof(open_apps); i++)
+			if (!s->apps[i].stopped)
+				k += (size_t)snprintf(open_apps + k, sizeof(open_apps) - k, "%s%s",
+						      k ? ", " : "; no APP_STOP from ",
+						      s->apps[i].name);
+		fprintf(out, "%sthe capture has no end: %s; whatever the kernel sent after its "
+			"last %s is unknown (samples, losses, APP_STOP, counts%s)\n", prefix,
+			s->dec.cut_bytes ? "it stops inside a frame" :
+			s->dec.ends ? "frames arrived after the kernel's last END" :
+			"the kernel's END never arrived (the recording stopped early, or the "
+			"stream was cut)", s->dec.frames_ok ? "frame" : "byte", open_apps);
+		lines++;
+	}
+	if (s->console_dropped) {
+		fprintf(out, "%sconsole text not kept: %" PRIu64 " bytes past the first %u (no "
+			"frame among them: noise?)\n", prefix, s->console_dropped,
+			SESSION_CONSOLE_MAX);
+		lines++;
+	}
+	return lines;
+}
