@@ -522,7 +522,7 @@ static void console_add(struct link *L, const uint8_t *p, size_t n)
 	L->console[L->clen] = 0;
 }
 
-/* The control channel's banner (kernel/control.c), printed as plain text
+/* The control channel's banner (apps/control.c), printed as plain text
  * before the stream starts: from then on the kernel reads requests.
  * Anything sent earlier may be read by the firmware (OVMF's console reads
  * the serial port) and lost. */
