@@ -26,6 +26,8 @@
 
 #include "ringbuf/wire.h"
 #include "tools/commands.h"
+#include "tools/util/bench_asm.h"
+#include "tools/util/bench_config.h"
 #include "tools/util/link.h"
 #include "tools/util/wire_dec.h"
 #include "uapi/perf_ring.h"
@@ -269,178 +271,6 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * -config FILE: nanoBench's event lines, "EV.UMASK[.CMSK=N][.EDG][.INV] NAME"
- * (hex EV and UMASK, '#' comments), turned into raw PERFEVTSEL specs
- * r<hex> (SDM Vol. 3B 20.2.1.1: event 7:0, umask 15:8, edge 18, inv 23,
- * cmask 31:24; AMD's EventSelect[11:8] at 35:32, APM Vol. 2 13.2.1).
- * Fields nanoBench knows but bareperf cannot honour (AnyT, TakenAlone,
- * CTR=, MSR_*=) are refused, not dropped.
- */
-static int load_config(struct bopts *o)
-{
-	FILE *f = fopen(o->config, "r");
-	char line[512];
-	int ln = 0;
-
-	if (!f) {
-		fprintf(stderr, "bareperf bench: -config %s: %s\n", o->config, strerror(errno));
-		return -1;
-	}
-#define CFG_ERR(...) do {							\
-		fprintf(stderr, "bareperf bench: -config %s:%d: ", o->config, ln);	\
-		fprintf(stderr, __VA_ARGS__);					\
-		fputc('\n', stderr);						\
-		fclose(f);							\
-		return -1;							\
-	} while (0)
-	while (fgets(line, sizeof(line), f)) {
-		ln++;
-		char *h = strchr(line, '#');
-		if (h)
-			*h = 0;
-		char spec[256], name[256];
-		int k = sscanf(line, "%255s %255s", spec, name);
-		if (k <= 0)
-			continue;
-		if (k == 1)
-			CFG_ERR("'%s' has no name (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", spec);
-		char *save, *tok = strtok_r(spec, ".", &save), *end;
-		unsigned long ev = strtoul(tok, &end, 16), umask = 0, cmask = 0;
-		bool edge = false, inv = false;
-		if (!*tok || *end || strlen(tok) > 3)
-			CFG_ERR("event select '%s' is not 1 to 3 hex digits", tok);
-		tok = strtok_r(NULL, ".", &save);
-		if (!tok)
-			CFG_ERR("'%s' has no unit mask (EV.UMASK)", spec);
-		umask = strtoul(tok, &end, 16);
-		if (!*tok || *end || strlen(tok) > 2)
-			CFG_ERR("unit mask '%s' is not 1 or 2 hex digits", tok);
-		while ((tok = strtok_r(NULL, ".", &save))) {
-			if (!strncmp(tok, "CMSK=", 5)) {
-				cmask = strtoul(tok + 5, &end, 0);
-				if (!tok[5] || *end || cmask > 255)
-					CFG_ERR("'%s': the counter mask is 0 to 255", tok);
-			} else if (!strcmp(tok, "EDG")) {
-				edge = true;
-			} else if (!strcmp(tok, "INV")) {
-				inv = true;
-			} else if (!strcmp(tok, "AnyT") || !strcmp(tok, "TakenAlone") ||
-				   !strncmp(tok, "CTR=", 4) || !strncmp(tok, "MSR_", 4)) {
-				CFG_ERR("'%s' is not supported here (bareperf programs EV, UMASK, "
-					"CMSK, EDG and INV)", tok);
-			} else {
-				CFG_ERR("unknown field '%s' (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", tok);
-			}
-		}
-		if (o->nevents == MAX_ALL_EVENTS)
-			CFG_ERR("more than %d events", MAX_ALL_EVENTS);
-		unsigned long long cfg = (ev & 0xff) | umask << 8 | (edge ? 1ul << 18 : 0) |
-					 (inv ? 1ul << 23 : 0) | cmask << 24 |
-					 (unsigned long long)(ev >> 8) << 32;
-		snprintf(o->events[o->nevents], sizeof(o->events[0]), "r%llx", cfg);
-		snprintf(o->labels[o->nevents++], sizeof(o->labels[0]), "%.63s", name);
-	}
-#undef CFG_ERR
-	fclose(f);
-	return 0;
-}
-
-/* ---- assembling ----------------------------------------------------------- */
-
-static int read_file(const char *path, uint8_t **out, size_t *len, const char *what)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = malloc(WIRE_CODE_MAX + 1);
-	size_t n = f && buf ? fread(buf, 1, WIRE_CODE_MAX + 1, f) : 0;
-
-	if (!f || !buf) {
-		fprintf(stderr, "bareperf bench: %s %s: %s\n", what, path, strerror(errno));
-		free(buf);
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	if (n > WIRE_CODE_MAX) {
-		fprintf(stderr, "bareperf bench: %s %s is larger than %u bytes, the most one request "
-			"carries\n", what, path, WIRE_CODE_MAX);
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-/* Assemble src (';' between lines) into *out; errors name the line. */
-static int assemble(const char *what, const char *src, uint8_t **out, size_t *len)
-{
-	char dir[] = "/tmp/bareperf-asm-XXXXXX", in[64], bin[64], cmd[256];
-
-	*out = NULL;
-	*len = 0;
-	if (!src || !*src)
-		return 0;
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "bareperf bench: cannot make a temporary directory: %s\n",
-			strerror(errno));
-		return -1;
-	}
-	snprintf(in, sizeof(in), "%s/in.asm", dir);
-	snprintf(bin, sizeof(bin), "%s/out.bin", dir);
-	FILE *f = fopen(in, "w");
-	if (!f) {
-		rmdir(dir);
-		return -1;
-	}
-	/* Line 1 is BITS 64: snippet line k is file line k + 1. */
-	fprintf(f, "BITS 64\n");
-	for (const char *p = src; *p; p++)
-		fputc(*p == ';' ? '\n' : *p, f);
-	fputc('\n', f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "nasm -f bin -o %s %s 2>&1", bin, in);
-	FILE *pp = popen(cmd, "r");
-	char line[512];
-	int errors = 0;
-	while (pp && fgets(line, sizeof(line), pp)) {
-		char *c = strstr(line, ".asm:");
-		long ln = c ? strtol(c + 5, NULL, 10) - 1 : 0;
-		char *msg = c ? strchr(c + 5, ':') : NULL;
-		/* the snippet's line ln, to show with the message */
-		const char *s = src;
-		for (long k = 1; k < ln && s; k++)
-			s = strchr(s, ';') ? strchr(s, ';') + 1 : NULL;
-		int w = s ? (int)(strchrnul(s, ';') - s) : 0;
-		fprintf(stderr, "bareperf bench: %s, line %ld `%.*s`:%s", what, ln, w, s ? s : "",
-			msg ? msg + 1 : line);
-		errors += strstr(line, "error:") != NULL;
-	}
-	int st = pp ? pclose(pp) : -1;
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
-		fprintf(stderr, "bareperf bench: cannot run nasm (apt-get install nasm)\n");
-		errors++;
-	} else if (WEXITSTATUS(st) && !errors) {
-		fprintf(stderr, "bareperf bench: nasm failed on %s\n", what);
-		errors++;
-	}
-	int rc = -1;
-	if (!errors) {
-		rc = read_file(bin, out, len, what);
-		if (!rc && !*len) {
-			fprintf(stderr, "bareperf bench: %s assembles to no code\n", what);
-			free(*out);
-			*out = NULL;
-			rc = -1;
-		}
-	}
-	unlink(in);
-	unlink(bin);
-	rmdir(dir);
-	return rc;
 }
 
 /* ---- the request ---------------------------------------------------------- */
@@ -944,16 +774,16 @@ int cmd_bench(int argc, char **argv)
 	size_t init_len = 0, late_len = 0;
 	int nsn = 1, rc = 0;
 
-	if (parse_args(argc, argv, &o) || (o.config && load_config(&o)))
+	if (parse_args(argc, argv, &o) || (o.config && bench_config_load(o.config, o.events, o.labels, &o.nevents, MAX_ALL_EVENTS)))
 		return 2;
 	/* Events in groups the kernel takes in one request, each group a
 	 * measurement of its own (never multiplexed). */
 	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
 	/* Everything is assembled and checked before the machine is asked. */
-	if (o.code_init ? read_file(o.code_init, &init, &init_len, "-code_init") :
-	    assemble("-asm_init", o.asm_init, &init, &init_len))
+	if (o.code_init ? bench_read_code(o.code_init, &init, &init_len, "-code_init") :
+	    bench_assemble("-asm_init", o.asm_init, &init, &init_len))
 		return 2;
-	if (assemble("-asm_late_init", o.asm_late, &late, &late_len))
+	if (bench_assemble("-asm_late_init", o.asm_late, &late, &late_len))
 		return 2;
 	if (o.batch) {
 		if (load_batch(o.batch, &sn, &nsn))
@@ -961,12 +791,12 @@ int cmd_bench(int argc, char **argv)
 		for (int i = 0; i < nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
-			if (assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
+			if (bench_assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
 				return 2;
 		}
 	} else if (o.code) {
 		one.src = (char *)o.code;
-		if (read_file(o.code, &one.body, &one.body_len, "-code"))
+		if (bench_read_code(o.code, &one.body, &one.body_len, "-code"))
 			return 2;
 		if (!one.body_len) {
 			fprintf(stderr, "bareperf bench: -code %s is empty\n", o.code);
@@ -974,7 +804,7 @@ int cmd_bench(int argc, char **argv)
 		}
 	} else {
 		one.src = (char *)o.asm_body;
-		if (assemble("-asm", o.asm_body, &one.body, &one.body_len))
+		if (bench_assemble("-asm", o.asm_body, &one.body, &one.body_len))
 			return 2;
 		if (!one.body_len) {
 			fprintf(stderr, "bareperf bench: -asm is empty\n");
