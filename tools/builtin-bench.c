@@ -8,32 +8,28 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ringbuf/wire.h"
 #include "tools/commands.h"
+#include "tools/util/bench_asm.h"
+#include "tools/util/bench_config.h"
+#include "tools/util/control.h"
 #include "tools/util/link.h"
+#include "tools/util/qemu.h"
+#include "tools/util/util.h"
 #include "tools/util/wire_dec.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 
-#define QBOOT		"/usr/share/qemu/qboot.rom"
-#define OVMF_CODE	"/usr/share/OVMF/OVMF_CODE_4M.fd"
-#define OVMF_VARS	"/usr/share/OVMF/OVMF_VARS_4M.fd"
 #define MAX_EVENTS	4		/* per request: the kernel's BENCH_MAX_EVENTS */
 #define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
@@ -70,14 +66,6 @@ struct replies {
 	int nitems;
 	char item[MAX_EVENTS][600];
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static void usage(FILE *f)
 {
@@ -271,194 +259,11 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 	return 0;
 }
 
-/*
- * -config FILE: nanoBench's event lines, "EV.UMASK[.CMSK=N][.EDG][.INV] NAME"
- * (hex EV and UMASK, '#' comments), turned into raw PERFEVTSEL specs
- * r<hex> (SDM Vol. 3B 20.2.1.1: event 7:0, umask 15:8, edge 18, inv 23,
- * cmask 31:24; AMD's EventSelect[11:8] at 35:32, APM Vol. 2 13.2.1).
- * Fields nanoBench knows but bareperf cannot honour (AnyT, TakenAlone,
- * CTR=, MSR_*=) are refused, not dropped.
- */
-static int load_config(struct bopts *o)
-{
-	FILE *f = fopen(o->config, "r");
-	char line[512];
-	int ln = 0;
-
-	if (!f) {
-		fprintf(stderr, "bareperf bench: -config %s: %s\n", o->config, strerror(errno));
-		return -1;
-	}
-#define CFG_ERR(...) do {							\
-		fprintf(stderr, "bareperf bench: -config %s:%d: ", o->config, ln);	\
-		fprintf(stderr, __VA_ARGS__);					\
-		fputc('\n', stderr);						\
-		fclose(f);							\
-		return -1;							\
-	} while (0)
-	while (fgets(line, sizeof(line), f)) {
-		ln++;
-		char *h = strchr(line, '#');
-		if (h)
-			*h = 0;
-		char spec[256], name[256];
-		int k = sscanf(line, "%255s %255s", spec, name);
-		if (k <= 0)
-			continue;
-		if (k == 1)
-			CFG_ERR("'%s' has no name (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", spec);
-		char *save, *tok = strtok_r(spec, ".", &save), *end;
-		unsigned long ev = strtoul(tok, &end, 16), umask = 0, cmask = 0;
-		bool edge = false, inv = false;
-		if (!*tok || *end || strlen(tok) > 3)
-			CFG_ERR("event select '%s' is not 1 to 3 hex digits", tok);
-		tok = strtok_r(NULL, ".", &save);
-		if (!tok)
-			CFG_ERR("'%s' has no unit mask (EV.UMASK)", spec);
-		umask = strtoul(tok, &end, 16);
-		if (!*tok || *end || strlen(tok) > 2)
-			CFG_ERR("unit mask '%s' is not 1 or 2 hex digits", tok);
-		while ((tok = strtok_r(NULL, ".", &save))) {
-			if (!strncmp(tok, "CMSK=", 5)) {
-				cmask = strtoul(tok + 5, &end, 0);
-				if (!tok[5] || *end || cmask > 255)
-					CFG_ERR("'%s': the counter mask is 0 to 255", tok);
-			} else if (!strcmp(tok, "EDG")) {
-				edge = true;
-			} else if (!strcmp(tok, "INV")) {
-				inv = true;
-			} else if (!strcmp(tok, "AnyT") || !strcmp(tok, "TakenAlone") ||
-				   !strncmp(tok, "CTR=", 4) || !strncmp(tok, "MSR_", 4)) {
-				CFG_ERR("'%s' is not supported here (bareperf programs EV, UMASK, "
-					"CMSK, EDG and INV)", tok);
-			} else {
-				CFG_ERR("unknown field '%s' (EV.UMASK[.CMSK=N][.EDG][.INV] NAME)", tok);
-			}
-		}
-		if (o->nevents == MAX_ALL_EVENTS)
-			CFG_ERR("more than %d events", MAX_ALL_EVENTS);
-		unsigned long long cfg = (ev & 0xff) | umask << 8 | (edge ? 1ul << 18 : 0) |
-					 (inv ? 1ul << 23 : 0) | cmask << 24 |
-					 (unsigned long long)(ev >> 8) << 32;
-		snprintf(o->events[o->nevents], sizeof(o->events[0]), "r%llx", cfg);
-		snprintf(o->labels[o->nevents++], sizeof(o->labels[0]), "%.63s", name);
-	}
-#undef CFG_ERR
-	fclose(f);
-	return 0;
-}
-
-/* ---- assembling ----------------------------------------------------------- */
-
-static int read_file(const char *path, uint8_t **out, size_t *len, const char *what)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = malloc(WIRE_CODE_MAX + 1);
-	size_t n = f && buf ? fread(buf, 1, WIRE_CODE_MAX + 1, f) : 0;
-
-	if (!f || !buf) {
-		fprintf(stderr, "bareperf bench: %s %s: %s\n", what, path, strerror(errno));
-		free(buf);
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	if (n > WIRE_CODE_MAX) {
-		fprintf(stderr, "bareperf bench: %s %s is larger than %u bytes, the most one request "
-			"carries\n", what, path, WIRE_CODE_MAX);
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-/* Assemble src (';' between lines) into *out; errors name the line. */
-static int assemble(const char *what, const char *src, uint8_t **out, size_t *len)
-{
-	char dir[] = "/tmp/bareperf-asm-XXXXXX", in[64], bin[64], cmd[256];
-
-	*out = NULL;
-	*len = 0;
-	if (!src || !*src)
-		return 0;
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "bareperf bench: cannot make a temporary directory: %s\n",
-			strerror(errno));
-		return -1;
-	}
-	snprintf(in, sizeof(in), "%s/in.asm", dir);
-	snprintf(bin, sizeof(bin), "%s/out.bin", dir);
-	FILE *f = fopen(in, "w");
-	if (!f) {
-		rmdir(dir);
-		return -1;
-	}
-	/* Line 1 is BITS 64: snippet line k is file line k + 1. */
-	fprintf(f, "BITS 64\n");
-	for (const char *p = src; *p; p++)
-		fputc(*p == ';' ? '\n' : *p, f);
-	fputc('\n', f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "nasm -f bin -o %s %s 2>&1", bin, in);
-	FILE *pp = popen(cmd, "r");
-	char line[512];
-	int errors = 0;
-	while (pp && fgets(line, sizeof(line), pp)) {
-		char *c = strstr(line, ".asm:");
-		long ln = c ? strtol(c + 5, NULL, 10) - 1 : 0;
-		char *msg = c ? strchr(c + 5, ':') : NULL;
-		/* the snippet's line ln, to show with the message */
-		const char *s = src;
-		for (long k = 1; k < ln && s; k++)
-			s = strchr(s, ';') ? strchr(s, ';') + 1 : NULL;
-		int w = s ? (int)(strchrnul(s, ';') - s) : 0;
-		fprintf(stderr, "bareperf bench: %s, line %ld `%.*s`:%s", what, ln, w, s ? s : "",
-			msg ? msg + 1 : line);
-		errors += strstr(line, "error:") != NULL;
-	}
-	int st = pp ? pclose(pp) : -1;
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
-		fprintf(stderr, "bareperf bench: cannot run nasm (apt-get install nasm)\n");
-		errors++;
-	} else if (WEXITSTATUS(st) && !errors) {
-		fprintf(stderr, "bareperf bench: nasm failed on %s\n", what);
-		errors++;
-	}
-	int rc = -1;
-	if (!errors) {
-		rc = read_file(bin, out, len, what);
-		if (!rc && !*len) {
-			fprintf(stderr, "bareperf bench: %s assembles to no code\n", what);
-			free(*out);
-			*out = NULL;
-			rc = -1;
-		}
-	}
-	unlink(in);
-	unlink(bin);
-	rmdir(dir);
-	return rc;
-}
-
 /* ---- the request ---------------------------------------------------------- */
-
-static size_t put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v, size_t len)
-{
-	struct wire_ctl_msg t = { type, (uint16_t)len };
-
-	if (!at || at + sizeof(t) + len > cap)
-		return 0;
-	memcpy(buf + at, &t, sizeof(t));
-	memcpy(buf + at + sizeof(t), v, len);
-	return at + sizeof(t) + len;
-}
 
 static size_t put_u64(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64_t v)
 {
-	return put(buf, at, cap, type, &v, sizeof(v));
+	return ctl_put(buf, at, cap, type, &v, sizeof(v));
 }
 
 static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int group,
@@ -466,11 +271,11 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 {
 	size_t at = sizeof(struct wire_ctl_msg);
 
-	at = put(buf, at, cap, WIRE_CODE_BODY, s->body, s->body_len);
+	at = ctl_put(buf, at, cap, WIRE_CODE_BODY, s->body, s->body_len);
 	if (s->init_len)
-		at = put(buf, at, cap, WIRE_CODE_INIT, s->init, s->init_len);
+		at = ctl_put(buf, at, cap, WIRE_CODE_INIT, s->init, s->init_len);
 	if (s->late_len)
-		at = put(buf, at, cap, WIRE_CODE_LATE_INIT, s->late, s->late_len);
+		at = ctl_put(buf, at, cap, WIRE_CODE_LATE_INIT, s->late, s->late_len);
 	at = put_u64(buf, at, cap, WIRE_CODE_UNROLL, o->unroll);
 	at = put_u64(buf, at, cap, WIRE_CODE_LOOPS, o->loops);
 	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
@@ -482,8 +287,8 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 	if (o->have_cpu)
 		at = put_u64(buf, at, cap, WIRE_CODE_CPU, o->cpu);
 	for (int i = group * MAX_EVENTS; i < o->nevents && i < (group + 1) * MAX_EVENTS; i++)
-		at = put(buf, at, cap, WIRE_CODE_EVENT, o->events[i], strlen(o->events[i]));
-	if (!at)
+		at = ctl_put(buf, at, cap, WIRE_CODE_EVENT, o->events[i], strlen(o->events[i]));
+	if (at > cap)
 		return 0;
 	struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, (uint16_t)(at - sizeof(m)) };
 	memcpy(buf, &m, sizeof(m));
@@ -494,13 +299,13 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 
 struct link {
 	int in, out;			/* we read `in`, write `out` */
-	pid_t qemu;
+	struct qemu q;			/* QEMU, when not --tty */
+	bool prepared;			/* q's command and directory made */
 	struct wire_dec *dec;
 	struct wire_enc enc;
 	struct replies *r;
 	char console[4096];		/* the kernel's last console text, for errors */
 	size_t clen;
-	char dir[64];			/* --uefi: private ESP copy and firmware variables */
 	bool ready;			/* READY_TEXT seen since QEMU started */
 	uint64_t tx, rx;		/* bytes written to and read from the line */
 };
@@ -569,168 +374,44 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	}
 }
 
-static int copy_to(const char *from, const char *dir, const char *name)
-{
-	char to[300], buf[1 << 16];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
-	ssize_t k = -1;
-
-	snprintf(to, sizeof(to), "%s/%s", dir, name);
-	if (in >= 0 && (out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0)
-		while ((k = read(in, buf, sizeof(buf))) > 0 && write(out, buf, (size_t)k) == k)
-			;
-	int e = errno;
-	if (in >= 0)
-		close(in);
-	if ((out >= 0 && close(out)) || k != 0) {
-		fprintf(stderr, "bareperf bench: cannot copy %s to %s: %s\n", from, to,
-			strerror(e));
-		return -1;
-	}
-	return 0;
-}
-
-/* --uefi: a private ESP (the loader, the kernel, bareperf.cfg holding the
- * command line) and a copy of OVMF's variables, in L->dir; made once,
- * reused when QEMU boots again. */
-static int uefi_esp(const struct bopts *o, struct link *L, const char *cmdline)
-{
-	char loader[300], path[300];
-
-	if (L->dir[0])
-		return 0;
-	if (access(OVMF_CODE, R_OK)) {
-		fprintf(stderr, "bareperf bench: %s is missing: apt-get install ovmf\n", OVMF_CODE);
-		return -1;
-	}
-	snprintf(loader, sizeof(loader), "%s/esp/EFI/BOOT/BOOTX64.EFI", o->build);
-	if (access(loader, R_OK)) {
-		fprintf(stderr, "bareperf bench: %s is missing: run 'make esp' first (or --build "
-			"DIR)\n", loader);
-		return -1;
-	}
-	snprintf(L->dir, sizeof(L->dir), "/tmp/bareperf-bench-XXXXXX");
-	if (!mkdtemp(L->dir)) {
-		fprintf(stderr, "bareperf bench: cannot make a temporary directory: %s\n",
-			strerror(errno));
-		L->dir[0] = 0;
-		return -1;
-	}
-	char esp[80], efi[96];
-	snprintf(esp, sizeof(esp), "%s/esp", L->dir);
-	snprintf(efi, sizeof(efi), "%s/EFI", esp);
-	snprintf(path, sizeof(path), "%s/BOOT", efi);
-	if (mkdir(esp, 0755) || mkdir(efi, 0755) || mkdir(path, 0755)) {
-		fprintf(stderr, "bareperf bench: cannot make %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (copy_to(loader, path, "BOOTX64.EFI") || copy_to(o->kernel, esp, "kernel.elf") ||
-	    copy_to(OVMF_VARS, L->dir, "ovmf-vars.fd"))
-		return -1;
-	snprintf(path, sizeof(path), "%s/bareperf.cfg", esp);
-	FILE *f = fopen(path, "w");
-	if (!f || fprintf(f, "# written by bareperf bench\n%s\n", cmdline) < 0 || fclose(f)) {
-		fprintf(stderr, "bareperf bench: cannot write %s\n", path);
-		return -1;
-	}
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path) && errno != ENOENT ? -1 : 0;
-}
-
-/* Our own mkdtemp directory, depth first; never follows a link out of it. */
-static void rm_dir(struct link *L)
-{
-	if (!strncmp(L->dir, "/tmp/bareperf-bench-", 20))
-		nftw(L->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	L->dir[0] = 0;
-}
-
+/* QEMU booted with the control channel (started again after a snippet
+ * took the machine down: the same machine, its ESP copy kept). */
 static int start_qemu(const struct bopts *o, struct link *L)
 {
-	int to[2], from[2];
-	char smp[16];
-	const char *argv[40];
-	int n = 0;
+	char err[300];
 
-	if (access(o->kernel, R_OK)) {
-		fprintf(stderr, "bareperf bench: %s: %s (run 'make' first, or --kernel PATH)\n",
-			o->kernel, strerror(errno));
-		return -1;
-	}
-	snprintf(smp, sizeof(smp), "%u", o->smp);
-	argv[n++] = "qemu-system-x86_64";
-	argv[n++] = "-machine"; argv[n++] = "q35";
-	argv[n++] = "-m"; argv[n++] = "256";
-	argv[n++] = "-smp"; argv[n++] = smp;
-	argv[n++] = "-no-reboot";
-	argv[n++] = "-display"; argv[n++] = "none";
-	argv[n++] = "-monitor"; argv[n++] = "none";
-	argv[n++] = "-serial"; argv[n++] = "stdio";
-	argv[n++] = "-nic"; argv[n++] = "none";
-	argv[n++] = "-device"; argv[n++] = "isa-debug-exit,iobase=0xf4,iosize=0x04";
-	if (o->kvm) {
-		argv[n++] = "-enable-kvm"; argv[n++] = "-cpu"; argv[n++] = "host";
-	}
-	if (o->icount) {
-		argv[n++] = "-icount"; argv[n++] = "shift=0,sleep=off";
-	}
-	char cmdline[128];
-	snprintf(cmdline, sizeof(cmdline), "control=1 code=1 stream=uart events=none%s%.0llu",
-		 o->pace ? " pace=" : "", (unsigned long long)o->pace);
-	char code[300], vars[300], fat[300];
-	if (o->uefi) {
-		if (uefi_esp(o, L, cmdline))
+	if (!L->prepared) {
+		char cmdline[128];
+		snprintf(cmdline, sizeof(cmdline), "control=1 code=1 stream=uart events=none%s%.0llu",
+			 o->pace ? " pace=" : "", (unsigned long long)o->pace);
+		struct qemu_config c = {
+			.kernel = o->kernel, .build = o->build, .cmdline = cmdline,
+			.smp = o->smp, .mem = 256, .uefi = o->uefi, .icount = o->icount,
+			.kvm = o->kvm, .serial_in = true, .no_stderr = true,
+		};
+		L->prepared = true;
+		if (qemu_prepare(&L->q, &c, err, sizeof(err))) {
+			fprintf(stderr, "bareperf bench: %s\n", err);
 			return -1;
-		snprintf(code, sizeof(code), "if=pflash,format=raw,readonly=on,file=%s", OVMF_CODE);
-		snprintf(vars, sizeof(vars), "if=pflash,format=raw,file=%s/ovmf-vars.fd", L->dir);
-		snprintf(fat, sizeof(fat), "format=raw,file=fat:rw:%s/esp", L->dir);
-		argv[n++] = "-drive"; argv[n++] = code;
-		argv[n++] = "-drive"; argv[n++] = vars;
-		argv[n++] = "-drive"; argv[n++] = fat;
-	} else {
-		if (!access(QBOOT, R_OK)) {
-			argv[n++] = "-bios"; argv[n++] = QBOOT;
 		}
-		argv[n++] = "-kernel"; argv[n++] = o->kernel;
-		argv[n++] = "-append"; argv[n++] = cmdline;
 	}
-	argv[n] = NULL;
-	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
-		fprintf(stderr, "bareperf bench: pipe: %s\n", strerror(errno));
+	if (qemu_start(&L->q, &L->in, err, sizeof(err))) {
+		fprintf(stderr, "bareperf bench: %s\n", err);
 		return -1;
 	}
-	L->qemu = fork();
-	if (L->qemu < 0) {
-		fprintf(stderr, "bareperf bench: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (L->qemu == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		setpgid(0, 0);
-		if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0 || (null >= 0 && dup2(null, 2) < 0))
-			_exit(127);
-		execvp(argv[0], (char **)argv);
-		_exit(127);
-	}
-	close(to[0]);
-	close(from[1]);
-	L->in = from[0];
-	L->out = to[1];
+	L->out = L->q.in_fd;
 	return 0;
 }
 
 static void stop_qemu(struct link *L)
 {
-	if (L->qemu > 0) {
-		kill(L->qemu, SIGKILL);
-		waitpid(L->qemu, NULL, 0);
-		L->qemu = 0;
-	}
+	if (L->q.pid > 0)
+		qemu_reap(&L->q, true);
+	if (L->in >= 0)
+		close(L->in);
+	if (L->out >= 0)
+		close(L->out);
+	L->in = L->out = -1;
 }
 
 /* How request() ended. */
@@ -741,24 +422,14 @@ enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
 static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
 		   double wait_s, char *why, size_t why_n)
 {
-	static uint8_t out[WIRE_ENC_OUT_MIN];
-	size_t used, n = wire_encode_bytes(&L->enc, WIRE_CH_CONTROL, msg, len, &used, out,
-					   sizeof(out));
+	size_t sent;
 
 	memset(r, 0, sizeof(*r));
 	L->r = r;
-	for (size_t off = 0; off < n;) {
-		ssize_t k = write(L->out, out + off, n - off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			snprintf(why, why_n, "cannot write to the machine: %s",
-				 k < 0 ? strerror(errno) : "no progress");
-			return k < 0 && errno == EPIPE ? REQ_CLOSED : REQ_IO;
-		}
-		off += (size_t)k;
-		L->tx += (size_t)k;
-	}
+	int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
+	L->tx += sent;
+	if (e)
+		return e == EPIPE ? REQ_CLOSED : REQ_IO;
 	double t0 = now_s();
 	while (!r->done) {
 		struct pollfd p = { L->in, POLLIN, 0 };
@@ -944,16 +615,16 @@ int cmd_bench(int argc, char **argv)
 	size_t init_len = 0, late_len = 0;
 	int nsn = 1, rc = 0;
 
-	if (parse_args(argc, argv, &o) || (o.config && load_config(&o)))
+	if (parse_args(argc, argv, &o) || (o.config && bench_config_load(o.config, o.events, o.labels, &o.nevents, MAX_ALL_EVENTS)))
 		return 2;
 	/* Events in groups the kernel takes in one request, each group a
 	 * measurement of its own (never multiplexed). */
 	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
 	/* Everything is assembled and checked before the machine is asked. */
-	if (o.code_init ? read_file(o.code_init, &init, &init_len, "-code_init") :
-	    assemble("-asm_init", o.asm_init, &init, &init_len))
+	if (o.code_init ? bench_read_code(o.code_init, &init, &init_len, "-code_init") :
+	    bench_assemble("-asm_init", o.asm_init, &init, &init_len))
 		return 2;
-	if (assemble("-asm_late_init", o.asm_late, &late, &late_len))
+	if (bench_assemble("-asm_late_init", o.asm_late, &late, &late_len))
 		return 2;
 	if (o.batch) {
 		if (load_batch(o.batch, &sn, &nsn))
@@ -961,12 +632,12 @@ int cmd_bench(int argc, char **argv)
 		for (int i = 0; i < nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
-			if (assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
+			if (bench_assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
 				return 2;
 		}
 	} else if (o.code) {
 		one.src = (char *)o.code;
-		if (read_file(o.code, &one.body, &one.body_len, "-code"))
+		if (bench_read_code(o.code, &one.body, &one.body_len, "-code"))
 			return 2;
 		if (!one.body_len) {
 			fprintf(stderr, "bareperf bench: -code %s is empty\n", o.code);
@@ -974,7 +645,7 @@ int cmd_bench(int argc, char **argv)
 		}
 	} else {
 		one.src = (char *)o.asm_body;
-		if (assemble("-asm", o.asm_body, &one.body, &one.body_len))
+		if (bench_assemble("-asm", o.asm_body, &one.body, &one.body_len))
 			return 2;
 		if (!one.body_len) {
 			fprintf(stderr, "bareperf bench: -asm is empty\n");
@@ -1006,7 +677,8 @@ int cmd_bench(int argc, char **argv)
 		}
 		L.in = L.out = fd;
 	} else if (start_qemu(&o, &L)) {
-		rm_dir(&L);
+		if (L.prepared)
+			qemu_cleanup(&L.q);
 		return 1;
 	}
 	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
@@ -1158,7 +830,8 @@ int cmd_bench(int argc, char **argv)
 		tcsetattr(L.in, TCSANOW, &saved);
 	else
 		stop_qemu(&L);
-	rm_dir(&L);
+	if (L.prepared)
+		qemu_cleanup(&L.q);
 	wire_dec_free(L.dec);
 	if (!rc && failed)
 		rc = 3;

@@ -38,8 +38,7 @@ void ctl_reply_feed(struct ctl_reply *r, bool asked, const uint8_t *p, size_t n)
 		r->ended = true;
 }
 
-static size_t put_param(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v,
-			size_t len)
+size_t ctl_put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v, size_t len)
 {
 	struct wire_ctl_msg t = { type, (uint16_t)len };
 
@@ -63,21 +62,21 @@ size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap)
 		nonce = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
 			((uint64_t)getpid() << 32) ^ 1;
 	}
-	at = put_param(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
-	at = put_param(msg, at, cap, WIRE_RUN_APP, r->app, strlen(r->app));
+	at = ctl_put(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
+	at = ctl_put(msg, at, cap, WIRE_RUN_APP, r->app, strlen(r->app));
 	if (r->events) {
 		snprintf(ev, sizeof(ev), "%s", r->events);
 		for (char *e = strtok(ev, ","); e && at <= cap; e = strtok(NULL, ","))
-			at = put_param(msg, at, cap, WIRE_RUN_EVENT, e, strlen(e));
+			at = ctl_put(msg, at, cap, WIRE_RUN_EVENT, e, strlen(e));
 	}
 	if (r->period && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_PERIOD, &r->period, sizeof(r->period));
+		at = ctl_put(msg, at, cap, WIRE_RUN_PERIOD, &r->period, sizeof(r->period));
 	if (r->freq && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_FREQ, &r->freq, sizeof(r->freq));
+		at = ctl_put(msg, at, cap, WIRE_RUN_FREQ, &r->freq, sizeof(r->freq));
 	if (r->cpus && at <= cap)
-		at = put_param(msg, at, cap, WIRE_RUN_CPUS, r->cpus, strlen(r->cpus));
+		at = ctl_put(msg, at, cap, WIRE_RUN_CPUS, r->cpus, strlen(r->cpus));
 	for (int i = 0; i < r->nargs && at <= cap; i++)
-		at = put_param(msg, at, cap, WIRE_RUN_ARG, r->args[i], strlen(r->args[i]));
+		at = ctl_put(msg, at, cap, WIRE_RUN_ARG, r->args[i], strlen(r->args[i]));
 	if (at > cap || at - sizeof(m) > UINT16_MAX)
 		return 0;
 	m.len = (uint16_t)(at - sizeof(m));
@@ -95,24 +94,41 @@ int ctl_client_init(struct ctl_client *c, const struct ctl_run *r)
 	return c->len ? 0 : -1;
 }
 
-/* Frame the request as a CONTROL frame from the host and write it to fd. */
-static int send_request(struct ctl_client *c, int fd, char *err, size_t errlen)
+int ctl_send(struct wire_enc *enc, int fd, const uint8_t *msg, size_t len, size_t *sent,
+	     char *err, size_t errlen)
 {
 	static uint8_t out[WIRE_ENC_OUT_MIN];
-	size_t used, n = wire_encode_bytes(&c->enc, WIRE_CH_CONTROL, c->msg, c->len, &used, out,
-					   sizeof(out));
+	size_t used, n = wire_encode_bytes(enc, WIRE_CH_CONTROL, msg, len, &used, out, sizeof(out));
 
-	if (used != c->len)
-		return fail(err, errlen, "the START_RUN request does not fit in a frame");
+	if (sent)
+		*sent = 0;
+	if (used != len) {
+		errno = EMSGSIZE;
+		return fail(err, errlen, "the request does not fit in a frame");
+	}
 	for (size_t off = 0; off < n;) {
 		ssize_t k = write(fd, out + off, n - off);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
-			return fail(err, errlen, "cannot write to %s: %s", "the line",
-				    k < 0 ? strerror(errno) : "no progress");
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			fail(err, errlen, "cannot write to the line: %s",
+			     k < 0 ? strerror(e) : "no progress");
+			errno = e;
+			return -1;
+		}
 		off += (size_t)k;
+		if (sent)
+			*sent += (size_t)k;
 	}
+	return 0;
+}
+
+/* Frame the request as a CONTROL frame from the host and write it to fd. */
+static int send_request(struct ctl_client *c, int fd, char *err, size_t errlen)
+{
+	if (ctl_send(&c->enc, fd, c->msg, c->len, NULL, err, errlen))
+		return -1;
 	tcdrain(fd);
 	return 0;
 }

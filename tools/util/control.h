@@ -2,7 +2,8 @@
  * tools/util/control.h — the host's side of the control channel
  * (uapi/wire.h §5, served by the kernel's control app): `bareperf
  * record --tty DEV -- APP` asks a machine booted with control=1 for a run
- * with one START_RUN request, and reads the kernel's answer.
+ * with one START_RUN request, and reads the kernel's answer; `bareperf
+ * bench` frames its RUN_CODE requests with the same ctl_put and ctl_send.
  *
  * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
  * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
@@ -50,6 +51,22 @@ struct ctl_client {
 	double sent_at;			/* now_s() of the last send */
 	uint64_t frames_at_send;	/* frames received by then */
 };
+
+/*
+ * Append one parameter {type, len, v} to the message in buf at offset at:
+ * the new offset, or cap + 1 once it no longer fits (and from then on, so
+ * a chain of calls is checked once at its end).
+ */
+size_t ctl_put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v, size_t len);
+
+/*
+ * Frame msg (len bytes: a whole request) as one CONTROL frame from the
+ * host with enc and write it all to fd. *sent (if not NULL): the bytes
+ * written. 0, or -1 with err and errno (EPIPE: the machine closed the
+ * line; EMSGSIZE: msg does not fit in one frame).
+ */
+int ctl_send(struct wire_enc *enc, int fd, const uint8_t *msg, size_t len, size_t *sent,
+	     char *err, size_t errlen);
 
 /*
  * The START_RUN message {NONCE, APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}

@@ -77,6 +77,9 @@ int qemu_prepare(struct qemu *q, const struct qemu_config *c, char *err, size_t 
 	memset(q, 0, sizeof(*q));
 	q->pid = -1;
 	q->err_fd = -1;
+	q->in_fd = -1;
+	q->serial_in = c->serial_in;
+	q->no_stderr = c->no_stderr;
 	snprintf(q->dir, sizeof(q->dir), TMP_PREFIX "XXXXXX");
 	if (!mkdtemp(q->dir)) {
 		int e = errno;
@@ -147,32 +150,42 @@ int qemu_prepare(struct qemu *q, const struct qemu_config *c, char *err, size_t 
 	return 0;
 }
 
+static void close_pair(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
 int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 {
-	int p[2], e[2];
+	int p[2] = { -1, -1 }, e[2] = { -1, -1 }, in[2] = { -1, -1 };
 
-	if (pipe2(p, O_CLOEXEC))
-		return fail(err, errlen, "pipe: %s", strerror(errno));
-	if (pipe2(e, O_CLOEXEC)) {
-		close(p[0]);
-		close(p[1]);
-		return fail(err, errlen, "pipe: %s", strerror(errno));
+	if (pipe2(p, O_CLOEXEC) || (!q->no_stderr && pipe2(e, O_CLOEXEC)) ||
+	    (q->serial_in && pipe2(in, O_CLOEXEC))) {
+		int er = errno;
+		close_pair(p);
+		close_pair(e);
+		close_pair(in);
+		return fail(err, errlen, "pipe: %s", strerror(er));
 	}
 	q->pid = fork();
 	if (q->pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		close(e[0]);
-		close(e[1]);
-		return fail(err, errlen, "fork: %s", strerror(errno));
+		int er = errno;
+		close_pair(p);
+		close_pair(e);
+		close_pair(in);
+		return fail(err, errlen, "fork: %s", strerror(er));
 	}
 	if (q->pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
+		int null = open("/dev/null", O_RDWR);
 		/* Its own process group: Ctrl-C reaches us, and we stop QEMU. */
 		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(e[1], 2) < 0)
+		if (null < 0 || dup2(in[0] >= 0 ? in[0] : null, 0) < 0 || dup2(p[1], 1) < 0 ||
+		    dup2(e[1] >= 0 ? e[1] : null, 2) < 0)
 			_exit(127);
 		execvp(q->argv[0], q->argv);
 		fprintf(stderr, "cannot run %s: %s (apt-get install qemu-system-x86)\n",
@@ -181,9 +194,13 @@ int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 	}
 	setpgid(q->pid, q->pid);
 	close(p[1]);
-	close(e[1]);
 	*out = p[0];
+	if (e[1] >= 0)
+		close(e[1]);
 	q->err_fd = e[0];
+	if (in[0] >= 0)
+		close(in[0]);
+	q->in_fd = in[1];
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * tools/util/qemu.h — starting the bareperf kernel in QEMU, as
- * tools/bpqemu.py does: PVH direct boot through qboot, or UEFI through
+ * tools/util/qemu.h — starting the bareperf kernel in QEMU for `bareperf
+ * record` and `bareperf bench`, as tools/bpqemu.py does: PVH direct boot through qboot, or UEFI through
  * OVMF and a private copy of the ESP whose bareperf.cfg carries the
  * kernel command line. The stream comes on QEMU's 16550 (-serial stdio:
  * a pipe to us), or with virtio on a virtio-console port (a unix socket
@@ -31,6 +31,8 @@ struct qemu_config {
 	const char *cmdline;		/* the kernel command line (no newline) */
 	unsigned smp, mem;		/* CPUs, MiB */
 	bool uefi, virtio, icount, kvm;
+	bool serial_in;			/* QEMU's stdin (the UART's input) a pipe from us */
+	bool no_stderr;			/* QEMU's stderr to /dev/null, not a pipe to us */
 };
 
 /* QEMU's own stderr lines, one at a time, without the newline. */
@@ -39,6 +41,8 @@ typedef void (*qemu_line_fn)(void *ctx, const char *line);
 struct qemu {
 	pid_t pid;			/* -1 when not running */
 	int err_fd;			/* QEMU's stderr, our end; -1 when closed */
+	int in_fd;			/* serial_in: QEMU's stdin, our end; else -1 */
+	bool serial_in, no_stderr;
 	char errline[512];		/* its current line */
 	size_t errlen;
 	unsigned err_lines;		/* lines it wrote on stderr (not ours to stop it) */
@@ -62,7 +66,11 @@ int qemu_prepare(struct qemu *q, const struct qemu_config *c, char *err, size_t 
 /*
  * Start QEMU in its own process group (Ctrl-C reaches us, and we stop
  * it), stdin /dev/null, stdout and stderr on pipes: *out is our end of
- * its stdout (the UART), q->err_fd of its stderr.
+ * its stdout (the UART), q->err_fd of its stderr. With serial_in its
+ * stdin is a pipe too (q->in_fd: what we write there reaches the guest's
+ * UART); with no_stderr its stderr goes to /dev/null (q->err_fd -1).
+ * Started again after qemu_reap, it boots the same machine (the same
+ * ESP copy and firmware variables).
  */
 int qemu_start(struct qemu *q, int *out, char *err, size_t errlen);
 
