@@ -7,6 +7,7 @@
  * CRC and filling in COBS code bytes, straight into the caller's buffer.
  */
 #include "kernel/lib/string.h"
+#include "kernel/lib/unaligned.h"
 #include "kernel/wire_frame.h"
 
 /* CRC32C, reflected, one byte per step: T[i] = i shifted through the
@@ -126,21 +127,6 @@ size_t wire_put_uvarint(uint8_t *out, uint64_t v)
 	}
 	out[n++] = (uint8_t)v;
 	return n;
-}
-
-/* Little-endian loads and stores at any alignment. */
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint16_t ld16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
 }
 
 /* ---- frame check ------------------------------------------------------ */

@@ -10,6 +10,7 @@
  * they need no rollback.
  */
 #include "kernel/lib/string.h"
+#include "kernel/lib/unaligned.h"
 #include "ringbuf/ringbuf.h"
 #include "ringbuf/wire.h"
 
@@ -38,28 +39,6 @@ uint32_t wire_sample_size(uint64_t sample_type, uint64_t nr_read, uint64_t nr_ip
 		size += 8 + nr_ips * 8;
 	}
 	return size > BP_RECORD_MAX ? 0 : (uint32_t)size;
-}
-
-/* Little-endian loads and stores at any alignment. */
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint16_t ld16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
 }
 
 /* ---- the encoder ------------------------------------------------------ */

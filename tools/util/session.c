@@ -21,6 +21,7 @@
 #include "ringbuf/ringbuf.h"
 #include "tools/util/session.h"
 #include "tools/util/util.h"
+#include "kernel/lib/unaligned.h"
 
 struct loader {
 	struct session *s;
@@ -98,13 +99,6 @@ static bool grow_samples(struct loader *L)
 	s->samples_mapped = ncap * sizeof(*s->samples);
 	L->cap_samples = ncap;
 	return true;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
 }
 
 /* Copy a record of a fixed layout: what arrived, zero-filled to the size

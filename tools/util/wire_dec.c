@@ -13,6 +13,7 @@
 
 #include "ringbuf/wire.h"
 #include "tools/util/wire_dec.h"
+#include "kernel/lib/unaligned.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the wire format is little-endian; this decoder reads it in place"
@@ -158,13 +159,6 @@ static struct wire_dec_stream *stream_get(struct wire_dec *d, unsigned channel, 
 }
 
 /* ---- records ---------------------------------------------------------- */
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
 
 static inline void st64(uint8_t *p, uint64_t v)
 {
