@@ -417,6 +417,31 @@ static void stop_qemu(struct link *L)
 /* How request() ended. */
 enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
 
+/* Feed what the machine sends to the decoder until *done, at most wait_s
+ * seconds of wall time: REQ_OK, REQ_SILENT (time is up) or REQ_CLOSED. */
+static int pump(struct link *L, const bool *done, double wait_s)
+{
+	double t0 = now_s();
+
+	while (!*done) {
+		struct pollfd p = { L->in, POLLIN, 0 };
+		double left = wait_s - (now_s() - t0);
+		if (left <= 0)
+			return REQ_SILENT;
+		int k = poll(&p, 1, (int)(left * 1000) + 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k > 0) {
+			uint8_t buf[4096];
+			ssize_t got = read(L->in, buf, sizeof(buf));
+			if (got <= 0)
+				return REQ_CLOSED;
+			feed(L, buf, (size_t)got);
+		}
+	}
+	return REQ_OK;
+}
+
 /* Send one request and wait for its OK or ERROR, at most wait_s seconds;
  * REQ_OK, or why not (and the kernel's last console text) in why. */
 static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
@@ -430,60 +455,27 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 	L->tx += sent;
 	if (e)
 		return e == EPIPE ? REQ_CLOSED : REQ_IO;
-	double t0 = now_s();
-	while (!r->done) {
-		struct pollfd p = { L->in, POLLIN, 0 };
-		double left = wait_s - (now_s() - t0);
-		if (left <= 0) {
-			snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-				 L->clen ? "; its console said:\n" : "", L->console);
-			return REQ_SILENT;
-		}
-		int k = poll(&p, 1, (int)(left * 1000) + 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k > 0) {
-			uint8_t buf[4096];
-			ssize_t got = read(L->in, buf, sizeof(buf));
-			if (got <= 0) {
-				snprintf(why, why_n, "the machine's line closed%s%s",
-					 L->clen ? "; its console said:\n" : "", L->console);
-				return REQ_CLOSED;
-			}
-			feed(L, buf, (size_t)got);
-		}
-	}
-	return REQ_OK;
+	int k = pump(L, &r->done, wait_s);
+	if (k == REQ_SILENT)
+		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+			 L->clen ? "; its console said:\n" : "", L->console);
+	else if (k == REQ_CLOSED)
+		snprintf(why, why_n, "the machine's line closed%s%s",
+			 L->clen ? "; its console said:\n" : "", L->console);
+	return k;
 }
 
 /* QEMU: wait until the kernel says it reads requests (READY_TEXT). */
 static int wait_ready(struct link *L, double wait_s, char *why, size_t why_n)
 {
-	double t0 = now_s();
-
-	while (!L->ready) {
-		struct pollfd p = { L->in, POLLIN, 0 };
-		double left = wait_s - (now_s() - t0);
-		if (left <= 0) {
-			snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
-				 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
-			return REQ_SILENT;
-		}
-		int k = poll(&p, 1, (int)(left * 1000) + 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k > 0) {
-			uint8_t buf[4096];
-			ssize_t got = read(L->in, buf, sizeof(buf));
-			if (got <= 0) {
-				snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
-					 L->clen ? "; the machine said:\n" : "", L->console);
-				return REQ_CLOSED;
-			}
-			feed(L, buf, (size_t)got);
-		}
-	}
-	return REQ_OK;
+	int k = pump(L, &L->ready, wait_s);
+	if (k == REQ_SILENT)
+		snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
+			 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
+	else if (k == REQ_CLOSED)
+		snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
+			 L->clen ? "; the machine said:\n" : "", L->console);
+	return k;
 }
 
 /* ---- output --------------------------------------------------------------- */
