@@ -682,6 +682,8 @@ static int rec_finish(struct rec *R)
 		rc = halted ? (int)ds->end_status : qcode;
 		if (!o->quiet)
 			live_summary(L, R->d, o->out, o->tty, state, halted ? 1 : 3, rc);
+		else if (rc)
+			fprintf(stderr, "bareperf record: the kernel's exit code is %d\n", rc);
 		if (halted && qcode != rc)
 			fprintf(stderr, "bareperf record: QEMU's exit status %d does not match the "
 				"kernel's exit code %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, rc);
@@ -698,8 +700,9 @@ static int rec_finish(struct rec *R)
 				WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 		rc = EXIT_NO_CODE;
 	}
-	/* A failed run's reason, when the console did not go by on stderr. */
-	if (rc && !L->show_console && !o->quiet && !stop_signal && !R->timed_out && !R->io_error &&
+	/* A failed run's reason, when the console did not go by on stderr
+	 * (-q keeps a run quiet, not its failure). */
+	if (rc && !L->show_console && !stop_signal && !R->timed_out && !R->io_error &&
 	    !(o->control && !L->ctl.ok))
 		live_last_words(L);
 	return rc;
