@@ -51,9 +51,11 @@
 #define EXIT_INTERRUPT	130
 
 struct opts {
-	const char *out, *events, *kernel, *build, *tty, *append, *cpu, *count;
+	const char *out, *events, *kernel, *build, *tty, *append, *cpu, *count, *trace;
 	bool control;			/* --tty: ask for the run over the control channel */
 	uint64_t period, freq;
+	bool max_rate_set;		/* --max-rate given (0: no limit) */
+	uint64_t max_rate;
 	unsigned ring_pages, baud, smp, mem, pace;
 	bool callchain, uefi, icount, virtio, kvm, quiet;
 	int verbose;
@@ -69,13 +71,19 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-/* The kernel command line this run asks for. */
+/*
+ * The kernel command line this run asks for; over --tty (o->control), the
+ * START_RUN request in the same words, for the capture's run_args.
+ */
 static void build_cmdline(const struct opts *o, char *buf, size_t n)
 {
 	size_t len = 0;
 
 #define ADD(...) (len += (size_t)snprintf(buf + len, len < n ? n - len : 0, __VA_ARGS__))
-	ADD("stream=%s", o->virtio ? "virtio" : "uart");
+	if (o->control)
+		ADD("START_RUN");
+	else
+		ADD("stream=%s", o->virtio ? "virtio" : "uart");
 	if (o->app)
 		ADD(" app=%s", o->app[0]);
 	if (o->events)
@@ -86,6 +94,12 @@ static void build_cmdline(const struct opts *o, char *buf, size_t n)
 		ADD(" period=%" PRIu64, o->period);
 	if (o->freq)
 		ADD(" freq=%" PRIu64, o->freq);
+	if (o->max_rate_set)
+		ADD(" max_rate=%" PRIu64, o->max_rate);
+	if (o->trace)
+		ADD(" trace=%s", o->trace);
+	if (o->control && o->cpu)
+		ADD(" cpus=%s", o->cpu);
 	if (o->callchain)
 		ADD(" callchain=1");
 	if (o->ring_pages)
@@ -121,10 +135,15 @@ static void usage(FILE *f)
 		"  -g, --call-graph      record frame-pointer call chains\n"
 		"      --count LIST      also count these events (count=; COUNTS records for\n"
 		"                        bareperf stat); no sampling then unless -e is given\n"
+		"      --max-rate N      samples/s per CPU before sampling is throttled\n"
+		"                        (max_rate=; default 100000, 0 for no limit)\n"
+		"      --trace SPEC      trace every instruction the app runs, [sstep:|pt:]all,\n"
+		"                        or those of a function FUNC or a range START-END\n"
+		"                        (trace=; into the AUX area: bareperf report --aux)\n"
 		"      --ring-pages N    ring buffer pages per CPU (a power of two)\n"
 		"      --append WORDS    more kernel options (see the kernel's cmdline help)\n"
-		"      --cpu LIST        not supported: the kernel samples every CPU of the run\n"
-		"                        (filter afterwards: bareperf report --cpu LIST)\n"
+		"      --cpu N           --tty only: the CPU the app runs on (every CPU of the\n"
+		"                        run is sampled; filter with bareperf report --cpu)\n"
 		"  QEMU (the default link):\n"
 		"      --qemu            boot build/kernel.elf in QEMU (PVH direct boot)\n"
 		"      --uefi            boot through OVMF and the loader instead\n"
@@ -136,7 +155,7 @@ static void usage(FILE *f)
 		"      --virtio          stream on virtio-console; the UART keeps the console\n"
 		"      --pace BAUD       hold the UART stream to a real line's rate\n"
 		"      --timeout SEC     stop QEMU after SEC seconds (status 124)\n"
-		"  serial line to a real machine (its bareperf.cfg sets the run):\n"
+		"  serial line to a real machine (see below for what goes with the run):\n"
 		"      --tty DEV         e.g. /dev/ttyUSB0; raw 8N1, no flow control\n"
 		"      --baud N          line speed (default 115200)\n"
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
@@ -144,6 +163,14 @@ static void usage(FILE *f)
 		"                        and the QEMU command; -v -v also the firmware's own\n"
 		"                        output (otherwise shown only if the loader never starts)\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
+		"\n"
+		"With --tty and -- APP, the machine must have booted with control=1\n"
+		"stream=uart: record asks it for the run over the line, and -e, -c, -F,\n"
+		"--count, --max-rate, --trace, --cpu and the app's arguments go with that\n"
+		"request, for this run only. -g, --ring-pages, --pace and --append are the\n"
+		"machine's boot (callchain=, ring_pages=, pace= in its bareperf.cfg) and are\n"
+		"refused with --tty. Without an app, record takes what the machine's\n"
+		"bareperf.cfg runs.\n"
 		"\n"
 		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
 		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
@@ -169,7 +196,8 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT, OPT_KVM,
-	       OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU, OPT_APPEND, OPT_COUNT };
+	       OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU, OPT_APPEND, OPT_COUNT,
+	       OPT_MAX_RATE, OPT_TRACE };
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "events", required_argument, NULL, 'e' },
@@ -179,6 +207,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "ring-pages", required_argument, NULL, OPT_RING },
 		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "qemu", no_argument, NULL, OPT_QEMU },
 		{ "uefi", no_argument, NULL, OPT_UEFI },
@@ -239,6 +269,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_APPEND: o->append = optarg; break;
 		case OPT_COUNT: o->count = optarg; break;
+		case OPT_MAX_RATE:
+			/* The kernel's own range for max_rate= (kernel/cmdline.c). */
+			if (parse_u("--max-rate", optarg, 0, 10000000, &o->max_rate))
+				return 2;
+			o->max_rate_set = true;
+			break;
+		case OPT_TRACE: o->trace = optarg; break;
 		case OPT_CPU: o->cpu = optarg; break;
 		case OPT_QEMU: qemu = true; break;
 		case OPT_UEFI: o->uefi = true; qemu = true; break;
@@ -317,17 +354,35 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			"picks the app's CPU over --tty with control=1\n", o->cpu);
 		return 2;
 	}
-	/* --tty with an app: the machine booted with control=1 serves the run we ask for. */
-	o->control = o->tty && (o->app || o->events || o->period || o->freq || o->cpu);
-	if (o->tty && !o->app && o->control) {
-		fprintf(stderr, "bareperf record: -e, -c, -F and --cpu over --tty need an app "
-			"(-- APP): the run is asked for over the control channel\n");
+	if (o->trace && (!*o->trace || strpbrk(o->trace, " \t\n"))) {
+		fprintf(stderr, "bareperf record: --trace: '%s' is not [sstep:|pt:]all, a function or "
+			"START-END\n", o->trace);
 		return 2;
 	}
-	if (o->tty && (o->callchain || o->ring_pages || o->pace || o->append || o->count)) {
-		fprintf(stderr, "bareperf record: -g, --count, --ring-pages, --pace and --append are "
-			"kernel options: with --tty, set callchain=, count=, ring_pages=, pace= in the "
-			"machine's bareperf.cfg\n");
+	/* --tty with an app: the machine booted with control=1 serves the run we
+	 * ask for, with what START_RUN carries (apps/control.c). */
+	o->control = o->tty && (o->app || o->events || o->period || o->freq || o->cpu ||
+				o->count || o->max_rate_set || o->trace);
+	if (o->tty && !o->app && o->control) {
+		fprintf(stderr, "bareperf record: -e, -c, -F, --count, --max-rate, --trace and --cpu "
+			"over --tty need an app (-- APP): the run is asked for over the control "
+			"channel\n");
+		return 2;
+	}
+	if (o->tty && (o->callchain || o->ring_pages || o->pace || o->append)) {
+		static const char *const names[] = { "-g", "--ring-pages", "--pace", "--append" };
+		const bool on[] = { o->callchain, o->ring_pages, o->pace, o->append };
+		char given[64] = "";
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (on[i]) {
+				if (*given)
+					strcat(given, ", ");
+				strcat(given, names[i]);
+			}
+		fprintf(stderr, "bareperf record: %s: kernel options of the machine's boot, which a "
+			"run asked for over --tty cannot change: set callchain=, ring_pages=, pace= "
+			"(or any other) in its bareperf.cfg\n", given);
 		return 2;
 	}
 	if (!o->tty && baud_set) {
@@ -376,8 +431,9 @@ static void qemu_says(void *ctx, const char *line)
  */
 static int rec_open(struct rec *R)
 {
-		const struct opts *o = &R->o;
+	const struct opts *o = &R->o;
 	struct capture_meta meta = { 0 };
+	char request[1024];
 	uint8_t bid[64];
 
 	if (o->tty) {
@@ -389,6 +445,10 @@ static int rec_open(struct rec *R)
 		meta.link_kind = WIRE_LINK_TTY;
 		meta.baud = o->baud;
 		meta.link = o->tty;
+		if (o->control) {		/* what we ask the machine for */
+			build_cmdline(o, request, sizeof(request));
+			meta.run_args = request;
+		}
 	} else {
 		char cmdline[1024];
 		struct qemu_config qc = {
@@ -427,8 +487,32 @@ static int rec_open(struct rec *R)
 	return 0;
 }
 
-/* Catch the stop signals (they only set stop_signal), start QEMU or build
- * the control request. 0, or the exit status. */
+/*
+ * --tty with an app: the START_RUN request, built before the line is
+ * opened, so that one too long for a request leaves the line untouched
+ * and no file behind. 0, or the exit status.
+ */
+static int rec_request(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct ctl_run run = {
+		.app = o->app[0], .args = o->app + 1, .nargs = o->napp - 1,
+		.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
+		.count = o->count, .has_max_rate = o->max_rate_set, .max_rate = o->max_rate,
+		.trace = o->trace,
+	};
+
+	if (ctl_client_init(&R->ctl, &run)) {
+		fprintf(stderr, "bareperf record: the run's app, arguments, events and --trace are "
+			"longer than one START_RUN request holds (%d bytes); nothing was sent\n",
+			CTL_MSG_MAX);
+		return 2;
+	}
+	return 0;
+}
+
+/* Catch the stop signals (they only set stop_signal) and start QEMU.
+ * 0, or the exit status. */
 static int rec_start(struct rec *R)
 {
 	const struct opts *o = &R->o;
@@ -459,20 +543,9 @@ static int rec_start(struct rec *R)
 			return 1;
 		}
 	}
-	if (o->control) {
-		struct ctl_run run = {
-			.app = o->app[0], .args = o->app + 1, .nargs = o->napp - 1,
-			.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
-		};
-		if (ctl_client_init(&R->ctl, &run)) {
-			fprintf(stderr, "bareperf record: the run's parameters are too long for one "
-				"START_RUN request\n");
-			return 2;
-		}
-		if (!o->quiet)
-			fprintf(stderr, "bareperf record: asking the machine on %s for the run "
-				"(it must have booted with control=1 stream=uart)\n", o->tty);
-	}
+	if (o->control && !o->quiet)
+		fprintf(stderr, "bareperf record: asking the machine on %s for the run "
+			"(it must have booted with control=1 stream=uart)\n", o->tty);
 	return 0;
 }
 
@@ -765,7 +838,9 @@ int cmd_record(int argc, char **argv)
 	L->quiet = R->o.quiet;
 	L->live_boot_text = !R->o.tty;
 
-	rc = rec_open(R);
+	rc = R->o.control ? rec_request(R) : 0;
+	if (!rc)
+		rc = rec_open(R);
 	if (!rc)
 		rc = rec_start(R);
 	if (!rc) {

@@ -4,11 +4,14 @@
  * speed, VMIN/VTIME), a recorded stream fed through the master side and
  * written byte for byte into the capture, the stop after every CPU's
  * APP_STOP and a quiet spell, the device going away (EIO), and Ctrl-C
- * leaving a valid capture marked interrupted.
+ * leaving a valid capture marked interrupted. With an app, the START_RUN
+ * request record sends (tools/util/control.c), decoded as the kernel's
+ * apps/control.c parses it, and the options it refuses over --tty.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,9 +27,12 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
+#include "kernel/wire_frame.h"
 #include "tools/commands.h"
+#include "tools/util/control.h"
 #include "tools/util/link.h"
 #include "tools/util/session.h"
+#include "uapi/wire.h"
 
 static char err[512];
 static char in_path[64], out_path[64];
@@ -306,6 +312,264 @@ static void ctrl_c_keeps_a_valid_capture(void **state)
 	free(data);
 }
 
+/* One {type, len, value} triple of a START_RUN message. */
+struct param {
+	uint16_t type, len;
+	const uint8_t *v;
+};
+
+/*
+ * The triples of the START_RUN message msg (n bytes), walked as
+ * apps/control.c's parse_run does: the message header's length is the
+ * rest of msg, and every triple lies inside it. Their number.
+ */
+static int params_of(const uint8_t *msg, size_t n, struct param *out, int max)
+{
+	struct wire_ctl_msg m;
+	int k = 0;
+
+	assert_true(n >= sizeof(m));
+	memcpy(&m, msg, sizeof(m));
+	assert_int_equal(m.type, WIRE_CTL_START_RUN);
+	assert_int_equal(m.len, n - sizeof(m));
+	for (size_t at = sizeof(m); at < n; k++) {
+		struct wire_ctl_msg t;
+		assert_true(n - at >= sizeof(t));
+		memcpy(&t, msg + at, sizeof(t));
+		assert_true(t.len <= n - at - sizeof(t));
+		assert_true(k < max);
+		out[k] = (struct param){ t.type, t.len, msg + at + sizeof(t) };
+		at += sizeof(t) + t.len;
+	}
+	return k;
+}
+
+static void assert_text(const struct param *p, uint16_t type, const char *text)
+{
+	assert_int_equal(p->type, type);
+	assert_int_equal(p->len, strlen(text));
+	assert_memory_equal(p->v, text, p->len);
+}
+
+/* A u64 parameter: 8 bytes, little-endian (the kernel memcpy's it on x86). */
+static void assert_u64(const struct param *p, uint16_t type, uint64_t v)
+{
+	uint8_t le[8];
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	assert_int_equal(p->type, type);
+	assert_int_equal(p->len, 8);
+	assert_memory_equal(p->v, le, 8);
+}
+
+static void start_run_message(void **state)
+{
+	static uint8_t msg[1 << 17];
+	char *args[] = { "n=3", "quick" };
+	struct ctl_run r = {
+		.app = "loopnest", .args = args, .nargs = 2,
+		.events = "cpu-clock", .period = 100000, .cpus = "1",
+		.count = "tsc,,task-clock,", .has_max_rate = true,
+		.max_rate = 0x0102030405060708ull, .trace = "sstep:sieve",
+	};
+	struct param p[16];
+	size_t n;
+
+	(void)state;
+	n = ctl_start_run_msg(&r, msg, sizeof(msg));
+	assert_true(n > 0);
+	assert_int_equal(params_of(msg, n, p, 16), 11);
+	assert_int_equal(p[0].type, WIRE_RUN_NONCE);
+	assert_int_equal(p[0].len, 8);
+	assert_text(&p[1], WIRE_RUN_APP, "loopnest");
+	assert_text(&p[2], WIRE_RUN_EVENT, "cpu-clock");
+	assert_u64(&p[3], WIRE_RUN_PERIOD, 100000);
+	assert_text(&p[4], WIRE_RUN_CPUS, "1");
+	assert_text(&p[5], WIRE_RUN_ARG, "n=3");
+	assert_text(&p[6], WIRE_RUN_ARG, "quick");
+	/* One COUNT per counting event; the empty items are not sent. */
+	assert_text(&p[7], WIRE_RUN_COUNT, "tsc");
+	assert_text(&p[8], WIRE_RUN_COUNT, "task-clock");
+	assert_u64(&p[9], WIRE_RUN_MAX_RATE, 0x0102030405060708ull);
+	assert_text(&p[10], WIRE_RUN_TRACE, "sstep:sieve");
+
+	/* max_rate 0 is "no limit", sent; without has_max_rate, none. */
+	r.max_rate = 0;
+	n = ctl_start_run_msg(&r, msg, sizeof(msg));
+	assert_int_equal(params_of(msg, n, p, 16), 11);
+	assert_u64(&p[9], WIRE_RUN_MAX_RATE, 0);
+	r = (struct ctl_run){ .app = "loopnest", .count = "tsc" };
+	n = ctl_start_run_msg(&r, msg, sizeof(msg));
+	assert_int_equal(params_of(msg, n, p, 16), 3);
+	assert_text(&p[2], WIRE_RUN_COUNT, "tsc");
+
+	/* Too long for cap, by one byte: refused whole (0), never cut. */
+	r = (struct ctl_run){ .app = "loopnest", .count = "tsc,task-clock", .trace = "all",
+			      .has_max_rate = true, .max_rate = 1000 };
+	n = ctl_start_run_msg(&r, msg, sizeof(msg));
+	assert_int_equal(n, 4 + 12 + 12 + 7 + 14 + 12 + 7);
+	assert_int_equal(ctl_start_run_msg(&r, msg, n), n);
+	assert_int_equal(ctl_start_run_msg(&r, msg, n - 1), 0);
+	assert_int_equal(ctl_start_run_msg(&r, msg, 3), 0);
+
+	/* A value longer than a triple's u16 length, and a message longer
+	 * than the header's: refused, however large cap is. */
+	char *big = malloc(70000);
+	assert_non_null(big);
+	memset(big, 'a', 69999);
+	big[69999] = 0;
+	r = (struct ctl_run){ .app = "loopnest", .trace = big };
+	assert_int_equal(ctl_start_run_msg(&r, msg, sizeof(msg)), 0);
+	big[40000] = ',';
+	r = (struct ctl_run){ .app = "loopnest", .count = big };
+	assert_int_equal(ctl_start_run_msg(&r, msg, sizeof(msg)), 0);
+	free(big);
+
+	/* ctl_client_init holds CTL_MSG_MAX: more is refused. */
+	struct ctl_client *c = malloc(sizeof(*c));
+	char *many[64];
+	char arg[64];
+	assert_non_null(c);
+	memset(arg, 'x', 63);
+	arg[63] = 0;
+	for (int i = 0; i < 64; i++)
+		many[i] = arg;
+	r = (struct ctl_run){ .app = "loopnest", .args = many, .nargs = 16 };
+	assert_int_equal(ctl_client_init(c, &r), 0);
+	r.nargs = 64;
+	assert_int_equal(ctl_client_init(c, &r), -1);
+	free(c);
+}
+
+/*
+ * The request record --tty sends for a run with counting events, a rate
+ * limit and tracing: read off the line's master side (the machine's end)
+ * and decoded. Record runs in a child, killed once the request is read.
+ */
+static void record_asks_for_the_whole_run(void **state)
+{
+	static uint8_t line[1 << 16], buf[WIRE_FRAME_MAX];
+	struct param p[16];
+	struct pty pt;
+	struct timespec t0, t;
+	size_t got = 0;
+	int st, np = 0;
+
+	(void)state;
+	pty_open(&pt);
+	pid_t rec = fork();
+	assert_true(rec >= 0);
+	if (!rec) {
+		char *argv[] = { "record", "-q", "--tty", pt.slave, "-o", out_path, "--timeout", "30",
+				 "--count", "tsc,task-clock", "--max-rate", "500", "--trace", "sieve",
+				 "--", "loopnest", NULL };
+		_exit(cmd_record(16, argv));
+	}
+	/* The request goes out once the line has been quiet for 0.3 s: allow
+	 * 20 s of wall clock for it on a loaded machine. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; !np && t.tv_sec - t0.tv_sec < 20; clock_gettime(CLOCK_MONOTONIC, &t)) {
+		struct pollfd pf = { pt.master, POLLIN, 0 };
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		ssize_t k = read(pt.master, line + got, sizeof(line) - got);
+		if (k <= 0)
+			continue;
+		got += (size_t)k;
+		/* Frames are COBS-encoded between 0x00 delimiters. */
+		for (size_t start = 0, i = 0; i < got && !np; i++) {
+			struct wire_frame f;
+			if (line[i])
+				continue;
+			if (i > start && !wire_frame_unpack(line + start, i - start, buf, sizeof(buf), &f) &&
+			    f.channel == WIRE_CH_CONTROL && f.cpu == WIRE_CPU_HOST)
+				np = params_of(f.payload, f.len, p, 16);
+			start = i + 1;
+		}
+	}
+	kill(rec, SIGKILL);
+	waitpid(rec, &st, 0);
+	close(pt.master);
+	if (!np)
+		fail_msg("no START_RUN request on the line within 20 s (%zu bytes came)", got);
+	assert_int_equal(np, 6);
+	assert_int_equal(p[0].type, WIRE_RUN_NONCE);
+	assert_text(&p[1], WIRE_RUN_APP, "loopnest");
+	assert_text(&p[2], WIRE_RUN_COUNT, "tsc");
+	assert_text(&p[3], WIRE_RUN_COUNT, "task-clock");
+	assert_u64(&p[4], WIRE_RUN_MAX_RATE, 500);
+	assert_text(&p[5], WIRE_RUN_TRACE, "sieve");
+}
+
+/* cmd_record with its stderr into text (n bytes): its status. */
+static int record_stderr(int argc, char **argv, char *text, size_t n)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2), rc;
+	size_t k;
+
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(tmp), 2) >= 0);
+	rc = cmd_record(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	k = fread(text, 1, n - 1, tmp);
+	text[k] = 0;
+	fclose(tmp);
+	return rc;
+}
+
+/* What START_RUN cannot carry is refused by name, and a request too long
+ * for one is refused before the line is touched. */
+static void tty_refusals(void **state)
+{
+	char text[1024];
+	char *g[] = { "record", "--tty", "/dev/null", "-g", "--ring-pages", "64", "--count",
+		      "tsc", "--", "loopnest", NULL };
+	char *ap[] = { "record", "--tty", "/dev/null", "--append", "x=1", "--pace", "9600", NULL };
+	char *noapp[] = { "record", "--tty", "/dev/null", "--max-rate", "10", NULL };
+	char *many[80];
+	char arg[64];
+	struct pty pt;
+
+	(void)state;
+	assert_int_equal(record_stderr(10, g, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "-g, --ring-pages: kernel options of the machine's boot"));
+	assert_null(strstr(text, "--count"));
+	assert_int_equal(record_stderr(7, ap, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "--pace, --append: kernel options"));
+	assert_int_equal(record_stderr(5, noapp, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "need an app"));
+
+	/* 70 arguments of 63 bytes: more than CTL_MSG_MAX. */
+	pty_open(&pt);
+	memset(arg, 'x', 63);
+	arg[63] = 0;
+	many[0] = "record";
+	many[1] = "--tty";
+	many[2] = pt.slave;
+	many[3] = "-o";
+	many[4] = out_path;
+	many[5] = "--";
+	many[6] = "loopnest";
+	for (int i = 7; i < 77; i++)
+		many[i] = arg;
+	many[77] = NULL;
+	unlink(out_path);
+	assert_int_equal(record_stderr(77, many, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "longer than one START_RUN request holds"));
+	assert_non_null(strstr(text, "nothing was sent"));
+	assert_int_equal(access(out_path, F_OK), -1);	/* no capture left behind */
+	struct pollfd pf = { pt.master, POLLIN, 0 };
+	assert_int_equal(poll(&pf, 1, 300), 0);		/* and nothing on the line */
+	close(pt.master);
+}
+
 static void bad_options(void **state)
 {
 	char *a1[] = { "record", "--tty", "/dev/null", "--qemu", NULL };
@@ -333,6 +597,9 @@ int main(void)
 		cmocka_unit_test(device_goes_away),
 		cmocka_unit_test(ctrl_c_keeps_a_valid_capture),
 		cmocka_unit_test(bad_options),
+		cmocka_unit_test(start_run_message),
+		cmocka_unit_test(record_asks_for_the_whole_run),
+		cmocka_unit_test(tty_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -42,11 +42,33 @@ size_t ctl_put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v
 {
 	struct wire_ctl_msg t = { type, (uint16_t)len };
 
-	if (at + sizeof(t) + len > cap)
+	if (len > UINT16_MAX || at > cap || at + sizeof(t) + len > cap)
 		return cap + 1;		/* too long: the caller refuses it */
 	memcpy(buf + at, &t, sizeof(t));
 	memcpy(buf + at + sizeof(t), v, len);
 	return at + sizeof(t) + len;
+}
+
+/* A u64 parameter, little-endian as the wire's numbers (uapi/wire.h). */
+static size_t put_u64(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64_t v)
+{
+	uint8_t le[8];
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	return ctl_put(buf, at, cap, type, le, sizeof(le));
+}
+
+/* One parameter per comma-separated item of list (empty items left out). */
+static size_t put_list(uint8_t *buf, size_t at, size_t cap, uint16_t type, const char *list)
+{
+	for (const char *p = list; p && *p && at <= cap;) {
+		size_t n = strcspn(p, ",");
+		if (n)
+			at = ctl_put(buf, at, cap, type, p, n);
+		p += n + (p[n] == ',');
+	}
+	return at;
 }
 
 size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap)
@@ -54,7 +76,6 @@ size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap)
 	struct wire_ctl_msg m = { WIRE_CTL_START_RUN, 0 };
 	size_t at = sizeof(m);
 	uint64_t nonce = 0;
-	char ev[256];
 
 	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || !nonce) {
 		struct timespec ts;
@@ -62,21 +83,22 @@ size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap)
 		nonce = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
 			((uint64_t)getpid() << 32) ^ 1;
 	}
-	at = ctl_put(msg, at, cap, WIRE_RUN_NONCE, &nonce, sizeof(nonce));
+	at = put_u64(msg, at, cap, WIRE_RUN_NONCE, nonce);
 	at = ctl_put(msg, at, cap, WIRE_RUN_APP, r->app, strlen(r->app));
-	if (r->events) {
-		snprintf(ev, sizeof(ev), "%s", r->events);
-		for (char *e = strtok(ev, ","); e && at <= cap; e = strtok(NULL, ","))
-			at = ctl_put(msg, at, cap, WIRE_RUN_EVENT, e, strlen(e));
-	}
-	if (r->period && at <= cap)
-		at = ctl_put(msg, at, cap, WIRE_RUN_PERIOD, &r->period, sizeof(r->period));
-	if (r->freq && at <= cap)
-		at = ctl_put(msg, at, cap, WIRE_RUN_FREQ, &r->freq, sizeof(r->freq));
-	if (r->cpus && at <= cap)
+	at = put_list(msg, at, cap, WIRE_RUN_EVENT, r->events);
+	if (r->period)
+		at = put_u64(msg, at, cap, WIRE_RUN_PERIOD, r->period);
+	if (r->freq)
+		at = put_u64(msg, at, cap, WIRE_RUN_FREQ, r->freq);
+	if (r->cpus)
 		at = ctl_put(msg, at, cap, WIRE_RUN_CPUS, r->cpus, strlen(r->cpus));
 	for (int i = 0; i < r->nargs && at <= cap; i++)
 		at = ctl_put(msg, at, cap, WIRE_RUN_ARG, r->args[i], strlen(r->args[i]));
+	at = put_list(msg, at, cap, WIRE_RUN_COUNT, r->count);
+	if (r->has_max_rate)
+		at = put_u64(msg, at, cap, WIRE_RUN_MAX_RATE, r->max_rate);
+	if (r->trace)
+		at = ctl_put(msg, at, cap, WIRE_RUN_TRACE, r->trace, strlen(r->trace));
 	if (at > cap || at - sizeof(m) > UINT16_MAX)
 		return 0;
 	m.len = (uint16_t)(at - sizeof(m));

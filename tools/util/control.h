@@ -18,7 +18,11 @@
 
 #include "ringbuf/wire.h"
 
-/* The run START_RUN asks for (NULL / 0: the kernel's default). */
+/*
+ * The run START_RUN asks for. NULL / 0 / false: not sent, and the kernel
+ * decides (apps/control.c: the defaults for events, period, freq and
+ * counting; the boot command line's rate limit and tracing).
+ */
 struct ctl_run {
 	const char *app;		/* required */
 	char *const *args;		/* the app's arguments */
@@ -26,7 +30,15 @@ struct ctl_run {
 	const char *events;		/* comma-separated: one WIRE_RUN_EVENT each */
 	uint64_t period, freq;
 	const char *cpus;		/* the CPU the app runs on */
+	const char *count;		/* comma-separated: one WIRE_RUN_COUNT each */
+	bool has_max_rate;		/* send max_rate (0 is "no limit") */
+	uint64_t max_rate;		/* samples/s per CPU before throttling */
+	const char *trace;		/* WIRE_RUN_TRACE: trace= SPEC */
 };
+
+/* The longest START_RUN message ctl_client_init builds: the kernel's own
+ * limits (apps/control.c: 16 arguments of 63 bytes, 255-byte lists) fit. */
+#define CTL_MSG_MAX	4096
 
 /* The kernel's answer, from the CONTROL messages it sends. */
 struct ctl_reply {
@@ -45,7 +57,7 @@ void ctl_reply_feed(struct ctl_reply *r, bool asked, const uint8_t *p, size_t n)
 /* The requesting side: the message, and when it went out. */
 struct ctl_client {
 	struct wire_enc enc;		/* CONTROL frames from WIRE_CPU_HOST */
-	uint8_t msg[1024];
+	uint8_t msg[CTL_MSG_MAX];
 	size_t len;
 	unsigned sends;
 	double sent_at;			/* now_s() of the last send */
@@ -54,8 +66,9 @@ struct ctl_client {
 
 /*
  * Append one parameter {type, len, v} to the message in buf at offset at:
- * the new offset, or cap + 1 once it no longer fits (and from then on, so
- * a chain of calls is checked once at its end).
+ * the new offset, or cap + 1 once it no longer fits or len exceeds the
+ * u16 a triple's length has (and from then on, so a chain of calls is
+ * checked once at its end).
  */
 size_t ctl_put(uint8_t *buf, size_t at, size_t cap, uint16_t type, const void *v, size_t len);
 
@@ -69,13 +82,16 @@ int ctl_send(struct wire_enc *enc, int fd, const uint8_t *msg, size_t len, size_
 	     char *err, size_t errlen);
 
 /*
- * The START_RUN message {NONCE, APP, EVENT*, PERIOD | FREQ, CPUS, ARG*}
- * into msg: its length, or 0 if it does not fit in cap (or in one
- * message).
+ * The START_RUN message {NONCE, APP, EVENT*, PERIOD | FREQ, CPUS, ARG*,
+ * COUNT*, MAX_RATE, TRACE} into msg, each parameter a {u16 type, u16 len,
+ * value} triple (uapi/wire.h §5), numbers u64 little-endian; a list is one
+ * triple per comma-separated item (empty items are left out). Its length,
+ * or 0 if it does not fit in cap (or in one message's u16 length).
  */
 size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap);
 
-/* Build c's request for r. 0, or -1 if the run's parameters are too long. */
+/* Build c's request for r. 0, or -1 if the run's parameters are longer
+ * than CTL_MSG_MAX: nothing may be sent then. */
 int ctl_client_init(struct ctl_client *c, const struct ctl_run *r);
 
 /*
