@@ -337,7 +337,9 @@ def main():
 
     # 7. A serial line to a machine that booted with control=1: QEMU's UART
     # on a pty stands in for the cable. record --tty asks for each run over
-    # the control channel; two runs in one boot, then a refused one.
+    # the control channel: runs in one boot with what a request carries
+    # (events, period, CPU; counting, the rate limit, tracing), then
+    # refused ones.
     q = subprocess.Popen(["qemu-system-x86_64", "-machine", "q35", "-m", "256", "-smp", "1",
                           "-no-reboot", "-display", "none", "-monitor", "none",
                           "-serial", "pty", "-nic", "none",
@@ -374,14 +376,73 @@ def main():
         check(rc == 0 and rc2 == 0 and "period 100000 ns" in rep2 and
               re.search(r"^# app: loopnest \(run 2\)", rep2, re.M) and
               "# losses: none" in rep2 and "WARNING" not in rep2 and
+              "throttled" not in rep2 + err and "loader never started" not in err and
               not re.search(r"\b[1-9]\d* (frames )?lost|\b(LOST|LOST_SAMPLES) [1-9]|missing",
                             err),
               "record --tty: a second run in the same boot (-e, -c, --cpu); the frames "
               "before it are not its own, none called lost or missing", err + rep2 + err2)
+        # Counting events go with the request: COUNTS records, shown by stat
+        # as for a QEMU run, and no sampling (count alone).
+        cap_t3 = os.path.join(OUT, "e2e-tty3.bpc")
+        rc, _, err = run("record", "--tty", str(pts), "-o", cap_t3, "--count", "tsc,task-clock",
+                         "--", "loopnest", timeout=60)
+        rc2, st3, err2 = run("stat", "-i", cap_t3)
+        rc3, rep3, err3 = run("report", "-i", cap_t3, "--kernel", KERNEL, "--stdio")
+        m = re.search(r"^\s+([\d,]+) tck\s+tsc$", st3, re.M)
+        m2 = re.search(r"^\s+([\d,]+) ns\s+task-clock\s", st3, re.M)
+        check(rc == 0 and rc2 == 0 and rc3 == 0 and m and m2 and
+              int(m.group(1).replace(",", "")) > 1000000 and
+              int(m2.group(1).replace(",", "")) > 1000000 and
+              re.search(r"^# event: tsc, .*counted", st3, re.M) and
+              '"START_RUN app=loopnest count=tsc,task-clock"' in st3 and
+              "the run only counted" in rep3 and "loader never started" not in err,
+              "record --tty --count tsc,task-clock: COUNTS records, bareperf stat shows both "
+              "counts (over a million each), report says the run only counted",
+              err + st3 + err2 + rep3 + err3)
+        # The rate limit: 10,000 cpu-clock ticks/s asked, 1,000 samples/s
+        # allowed. The request is in the capture's header; the kernel's
+        # TICKS account says how many ticks throttling cost.
+        cap_t4 = os.path.join(OUT, "e2e-tty4.bpc")
+        rc, _, err = run("record", "--tty", str(pts), "-o", cap_t4, "-e", "cpu-clock", "-c",
+                         "100000", "--max-rate", "1000", "--", "loopnest", timeout=60)
+        rc2, rep4, err2 = run("report", "-i", cap_t4, "--kernel", KERNEL, "--stdio")
+        thr = re.search(r"^# coverage: .*: (\d+) samples .* \((\d+) of them throttled\)",
+                        rep4, re.M)
+        over = re.search(r"^# samples: (\d+) over ([\d.]+) ms", rep4, re.M)
+        rate = int(over.group(1)) / float(over.group(2)) * 1000 if over else 0
+        check(rc == 0 and rc2 == 0 and thr and int(thr.group(2)) > 0 and over and
+              0 < rate <= 2000 and "max_rate=1000" in rep4 and
+              re.search(r"throttled [1-9]\d* times?", err),
+              f"record --tty --max-rate 1000: the capture's header has the request, ticks "
+              f"throttled ({thr.group(2) if thr else '?'}), {rate:.0f} samples/s of the "
+              f"10000 asked", err + rep4 + err2)
+        # Tracing: the single-step tracer works under TCG (trace=sieve, as
+        # test/e2e/control.py asks with START_RUN itself).
+        cap_t5 = os.path.join(OUT, "e2e-tty5.bpc")
+        rc, _, err = run("record", "--tty", str(pts), "-o", cap_t5, "--trace", "sieve",
+                         "--", "loopnest", timeout=180)
+        rc2, aux, err2 = run("report", "-i", cap_t5, "--kernel", KERNEL, "--stdio", "--aux")
+        top = re.search(r"^\s+(\d+)\s+[\d.]+%\s+\d+\s+(\S+)$", aux, re.M)
+        check(rc == 0 and rc2 == 0 and "single-step tracer" in aux and top and
+              top.group(2) == "sieve" and int(top.group(1)) > 100000 and
+              re.search(r"^# exact: ", aux, re.M),
+              "record --tty --trace sieve: the AUX trace of sieve, every instruction "
+              "accounted for", err + aux + err2)
         rc, _, err = run("record", "--tty", str(pts), "-o", os.path.join(OUT, "x.bpc"), "--",
                          "nosuchapp", timeout=60)
         check(rc == 2 and re.search(r"refused the run: no app named 'nosuchapp'", err),
               "record --tty: the machine's refusal is one error line, status 2", err)
+        rc, _, err = run("record", "-q", "--tty", str(pts), "-o", os.path.join(OUT, "x.bpc"),
+                         "--count", "cyclez", "--", "loopnest", timeout=60)
+        check(rc == 2 and one_error_line(rc, err, r"^bareperf record: the machine refused the "
+                                         r"run: unknown event 'cyclez'"),
+              "record -q --tty --count cyclez: the kernel's ERROR as one line, status 2", err)
+        # A function the kernel has not: the run cannot start (exit 2, as
+        # trace= on the command line), and the kernel says why.
+        rc, _, err = run("record", "--tty", str(pts), "-o", os.path.join(OUT, "x.bpc"),
+                         "--trace", "nosuchfunc", "--", "loopnest", timeout=60)
+        check(rc == 2 and "trace: no function 'nosuchfunc' in this kernel" in err,
+              "record --tty --trace nosuchfunc: exit 2 and the kernel's reason", err)
     finally:
         q.kill()
         q.wait()

@@ -195,8 +195,14 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 {
 	struct live *L = ctx;
 
-	if (f->channel == WIRE_CH_CONSOLE && L->console_from_stream)
+	if (f->channel == WIRE_CH_CONSOLE && L->console_from_stream) {
+		/* A CONSOLE frame is our kernel's text, whatever its first line
+		 * says: a run asked for over --tty in a boot that served others
+		 * starts with "app: ...", never a "bareperf" line. */
+		if (!L->linelen)
+			L->ours_started = true;
 		live_console_text(L, p, n);
+	}
 	/* The kernel's answer to START_RUN (OK "exit N" or ERROR "why"), its END. */
 	if (f->channel == WIRE_CH_CONTROL && f->cpu != WIRE_CPU_HOST)
 		ctl_reply_feed(&L->ctl, L->control, p, n);
