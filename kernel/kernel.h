@@ -232,12 +232,15 @@ struct kernel_main_hook {
  *   EXIT_STREAM_END   then: the stream's last frame, with the exit code.
  *   EXIT_FLUSH        then, and again after the last line: wait until the
  *                     bytes have left the machine (kernel/platform/uart.c).
+ *   EXIT_LEAVE        then: leave the VM with the code, if there is a way
+ *                     (kernel/platform/debug_exit.c); returning means none.
  */
 enum exit_step {
 	EXIT_STOP_OTHERS = 1,
 	EXIT_OUTPUT = 2,
 	EXIT_STREAM_END = 3,
 	EXIT_FLUSH = 4,
+	EXIT_LEAVE = 5,
 };
 struct exit_step_hook {
 	const char *name;
