@@ -8,7 +8,9 @@
  *   LIST_EVENTS  one ITEM "name<TAB>description" per event, then OK
  *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*, COUNT*, MAX_RATE,
  *                TRACE}: runs the app (records stream as usual), then
- *                OK "exit N"; what is not sent is the boot command line's
+ *                OK "exit N"; what to sample and count is the request's
+ *                (the defaults if not sent), the rate limit and tracing
+ *                not sent are the boot command line's (uapi/wire.h)
  *   RUN_CODE     {BODY, INIT, UNROLL, ...}: with code=1 only, measures the
  *                machine code sent (apps/bench_code.h): ITEMs, then OK
  *
@@ -233,8 +235,9 @@ static void start_run(const u8 *v, size_t len)
 		       "those)", r.app);
 		return;
 	}
-	/* The boot command line's settings, with what the request sets: its
-	 * events, period and freq, counting events, rate limit and tracing. */
+	/* The boot command line's settings, with the request's events,
+	 * period, freq and counting events (the defaults where it sent none),
+	 * and its rate limit and tracing where it sent them. */
 	struct profile_opts o = run_opts_boot();
 	o.events = r.events;
 	o.count = r.count;

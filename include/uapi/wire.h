@@ -287,7 +287,11 @@ struct wire_end_stream {
 _Static_assert(sizeof(struct wire_end_stream) == 8, "wire_end_stream ABI");
 
 enum wire_run_param {
-	/* Settings not sent are the boot command line's (events: cycles). */
+	/* What to sample and count is the request's alone: events, period or
+	 * freq and counting events not sent take the defaults (events: cycles,
+	 * or cpu-clock without a PMU), never the boot command line's. The rate
+	 * limit and tracing not sent are the boot command line's, as are the
+	 * settings a request cannot carry (callchain, ring_pages, pace). */
 	WIRE_RUN_APP		= 1,	/* text: app name */
 	WIRE_RUN_EVENT		= 2,	/* text: one event; repeat for more */
 	WIRE_RUN_PERIOD		= 3,	/* u64: sample period */
