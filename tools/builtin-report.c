@@ -201,7 +201,10 @@ static void print_event(const struct out *o, const struct session *s, const stru
 			E->max_period);
 	fprintf(f, ", %" PRIu64 " %s\n", E->period, soft ? "ns sampled" : "events estimated");
 	if (ro->callgraph && E->samples && !E->with_chain)
-		fprintf(f, "# -g: no call chains in this capture (record with -g)\n");
+		fprintf(f, "# -g: no call chains for this event (record with -g): Children is Self\n");
+	else if (ro->callgraph && E->with_chain < E->samples)
+		fprintf(f, "# -g: %" PRIu64 " of %" PRIu64 " samples have no call chain: they count as"
+			   " their own function only\n", E->samples - E->with_chain, E->samples);
 
 	/* Which rows show (--no-children: those with self cost), and the
 	 * widths of the text columns but the last. */

@@ -300,6 +300,38 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/* -g on samples without a chain: each still counts toward its own
+ * function's inclusive cost, so Children is never below Self. */
+static void call_graph_chainless(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true };
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 5; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	for (int i = 0; i < 7; i++)
+		add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		add(A(fn_warm), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->with_chain, 5);
+	const struct report_row *h = row(e, "fn_hot"), *w = row(e, "fn_warm");
+	assert_non_null(h);
+	assert_non_null(w);
+	assert_int_equal(h->samples, 12);
+	assert_int_equal(h->child_samples, 12);
+	assert_int_equal(h->child_period, h->period);
+	assert_int_equal(w->child_samples, 3);
+	assert_int_equal(w->child_period, w->period);
+	for (size_t i = 0; i < e->nrows; i++)
+		assert_true(e->rows[i].child_period >= e->rows[i].period);
+	report_free(&r);
+}
+
 static void by_line(void **state)
 {
 	struct report_opts o = { .sort = REPORT_SORT_LINE };
@@ -381,6 +413,7 @@ int main(void)
 		cmocka_unit_test(weighted_by_period),
 		cmocka_unit_test(filters),
 		cmocka_unit_test(call_graph),
+		cmocka_unit_test(call_graph_chainless),
 		cmocka_unit_test(by_line),
 		cmocka_unit_test(session_kernel_choice),
 	};
