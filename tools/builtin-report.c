@@ -596,7 +596,8 @@ int cmd_report(int argc, char **argv)
 		cli_input_done(stdin_tmp);
 		return 1;
 	}
-	rc = session_load_cb(&s, input, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, add_sample, &sc,
+	/* The console is kept: a failed run's reason is its last words there. */
+	rc = session_load_cb(&s, input, SESSION_NO_RECORDS, add_sample, &sc,
 			     err, sizeof(err));
 	if (rc || (!sc.t && session_symtab(&s, kernel, force, &sc.t, sc.used, sizeof(sc.used),
 					    sc.err, sizeof(sc.err)))) {
@@ -669,8 +670,12 @@ int cmd_report(int argc, char **argv)
 	bool sampling = false;
 	for (size_t i = 0; i < s.nevents; i++)
 		sampling |= s.events[i].sample_period != 0;
+	uint32_t code;
+	char why[8];
+	bool failed = session_run_failed(&s, &code, why, sizeof(why));
 	if (!s.nsamples && !header_only)
 		fprintf(o.f, "# no samples in the capture%s\n",
+			failed ? " (the run failed: see the WARNING above)" :
 			!s.nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
 			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
 			"");

@@ -244,6 +244,24 @@ def main():
     rc, stb, err = run("stat", "-i", CAP, "--bench")
     check(rc == 0 and stb.strip() == "", "stat --bench: nothing for a capture without BENCH "
           "records", stb + err)
+    # A run the kernel refused (exit 2) and one that never booted (no data).
+    cap_f = os.path.join(OUT, "e2e-failed.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", KERNEL, "-F", "100000", "-o", cap_f, "--",
+                     "loopnest")
+    rc2, rep_f, err2 = run("report", "-i", cap_f, "--kernel", KERNEL)
+    check(rc == 2 and rc2 == 0 and re.search(
+              r"^# WARNING: the run failed: the kernel exited with code 2 \(bad usage\): "
+              r"bareperf: freq=100000 ", rep_f, re.M) is not None and
+          "no EVENT_DESC" not in rep_f,
+          "report on a run the kernel refused: says it failed, its exit code and the reason",
+          err + rep_f + err2)
+    cap_z = os.path.join(OUT, "e2e-nodata.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", "/bin/ls", "-o", cap_z, "--", "loopnest")
+    rc2, rep_z, err2 = run("report", "-i", cap_z, "--kernel", "/bin/ls", "--force")
+    check(rc != 0 and "(file closed properly, no data)" in err and
+          "(file closed properly, no data)" in rep_z and "complete" not in rep_z,
+          "a capture with no data: 'file closed properly, no data', not 'complete'",
+          err + rep_z + err2)
     rc, stb, err = run("stat", "-i", cap_b, "--bench", "-x,")
     check(stb == "" and one_error_line(rc, err, r"-x: the benchmark tables .* no CSV layout"),
           "stat --bench -x,: refused with an error, not an empty success", stb + err)

@@ -239,6 +239,8 @@ void capture_describe(const struct capture_info *ci, char *buf, size_t n)
 			 ci->data_avail);
 	else if (ci->interrupted)
 		snprintf(buf, n, "interrupted by the user: %" PRIu64 " bytes", ci->data_avail);
+	else if (!ci->data_avail)
+		snprintf(buf, n, "file closed properly, no data");
 	else
 		snprintf(buf, n, "complete: %" PRIu64 " bytes", ci->data_avail);
 }

@@ -106,7 +106,12 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 	const uint8_t *id;
 	size_t idlen;
 
+	uint32_t code;
+
 	fprintf(f, "%scapture: %s (%s)\n", pfx, s->path, s->state);
+	if (session_run_failed(s, &code, buf, sizeof(buf)))
+		fprintf(f, "%sWARNING: the run failed: the kernel exited with code %u (%s)%s%s\n", pfx,
+			code, session_exit_name(code), buf[0] ? ": " : "", buf);
 	if (h->start_ns) {
 		time_t t = (time_t)(h->start_ns / 1000000000u);
 		struct tm tm;

@@ -843,6 +843,35 @@ const char *session_exit_name(int64_t code)
 	}
 }
 
+bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n)
+{
+	static const char tag[] = "bareperf: ", halt[] = "bareperf: halted";
+	const char *c = s->console, *best = NULL;
+	size_t best_len = 0;
+
+	if (n)
+		reason[0] = 0;
+	if (!s->dec.ends || !(s->dec.end_flags & WIRE_END_HALT) || !s->dec.end_status)
+		return false;
+	*code = s->dec.end_status;
+	for (size_t i = 0; c && i < s->console_len;) {
+		size_t len = strcspn(c + i, "\r\n");
+		if (len >= sizeof(tag) - 1 && !memcmp(c + i, tag, sizeof(tag) - 1) &&
+		    !(len >= sizeof(halt) - 1 && !memcmp(c + i, halt, sizeof(halt) - 1))) {
+			best = c + i;
+			best_len = len;
+		}
+		i += len + 1;
+	}
+	if (best && n) {
+		size_t k = best_len < n - 1 ? best_len : n - 1;
+		for (size_t i = 0; i < k; i++)
+			reason[i] = (unsigned char)best[i] < 0x20 || best[i] == 0x7f ? '?' : best[i];
+		reason[k] = 0;
+	}
+	return true;
+}
+
 static const char *const channel_names[WIRE_NR_CHANNELS] = {
 	"console", "records", "aux", "control",
 };
