@@ -262,6 +262,14 @@ def main():
           "(file closed properly, no data)" in rep_z and "complete" not in rep_z,
           "a capture with no data: 'file closed properly, no data', not 'complete'",
           err + rep_z + err2)
+    cap_t = os.path.join(OUT, "e2e-timeout.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", KERNEL, "--timeout", "0.05", "-o", cap_t,
+                     "--", "loopnest")
+    rc2, rep_t, err2 = run("report", "-i", cap_t, "--kernel", KERNEL)
+    check(rc == 124 and "timed out after 0.05 s" in err and
+          "(stopped by the time limit (record --timeout): " in rep_t and "user" not in rep_t,
+          "record --timeout: status 124, and report says the time limit stopped it",
+          err + rep_t + err2)
     rc, stb, err = run("stat", "-i", cap_b, "--bench", "-x,")
     check(stb == "" and one_error_line(rc, err, r"-x: the benchmark tables .* no CSV layout"),
           "stat --bench -x,: refused with an error, not an empty success", stb + err)
