@@ -57,6 +57,7 @@ struct table {
 	int nrows;
 	int reps;
 	int64_t status;			/* of the last run */
+	int app_cpu;			/* the CPU that ran the app (last run), -1: unknown */
 };
 
 struct tables {
@@ -172,6 +173,7 @@ static void add_session(struct tables *T, const struct session *s, const struct 
 			return;
 		t->reps++;
 		t->status = app->status;
+		t->app_cpu = session_app_cpu(s, a);
 		double window = (double)(session_tsc_to_ns(s, end) -
 					 session_tsc_to_ns(s, app->start_time));
 		row_add(t, "duration", "ns", SRC_MEASURED, window, window);
@@ -371,7 +373,15 @@ static void print_table(const struct table *t)
 {
 	char num[48], lo_s[48], hi_s[48], der[96], label[100];
 
-	printf("\n Performance counter stats for '%s' on cpu %u", t->app, t->cpu);
+	/* Every CPU of a run has a table; only one of them ran the app. */
+	if (t->app_cpu == (int)t->cpu)
+		printf("\n Performance counter stats for '%s' on cpu %u", t->app, t->cpu);
+	else if (t->app_cpu >= 0)
+		printf("\n Performance counter stats for cpu %u while '%s' ran on cpu %d", t->cpu,
+		       t->app, t->app_cpu);
+	else
+		printf("\n Performance counter stats for cpu %u during '%s' (the CPU that ran it "
+		       "is not in the capture)", t->cpu, t->app);
 	if (t->reps > 1)
 		printf(" (%d runs)", t->reps);
 	printf(":\n\n");
@@ -592,7 +602,8 @@ int cmd_stat(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		if (session_load_cb(&s, in, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, accumulate,
+		/* The console is kept: it names the CPU that ran the app. */
+		if (session_load_cb(&s, in, SESSION_NO_RECORDS, accumulate,
 				    &A, err, sizeof(err))) {
 			fprintf(stderr, "bareperf stat: %s\n", err);
 			cli_input_done(stdin_tmp);

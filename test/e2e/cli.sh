@@ -142,6 +142,16 @@ check "stat -i -: the counter table" "$OUT/stat_stdin.txt" \
 ls "${TMPDIR:-/tmp}"/bareperf-stdin.* > "$OUT/leftover.txt" 2>/dev/null
 check "-i -: no temporary file left behind" "$OUT/leftover.txt" test ! -s "$OUT/leftover.txt"
 
+# ---- which CPU ran the app ------------------------------------------------------------
+R -i "$OUT/c2.bpc" --header-only > "$OUT/hdr_c2.txt" 2>&1
+"$BP" stat -i "$OUT/c2.bpc" > "$OUT/stat_c2.txt" 2>&1
+check "--smp 2: one app line, on the CPU that ran it; the other CPU's table does not claim the app" \
+	"$OUT/hdr_c2.txt" \
+	sh -c "test \$(grep -c '^# app: ' '$OUT/hdr_c2.txt') -eq 1 &&
+	       grep -q '^# app: loopnest (run 1) on cpu 0: ' '$OUT/hdr_c2.txt' &&
+	       grep -q \"stats for 'loopnest' on cpu 0:\" '$OUT/stat_c2.txt' &&
+	       grep -q \"stats for cpu 1 while 'loopnest' ran on cpu 0:\" '$OUT/stat_c2.txt'"
+
 # ---- stat -x -------------------------------------------------------------------------
 "$BP" stat -x, -k "$K" --icount -- loopnest > "$OUT/stat_x.txt" 2> "$OUT/stat_x.err"
 rc=$?

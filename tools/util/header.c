@@ -178,16 +178,38 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 			fprintf(f, "%sevent: %s, config 0x%" PRIx64 ", counted (bareperf stat)\n", pfx,
 				e->name, e->config);
 	}
+	/* One line per run: every CPU writes APP_START/APP_STOP, only one ran
+	 * the app (session_app_cpu()). */
 	for (size_t i = 0; i < s->napps; i++) {
 		const struct session_app *a = &s->apps[i];
+		bool first = true;
+		size_t ncpu = 0;
+		for (size_t j = 0; j < i && first; j++)
+			first = s->apps[j].app_id != a->app_id;
+		if (!first)
+			continue;
+		int cpu = session_app_cpu(s, i);
+		for (size_t j = i; j < s->napps; j++) {
+			if (s->apps[j].app_id != a->app_id)
+				continue;
+			ncpu++;
+			if (cpu >= 0 && s->apps[j].cpu == (uint32_t)cpu)
+				a = &s->apps[j];
+		}
+		char where[96];
+		if (cpu >= 0)
+			snprintf(where, sizeof(where), " on cpu %d", cpu);
+		else
+			snprintf(where, sizeof(where), " (%zu CPUs; which ran it is not in the capture)",
+				 ncpu);
 		if (a->stopped) {
 			fmt_ns(session_tsc_to_ns(s, a->stop_time) - session_tsc_to_ns(s, a->start_time),
 			       buf, sizeof(buf));
-			fprintf(f, "%sapp: %s (run %u) on cpu %u: %s, exit status %" PRId64 "\n", pfx,
-				a->name, a->app_id, a->cpu, buf, a->status);
+			fprintf(f, "%sapp: %s (run %u)%s: %s, exit status %" PRId64 "\n", pfx, a->name,
+				a->app_id, where, buf, a->status);
 		} else {
-			fprintf(f, "%sapp: %s (run %u) on cpu %u: no APP_STOP arrived\n", pfx,
-				a->name, a->app_id, a->cpu);
+			fprintf(f, "%sapp: %s (run %u)%s: no APP_STOP arrived\n", pfx, a->name,
+				a->app_id, where);
 		}
 	}
 	if (s->nsamples) {
