@@ -170,8 +170,6 @@ static void check_output(enum out_kind k)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
-	static uint8_t *fixed;
-	static size_t fixed_cap;
 	struct wire_capture_header h;
 	const uint8_t *stream = data + 2;
 	size_t n = size - 2;
@@ -181,16 +179,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	if (!(data[1] & 8)) {
-		if (fuzz_fix_frames_cap(n) > fixed_cap) {
-			free(fixed);
-			fixed_cap = fuzz_fix_frames_cap(n);
-			if (!(fixed = malloc(fixed_cap)))
-				abort();
-		}
-		n = fuzz_fix_frames(stream, n, fixed);
-		stream = fixed;
-	}
+	if (!(data[1] & 8))
+		stream = fuzz_fixed_stream(stream, &n);
 	which = data[0] % NCMDS;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, magic, sizeof(h.magic));

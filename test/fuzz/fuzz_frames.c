@@ -1,6 +1,7 @@
 /*
  * test/fuzz/fuzz_frames.c — CRC repair for fuzzed streams (fuzz_frames.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ringbuf/wire.h"
@@ -33,4 +34,19 @@ size_t fuzz_fix_frames(const uint8_t *in, size_t n, uint8_t *out)
 		}
 	}
 	return o;
+}
+
+const uint8_t *fuzz_fixed_stream(const uint8_t *in, size_t *n)
+{
+	static uint8_t *fixed;
+	static size_t fixed_cap;
+
+	if (fuzz_fix_frames_cap(*n) > fixed_cap) {
+		free(fixed);
+		fixed_cap = fuzz_fix_frames_cap(*n);
+		if (!(fixed = malloc(fixed_cap)))
+			abort();
+	}
+	*n = fuzz_fix_frames(in, *n, fixed);
+	return fixed;
 }

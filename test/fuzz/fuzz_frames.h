@@ -11,6 +11,11 @@
  * frames (boot text, noise) are copied unchanged.
  *
  * out must hold fuzz_fix_frames_cap(n) bytes. Returns the bytes written.
+ *
+ * fuzz_fixed_stream does the same into a buffer of its own, grown as
+ * needed (abort when memory runs out): it returns the repaired copy of
+ * in[0..*n) and sets *n to its length. The copy is valid until the next
+ * call; one buffer serves the process (libFuzzer runs one input at a time).
  */
 #ifndef BAREPERF_TEST_FUZZ_FRAMES_H
 #define BAREPERF_TEST_FUZZ_FRAMES_H
@@ -22,5 +27,6 @@
 #define fuzz_fix_frames_cap(n)	((n) + (n) / 128 + 16)
 
 size_t fuzz_fix_frames(const uint8_t *in, size_t n, uint8_t *out);
+const uint8_t *fuzz_fixed_stream(const uint8_t *in, size_t *n);
 
 #endif

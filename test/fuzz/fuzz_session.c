@@ -46,8 +46,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct wire_capture_header h;
 	struct session s;
 	char path[64], err[512];
-	static uint8_t *fixed;
-	static size_t fixed_cap;
 	const uint8_t *stream = data + 1;
 	uint64_t acc = 0;
 	size_t n;
@@ -56,16 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	n = size - 1;
-	if (!(data[0] & 8)) {
-		if (fuzz_fix_frames_cap(n) > fixed_cap) {
-			free(fixed);
-			fixed_cap = fuzz_fix_frames_cap(n);
-			if (!(fixed = malloc(fixed_cap)))
-				abort();
-		}
-		n = fuzz_fix_frames(stream, n, fixed);
-		stream = fixed;
-	}
+	if (!(data[0] & 8))
+		stream = fuzz_fixed_stream(stream, &n);
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, magic, sizeof(h.magic));
 	h.version = h.compat_version = WIRE_CAPTURE_VERSION;
