@@ -32,12 +32,8 @@ HOST_TESTS += $(BUILD)/host/fuzz_wire_smoke
 
 $(BUILD)/host/fuzz_wire_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
 		test/fuzz/stream.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_wire $(CURDIR)/$(BUILD)/fuzz/wire_seeds $(FUZZ_SMOKE_TIME) \
-		$(CURDIR)/test/fuzz/stream.dict > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
+		$(FUZZ_SMOKE_TIME) 200000 test/fuzz/stream.dict)
 
 fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts
