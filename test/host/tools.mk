@@ -61,5 +61,5 @@ $(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# The guest app test/e2e/e2e_bareperf.py profiles (its rule: tools/bareperf.mk).
+# The guest app test/e2e/e2e_bareperf.py profiles (its rule: test/test.mk).
 APP_C += test/guest/test_hotspot.c
