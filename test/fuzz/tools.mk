@@ -22,7 +22,7 @@ $(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS) $(BUILD)/fuzz/ringbuf/ringbuf.o
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@
 
 # Seeds are generated (valid streams, payloads and captures), not committed.
-$(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(WIRE_HOBJS)
+$(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(BUILD)/h/test/fuzz/seed_file.o $(WIRE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@

@@ -17,7 +17,8 @@ $(BUILD)/fuzz/fuzz_trace: $(TRACE_FUZZ_OBJS) $(TRACE_FLIB)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(TRACE_LIBS) -o $@
 
-$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
+$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(BUILD)/h/test/fuzz/seed_file.o \
+		$(TRACE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ $(TRACE_LIBS) -o $@
