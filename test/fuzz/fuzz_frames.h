@@ -23,10 +23,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uapi/wire.h"
+
 /* A re-encoded frame is at most its decoded length + 1 + len/254 + 1. */
 #define fuzz_fix_frames_cap(n)	((n) + (n) / 128 + 16)
 
 size_t fuzz_fix_frames(const uint8_t *in, size_t n, uint8_t *out);
 const uint8_t *fuzz_fixed_stream(const uint8_t *in, size_t *n);
+
+/* A valid capture header (uapi/wire.h §6: this build's versions and wire
+ * version, link WIRE_LINK_UNKNOWN) with flags (WIRE_CAPF_*) and data_size. */
+void fuzz_capture_header(struct wire_capture_header *h, uint32_t flags, uint64_t data_size);
+/* A capture in a new memfd: h, then n bytes of stream; its /proc/self/fd
+ * name in path[cap]. Returns the fd for the caller to close; aborts when
+ * the memfd cannot be made or written. */
+int fuzz_capture_memfd(const struct wire_capture_header *h, const uint8_t *stream, size_t n,
+		       char *path, size_t cap);
 
 #endif

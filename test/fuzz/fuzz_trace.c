@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
@@ -79,7 +78,6 @@ static const struct trace_sink sink = { s_insn, s_gap, s_sync };
 /* Mode 3: a capture, through the loader the trace commands use. */
 static void capture(const uint8_t *p, size_t n)
 {
-	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
 	struct wire_capture_header h;
 	struct trace_capture tc;
 	char path[64], err[256];
@@ -88,23 +86,12 @@ static void capture(const uint8_t *p, size_t n)
 
 	if (!n)
 		return;
-	memset(&h, 0, sizeof(h));
-	h.flags = p[0] & 1 ? WIRE_CAPF_COMPLETE : 0;
 	flag = p[0];
 	p++, n--;
 	if (!(flag & 8))
 		p = fuzz_fixed_stream(p, &n);
-	memcpy(h.magic, magic, sizeof(h.magic));
-	h.version = WIRE_CAPTURE_VERSION;
-	h.compat_version = WIRE_CAPTURE_COMPAT_VERSION;
-	h.header_size = sizeof(h);
-	h.wire_version = WIRE_VERSION;
-	h.data_size = n;
-	fd = memfd_create("capture", 0);
-	if (fd < 0 || write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    (n && write(fd, p, n) != (ssize_t)n))
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fuzz_capture_header(&h, flag & 1 ? WIRE_CAPF_COMPLETE : 0, n);
+	fd = fuzz_capture_memfd(&h, p, n, path, sizeof(path));
 	if (!trace_capture_load(&tc, path, err, sizeof(err))) {
 		for (size_t c = 0; c < tc.ncpus; c++) {
 			const struct trace_cpu_data *d = &tc.cpus[c];
