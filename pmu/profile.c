@@ -351,30 +351,33 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 }
 
 /*
- * Close the sampling window at TSC t: the soft PMU's ticks due are those
- * the HPET main counter has passed by now, and no sample is taken for a
- * later tick (nor any PMU sample). The counter is read before the close
- * is published, so a tick that expires in between may still be sampled
- * on a CPU that has not seen the close yet: profile_stop extends the
- * window to it (final_due), which keeps the count exact either way. Once
- * per run.
+ * Close the sampling window: the soft PMU's ticks due are those the HPET
+ * main counter has passed by now, and no sample is taken for a later tick
+ * (nor any PMU sample). The counter is read before the close is
+ * published, so a tick that expires in between may still be sampled on a
+ * CPU that has not seen the close yet: profile_stop extends the window to
+ * it (final_due), which keeps the count exact either way. The close's
+ * time, APP_STOP's, is read last: every tick due, raced or not, lies
+ * before it, even when the vCPU stalls in between. Once per run; returns
+ * the close's time, or now if the window had closed.
  */
-static void close_window(u64 t)
+static u64 close_window(void)
 {
 	if (__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
-		return;
-	prof.close_tsc = t;
+		return rdtsc_ordered();
 	if (prof.soft_started) {
 		prof.close_hpet = hpet_read();
 		prof.close_due = hpet_nmi_expiries(prof.close_hpet);
 	}
 	__atomic_store_n(&prof.quiesced, true, __ATOMIC_RELEASE);
+	prof.close_tsc = rdtsc_ordered();
+	return prof.close_tsc;
 }
 
 void profile_quiesce(void)
 {
 	if (prof.active)
-		close_window(rdtsc_ordered());
+		close_window();
 }
 
 static void settle(void *arg)
@@ -386,7 +389,7 @@ void profile_stop(int status)
 {
 	if (!prof.active)
 		return;
-	close_window(rdtsc_ordered());
+	close_window();
 	if (prof.soft_started) {
 		hpet_nmi_stop();
 		/* Every CPU runs settle only once it has left the NMI it may
@@ -425,11 +428,10 @@ void profile_app_enter(void)
 
 void profile_app_exit(void)
 {
-	u64 t1 = rdtsc_ordered();		/* ... and ends here */
+	/* ... and ends here, where the run's window closes: APP_STOP's time */
+	u64 t1 = prof.active ? close_window() : rdtsc_ordered();
 	u32 cpu = this_cpu_id();
 
-	if (prof.active)
-		close_window(t1);		/* the run's window too: APP_STOP's time */
 	if (prof.active && cpu < prof.ncpus)
 		__atomic_store_n(&prof.cpus[cpu].app_running, 0, __ATOMIC_RELAXED);
 	if (!prof.active || cpu >= prof.ncpus || !prof.cpus[cpu].app_here) {

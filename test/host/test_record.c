@@ -26,6 +26,7 @@
 #include "test/host/capgen.h"
 #include "tools/commands.h"
 #include "tools/util/link.h"
+#include "tools/util/record_live.h"
 #include "tools/util/session.h"
 
 static char err[512];
@@ -324,6 +325,49 @@ static void bad_options(void **state)
 	assert_int_equal(cmd_record(6, a6), 1);
 }
 
+/* What live_last_words prints for console text `text`, QEMU's exit
+ * cutting its last line where the text ends. */
+static char *last_words(const char *text)
+{
+	static struct live L;
+	static char out[4096];
+	FILE *f = tmpfile();
+	int saved = dup(2);
+
+	assert_non_null(f);
+	memset(&L, 0, sizeof(L));
+	live_console_text(&L, (const uint8_t *)text, strlen(text));
+	live_flush_line(&L);
+	fflush(stderr);
+	dup2(fileno(f), 2);
+	live_last_words(&L);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	out[fread(out, 1, sizeof(out) - 1, f)] = 0;
+	fclose(f);
+	return out;
+}
+
+/* The kernel's reason is its last "bareperf: " line, never the halt line
+ * after it, whole or cut short by the exit at any byte. */
+static void last_words_skip_the_halt_line(void **state)
+{
+	static const char reason[] = "bareperf: no app named 'x'. Apps:\r\n  loopnest  nested loops\r\n";
+	static const char halt[] = "bareperf: halted (exit status 2); reset the machine to run again\r\n";
+	char text[512];
+
+	(void)state;
+	for (size_t cut = 0; cut <= sizeof(halt) - 1; cut++) {
+		snprintf(text, sizeof(text), "boot: ok\r\n%s%.*s", reason, (int)cut, halt);
+		char *w = last_words(text);
+		assert_non_null(strstr(w, "  | bareperf: no app named 'x'. Apps:\n  |   loopnest"));
+		assert_null(strstr(w, "halte"));
+		assert_null(strstr(w, "boot: ok"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +377,7 @@ int main(void)
 		cmocka_unit_test(device_goes_away),
 		cmocka_unit_test(ctrl_c_keeps_a_valid_capture),
 		cmocka_unit_test(bad_options),
+		cmocka_unit_test(last_words_skip_the_halt_line),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -54,6 +54,16 @@ void live_flush_line(struct live *L)
 	L->linelen = 0;
 }
 
+/* The halt line ("bareperf: halted ..."), or a start of it that the exit
+ * cut short: neither is the kernel's reason. */
+static bool halt_line(const char *t)
+{
+	static const char halt[] = "bareperf: halted";
+	size_t n = strlen(t);
+
+	return n && !strncmp(t, halt, n < sizeof(halt) - 1 ? n : sizeof(halt) - 1);
+}
+
 /*
  * The kernel's reason, when the run failed and its console was not shown
  * (stderr is not a terminal): from its last "bareperf: ..." line (how it
@@ -65,7 +75,7 @@ void live_last_words(const struct live *L)
 
 	for (unsigned i = n; i-- > 0;) {
 		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
-		if (!strncmp(t, "bareperf: ", 10) && strncmp(t, "bareperf: halted", 16)) {
+		if (!strncmp(t, "bareperf: ", 10) && !halt_line(t)) {
 			from = i;
 			break;
 		}
@@ -75,7 +85,7 @@ void live_last_words(const struct live *L)
 	fprintf(stderr, "bareperf record: the kernel said:\n");
 	for (unsigned i = from; i < n; i++) {
 		const char *t = L->tail[(L->ntail - n + i) % TAIL_LINES];
-		if (strncmp(t, "bareperf: halted", 16))
+		if (!halt_line(t))
 			fprintf(stderr, "  | %s\n", t);
 	}
 }
