@@ -266,6 +266,24 @@ static u64 image_hash(void)
 	return h;
 }
 
+/*
+ * What the CPU reads behind the kernel's back, hashed before the code runs
+ * and after: every page-table entry (paging_hash) and the bytes of the GDT
+ * and the IDT that GDTR and IDTR name. Like the image, a change cannot be
+ * put back, so it stops code running in this boot.
+ */
+static u64 tables_hash(const struct sys_state *s)
+{
+	const u8 *gdt = (const u8 *)s->gdt.base, *idt = (const u8 *)s->idt.base;
+	u64 h = paging_hash();
+
+	for (u32 i = 0; i <= s->gdt.limit; i++)
+		h = (h ^ gdt[i]) * 0x100000001b3ul;
+	for (u32 i = 0; i <= s->idt.limit; i++)
+		h = (h ^ idt[i]) * 0x100000001b3ul;
+	return h;
+}
+
 /* ---- code generation ---------------------------------------------------- */
 
 struct gen {
@@ -512,6 +530,7 @@ struct job {
 	struct bench_result *res;
 	int n, err;
 	bool image_changed;
+	u64 tables_was, tables_now;	/* tables_hash before and after */
 	char changed[200];
 	char errtext[160];
 };
@@ -533,6 +552,7 @@ static void measure_job(void *arg)
 	static struct sys_state before;
 
 	state_save(&before);
+	j->tables_was = tables_hash(&before);
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
 	run.timeout_ticks = hz * r->timeout_ms / 1000;
@@ -551,6 +571,7 @@ static void measure_job(void *arg)
 	}
 	hpet_nmi_stop();
 	state_check(&before, j->changed, sizeof(j->changed));
+	j->tables_now = tables_hash(&before);
 	if (image_hash() != image_hash_ref)
 		j->image_changed = true;
 }
@@ -622,6 +643,13 @@ void bench_code_serve(const u8 *v, size_t len)
 		ksnprintf(stopped, sizeof(stopped), "stopped: the code wrote the kernel's code or "
 			  "read-only data (their hash was %#lx, now %#lx): this boot runs no more "
 			  "code, reboot the machine", image_hash_ref, now);
+		control_replyf(WIRE_CTL_ERROR, "%s%s", stopped, changed);
+		return;
+	}
+	if (j.tables_now != j.tables_was) {
+		ksnprintf(stopped, sizeof(stopped), "stopped: the code wrote the page tables, the "
+			  "GDT or the IDT (their hash was %#lx, now %#lx): this boot runs no more "
+			  "code, reboot the machine", j.tables_was, j.tables_now);
 		control_replyf(WIRE_CTL_ERROR, "%s%s", stopped, changed);
 		return;
 	}

@@ -120,6 +120,9 @@ u64 vmalloc_code(size_t npages);
 void paging_code_exec(u64 va, size_t npages, bool exec);
 /* Is [va, va+len) mapped (present) in the kernel's page tables? */
 bool va_mapped(u64 va, size_t len);
+/* A hash of every entry of the kernel's page tables, the Accessed and
+ * Dirty bits left out (the CPU sets them): a write to any entry changes it. */
+u64 paging_hash(void);
 u64 virt_to_phys(const void *p);
 
 /* cmdline.c: the parsed kernel command line. */
@@ -229,12 +232,15 @@ struct kernel_main_hook {
  *   EXIT_STREAM_END   then: the stream's last frame, with the exit code.
  *   EXIT_FLUSH        then, and again after the last line: wait until the
  *                     bytes have left the machine (kernel/platform/uart.c).
+ *   EXIT_LEAVE        then: leave the VM with the code, if there is a way
+ *                     (kernel/platform/debug_exit.c); returning means none.
  */
 enum exit_step {
 	EXIT_STOP_OTHERS = 1,
 	EXIT_OUTPUT = 2,
 	EXIT_STREAM_END = 3,
 	EXIT_FLUSH = 4,
+	EXIT_LEAVE = 5,
 };
 struct exit_step_hook {
 	const char *name;

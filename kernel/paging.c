@@ -17,6 +17,8 @@
 #define PTE_W		(1ul << 1)
 #define PTE_PWT		(1ul << 3)
 #define PTE_PCD		(1ul << 4)
+#define PTE_A		(1ul << 5)	/* Accessed, set by the CPU (SDM Vol. 3A 4.8) */
+#define PTE_D		(1ul << 6)	/* Dirty, in a leaf */
 #define PTE_PS		(1ul << 7)
 #define PDE_PAT		(1ul << 12)	/* PAT index bit 2 in a 2 MiB entry (SDM Vol. 3A 4.5) */
 #define PTE_NX		(1ul << 63)
@@ -192,6 +194,23 @@ void paging_code_exec(u64 va, size_t npages, bool exec)
 		*e = (*e & PTE_ADDR) | PTE_P | (exec ? 0 : PTE_W | nx);
 		invlpg(va + i * PAGE_SIZE);
 	}
+}
+
+/* FNV-1a over the table's entries, and over the tables below them. */
+static u64 hash_table(const u64 *t, int level, u64 h)
+{
+	for (int i = 0; i < 512; i++) {
+		u64 e = t[i] & ~(PTE_A | PTE_D);
+		h = (h ^ e) * 0x100000001b3ul;
+		if ((e & PTE_P) && level > 0 && !(e & PTE_PS))
+			h = hash_table((const u64 *)(e & PTE_ADDR), level - 1, h);
+	}
+	return h;
+}
+
+u64 paging_hash(void)
+{
+	return pml4 ? hash_table(pml4, 3, 0xcbf29ce484222325ul) : 0;
 }
 
 bool va_mapped(u64 va, size_t len)

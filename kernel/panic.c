@@ -9,15 +9,6 @@
 #include "kernel/mm.h"
 #include "kernel/percpu.h"
 
-/* QEMU's isa-debug-exit device (-device isa-debug-exit,iobase=0xf4). */
-#define DEBUG_EXIT_PORT	0xf4
-/* The write asks QEMU to shut down (QEMU 9.1 on: a request its main loop
- * serves, not exit() in the write), so this CPU runs on for a while; on a
- * busy host, for tens of ms. Wait this long before saying the machine
- * halted: a line begun sooner is cut by the exit, and a cut line would be
- * taken for the kernel's last words. */
-#define DEBUG_EXIT_WAIT_MS	3000
-
 extern const u64 ksyms_count;
 extern const u64 ksyms_addr[];
 extern const u32 ksyms_name_off[];
@@ -164,12 +155,7 @@ void machine_exit(enum exit_code code)
 	 * exit code from the kernel itself, not only from QEMU's status. */
 	exit_steps(EXIT_STREAM_END, code);
 	exit_steps(EXIT_FLUSH, code);
-	if (cpu_features.hypervisor) {
-		u64 t0 = rdtsc_ordered();
-		outl(DEBUG_EXIT_PORT, code);
-		while (!tsc_since_ns(t0, DEBUG_EXIT_WAIT_MS * 1000000ul))
-			cpu_relax();
-	}
+	exit_steps(EXIT_LEAVE, code);
 	/* Bare hardware, or a VM without the exit device: stop here. */
 	kprintf("bareperf: halted (exit status %d); reset the machine to run again\n", code);
 	exit_steps(EXIT_FLUSH, code);
