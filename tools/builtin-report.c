@@ -339,6 +339,8 @@ static void usage(FILE *f)
 		"      --percent-limit P   hide rows under P%%\n"
 		"  -n, --show-nr-samples   the Samples column (shown unless -F leaves it out)\n"
 		"      --max-rows N        at most N rows per event\n"
+		"      --header            the run's metadata, then the report (as perf report\n"
+		"                          --header; the default unless -q)\n"
 		"      --header-only       the run's metadata and losses, no tables\n"
 		"      --stdio             plain text (no colour even on a terminal)\n"
 		"      --force             symbolize even if the kernel's build-id differs\n"
@@ -426,7 +428,7 @@ int cmd_report(int argc, char **argv)
 {
 	enum {
 		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
-		OPT_NO_CHILDREN, OPT_HEADER_ONLY,
+		OPT_NO_CHILDREN, OPT_HEADER_ONLY, OPT_HEADER,
 	};
 	static const struct option lo[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -442,6 +444,7 @@ int cmd_report(int argc, char **argv)
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -450,7 +453,7 @@ int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "capture.bpc", *kernel = NULL, *fields = NULL;
-	bool aux = false, show_nr = false, header_only = false, sorted = false;
+	bool aux = false, show_nr = false, header_only = false, header = false, sorted = false;
 	struct report_opts ro = { .sort = REPORT_SORT_SYM };
 	struct out o = { .f = stdout };
 	bool stdio = false, force = false, quiet = false;
@@ -504,6 +507,7 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case OPT_HEADER_ONLY: header_only = true; break;
+		case OPT_HEADER: header = true; break;
 		case OPT_STDIO: stdio = true; break;
 		case OPT_FORCE: force = true; break;
 		case 'q': quiet = true; break;
@@ -570,6 +574,8 @@ int cmd_report(int argc, char **argv)
 			for (size_t i = 0; i < ro.nkeys; i++)
 				o.cols[o.ncols++] = key_col(ro.keys[i]);
 	}
+	if (header)
+		quiet = false;		/* --header wins over -q, whatever the order */
 	if (cli_input("report", &input, stdin_tmp, sizeof(stdin_tmp)))
 		return 1;
 	if (aux) {
@@ -599,6 +605,10 @@ int cmd_report(int argc, char **argv)
 	/* The console is kept: a failed run's reason is its last words there. */
 	rc = session_load_cb(&s, input, SESSION_NO_RECORDS, add_sample, &sc,
 			     err, sizeof(err));
+	cli_input_name(stdin_tmp, "(standard input)", err, sizeof(err));
+	cli_input_name(stdin_tmp, "(standard input)", sc.err, sizeof(sc.err));
+	if (!rc)
+		cli_input_name(stdin_tmp, "(standard input)", s.path, sizeof(s.path));
 	if (rc || (!sc.t && session_symtab(&s, kernel, force, &sc.t, sc.used, sizeof(sc.used),
 					    sc.err, sizeof(sc.err)))) {
 		fprintf(stderr, "bareperf report: %s\n", sc.err[0] ? sc.err : err);

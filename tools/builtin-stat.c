@@ -533,8 +533,14 @@ int cmd_stat(int argc, char **argv)
 			rec_argv[rec_argc++] = argv[i];
 		}
 	}
-	if (ninputs && (app_at >= 0 || rec_argc > 1)) {
+	if (ninputs && app_at >= 0) {
 		fprintf(stderr, "bareperf stat: either -i FILE or -- APP, not both\n");
+		return 2;
+	}
+	if (ninputs && rec_argc > 1) {
+		/* what is not stat's own goes to record, which -i never runs */
+		fprintf(stderr, "bareperf stat: '%s' is not an option of stat -i FILE (record's "
+				"options go with stat -- APP)\n", rec_argv[1]);
 		return 2;
 	}
 	if (!ninputs && app_at < 0) {
@@ -598,6 +604,12 @@ int cmd_stat(int argc, char **argv)
 		struct accs A = { 0 };
 		char stdin_tmp[4096];
 		const char *in = inputs[k];
+		/* What the user gave: not the temporary files behind - and -- APP. */
+		char shown[128];
+		if (app_at >= 0)
+			snprintf(shown, sizeof(shown), "run %d of '%s'", k + 1, argv[app_at]);
+		else
+			snprintf(shown, sizeof(shown), "%s", strcmp(in, "-") ? in : "(standard input)");
 		if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp))) {
 			rc = 1;
 			goto out;
@@ -605,6 +617,7 @@ int cmd_stat(int argc, char **argv)
 		/* The console is kept: it names the CPU that ran the app. */
 		if (session_load_cb(&s, in, SESSION_NO_RECORDS, accumulate,
 				    &A, err, sizeof(err))) {
+			cli_input_name(in, shown, err, sizeof(err));
 			fprintf(stderr, "bareperf stat: %s\n", err);
 			cli_input_done(stdin_tmp);
 			free(A.a);
@@ -612,10 +625,11 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 		cli_input_done(stdin_tmp);
+		snprintf(s.path, sizeof(s.path), "%s", shown);
 		if (bench_only) {
 			/* only the benchmarks: nothing at all for a capture without */
 			if (s.nbenches && ninputs > 1)
-				printf("%s# bench results of %s:\n", nbench ? "\n" : "", inputs[k]);
+				printf("%s# bench results of %s:\n", nbench ? "\n" : "", shown);
 		} else if (sep) {
 			/* CSV: the counts only; losses still reach the user */
 			session_print_losses(&s, stderr, "bareperf stat: warning: ");
@@ -625,17 +639,17 @@ int cmd_stat(int argc, char **argv)
 				header_print(stdout, &s, NULL, NULL, "# ");
 			session_print_losses(&s, stdout, "# WARNING: ");
 			if (!s.napps)
-				printf("# %s: no app run (no APP_START record)\n", inputs[k]);
+				printf("# %s: no app run (no APP_START record)\n", shown);
 			add_session(&T, &s, &A);
 			if (s.nbenches && ninputs > 1)
-				printf("\n# bench results of %s:\n", inputs[k]);
+				printf("\n# bench results of %s:\n", shown);
 		}
 		if (!sep)
 			nbench += stat_bench_print(stdout, &s, agg);
 		else if (s.nbenches)
 			fprintf(stderr, "bareperf stat: -x: the %zu BENCH records of %s are not in the "
 					"CSV (no CSV layout for them): stat --bench without -x shows them\n",
-				s.nbenches, inputs[k]);
+				s.nbenches, shown);
 		if (plot && !plotted && !plot_failed) {
 			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
 			if (n < 0) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/util/escape.h"
 #include "tools/util/header.h"
 
 static void fmt_ns(uint64_t ns, char *buf, size_t n)
@@ -102,10 +103,11 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 			 const struct symtab *t, const char *pfx)
 {
 	const struct wire_capture_header *h = &s->capture;
-	char buf[256], hex[2 * 64 + 1];
+	/* Text from the capture goes through term_escape(): a header field
+	 * must not drive the terminal. */
+	char buf[256], hex[2 * 64 + 1], e1[4 * sizeof(h->run_args) + 1], e2[4 * sizeof(h->link) + 1];
 	const uint8_t *id;
 	size_t idlen;
-
 	uint32_t code;
 
 	fprintf(f, "%scapture: %s (%s)\n", pfx, s->path, s->state);
@@ -117,16 +119,23 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		struct tm tm;
 		gmtime_r(&t, &tm);
 		strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-		fprintf(f, "%srecorded: %s over %s%s%s%s\n", pfx, buf, h->link[0] ? h->link : "?",
-			h->run_args[0] ? ": \"" : "", h->run_args, h->run_args[0] ? "\"" : "");
+		fprintf(f, "%srecorded: %s over %s%s%s%s\n", pfx, buf,
+			h->link[0] ? term_escape(e2, sizeof(e2), h->link) : "?",
+			h->run_args[0] ? ": \"" : "", term_escape(e1, sizeof(e1), h->run_args),
+			h->run_args[0] ? "\"" : "");
 	}
 	if (session_build_id(s, &id, &idlen) && kernel && t) {
 		size_t kl;
 		const uint8_t *kid = symtab_build_id(t, &kl);
 		bool match = kid && kl >= idlen && !memcmp(kid, id, idlen);
-		fprintf(f, "%skernel: %s, build-id %s %s\n", pfx, kernel,
-			symtab_hex(id, idlen, hex, sizeof(hex)),
-			match ? "(matches)" : "(DOES NOT MATCH: --force; symbols may be wrong)");
+		if (match)
+			fprintf(f, "%skernel: %s, build-id %s (matches)\n", pfx, kernel,
+				symtab_hex(id, idlen, hex, sizeof(hex)));
+		else	/* each build-id named with its owner */
+			fprintf(f, "%skernel: %s, build-id %s; DOES NOT MATCH the capture's %s "
+				"(--force; symbols may be wrong)\n", pfx, kernel,
+				kid ? symtab_hex(kid, kl, e2, sizeof(e2)) : "(none)",
+				symtab_hex(id, idlen, hex, sizeof(hex)));
 	} else if (session_build_id(s, &id, &idlen))
 		fprintf(f, "%skernel: build-id %s\n", pfx, symtab_hex(id, idlen, hex, sizeof(hex)));
 	if (s->have_cpu_info[0]) {
@@ -135,7 +144,8 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		memcpy(brand, c->brand, sizeof(c->brand));
 		brand[sizeof(c->brand)] = 0;
 		fprintf(f, "%scpu: %s family %u model %u stepping %u \"%s\", %u CPU%s in the run\n",
-			pfx, vendor_name(c->vendor), c->family, c->model, c->stepping, brand,
+			pfx, vendor_name(c->vendor), c->family, c->model, c->stepping,
+			term_escape(e1, sizeof(e1), brand),
 			s->ncpus, s->ncpus == 1 ? "" : "s");
 	}
 	if (s->have_cpu_info[0] || s->have_meta) {
@@ -173,10 +183,11 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		bool ns = e->config == BP_CONFIG_SOFT_CPU_CLOCK || !strcmp(e->name, "cpu-clock");
 		if (e->sample_period)
 			fprintf(f, "%sevent: %s, config 0x%" PRIx64 ", sampled every %" PRIu64 "%s\n",
-				pfx, e->name, e->config, e->sample_period, ns ? " ns" : "");
+				pfx, term_escape(e1, sizeof(e1), e->name), e->config, e->sample_period,
+				ns ? " ns" : "");
 		else
 			fprintf(f, "%sevent: %s, config 0x%" PRIx64 ", counted (bareperf stat)\n", pfx,
-				e->name, e->config);
+				term_escape(e1, sizeof(e1), e->name), e->config);
 	}
 	/* One line per run: every CPU writes APP_START/APP_STOP, only one ran
 	 * the app (session_app_cpu()). */
@@ -205,10 +216,12 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		if (a->stopped) {
 			fmt_ns(session_tsc_to_ns(s, a->stop_time) - session_tsc_to_ns(s, a->start_time),
 			       buf, sizeof(buf));
-			fprintf(f, "%sapp: %s (run %u)%s: %s, exit status %" PRId64 "\n", pfx, a->name,
+			fprintf(f, "%sapp: %s (run %u)%s: %s, exit status %" PRId64 "\n", pfx,
+				term_escape(e1, sizeof(e1), a->name),
 				a->app_id, where, buf, a->status);
 		} else {
-			fprintf(f, "%sapp: %s (run %u)%s: no APP_STOP arrived\n", pfx, a->name,
+			fprintf(f, "%sapp: %s (run %u)%s: no APP_STOP arrived\n", pfx,
+				term_escape(e1, sizeof(e1), a->name),
 				a->app_id, where);
 		}
 	}
