@@ -28,6 +28,8 @@ static __attribute__((noinline, used)) int fn_warm(int x) { return x * 5 + 2; }
 static __attribute__((noinline, used)) int fn_cold(int x) { return x * 7 + 3; }
 static __attribute__((noinline, used)) int fn_mid(int x) { return fn_hot(x) + 1; }
 static __attribute__((noinline, used)) int fn_top(int x) { return fn_mid(x) + fn_warm(x); }
+/* Two functions on one source line: one srcline, two symbols. */
+static __attribute__((noinline, used)) int fn_twin_a(int x) { return x * 11 + 5; } static __attribute__((noinline, used)) int fn_twin_b(int x) { return x * 13 + 7; }
 
 #define A(f) ((uint64_t)(uintptr_t)&(f))
 
@@ -353,6 +355,30 @@ static void by_line(void **state)
 	report_free(&r);
 }
 
+/* --sort srcline: a row names one function, so samples of two functions
+ * on the same line are two rows, never one row under either's name. */
+static void by_line_splits_functions(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_LINE };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 6; i++)
+		add(A(fn_twin_a), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 4; i++)
+		add(A(fn_twin_b), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->nrows, 2);
+	assert_int_equal(e->rows[0].line, e->rows[1].line);
+	assert_string_equal(e->rows[0].name, "fn_twin_a");
+	assert_int_equal(e->rows[0].samples, 6);
+	assert_string_equal(e->rows[1].name, "fn_twin_b");
+	assert_int_equal(e->rows[1].samples, 4);
+	report_free(&r);
+}
+
 /* A capture whose RUN_META names this binary's build-id (or another). */
 static void session_kernel_choice(void **state)
 {
@@ -415,6 +441,7 @@ int main(void)
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
 		cmocka_unit_test(by_line),
+		cmocka_unit_test(by_line_splits_functions),
 		cmocka_unit_test(session_kernel_choice),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -390,6 +390,11 @@ static int cmp_keys(const void *a, const void *b)
 				return x->line_addr < y->line_addr ? -1 : 1;
 			if (x->line != y->line)
 				return x->line - y->line;
+			/* A row names one function (Source:Line (function)): a
+			 * line shared by several (inlined code, macros) is a row
+			 * per function, never one row named after one of them. */
+			if (x->key != y->key)
+				return x->key < y->key ? -1 : 1;
 			break;
 		case RK_CPU:
 			if (x->cpu != y->cpu)
