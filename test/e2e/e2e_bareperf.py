@@ -232,7 +232,7 @@ def main():
     brows = re.findall(r"^\s+chase (2m|4k)-pages\s+(\d+ [KMG]iB)\s+tsc\s+([\d.]+)\s+([\d.]+)\s+"
                        r"(\d+)\s+(.*)$", st, re.M)
     check(rc == 0 and re.search(r"^ memlat: TSC ticks per load", st, re.M) is not None and
-          re.search(r"^\s+name\s+param\s+event\s+median\s+iqr\s+reps\s+notes$",
+          re.search(r"^\s+name\s+param\s+event\s+median:2n-n\s+iqr\s+reps\s+notes$",
                     st, re.M) is not None and
           len(brows) == 22 and brows[0][:2] == ("2m", "4 KiB") and
           brows[10][:2] == ("2m", "4 MiB") and brows[11][:2] == ("4k", "4 KiB") and
