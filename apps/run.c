@@ -87,7 +87,7 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 {
 	char err[200];
 	struct remote_app r = { app, argc, argv, 0 };
-	struct profile_app who = { app->name, app->main };
+	struct profile_app who = { app->name, app->main, .on_cpu = true, .cpu = cpu };
 
 	/* start (rules 1, 2) */
 	u64 t0 = rdtsc_ordered();

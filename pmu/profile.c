@@ -239,6 +239,7 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 	prof.soft = c->soft;
 	prof.app_name = app ? app->name : NULL;
 	prof.app_main = app ? app->main : NULL;
+	prof.app_cpu1 = app && app->on_cpu ? app->cpu + 1 : 0;
 	prof.ncpus = MIN(smp_cpus(), (u32)MAX_CPUS_PROF);
 	prof.hw_n = 0;
 	for (int i = 0; i < prof_events_total(); i++) {

@@ -79,6 +79,8 @@ struct profile_cfg {
 struct profile_app {
 	const char *name;
 	const void *main;
+	bool on_cpu;			/* cpu is the CPU that runs main (APP_START says so) */
+	u32 cpu;
 };
 
 /* At boot, after the APIC and the HPET: time the soft PMU's NMI handler

@@ -86,6 +86,7 @@ struct prof_run {
 	u64 run_id;
 	const char *app_name;		/* the run's app, NULL without one */
 	const void *app_main;
+	u32 app_cpu1;			/* the CPU that runs it, plus one; 0: not known */
 	u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
 	/* The run's PMU events: cfg index -> context index (-1: soft), and back. */
 	int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;

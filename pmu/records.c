@@ -201,6 +201,7 @@ void prof_app_record(const char *app, u64 time, bool start, s64 status)
 			.header = { BP_RECORD_APP_START, 0, sizeof(r) },
 			.app_id = prof.run_id, .cpu = cpu, .time = time,
 			.text_start = (u64)__text_start, .text_end = (u64)__text_end,
+			.main_cpu = prof.app_cpu1,
 		};
 		strlcpy(r.name, app ? app : "", sizeof(r.name));
 		prof_put(rb, &r);

@@ -448,6 +448,8 @@ static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_head
 		tsc = r.time, have_time = true;
 		KV("app_id", r.app_id);
 		KS("name", text(r.name, sizeof(r.name) - 1, b1));
+		if (r.main_cpu)		/* the CPU that runs the app, plus one */
+			KV("main_cpu", r.main_cpu - 1);
 		KX("text_start", r.text_start);
 		KX("text_end", r.text_end);
 		break;

@@ -396,7 +396,9 @@ struct bp_record_app_start {		/* an app (microbenchmark) begins */
 	uint64_t text_start;		/* the app's code, for symbolization */
 	uint64_t text_end;
 	char     name[32];		/* NUL-terminated */
-	uint8_t  reserved[16];
+	uint32_t main_cpu;		/* the CPU that runs the app's main, plus one;
+					 * 0: not said (older kernels, a run of no app) */
+	uint8_t  reserved[12];
 };
 _Static_assert(sizeof(struct bp_record_app_start) == 88, "bp_record_app_start ABI");
 

@@ -142,6 +142,9 @@ check "--smp 2: one app line, on the CPU that ran it; the other CPU's table does
 	       grep -q '^# app: loopnest (run 1) on cpu 0: ' '$OUT/hdr_c2.txt' &&
 	       grep -q \"stats for 'loopnest' on cpu 0:\" '$OUT/stat_c2.txt' &&
 	       grep -q \"stats for cpu 1 while 'loopnest' ran on cpu 0:\" '$OUT/stat_c2.txt'"
+"$BP" script -i "$OUT/c2.bpc" --json 2>/dev/null | grep '"type":"APP_START"' > "$OUT/app_start_c2.txt"
+check "--smp 2: each CPU's APP_START names the app's CPU itself (main_cpu 0)" "$OUT/app_start_c2.txt" \
+	sh -c "test \$(grep -c '\"main_cpu\":0,' '$OUT/app_start_c2.txt') -eq 2"
 
 # ---- what the tool says about its input -------------------------------------------------
 "$BP" stat -i "$OUT/c1.bpc" -k "$K" > "$OUT/stat_k.txt" 2>&1

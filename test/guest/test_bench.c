@@ -272,7 +272,7 @@ static void check_identical(void)
 	po.callchain = false, po.ring_pages = 64;
 	int e = profile_parse(&po, &cfg, err, sizeof(err));
 	if (!e)
-		e = profile_start(&cfg, &(struct profile_app){ "test_bench", NULL }, NULL, err,
+		e = profile_start(&cfg, &(struct profile_app){ .name = "test_bench" }, NULL, err,
 				  sizeof(err));
 	report(!e && mem, "a run with rings for the records%s%s", err[0] ? ": " : "", err);
 	if (e || !mem)

@@ -105,7 +105,7 @@ static void check_sample(void)
 	o.events = "instructions", o.count = "", o.period = period, o.freq = 0;
 	o.callchain = false, o.ring_pages = 64;
 	if (profile_parse(&o, &cfg, err, sizeof(err)) ||
-	    profile_start(&cfg, &(struct profile_app){ "test_pmu_hw", NULL }, NULL, err,
+	    profile_start(&cfg, &(struct profile_app){ .name = "test_pmu_hw" }, NULL, err,
 			  sizeof(err))) {
 		report(false, "start sampling instructions: %s", err);
 		return;

@@ -150,7 +150,7 @@ static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
 	if (max_rate)
 		o.max_rate = *max_rate;
 	int e = profile_parse(&o, &cfg, err, n);
-	return e ? e : profile_start(&cfg, &(struct profile_app){ "test_profile", NULL }, NULL,
+	return e ? e : profile_start(&cfg, &(struct profile_app){ .name = "test_profile" }, NULL,
 				     err, n);
 }
 

@@ -226,7 +226,7 @@ void capgen_app(struct capgen *g, unsigned cpu, bool start, uint32_t app_id, con
 	if (start) {
 		struct bp_record_app_start r = {
 			.header = { BP_RECORD_APP_START, 0, sizeof(r) },
-			.app_id = app_id, .cpu = cpu, .time = time,
+			.app_id = app_id, .cpu = cpu, .time = time, .main_cpu = g->main_cpu,
 		};
 		snprintf(r.name, sizeof(r.name), "%s", name);
 		capgen_record(g, cpu, &r);

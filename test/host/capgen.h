@@ -34,6 +34,7 @@ struct capgen {
 	uint64_t dropped_records;	/* records they held */
 	bool failed;
 	bool no_end;			/* capgen_close() writes no END: a cut stream */
+	uint32_t main_cpu;		/* APP_START's main_cpu: the app's CPU + 1, 0 not said */
 	uint32_t boot;			/* the boot its frames carry, one per capture */
 };
 

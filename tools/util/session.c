@@ -250,6 +250,7 @@ static void add_app_start(struct loader *L, const struct bp_record_header *h)
 	memset(a, 0, sizeof(*a));
 	a->app_id = r.app_id;
 	a->cpu = r.cpu;
+	a->main_cpu = r.main_cpu;
 	memcpy(a->name, r.name, sizeof(a->name) - 1);
 	a->start_time = r.time;
 }
@@ -875,34 +876,12 @@ bool session_run_failed(const struct session *s, uint32_t *code, char *reason, s
 int session_app_cpu(const struct session *s, size_t i)
 {
 	const struct session_app *a = &s->apps[i];
-	static const char pre[] = "app: ", mid[] = ": start on cpu ";
-	size_t nl = strlen(a->name), k = 0, ncpu = 0, seen = 0;
-	const char *c = s->console;
+	size_t ncpu = 0;
 
-	/* This run's ordinal among the runs of its name, and its CPUs. */
-	for (size_t j = 0; j < s->napps; j++) {
-		bool first = true;
-		for (size_t m = 0; m < j && first; m++)
-			first = s->apps[m].app_id != s->apps[j].app_id;
-		if (first && j < i && s->apps[j].app_id != a->app_id &&
-		    !strcmp(s->apps[j].name, a->name))
-			k++;
+	if (a->main_cpu && a->main_cpu <= SESSION_MAX_CPUS)
+		return (int)a->main_cpu - 1;
+	for (size_t j = 0; j < s->napps; j++)
 		ncpu += s->apps[j].app_id == a->app_id;
-	}
-	for (size_t o = 0; c && nl && o < s->console_len;) {
-		size_t len = strcspn(c + o, "\r\n");
-		const char *l = c + o;
-		if (len > sizeof(pre) - 1 + nl + sizeof(mid) - 1 &&
-		    !memcmp(l, pre, sizeof(pre) - 1) && !memcmp(l + sizeof(pre) - 1, a->name, nl) &&
-		    !memcmp(l + sizeof(pre) - 1 + nl, mid, sizeof(mid) - 1) && seen++ == k) {
-			char *end;
-			unsigned long cpu = strtoul(l + sizeof(pre) - 1 + nl + sizeof(mid) - 1, &end, 10);
-			if (end != l + sizeof(pre) - 1 + nl + sizeof(mid) - 1 && cpu < SESSION_MAX_CPUS)
-				return (int)cpu;
-			break;
-		}
-		o += len + 1;
-	}
 	return ncpu == 1 ? (int)a->cpu : -1;
 }
 

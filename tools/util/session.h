@@ -55,6 +55,7 @@ struct bp_sample_rec {
 struct session_app {
 	uint32_t app_id;
 	uint32_t cpu;
+	uint32_t main_cpu;		/* APP_START's: the app's CPU plus one, 0 not said */
 	char     name[32];
 	uint64_t start_time, stop_time;	/* TSC; stop 0 if no APP_STOP arrived */
 	int64_t  status;
@@ -244,10 +245,9 @@ const char *session_exit_name(int64_t code);
 bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n);
 /*
  * The CPU that ran the main of apps[i]'s run, or -1 if the capture does
- * not say. Every CPU of a run writes APP_START/APP_STOP, so the records
- * alone name the app's CPU only when the run had one CPU; otherwise the
- * kernel's console line "app: NAME: start on cpu N" does (the k-th such
- * line for the k-th run of NAME; not with SESSION_NO_CONSOLE).
+ * not say. Every CPU of a run writes APP_START/APP_STOP, each naming the
+ * app's CPU (main_cpu); an older kernel's did not, and then only a run on
+ * one CPU names it.
  */
 int session_app_cpu(const struct session *s, size_t i);
 
