@@ -75,7 +75,7 @@ static struct {
 static u64 area, stack_top, scratch_mid;
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
-static char stopped[200];	/* why this boot runs no more code, or "" */
+static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
 static void unwind(struct trap_frame *f)
 {
@@ -584,8 +584,10 @@ void bench_code_serve(const u8 *v, size_t len)
 	static struct bench_result res[BENCH_MAX_EVENTS];
 	char text[200];
 
+	/* Said apart from the snippet that did it: this one did nothing. */
 	if (stopped[0]) {
-		control_replyf(WIRE_CTL_ERROR, "%s", stopped);
+		control_replyf(WIRE_CTL_ERROR, "stopped: not run, earlier code in this boot %s: "
+			       "this boot runs no more code, reboot the machine", stopped);
 		return;
 	}
 	if (parse(v, len, &r))
@@ -640,17 +642,17 @@ void bench_code_serve(const u8 *v, size_t len)
 		ksnprintf(changed, sizeof(changed), "; the code changed %s: put back", j.changed);
 	if (j.image_changed) {
 		u64 now = image_hash();
-		ksnprintf(stopped, sizeof(stopped), "stopped: the code wrote the kernel's code or "
-			  "read-only data (their hash was %#lx, now %#lx): this boot runs no more "
-			  "code, reboot the machine", image_hash_ref, now);
-		control_replyf(WIRE_CTL_ERROR, "%s%s", stopped, changed);
+		ksnprintf(stopped, sizeof(stopped), "wrote the kernel's code or read-only data "
+			  "(their hash was %#lx, now %#lx)", image_hash_ref, now);
+		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
+			       "reboot the machine%s", stopped, changed);
 		return;
 	}
 	if (j.tables_now != j.tables_was) {
-		ksnprintf(stopped, sizeof(stopped), "stopped: the code wrote the page tables, the "
-			  "GDT or the IDT (their hash was %#lx, now %#lx): this boot runs no more "
-			  "code, reboot the machine", j.tables_was, j.tables_now);
-		control_replyf(WIRE_CTL_ERROR, "%s%s", stopped, changed);
+		ksnprintf(stopped, sizeof(stopped), "wrote the page tables, the GDT or the IDT "
+			  "(their hash was %#lx, now %#lx)", j.tables_was, j.tables_now);
+		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
+			       "reboot the machine%s", stopped, changed);
 		return;
 	}
 	if (run.why != STOP_NONE) {

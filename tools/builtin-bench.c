@@ -306,7 +306,8 @@ struct link {
 	struct replies *r;
 	char console[4096];		/* the kernel's last console text, for errors */
 	size_t clen;
-	bool ready;			/* READY_TEXT seen since QEMU started */
+	bool ready;			/* READY_TEXT seen since QEMU started; --tty: true */
+	bool probing;			/* probe() waits: PROBE_REPLY is its */
 	uint64_t tx, rx;		/* bytes written to and read from the line */
 };
 
@@ -332,6 +333,11 @@ static void console_add(struct link *L, const uint8_t *p, size_t n)
  * Anything sent earlier may be read by the firmware (OVMF's console reads
  * the serial port) and lost. */
 #define READY_TEXT	"control: waiting for requests from the host"
+
+/* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
+ * bench never sends a snippet without code, so only a probe gets it. */
+#define PROBE_REPLY	"RUN_CODE: no code (BODY) given"
+#define PROBE_AGAIN_S	2.0
 
 /* Bytes from the machine: until the banner, also kept as its console text
  * (the decoder holds plain text back until a frame delimiter comes). */
@@ -366,6 +372,10 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	if (!dst)
 		return;
 	size_t k = m.len < 599 ? m.len : 599;
+	/* A late answer to a probe sent again: not the snippet's. */
+	if (!L->probing && m.type == WIRE_CTL_ERROR && k == strlen(PROBE_REPLY) &&
+	    !memcmp(p + sizeof(m), PROBE_REPLY, k))
+		return;
 	memcpy(dst, p + sizeof(m), k);
 	dst[k] = 0;
 	if (m.type != WIRE_CTL_ITEM) {
@@ -456,6 +466,56 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 	if (e)
 		return e == EPIPE ? REQ_CLOSED : REQ_IO;
 	int k = pump(L, &r->done, wait_s);
+	if (k == REQ_SILENT)
+		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+			 L->clen ? "; its console said:\n" : "", L->console);
+	else if (k == REQ_CLOSED)
+		snprintf(why, why_n, "the machine's line closed%s%s",
+			 L->clen ? "; its console said:\n" : "", L->console);
+	return k;
+}
+
+/*
+ * Over --tty, before any snippet: a RUN_CODE without code, which runs
+ * nothing and is answered at once (PROBE_REPLY, or why this machine runs
+ * no code), so that from then on silence is the snippets' doing. The first
+ * request after the line is opened can go unanswered (QEMU's pty under
+ * load: 3 in 60 with three QEMUs busy on 2 cores, while the machine
+ * answered the next invocation at once; bytes a previous one left unread
+ * may come first), so the probe goes again every PROBE_AGAIN_S until an
+ * answer, for at most wait_s of wall time: REQ_OK, or why not in why.
+ */
+static int probe(struct link *L, double wait_s, char *why, size_t why_n)
+{
+	const struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, 0 };
+	struct replies r = { 0 };
+	double t0 = now_s(), sent_at = -1;
+	int k = REQ_OK;
+
+	L->r = &r;
+	L->probing = true;
+	while (!r.done && k == REQ_OK) {
+		double t = now_s();
+		if (t - t0 >= wait_s) {
+			k = REQ_SILENT;
+			break;
+		}
+		if (sent_at < 0 || t - sent_at >= PROBE_AGAIN_S) {
+			size_t sent;
+			int e = ctl_send(&L->enc, L->out, (const uint8_t *)&m, sizeof(m), &sent, why,
+					 why_n) ? errno : 0;
+			L->tx += sent;
+			if (e)
+				return e == EPIPE ? REQ_CLOSED : REQ_IO;
+			sent_at = t;
+		}
+		double left = wait_s - (t - t0);
+		k = pump(L, &r.done, left < 0.25 ? left : 0.25);
+		if (k == REQ_SILENT)
+			k = REQ_OK;
+	}
+	L->probing = false;
+	L->r = NULL;
 	if (k == REQ_SILENT)
 		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
 			 L->clen ? "; its console said:\n" : "", L->console);
@@ -668,6 +728,10 @@ int cmd_bench(int argc, char **argv)
 			return 1;
 		}
 		L.in = L.out = fd;
+		/* No banner to wait for: the machine booted before, its plain
+		 * text is gone and what comes now is frames (the console's
+		 * among them, on_data), or bytes that are no text at all. */
+		L.ready = true;
 	} else if (start_qemu(&o, &L)) {
 		if (L.prepared)
 			qemu_cleanup(&L.q);
@@ -676,30 +740,47 @@ int cmd_bench(int argc, char **argv)
 	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
 	wire_encoder_init(&L.enc, &ec);
 	L.dec = wire_dec_new(&ops, &L);
-	/* The machine has answered (or, under QEMU, said it is ready) since
-	 * it booted: from then on, silence or a closed line is the snippet's
-	 * doing. */
+	/* The machine has answered (over --tty, the probe below; under QEMU,
+	 * it said it is ready) since it booted: from then on, silence or a
+	 * closed line is the snippet's doing. */
 	bool answered = false;
 	char why[sizeof(L.console) + 128];
 
 	struct replies r;
+	if (o.tty) {
+		if (probe(&L, REPLY_WAIT_S, why, sizeof(why)) != REQ_OK) {
+			fprintf(stderr, "bareperf bench: %s (booted with control=1 code=1 "
+				"stream=uart? the line at %u baud?): %s\n", o.tty, o.baud, why);
+			rc = 1;
+		}
+		answered = true;
+	}
+	/* Why the snippets left are not run (the machine must be reset, or
+	 * QEMU did not boot again), or "". */
+	char gone[200] = "";
+	int not_run = 0;
 	/* Time per snippet on a machine already up: boots, and snippets that
 	 * took the machine down, excluded. */
 	double t_sum = 0;
 	uint64_t tx_sum = 0, rx_sum = 0;
 	int n_timed = 0;
 	int failed = 0;
-	if (o.batch && !o.json)
+	if (o.batch && !o.json && !rc)
 		printf("asm,event,value,error\n");
-	if (o.json)
-		printf(o.batch ? "[\n" : "");
+	if (o.json && o.batch && !rc)
+		printf("[\n");
 	for (int i = 0; i < nsn; i++) {
 		struct result res[MAX_ALL_EVENTS];
 		int nres = 0;
-		bool lost = false, timed = answered;
+		bool lost = false, timed = answered && !gone[0];
 		double t_sn = now_s();
 		uint64_t tx0 = L.tx, rx0 = L.rx;
-		for (int g = 0; g < ngroups && !rc; g++) {
+		if (gone[0]) {
+			memset(&r, 0, sizeof(r));
+			snprintf(r.text, sizeof(r.text), "%s", gone);
+			not_run++;
+		}
+		for (int g = 0; g < ngroups && !rc && !gone[0]; g++) {
 			size_t len = run_code_msg(&o, &sn[i], g, msg, sizeof(msg));
 			int k = o.tty || L.ready ? REQ_OK : wait_ready(&L, BOOT_WAIT_S, why,
 								    sizeof(why));
@@ -707,6 +788,7 @@ int cmd_bench(int argc, char **argv)
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
 					 "\n(OVMF may never boot under -icount: with QEMU 10.0 it "
 					 "printed nothing in 170 s; --uefi boots without --icount)");
+			double t_req = now_s();
 			if (k == REQ_OK)
 				k = request(&L, msg, len, &r, reply_wait_s(&o), why,
 					    sizeof(why));
@@ -715,11 +797,14 @@ int cmd_bench(int argc, char **argv)
 			} else if ((answered || L.ready) && k != REQ_IO) {
 				/* The code took the machine down: its row says so. */
 				r.ok = false;
-				snprintf(r.text, sizeof(r.text), "%s", k == REQ_SILENT ?
-					 "the machine stopped answering while it ran (the code stopped "
-					 "the watchdog's NMI, e.g. through the IDT, the HPET or its "
-					 "interrupt route, or hung the CPU)" :
-					 "the machine reset or stopped while it ran (a triple fault?)");
+				if (k == REQ_SILENT)
+					snprintf(r.text, sizeof(r.text), "the machine stopped answering "
+						 "while it ran: no reply in %.1f s (the code stopped the "
+						 "watchdog's NMI, e.g. through the IDT, the HPET or its "
+						 "interrupt route, or hung the CPU)", now_s() - t_req);
+				else
+					snprintf(r.text, sizeof(r.text), "the machine reset or stopped "
+						 "while it ran (a triple fault?)");
 				lost = true;
 				break;
 			} else {
@@ -741,16 +826,21 @@ int cmd_bench(int argc, char **argv)
 			rx_sum += L.rx - rx0;
 			n_timed++;
 		}
-		if (!r.ok)
+		bool skipped = gone[0];
+		if (!r.ok && !skipped)
 			failed++;
 		/* The machine is gone, or says it runs no more code: QEMU boots
 		 * again and the batch goes on; a machine on --tty is the user's
-		 * to reset. */
-		bool reboot = lost || (!r.ok && !strncmp(r.text, "stopped: ", 9));
+		 * to reset, and the snippets after this one are not run. */
+		bool reboot = !skipped && (lost || (!r.ok && !strncmp(r.text, "stopped: ", 9)));
 		if (reboot && o.tty) {
 			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
 				 "; reset the machine (%s) to run more", o.tty);
-			rc = 1;
+			if (o.batch)
+				snprintf(gone, sizeof(gone), "not run: the machine (%s) stopped at "
+					 "line %d of %s, reset it first", o.tty, sn[i].line, o.batch);
+			else
+				snprintf(gone, sizeof(gone), "not run");
 		} else if (reboot) {
 			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
 				 "; QEMU booted again for the next snippet");
@@ -759,7 +849,7 @@ int cmd_bench(int argc, char **argv)
 			L.clen = 0;
 			L.ready = false;
 			if (i + 1 < nsn && start_qemu(&o, &L))
-				rc = 1;
+				snprintf(gone, sizeof(gone), "not run: QEMU did not boot again");
 			wire_encoder_init(&L.enc, &ec);
 			L.dec = wire_dec_new(&ops, &L);
 			answered = false;
@@ -806,18 +896,22 @@ int cmd_bench(int argc, char **argv)
 		if (rc)
 			break;
 	}
-	if (o.json && o.batch)
+	if (o.json && o.batch && !rc)
 		printf("]\n");
 	/* A request and its replies take turns on the line: at 115200 baud
 	 * (8N1: 11,520 bytes/s) a snippet needs (sent + received) / 11,520 s. */
-	if (o.batch && !rc && n_timed)
-		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed; %.1f ms per "
-			"snippet over %d on a booted machine (boots excluded); %.0f bytes sent and "
-			"%.0f received per snippet: at most %.1f snippets/s over a 115200-baud line\n",
-			nsn, failed, t_sum * 1000.0 / n_timed, n_timed, (double)tx_sum / n_timed,
-			(double)rx_sum / n_timed, 11520.0 * n_timed / (double)(tx_sum + rx_sum));
-	else if (o.batch && !rc)
-		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed\n", nsn, failed);
+	if (o.batch && !rc) {
+		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed", nsn, failed);
+		if (not_run)
+			fprintf(stderr, ", %d not run", not_run);
+		if (n_timed)
+			fprintf(stderr, "; %.1f ms per snippet over %d on a booted machine (boots "
+				"excluded); %.0f bytes sent and %.0f received per snippet: at most "
+				"%.1f snippets/s over a 115200-baud line", t_sum * 1000.0 / n_timed,
+				n_timed, (double)tx_sum / n_timed, (double)rx_sum / n_timed,
+				11520.0 * n_timed / (double)(tx_sum + rx_sum));
+		fputc('\n', stderr);
+	}
 	if (o.tty)
 		tcsetattr(L.in, TCSANOW, &saved);
 	else
@@ -825,6 +919,8 @@ int cmd_bench(int argc, char **argv)
 	if (L.prepared)
 		qemu_cleanup(&L.q);
 	wire_dec_free(L.dec);
+	if (!rc && gone[0])
+		rc = 1;
 	if (!rc && failed)
 		rc = 3;
 	return rc;
