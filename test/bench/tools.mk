@@ -22,7 +22,7 @@ BENCH_DEPS += $(BUILD)/bench/wire_bench
 BENCH_CMDS += $(BUILD)/bench/wire_bench
 
 $(BUILD)/bench/gen_capture: $(call bp_objs,test/bench/gen_capture.c test/host/capgen.c \
-		tools/util/symbol.c tools/util/session.c ringbuf/ringbuf.c $(WIRE_C))
+		tools/util/symbol.c tools/util/session.c tools/util/session_info.c ringbuf/ringbuf.c $(WIRE_C))
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ -lelf -ldw -o $@
