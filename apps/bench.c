@@ -341,6 +341,7 @@ struct job {
 };
 
 static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS], scratch[3 * BENCH_MAX_REPS];
+static bool m_hit[BENCH_MAX_REPS];	/* repetition i was kept with an NMI or SMI in it */
 static struct pmu_ctx bench_pmu;
 /* What a measurement holds while it runs, for bench_abandon. */
 static struct {
@@ -543,6 +544,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
 	s64 smi0 = pmu_smi_count(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {
+		m_hit[i] = false;
 		for (u32 tries = 0; ; tries++) {
 			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
 			s64 smi = pmu_smi_count(smi_caps);
@@ -552,7 +554,8 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) && smi == smi_after)
 				break;
 			if (tries >= retries) {
-				r->disturbed += !(b->flags & BENCH_NMI_OK);
+				m_hit[i] = !(b->flags & BENCH_NMI_OK);
+				r->disturbed += m_hit[i];
 				retries = 0;
 				break;
 			}
@@ -570,12 +573,31 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		pmu_stop(&bench_pmu);
 	}
 
+	/*
+	 * A kept NMI lengthens the one run it hit, n or 2n, and the value is
+	 * agg(2n) - agg(n): one in the n-runs makes the body look faster,
+	 * even negative. While most repetitions are clean, the statistics
+	 * come from those alone (the others are dropped, counted); else the
+	 * value is from disturbed repetitions and is flagged as untrusted.
+	 */
 	struct bench_stats st;
+	u32 used = j->reps;
 
-	bench_stats_compute(m_n, m_2n, j->reps, n * loops * work, scratch, &st);
+	if (r->disturbed && j->reps - r->disturbed >= j->reps / 2 + 1) {
+		used = 0;
+		for (u32 i = 0; i < j->reps; i++) {
+			if (m_hit[i])
+				continue;
+			m_n[used] = m_n[i];
+			m_2n[used++] = m_2n[i];
+		}
+		r->dropped = r->disturbed;
+		r->disturbed = 0;
+	}
+	bench_stats_compute(m_n, m_2n, used, n * loops * work, scratch, &st);
 	r->cpu = pc->cpu;
 	strlcpy(r->event, e->name, sizeof(r->event));
-	r->reps = j->reps;
+	r->reps = used;
 	r->warmup = j->warmup;
 	r->unroll = n;
 	r->loops = loops;
@@ -644,15 +666,24 @@ const char *bench_fmt_bytes(u64 b, char *buf, size_t n)
 	return buf;
 }
 
-/* A result as a table shows it: the value, or "< floor" when it is below
- * its noise floor (never a negative or sub-noise figure as a result). */
+bool bench_result_trusted(const struct bench_result *r)
+{
+	return !(r->flags & (BP_BENCH_F_NOISE | BP_BENCH_F_DISTURBED));
+}
+
+/* A result as a table shows it: the value, "< floor" when it is below
+ * its noise floor (never a negative or sub-noise figure as a result), or
+ * "? value" when most repetitions kept an NMI (it may be off either way). */
 static const char *fmt_value(const struct bench_result *r, char *buf, size_t n)
 {
 	char f[24];
 
-	if (!(r->flags & BP_BENCH_F_NOISE))
-		return bench_fmt_x1000(r->value, buf, n);
-	ksnprintf(buf, n, "< %s", bench_fmt_x1000((s64)r->floor, f, sizeof(f)));
+	if (r->flags & BP_BENCH_F_NOISE)
+		ksnprintf(buf, n, "< %s", bench_fmt_x1000((s64)r->floor, f, sizeof(f)));
+	else if (r->flags & BP_BENCH_F_DISTURBED)
+		ksnprintf(buf, n, "? %s", bench_fmt_x1000(r->value, f, sizeof(f)));
+	else
+		bench_fmt_x1000(r->value, buf, n);
 	return buf;
 }
 
@@ -688,8 +719,13 @@ static void print_row(const struct bench *b, const struct bench_opts *o,
 	}
 	if (r->disturbed) {
 		len = strlen(note);
-		ksnprintf(note + len, sizeof(note) - len, "%s%u kept an NMI", len ? ", " : "",
-			  r->disturbed);
+		ksnprintf(note + len, sizeof(note) - len, "%s%u of %u kept an NMI: untrusted",
+			  len ? ", " : "", r->disturbed, r->reps);
+	}
+	if (r->dropped) {
+		len = strlen(note);
+		ksnprintf(note + len, sizeof(note) - len, "%s%u more took an NMI: dropped",
+			  len ? ", " : "", r->dropped);
 	}
 	if (o->cpu_column)
 		kprintf("  %3u ", r->cpu);
