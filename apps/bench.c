@@ -138,6 +138,24 @@ int bench_parse_args(int argc, char **argv, struct bench_opts *o)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* Why the last bench_run returned an error, for bench_refusal. */
+static char refusal[200];
+
+static void __attribute__((format(printf, 1, 2))) refuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(refusal, sizeof(refusal), fmt, ap);
+	va_end(ap);
+	kprintf("bench: %s\n", refusal);
+}
+
+const char *bench_refusal(void)
+{
+	return refusal;
+}
+
 /* The probe: blocks of 1000 and 2000 nops. */
 BENCH_ASM(tsc_probe, 1000, "", "nop", "");
 
@@ -271,11 +289,12 @@ static int resolve_events(const struct bench_opts *o, struct bench_event *ev)
 		if (ev[i].tsc)
 			continue;
 		if (!pmu) {
-			kprintf("bench: event '%s': %s; use events=tsc\n", ev[i].name, why);
+			refuse("event '%s' needs a hardware PMU: %s; the tsc event needs none",
+			       ev[i].name, why);
 			return -E_NODEV;
 		}
 		if (pmu_event_parse(ev[i].name, &pmu_boot_caps, &ev[i].attr, err, sizeof(err))) {
-			kprintf("bench: event '%s': %s\n", ev[i].name, err);
+			refuse("event '%s': %s", ev[i].name, err);
 			return -E_INVAL;
 		}
 		ev[i].attr.flags &= ~(PMU_ATTR_SAMPLE | PMU_ATTR_FREQ);
@@ -512,13 +531,12 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		/* This CPU's counters: a hybrid's E-core lacks some of the P-core's. */
 		const struct pmu_caps *caps = pmu_cpu_caps(pc->cpu);
 		if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
-			kprintf("bench: %s: event %s: %s\n", b->name, e->name, err);
+			refuse("%s: event %s: %s", b->name, e->name, err);
 			return -E_INVAL;
 		}
 		s64 idx = pmu_rdpmc_index(&bench_pmu, 0);
 		if (idx < 0) {
-			kprintf("bench: %s: event %s got no counter rdpmc can read\n", b->name,
-				e->name);
+			refuse("%s: event %s got no counter rdpmc can read", b->name, e->name);
 			return -E_NODEV;
 		}
 		ecx = idx;
@@ -741,14 +759,16 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 	      u32 def_warmup, struct bench_result *res, int max_res)
 {
 	static struct bench_event ev[BENCH_MAX_EVENTS];
-	int nev = resolve_events(o, ev), nres = 0;
+	int nev, nres = 0;
 	u32 first = o->cpu < 0 ? 0 : (u32)o->cpu;
 	u32 last = o->cpu < 0 ? smp_cpus() - 1 : (u32)o->cpu;
 
+	refusal[0] = 0;
+	nev = resolve_events(o, ev);
 	if (nev < 0)
 		return nev;
 	if (first >= smp_cpus()) {
-		kprintf("bench: no CPU %u (%u online)\n", first, smp_cpus());
+		refuse("no CPU %u (%u online)", first, smp_cpus());
 		return -E_NOENT;
 	}
 	if (!(b->flags & BENCH_PER_CPU_SETUP) && b->setup && b->setup(b->arg))
@@ -770,7 +790,7 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 		};
 		int e = smp_call(cpu, run_job, &j, true);
 		if (e) {
-			kprintf("bench: %s: cpu %u is busy or missing (%d)\n", b->name, cpu, e);
+			refuse("%s: cpu %u is busy or missing (%d)", b->name, cpu, e);
 			continue;
 		}
 		if (j.err == 1)

@@ -185,6 +185,10 @@ struct bench_result {
 	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
 };
 
+/* Why the last bench_run returned an error (also on the console); "" if
+ * it did not. */
+const char *bench_refusal(void);
+
 /* Neither below its noise floor nor from mostly disturbed repetitions. */
 bool bench_result_trusted(const struct bench_result *r);
 

@@ -116,6 +116,11 @@ check "--uefi: measured through OVMF and the loader" \
 check "--uefi: a fault named, in the same boot" \
 	has "$T/uefi.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
 
+# Refused by the kernel: the reason comes back in the reply (no PMU under TCG).
+$BP bench --icount -asm "add rax, rbx" -e cycles >"$T/nopmu" 2>&1
+check "-e cycles without a PMU: refused with the reason, exit 3" test $? = 3 -a -n \
+	"$(grep -E "^bareperf bench: RUN_CODE: event 'cycles' needs a hardware PMU: .+; the tsc event needs none$" "$T/nopmu")"
+
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
 check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
