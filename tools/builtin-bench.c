@@ -111,15 +111,15 @@ static void usage(FILE *f)
 		"The kernel runs the code in ring 0: code=1 is for machines you own.\n");
 }
 
-static int parse_num(const char *opt, const char *s, uint64_t max, uint64_t *v)
+static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
 	char *end;
 
 	errno = 0;
 	unsigned long long x = strtoull(s ? s : "", &end, 0);
-	if (!s || !*s || *end || errno || x > max || *s == '-') {
-		fprintf(stderr, "bareperf bench: %s needs a number from 0 to %llu, not '%s'\n", opt,
-			(unsigned long long)max, s ? s : "");
+	if (!s || !*s || *end || errno || x < min || x > max || *s == '-') {
+		fprintf(stderr, "bareperf bench: %s needs a number from %llu to %llu, not '%s'\n",
+			opt, (unsigned long long)min, (unsigned long long)max, s ? s : "");
 		return -1;
 	}
 	*v = x;
@@ -141,9 +141,9 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t n;
-#define NUM(name, field, max)						\
+#define NUM(name, field, min, max)					\
 		if (!strcmp(a, name)) {					\
-			if (parse_num(a, v, max, &o->field))		\
+			if (parse_num(a, v, min, max, &o->field))	\
 				return -1;				\
 			i++;						\
 			continue;					\
@@ -158,16 +158,16 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			i++;						\
 			continue;					\
 		}
-		NUM("-unroll_count", unroll, 100000)
-		NUM("-loop_count", loops, 1000000000000ull)
-		NUM("-n_measurements", reps, 1001)
-		NUM("-warm_up_count", warmup, 100000)
-		NUM("-initial_warm_up_count", initial, 100000)
-		NUM("-alignment_offset", align, 63)
-		NUM("--timeout", timeout_ms, 3600000)
-		NUM("--pace", pace, 10000000)
+		NUM("-unroll_count", unroll, 1, 100000)
+		NUM("-loop_count", loops, 0, 1000000000000ull)
+		NUM("-n_measurements", reps, 1, 1001)
+		NUM("-warm_up_count", warmup, 0, 100000)
+		NUM("-initial_warm_up_count", initial, 0, 100000)
+		NUM("-alignment_offset", align, 0, 63)
+		NUM("--timeout", timeout_ms, 0, 3600000)
+		NUM("--pace", pace, 0, 10000000)
 		if (!strcmp(a, "-cpu")) {
-			if (parse_num(a, v, 4095, &o->cpu))
+			if (parse_num(a, v, 0, 4095, &o->cpu))
 				return -1;
 			o->have_cpu = true;
 			i++;
@@ -204,11 +204,8 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		else if (!strcmp(a, "--kvm"))
 			o->kvm = true;
 		else if (!strcmp(a, "--smp") || !strcmp(a, "--baud")) {
-			if (parse_num(a, v, 4096, &n) || !n) {
-				if (!n && v)
-					fprintf(stderr, "bareperf bench: %s must be at least 1\n", a);
+			if (parse_num(a, v, 1, 4096, &n))
 				return -1;
-			}
 			*(a[2] == 's' ? &o->smp : &o->baud) = (unsigned)n;
 			i++;
 		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
@@ -250,10 +247,6 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 	}
 	if ((o->asm_init && o->code_init)) {
 		fprintf(stderr, "bareperf bench: -asm_init and -code_init together\n");
-		return -1;
-	}
-	if (!o->unroll || !o->reps) {
-		fprintf(stderr, "bareperf bench: -unroll_count and -n_measurements must be at least 1\n");
 		return -1;
 	}
 	return 0;

@@ -127,6 +127,9 @@ check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" 
 head -c 5000 /dev/zero | tr '\0' '\220' >"$T/big.bin"
 $BP bench -code "$T/big.bin" --kernel /nonexistent >"$T/big" 2>&1
 check "a blob over the limit is refused" has "$T/big" "is larger than 4096 bytes"
+$BP bench -asm nop -unroll_count 0 --kernel /nonexistent >"$T/unroll" 2>&1
+check "-unroll_count 0: one message with the true range, exit 2" test $? = 2 -a \
+	"$(cat "$T/unroll")" = "bareperf bench: -unroll_count needs a number from 1 to 100000, not '0'"
 $BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
 check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
 # -config: nanoBench's lines, checked before anything is sent.
