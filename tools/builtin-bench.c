@@ -700,19 +700,24 @@ int cmd_bench(int argc, char **argv)
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
 					 "\n(OVMF may never boot under -icount: with QEMU 10.0 it "
 					 "printed nothing in 170 s; --uefi boots without --icount)");
+			double t_req = now_s();
 			if (k == REQ_OK)
 				k = request(&L, msg, len, &r, reply_wait_s(&o), why,
 					    sizeof(why));
+			t_req = now_s() - t_req;
 			if (k == REQ_OK) {
 				answered = true;
 			} else if ((answered || L.ready) && k != REQ_IO) {
 				/* The code took the machine down: its row says so. */
 				r.ok = false;
-				snprintf(r.text, sizeof(r.text), "%s", k == REQ_SILENT ?
-					 "the machine stopped answering while it ran (the code stopped "
-					 "the watchdog's NMI, e.g. through the IDT, the HPET or its "
-					 "interrupt route, or hung the CPU)" :
-					 "the machine reset or stopped while it ran (a triple fault?)");
+				if (k == REQ_SILENT)
+					snprintf(r.text, sizeof(r.text), "the machine stopped answering "
+						 "while it ran: no reply in %.1f s of wall time (the code "
+						 "stopped the watchdog's NMI, e.g. through the IDT, the "
+						 "HPET or its interrupt route, or hung the CPU)", t_req);
+				else
+					snprintf(r.text, sizeof(r.text), "the machine reset or stopped "
+						 "while it ran (a triple fault?)");
 				lost = true;
 				break;
 			} else {
@@ -745,8 +750,9 @@ int cmd_bench(int argc, char **argv)
 				 "; reset the machine (%s) to run more", o.tty);
 			rc = 1;
 		} else if (reboot) {
-			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
-				 "; QEMU booted again for the next snippet");
+			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text), "%s",
+				 i + 1 < nsn ? "; QEMU booted again for the next snippet" :
+				 "; QEMU stopped (no snippet after it)");
 			stop_qemu(&L);
 			wire_dec_free(L.dec);
 			L.clen = 0;
