@@ -476,8 +476,22 @@ def main():
                          "OUT=" + os.path.join(OUT, "make-run")], capture_output=True, text=True,
                         timeout=300, stdin=subprocess.DEVNULL)
     check(mk.returncode != 0 and "make run: wrote" not in mk.stdout + mk.stderr and
-          "make run: the run failed (bareperf record exit status 2" in mk.stderr,
+          "make run: the run failed (bareperf record exit status 2" in mk.stderr and
+          "make-run/capture.bpc holds what arrived" in mk.stderr,
           "make run: a failed run stops there with a non-zero status", mk.stdout + mk.stderr)
+    # A run refused before it boots writes no capture: the last run's is
+    # removed, never pointed at.
+    stale = os.path.join(OUT, "make-run", "capture.bpc")
+    with open(stale, "w") as f:
+        f.write("an earlier run's capture\n")
+    mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
+                         "APP=loopnest", "MEM=16", "OUT=" + os.path.join(OUT, "make-run")],
+                        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    check(mk.returncode != 0 and "--mem: '16' is not a number from 64 to 65536" in mk.stderr and
+          "make run: the run failed (bareperf record exit status 2, said above)\n" in mk.stderr and
+          "holds what arrived" not in mk.stderr and not os.path.exists(stale),
+          "make run MEM=16: refused, the earlier capture removed, not pointed at",
+          mk.stdout + mk.stderr)
 
     # 9. Ctrl-C: a valid capture of what arrived, marked interrupted.
     cap_i = os.path.join(OUT, "e2e-interrupted.bpc")
