@@ -471,6 +471,17 @@ def main():
                                      r"PMU .*sampling cpu-clock", err, re.M)) == 1 and
           re.search(r"cpu 0: [1-9]\d* samples", err),
           "record -e cycles without a PMU: cpu-clock instead, one line says so", err)
+    # The kernel's time for the app and the header's are one window,
+    # APP_START to APP_STOP, and each says so.
+    _, con, _ = run("script", "-i", cap_x, "--console")
+    _, hdr, _ = run("report", "-i", cap_x, "--kernel", KERNEL, "--stdio")
+    k = re.search(r"^app: loopnest: exit status 0 after \d+ TSC ticks \((\d+) us\) from "
+                  r"APP_START to APP_STOP; starting the run took \d+ us before$", con, re.M)
+    h = re.search(r"^# app: loopnest \(run \d+\) on cpu 0: ([\d.]+) ms, exit status 0", hdr, re.M)
+    check(k and h and abs(int(k.group(1)) / 1000 - float(h.group(1))) <= 0.02 +
+          float(h.group(1)) / 1000,
+          "the kernel's app time and the header's are the same window "
+          f"({k and k.group(1)} us, {h and h.group(1)} ms)", con + hdr)
     mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
                          "APP=loopnest", "EVENTS=nonsense",
                          "OUT=" + os.path.join(OUT, "make-run")], capture_output=True, text=True,
