@@ -45,6 +45,11 @@ printf 'add rax, rbx\nud2\n' >"$T/uefi.txt"
 $BP bench --uefi --build "$B" --kernel "$B/kernel.elf" --batch "$T/uefi.txt" >"$T/uefi.csv" \
 	2>"$T/uefi.err" &
 uefi_pid=$!
+# OVMF under -icount boots in a minute or more: the wait covers it, and
+# the TSC counts instructions there too.
+$BP bench --uefi --icount --build "$B" --kernel "$B/kernel.elf" -asm "add rax, rbx" \
+	>"$T/uefi_icount" 2>&1 &
+uefi_icount_pid=$!
 
 $BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
 	>"$T/batch.csv" 2>"$T/batch.err"
@@ -118,6 +123,11 @@ check "--uefi: measured through OVMF and the loader" \
 	grep -Eq '^"add rax, rbx","TSC ticks",-?[0-9]+\.[0-9]{3},$' "$T/uefi.csv"
 check "--uefi: a fault named, in the same boot" \
 	has "$T/uefi.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
+
+wait $uefi_icount_pid
+echo "# uefi --icount exit $?"; sed 's/^/# /' "$T/uefi_icount"
+check "--uefi --icount: OVMF boots, exact" \
+	test "$(cat "$T/uefi_icount")" = 'Instructions retired (TSC under -icount): 1.00'
 
 # Refused by the kernel: the reason comes back in the reply (no PMU under TCG).
 $BP bench --icount -asm "add rax, rbx" -e cycles >"$T/nopmu" 2>&1
