@@ -1,5 +1,16 @@
 # test/ build fragment: guest test apps, host unit tests, and the targets
 # that run them (test/runner.py prints one line per check and the totals).
+
+# A host test or a benchmark is a program run without arguments: the
+# recipe $(call gen_script,COMMAND LINE) writes its target as a script that
+# runs that command line from the top directory.
+define gen_script
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s\n' '$(CURDIR)' '$(strip $(1))' > $@
+	$(Q)chmod +x $@
+endef
+
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
 	test/guest/test_pmu_hw.c test/guest/test_fb.c
@@ -25,16 +36,33 @@ HOST_TESTS += test/e2e/pacing.py
 HOST_TESTS += $(BUILD)/host/e2e_coverage
 
 $(BUILD)/host/e2e_coverage: test/e2e/coverage.py $(BUILD)/bareperf $(BUILD)/kernel.elf
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/coverage.py %s\n' \
-		$(CURDIR) $(PYTHON) $(BUILD) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,$(PYTHON) test/e2e/coverage.py $(BUILD))
+
+# End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
+# test_hotspot under -icount, report, -g, script, stat, list, and the bad
+# inputs. (The guest app it profiles, test/guest/test_hotspot.c:
+# test/host/tools.mk.)
+HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
+
+$(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,$(PYTHON) test/e2e/e2e_bareperf.py $(BUILD))
+
+# perf's command-line habits (test/e2e/cli.sh): report's sort keys and
+# columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
+# text and the man pages rendered from it, make install.
+$(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_STAMP)
+	$(call gen_script,sh test/e2e/cli.sh $(BUILD))
+
+# bareperf bench (test/e2e/bench_code.sh): snippets measured exactly under
+# -icount, faults and the watchdog in one boot, errors before sending.
+HOST_TESTS += $(BUILD)/host/bench_code
+
+$(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf
+	$(call gen_script,sh test/e2e/bench_code.sh $(BUILD))
 
 $(BUILD)/bench/uart_bench: test/e2e/pacing.py
-	@mkdir -p $(@D)
-	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/pacing.py --bench\n' $(CURDIR) $(PYTHON) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,$(PYTHON) test/e2e/pacing.py --bench)
 
 BENCH_DEPS += $(BUILD)/bench/uart_bench $(BUILD)/bareperf
 BENCH_CMDS += $(BUILD)/bench/uart_bench
@@ -43,10 +71,7 @@ BENCH_CMDS += $(BUILD)/bench/uart_bench
 HOST_TESTS += $(BUILD)/host/bench_driver
 
 $(BUILD)/host/bench_driver: test/bench_driver_test.sh tools/bench/run_all.sh
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/bench_driver_test.sh\n' $(CURDIR) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/bench_driver_test.sh)
 
 RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 
@@ -74,11 +99,7 @@ APP_C += test/guest/test_virtio.c
 # through virtio-console into a host file under TCG (test/bench_virtio.py).
 # BENCH_CMDS takes one word per command: a generated script.
 $(BUILD)/bench/virtio_bench: test/bench_virtio.py
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec %s %s/test/bench_virtio.py --build %s\n' $(PYTHON) \
-		$(CURDIR) $(CURDIR)/$(BUILD) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,$(PYTHON) test/bench_virtio.py --build $(BUILD))
 
 BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bench/virtio_bench
 BENCH_CMDS += $(BUILD)/bench/virtio_bench

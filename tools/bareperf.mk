@@ -88,40 +88,8 @@ install: $(BUILD)/bareperf $(MAN_STAMP)
 
 # ---- tests ------------------------------------------------------------------
 #
-# The unit tests' link rules are test/host/tools.mk.
-
-# End to end (test/e2e/e2e_bareperf.py): record a soft-PMU profile of
-# test_hotspot under -icount, report, -g, script, stat, list, and the bad
-# inputs. A host test is a program run without arguments: a generated script.
-# (The guest app it profiles, test/guest/test_hotspot.c: test/host/tools.mk.)
-HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
-
-$(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/e2e_bareperf.py %s\n' \
-		$(CURDIR) $(PYTHON) $(BUILD) > $@
-	$(Q)chmod +x $@
-
-# bareperf bench (test/e2e/bench_code.sh): snippets measured exactly under
-# -icount, faults and the watchdog in one boot, errors before sending.
-HOST_TESTS += $(BUILD)/host/bench_code
-
-$(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $(BUILD)/bareperf \
-		$(BUILD)/kernel.elf
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/bench_code.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
-
-# perf's command-line habits (test/e2e/cli.sh): report's sort keys and
-# columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
-# text and the man pages rendered from it, make install.
-$(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_STAMP)
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/cli.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
+# The unit tests' link rules are test/host/tools.mk; the end-to-end tests'
+# (e2e_bareperf, cli, bench_code) are test/test.mk.
 
 # ---- benchmark ------------------------------------------------------------------
 #

@@ -21,10 +21,7 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import bpqemu  # noqa: E402
+from e2e_common import ROOT, Tap, bpqemu
 
 BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(ROOT, "build")))
 WORK = os.path.join(BUILD, "test", "bootimage")
@@ -35,16 +32,8 @@ SNAKEOIL_CERT = "/usr/share/ovmf/PkKek-1-snakeoil.pem"
 TIMEOUT = 150
 CFG = "app=test_boot -- source=uefi mem=256 marker=from-cfg"
 
-n = failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}" + (f" ({detail})" if detail and not ok else ""),
-          flush=True)
-    return ok
+TAP = Tap()
+check = TAP.check
 
 
 def run(cmd, **kw):
@@ -122,8 +111,7 @@ def main():
     os.makedirs(WORK)
     img = os.path.join(BUILD, "bareperf.img")
     if not check(os.path.exists(img), "build/bareperf.img exists (make image)"):
-        print(f"1..{n}")
-        return 1
+        return TAP.done()
     shipped_cfg_checks(img)
 
     # The image as a user's USB stick, with a bareperf.cfg of ours.
@@ -178,8 +166,7 @@ def main():
     code, text = sb_no.result()
     check("Access Denied" in text and "bareperf-boot:" not in text,
           "Secure Boot on: the unsigned loader is refused (Access Denied)", text[-600:])
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

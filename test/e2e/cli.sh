@@ -12,16 +12,7 @@
 B=${1:-build}
 BP=$B/bareperf
 OUT=$B/test/cli
-N=0
-FAILED=0
-
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-not_ok() {
-	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
-	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-check() { name=$1 log=$2; shift 2; if "$@"; then ok "$name"; else not_ok "$name" "$log"; fi; }
-finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
+. "$(dirname "$0")/e2e_common.sh"	# TAP: ok, not_ok, check, finish
 
 rm -rf "$OUT"
 mkdir -p "$OUT"

@@ -1,5 +1,6 @@
 """What the end-to-end tests of the host tool share (test/e2e/e2e_bareperf.py,
-coverage.py, control.py): the build directory from the command line, TAP
+coverage.py, control.py; Tap also for the OVMF boots fbconsole.py,
+fwnoise.py and bootimage.py): the build directory from the command line, TAP
 output, running build/bareperf, the output directory and the boot of the
 kernel in QEMU (tools/bpqemu.py), and the test side's own implementation
 of the wire format's framing (COBS, CRC32C: uapi/wire.h §2, written from
@@ -30,6 +31,7 @@ class Tap:
         self.t0 = time.monotonic()
 
     def check(self, ok, name, detail=""):
+        """One TAP line; returns ok."""
         self.n += 1
         if not ok:
             self.failed += 1
@@ -37,6 +39,7 @@ class Tap:
         if not ok and detail:
             for line in str(detail).splitlines()[-30:]:
                 print(f"#   {line}", flush=True)
+        return ok
 
     def skip(self, name, why):
         self.n += 1

@@ -1,5 +1,6 @@
 # e2e_common.sh — what the shell end-to-end tests of the host tool share
-# (test/e2e/perf_roundtrip.sh, profilers.sh): TAP output, the set-up of
+# (test/e2e/perf_roundtrip.sh, profilers.sh; cli.sh and trace.sh use its
+# TAP functions and define their own record): TAP output, the set-up of
 # their output directory with a private copy of the kernel, and the
 # recording of loopnest with call chains under QEMU -icount.
 #

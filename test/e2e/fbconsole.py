@@ -25,27 +25,16 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import bpqemu  # noqa: E402
-import psf2c  # noqa: E402
+from e2e_common import ROOT, Tap, bpqemu
+import psf2c  # noqa: E402  (tools/, on the path e2e_common sets)
 
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 FONT = os.environ.get("FONT_PSF", "/usr/share/consolefonts/Lat15-Terminus16.psf.gz")
 FG, ERR, BG = (0xc0, 0xc0, 0xc0), (0xff, 0x50, 0x30), (0, 0, 0)	# kernel/dev/fb.h
 TIMEOUT = 120		# seconds for one boot to halt, on a loaded machine
 
-n_checks = n_failed = 0
-
-
-def check(ok, what, detail=""):
-    global n_checks, n_failed
-    n_checks += 1
-    n_failed += not ok
-    print(f"{'ok' if ok else 'not ok'} {n_checks} - {what}" + (f" ({detail})" if detail and not ok else ""),
-          flush=True)
-    return ok
+TAP = Tap()
+check = TAP.check
 
 
 def qmp(sock_path, commands, deadline):
@@ -250,8 +239,7 @@ def main():
         m = re.search(r"^fb: 240x67 cells: .*$", serial, re.M)
         if m:
             print("# " + m.group(0), flush=True)
-    print(f"1..{n_checks}")
-    return 1 if n_failed else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -11,24 +11,15 @@ import os
 import subprocess
 import sys
 import io
+import re
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-import bpqemu  # noqa: E402
+from e2e_common import ROOT, Tap, bpqemu
 
-BUILD = os.environ.get("BUILD", os.path.join(HERE, "..", "..", "build"))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 TIMEOUT = 180
-
-n = failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    failed += not ok
-    print(f"{'ok' if ok else 'not ok'} {n} - {what}" + (f" ({detail})" if detail and not ok else ""),
-          flush=True)
+TAP = Tap()
+check = TAP.check
 
 
 def record(tmp, name, verbose):
@@ -67,7 +58,17 @@ def filter_checks():
           "bpqemu filter -v: firmware lines shown, without escapes", repr(out.getvalue()))
 
 
+def ovmf_checks():
+    """`bareperf record --uefi` (tools/util/qemu.h) boots the firmware files bpqemu.py boots."""
+    with open(os.path.join(ROOT, "tools", "util", "qemu.h")) as f:
+        c = dict(re.findall(r'^#define\s+QEMU_(OVMF_\w+)\s+"([^"]+)"', f.read(), re.M))
+    check(c == {"OVMF_CODE": bpqemu.OVMF_CODE, "OVMF_VARS": bpqemu.OVMF_VARS},
+          "record --uefi and bpqemu.py boot the same OVMF code and variable store",
+          f"tools/util/qemu.h {c}, bpqemu.py {bpqemu.OVMF_CODE}, {bpqemu.OVMF_VARS}")
+
+
 def main():
+    ovmf_checks()
     filter_checks()
     with tempfile.TemporaryDirectory() as tmp:
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -83,8 +84,7 @@ def main():
             shown = "BdsDxe" in err
             check(shown == fw, f"record {label}: firmware lines " + ("shown" if fw else "held back"),
                   err[:400])
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

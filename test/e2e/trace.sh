@@ -19,15 +19,7 @@ B=${1:-build}
 BP=$B/bareperf
 T=$B/bptrace
 OUT=$B/test/trace_e2e
-N=0
-FAILED=0
-
-ok() { N=$((N + 1)); echo "ok $N - $1"; }
-not_ok() {
-	N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok $N - $1"
-	if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -n 25 "$2" | sed 's/^/#   /'; fi
-}
-finish() { echo "1..$N"; [ "$FAILED" -eq 0 ]; exit $?; }
+. "$(dirname "$0")/e2e_common.sh"	# TAP: ok, not_ok, finish
 # is NAME GOT WANT [LOG]
 is() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1: got '$2', want '$3'" "${4:-}"; fi; }
 

@@ -66,23 +66,13 @@ HOST_TESTS += $(BUILD)/host/fuzz_cmd_smoke $(BUILD)/host/fuzz_session_smoke
 
 $(BUILD)/host/fuzz_cmd_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_cmd $(BUILD)/fuzz/cmd_seeds \
 		test/fuzz/stream.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s %s %s -close_fd_mask=2\n' \
-		$(CURDIR)/test/fuzz/fuzz_smoke.sh $(CURDIR)/$(BUILD)/fuzz/fuzz_cmd \
-		$(CURDIR)/$(BUILD)/fuzz/cmd_seeds $(FUZZ_SMOKE_TIME) $(FUZZ_STREAM_MAX) \
-		$(CURDIR)/test/fuzz/stream.dict > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_cmd $(BUILD)/fuzz/cmd_seeds \
+		$(FUZZ_SMOKE_TIME) $(FUZZ_STREAM_MAX) test/fuzz/stream.dict -close_fd_mask=2)
 
 $(BUILD)/host/fuzz_session_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_session \
 		$(BUILD)/fuzz/session_corpus_seeds test/fuzz/stream.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s %s %s\n' \
-		$(CURDIR)/test/fuzz/fuzz_smoke.sh $(CURDIR)/$(BUILD)/fuzz/fuzz_session \
-		$(CURDIR)/$(BUILD)/fuzz/session_corpus_seeds $(FUZZ_SMOKE_TIME) $(FUZZ_STREAM_MAX) \
-		$(CURDIR)/test/fuzz/stream.dict > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_session \
+		$(BUILD)/fuzz/session_corpus_seeds $(FUZZ_SMOKE_TIME) $(FUZZ_STREAM_MAX) test/fuzz/stream.dict)
 
 .PHONY: fuzz-cmd
 fuzz-cmd: $(BUILD)/fuzz/fuzz_cmd $(BUILD)/fuzz/cmd_seeds

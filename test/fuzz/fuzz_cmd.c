@@ -169,9 +169,6 @@ static void check_output(enum out_kind k)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
-	static uint8_t *fixed;
-	static size_t fixed_cap;
 	struct wire_capture_header h;
 	const uint8_t *stream = data + 2;
 	size_t n = size - 2;
@@ -181,26 +178,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	if (!(data[1] & 8)) {
-		if (fuzz_fix_frames_cap(n) > fixed_cap) {
-			free(fixed);
-			fixed_cap = fuzz_fix_frames_cap(n);
-			if (!(fixed = malloc(fixed_cap)))
-				abort();
-		}
-		n = fuzz_fix_frames(stream, n, fixed);
-		stream = fixed;
-	}
+	if (!(data[1] & 8))
+		stream = fuzz_fixed_stream(stream, &n);
 	which = data[0] % NCMDS;
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, magic, sizeof(h.magic));
-	h.version = WIRE_CAPTURE_VERSION;
-	h.compat_version = WIRE_CAPTURE_COMPAT_VERSION;
-	h.header_size = sizeof(h);
-	h.wire_version = WIRE_VERSION;
+	fuzz_capture_header(&h, (data[1] & 1 ? WIRE_CAPF_COMPLETE : 0) |
+				(data[1] & 2 ? WIRE_CAPF_INTERRUPTED : 0),
+			    n + (data[1] & 4 ? 100 : 0));
 	h.link_kind = WIRE_LINK_QEMU_SERIAL;
-	h.flags = (data[1] & 1 ? WIRE_CAPF_COMPLETE : 0) | (data[1] & 2 ? WIRE_CAPF_INTERRUPTED : 0);
-	h.data_size = n + (data[1] & 4 ? 100 : 0);
 	if (ftruncate(cap_fd, 0) || ftruncate(out_fd, 0) ||
 	    pwrite(cap_fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 	    (n && pwrite(cap_fd, stream, n, sizeof(h)) != (ssize_t)n))

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
@@ -42,12 +41,9 @@ static int sink_cb(void *ctx, const struct session *s, const struct bp_sample_re
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
 	struct wire_capture_header h;
 	struct session s;
 	char path[64], err[512];
-	static uint8_t *fixed;
-	static size_t fixed_cap;
 	const uint8_t *stream = data + 1;
 	uint64_t acc = 0;
 	size_t n;
@@ -56,28 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	n = size - 1;
-	if (!(data[0] & 8)) {
-		if (fuzz_fix_frames_cap(n) > fixed_cap) {
-			free(fixed);
-			fixed_cap = fuzz_fix_frames_cap(n);
-			if (!(fixed = malloc(fixed_cap)))
-				abort();
-		}
-		n = fuzz_fix_frames(stream, n, fixed);
-		stream = fixed;
-	}
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, magic, sizeof(h.magic));
-	h.version = h.compat_version = WIRE_CAPTURE_VERSION;
-	h.header_size = sizeof(h);
-	h.wire_version = WIRE_VERSION;
-	h.flags = (data[0] & 1 ? WIRE_CAPF_COMPLETE : 0) | (data[0] & 2 ? WIRE_CAPF_INTERRUPTED : 0);
-	h.data_size = n + (data[0] & 4 ? 100 : 0);
-	fd = memfd_create("capture", 0);
-	if (fd < 0 || write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    (n && write(fd, stream, n) != (ssize_t)n))
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (!(data[0] & 8))
+		stream = fuzz_fixed_stream(stream, &n);
+	fuzz_capture_header(&h, (data[0] & 1 ? WIRE_CAPF_COMPLETE : 0) |
+				(data[0] & 2 ? WIRE_CAPF_INTERRUPTED : 0),
+			    n + (data[0] & 4 ? 100 : 0));
+	fd = fuzz_capture_memfd(&h, stream, n, path, sizeof(path));
 
 	if (!session_load(&s, path, err, sizeof(err))) {
 		struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true };

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "test/fuzz/fuzz_frames.h"
@@ -79,44 +78,20 @@ static const struct trace_sink sink = { s_insn, s_gap, s_sync };
 /* Mode 3: a capture, through the loader the trace commands use. */
 static void capture(const uint8_t *p, size_t n)
 {
-	static const uint8_t magic[] = WIRE_CAPTURE_MAGIC;
-	static uint8_t *fixed;
-	static size_t fixed_cap;
 	struct wire_capture_header h;
 	struct trace_capture tc;
 	char path[64], err[256];
+	uint8_t flag;
 	int fd;
 
 	if (!n)
 		return;
-	if (!(p[0] & 8)) {
-		if (fuzz_fix_frames_cap(n) > fixed_cap) {
-			free(fixed);
-			fixed_cap = fuzz_fix_frames_cap(n);
-			if (!(fixed = malloc(fixed_cap)))
-				abort();
-		}
-		size_t k = fuzz_fix_frames(p + 1, n - 1, fixed);
-		memset(&h, 0, sizeof(h));
-		h.flags = p[0] & 1 ? WIRE_CAPF_COMPLETE : 0;
-		p = fixed;
-		n = k;
-	} else {
-		memset(&h, 0, sizeof(h));
-		h.flags = p[0] & 1 ? WIRE_CAPF_COMPLETE : 0;
-		p++, n--;
-	}
-	memcpy(h.magic, magic, sizeof(h.magic));
-	h.version = WIRE_CAPTURE_VERSION;
-	h.compat_version = WIRE_CAPTURE_COMPAT_VERSION;
-	h.header_size = sizeof(h);
-	h.wire_version = WIRE_VERSION;
-	h.data_size = n;
-	fd = memfd_create("capture", 0);
-	if (fd < 0 || write(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    (n && write(fd, p, n) != (ssize_t)n))
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	flag = p[0];
+	p++, n--;
+	if (!(flag & 8))
+		p = fuzz_fixed_stream(p, &n);
+	fuzz_capture_header(&h, flag & 1 ? WIRE_CAPF_COMPLETE : 0, n);
+	fd = fuzz_capture_memfd(&h, p, n, path, sizeof(path));
 	if (!trace_capture_load(&tc, path, err, sizeof(err))) {
 		for (size_t c = 0; c < tc.ncpus; c++) {
 			const struct trace_cpu_data *d = &tc.cpus[c];

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ringbuf/wire.h"
+#include "test/host/wire_gen.h"
 #include "tools/util/capture.h"
 #include "tools/util/wire_dec.h"
 
@@ -141,7 +142,7 @@ static void framed(const uint8_t *p, size_t n)
 	static uint8_t *raw, *enc;
 	uint8_t channel;
 	uint16_t cpu;
-	uint32_t seq = 0, crc;
+	size_t e;
 
 	if (!raw) {
 		raw = malloc(WIRE_FRAME_MAX);
@@ -152,17 +153,9 @@ static void framed(const uint8_t *p, size_t n)
 	channel = p[0] % WIRE_NR_CHANNELS;
 	memcpy(&cpu, p + 1, 2);
 	p += 3, n -= 3;
-	raw[0] = WIRE_VC(channel);
-	raw[1] = WIRE_F_START;
-	memcpy(raw + 2, &cpu, 2);
-	memcpy(raw + 4, &seq, 4);
-	memset(raw + 8, 0, 4);			/* boot: unknown */
-	memcpy(raw + WIRE_HEADER_SIZE, p, n);
-	crc = wire_crc32c(0, raw, WIRE_HEADER_SIZE + n);
-	memcpy(raw + WIRE_HEADER_SIZE + n, &crc, 4);
 	enc[0] = 'x';
 	enc[1] = 0;
-	size_t e = 2 + wire_cobs_encode(raw, WIRE_FRAME_MIN + n, enc + 2);
+	e = 2 + wire_cobs_encode(raw, wg_raw_frame(raw, channel, WIRE_F_START, cpu, 0, p, n), enc + 2);
 	enc[e++] = 0;
 	feed_in_pieces(enc, e, (uint32_t)n);
 }

@@ -22,7 +22,7 @@ $(BUILD)/fuzz/fuzz_wire: $(FUZZ_OBJS) $(BUILD)/fuzz/ringbuf/ringbuf.o
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ -o $@
 
 # Seeds are generated (valid streams, payloads and captures), not committed.
-$(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(WIRE_HOBJS)
+$(BUILD)/fuzz/wire_seeds: $(BUILD)/h/test/fuzz/wire_seeds.o $(BUILD)/h/test/fuzz/seed_file.o $(WIRE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -o $@
@@ -32,12 +32,8 @@ HOST_TESTS += $(BUILD)/host/fuzz_wire_smoke
 
 $(BUILD)/host/fuzz_wire_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
 		test/fuzz/stream.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_wire $(CURDIR)/$(BUILD)/fuzz/wire_seeds $(FUZZ_SMOKE_TIME) \
-		$(CURDIR)/test/fuzz/stream.dict > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds \
+		$(FUZZ_SMOKE_TIME) 200000 test/fuzz/stream.dict)
 
 fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/artifacts

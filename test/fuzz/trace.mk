@@ -17,7 +17,8 @@ $(BUILD)/fuzz/fuzz_trace: $(TRACE_FUZZ_OBJS) $(TRACE_FLIB)
 	$(call say,LINK,$@)
 	$(Q)$(FUZZCC) $(FUZZ_SAN) -fsanitize=fuzzer $^ $(TRACE_LIBS) -o $@
 
-$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(TRACE_HOBJS)
+$(BUILD)/fuzz/trace_seeds: $(BUILD)/h/test/fuzz/trace_seeds.o $(BUILD)/h/test/fuzz/seed_file.o \
+		$(TRACE_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ $(TRACE_LIBS) -o $@
@@ -26,12 +27,8 @@ HOST_TESTS += $(BUILD)/host/fuzz_trace_smoke
 
 $(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds \
 		test/fuzz/trace.dict
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s %s 200000 %s\n' $(CURDIR)/test/fuzz/fuzz_smoke.sh \
-		$(CURDIR)/$(BUILD)/fuzz/fuzz_trace $(CURDIR)/$(BUILD)/fuzz/trace_seeds $(FUZZ_SMOKE_TIME) \
-		$(CURDIR)/test/fuzz/trace.dict > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds \
+		$(FUZZ_SMOKE_TIME) 200000 test/fuzz/trace.dict)
 
 .PHONY: fuzz-trace
 fuzz-trace: $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/trace_seeds

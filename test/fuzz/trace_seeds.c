@@ -11,25 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test/fuzz/seed_file.h"
 #include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 #include "uapi/wire.h"
-
-static const char *dir;
-static int nseeds;
-
-static void seed(const char *kind, uint8_t mode, const uint8_t *p, size_t n)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/seed-%s-%d", dir, kind, nseeds++);
-	f = fopen(path, "wb");
-	if (!f || fwrite(&mode, 1, 1, f) != 1 || fwrite(p, 1, n, f) != n || fclose(f)) {
-		perror(path);
-		exit(1);
-	}
-}
 
 static void from_sim(const char *kind, const struct sim_opts *o)
 {
@@ -85,7 +70,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: trace_seeds DIR\n");
 		return 2;
 	}
-	dir = argv[1];
+	seed_dir(argv[1]);
 	from_sim("whole", &(struct sim_opts){ .drop_aux_frame = -1 });
 	from_sim("ranged", &(struct sim_opts){ .ranged = true, .drop_aux_frame = -1 });
 	from_sim("async", &(struct sim_opts){ .async = true, .drop_aux_frame = -1 });
@@ -94,6 +79,6 @@ int main(int argc, char **argv)
 						  .rounds = 60, .drop_aux_frame = -1 });
 	size_t n = sim_pt_encode(&(struct sim_opts){ .drop_aux_frame = -1 }, pt, sizeof(pt));
 	seed("pt", 2, pt, n);
-	printf("trace_seeds: %d seeds in %s\n", nseeds, dir);
+	printf("trace_seeds: %d seeds in %s\n", seed_count(), argv[1]);
 	return 0;
 }

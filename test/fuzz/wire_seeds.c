@@ -9,24 +9,9 @@
 #include <string.h>
 
 #include "ringbuf/wire.h"
+#include "test/fuzz/seed_file.h"
 #include "tools/util/capture.h"
 #include "test/host/wire_gen.h"
-
-static const char *dir;
-static int nseeds;
-
-static void seed(const char *kind, uint8_t mode, const void *p, size_t n)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/seed-%s-%d", dir, kind, nseeds++);
-	f = fopen(path, "wb");
-	if (!f || fwrite(&mode, 1, 1, f) != 1 || fwrite(p, 1, n, f) != n || fclose(f)) {
-		perror(path);
-		exit(1);
-	}
-}
 
 /* A stream of a few frames from two CPUs, with boot text in front. */
 static void make_stream(struct wg_buf *s, uint64_t st, int samples, uint64_t seed_)
@@ -72,7 +57,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		return 2;
 	}
-	dir = argv[1];
+	seed_dir(argv[1]);
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		struct wg_buf s = { 0 };
 		make_stream(&s, types[t], 12, 100 + t);

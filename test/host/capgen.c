@@ -4,8 +4,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test/host/capgen.h"
+
+struct capgen *capgen_tmp(char *path, size_t cap, const char *name)
+{
+	struct capgen *g;
+	int fd;
+
+	snprintf(path, cap, "/tmp/%s-XXXXXX", name);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	g = malloc(sizeof(*g));
+	if (!g)
+		unlink(path);
+	return g;
+}
+
+void capgen_tmp_free(struct capgen *g, const char *path)
+{
+	unlink(path);
+	free(g);
+}
 
 int capgen_open(struct capgen *g, const char *path, uint64_t sample_type,
 		const char *boot_text, char *err, size_t errlen)

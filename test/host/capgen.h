@@ -44,6 +44,11 @@ struct capgen {
  */
 int capgen_open(struct capgen *g, const char *path, uint64_t sample_type,
 		const char *boot_text, char *err, size_t errlen);
+/* A unit test's fixture: an empty file made as /tmp/NAME-XXXXXX (its
+ * name written to path[cap]) and a capgen to write it; NULL when either
+ * fails. capgen_tmp_free removes the file and frees the capgen. */
+struct capgen *capgen_tmp(char *path, size_t cap, const char *name);
+void capgen_tmp_free(struct capgen *g, const char *path);
 /* Stage one record (header.size bytes) on cpu's stream. */
 void capgen_record(struct capgen *g, unsigned cpu, const void *rec);
 /* Frame and write what cpu has staged. */

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
@@ -33,23 +32,15 @@ static int nloss;
 
 static int setup(void **state)
 {
-	int fd;
-
 	(void)state;
-	snprintf(path, sizeof(path), "/tmp/test_coverage-XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	G = malloc(sizeof(*G));
+	G = capgen_tmp(path, sizeof(path), "test_coverage");
 	return G ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(path);
-	free(G);
+	capgen_tmp_free(G, path);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "tools/util/flamegraph.h"
 #include "tools/util/stack.h"
 #include "test/host/convert_fakes.h"
+#include "test/host/tmpdir.h"
 
 #define F_KMAIN	 0xffffffff80100000ull
 #define F_MAIN	 0xffffffff80100100ull
@@ -41,35 +42,20 @@ static const struct fake_sym syms[] = {
 };
 static const struct fake_seg segs[] = { { F_KMAIN, 0x1000, 0x1000 } };
 
-static char tmpdir[64];
 static struct symtab *symtab;
-
-static char *tmp(const char *name)
-{
-	static char buf[4][128];
-	static int k;
-	char *p = buf[k++ % 4];
-
-	snprintf(p, 128, "%s/%s", tmpdir, name);
-	return p;
-}
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_flamegraph.XXXXXX");
 	symtab = fake_symtab(syms, sizeof(syms) / sizeof(syms[0]), segs, 1);
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("test_flamegraph");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	symtab_free(symtab);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return tmpdir_remove();
 }
 
 /* Run a python3 check on a file; returns its exit status (0 = ok). */
@@ -179,10 +165,10 @@ static void test_folded(void **state)
 	fs_sample(&s, 520, 0, 1, 0, 1000, F_END + 0x10000, NULL, 0);
 	fs_sample(&s, 530, 0, 1, 0, 1000, F_NASTY, NULL, 0);
 	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
-	f = fopen(tmp("a.folded"), "w");
+	f = fopen(tmpdir_path("a.folded"), "w");
 	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
 	fclose(f);
-	text = slurp(tmp("a.folded"));
+	text = slurp(tmpdir_path("a.folded"));
 	/* root first, children in byte order, ';' inside a name replaced */
 	assert_string_equal(text,
 			    "[unknown] 1\n"
@@ -265,11 +251,11 @@ static void test_svg(void **state)
 	fs_sample(&s, 510, 0, 1, 0, 1000, F_DUP2 + 1, NULL, 0);
 	fs_sample(&s, 530, 0, 1, 0, 1000, F_NASTY, NULL, 0);
 	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
-	f = fopen(tmp("a.svg"), "w");
+	f = fopen(tmpdir_path("a.svg"), "w");
 	assert_int_equal(flamegraph_write_svg(&tr, &o, f), 0);
 	fclose(f);
-	if (py_check(svg_check, tmp("a.svg")))
-		fail_msg("%s does not parse as the SVG expected", tmp("a.svg"));
+	if (py_check(svg_check, tmpdir_path("a.svg")))
+		fail_msg("%s does not parse as the SVG expected", tmpdir_path("a.svg"));
 	stack_tree_free(&tr);
 	fs_free(&s);
 }
@@ -289,28 +275,28 @@ static void test_svg_elides_and_scales(void **state)
 		fs_sample(&s, i, 0, 1, 0, 1000, F_MATMUL, NULL, 0);
 	fs_sample(&s, 300000, 0, 1, 0, 1000, F_SIEVE, NULL, 0);
 	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
-	f = fopen(tmp("b.svg"), "w");
+	f = fopen(tmpdir_path("b.svg"), "w");
 	assert_int_equal(flamegraph_write_svg(&tr, NULL, f), 0);
 	fclose(f);
 	{
-		char *t = slurp(tmp("b.svg"));
+		char *t = slurp(tmpdir_path("b.svg"));
 		assert_non_null(strstr(t, "<title>matmul (200000 samples, 100.00%)</title>"));
 		assert_null(strstr(t, "<title>sieve"));
 		free(t);
 	}
 	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
-				  "ET.parse(sys.argv[1])", tmp("b.svg")), 0);
+				  "ET.parse(sys.argv[1])", tmpdir_path("b.svg")), 0);
 	stack_tree_free(&tr);
 	fs_free(&s);
 
 	/* no samples at all */
 	fs_init(&s);
 	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
-	f = fopen(tmp("c.svg"), "w");
+	f = fopen(tmpdir_path("c.svg"), "w");
 	assert_int_equal(flamegraph_write_svg(&tr, NULL, f), 0);
 	fclose(f);
 	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
-				  "ET.parse(sys.argv[1])", tmp("c.svg")), 0);
+				  "ET.parse(sys.argv[1])", tmpdir_path("c.svg")), 0);
 	stack_tree_free(&tr);
 	fs_free(&s);
 }
@@ -411,16 +397,16 @@ static void test_chrome(void **state)
 	fs_app(&s, 1, 1, "loopnest", 10, 0);		/* never stopped */
 	fs_sample(&s, 600, 1, 1, 9, 1000, F_SIEVE, NULL, 0);
 	fs_sample(&s, 700, 1, 1, 0, 1000, F_NASTY, NULL, 0);
-	f = fopen(tmp("a.json"), "w");
+	f = fopen(tmpdir_path("a.json"), "w");
 	assert_int_equal(convert_chrome(&s, symtab, f, err, sizeof(err)), 0);
 	fclose(f);
 	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
-				  tmp("a.json")), 0);
-	if (py_check(chrome_check, tmp("a.json")))
-		fail_msg("%s: not the trace expected", tmp("a.json"));
+				  tmpdir_path("a.json")), 0);
+	if (py_check(chrome_check, tmpdir_path("a.json")))
+		fail_msg("%s: not the trace expected", tmpdir_path("a.json"));
 	{
 		char cmd[256];
-		snprintf(cmd, sizeof(cmd), "python3 -m json.tool %s > /dev/null", tmp("a.json"));
+		snprintf(cmd, sizeof(cmd), "python3 -m json.tool %s > /dev/null", tmpdir_path("a.json"));
 		assert_int_equal(system(cmd), 0);
 	}
 	fs_free(&s);
@@ -510,14 +496,14 @@ static void test_escapes(void **state)
 static void test_commands(void **state)
 {
 	struct session s;
-	char *fg[] = { "flamegraph", "-i", "x.bpc", "-o", tmp("cmd.svg"), "--kernel",
+	char *fg[] = { "flamegraph", "-i", "x.bpc", "-o", tmpdir_path("cmd.svg"), "--kernel",
 		       "/proc/self/exe", "--title", "T", NULL };
-	char *fg_bad_event[] = { "flamegraph", "-i", "x.bpc", "-o", tmp("bad.svg"), "--kernel",
+	char *fg_bad_event[] = { "flamegraph", "-i", "x.bpc", "-o", tmpdir_path("bad.svg"), "--kernel",
 				 "/proc/self/exe", "--event", "nope", NULL };
 	char *fg_width[] = { "flamegraph", "-i", "x", "--width", "5", NULL };
-	char *folded[] = { "convert", "-i", "x.bpc", "--to", "folded", "-o", tmp("cmd.folded"),
+	char *folded[] = { "convert", "-i", "x.bpc", "--to", "folded", "-o", tmpdir_path("cmd.folded"),
 			   "--kernel", "/proc/self/exe", NULL };
-	char *chrome[] = { "convert", "-i", "x.bpc", "--to", "chrome", "-o", tmp("cmd.json"),
+	char *chrome[] = { "convert", "-i", "x.bpc", "--to", "chrome", "-o", tmpdir_path("cmd.json"),
 			   "--kernel", "/proc/self/exe", NULL };
 	char *nokernel[] = { "convert", "-i", "x.bpc", "--to", "folded", "--kernel",
 			     "/nonexistent/kernel.elf", NULL };
@@ -529,12 +515,12 @@ static void test_commands(void **state)
 	fake_loaded_session = &s;
 	assert_int_equal(cmd_flamegraph(9, fg), 0);
 	assert_int_equal(py_check("import sys, xml.etree.ElementTree as ET; "
-				  "ET.parse(sys.argv[1])", tmp("cmd.svg")), 0);
+				  "ET.parse(sys.argv[1])", tmpdir_path("cmd.svg")), 0);
 	assert_int_equal(cmd_flamegraph(9, fg_bad_event), 1);
 	assert_int_equal(cmd_flamegraph(5, fg_width), 2);
 	assert_int_equal(cmd_convert(9, folded), 0);
 	{
-		char *t = slurp(tmp("cmd.folded"));
+		char *t = slurp(tmpdir_path("cmd.folded"));
 		/* our fake reads the test binary's own symbols: a PIE, so the
 		 * address is not where the file says; any one line will do */
 		assert_non_null(strstr(t, " 1\n"));
@@ -542,7 +528,7 @@ static void test_commands(void **state)
 	}
 	assert_int_equal(cmd_convert(9, chrome), 0);
 	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
-				  tmp("cmd.json")), 0);
+				  tmpdir_path("cmd.json")), 0);
 	assert_int_equal(cmd_convert(7, nokernel), 1);
 	fake_loaded_session = NULL;
 	fs_free(&s);

@@ -17,6 +17,7 @@
 #include "tools/util/convert_perf.h"
 #include "tools/util/perfdata.h"
 #include "test/host/convert_fakes.h"
+#include "test/host/tmpdir.h"
 
 #define KPATH	"/opt/bp/kernel.elf"
 #define F_MAIN	0xffffffff80100000ull
@@ -38,32 +39,16 @@ static const uint8_t build_id[20] = { 0x27, 0x11, 0x41, 0xfc, 0x38, 0xbb, 0x42, 
 				      0x7e, 0x53, 0x02, 0x41, 0x12, 0xa1, 0x6a, 0x32, 0x68,
 				      0x10, 0x37 };
 
-static char tmpdir[64];
-
-static char *tmp(const char *name)
-{
-	static char buf[4][128];
-	static int k;
-	char *p = buf[k++ % 4];
-
-	snprintf(p, 128, "%s/%s", tmpdir, name);
-	return p;
-}
-
 static int setup_dir(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_perfdata.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("test_perfdata");
 }
 
 static int teardown_dir(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return tmpdir_remove();
 }
 
 /* Two events, two CPUs, one app, callchains. */
@@ -124,8 +109,8 @@ static void test_header_and_attrs(void **state)
 
 	(void)state;
 	sample_session(&s);
-	convert(&s, tmp("a.data"));
-	read_back(&rb, tmp("a.data"));
+	convert(&s, tmpdir_path("a.data"));
+	read_back(&rb, tmpdir_path("a.data"));
 
 	assert_memory_equal(h->magic, "PERFILE2", 8);
 	assert_int_equal(h->size, 104);
@@ -183,8 +168,8 @@ static void test_comm_mmap_samples(void **state)
 
 	(void)state;
 	sample_session(&s);
-	convert(&s, tmp("b.data"));
-	read_back(&rb, tmp("b.data"));
+	convert(&s, tmpdir_path("b.data"));
+	read_back(&rb, tmpdir_path("b.data"));
 
 	while ((r = pd_next_record(&rb.pf, &off))) {
 		struct sid sid;
@@ -268,8 +253,8 @@ static void test_features(void **state)
 
 	(void)state;
 	sample_session(&s);
-	convert(&s, tmp("c.data"));
-	read_back(&rb, tmp("c.data"));
+	convert(&s, tmpdir_path("c.data"));
+	read_back(&rb, tmpdir_path("c.data"));
 
 	p = pd_feature(&rb.pf, PD_FEAT_ARCH, &len);
 	assert_non_null(p);
@@ -387,8 +372,8 @@ static void test_no_callchain(void **state)
 	for (int i = 0; i < 5000; i++)
 		fs_sample(&s, 10 + i, 0, 3, 0, 250000, F_SIEVE + (i & 0x3f), NULL, 0);
 	s.samples[7].misc |= BP_MISC_EXACT_IP;
-	convert(&s, tmp("d.data"));
-	read_back(&rb, tmp("d.data"));
+	convert(&s, tmpdir_path("d.data"));
+	read_back(&rb, tmpdir_path("d.data"));
 	assert_int_equal(rb.attr[0].type, PERF_TYPE_SOFTWARE);
 	assert_int_equal(rb.attr[0].config, PERF_COUNT_SW_CPU_CLOCK);
 	assert_int_equal(rb.attr[0].sample_type & PERF_SAMPLE_CALLCHAIN, 0);
@@ -431,8 +416,8 @@ static void test_long_callchain(void **state)
 	fs_event(&s, 0, "cycles", 0x3c, 1000);
 	fs_sample(&s, 1, 0, 1, 0, 1000, 0, ips, 9000);
 	fs_sample(&s, 2, 0, 1, 0, 1000, 0, ips, 3);
-	convert(&s, tmp("l.data"));
-	read_back(&rb, tmp("l.data"));
+	convert(&s, tmpdir_path("l.data"));
+	read_back(&rb, tmpdir_path("l.data"));
 	while ((r = pd_next_record(&rb.pf, &off))) {
 		struct pd_sample ps;
 		if (r->type != PERF_RECORD_SAMPLE)
@@ -469,8 +454,8 @@ static void test_losses_and_throttle(void **state)
 	s.throttle = malloc(sizeof(t));
 	memcpy(s.throttle, t, sizeof(t));
 	s.nthrottle = 1;
-	convert(&s, tmp("e.data"));
-	read_back(&rb, tmp("e.data"));
+	convert(&s, tmpdir_path("e.data"));
+	read_back(&rb, tmpdir_path("e.data"));
 	while ((r = pd_next_record(&rb.pf, &off))) {
 		struct sid sid;
 		if (r->type == PD_RECORD_FINISHED_ROUND)
@@ -559,8 +544,8 @@ static void test_loss_records(void **state)
 	s.loss.ring_lost[0] = 9;		/* 4 more than its records say */
 	s.loss.ring_lost[1] = 7;
 	s.loss.lost_samples[0] = 2;
-	convert(&s, tmp("m.data"));
-	read_back(&rb, tmp("m.data"));
+	convert(&s, tmpdir_path("m.data"));
+	read_back(&rb, tmpdir_path("m.data"));
 	while ((r = pd_next_record(&rb.pf, &off))) {
 		struct sid sid;
 		if (r->type == PERF_RECORD_SAMPLE) {
@@ -609,8 +594,8 @@ static void test_undescribed_event_and_pids(void **state)
 	fs_sample(&s, 10, 0, 4, 0, 1000, F_MAIN, NULL, 0);
 	fs_sample(&s, 70, 0, 5, 7, 1000, F_MAIN, NULL, 0);
 	fs_sample(&s, 95, 0, 9, 0, 1000, F_MAIN, NULL, 0);
-	convert(&s, tmp("f.data"));
-	read_back(&rb, tmp("f.data"));
+	convert(&s, tmpdir_path("f.data"));
+	read_back(&rb, tmpdir_path("f.data"));
 	assert_int_equal(rb.pf.nattrs, 2);
 	assert_int_equal(rb.attr[0].type, PERF_TYPE_HARDWARE);
 	assert_int_equal(rb.attr[0].config, PERF_COUNT_HW_INSTRUCTIONS);
@@ -684,16 +669,16 @@ static void test_errors(void **state)
 
 	(void)state;
 	sample_session(&s);
-	assert_int_equal(convert_perfdata(&s, nosym, KPATH, NULL, 0, tmp("g.data"), err,
+	assert_int_equal(convert_perfdata(&s, nosym, KPATH, NULL, 0, tmpdir_path("g.data"), err,
 					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "no symbol at the start"));
-	assert_int_equal(convert_perfdata(&s, noseg, KPATH, NULL, 0, tmp("g.data"), err,
+	assert_int_equal(convert_perfdata(&s, noseg, KPATH, NULL, 0, tmpdir_path("g.data"), err,
 					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "no executable segment"));
 	assert_int_equal(convert_perfdata(&s, t, KPATH, NULL, 0, "/nonexistent/dir/x.data", err,
 					  sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/dir/x.data"));
-	assert_int_equal(access(tmp("g.data"), F_OK), -1);	/* nothing left behind */
+	assert_int_equal(access(tmpdir_path("g.data"), F_OK), -1);	/* nothing left behind */
 	symtab_free(t);
 	symtab_free(noseg);
 	symtab_free(nosym);
@@ -711,8 +696,8 @@ static void test_reader_rejects(void **state)
 
 	(void)state;
 	sample_session(&s);
-	convert(&s, tmp("h.data"));
-	read_back(&rb, tmp("h.data"));
+	convert(&s, tmpdir_path("h.data"));
+	read_back(&rb, tmpdir_path("h.data"));
 	copy = malloc(rb.pf.len);
 
 	assert_int_equal(pd_read_mem(&pf, rb.pf.buf, 50, err, sizeof(err)), -1);
@@ -753,24 +738,24 @@ static void test_writer_order(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(pd_create(w, tmp("i.data"), err, sizeof(err)), 0);
+	assert_int_equal(pd_create(w, tmpdir_path("i.data"), err, sizeof(err)), 0);
 	assert_int_equal(pd_add_attr(w, &a, "x", &id, 1), 0);
 	pd_write_record(w, &h);
 	assert_int_equal(pd_add_attr(w, &a, "y", &id, 1), -1);
 	pd_set_feature_string(w, PD_FEAT_ARCH, "x86_64");
 	assert_int_equal(pd_close(w, err, sizeof(err)), 0);
-	assert_int_equal(pd_read(&pf, tmp("i.data"), err, sizeof(err)), 0);
+	assert_int_equal(pd_read(&pf, tmpdir_path("i.data"), err, sizeof(err)), 0);
 	assert_int_equal(pf.nattrs, 1);
 	assert_int_equal(pf.hdr.data.size, 8);
 	pd_free(&pf);
 
 	/* a malformed record fails the file at close and removes it */
-	assert_int_equal(pd_create(w, tmp("j.data"), err, sizeof(err)), 0);
+	assert_int_equal(pd_create(w, tmpdir_path("j.data"), err, sizeof(err)), 0);
 	h.size = 12;
 	pd_write_record(w, &h);
 	assert_int_equal(pd_close(w, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "size 12"));
-	assert_int_equal(access(tmp("j.data"), F_OK), -1);
+	assert_int_equal(access(tmpdir_path("j.data"), F_OK), -1);
 	free(w);
 }
 
@@ -778,7 +763,7 @@ static void test_writer_order(void **state)
 static void test_cmd_convert(void **state)
 {
 	struct session s;
-	char *ok[] = { "convert", "-i", "x.bpc", "--to", "perf.data", "-o", tmp("k.data"),
+	char *ok[] = { "convert", "-i", "x.bpc", "--to", "perf.data", "-o", tmpdir_path("k.data"),
 		       "--kernel", "/proc/self/exe", NULL };
 	char *bad_to[] = { "convert", "-i", "x.bpc", "--to", "csv", NULL };
 	char *no_to[] = { "convert", "-i", "x.bpc", NULL };
@@ -791,7 +776,7 @@ static void test_cmd_convert(void **state)
 	(void)state;
 	sample_session(&s);
 	fake_loaded_session = &s;
-	setenv("PERF_BUILDID_DIR", tmp("cache"), 1);
+	setenv("PERF_BUILDID_DIR", tmpdir_path("cache"), 1);
 	assert_int_equal(cmd_convert(9, ok), 0);
 	/* the kernel went into perf's build-id cache under its build-id
 	 * (the fake symtab's) and path, linked from .build-id/xx/rest */
@@ -802,13 +787,13 @@ static void test_cmd_convert(void **state)
 		exe[n] = 0;
 		for (int i = 0; i < 20; i++)
 			snprintf(hex + 2 * i, 3, "%02x", (uint8_t)"fake-build-id-0123456"[i]);
-		snprintf(path, sizeof(path), "%s%s/%s/elf", tmp("cache"), exe, hex);
+		snprintf(path, sizeof(path), "%s%s/%s/elf", tmpdir_path("cache"), exe, hex);
 		assert_int_equal(access(path, R_OK), 0);
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", tmp("cache"), hex, hex + 2);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", tmpdir_path("cache"), hex, hex + 2);
 		assert_int_equal(access(path, R_OK), 0);
 	}
 	unsetenv("PERF_BUILDID_DIR");
-	assert_int_equal(pd_read(&pf, tmp("k.data"), err, sizeof(err)), 0);
+	assert_int_equal(pd_read(&pf, tmpdir_path("k.data"), err, sizeof(err)), 0);
 	assert_int_equal(pf.nattrs, 2);
 	pd_free(&pf);
 	assert_int_equal(cmd_convert(5, bad_to), 2);

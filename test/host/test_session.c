@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "ringbuf/wire.h"
@@ -36,23 +35,15 @@ static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8,
 
 static int setup(void **state)
 {
-	int fd;
-
 	(void)state;
-	snprintf(path, sizeof(path), "/tmp/test_session-XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	G = malloc(sizeof(*G));
+	G = capgen_tmp(path, sizeof(path), "test_session");
 	return G ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	unlink(path);
-	free(G);
+	capgen_tmp_free(G, path);
 	return 0;
 }
 

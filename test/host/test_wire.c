@@ -92,23 +92,6 @@ static void crc32c_table_and_chaining(void **state)
 	}
 }
 
-/* Build a frame of payload len (before COBS) in f; returns its length. */
-static size_t raw_frame(uint8_t *f, unsigned channel, uint16_t cpu, uint32_t seq,
-			const uint8_t *payload, size_t len)
-{
-	uint32_t crc;
-
-	f[0] = WIRE_VC(channel);
-	f[1] = 0;
-	memcpy(f + 2, &cpu, 2);
-	memcpy(f + 4, &seq, 4);
-	memset(f + 8, 0, 4);			/* boot: unknown */
-	memcpy(f + WIRE_HEADER_SIZE, payload, len);
-	crc = wire_crc32c(0, f, WIRE_HEADER_SIZE + len);
-	memcpy(f + WIRE_HEADER_SIZE + len, &crc, 4);
-	return WIRE_HEADER_SIZE + len + WIRE_CRC_SIZE;
-}
-
 /*
  * One register step over a zero byte is linear; A^k, "k more bytes",
  * as 32 columns. apply(M, v) = M v over GF(2).
@@ -157,7 +140,7 @@ static void crc_catches_every_single_bit_error(void **state)
 	(void)state;
 	for (size_t i = 0; i < plen; i++)
 		payload[i] = (uint8_t)wg_next(&r);
-	assert_int_equal(raw_frame(frame, WIRE_CH_RECORDS, 3, 77, payload, plen), n);
+	assert_int_equal(wg_raw_frame(frame, WIRE_CH_RECORDS, 0, 3, 77, payload, plen), n);
 	memcpy(&stored, frame + body, 4);
 	prefix[0] = 0;
 	for (size_t i = 0; i < body; i++)
@@ -206,7 +189,7 @@ static void crc_catches_every_single_bit_error(void **state)
 
 	/* A 2 KiB frame: every bit through the real check. */
 	{
-		size_t fn = raw_frame(frame, WIRE_CH_AUX, 1, 5, payload, 2048);
+		size_t fn = wg_raw_frame(frame, WIRE_CH_AUX, 0, 1, 5, payload, 2048);
 		for (size_t bit = 0; bit < fn * 8; bit++) {
 			frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 			size_t cn = wire_cobs_encode(frame, fn, cobs);
@@ -342,7 +325,7 @@ static void frame_checks(void **state)
 	size_t n, cn;
 
 	(void)state;
-	n = raw_frame(f, WIRE_CH_CONSOLE, 0xffff, 0xfffffffe, payload, 5);
+	n = wg_raw_frame(f, WIRE_CH_CONSOLE, 0, 0xffff, 0xfffffffe, payload, 5);
 	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	assert_int_equal(wf.channel, WIRE_CH_CONSOLE);
@@ -351,7 +334,7 @@ static void frame_checks(void **state)
 	assert_int_equal(wf.len, 5);
 	assert_memory_equal(wf.payload, "hello", 5);
 	/* Empty payload is a frame; shorter is not. */
-	n = raw_frame(f, WIRE_CH_CONTROL, 1, 2, payload, 0);
+	n = wg_raw_frame(f, WIRE_CH_CONTROL, 0, 1, 2, payload, 0);
 	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), 0);
 	/* Shorter than a header and a CRC, with a right CRC: still not a frame. */
@@ -362,7 +345,7 @@ static void frame_checks(void **state)
 	cn = wire_cobs_encode(f, WIRE_HEADER_SIZE - 1 + 4, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_SHORT);
 	/* The boot is the u32 after seq; a version 1 frame has none (0). */
-	n = raw_frame(f, WIRE_CH_CONSOLE, 3, 4, payload, 5);
+	n = wg_raw_frame(f, WIRE_CH_CONSOLE, 0, 3, 4, payload, 5);
 	memcpy(f + 8, "\x78\x56\x34\x12", 4);
 	{
 		uint32_t crc = wire_crc32c(0, f, n - 4);
@@ -384,7 +367,7 @@ static void frame_checks(void **state)
 	assert_int_equal(wf.len, 5);
 	assert_memory_equal(wf.payload, "hello", 5);
 	/* A newer version, an unknown channel: right CRC, still refused. */
-	n = raw_frame(f, 7, 1, 2, payload, 4);
+	n = wg_raw_frame(f, 7, 0, 1, 2, payload, 4);
 	cn = wire_cobs_encode(f, n, c);
 	assert_int_equal(wire_frame_unpack(c, cn, buf, sizeof(buf), &wf), WIRE_E_CHANNEL);
 	f[0] = (WIRE_VERSION + 1) << 4 | WIRE_CH_RECORDS;

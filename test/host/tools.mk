@@ -38,12 +38,13 @@ $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
 
 # The converters (tools/convert.mk) on sessions built in memory:
-# test/host/convert_fakes.c stands in for the session loader and symtab.
+# test/host/convert_fakes.c stands in for the session loader and symtab;
+# test/host/tmpdir.c holds the files they write.
 CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
 	$(BUILD)/h/tools/util/cli.o
 
 $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
-		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS)
+		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS) $(BUILD)/h/test/host/tmpdir.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
@@ -61,5 +62,5 @@ $(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# The guest app test/e2e/e2e_bareperf.py profiles (its rule: tools/bareperf.mk).
+# The guest app test/e2e/e2e_bareperf.py profiles (its rule: test/test.mk).
 APP_C += test/guest/test_hotspot.c

@@ -22,17 +22,11 @@ $(BUILD)/host/test_trace: $(BUILD)/h/test/host/test_trace.o $(TRACE_HOBJS)
 HOST_TESTS += $(BUILD)/host/trace_e2e
 
 $(BUILD)/host/trace_e2e: test/e2e/trace.sh $(BUILD)/kernel.elf $(BUILD)/bptrace $(BUILD)/bareperf
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/trace.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/e2e/trace.sh $(BUILD))
 
 # make bench: the tracer's figures (test/e2e/trace_bench.sh).
 $(BUILD)/bench/trace_bench: test/e2e/trace_bench.sh
-	@mkdir -p $(@D)
-	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/trace_bench.sh %s\n' $(CURDIR) $(BUILD) > $@
-	$(Q)chmod +x $@
+	$(call gen_script,sh test/e2e/trace_bench.sh $(BUILD))
 
 BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bptrace $(BUILD)/bareperf $(BUILD)/bench/trace_bench
 BENCH_CMDS += $(BUILD)/bench/trace_bench

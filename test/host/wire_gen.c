@@ -228,6 +228,22 @@ void wg_buf_free(struct wg_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+size_t wg_raw_frame(uint8_t *f, unsigned channel, uint8_t flags, uint16_t cpu, uint32_t seq,
+		    const uint8_t *payload, size_t len)
+{
+	uint32_t crc;
+
+	f[0] = WIRE_VC(channel);
+	f[1] = flags;
+	memcpy(f + 2, &cpu, 2);
+	memcpy(f + 4, &seq, 4);
+	memset(f + 8, 0, 4);			/* boot: unknown */
+	memcpy(f + WIRE_HEADER_SIZE, payload, len);
+	crc = wire_crc32c(0, f, WIRE_HEADER_SIZE + len);
+	memcpy(f + WIRE_HEADER_SIZE + len, &crc, 4);
+	return WIRE_FRAME_MIN + len;
+}
+
 void wg_encode_records(struct wire_enc *e, const void *records, size_t len, struct wg_buf *b)
 {
 	static uint8_t out[WIRE_ENC_OUT_MIN];

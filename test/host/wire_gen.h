@@ -78,6 +78,12 @@ struct wg_buf {
 void wg_buf_put(struct wg_buf *b, const void *p, size_t n);
 void wg_buf_free(struct wg_buf *b);
 
+/* A frame before COBS (uapi/wire.h §2) written by hand, not by the
+ * encoder: channel, flags, cpu, seq, boot 0, the payload, its CRC32C.
+ * f must hold WIRE_FRAME_MIN + len bytes; returns that length. */
+size_t wg_raw_frame(uint8_t *f, unsigned channel, uint8_t flags, uint16_t cpu, uint32_t seq,
+		    const uint8_t *payload, size_t len);
+
 /* Encode all of records[0, len) into b (asserting progress). */
 void wg_encode_records(struct wire_enc *e, const void *records, size_t len, struct wg_buf *b);
 
