@@ -693,6 +693,8 @@ static int rec_finish(struct rec *R)
 	}
 	{
 		uint32_t flags = stop_signal || R->timed_out ? WIRE_CAPF_INTERRUPTED : 0;
+		if (R->timed_out && !stop_signal)
+			flags |= WIRE_CAPF_TIMED_OUT;
 		struct capture_info ci = { .hdr = R->w.hdr };
 		if (capture_close(&R->w, flags, R->err, sizeof(R->err))) {
 			fprintf(stderr, "bareperf record: %s\n", R->err);
@@ -718,7 +720,7 @@ static int rec_finish(struct rec *R)
 		rc = EXIT_TIMEOUT;
 		if (!o->quiet)
 			live_summary(L, R->d, o->out, o->tty, state, 0, 0);
-		fprintf(stderr, "bareperf record: timed out after %.0f s; %s holds what arrived\n",
+		fprintf(stderr, "bareperf record: timed out after %g s; %s holds what arrived\n",
 			o->timeout, o->out);
 	} else if (R->io_error) {
 		rc = 1;

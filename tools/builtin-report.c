@@ -201,7 +201,10 @@ static void print_event(const struct out *o, const struct session *s, const stru
 			E->max_period);
 	fprintf(f, ", %" PRIu64 " %s\n", E->period, soft ? "ns sampled" : "events estimated");
 	if (ro->callgraph && E->samples && !E->with_chain)
-		fprintf(f, "# -g: no call chains in this capture (record with -g)\n");
+		fprintf(f, "# -g: no call chains for this event (record with -g): Children is Self\n");
+	else if (ro->callgraph && E->with_chain < E->samples)
+		fprintf(f, "# -g: %" PRIu64 " of %" PRIu64 " samples have no call chain: they count as"
+			   " their own function only\n", E->samples - E->with_chain, E->samples);
 
 	/* Which rows show (--no-children: those with self cost), and the
 	 * widths of the text columns but the last. */
@@ -336,6 +339,8 @@ static void usage(FILE *f)
 		"      --percent-limit P   hide rows under P%%\n"
 		"  -n, --show-nr-samples   the Samples column (shown unless -F leaves it out)\n"
 		"      --max-rows N        at most N rows per event\n"
+		"      --header            the run's metadata, then the report (as perf report\n"
+		"                          --header; the default unless -q)\n"
 		"      --header-only       the run's metadata and losses, no tables\n"
 		"      --stdio             plain text (no colour even on a terminal)\n"
 		"      --force             symbolize even if the kernel's build-id differs\n"
@@ -423,7 +428,7 @@ int cmd_report(int argc, char **argv)
 {
 	enum {
 		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
-		OPT_NO_CHILDREN, OPT_HEADER_ONLY,
+		OPT_NO_CHILDREN, OPT_HEADER_ONLY, OPT_HEADER,
 	};
 	static const struct option lo[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -439,6 +444,7 @@ int cmd_report(int argc, char **argv)
 		{ "show-nr-samples", no_argument, NULL, 'n' },
 		{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
 		{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+		{ "header", no_argument, NULL, OPT_HEADER },
 		{ "stdio", no_argument, NULL, OPT_STDIO },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -447,7 +453,7 @@ int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "capture.bpc", *kernel = NULL, *fields = NULL;
-	bool aux = false, show_nr = false, header_only = false, sorted = false;
+	bool aux = false, show_nr = false, header_only = false, header = false, sorted = false;
 	struct report_opts ro = { .sort = REPORT_SORT_SYM };
 	struct out o = { .f = stdout };
 	bool stdio = false, force = false, quiet = false;
@@ -501,6 +507,7 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case OPT_HEADER_ONLY: header_only = true; break;
+		case OPT_HEADER: header = true; break;
 		case OPT_STDIO: stdio = true; break;
 		case OPT_FORCE: force = true; break;
 		case 'q': quiet = true; break;
@@ -567,6 +574,8 @@ int cmd_report(int argc, char **argv)
 			for (size_t i = 0; i < ro.nkeys; i++)
 				o.cols[o.ncols++] = key_col(ro.keys[i]);
 	}
+	if (header)
+		quiet = false;		/* --header wins over -q, whatever the order */
 	if (cli_input("report", &input, stdin_tmp, sizeof(stdin_tmp)))
 		return 1;
 	if (aux) {
@@ -593,8 +602,13 @@ int cmd_report(int argc, char **argv)
 		cli_input_done(stdin_tmp);
 		return 1;
 	}
-	rc = session_load_cb(&s, input, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, add_sample, &sc,
+	/* The console is kept: a failed run's reason is its last words there. */
+	rc = session_load_cb(&s, input, SESSION_NO_RECORDS, add_sample, &sc,
 			     err, sizeof(err));
+	cli_input_name(stdin_tmp, "(standard input)", err, sizeof(err));
+	cli_input_name(stdin_tmp, "(standard input)", sc.err, sizeof(sc.err));
+	if (!rc)
+		cli_input_name(stdin_tmp, "(standard input)", s.path, sizeof(s.path));
 	if (rc || (!sc.t && session_symtab(&s, kernel, force, &sc.t, sc.used, sizeof(sc.used),
 					    sc.err, sizeof(sc.err)))) {
 		fprintf(stderr, "bareperf report: %s\n", sc.err[0] ? sc.err : err);
@@ -666,8 +680,12 @@ int cmd_report(int argc, char **argv)
 	bool sampling = false;
 	for (size_t i = 0; i < s.nevents; i++)
 		sampling |= s.events[i].sample_period != 0;
+	uint32_t code;
+	char why[8];
+	bool failed = session_run_failed(&s, &code, why, sizeof(why));
 	if (!s.nsamples && !header_only)
 		fprintf(o.f, "# no samples in the capture%s\n",
+			failed ? " (the run failed: see the WARNING above)" :
 			!s.nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
 			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
 			"");

@@ -686,6 +686,7 @@ int cmd_script(int argc, char **argv)
 		return 1;
 	if (session_load_flags(&s, input, console ? SESSION_NO_RECORDS : SESSION_NO_CONSOLE,
 			       err, sizeof(err))) {
+		cli_input_name(stdin_tmp, "(standard input)", err, sizeof(err));
 		fprintf(stderr, "bareperf script: %s\n", err);
 		cli_input_done(stdin_tmp);
 		return 1;

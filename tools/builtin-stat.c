@@ -43,6 +43,10 @@ struct row {
 	double v[MAX_REPS];		/* one value per repetition; < 0: not counted */
 	int n;
 	double enabled, running;	/* SRC_COUNTED: multiplexing, summed */
+	double run_ns;			/* ns the event ran, summed over the repetitions:
+					 * a counted event's time_running, else the run's
+					 * window (perf's CSV run-time field) */
+	bool from_ticks;		/* SRC_ESTIMATED cpu-clock: ticks due x period */
 };
 
 /* One table: the runs of one app on one CPU. */
@@ -53,6 +57,7 @@ struct table {
 	int nrows;
 	int reps;
 	int64_t status;			/* of the last run */
+	int app_cpu;			/* the CPU that ran the app (last run), -1: unknown */
 };
 
 struct tables {
@@ -96,12 +101,20 @@ static struct row *row_get(struct table *t, const char *name, const char *unit, 
 }
 
 static void row_add(struct table *t, const char *name, const char *unit, enum source src,
-		    double v)
+		    double v, double run_ns)
 {
 	struct row *r = row_get(t, name, unit, src);
 
-	if (r && r->n < MAX_REPS)
+	if (r && r->n < MAX_REPS) {
 		r->v[r->n++] = v;
+		r->run_ns += run_ns;
+	}
+}
+
+/* A span of TSC ticks in ns, at the capture's rate. */
+static double ticks_ns(const struct session *s, uint64_t ticks)
+{
+	return s->have_meta ? (double)session_tsc_to_ns(s, s->meta.start_tsc + ticks) : (double)ticks;
 }
 
 /* Samples and period sums per (run, cpu, event), gathered while streaming. */
@@ -160,8 +173,10 @@ static void add_session(struct tables *T, const struct session *s, const struct 
 			return;
 		t->reps++;
 		t->status = app->status;
-		row_add(t, "duration", "ns", SRC_MEASURED,
-			(double)(session_tsc_to_ns(s, end) - session_tsc_to_ns(s, app->start_time)));
+		t->app_cpu = session_app_cpu(s, a);
+		double window = (double)(session_tsc_to_ns(s, end) -
+					 session_tsc_to_ns(s, app->start_time));
+		row_add(t, "duration", "ns", SRC_MEASURED, window, window);
 		/* Counted events: this run's COUNTS entries on this CPU. */
 		for (size_t i = 0; i < s->ncounts; i++) {
 			const struct session_count *c = &s->counts[i];
@@ -187,6 +202,7 @@ static void add_session(struct tables *T, const struct session *s, const struct 
 				(double)c->count;
 			r->enabled += (double)c->time_enabled;
 			r->running += (double)c->time_running;
+			r->run_ns += ticks_ns(s, c->time_running);
 		}
 		/* Sampled events: samples, and the count they stand for. */
 		for (size_t e = 0; e < s->nevents; e++) {
@@ -207,8 +223,22 @@ static void add_session(struct tables *T, const struct session *s, const struct 
 			const char *en = session_event_name(s, d->id, nb, sizeof(nb));
 			bool soft = !strcmp(en, "cpu-clock");
 			snprintf(name, sizeof(name), "%s samples", en);
-			row_add(t, name, "", SRC_MEASURED, (double)samples);
-			row_add(t, en, soft ? "ns" : "", SRC_ESTIMATED, (double)period);
+			row_add(t, name, "", SRC_MEASURED, (double)samples, window);
+			/* The soft PMU's cpu-clock: every tick due stands for one
+			 * period, sampled or lost (TICKS counts both); samples x
+			 * period would leave the lost ticks out. */
+			const struct session_ticks *tk =
+				soft ? session_ticks_of(s, app->app_id, app->cpu) : NULL;
+			struct row *r = row_get(t, en, soft ? "ns" : "", SRC_ESTIMATED);
+			if (!r || r->n >= MAX_REPS)
+				continue;
+			r->run_ns += window;
+			if (tk && tk->rec.period && tk->rec.due) {
+				r->v[r->n++] = (double)tk->rec.due * (double)d->sample_period;
+				r->from_ticks = true;
+			} else {
+				r->v[r->n++] = (double)period;
+			}
 		}
 	}
 }
@@ -280,25 +310,29 @@ static void derived(const struct table *t, const struct row *r, char *buf, size_
 	else if (!strcmp(r->name, "cache-misses") && (o = find_row(t, "cache-references")) &&
 		 row_med(o) > 0)
 		snprintf(buf, n, "# %.2f%% of all cache refs", 100 * row_med(r) / row_med(o));
-	else if ((!strcmp(r->name, "cpu-clock") || !strcmp(r->name, "task-clock")) &&
+	else if (r->source == SRC_COUNTED && !strcmp(r->name, "task-clock") &&
 		 (o = find_row(t, "duration")) && row_med(o) > 0)
 		snprintf(buf, n, "# %.3f CPUs utilized", row_med(r) / row_med(o));
 	else if (!strcmp(r->name, "instructions") && (o = find_row(t, "tsc")) && row_med(o) > 0)
 		snprintf(buf, n, "# %.2f insn per TSC tick", row_med(r) / row_med(o));
 	else if (!strcmp(r->name, "duration"))
 		snprintf(buf, n, "# %.3f ms", row_med(r) / 1e6);
+	else if (r->source == SRC_ESTIMATED && r->from_ticks)
+		snprintf(buf, n, "# estimated: ticks due x period");
 	else if (r->source == SRC_ESTIMATED)
 		snprintf(buf, n, "# estimated: samples x period");
 }
 
 /*
- * -x SEP: perf stat's CSV layout, one line per counter: value, unit,
- * event, run time (ns the counter ran), percentage of the run it ran,
- * metric value, metric unit (perf's stat-display.c, CSV output). With
- * several tables (apps, CPUs) each line starts with "app/CPUn" SEP, as
- * perf's --per-cpu puts the CPU first.
+ * -x SEP: perf stat's CSV layout (perf-stat(1), CSV FORMAT), one line per
+ * counter: value, unit, event, run time (ns the counter ran: a counted
+ * event's time_running, else the run's window), percentage of the run it
+ * ran, metric value, metric unit. An estimate's event is named as in the
+ * table, "cpu-clock (est.)". With several tables each line starts with
+ * the table's CPU, "CPUn" as perf stat -A does, or "APP/CPUn" when the
+ * captures hold runs of several apps.
  */
-static void print_table_csv(const struct table *t, const char *sep, bool prefix)
+static void print_table_csv(const struct table *t, const char *sep, int prefix)
 {
 	char der[96], label[100];
 
@@ -309,10 +343,13 @@ static void print_table_csv(const struct table *t, const char *sep, bool prefix)
 		char mv[96];
 		if (!r->n)
 			continue;
+		if (prefix > 1)
+			printf("%s/", t->app);
 		if (prefix)
-			printf("%s/CPU%u%s", t->app, t->cpu, sep);
+			printf("CPU%u%s", t->cpu, sep);
 		m = med(r, &lo, &hi);
-		snprintf(label, sizeof(label), "%s", r->name);
+		snprintf(label, sizeof(label), "%s%s", r->name,
+			 r->source == SRC_ESTIMATED ? " (est.)" : "");
 		if (m < 0) {
 			printf("<not counted>%s%s%s%s%s0%s0.00%s%s\n", sep, r->unit, sep, label, sep, sep,
 			       sep, sep);
@@ -328,7 +365,7 @@ static void print_table_csv(const struct table *t, const char *sep, bool prefix)
 		if (r->source == SRC_COUNTED && r->enabled > 0)
 			pct = 100.0 * r->running / r->enabled;
 		printf("%.2f%s%s%s%s%s%.0f%s%.2f%s%s%s%s\n", m, sep, r->unit, sep, label, sep,
-		       r->source == SRC_COUNTED ? r->running : 0.0, sep, pct, sep, metric, sep, munit);
+		       r->run_ns / r->n, sep, pct, sep, metric, sep, munit);
 	}
 }
 
@@ -336,7 +373,15 @@ static void print_table(const struct table *t)
 {
 	char num[48], lo_s[48], hi_s[48], der[96], label[100];
 
-	printf("\n Performance counter stats for '%s' on cpu %u", t->app, t->cpu);
+	/* Every CPU of a run has a table; only one of them ran the app. */
+	if (t->app_cpu == (int)t->cpu)
+		printf("\n Performance counter stats for '%s' on cpu %u", t->app, t->cpu);
+	else if (t->app_cpu >= 0)
+		printf("\n Performance counter stats for cpu %u while '%s' ran on cpu %d", t->cpu,
+		       t->app, t->app_cpu);
+	else
+		printf("\n Performance counter stats for cpu %u during '%s' (the CPU that ran it "
+		       "is not in the capture)", t->cpu, t->app);
 	if (t->reps > 1)
 		printf(" (%d runs)", t->reps);
 	printf(":\n\n");
@@ -382,16 +427,27 @@ static void usage(FILE *f)
 		"  -e, --events LIST  events to count (count=; default task-clock,tsc, plus\n"
 		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
 		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
-		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP:\n"
-		"                     value,unit,event,run time,%% running,metric,metric unit\n"
+		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP,\n"
+		"                     one line per counter: [CPU,]value,unit,event,run time,\n"
+		"                     %% running,metric value,metric unit. run time: ns the\n"
+		"                     counter ran (a counted event's time running, else the\n"
+		"                     run's duration); estimates named \"EVENT (est.)\"; the\n"
+		"                     leading CPUn (APP/CPUn if several apps) only with\n"
+		"                     several tables, as perf stat -A; no benchmark tables\n"
 		"  --bench            only the benchmark tables (BENCH records); nothing if none\n"
 		"  --agg A            benchmark values with nanoBench's aggregate A: median,\n"
-		"                     min or avg (default: the one the harness reported)\n"
+		"                     min or avg (default: the one the harness reported); a\n"
+		"                     value is A of the 2n-runs less A of the n-runs, headed\n"
+		"                     \"A:2n-n\": not A over one set of values (min:2n-n can\n"
+		"                     exceed median:2n-n)\n"
 		"  --plot FILE.svg    the memlat sweep (latency by working set) as an SVG chart\n"
 		"\n"
 		"  Counts come from the kernel's COUNTS records (exact; scaled and marked when\n"
 		"  multiplexed). A capture of a sampling run has none: its counts are estimated\n"
-		"  from samples (samples x period), marked \"(est.)\".\n"
+		"  from samples (samples x period), marked \"(est.)\"; the soft PMU's cpu-clock\n"
+		"  from its ticks due (sampled or lost) x period. No \"CPUs utilized\" for it:\n"
+		"  its timer ticks whether the CPU works or idles, so against the run's\n"
+		"  duration it is 1.0 by construction.\n"
 		"\n"
 		"  BENCH records (bench_* apps, suite): one table per benchmark table, values\n"
 		"  per unit of work (nanoBench's: agg of the 2n-runs less agg of the n-runs)\n"
@@ -480,8 +536,14 @@ int cmd_stat(int argc, char **argv)
 			rec_argv[rec_argc++] = argv[i];
 		}
 	}
-	if (ninputs && (app_at >= 0 || rec_argc > 1)) {
+	if (ninputs && app_at >= 0) {
 		fprintf(stderr, "bareperf stat: either -i FILE or -- APP, not both\n");
+		return 2;
+	}
+	if (ninputs && rec_argc > 1) {
+		/* what is not stat's own goes to record, which -i never runs */
+		fprintf(stderr, "bareperf stat: '%s' is not an option of stat -i FILE (record's "
+				"options go with stat -- APP)\n", rec_argv[1]);
 		return 2;
 	}
 	if (!ninputs && app_at < 0) {
@@ -534,17 +596,31 @@ int cmd_stat(int argc, char **argv)
 		rc = 2;
 		goto out_tmp;
 	}
+	if (sep && bench_only) {
+		fprintf(stderr, "bareperf stat: -x: the benchmark tables (--bench) have no CSV "
+				"layout; drop -x, or -x without --bench for the counters\n");
+		rc = 2;
+		goto out_tmp;
+	}
 	for (int k = 0; k < ninputs; k++) {
 		struct session s;
 		struct accs A = { 0 };
 		char stdin_tmp[4096];
 		const char *in = inputs[k];
+		/* What the user gave: not the temporary files behind - and -- APP. */
+		char shown[128];
+		if (app_at >= 0)
+			snprintf(shown, sizeof(shown), "run %d of '%s'", k + 1, argv[app_at]);
+		else
+			snprintf(shown, sizeof(shown), "%s", strcmp(in, "-") ? in : "(standard input)");
 		if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp))) {
 			rc = 1;
 			goto out;
 		}
-		if (session_load_cb(&s, in, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, accumulate,
+		/* The console is kept: it names the CPU that ran the app. */
+		if (session_load_cb(&s, in, SESSION_NO_RECORDS, accumulate,
 				    &A, err, sizeof(err))) {
+			cli_input_name(in, shown, err, sizeof(err));
 			fprintf(stderr, "bareperf stat: %s\n", err);
 			cli_input_done(stdin_tmp);
 			free(A.a);
@@ -552,10 +628,11 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 		cli_input_done(stdin_tmp);
+		snprintf(s.path, sizeof(s.path), "%s", shown);
 		if (bench_only) {
 			/* only the benchmarks: nothing at all for a capture without */
 			if (s.nbenches && ninputs > 1)
-				printf("%s# bench results of %s:\n", nbench ? "\n" : "", inputs[k]);
+				printf("%s# bench results of %s:\n", nbench ? "\n" : "", shown);
 		} else if (sep) {
 			/* CSV: the counts only; losses still reach the user */
 			session_print_losses(&s, stderr, "bareperf stat: warning: ");
@@ -565,13 +642,17 @@ int cmd_stat(int argc, char **argv)
 				header_print(stdout, &s, NULL, NULL, "# ");
 			session_print_losses(&s, stdout, "# WARNING: ");
 			if (!s.napps)
-				printf("# %s: no app run (no APP_START record)\n", inputs[k]);
+				printf("# %s: no app run (no APP_START record)\n", shown);
 			add_session(&T, &s, &A);
 			if (s.nbenches && ninputs > 1)
-				printf("\n# bench results of %s:\n", inputs[k]);
+				printf("\n# bench results of %s:\n", shown);
 		}
 		if (!sep)
 			nbench += stat_bench_print(stdout, &s, agg);
+		else if (s.nbenches)
+			fprintf(stderr, "bareperf stat: -x: the %zu BENCH records of %s are not in the "
+					"CSV (no CSV layout for them): stat --bench without -x shows them\n",
+				s.nbenches, shown);
 		if (plot && !plotted && !plot_failed) {
 			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
 			if (n < 0) {
@@ -593,8 +674,12 @@ int cmd_stat(int argc, char **argv)
 	if (bench_only)
 		goto out;
 	if (sep) {
+		int prefix = T.n > 1;
+		for (size_t i = 1; i < T.n; i++)
+			if (strcmp(T.t[i].app, T.t[0].app))
+				prefix = 2;
 		for (size_t i = 0; i < T.n; i++)
-			print_table_csv(&T.t[i], sep, T.n > 1);
+			print_table_csv(&T.t[i], sep, prefix);
 		if (!T.n)
 			fprintf(stderr, "bareperf stat: no app run in the capture: nothing to count\n");
 		goto out;
@@ -611,7 +696,8 @@ int cmd_stat(int argc, char **argv)
 	if (!T.n)
 		printf("\n  no app run in the capture: nothing to count\n");
 	if (est)
-		printf("\n  (est.): estimated from samples (samples x sampling period), not counted;\n"
+		printf("\n  (est.): estimated from samples (samples x sampling period; the soft PMU's\n"
+		       "  cpu-clock: its ticks due, sampled or lost, x period), not counted;\n"
 		       "  bareperf stat -- APP (count=) counts exactly.\n");
 	if (scaled)
 		printf("\n  (NN.NN%%): the event was multiplexed: on a counter that share of the time;\n"

@@ -362,8 +362,12 @@ enum wire_code_param {
 
 /* wire_capture_header.flags */
 #define WIRE_CAPF_COMPLETE	(1u << 0)	/* closed by the writer: data_size, end_ns final */
-#define WIRE_CAPF_INTERRUPTED	(1u << 1)	/* the user stopped it (Ctrl-C) before the run ended */
+#define WIRE_CAPF_INTERRUPTED	(1u << 1)	/* stopped before the run ended: by the user
+						 * (Ctrl-C), or with TIMED_OUT by the time limit */
 #define WIRE_CAPF_TRUNCATED	(1u << 2)	/* the writer lost data (write error) */
+#define WIRE_CAPF_TIMED_OUT	(1u << 3)	/* with INTERRUPTED: the recorder's time limit
+						 * (record --timeout) stopped it, not the user;
+						 * an older reader sees an interruption */
 
 enum wire_link {
 	WIRE_LINK_UNKNOWN	= 0,

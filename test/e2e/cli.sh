@@ -133,6 +133,41 @@ check "stat -i -: the counter table" "$OUT/stat_stdin.txt" \
 ls "${TMPDIR:-/tmp}"/bareperf-stdin.* > "$OUT/leftover.txt" 2>/dev/null
 check "-i -: no temporary file left behind" "$OUT/leftover.txt" test ! -s "$OUT/leftover.txt"
 
+# ---- which CPU ran the app ------------------------------------------------------------
+R -i "$OUT/c2.bpc" --header-only > "$OUT/hdr_c2.txt" 2>&1
+"$BP" stat -i "$OUT/c2.bpc" > "$OUT/stat_c2.txt" 2>&1
+check "--smp 2: one app line, on the CPU that ran it; the other CPU's table does not claim the app" \
+	"$OUT/hdr_c2.txt" \
+	sh -c "test \$(grep -c '^# app: ' '$OUT/hdr_c2.txt') -eq 1 &&
+	       grep -q '^# app: loopnest (run 1) on cpu 0: ' '$OUT/hdr_c2.txt' &&
+	       grep -q \"stats for 'loopnest' on cpu 0:\" '$OUT/stat_c2.txt' &&
+	       grep -q \"stats for cpu 1 while 'loopnest' ran on cpu 0:\" '$OUT/stat_c2.txt'"
+
+# ---- what the tool says about its input -------------------------------------------------
+"$BP" stat -i "$OUT/c1.bpc" -k "$K" > "$OUT/stat_k.txt" 2>&1
+rc=$?
+check "stat -i FILE -k: names the option that does not apply, not '-i and -- APP'" "$OUT/stat_k.txt" \
+	sh -c "test $rc -eq 2 && grep -q \"'-k' is not an option of stat -i FILE\" '$OUT/stat_k.txt' &&
+	       ! grep -q 'not both' '$OUT/stat_k.txt'"
+"$BP" stat -i - < /dev/null > "$OUT/stat_empty.txt" 2>&1
+"$BP" stat -i - < "$OUT/c1.bpc" >> "$OUT/stat_empty.txt" 2>&1
+check "stat -i -: named (standard input), never the temporary file" "$OUT/stat_empty.txt" \
+	sh -c "grep -q '^bareperf stat: (standard input): empty file' '$OUT/stat_empty.txt' &&
+	       grep -q '^# capture: (standard input) (' '$OUT/stat_empty.txt' &&
+	       ! grep -q 'bareperf-stdin' '$OUT/stat_empty.txt'"
+R -i "$OUT/c1.bpc" --header > "$OUT/rep_header.txt" 2>&1
+check "report --header -q: the header, then the report (perf's --header)" "$OUT/rep_header.txt" \
+	sh -c "grep -q '^# capture: ' '$OUT/rep_header.txt' && grep -q '^# event cpu-clock' '$OUT/rep_header.txt'"
+"$BP" report -i "$OUT/c1.bpc" -k /bin/ls --force --header-only > "$OUT/rep_force.txt" 2>&1
+check "report --force -k OTHER: each build-id named with its owner" "$OUT/rep_force.txt" \
+	sh -c "grep -Eq '^# kernel: /bin/ls, build-id [0-9a-f]+; DOES NOT MATCH the capture.s [0-9a-f]+ ' '$OUT/rep_force.txt'"
+cp "$OUT/c1.bpc" "$OUT/esc.bpc"
+printf '\033[31mred\033]0;title\007' | dd of="$OUT/esc.bpc" bs=1 seek=160 conv=notrunc 2>/dev/null
+R -i "$OUT/esc.bpc" --header-only > "$OUT/rep_esc.txt" 2>&1
+check "report --header-only: control bytes of the capture's header fields escaped (\\x1b)" "$OUT/rep_esc.txt" \
+	sh -c "grep -q 'x1b\[31mred' '$OUT/rep_esc.txt' && ! grep -q \"\$(printf '\033')\" '$OUT/rep_esc.txt' &&
+	       ! grep -q \"\$(printf '\007')\" '$OUT/rep_esc.txt'"
+
 # ---- stat -x -------------------------------------------------------------------------
 "$BP" stat -x, -k "$K" --icount -- loopnest > "$OUT/stat_x.txt" 2> "$OUT/stat_x.err"
 rc=$?

@@ -200,6 +200,16 @@ def main():
     check(rc == 0 and re.search(rf"^\s+{total}\s+cpu-clock samples$", st, re.M) is not None and
           "(est.)" in st and "estimated from" in st,
           "stat -i: samples per event, counts marked estimated from samples", st + err)
+    _, hdr_only, _ = run("report", "-i", CAP, "--kernel", KERNEL, "--header-only")
+    due = re.search(r"^# coverage: (\d+) ticks due", hdr_only, re.M)
+    per = re.search(r"^# event: cpu-clock, .*sampled every (\d+) ns", hdr_only, re.M)
+    est = re.search(r"^\s+([\d,]+) ns\s+cpu-clock \(est\.\)(.*)$", st, re.M)
+    check(due is not None and per is not None and est is not None and
+          int(est.group(1).replace(",", "")) == int(due.group(1)) * int(per.group(1)) and
+          "CPUs utilized" not in est.group(2),
+          "stat -i: the soft PMU's cpu-clock is its ticks due (sampled or lost) x period, "
+          "with no CPUs utilized (its timer ticks whether the CPU works or idles)",
+          st + hdr_only)
 
     rc, st, err = run("stat", "--icount", "--kernel", KERNEL, "--", "test_hotspot")
     m = re.search(r"^\s+([\d,]+) tck tsc$", st, re.M)
@@ -222,7 +232,7 @@ def main():
     brows = re.findall(r"^\s+chase (2m|4k)-pages\s+(\d+ [KMG]iB)\s+tsc\s+([\d.]+)\s+([\d.]+)\s+"
                        r"(\d+)\s+(.*)$", st, re.M)
     check(rc == 0 and re.search(r"^ memlat: TSC ticks per load", st, re.M) is not None and
-          re.search(r"^\s+name\s+param\s+event\s+median\s+iqr\s+reps\s+notes$",
+          re.search(r"^\s+name\s+param\s+event\s+median:2n-n\s+iqr\s+reps\s+notes$",
                     st, re.M) is not None and
           len(brows) == 22 and brows[0][:2] == ("2m", "4 KiB") and
           brows[10][:2] == ("2m", "4 MiB") and brows[11][:2] == ("4k", "4 KiB") and
@@ -234,6 +244,48 @@ def main():
     rc, stb, err = run("stat", "-i", CAP, "--bench")
     check(rc == 0 and stb.strip() == "", "stat --bench: nothing for a capture without BENCH "
           "records", stb + err)
+    # A run the kernel refused (exit 2) and one that never booted (no data).
+    cap_f = os.path.join(OUT, "e2e-failed.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", KERNEL, "-F", "100000", "-o", cap_f, "--",
+                     "loopnest")
+    rc2, rep_f, err2 = run("report", "-i", cap_f, "--kernel", KERNEL)
+    check(rc == 2 and rc2 == 0 and re.search(
+              r"^# WARNING: the run failed: the kernel exited with code 2 \(bad usage\): "
+              r"bareperf: freq=100000 ", rep_f, re.M) is not None and
+          "no EVENT_DESC" not in rep_f,
+          "report on a run the kernel refused: says it failed, its exit code and the reason",
+          err + rep_f + err2)
+    cap_z = os.path.join(OUT, "e2e-nodata.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", "/bin/ls", "-o", cap_z, "--", "loopnest")
+    rc2, rep_z, err2 = run("report", "-i", cap_z, "--kernel", "/bin/ls", "--force")
+    check(rc != 0 and "(file closed properly, no data)" in err and
+          "(file closed properly, no data)" in rep_z and "complete" not in rep_z,
+          "a capture with no data: 'file closed properly, no data', not 'complete'",
+          err + rep_z + err2)
+    cap_t = os.path.join(OUT, "e2e-timeout.bpc")
+    rc, _, err = run("record", "--qemu", "--kernel", KERNEL, "--timeout", "0.05", "-o", cap_t,
+                     "--", "loopnest")
+    rc2, rep_t, err2 = run("report", "-i", cap_t, "--kernel", KERNEL)
+    check(rc == 124 and "timed out after 0.05 s" in err and
+          "(stopped by the time limit (record --timeout): " in rep_t and "user" not in rep_t,
+          "record --timeout: status 124, and report says the time limit stopped it",
+          err + rep_t + err2)
+    rc, stb, err = run("stat", "-i", cap_b, "--bench", "-x,")
+    check(stb == "" and one_error_line(rc, err, r"-x: the benchmark tables .* no CSV layout"),
+          "stat --bench -x,: refused with an error, not an empty success", stb + err)
+    rc, stx, err = run("stat", "-i", cap_b, "-x,")
+    check(rc == 0 and re.search(r"-x: the \d+ BENCH records of .* are not in the CSV", err)
+          is not None and ",duration," in stx,
+          "stat -x, on a capture with BENCH records: the counters, and a word on stderr that "
+          "the bench tables are left out", stx + err)
+    rc, stx, err = run("stat", "-i", CAP, "-x,")
+    f = {l.split(",")[2]: l.split(",") for l in stx.splitlines() if l.count(",") == 6}
+    dur, est = f.get("duration"), f.get("cpu-clock (est.)")
+    check(rc == 0 and len(f) == len(stx.splitlines()) == 3 and dur is not None and
+          est is not None and dur[1] == "ns" and float(dur[0]) == float(dur[3]) > 0 and
+          dur[4] == "100.00" and est[3] == dur[3] and "cpu-clock" not in f,
+          "stat -x, -i CAPTURE: perf's 7 fields; run time in ns (the duration's own), the "
+          "estimate named cpu-clock (est.)", stx + err)
     try:
         root = ET.parse(svg).getroot()
         ns = "{http://www.w3.org/2000/svg}"

@@ -45,7 +45,7 @@ fuzz: $(BUILD)/fuzz/fuzz_wire $(BUILD)/fuzz/wire_seeds
 # aggregator (test/fuzz/fuzz_session.c; clang, as fuzz_wire above). `make fuzz-session` runs it FUZZ_TIME seconds on a corpus in
 # build/fuzz/session-corpus, seeded by test/fuzz/session_seeds.c.
 FUZZ_SESSION_OBJS := $(addprefix $(BUILD)/fuzz/,tools/util/session.o tools/util/hist.o tools/util/header.o \
-	tools/util/symbol.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
+	tools/util/escape.o tools/util/symbol.o ringbuf/ringbuf.o test/fuzz/fuzz_session.o test/fuzz/fuzz_frames.o)
 
 $(FUZZ_SESSION_OBJS): $(BUILD)/fuzz/%.o: %.c test/fuzz/tools.mk
 	@mkdir -p $(@D)

@@ -169,7 +169,17 @@ static void interrupted_and_unclosed(void **state)
 	assert_int_equal(capture_open(&r, path("int.bpcap"), err, sizeof(err)), 0);
 	assert_true(r.info.complete && r.info.interrupted && !r.info.truncated);
 	capture_describe(&r.info, what, sizeof(what));
-	assert_non_null(strstr(what, "interrupted"));
+	assert_non_null(strstr(what, "interrupted by the user"));
+	assert_int_equal(decode_exact(&r), ref.n);
+	capture_close_reader(&r);
+
+	/* Stopped by record --timeout: said so, not blamed on the user. */
+	write_stream(path("tmo.bpcap"), WIRE_CAPF_INTERRUPTED | WIRE_CAPF_TIMED_OUT, true);
+	assert_int_equal(capture_open(&r, path("tmo.bpcap"), err, sizeof(err)), 0);
+	assert_true(r.info.complete && r.info.interrupted && !r.info.truncated);
+	capture_describe(&r.info, what, sizeof(what));
+	assert_non_null(strstr(what, "stopped by the time limit (record --timeout)"));
+	assert_null(strstr(what, "user"));
 	assert_int_equal(decode_exact(&r), ref.n);
 	capture_close_reader(&r);
 

@@ -28,6 +28,8 @@ static __attribute__((noinline, used)) int fn_warm(int x) { return x * 5 + 2; }
 static __attribute__((noinline, used)) int fn_cold(int x) { return x * 7 + 3; }
 static __attribute__((noinline, used)) int fn_mid(int x) { return fn_hot(x) + 1; }
 static __attribute__((noinline, used)) int fn_top(int x) { return fn_mid(x) + fn_warm(x); }
+/* Two functions on one source line: one srcline, two symbols. */
+static __attribute__((noinline, used)) int fn_twin_a(int x) { return x * 11 + 5; } static __attribute__((noinline, used)) int fn_twin_b(int x) { return x * 13 + 7; }
 
 #define A(f) ((uint64_t)(uintptr_t)&(f))
 
@@ -300,6 +302,38 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/* -g on samples without a chain: each still counts toward its own
+ * function's inclusive cost, so Children is never below Self. */
+static void call_graph_chainless(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true };
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 5; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	for (int i = 0; i < 7; i++)
+		add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		add(A(fn_warm), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->with_chain, 5);
+	const struct report_row *h = row(e, "fn_hot"), *w = row(e, "fn_warm");
+	assert_non_null(h);
+	assert_non_null(w);
+	assert_int_equal(h->samples, 12);
+	assert_int_equal(h->child_samples, 12);
+	assert_int_equal(h->child_period, h->period);
+	assert_int_equal(w->child_samples, 3);
+	assert_int_equal(w->child_period, w->period);
+	for (size_t i = 0; i < e->nrows; i++)
+		assert_true(e->rows[i].child_period >= e->rows[i].period);
+	report_free(&r);
+}
+
 static void by_line(void **state)
 {
 	struct report_opts o = { .sort = REPORT_SORT_LINE };
@@ -318,6 +352,30 @@ static void by_line(void **state)
 	assert_int_equal(e->rows[0].samples, 4);
 	assert_string_equal(e->rows[0].name, "fn_hot");
 	assert_int_equal(e->rows[1].line, fn_hot_line + 1);
+	report_free(&r);
+}
+
+/* --sort srcline: a row names one function, so samples of two functions
+ * on the same line are two rows, never one row under either's name. */
+static void by_line_splits_functions(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_LINE };
+	struct report r;
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 6; i++)
+		add(A(fn_twin_a), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 4; i++)
+		add(A(fn_twin_b), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->nrows, 2);
+	assert_int_equal(e->rows[0].line, e->rows[1].line);
+	assert_string_equal(e->rows[0].name, "fn_twin_a");
+	assert_int_equal(e->rows[0].samples, 6);
+	assert_string_equal(e->rows[1].name, "fn_twin_b");
+	assert_int_equal(e->rows[1].samples, 4);
 	report_free(&r);
 }
 
@@ -381,7 +439,9 @@ int main(void)
 		cmocka_unit_test(weighted_by_period),
 		cmocka_unit_test(filters),
 		cmocka_unit_test(call_graph),
+		cmocka_unit_test(call_graph_chainless),
 		cmocka_unit_test(by_line),
+		cmocka_unit_test(by_line_splits_functions),
 		cmocka_unit_test(session_kernel_choice),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

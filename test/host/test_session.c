@@ -778,6 +778,56 @@ static void text_outside_the_stream_is_not_damage(void **state)
 	session_free(&s);
 }
 
+/* Which CPU ran the app, and whether the run failed: from the records
+ * and the kernel's console lines, never assumed. */
+static void app_cpu_and_failed_run(void **state)
+{
+	struct session s;
+	uint32_t code;
+	char why[160];
+
+	(void)state;
+	/* Two CPUs, both write APP_START/APP_STOP; the console names cpu 1. */
+	open_gen(CAPGEN_ST);
+	G->no_end = true;
+	capgen_meta(G, 2, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_app(G, 0, true, 1, "loopnest", 10, 0);
+	capgen_app(G, 1, true, 1, "loopnest", 10, 0);
+	capgen_console(G, 0, "app: loopnest: start on cpu 1\r\n");
+	capgen_app(G, 0, false, 1, "loopnest", 100, 0);
+	capgen_app(G, 1, false, 1, "loopnest", 100, 0);
+	capgen_console(G, 0, "bareperf: freq=100000 is above the limit\r\n");
+	capgen_flush(G, 0);
+	capgen_flush(G, 1);
+	capgen_end(G, 0, 2, true);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.napps, 2);
+	assert_int_equal(session_app_cpu(&s, 0), 1);
+	assert_int_equal(session_app_cpu(&s, 1), 1);
+	assert_true(session_run_failed(&s, &code, why, sizeof(why)));
+	assert_int_equal(code, 2);
+	assert_string_equal(why, "bareperf: freq=100000 is above the limit");
+	session_free(&s);
+
+	/* Without the console line: unknown on two CPUs, the one CPU on one;
+	 * a run that ended with status 0 did not fail. */
+	open_gen(CAPGEN_ST);
+	capgen_meta(G, 2, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_app(G, 0, true, 1, "loopnest", 10, 0);
+	capgen_app(G, 1, true, 1, "loopnest", 10, 0);
+	capgen_app(G, 1, true, 2, "other", 200, 0);
+	capgen_flush(G, 0);
+	capgen_flush(G, 1);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.napps, 3);
+	assert_int_equal(session_app_cpu(&s, 0), -1);
+	assert_int_equal(session_app_cpu(&s, 2), 1);
+	assert_false(session_run_failed(&s, &code, why, sizeof(why)));
+	session_free(&s);
+}
+
 static void frames_of_another_boot_are_refused(void **state)
 {
 	struct session s;
@@ -867,6 +917,7 @@ int main(void)
 		cmocka_unit_test(newer_version),
 		cmocka_unit_test(truncated_capture_loads_what_it_holds),
 		cmocka_unit_test(interrupted_capture),
+		cmocka_unit_test(app_cpu_and_failed_run),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

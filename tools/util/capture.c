@@ -137,7 +137,7 @@ int capture_close(struct capture_writer *w, uint32_t flags, char *err, size_t er
 
 	if (w->fd < 0)
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: not open", w->path);
-	h->flags |= WIRE_CAPF_COMPLETE | (flags & WIRE_CAPF_INTERRUPTED) |
+	h->flags |= WIRE_CAPF_COMPLETE | (flags & (WIRE_CAPF_INTERRUPTED | WIRE_CAPF_TIMED_OUT)) |
 		    (w->failed ? WIRE_CAPF_TRUNCATED : 0);
 	h->data_size = w->written;
 	h->end_ns = now_ns();
@@ -213,6 +213,7 @@ int capture_parse_header(const void *buf, size_t len, uint64_t file_size,
 	avail = file_size - h.header_size;
 	ci->complete = h.flags & WIRE_CAPF_COMPLETE;
 	ci->interrupted = h.flags & WIRE_CAPF_INTERRUPTED;
+	ci->timed_out = ci->interrupted && (h.flags & WIRE_CAPF_TIMED_OUT);
 	ci->truncated = h.flags & WIRE_CAPF_TRUNCATED;
 	if (ci->complete) {
 		ci->data_avail = h.data_size < avail ? h.data_size : avail;
@@ -237,8 +238,13 @@ void capture_describe(const struct capture_info *ci, char *buf, size_t n)
 	else if (!ci->complete)
 		snprintf(buf, n, "not closed (the recorder was killed?): %" PRIu64 " bytes",
 			 ci->data_avail);
+	else if (ci->timed_out)
+		snprintf(buf, n, "stopped by the time limit (record --timeout): %" PRIu64 " bytes",
+			 ci->data_avail);
 	else if (ci->interrupted)
 		snprintf(buf, n, "interrupted by the user: %" PRIu64 " bytes", ci->data_avail);
+	else if (!ci->data_avail)
+		snprintf(buf, n, "file closed properly, no data");
 	else
 		snprintf(buf, n, "complete: %" PRIu64 " bytes", ci->data_avail);
 }

@@ -68,7 +68,8 @@ int capture_sync(struct capture_writer *w, char *err, size_t errlen);
 void capture_set_build_id(struct capture_writer *w, const uint8_t *id, size_t n);
 /*
  * Rewrite the header with COMPLETE, the data size, the end time and
- * flags (WIRE_CAPF_INTERRUPTED if the user stopped it), sync and close.
+ * flags (WIRE_CAPF_INTERRUPTED if the user stopped it, with
+ * WIRE_CAPF_TIMED_OUT if the time limit did), sync and close.
  * Uses only write/fsync/close: safe to call from a signal handler if
  * nothing else is writing to w at that moment.
  */
@@ -81,7 +82,8 @@ struct capture_info {
 	uint64_t data_offset;		/* = hdr.header_size */
 	uint64_t data_avail;		/* data bytes present in the file */
 	bool complete;			/* closed by the writer */
-	bool interrupted;		/* stopped by the user */
+	bool interrupted;		/* stopped before the run ended */
+	bool timed_out;			/* ... by record --timeout, not the user */
 	bool truncated;			/* the file ends before data_size, or the writer lost data */
 };
 

@@ -58,6 +58,24 @@ void cli_input_done(const char *tmp)
 		unlink(tmp);
 }
 
+void cli_input_name(const char *tmp, const char *name, char *text, size_t n)
+{
+	size_t tl = tmp ? strlen(tmp) : 0, nl = strlen(name);
+	char *p;
+
+	if (!tl || !n)
+		return;
+	for (char *from = text; (p = strstr(from, tmp));) {
+		size_t rest = strlen(p + tl);
+		size_t at = (size_t)(p - text);
+		if (at + nl + rest >= n)
+			break;			/* no room: left as it was */
+		memmove(p + nl, p + tl, rest + 1);
+		memcpy(p, name, nl);
+		from = p + nl;
+	}
+}
+
 int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool force,
 		 struct session *s, struct symtab **t, char *kpath)
 {
@@ -67,11 +85,13 @@ int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool f
 		return -1;
 	/* No console: it is not converted, and need not be held. */
 	if (session_load_flags(s, in, SESSION_NO_CONSOLE, err, sizeof(err))) {
+		cli_input_name(stdin_tmp, "(standard input)", err, sizeof(err));
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		cli_input_done(stdin_tmp);
 		return -1;
 	}
 	cli_input_done(stdin_tmp);
+	cli_input_name(stdin_tmp, "(standard input)", s->path, sizeof(s->path));
 	if (session_symtab(s, kernel, force, t, used, sizeof(used), err, sizeof(err))) {
 		fprintf(stderr, "bareperf %s: %s\n", cmd, err);
 		session_free(s);

@@ -22,6 +22,10 @@
 int cli_input(const char *cmd, const char **input, char *tmp, size_t n);
 /* Remove cli_input's temporary file, if any (tmp may be ""). */
 void cli_input_done(const char *tmp);
+/* Where text (n bytes, a message or a session's path) names the
+ * temporary file tmp, name what it holds instead ("(standard input)"):
+ * the user never gave that name. Nothing if tmp is "". */
+void cli_input_name(const char *tmp, const char *name, char *text, size_t n);
 
 /*
  * Open a capture for a converter: cli_input, session_load(in) without

@@ -2,6 +2,7 @@
  * tools/util/escape.c — see tools/util/escape.h.
  */
 #include <stdint.h>
+#include <string.h>
 
 #include "tools/util/escape.h"
 
@@ -50,6 +51,32 @@ void json_escape(FILE *out, const char *s)
 			p += n;
 		}
 	}
+}
+
+const char *term_escape(char *buf, size_t n, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t w = 0;
+
+	if (!n)
+		return buf;
+	while (*p) {
+		size_t k = utf8_seq_len(p);
+		if (k == 0 || *p < 0x20 || *p == 0x7f) {
+			if (w + 4 >= n)
+				break;
+			snprintf(buf + w, n - w, "\\x%02x", *p++);
+			w += 4;
+		} else {
+			if (w + k >= n)
+				break;
+			memcpy(buf + w, p, k);
+			w += k;
+			p += k;
+		}
+	}
+	buf[w] = 0;
+	return buf;
 }
 
 void xml_escape(FILE *out, const char *s)

@@ -14,5 +14,9 @@ size_t utf8_seq_len(const unsigned char *p);
 void xml_escape(FILE *out, const char *s);
 /* Escape text for a JSON string (without the quotes) into out. */
 void json_escape(FILE *out, const char *s);
+/* Text for a terminal into buf (n bytes, always NUL-terminated, cut to
+ * fit): control bytes (ESC ...) and bytes that are not UTF-8 as \xNN, so
+ * nothing from a capture drives the terminal. Returns buf. */
+const char *term_escape(char *buf, size_t n, const char *s);
 
 #endif

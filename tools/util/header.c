@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/util/escape.h"
 #include "tools/util/header.h"
 
 static void fmt_ns(uint64_t ns, char *buf, size_t n)
@@ -102,26 +103,39 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 			 const struct symtab *t, const char *pfx)
 {
 	const struct wire_capture_header *h = &s->capture;
-	char buf[256], hex[2 * 64 + 1];
+	/* Text from the capture goes through term_escape(): a header field
+	 * must not drive the terminal. */
+	char buf[256], hex[2 * 64 + 1], e1[4 * sizeof(h->run_args) + 1], e2[4 * sizeof(h->link) + 1];
 	const uint8_t *id;
 	size_t idlen;
+	uint32_t code;
 
 	fprintf(f, "%scapture: %s (%s)\n", pfx, s->path, s->state);
+	if (session_run_failed(s, &code, buf, sizeof(buf)))
+		fprintf(f, "%sWARNING: the run failed: the kernel exited with code %u (%s)%s%s\n", pfx,
+			code, session_exit_name(code), buf[0] ? ": " : "", buf);
 	if (h->start_ns) {
 		time_t t = (time_t)(h->start_ns / 1000000000u);
 		struct tm tm;
 		gmtime_r(&t, &tm);
 		strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-		fprintf(f, "%srecorded: %s over %s%s%s%s\n", pfx, buf, h->link[0] ? h->link : "?",
-			h->run_args[0] ? ": \"" : "", h->run_args, h->run_args[0] ? "\"" : "");
+		fprintf(f, "%srecorded: %s over %s%s%s%s\n", pfx, buf,
+			h->link[0] ? term_escape(e2, sizeof(e2), h->link) : "?",
+			h->run_args[0] ? ": \"" : "", term_escape(e1, sizeof(e1), h->run_args),
+			h->run_args[0] ? "\"" : "");
 	}
 	if (session_build_id(s, &id, &idlen) && kernel && t) {
 		size_t kl;
 		const uint8_t *kid = symtab_build_id(t, &kl);
 		bool match = kid && kl >= idlen && !memcmp(kid, id, idlen);
-		fprintf(f, "%skernel: %s, build-id %s %s\n", pfx, kernel,
-			symtab_hex(id, idlen, hex, sizeof(hex)),
-			match ? "(matches)" : "(DOES NOT MATCH: --force; symbols may be wrong)");
+		if (match)
+			fprintf(f, "%skernel: %s, build-id %s (matches)\n", pfx, kernel,
+				symtab_hex(id, idlen, hex, sizeof(hex)));
+		else	/* each build-id named with its owner */
+			fprintf(f, "%skernel: %s, build-id %s; DOES NOT MATCH the capture's %s "
+				"(--force; symbols may be wrong)\n", pfx, kernel,
+				kid ? symtab_hex(kid, kl, e2, sizeof(e2)) : "(none)",
+				symtab_hex(id, idlen, hex, sizeof(hex)));
 	} else if (session_build_id(s, &id, &idlen))
 		fprintf(f, "%skernel: build-id %s\n", pfx, symtab_hex(id, idlen, hex, sizeof(hex)));
 	if (s->have_cpu_info[0]) {
@@ -130,7 +144,8 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		memcpy(brand, c->brand, sizeof(c->brand));
 		brand[sizeof(c->brand)] = 0;
 		fprintf(f, "%scpu: %s family %u model %u stepping %u \"%s\", %u CPU%s in the run\n",
-			pfx, vendor_name(c->vendor), c->family, c->model, c->stepping, brand,
+			pfx, vendor_name(c->vendor), c->family, c->model, c->stepping,
+			term_escape(e1, sizeof(e1), brand),
 			s->ncpus, s->ncpus == 1 ? "" : "s");
 	}
 	if (s->have_cpu_info[0] || s->have_meta) {
@@ -168,21 +183,46 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 		bool ns = e->config == BP_CONFIG_SOFT_CPU_CLOCK || !strcmp(e->name, "cpu-clock");
 		if (e->sample_period)
 			fprintf(f, "%sevent: %s, config 0x%" PRIx64 ", sampled every %" PRIu64 "%s\n",
-				pfx, e->name, e->config, e->sample_period, ns ? " ns" : "");
+				pfx, term_escape(e1, sizeof(e1), e->name), e->config, e->sample_period,
+				ns ? " ns" : "");
 		else
 			fprintf(f, "%sevent: %s, config 0x%" PRIx64 ", counted (bareperf stat)\n", pfx,
-				e->name, e->config);
+				term_escape(e1, sizeof(e1), e->name), e->config);
 	}
+	/* One line per run: every CPU writes APP_START/APP_STOP, only one ran
+	 * the app (session_app_cpu()). */
 	for (size_t i = 0; i < s->napps; i++) {
 		const struct session_app *a = &s->apps[i];
+		bool first = true;
+		size_t ncpu = 0;
+		for (size_t j = 0; j < i && first; j++)
+			first = s->apps[j].app_id != a->app_id;
+		if (!first)
+			continue;
+		int cpu = session_app_cpu(s, i);
+		for (size_t j = i; j < s->napps; j++) {
+			if (s->apps[j].app_id != a->app_id)
+				continue;
+			ncpu++;
+			if (cpu >= 0 && s->apps[j].cpu == (uint32_t)cpu)
+				a = &s->apps[j];
+		}
+		char where[96];
+		if (cpu >= 0)
+			snprintf(where, sizeof(where), " on cpu %d", cpu);
+		else
+			snprintf(where, sizeof(where), " (%zu CPUs; which ran it is not in the capture)",
+				 ncpu);
 		if (a->stopped) {
 			fmt_ns(session_tsc_to_ns(s, a->stop_time) - session_tsc_to_ns(s, a->start_time),
 			       buf, sizeof(buf));
-			fprintf(f, "%sapp: %s (run %u) on cpu %u: %s, exit status %" PRId64 "\n", pfx,
-				a->name, a->app_id, a->cpu, buf, a->status);
+			fprintf(f, "%sapp: %s (run %u)%s: %s, exit status %" PRId64 "\n", pfx,
+				term_escape(e1, sizeof(e1), a->name),
+				a->app_id, where, buf, a->status);
 		} else {
-			fprintf(f, "%sapp: %s (run %u) on cpu %u: no APP_STOP arrived\n", pfx,
-				a->name, a->app_id, a->cpu);
+			fprintf(f, "%sapp: %s (run %u)%s: no APP_STOP arrived\n", pfx,
+				term_escape(e1, sizeof(e1), a->name),
+				a->app_id, where);
 		}
 	}
 	if (s->nsamples) {

@@ -301,7 +301,8 @@ static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, cons
 
 #define MAX_CHAIN 128
 
-/* -g: one sample's chain into the event's tree and inclusive costs. */
+/* -g: one sample's chain into the event's tree and inclusive costs; a
+ * sample with no chain (nr_ips 0, ips unread) is a chain of its own ip. */
 static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sample_rec *x,
 		     const uint64_t *ips)
 {
@@ -389,6 +390,11 @@ static int cmp_keys(const void *a, const void *b)
 				return x->line_addr < y->line_addr ? -1 : 1;
 			if (x->line != y->line)
 				return x->line - y->line;
+			/* A row names one function (Source:Line (function)): a
+			 * line shared by several (inlined code, macros) is a row
+			 * per function, never one row named after one of them. */
+			if (x->key != y->key)
+				return x->key < y->key ? -1 : 1;
 			break;
 		case RK_CPU:
 			if (x->cpu != y->cpu)
@@ -612,7 +618,10 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 	r->samples++;
 	if (x->nr_ips)
 		E->with_chain++;
-	if (A->o.callgraph && x->nr_ips && add_chain(A, &A->ev[ev], x, ips))
+	/* A sample without a chain is still its own function's cost: it
+	 * counts toward that function's inclusive cost (a chain of one), so
+	 * Children is never below Self. */
+	if (A->o.callgraph && add_chain(A, &A->ev[ev], x, ips))
 		return -1;
 	return 0;
 }

@@ -843,6 +843,69 @@ const char *session_exit_name(int64_t code)
 	}
 }
 
+bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n)
+{
+	static const char tag[] = "bareperf: ", halt[] = "bareperf: halted";
+	const char *c = s->console, *best = NULL;
+	size_t best_len = 0;
+
+	if (n)
+		reason[0] = 0;
+	if (!s->dec.ends || !(s->dec.end_flags & WIRE_END_HALT) || !s->dec.end_status)
+		return false;
+	*code = s->dec.end_status;
+	for (size_t i = 0; c && i < s->console_len;) {
+		size_t len = strcspn(c + i, "\r\n");
+		if (len >= sizeof(tag) - 1 && !memcmp(c + i, tag, sizeof(tag) - 1) &&
+		    !(len >= sizeof(halt) - 1 && !memcmp(c + i, halt, sizeof(halt) - 1))) {
+			best = c + i;
+			best_len = len;
+		}
+		i += len + 1;
+	}
+	if (best && n) {
+		size_t k = best_len < n - 1 ? best_len : n - 1;
+		for (size_t i = 0; i < k; i++)
+			reason[i] = (unsigned char)best[i] < 0x20 || best[i] == 0x7f ? '?' : best[i];
+		reason[k] = 0;
+	}
+	return true;
+}
+
+int session_app_cpu(const struct session *s, size_t i)
+{
+	const struct session_app *a = &s->apps[i];
+	static const char pre[] = "app: ", mid[] = ": start on cpu ";
+	size_t nl = strlen(a->name), k = 0, ncpu = 0, seen = 0;
+	const char *c = s->console;
+
+	/* This run's ordinal among the runs of its name, and its CPUs. */
+	for (size_t j = 0; j < s->napps; j++) {
+		bool first = true;
+		for (size_t m = 0; m < j && first; m++)
+			first = s->apps[m].app_id != s->apps[j].app_id;
+		if (first && j < i && s->apps[j].app_id != a->app_id &&
+		    !strcmp(s->apps[j].name, a->name))
+			k++;
+		ncpu += s->apps[j].app_id == a->app_id;
+	}
+	for (size_t o = 0; c && nl && o < s->console_len;) {
+		size_t len = strcspn(c + o, "\r\n");
+		const char *l = c + o;
+		if (len > sizeof(pre) - 1 + nl + sizeof(mid) - 1 &&
+		    !memcmp(l, pre, sizeof(pre) - 1) && !memcmp(l + sizeof(pre) - 1, a->name, nl) &&
+		    !memcmp(l + sizeof(pre) - 1 + nl, mid, sizeof(mid) - 1) && seen++ == k) {
+			char *end;
+			unsigned long cpu = strtoul(l + sizeof(pre) - 1 + nl + sizeof(mid) - 1, &end, 10);
+			if (end != l + sizeof(pre) - 1 + nl + sizeof(mid) - 1 && cpu < SESSION_MAX_CPUS)
+				return (int)cpu;
+			break;
+		}
+		o += len + 1;
+	}
+	return ncpu == 1 ? (int)a->cpu : -1;
+}
+
 static const char *const channel_names[WIRE_NR_CHANNELS] = {
 	"console", "records", "aux", "control",
 };

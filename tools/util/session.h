@@ -234,6 +234,22 @@ int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_
 			 struct bp_sample_rec *r, const uint8_t **chain);
 /* "ok", "failure reported", "bad usage", "panic" for a kernel exit code. */
 const char *session_exit_name(int64_t code);
+/*
+ * Whether the run failed: the kernel's halting END carries a nonzero exit
+ * code (*code). reason gets its last "bareperf: ..." console line (how it
+ * says why: a refusal, a bad command line, a panic), control characters
+ * shown as '?', or "" when the console holds none (not loaded:
+ * SESSION_NO_CONSOLE).
+ */
+bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n);
+/*
+ * The CPU that ran the main of apps[i]'s run, or -1 if the capture does
+ * not say. Every CPU of a run writes APP_START/APP_STOP, so the records
+ * alone name the app's CPU only when the run had one CPU; otherwise the
+ * kernel's console line "app: NAME: start on cpu N" does (the k-th such
+ * line for the k-th run of NAME; not with SESSION_NO_CONSOLE).
+ */
+int session_app_cpu(const struct session *s, size_t i);
 
 /* The event's description, NULL if the capture never sent one. */
 const struct bp_record_event_desc *session_event(const struct session *s, uint64_t id);

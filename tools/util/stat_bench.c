@@ -214,8 +214,14 @@ static void print_table(FILE *f, const struct session *s, const size_t *rows, si
 		snprintf(cell[r][6], CELL, "%" PRIu32, b->n_reps);
 		fmt_notes(b, &v, cell[r][7], CELL);
 	}
-	if (one_agg >= 0)
-		head[4] = bench_agg_name((unsigned)one_agg);
+	/* The value is a difference of aggregates, agg(2n) - agg(n), not an
+	 * aggregate of one set of values: "min:2n-n" can exceed
+	 * "median:2n-n", and its head says which it is. */
+	char agg_head[32];
+	if (one_agg >= 0) {
+		snprintf(agg_head, sizeof(agg_head), "%s:2n-n", bench_agg_name((unsigned)one_agg));
+		head[4] = agg_head;
+	}
 	for (int c = 0; c < NCOLS; c++)
 		w[c] = strlen(head[c]);
 	for (size_t r = 0; r < nrows; r++)
@@ -532,10 +538,11 @@ int stat_bench_print(FILE *f, const struct session *s, int agg)
 					a == BP_BENCH_AGG_AVG ? "avg (mean of the middle 60%)"
 							      : bench_agg_name(a));
 		fprintf(f, " of the 2n-runs\n"
-			"  less that of the n-runs, --agg median|min|avg chooses; iqr: interquartile\n"
-			"  range of the per-repetition differences m(2n)_i - m(n)_i; \"< F\": below\n"
-			"  the noise floor F = iqr + one count per unit of work, not a result;\n"
-			"  exact: every repetition counted the same)\n");
+			"  less that of the n-runs (headed A:2n-n: a difference of two aggregates, so\n"
+			"  min:2n-n may exceed median:2n-n); --agg median|min|avg chooses; iqr:\n"
+			"  interquartile range of the per-repetition differences m(2n)_i - m(n)_i;\n"
+			"  \"< F\": below the noise floor F = iqr + one count per unit of work, not a\n"
+			"  result; exact: every repetition counted the same)\n");
 	}
 	stat_bench_missing(f, s);
 	return n;
