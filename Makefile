@@ -71,7 +71,8 @@ all: kernel esp tools
 # -enable-kvm -cpu host (on a Linux host with a PMU). APP= (default suite),
 # EVENTS=, PERIOD=, SMP=, MEM= and ARGS= (words for the app) pick what runs.
 # A run that fails (the kernel's exit code, QEMU's failure) stops it there
-# with that status.
+# with that status. The outputs of an earlier run are removed first, so
+# none is mistaken for this run's.
 # CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
 # report -g, perf report and the flame graph show who called what. Measured
 # on loopnest under -icount (7 frames deep): a chain adds ~9 bytes per
@@ -88,7 +89,7 @@ OUT  ?= $(BUILD)/out
 
 run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	@mkdir -p $(OUT)
-	@rm -f $(OUT)/perf.data $(OUT)/flamegraph.svg $(OUT)/capture.kernel.elf \
+	@rm -f $(OUT)/capture.bpc $(OUT)/perf.data $(OUT)/flamegraph.svg $(OUT)/capture.kernel.elf \
 		$(OUT)/latency.svg $(OUT)/trace.json
 	$(Q)$(BUILD)/bareperf record -v --build $(BUILD) --kernel $(BUILD)/kernel.elf \
 		$(if $(filter 1,$(UEFI)),--uefi) $(if $(filter 1,$(KVM)),--kvm) \
@@ -96,7 +97,8 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 		--smp $(SMP) --mem $(MEM) $(if $(EVENTS),-e $(EVENTS)) $(if $(PERIOD),-c $(PERIOD)) \
 		-o $(OUT)/capture.bpc -- $(or $(APP),suite) $(ARGS); rc=$$?; \
 	o=$(OUT); if [ $$rc != 0 ]; then echo "make run: the run failed (bareperf record" \
-		"exit status $$rc, said above); $$o/capture.bpc holds what arrived" >&2; exit $$rc; fi; echo; \
+		"exit status $$rc, said above)$$([ ! -e $$o/capture.bpc ] || \
+		echo "; $$o/capture.bpc holds what arrived")" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
 	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
 	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \

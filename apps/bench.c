@@ -138,6 +138,24 @@ int bench_parse_args(int argc, char **argv, struct bench_opts *o)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* Why the last bench_run returned an error, for bench_refusal. */
+static char refusal[200];
+
+static void __attribute__((format(printf, 1, 2))) refuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(refusal, sizeof(refusal), fmt, ap);
+	va_end(ap);
+	kprintf("bench: %s\n", refusal);
+}
+
+const char *bench_refusal(void)
+{
+	return refusal;
+}
+
 /* The probe: blocks of 1000 and 2000 nops. */
 BENCH_ASM(tsc_probe, 1000, "", "nop", "");
 
@@ -271,11 +289,12 @@ static int resolve_events(const struct bench_opts *o, struct bench_event *ev)
 		if (ev[i].tsc)
 			continue;
 		if (!pmu) {
-			kprintf("bench: event '%s': %s; use events=tsc\n", ev[i].name, why);
+			refuse("event '%s' needs a hardware PMU: %s; the tsc event needs none",
+			       ev[i].name, why);
 			return -E_NODEV;
 		}
 		if (pmu_event_parse(ev[i].name, &pmu_boot_caps, &ev[i].attr, err, sizeof(err))) {
-			kprintf("bench: event '%s': %s\n", ev[i].name, err);
+			refuse("event '%s': %s", ev[i].name, err);
 			return -E_INVAL;
 		}
 		ev[i].attr.flags &= ~(PMU_ATTR_SAMPLE | PMU_ATTR_FREQ);
@@ -341,6 +360,7 @@ struct job {
 };
 
 static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS], scratch[3 * BENCH_MAX_REPS];
+static bool m_hit[BENCH_MAX_REPS];	/* repetition i was kept with an NMI or SMI in it */
 static struct pmu_ctx bench_pmu;
 /* What a measurement holds while it runs, for bench_abandon. */
 static struct {
@@ -511,13 +531,12 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		/* This CPU's counters: a hybrid's E-core lacks some of the P-core's. */
 		const struct pmu_caps *caps = pmu_cpu_caps(pc->cpu);
 		if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
-			kprintf("bench: %s: event %s: %s\n", b->name, e->name, err);
+			refuse("%s: event %s: %s", b->name, e->name, err);
 			return -E_INVAL;
 		}
 		s64 idx = pmu_rdpmc_index(&bench_pmu, 0);
 		if (idx < 0) {
-			kprintf("bench: %s: event %s got no counter rdpmc can read\n", b->name,
-				e->name);
+			refuse("%s: event %s got no counter rdpmc can read", b->name, e->name);
 			return -E_NODEV;
 		}
 		ecx = idx;
@@ -543,6 +562,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
 	s64 smi0 = pmu_smi_count(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {
+		m_hit[i] = false;
 		for (u32 tries = 0; ; tries++) {
 			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
 			s64 smi = pmu_smi_count(smi_caps);
@@ -552,7 +572,8 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) && smi == smi_after)
 				break;
 			if (tries >= retries) {
-				r->disturbed += !(b->flags & BENCH_NMI_OK);
+				m_hit[i] = !(b->flags & BENCH_NMI_OK);
+				r->disturbed += m_hit[i];
 				retries = 0;
 				break;
 			}
@@ -570,12 +591,31 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		pmu_stop(&bench_pmu);
 	}
 
+	/*
+	 * A kept NMI lengthens the one run it hit, n or 2n, and the value is
+	 * agg(2n) - agg(n): one in the n-runs makes the body look faster,
+	 * even negative. While most repetitions are clean, the statistics
+	 * come from those alone (the others are dropped, counted); else the
+	 * value is from disturbed repetitions and is flagged as untrusted.
+	 */
 	struct bench_stats st;
+	u32 used = j->reps;
 
-	bench_stats_compute(m_n, m_2n, j->reps, n * loops * work, scratch, &st);
+	if (r->disturbed && j->reps - r->disturbed >= j->reps / 2 + 1) {
+		used = 0;
+		for (u32 i = 0; i < j->reps; i++) {
+			if (m_hit[i])
+				continue;
+			m_n[used] = m_n[i];
+			m_2n[used++] = m_2n[i];
+		}
+		r->dropped = r->disturbed;
+		r->disturbed = 0;
+	}
+	bench_stats_compute(m_n, m_2n, used, n * loops * work, scratch, &st);
 	r->cpu = pc->cpu;
 	strlcpy(r->event, e->name, sizeof(r->event));
-	r->reps = j->reps;
+	r->reps = used;
 	r->warmup = j->warmup;
 	r->unroll = n;
 	r->loops = loops;
@@ -644,15 +684,24 @@ const char *bench_fmt_bytes(u64 b, char *buf, size_t n)
 	return buf;
 }
 
-/* A result as a table shows it: the value, or "< floor" when it is below
- * its noise floor (never a negative or sub-noise figure as a result). */
+bool bench_result_trusted(const struct bench_result *r)
+{
+	return !(r->flags & (BP_BENCH_F_NOISE | BP_BENCH_F_DISTURBED));
+}
+
+/* A result as a table shows it: the value, "< floor" when it is below
+ * its noise floor (never a negative or sub-noise figure as a result), or
+ * "? value" when most repetitions kept an NMI (it may be off either way). */
 static const char *fmt_value(const struct bench_result *r, char *buf, size_t n)
 {
 	char f[24];
 
-	if (!(r->flags & BP_BENCH_F_NOISE))
-		return bench_fmt_x1000(r->value, buf, n);
-	ksnprintf(buf, n, "< %s", bench_fmt_x1000((s64)r->floor, f, sizeof(f)));
+	if (r->flags & BP_BENCH_F_NOISE)
+		ksnprintf(buf, n, "< %s", bench_fmt_x1000((s64)r->floor, f, sizeof(f)));
+	else if (r->flags & BP_BENCH_F_DISTURBED)
+		ksnprintf(buf, n, "? %s", bench_fmt_x1000(r->value, f, sizeof(f)));
+	else
+		bench_fmt_x1000(r->value, buf, n);
 	return buf;
 }
 
@@ -688,8 +737,13 @@ static void print_row(const struct bench *b, const struct bench_opts *o,
 	}
 	if (r->disturbed) {
 		len = strlen(note);
-		ksnprintf(note + len, sizeof(note) - len, "%s%u kept an NMI", len ? ", " : "",
-			  r->disturbed);
+		ksnprintf(note + len, sizeof(note) - len, "%s%u of %u kept an NMI: untrusted",
+			  len ? ", " : "", r->disturbed, r->reps);
+	}
+	if (r->dropped) {
+		len = strlen(note);
+		ksnprintf(note + len, sizeof(note) - len, "%s%u more took an NMI: dropped",
+			  len ? ", " : "", r->dropped);
 	}
 	if (o->cpu_column)
 		kprintf("  %3u ", r->cpu);
@@ -705,14 +759,16 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 	      u32 def_warmup, struct bench_result *res, int max_res)
 {
 	static struct bench_event ev[BENCH_MAX_EVENTS];
-	int nev = resolve_events(o, ev), nres = 0;
+	int nev, nres = 0;
 	u32 first = o->cpu < 0 ? 0 : (u32)o->cpu;
 	u32 last = o->cpu < 0 ? smp_cpus() - 1 : (u32)o->cpu;
 
+	refusal[0] = 0;
+	nev = resolve_events(o, ev);
 	if (nev < 0)
 		return nev;
 	if (first >= smp_cpus()) {
-		kprintf("bench: no CPU %u (%u online)\n", first, smp_cpus());
+		refuse("no CPU %u (%u online)", first, smp_cpus());
 		return -E_NOENT;
 	}
 	if (!(b->flags & BENCH_PER_CPU_SETUP) && b->setup && b->setup(b->arg))
@@ -734,7 +790,7 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 		};
 		int e = smp_call(cpu, run_job, &j, true);
 		if (e) {
-			kprintf("bench: %s: cpu %u is busy or missing (%d)\n", b->name, cpu, e);
+			refuse("%s: cpu %u is busy or missing (%d)", b->name, cpu, e);
 			continue;
 		}
 		if (j.err == 1)

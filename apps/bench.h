@@ -53,7 +53,10 @@
  * NMIs cannot be masked: a repetition during which this CPU took an NMI (a
  * soft-PMU sample, say) is measured again, up to BENCH_NMI_RETRIES times;
  * once one is hit on every try, NMIs come faster than a repetition lasts
- * and the rest are kept as they come, counted in `disturbed`. Exact
+ * and the rest are taken as they come. While most repetitions are clean,
+ * the disturbed ones are dropped (`dropped`; `reps` counts those used);
+ * else all are kept, counted in `disturbed`, and the result is flagged
+ * BP_BENCH_F_DISTURBED: not a value to rank (bench_result_trusted). Exact
  * measurements under -icount need a run without sampling (events=none) or
  * a sampling period longer than the benchmark.
  *
@@ -169,7 +172,9 @@ struct bench_result {
 	u32 cpu;
 	u32 flags;			/* BP_BENCH_F_* */
 	char event[BENCH_NAME_MAX];
-	u32 reps, warmup, disturbed, unroll;
+	u32 reps, warmup, unroll;
+	u32 disturbed;			/* repetitions kept with an NMI: the value is untrusted */
+	u32 dropped;			/* repetitions that took an NMI, left out of reps */
 	u64 loops, work;
 	s64 min, median, tmean, max;	/* x1000 per unit of work, per aggregate */
 	s64 value;			/* the one agg selects */
@@ -179,6 +184,13 @@ struct bench_result {
 	u64 median_n, median_2n;	/* raw counts of one measurement */
 	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
 };
+
+/* Why the last bench_run returned an error (also on the console); "" if
+ * it did not. */
+const char *bench_refusal(void);
+
+/* Neither below its noise floor nor from mostly disturbed repetitions. */
+bool bench_result_trusted(const struct bench_result *r);
 
 /* Defaults: parse "cpu=N|all events=a,b reps=N warmup=N min=SIZE max=SIZE
  * pattern=N pages=4k|2m|both quick=1 quiet=1 records=0 drain=0

@@ -669,8 +669,8 @@ void bench_code_serve(const u8 *v, size_t len)
 		return;
 	}
 	if (n <= 0) {
-		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: the events were refused (%d: the "
-			       "console says why)%s", n, changed);
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s%s", bench_refusal()[0] ?
+			       bench_refusal() : "no result", changed);
 		return;
 	}
 	for (int i = 0; i < n; i++) {

@@ -155,8 +155,9 @@ int bench_membw(const struct bench_opts *o)
 				bench_mem_2m_free(buf, hi);
 				return EXIT_FAIL;
 			}
-			/* a value below its noise floor is no rate to rank */
-			if (n > 0 && !(res[0].flags & BP_BENCH_F_NOISE) &&
+			/* a value below its noise floor, or from repetitions
+			 * NMIs disturbed, is no rate to rank */
+			if (n > 0 && bench_result_trusted(&res[0]) &&
 			    (!best || res[0].value < best)) {
 				best = res[0].value;
 				best_name = kn->name;

@@ -129,8 +129,8 @@ static int sweep(const struct bench_opts *o, bool small_pages, u64 lo, u64 hi, u
 		}
 		if (n > 0) {
 			c.size[c.n] = size;
-			/* below its noise floor: no latency, no knee (0 is skipped) */
-			c.lat[c.n++] = res[0].flags & BP_BENCH_F_NOISE ? 0 : res[0].value;
+			/* below its noise floor or disturbed: no latency, no knee (0 is skipped) */
+			c.lat[c.n++] = bench_result_trusted(&res[0]) ? res[0].value : 0;
 		}
 	}
 	if (!o->quiet)

@@ -31,7 +31,7 @@ static void describe_machine(void)
 			bench_tsc_meaning());
 	if (profile_active() && p->nevents)
 		kprintf("suite: this run is also sampled (%s%s): its profile follows the "
-			"tables; a repetition hit by a sample's NMI is measured again\n",
+			"tables; a repetition hit by a sample's NMI is measured again, or dropped\n",
 			p->soft ? "cpu-clock: the soft PMU, HPET NMIs" : p->attrs[0].name,
 			p->soft ? "" : ", hardware PMU");
 	else
@@ -62,7 +62,8 @@ static int suite_main(int argc, char **argv)
 	kprintf("suite: a row's %s is nanoBench's value: the %s of the 2n-runs less the %s of "
 		"the n-runs, per unit of work (agg=median|min|avg chooses)\n"
 		"suite: iqr: the interquartile range of the per-repetition differences; \"< F\": "
-		"below the noise floor F = iqr + one count per unit, not a result\n",
+		"below the noise floor F = iqr + one count per unit, not a result; \"? V\": most "
+		"repetitions kept an NMI, not a result either\n",
 		bench_agg_name(o.agg),
 		o.agg == BP_BENCH_AGG_AVG ? "mean of the middle 60%" : bench_agg_name(o.agg),
 		o.agg == BP_BENCH_AGG_AVG ? "same" : bench_agg_name(o.agg));

@@ -406,6 +406,15 @@ void profile_stop(int status)
 	__atomic_store_n(&prof.active, false, __ATOMIC_RELEASE);
 }
 
+bool profile_window(u32 cpu, u64 *start, u64 *stop)
+{
+	if (cpu >= prof.ncpus || !prof.cpus[cpu].t_start)
+		return false;
+	*start = prof.cpus[cpu].t_start;
+	*stop = prof.cpus[cpu].t_stop;
+	return true;
+}
+
 void profile_app_enter(void)
 {
 	u32 cpu = this_cpu_id();

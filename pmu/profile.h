@@ -107,6 +107,10 @@ void profile_quiesce(void);
  * soft-PMU run's TICKS (and LOST_SAMPLES for the due ticks that gave no
  * sample) and APP_STOP with the exit status. */
 void profile_stop(int status);
+/* The TSC times of the last run's window on cpu, its APP_START's and
+ * APP_STOP's (what the host reports as the app's time): valid after
+ * profile_stop, until the next profile_start. False if no such CPU. */
+bool profile_window(u32 cpu, u64 *start, u64 *stop);
 /* Bracket the app's main on the CPU it runs on (apps/run.c): that CPU's
  * counts cover exactly this window; the other CPUs', and those of runs
  * started without an app, cover the whole run. profile_app_exit closes

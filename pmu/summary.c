@@ -52,6 +52,33 @@ static void print_counts(void)
 	}
 }
 
+/* The soft PMU's ticks due on this CPU that gave no sample, written or
+ * dropped (as its TICKS record says: prof_write_ticks). */
+static u64 ticks_missed(u32 cpu)
+{
+	u64 taken = prof.cpus[cpu].samples + prof.cpus[cpu].samples_dropped;
+
+	return prof.soft && prof.soft_started && prof.final_due > taken ?
+	       prof.final_due - taken : 0;
+}
+
+/*
+ * The end of a summary line: the samples lost, each kind named (a tick
+ * that gave no sample; a sample dropped, ring full), then the other
+ * records dropped, ring full (all the ring's LOST records count).
+ */
+static void print_losses(bool ticks, u64 missed, u64 sdropped, u64 rdropped)
+{
+	if (ticks)
+		kprintf("%lu lost (%lu ticks without a sample, %lu dropped: ring full)",
+			missed + sdropped, missed, sdropped);
+	else
+		kprintf("%lu lost (dropped: ring full)", sdropped);
+	if (rdropped > sdropped)
+		kprintf(", %lu other records dropped (ring full)", rdropped - sdropped);
+	kprintf("\n");
+}
+
 /*
  * Count samples per function across the rings and print the hottest. It
  * reads without releasing (no bp_ring_read_end), so the stream to the host
@@ -101,24 +128,27 @@ void profile_summary(void)
 	}
 	/* Written and dropped are the kernel's own totals; the table can only
 	 * show what the stream has not taken off the rings yet. */
-	kprintf("profile: %s, %lu samples on %u CPU%s, %lu lost%s\n",
-		!prof.cfg.soft ? prof.cfg.attrs[0].name : prof.soft_lapic ?
-		"cpu-clock (soft PMU: APIC timer interrupts, blind where interrupts are off)" :
-		"cpu-clock (soft PMU: HPET NMIs)",
-		written, prof.ncpus, prof.ncpus == 1 ? "" : "s", dropped,
-		dropped ? " (records dropped, ring full: raise ring_pages= or lower the rate)" : "");
+	u64 sdropped = 0, missed = 0, rdropped = dropped;
+	bool ticks = prof.soft && prof.soft_started;
+	for (u32 cpu = 0; cpu < prof.ncpus; cpu++) {
+		sdropped += prof.cpus[cpu].samples_dropped;
+		missed += ticks_missed(cpu);
+	}
+	kprintf("profile: %s, %lu samples on %u CPU%s, ", !prof.cfg.soft ? prof.cfg.attrs[0].name :
+		prof.soft_lapic ? "cpu-clock (soft PMU: APIC timer interrupts, blind where "
+		"interrupts are off)" : "cpu-clock (soft PMU: HPET NMIs)",
+		written, prof.ncpus, prof.ncpus == 1 ? "" : "s");
+	print_losses(ticks, missed, sdropped, rdropped);
+	if (rdropped)
+		kprintf("profile: records were dropped, ring full: raise ring_pages= or lower the "
+			"rate\n");
 	if (prof.soft && !prof.soft_started) {
 		kprintf("profile: ticks due unknown: no HPET counter to count them by\n");
 	} else if (prof.soft) {
-		u64 sdropped = 0;
-		for (u32 cpu = 0; cpu < prof.ncpus; cpu++)
-			sdropped += prof.cpus[cpu].samples_dropped;
-		u64 due = prof.final_due * prof.ncpus;
-		u64 lost = due > written + sdropped ? due - written - sdropped : 0;
 		kprintf("profile: %lu ticks due%s (HPET counter): %lu sampled, %lu dropped "
-			"(ring full), %lu lost%s\n", prof.final_due, prof.ncpus > 1 ? " on each CPU" : "",
-			written, sdropped, lost, lost ? " (NMIs late and merged, or throttled: "
-			"LOST_SAMPLES)" : "");
+			"(ring full), %lu without a sample%s\n", prof.final_due,
+			prof.ncpus > 1 ? " on each CPU" : "", written, sdropped, missed,
+			missed ? " (NMIs late and merged, or throttled: LOST_SAMPLES)" : "");
 	}
 	if (total < written)
 		kprintf("  (%lu of them already went to the host: bareperf report has the profile)\n",
@@ -138,7 +168,9 @@ void profile_summary(void)
 	}
 	if (other)
 		kprintf("  (%lu samples in functions beyond the summary's table)\n", other);
-	for (u32 cpu = 0; prof.ncpus > 1 && cpu < prof.ncpus; cpu++)	/* for the screen console */
-		kprintf("  cpu %u: %lu samples, %lu lost\n", cpu, prof.cpus[cpu].samples,
-			prof.cpus[cpu].dropped);
+	for (u32 cpu = 0; prof.ncpus > 1 && cpu < prof.ncpus; cpu++) {	/* for the screen console */
+		const struct cpu_prof *cp = &prof.cpus[cpu];
+		kprintf("  cpu %u: %lu samples, ", cpu, cp->samples);
+		print_losses(ticks, ticks_missed(cpu), cp->samples_dropped, cp->dropped);
+	}
 }

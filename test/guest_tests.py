@@ -26,11 +26,13 @@ TESTS = [
     dict(name="default_app", kind="expect", append="", timeout=60,
          expect=[r"^app: suite: start", r"^suite: 5 benchmark groups, 0 failed",
                  r"^boot: kernel entry to app start: \d+ TSC ticks",
-                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU, 0 lost"],
+                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU, (\d+) lost "
+                 r"\(\1 ticks without a sample, 0 dropped: ring full\)$"],
          exit=0),
     dict(name="loopnest", kind="expect", append="app=loopnest",
          expect=[r"^app: loopnest: start", r"9592 primes.*results correct",
-                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU, 0 lost",
+                 r"^profile: cpu-clock \(soft PMU: HPET NMIs\), \d+ samples on 1 CPU, (\d+) lost "
+                 r"\(\1 ticks without a sample, 0 dropped: ring full\)$",
                  # matmul or sieve is the hot spot by construction (their
                  # shares are close under TCG): first line of the table.
                  r"^profile: .*\n +\d+\.\d% +\d+  (matmul|sieve)\n"],
@@ -489,9 +491,10 @@ TESTS += [
          qemu_args=["-machine", "hpet=off"], append="app=loopnest",
          expect=[r"^acpi: no HPET",
                  r"^profile: cpu-clock \(soft PMU: APIC timer interrupts, blind where interrupts "
-                 r"are off\), [1-9]\d* samples on 2 CPUs, 0 lost",
+                 r"are off\), [1-9]\d* samples on 2 CPUs, 0 lost \(dropped: ring full\)$",
                  r"^ +\d+\.\d% +\d+  (matmul|sieve)$",
-                 r"^  cpu 0: [1-9]\d* samples, 0 lost$", r"^  cpu 1: \d+ samples, 0 lost$"]),
+                 r"^  cpu 0: [1-9]\d* samples, 0 lost \(dropped: ring full\)$",
+                 r"^  cpu 1: \d+ samples, 0 lost \(dropped: ring full\)$"]),
 ]
 
 # A quiet machine: turbo=off and prefetch=off through MSR probes. Under TCG

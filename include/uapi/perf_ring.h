@@ -543,7 +543,7 @@ _Static_assert(sizeof(struct bp_record_ticks) == 112, "bp_record_ticks ABI");
 #define BP_BENCH_F_ICOUNT	(1u << 2)	/* the TSC counts retired instructions (QEMU -icount) */
 #define BP_BENCH_F_NO_PMU	(1u << 3)	/* no PMU: TSC ticks, cycles are not real */
 #define BP_BENCH_F_LOOPED	(1u << 4)	/* C body: its loop overhead per copy is included */
-#define BP_BENCH_F_DISTURBED	(1u << 5)	/* `disturbed` repetitions kept an NMI */
+#define BP_BENCH_F_DISTURBED	(1u << 5)	/* most repetitions kept an NMI: value untrusted */
 #define BP_BENCH_F_NOISE	(1u << 6)	/* the reported value is below its noise floor */
 
 /* bp_record_bench.agg: nanoBench's aggregate functions */
@@ -565,7 +565,8 @@ struct bp_record_bench {
 	uint32_t n_reps;		/* repetitions aggregated */
 	uint32_t warmup;		/* runs discarded before them */
 	uint32_t unroll;		/* n */
-	uint32_t disturbed;		/* repetitions that kept an NMI after retries */
+	uint32_t disturbed;		/* of n_reps, kept an NMI after retries (disturbed ones
+					 * are dropped while most are clean) */
 	uint64_t loops;			/* block iterations per measurement */
 	uint64_t work;			/* units of work per copy of the body */
 	int64_t  min;			/* x1000 per unit of work: from the minima */

@@ -24,7 +24,7 @@ has() { grep -qF -- "$2" "$1"; }
 # first), a null IDT under the watchdog's NMI (a triple fault: QEMU exits),
 # and CR4 = -1, which QEMU's TCG does not refuse with a #GP as a CPU does:
 # the machine hangs. Each is reported, QEMU boots again, and the snippet
-# after it is measured right.
+# after it is measured right; after the last one QEMU is only stopped.
 text=$(nm "$B/kernel.elf" | sed -n 's/^\([0-9a-f]*\) . __text_start$/0x\1/p')
 cat >"$T/kill.txt" <<EOF2
 mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, $text; inc byte [rbx]
@@ -35,6 +35,7 @@ mov rax, -1; mov cr4, rax
 add rax, rbx
 mov rax, cr3; and rax, -4096; or qword [rax], 0x200
 add rax, rbx
+mov qword [r14], 0; lidt [r14]; jmp \$
 EOF2
 $BP bench --icount --timeout 300 --batch "$T/kill.txt" >"$T/kill.csv" 2>"$T/kill.err" &
 kill_pid=$!
@@ -44,6 +45,11 @@ printf 'add rax, rbx\nud2\n' >"$T/uefi.txt"
 $BP bench --uefi --build "$B" --kernel "$B/kernel.elf" --batch "$T/uefi.txt" >"$T/uefi.csv" \
 	2>"$T/uefi.err" &
 uefi_pid=$!
+# OVMF under -icount boots in a minute or more: the wait covers it, and
+# the TSC counts instructions there too.
+$BP bench --uefi --icount --build "$B" --kernel "$B/kernel.elf" -asm "add rax, rbx" \
+	>"$T/uefi_icount" 2>&1 &
+uefi_icount_pid=$!
 
 $BP bench --icount --timeout 300 -asm_init "mov r12, 5" --batch test/e2e/bench_code_batch.txt \
 	>"$T/batch.csv" 2>"$T/batch.err"
@@ -100,7 +106,7 @@ check "a null IDT under the watchdog's NMI: the reset reported" \
 	test "$(krow 4)" = '"mov qword [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU booted again for the next snippet"'
 check "after the reset: measured right" test "$(krow 5)" = "$ok1"
 # The wait is wall time: 20 s, plus 30 times --timeout under -icount.
-waited=$(krow 6 | sed -n 's/^"mov rax, -1; mov cr4, rax",,,"the machine stopped answering while it ran: no reply in \([0-9]*\)\.[0-9] s (the code stopped the watchdog.s NMI, e\.g\. through the IDT, the HPET or its interrupt route, or hung the CPU); QEMU booted again for the next snippet"$/\1/p')
+waited=$(krow 6 | sed -n 's/^"mov rax, -1; mov cr4, rax",,,"the machine stopped answering while it ran: no reply in \([0-9]*\)\.[0-9] s of wall time (the code stopped the watchdog.s NMI, e\.g\. through the IDT, the HPET or its interrupt route, or hung the CPU); QEMU booted again for the next snippet"$/\1/p')
 check "CR4 = -1 hangs QEMU's TCG: the silence reported with its wall time (${waited:-?} s)" \
 	test "${waited:-0}" -ge 29
 check "after the hang: measured right" test "$(krow 7)" = "$ok1"
@@ -108,8 +114,10 @@ check "after the hang: measured right" test "$(krow 7)" = "$ok1"
 # machine runs on, only the hash can tell.
 check "a write to a page-table entry: the boot stops, the tables named" \
 	grep -Eq '^"mov rax, cr3.*",,,"stopped: the code wrote the page tables, the GDT or the IDT \(their hash was 0x[0-9a-f]+, now 0x[0-9a-f]+\): this boot runs no more code, reboot the machine; QEMU booted again for the next snippet"$' "$T/kill.csv"
-check "after the reboot: measured right, 4 failed" \
-	test "$(krow 9)" = "$ok1" -a -n "$(grep -F '8 snippets, 4 refused or failed' "$T/kill.err")"
+check "after the reboot: measured right" test "$(krow 9)" = "$ok1"
+check "the last snippet resets the machine: no reboot claimed, 5 failed" \
+	test "$(krow 10)" = '"mov qword [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU stopped (no snippet after it)"' \
+	-a -n "$(grep -F '9 snippets, 5 refused or failed' "$T/kill.err")"
 
 wait $uefi_pid
 echo "# uefi batch exit $?"; sed 's/^/# /' "$T/uefi.csv" "$T/uefi.err"
@@ -118,12 +126,25 @@ check "--uefi: measured through OVMF and the loader" \
 check "--uefi: a fault named, in the same boot" \
 	has "$T/uefi.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet'
 
+wait $uefi_icount_pid
+echo "# uefi --icount exit $?"; sed 's/^/# /' "$T/uefi_icount"
+check "--uefi --icount: OVMF boots, exact" \
+	test "$(cat "$T/uefi_icount")" = 'Instructions retired (TSC under -icount): 1.00'
+
+# Refused by the kernel: the reason comes back in the reply (no PMU under TCG).
+$BP bench --icount -asm "add rax, rbx" -e cycles >"$T/nopmu" 2>&1
+check "-e cycles without a PMU: refused with the reason, exit 3" test $? = 3 -a -n \
+	"$(grep -E "^bareperf bench: RUN_CODE: event 'cycles' needs a hardware PMU: .+; the tsc event needs none$" "$T/nopmu")"
+
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
 check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
 head -c 5000 /dev/zero | tr '\0' '\220' >"$T/big.bin"
 $BP bench -code "$T/big.bin" --kernel /nonexistent >"$T/big" 2>&1
 check "a blob over the limit is refused" has "$T/big" "is larger than 4096 bytes"
+$BP bench -asm nop -unroll_count 0 --kernel /nonexistent >"$T/unroll" 2>&1
+check "-unroll_count 0: one message with the true range, exit 2" test $? = 2 -a \
+	"$(cat "$T/unroll")" = "bareperf bench: -unroll_count needs a number from 1 to 100000, not '0'"
 $BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
 check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
 # -config: nanoBench's lines, checked before anything is sent.

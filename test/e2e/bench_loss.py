@@ -38,11 +38,14 @@ def record(name, *app):
 
 def totals(p, console):
     """(the kernel's lost total, the LOST records' total) or None"""
-    k = re.search(r"^profile: .*, \d+ samples on 2 CPUs, (\d+) lost", console, re.M)
+    k = re.search(r"^profile: .*, \d+ samples on 2 CPUs, (\d+) lost \((?:\d+ ticks without a "
+                  r"sample, (\d+) )?dropped: ring full\)(?:, (\d+) other records dropped)?",
+                  console, re.M)
     h = re.findall(r"cpu \d+: \d+ samples, LOST (\d+) \(ring full\)", p.stderr)
     if not k or len(h) != 2:
         return None
-    return int(k.group(1)), sum(int(x) for x in h)
+    samples = int(k.group(2) if k.group(2) is not None else k.group(1))
+    return samples + int(k.group(3) or 0), sum(int(x) for x in h)
 
 
 def rows(stat_out):

@@ -219,7 +219,7 @@ try:
     rc, out, err, s = hang.get("r", (None, "", "(the hang batch never ended)", 0))
     rows = out.splitlines()
     m = re.fullmatch(re.escape(f'"{HANG}",,,"the machine stopped answering while it ran: no '
-                               'reply in ') + r'(\d+\.\d) s \(the code stopped the watchdog.s '
+                               'reply in ') + r'(\d+\.\d) s of wall time \(the code stopped the watchdog.s '
                      r'NMI, e\.g\. through the IDT, the HPET or its interrupt route, or hung '
                      r'the CPU\); reset the machine ' + re.escape(f'({pb}) to run more"'),
                      rows[1] if len(rows) > 1 else "")

@@ -523,13 +523,38 @@ def main():
                                      r"PMU .*sampling cpu-clock", err, re.M)) == 1 and
           re.search(r"cpu 0: [1-9]\d* samples", err),
           "record -e cycles without a PMU: cpu-clock instead, one line says so", err)
+    # The kernel's time for the app and the header's are one window,
+    # APP_START to APP_STOP, and each says so.
+    _, con, _ = run("script", "-i", cap_x, "--console")
+    _, hdr, _ = run("report", "-i", cap_x, "--kernel", KERNEL, "--stdio")
+    k = re.search(r"^app: loopnest: exit status 0 after \d+ TSC ticks \((\d+) us\) from "
+                  r"APP_START to APP_STOP; starting the run took \d+ us before$", con, re.M)
+    h = re.search(r"^# app: loopnest \(run \d+\) on cpu 0: ([\d.]+) ms, exit status 0", hdr, re.M)
+    check(k and h and abs(int(k.group(1)) / 1000 - float(h.group(1))) <= 0.02 +
+          float(h.group(1)) / 1000,
+          "the kernel's app time and the header's are the same window "
+          f"({k and k.group(1)} us, {h and h.group(1)} ms)", con + hdr)
     mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
                          "APP=loopnest", "EVENTS=nonsense",
                          "OUT=" + os.path.join(OUT, "make-run")], capture_output=True, text=True,
                         timeout=300, stdin=subprocess.DEVNULL)
     check(mk.returncode != 0 and "make run: wrote" not in mk.stdout + mk.stderr and
-          "make run: the run failed (bareperf record exit status 2" in mk.stderr,
+          "make run: the run failed (bareperf record exit status 2" in mk.stderr and
+          "make-run/capture.bpc holds what arrived" in mk.stderr,
           "make run: a failed run stops there with a non-zero status", mk.stdout + mk.stderr)
+    # A run refused before it boots writes no capture: the last run's is
+    # removed, never pointed at.
+    stale = os.path.join(OUT, "make-run", "capture.bpc")
+    with open(stale, "w") as f:
+        f.write("an earlier run's capture\n")
+    mk = subprocess.run(["make", "--no-print-directory", "run", f"BUILD={BUILD}", "UEFI=0",
+                         "APP=loopnest", "MEM=16", "OUT=" + os.path.join(OUT, "make-run")],
+                        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    check(mk.returncode != 0 and "--mem: '16' is not a number from 64 to 65536" in mk.stderr and
+          "make run: the run failed (bareperf record exit status 2, said above)\n" in mk.stderr and
+          "holds what arrived" not in mk.stderr and not os.path.exists(stale),
+          "make run MEM=16: refused, the earlier capture removed, not pointed at",
+          mk.stdout + mk.stderr)
 
     # 9. Ctrl-C: a valid capture of what arrived, marked interrupted.
     cap_i = os.path.join(OUT, "e2e-interrupted.bpc")

@@ -47,7 +47,7 @@ def main():
     if "--bench" in sys.argv:
         p, cap, console = record("bench", "-e", "cpu-clock", "-c", "20000", "--ring-pages",
                                  "1024", "--", "loopnest", pace=0)
-        m = re.search(r"(\d+) samples on 1 CPU, 0 lost", console)
+        m = re.search(r"(\d+) samples on 1 CPU, ", console)
         with open(cap, "rb") as f:
             data = f.read()[512:]			# after the capture header
         size = len(data) - data.find(b"\0") if b"\0" in data else 0
@@ -72,23 +72,27 @@ def main():
     for baud, period in ATTEMPTS:
         p, cap, console = record("lossy", "-e", "cpu-clock", "-c", str(period), "--ring-pages",
                                  "2", "--", "loopnest", pace=baud)
-        k = re.search(r"^profile: .*, (\d+) samples on 1 CPU, (\d+) lost", console, re.M)
+        # the kernel's records dropped, ring full: samples dropped + other records
+        k = re.search(r"^profile: .*, (\d+) samples on 1 CPU, \d+ lost \((?:\d+ ticks without "
+                      r"a sample, )?(\d+) dropped: ring full\)(?:, (\d+) other records dropped)?",
+                      console, re.M)
+        k = (k.group(1), str(int(k.group(2)) + int(k.group(3) or 0))) if k else None
         h = re.search(r"cpu 0: (\d+) samples, LOST (\d+) \(ring full\)", p.stderr)
         took = time.monotonic() - t0
         print(f"# {baud} baud, period {period} ns: status {p.returncode}, "
-              f"{k.group(1) + ' samples, ' + k.group(2) + ' dropped' if k else 'no counts'}"
+              f"{k[0] + ' samples, ' + k[1] + ' dropped' if k else 'no counts'}"
               f" ({took:.1f} s so far)", flush=True)
-        if p.returncode or not k or not h or int(k.group(2)) or took > BUDGET_S:
+        if p.returncode or not k or not h or int(k[1]) or took > BUDGET_S:
             break
     check(p.returncode == 0, f"paced record of loopnest exits 0 ({p.returncode})")
     check(k is not None and h is not None, "the kernel and the recorder both report counts")
     if k and h:
-        check(int(k.group(2)) > 0, f"the line could not carry them all: {k.group(2)} dropped"
-              f"{'' if int(k.group(2)) else f' after {len(ATTEMPTS)} rates or {BUDGET_S} s'}")
-        check(h.group(2) == k.group(2),
-              f"LOST in the capture ({h.group(2)}) = what the kernel dropped ({k.group(2)})")
-        check(h.group(1) == k.group(1),
-              f"samples in the capture ({h.group(1)}) = samples the kernel wrote ({k.group(1)})")
+        check(int(k[1]) > 0, f"the line could not carry them all: {k[1]} dropped"
+              f"{'' if int(k[1]) else f' after {len(ATTEMPTS)} rates or {BUDGET_S} s'}")
+        check(h.group(2) == k[1],
+              f"LOST in the capture ({h.group(2)}) = what the kernel dropped ({k[1]})")
+        check(h.group(1) == k[0],
+              f"samples in the capture ({h.group(1)}) = samples the kernel wrote ({k[0]})")
     rep = subprocess.run([BP, "report", "-i", cap, "--stdio"], capture_output=True, text=True)
     check(re.search(r"^# WARNING: LOST: \d+ records dropped on cpu 0", rep.stdout, re.M)
           is not None, "bareperf report says so")

@@ -6,7 +6,9 @@
  *                times must measure exactly k per copy (equality, for every
  *                aggregate); a pointer chase exactly one load per node; the
  *                chase is one cycle through every node; the same benchmarks
- *                run twice give identical BENCH records. Prints the
+ *                run twice give identical BENCH records; repetitions an
+ *                injected NMI disturbed are dropped, or flag the result
+ *                untrusted when most are. Prints the
  *                harness's overhead per measurement, in instructions.
  *   -- records app=NAME [app args]
  *                runs a suite app inside the kernel's sampling run and checks
@@ -15,6 +17,8 @@
 #include "apps/bench.h"
 #include "pmu/profile.h"
 #include "apps/run.h"
+#include "kernel/platform/apic.h"
+#include "kernel/percpu.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 
@@ -146,6 +150,70 @@ static void check_chase(void)
 	kprintf("bench: building a 65536-node chase: %lu instructions (%lu per node)\n",
 		t1 - t0, (t1 - t0) / 65536);
 	bench_mem_2m_free(mem, 65536 * 64);
+}
+
+/*
+ * A C body that disturbs chosen n-runs: it sends this CPU an NMI and
+ * works 8 times longer, as a run an NMI handler stretched. n-runs are the
+ * calls with `loops` copies (unroll 1); they are numbered from 0, warm-up
+ * included.
+ */
+struct disturb {
+	u64 loops;
+	u32 calls, from, to;
+};
+
+static void disturbed_body(void *arg, u64 copies)
+{
+	struct disturb *d = arg;
+	u64 work = copies;
+
+	if (copies == d->loops && d->calls++ - d->from < d->to - d->from) {
+		apic_send_ipi(this_cpu()->apic_id, APIC_DM_NMI);
+		work *= 8;
+	}
+	for (u64 i = 0; i < work; i++)
+		asm volatile("nop");
+}
+
+/* One warm-up, then rep 0 is tried 1 + BENCH_NMI_RETRIES times: disturbing
+ * n-runs 1 to 1 + BENCH_NMI_RETRIES keeps rep 0 disturbed, and every one
+ * disturbed after that is kept as it comes. */
+static void run_disturbed(u32 reps, u32 kept, u16 agg, struct bench_result *r)
+{
+	struct bench_opts o;
+	struct disturb d = { .loops = 50, .from = kept ? 1 : 0,
+			     .to = kept ? 1 + BENCH_NMI_RETRIES + kept : 0 };
+	struct bench b = { .table = "test", .name = "disturbed", .body = disturbed_body,
+			   .arg = &d, .loops = d.loops, .unroll = 1 };
+
+	opts_tsc(&o, reps);
+	o.no_records = true;
+	o.agg = agg;
+	memset(r, 0, sizeof(*r));
+	bench_run(&b, &o, reps, 1, r, 1);
+}
+
+static void check_disturbed(void)
+{
+	struct bench_result clean, some, most;
+
+	run_disturbed(9, 0, BP_BENCH_AGG_AVG, &clean);
+	report(!clean.disturbed && !clean.dropped && clean.reps == 9 && clean.value > 0 &&
+	       (clean.flags & BP_BENCH_F_EXACT), "an undisturbed C body: %ld/1000 per copy, exact",
+	       clean.value);
+	/* 4 of 9 n-runs stretched: the avg of the n-runs would take 3 of them */
+	run_disturbed(9, 4, BP_BENCH_AGG_AVG, &some);
+	report(some.value == clean.value && some.reps == 5 && some.dropped == 4 &&
+	       !some.disturbed && bench_result_trusted(&some),
+	       "4 of 9 repetitions disturbed: dropped, the other 5 give %ld/1000 (want %ld/1000; "
+	       "%u reps, %u dropped, %u kept)", some.value, clean.value, some.reps, some.dropped,
+	       some.disturbed);
+	run_disturbed(9, 6, BP_BENCH_AGG_MEDIAN, &most);
+	report(most.disturbed == 6 && most.reps == 9 && (most.flags & BP_BENCH_F_DISTURBED) &&
+	       !bench_result_trusted(&most),
+	       "6 of 9 repetitions disturbed: kept and flagged untrusted (%ld/1000, %u kept)",
+	       most.value, most.disturbed);
 }
 
 /* ---- records ---- */
@@ -322,6 +390,7 @@ static void check_exact(void)
 	check_k();
 	overhead();
 	check_chase();
+	check_disturbed();
 	check_identical();
 }
 

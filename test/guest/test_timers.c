@@ -154,8 +154,10 @@ static void check_nmi_rate(void)
 	report(this_cpu()->nmi_unclaimed == 0, "no unclaimed NMIs (%lu)", this_cpu()->nmi_unclaimed);
 }
 
-/* A loop with interrupts off: NMIs must still land here. */
-static u64 __attribute__((noinline)) spin_with_irqs_off(u64 n)
+/* A loop with interrupts off: NMIs must still land here. noclone: GCC's
+ * clone of it (spin_with_irqs_off.isra.0, its result unused) would have
+ * a name ksym_address does not find. */
+static u64 __attribute__((noinline, noclone)) spin_with_irqs_off(u64 n)
 {
 	u64 x = 0;
 
