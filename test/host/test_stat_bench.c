@@ -241,6 +241,31 @@ static void below_floor_is_marked(void **state)
 	free(out);
 }
 
+/* A row most of whose repetitions kept an NMI is marked "? V", as the
+ * kernel's own table marks it: shown, never taken for a result. */
+static void disturbed_is_marked(void **state)
+{
+	struct bp_record_bench b[2] = {
+		mk(1, 1, "membw", "read scalar 1 MiB", 0, 4069, 169),
+		mk(2, 2, "membw", "read scalar 256 KiB", 0, 10700, 100),
+	};
+	struct session s;
+	(void)state;
+
+	memset(&s, 0, sizeof(s));
+	b[0].flags |= BP_BENCH_F_DISTURBED;
+	b[0].disturbed = 5;
+	s.benches = b;
+	s.nbenches = 2;
+	char *out = print(&s, -1);
+	assert_non_null(strstr(out, "? 4.069"));
+	assert_non_null(strstr(out, "disturbed 5"));
+	assert_non_null(strstr(out, "\"? V\": most repetitions kept an NMI"));
+	assert_null(strstr(out, "? 10.700"));
+	assert_non_null(strstr(out, "10.700"));
+	free(out);
+}
+
 /* Lost records: the rows are named by number, table row and neighbours;
  * the end record names those at the end; without it, the tool says what
  * it cannot know. */
@@ -340,6 +365,7 @@ int main(void)
 		cmocka_unit_test(order_holds_for_any_input),
 		cmocka_unit_test(negative_and_exact),
 		cmocka_unit_test(below_floor_is_marked),
+		cmocka_unit_test(disturbed_is_marked),
 		cmocka_unit_test(missing_rows_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -203,7 +203,11 @@ static void print_table(FILE *f, const struct session *s, const size_t *rows, si
 		fmt_param(b, cell[r][2], CELL);
 		snprintf(cell[r][3], CELL, "%s", b->event);
 		/* Below the floor the value is not a result: only the bound shows. */
-		if (v.noise)
+		if (b->flags & BP_BENCH_F_DISTURBED) {
+			/* Most repetitions kept an NMI: shown, marked, not a result. */
+			stat_bench_fmt_x1000(v.value, fl, sizeof(fl));
+			snprintf(cell[r][4], CELL, "? %s", fl);
+		} else if (v.noise)
 			snprintf(cell[r][4], CELL, "< %s", stat_bench_fmt_ux1000(v.floor, fl, sizeof(fl)));
 		else
 			stat_bench_fmt_x1000(v.value, cell[r][4], CELL);
@@ -542,7 +546,8 @@ int stat_bench_print(FILE *f, const struct session *s, int agg)
 			"  min:2n-n may exceed median:2n-n); --agg median|min|avg chooses; iqr:\n"
 			"  interquartile range of the per-repetition differences m(2n)_i - m(n)_i;\n"
 			"  \"< F\": below the noise floor F = iqr + one count per unit of work, not a\n"
-			"  result; exact: every repetition counted the same)\n");
+			"  result; \"? V\": most repetitions kept an NMI, not a result either; exact:\n"
+			"  every repetition counted the same)\n");
 	}
 	stat_bench_missing(f, s);
 	return n;
