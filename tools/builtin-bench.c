@@ -449,6 +449,19 @@ static int pump(struct link *L, const bool *done, double wait_s)
 	return REQ_OK;
 }
 
+/* Say in why what silence (after wait_s) or a closed line means, with
+ * the console's text; returns k. */
+static int say_why(const struct link *L, int k, double wait_s, char *why, size_t why_n)
+{
+	if (k == REQ_SILENT)
+		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+			 L->clen ? "; its console said:\n" : "", L->console);
+	else if (k == REQ_CLOSED)
+		snprintf(why, why_n, "the machine's line closed%s%s",
+			 L->clen ? "; its console said:\n" : "", L->console);
+	return k;
+}
+
 /* Send one request and wait for its OK or ERROR, at most wait_s seconds;
  * REQ_OK, or why not (and the kernel's last console text) in why. */
 static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
@@ -462,14 +475,7 @@ static int request(struct link *L, const uint8_t *msg, size_t len, struct replie
 	L->tx += sent;
 	if (e)
 		return e == EPIPE ? REQ_CLOSED : REQ_IO;
-	int k = pump(L, &r->done, wait_s);
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-			 L->clen ? "; its console said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "the machine's line closed%s%s",
-			 L->clen ? "; its console said:\n" : "", L->console);
-	return k;
+	return say_why(L, pump(L, &r->done, wait_s), wait_s, why, why_n);
 }
 
 /*
@@ -513,13 +519,7 @@ static int probe(struct link *L, double wait_s, char *why, size_t why_n)
 	}
 	L->probing = false;
 	L->r = NULL;
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-			 L->clen ? "; its console said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "the machine's line closed%s%s",
-			 L->clen ? "; its console said:\n" : "", L->console);
-	return k;
+	return say_why(L, k, wait_s, why, why_n);
 }
 
 /* QEMU: wait until the kernel says it reads requests (READY_TEXT). */
