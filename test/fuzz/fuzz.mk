@@ -9,7 +9,7 @@
 #
 # Included last: BAREPERF_SRCS is complete here.
 
-FUZZ_SMOKE_TIME ?= 15
+FUZZ_SMOKE_TIME ?= 10
 FUZZ_STREAM_MAX := 262144
 FUZZ_CAPTURES   := $(BUILD)/fuzz/captures
 
