@@ -9,6 +9,7 @@
 #include "apps/run.h"
 #include "kernel/trap.h"
 #include "kernel/mm.h"
+#include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
 #include "pmu/regs.h"
 #include <uapi/wire.h>
@@ -252,17 +253,16 @@ static void state_check(const struct sys_state *s, char *buf, size_t n)
  * The kernel's code and read-only data, hashed once before any snippet
  * runs and again after each: a change cannot be put back (nothing says
  * which bytes were right), so it stops code running in this boot. FNV-1a
- * over 64-bit words: one changed word always changes the hash (each step
- * is a bijection of the running value).
+ * over 64-bit words (kernel/lib/hash.h).
  */
 static u64 image_hash(void)
 {
-	u64 h = 0xcbf29ce484222325ul;
+	u64 h = FNV1A_START;
 
 	for (const u64 *p = (const u64 *)__text_start; p < (const u64 *)__text_end; p++)
-		h = (h ^ *p) * 0x100000001b3ul;
+		h = fnv1a(h, *p);
 	for (const u64 *p = (const u64 *)__rodata_start; p < (const u64 *)__rodata_end; p++)
-		h = (h ^ *p) * 0x100000001b3ul;
+		h = fnv1a(h, *p);
 	return h;
 }
 
@@ -278,9 +278,9 @@ static u64 tables_hash(const struct sys_state *s)
 	u64 h = paging_hash();
 
 	for (u32 i = 0; i <= s->gdt.limit; i++)
-		h = (h ^ gdt[i]) * 0x100000001b3ul;
+		h = fnv1a(h, gdt[i]);
 	for (u32 i = 0; i <= s->idt.limit; i++)
-		h = (h ^ idt[i]) * 0x100000001b3ul;
+		h = fnv1a(h, idt[i]);
 	return h;
 }
 

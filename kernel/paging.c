@@ -11,6 +11,7 @@
  *   VMALLOC_BASE..      stacks with an unmapped guard page below each.
  */
 #include "kernel/kernel.h"
+#include "kernel/lib/hash.h"
 #include "kernel/mm.h"
 
 #define PTE_P		(1ul << 0)
@@ -201,7 +202,7 @@ static u64 hash_table(const u64 *t, int level, u64 h)
 {
 	for (int i = 0; i < 512; i++) {
 		u64 e = t[i] & ~(PTE_A | PTE_D);
-		h = (h ^ e) * 0x100000001b3ul;
+		h = fnv1a(h, e);
 		if ((e & PTE_P) && level > 0 && !(e & PTE_PS))
 			h = hash_table((const u64 *)(e & PTE_ADDR), level - 1, h);
 	}
@@ -210,7 +211,7 @@ static u64 hash_table(const u64 *t, int level, u64 h)
 
 u64 paging_hash(void)
 {
-	return pml4 ? hash_table(pml4, 3, 0xcbf29ce484222325ul) : 0;
+	return pml4 ? hash_table(pml4, 3, FNV1A_START) : 0;
 }
 
 bool va_mapped(u64 va, size_t len)
