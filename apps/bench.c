@@ -9,7 +9,7 @@
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 
 #define MAX_TABLES	32		/* distinct tables of one app run (table_row) */

@@ -5,7 +5,7 @@
  * parameters by default (quick=0 for the full sweeps), then a summary.
  */
 #include "apps/bench.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 
 static void describe_machine(void)
 {

@@ -24,7 +24,7 @@
 #include "apps/run.h"
 #include "kernel/stream.h"
 #include "kernel/wire_frame.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "apps/bench_code.h"
 
 #define reply control_reply

@@ -41,7 +41,7 @@
 #include "kernel/trap.h"
 #include "apps/app.h"
 #include "apps/run.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "ringbuf/drain.h"
 
 /* The drain: the run hands its rings over (ringbuf/drain.c never asks pmu/

@@ -7,7 +7,7 @@
 #define BAREPERF_APPS_RUN_H
 
 #include "kernel/x86.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 
 struct app;
 

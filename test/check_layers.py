@@ -2,14 +2,15 @@
 """check_layers.py — the dependency direction, checked on the source and on
 the objects.
 
-    apps/ -> pmu/, ringbuf/ -> kernel/        never back
+    apps/ -> profile/ -> pmu/ -> ringbuf/ -> kernel/   never back (each
+              may reach every layer below it)
     boot/ -> include/uapi/ only
     tools/ -> include/uapi/ and the few pure modules shared with the kernel
               (SHARED below), never the rest of kernel-side code
 
 Two views of the same rule:
   includes  every #include "..." / <uapi/...> / %include in boot/ kernel/
-            pmu/ ringbuf/ apps/ tools/ include/;
+            pmu/ profile/ ringbuf/ apps/ tools/ include/;
   calls     every undefined symbol of every kernel object (build/k/) and of
             every build/bareperf object (build/tool/), resolved to the
             object that defines it. A call or a data reference is an edge.
@@ -45,7 +46,8 @@ ALLOWED = {
     "kernel":  set(),
     "ringbuf": {"kernel"},
     "pmu":     {"ringbuf", "kernel"},
-    "apps":    {"pmu", "ringbuf", "kernel"},
+    "profile": {"pmu", "ringbuf", "kernel"},
+    "apps":    {"profile", "pmu", "ringbuf", "kernel"},
     "boot":    set(),
     "tools":   set(),
     "uapi":    set(),
@@ -63,7 +65,7 @@ SHARED = (
     "apps/bench_code.h",    # the snippet register convention
 )
 
-SRC_DIRS = ("boot", "kernel", "pmu", "ringbuf", "apps", "tools", "include")
+SRC_DIRS = ("boot", "kernel", "pmu", "profile", "ringbuf", "apps", "tools", "include")
 EXTS = (".c", ".h", ".asm", ".S")
 
 

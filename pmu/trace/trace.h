@@ -8,11 +8,12 @@
  *              chunking (begin/skip/end, pause on a full area). Pure
  *              code: it also builds for the host, where the tests drive
  *              it with simulated executions over a real ring.
- *   trace.c    kernel glue: the #DB handler, trace= parsing, the
- *              traced call, per-CPU set-up from pmu/profile.c.
  *   pt.c       Intel PT: CPUID 14H, ToPA over the AUX pages, the
  *              IA32_RTIT_* MSRs, the ToPA PMI. Builds for the host
  *              against a PT register model (test/host/pt_model.c).
+ *
+ * The traced run that drives them (the #DB handler, trace= parsing, the
+ * traced call, a run's per-CPU set-up) is profile/trace.c.
  *
  * Why the software tracer classifies opcodes instead of decoding
  * lengths: a #DB trap gives the address of the instruction that ran and
@@ -146,82 +147,6 @@ void itrace_stop(struct itrace_cpu *c, uint64_t cur, uint64_t stack_top);
 /* Try again to write a pending END (after the consumer freed space):
  * true once nothing is pending. */
 bool itrace_finish(struct itrace_cpu *c);
-
-/* ---- kernel: the traced run ----------------------------------------- */
-
-enum trace_kind {
-	TRACE_OFF = 0,
-	TRACE_SSTEP,			/* single-step (#DB) tracer */
-	TRACE_PT,			/* Intel Processor Trace */
-};
-
-struct trace_cfg {
-	enum trace_kind kind;
-	uint64_t lo, hi;		/* [lo, hi); 0, ~0 = everything */
-	char spec[64];			/* as given, for messages */
-	uint32_t aux_pages;		/* AUX area pages per CPU (2^n) */
-};
-
-/*
- * Parse the trace= option: [sstep:|pt:]all|FUNC|START-END, where FUNC is
- * a function name and START, END are addresses (0x...) or function names
- * (END names the function whose end closes the range). "" or "off": no
- * tracing. pt: where Intel PT is absent fails with the reason and the
- * offer of the single-step tracer. Kernel only (resolves symbols).
- */
-int trace_parse(const char *spec, uint32_t aux_pages, struct trace_cfg *out, char *err,
-		size_t n);
-
-/*
- * pmu/profile.c's hooks. trace_run_prepare(): this run's tracing, from its
- * settings (trace=SPEC, "" or NULL for none; aux_req AUX pages per CPU,
- * struct profile_opts): 0 with *aux_pages = 0 when there is none, 0 with the AUX pages per CPU to set up, or an error with
- * err set. trace_cpu_attach/detach run on each CPU of the run
- * (smp_call_all): the ring's AUX area is this CPU's trace buffer until
- * detach. Not NMI-safe.
- */
-int trace_run_prepare(const char *spec, uint32_t aux_req, uint32_t *aux_pages, char *err,
-		      size_t n);
-void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id);
-void trace_cpu_detach(void);
-
-/*
- * The app of a traced run (pmu/profile.c calls these around app->main on
- * the app's CPU): trace_app_enter arms the tracer and sets RFLAGS.TF; the
- * single-step handler ignores the few instructions until entry (the app's
- * main; NULL: a run without an app, nothing traced) begins, traces until main returns (to the return address and stack
- * pointer its call left), and clears TF there. Intel PT is switched on
- * and off instead. trace_app_exit writes a pending END (waiting up to 2 s
- * for the drain to make room) and stops PT. Not NMI-safe.
- */
-void trace_app_enter(const void *entry);
-void trace_app_exit(void);
-/* The run tick on each CPU: restarts Intel PT paused by a full AUX area
- * once the drain has made room (the single-step tracer retries by
- * itself). Interrupt context, not NMI-safe. */
-void trace_tick(void);
-
-/*
- * Run fn(a0, a1) traced on this CPU by the single-step tracer into rb's
- * AUX area, instructions in [lo, hi) (0, ~0: all), independently of any
- * run (guest tests use it with rings of their own). Untraced if a traced
- * call is already running here. Returns fn's result; *st, if not NULL,
- * gets the producer's counts. Not NMI-safe; interrupts keep their state
- * and are not traced.
- */
-long trace_call_ring(struct bp_ring *rb, uint64_t lo, uint64_t hi,
-		     long (*fn)(long, long), long a0, long a1, struct itrace_stats *st);
-/* The same with the run's configuration and ring (untraced without one). */
-long trace_call(long (*fn)(long, long), long a0, long a1);
-bool trace_running(void);		/* a traced call is running on this CPU */
-const struct trace_cfg *trace_config(void);
-/* The single-step producer of this CPU's last traced call. */
-const struct itrace_cpu *trace_producer(void);
-
-/* The producer's counts for cpu (software tracer), NULL if none. */
-const struct itrace_stats *trace_stats(uint32_t cpu);
-/* One line per CPU on the console: steps, bytes, pauses. */
-void trace_summary(void);
 
 /* ---- Intel Processor Trace (pmu/trace/pt.c; SDM Vol. 3C ch. 33) ------------ */
 

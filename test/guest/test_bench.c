@@ -15,7 +15,7 @@
  *                every BENCH record it left in the rings is well formed.
  */
 #include "apps/bench.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "apps/run.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"

@@ -23,7 +23,7 @@
 #include "kernel/kernel.h"
 #include "apps/app.h"
 #include "apps/run.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>

@@ -32,7 +32,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/platform/apic.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/perf_ring.h>

@@ -31,7 +31,7 @@
 #include "kernel/kernel.h"
 #include "apps/app.h"
 #include "pmu/pmu.h"
-#include "pmu/trace/trace.h"
+#include "profile/trace.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
 #include <uapi/itrace.h>

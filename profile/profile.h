@@ -1,10 +1,10 @@
 /*
  * profile.h — runs: what apps/ calls to sample and count an app with the
- * drivers of pmu.h (pmu/profile.c and the files it lists in
- * pmu/profile_internal.h).
+ * drivers of pmu/pmu.h (profile/profile.c and the files it lists in
+ * profile/profile_internal.h).
  */
-#ifndef BAREPERF_PMU_PROFILE_H
-#define BAREPERF_PMU_PROFILE_H
+#ifndef BAREPERF_PROFILE_PROFILE_H
+#define BAREPERF_PROFILE_PROFILE_H
 
 #include "pmu/pmu.h"
 

@@ -1,8 +1,8 @@
 /*
- * trace.c — the traced run : trace= parsing, the per-CPU trace
- * buffers (the AUX areas pmu/profile.c sets up), the traced call and the
- * single-step #DB handler. The producers are pmu/trace/itrace.c (single-step)
- * and pmu/trace/pt.c (Intel PT).
+ * trace.c — the traced run: trace= parsing, the per-CPU trace buffers
+ * (the AUX areas profile/profile.c sets up), the traced call and the
+ * single-step #DB handler. The producers are pmu/trace/itrace.c
+ * (single-step) and pmu/trace/pt.c (Intel PT).
  *
  * Single-stepping (SDM Vol. 3B 18.3.1.4): TF is set with popf, and the
  * trap comes after the instruction following the popf; from then on
@@ -14,7 +14,7 @@
  * Two ways in. trace_call_ring sets TF in a trampoline right before its
  * `call`: the first trap reports the function's first instruction, the
  * one reporting the trampoline's return site ends the trace. An app run
- * (trace_app_enter, from pmu/profile.c just before app->main) sets TF
+ * (trace_app_enter, from profile/profile.c just before app->main) sets TF
  * and arms: traps are ignored until one reports main's first
  * instruction; then the return address and stack pointer there say where
  * main returns, and the trap that reports both ends the trace. Either
@@ -31,9 +31,8 @@
 #include "kernel/percpu.h"
 #include "kernel/stream.h"
 #include "kernel/trap.h"
-#include "pmu/internal.h"
-#include "pmu/profile.h"
-#include "pmu/trace/trace.h"
+#include "profile/profile.h"
+#include "profile/trace.h"
 
 #define MAX_TRACE_CPUS	64
 #define FINISH_WAIT_NS	2000000000ul	/* wait for room for a pending END: 2 s */

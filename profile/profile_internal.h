@@ -1,6 +1,6 @@
 /*
  * profile_internal.h — what the files of a run share; not for use outside
- * pmu/ (the run's interface is pmu/profile.h):
+ * profile/ (the run's interface is profile/profile.h):
  *
  *   profile.c    the run: start, the tick, quiesce, stop, the app's window
  *   sample.c     the NMI paths that write SAMPLEs (PMU and soft PMU), and
@@ -10,11 +10,11 @@
  *   settings.c   a run's settings, parsed and checked
  *   summary.c    the console summary at the end of a run
  */
-#ifndef BAREPERF_PMU_PROFILE_INTERNAL_H
-#define BAREPERF_PMU_PROFILE_INTERNAL_H
+#ifndef BAREPERF_PROFILE_PROFILE_INTERNAL_H
+#define BAREPERF_PROFILE_PROFILE_INTERNAL_H
 
 #include "kernel/kernel.h"
-#include "pmu/profile.h"
+#include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 
 #define SOFT_EVENT_NAME		"cpu-clock"

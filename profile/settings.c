@@ -6,7 +6,7 @@
 #include "kernel/kernel.h"
 #include "kernel/platform/apic.h"
 #include "pmu/pmu.h"
-#include "pmu/profile_internal.h"
+#include "profile/profile_internal.h"
 #include <uapi/perf_ring.h>
 
 #define DEFAULT_HW_FREQ	4000ul

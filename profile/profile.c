@@ -1,5 +1,5 @@
 /*
- * profile.c — a run, pmu/'s side: every CPU's ring and PMU context
+ * profile.c — a run: every CPU's ring and PMU context
  * opened and started, the run tick, the window closed when the app
  * returns, every CPU's stop records, and the window of the app's main on
  * its CPU. The paths that feed the rings:
@@ -28,8 +28,8 @@
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
-#include "pmu/profile_internal.h"
-#include "pmu/trace/trace.h"
+#include "profile/profile_internal.h"
+#include "profile/trace.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
@@ -229,7 +229,7 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 
 	prof.cfg = *c;
 	prof.quiesced = false;
-	/* Instruction tracing (pmu/trace/trace.c): the AUX area it needs. */
+	/* Instruction tracing (profile/trace.c): the AUX area it needs. */
 	u32 aux_pages;
 	int te = trace_run_prepare(c->trace, c->aux_pages, &aux_pages, err, n);
 	if (te)

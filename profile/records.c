@@ -10,7 +10,7 @@
 #include "kernel/percpu.h"
 #include "kernel/platform/quiet.h"
 #include "pmu/pmu.h"
-#include "pmu/profile_internal.h"
+#include "profile/profile_internal.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 

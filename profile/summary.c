@@ -4,8 +4,8 @@
  */
 #include "kernel/kernel.h"
 #include "pmu/pmu.h"
-#include "pmu/profile_internal.h"
-#include "pmu/trace/trace.h"
+#include "profile/profile_internal.h"
+#include "profile/trace.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
