@@ -24,7 +24,7 @@ $(PMU_HOST_LIB): $(PMU_C:%.c=$(BUILD)/hpmu/%.o) $(BUILD)/hpmu/pmu/trace/pt.o
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# ---- Instruction tracing's producers (pmu/trace/trace.h) ----------
+# ---- Instruction tracing's producers (pmu/trace/itrace.h, pt.h) ----
 KERNEL_C += pmu/trace/itrace.c pmu/trace/pt.c
 # The traced run is profile/trace.c. Their host decoder is tools/util/trace/
 # (tests: test/host/trace.mk, test/fuzz/trace.mk).

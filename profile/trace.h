@@ -1,14 +1,14 @@
 /*
  * trace.h — the traced run: trace= parsed, the per-CPU trace buffers (the
  * AUX areas of a run's rings), the traced call and the single-step #DB
- * handler (profile/trace.c), over the producers of pmu/trace/trace.h:
- * the single-step tracer (pmu/trace/itrace.c) and Intel PT
- * (pmu/trace/pt.c).
+ * handler (profile/trace.c), over the two producers: the single-step
+ * tracer (pmu/trace/itrace.h) and Intel PT (pmu/trace/pt.h).
  */
 #ifndef BAREPERF_PROFILE_TRACE_H
 #define BAREPERF_PROFILE_TRACE_H
 
-#include "pmu/trace/trace.h"
+#include "pmu/trace/itrace.h"
+#include "pmu/trace/pt.h"
 
 enum trace_kind {
 	TRACE_OFF = 0,

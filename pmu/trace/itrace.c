@@ -28,7 +28,7 @@
  * again, and resumes with a SYNC whose step count tells the host the
  * exact size of the gap.
  */
-#include "pmu/trace/trace.h"
+#include "pmu/trace/itrace.h"
 
 
 /* ---- classifier ------------------------------------------------------ */

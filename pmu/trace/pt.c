@@ -30,7 +30,7 @@
  * pointers in the model.
  */
 #include "pmu/internal.h"
-#include "pmu/trace/trace.h"
+#include "pmu/trace/pt.h"
 
 #define PT_PAGE		4096ull
 

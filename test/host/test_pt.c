@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pmu/trace/trace.h"
+#include "pmu/trace/pt.h"
 #include "test/host/pt_model.h"
 
 #define PAGE		4096ull

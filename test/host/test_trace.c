@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pmu/trace/trace.h"
+#include "pmu/trace/itrace.h"
 #include "tools/util/trace/trace.h"
 #include "test/host/trace_sim.h"
 

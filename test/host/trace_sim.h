@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pmu/trace/trace.h"
+#include "pmu/trace/itrace.h"
 #include "tools/util/trace/trace.h"
 
 struct sim_opts {
