@@ -33,13 +33,7 @@
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
-struct prof_run prof;
 static struct pmu_ctx probe_ctx;	/* profile_start's dry run of pmu_open */
-
-int prof_events_total(void)
-{
-	return prof.cfg.nevents + prof.cfg.ncount;
-}
 
 struct bp_ring *profile_ring(u32 cpu)
 {

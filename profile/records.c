@@ -42,21 +42,6 @@ void prof_event_value(struct cpu_prof *cp, int i, u64 now, struct pmu_value *v)
 	v->enabled = v->running = window;
 }
 
-/* A record that found no room is counted by the ring (and reported in its
- * next LOST record); the kernel keeps its own cumulative count too, so it
- * can say how many were dropped once the stream has emptied the ring. */
-bool prof_dropped_for_room(int err)
-{
-	return err == BP_ERING_NOSPACE || err == BP_ERING_PAUSED;
-}
-
-/* One add, atomic against an NMI on the same CPU that counts a drop too. */
-void prof_count_drop(struct cpu_prof *cp, int err)
-{
-	if (prof_dropped_for_room(err))
-		__atomic_fetch_add(&cp->dropped, 1, __ATOMIC_RELAXED);
-}
-
 int prof_put(struct bp_ring *rb, const void *rec)
 {
 	int err = bp_ring_output(rb, rec);
@@ -72,14 +57,6 @@ int profile_output(const void *rec)
 	if (!__atomic_load_n(&prof.active, __ATOMIC_ACQUIRE) || cpu >= prof.ncpus || !prof.cpus[cpu].mem)
 		return BP_ERING_NODATA;
 	return prof_put(&prof.cpus[cpu].ring, rec);
-}
-
-void profile_count_drop(int err)
-{
-	u32 cpu = this_cpu()->cpu;
-
-	if (cpu < prof.ncpus && prof.cpus[cpu].mem)
-		prof_count_drop(&prof.cpus[cpu], err);
 }
 
 void prof_write_throttle(struct cpu_prof *cp, u32 type)

@@ -218,7 +218,6 @@ bool prof_pmi_nmi(struct trap_frame *f)
 #define FLOOR_SAMPLE_TYPE	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
 				 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN)
 
-static u64 soft_cost_ns, soft_floor_ns = 1;
 static u32 floor_armed;			/* a measuring self-NMI is on its way */
 static struct bp_ring floor_ring;
 static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
@@ -258,22 +257,19 @@ void profile_init(void)
 			cpu_relax();
 		u64 t1 = rdtsc_ordered();
 		if (__atomic_exchange_n(&floor_armed, 0, __ATOMIC_ACQ_REL)) {
-			soft_floor_ns = FLOOR_FALLBACK_NS;
+			prof_floor.floor_ns = FLOOR_FALLBACK_NS;
 			kprintf("soft-pmu: a self-NMI did not arrive within %lu ms; shortest "
 				"cpu-clock period set to %lu ns unmeasured\n",
-				FLOOR_WAIT_NS / 1000000, soft_floor_ns);
+				FLOOR_WAIT_NS / 1000000, prof_floor.floor_ns);
 			return;
 		}
 		best = MIN(best, t1 - t0);
 	}
-	soft_cost_ns = MAX(tsc_to_ns(best), 1ul);
-	soft_floor_ns = soft_cost_ns * 100 / CPU_TIME_MAX_PERCENT;
+	prof_floor.cost_ns = MAX(tsc_to_ns(best), 1ul);
+	prof_floor.floor_ns = prof_floor.cost_ns * 100 / CPU_TIME_MAX_PERCENT;
 	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "
 		"cpu-clock period %lu ns (sampling at most %d%% of a CPU)\n",
-		hpet_hz() ? "NMI" : "APIC timer", soft_cost_ns, FLOOR_TRIES, soft_floor_ns,
-		CPU_TIME_MAX_PERCENT);
+		hpet_hz() ? "NMI" : "APIC timer", prof_floor.cost_ns, FLOOR_TRIES,
+		prof_floor.floor_ns, CPU_TIME_MAX_PERCENT);
 }
 BOOT_HOOK(BOOT_SMP, profile_init);
-
-u64 profile_soft_floor_ns(void) { return soft_floor_ns; }
-u64 profile_soft_cost_ns(void) { return soft_cost_ns; }

@@ -11,8 +11,6 @@
 
 #define DEFAULT_HW_FREQ	4000ul
 
-extern struct pmu_caps pmu_boot_caps;
-
 static const struct {
 	const char *name;
 	enum profile_soft kind;
@@ -76,16 +74,17 @@ static int check_rate(const char *ev, bool is_soft, u64 period, u64 freq, u32 ma
 		return 0;
 	}
 	u64 ns = period ? period : freq ? HPET_NS_PER_S / freq : DEFAULT_SOFT_PERIOD_NS;
-	if (ns < profile_soft_floor_ns()) {
+	if (ns < prof_floor.floor_ns) {
 		if (freq)
 			ksnprintf(err, n, "freq=%lu is above the soft PMU's limit here, %lu "
 				  "samples/s (its handler takes %lu ns; it may use %d%% of "
-				  "a CPU)", freq, HPET_NS_PER_S / profile_soft_floor_ns(), profile_soft_cost_ns(),
-				  CPU_TIME_MAX_PERCENT);
+				  "a CPU)", freq, HPET_NS_PER_S / prof_floor.floor_ns,
+				  prof_floor.cost_ns, CPU_TIME_MAX_PERCENT);
 		else
 			ksnprintf(err, n, "period=%lu ns is below the soft PMU's shortest period "
 				  "here, %lu ns (its handler takes %lu ns; it may use %d%% of "
-				  "a CPU)", ns, profile_soft_floor_ns(), profile_soft_cost_ns(), CPU_TIME_MAX_PERCENT);
+				  "a CPU)", ns, prof_floor.floor_ns, prof_floor.cost_ns,
+				  CPU_TIME_MAX_PERCENT);
 		return -E_RANGE;
 	}
 	u64 ticks, ahz = apic_timer_hz();
