@@ -22,9 +22,10 @@
  * set by anything else) only clears TF.
  *
  * Cost: every traced instruction becomes a trap, a C handler and an
- * iretq: the traced code runs some hundred times slower (the issue's
- * figures measure it). Timers keep running and interrupts keep being
- * taken at full speed between steps.
+ * iretq: the traced code runs some hundred times slower. make bench
+ * measures it as trace_tcg_slowdown (test/e2e/trace_bench.sh): the wall
+ * time of tt_cwork traced over its time untraced, under TCG. Timers keep
+ * running and interrupts keep being taken at full speed between steps.
  */
 #include "kernel/kernel.h"
 #include "kernel/platform/apic.h"
