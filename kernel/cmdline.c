@@ -243,7 +243,7 @@ static int set_max_rate(struct kernel_options *o, char *val, char *err, size_t n
 }
 
 /* trace=[sstep:|pt:]all|FUNC|START-END: checked here for its shape; the
- * symbols are resolved when the run starts (pmu/trace/trace.c). */
+ * symbols are resolved with the run's other settings (profile/trace.c). */
 static int set_trace(struct kernel_options *o, char *val, char *err, size_t n)
 {
 	const char *what = val;

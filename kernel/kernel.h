@@ -162,7 +162,7 @@ struct kernel_options {
 	bool code;			/* code=1: ... and run code it sends (RUN_CODE) */
 	const char *count;		/* count=LIST: events to count ("" = none) */
 	u32 max_rate;			/* max_rate=N samples/s per CPU (0 = no limit) */
-	const char *trace;		/* trace=SPEC: instruction trace ("" = off), pmu/trace/trace.c */
+	const char *trace;		/* trace=SPEC: instruction trace ("" = off), profile/trace.c */
 	u32 aux_pages;			/* aux_pages=N: AUX area pages per CPU (2^n) */
 	u32 ap_wait_ms;			/* ap_wait_ms=N: wait for each AP (0 = admit none) */
 	int app_argc;			/* words after "--" */

@@ -224,10 +224,7 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 	prof.cfg = *c;
 	prof.quiesced = false;
 	/* Instruction tracing (profile/trace.c): the AUX area it needs. */
-	u32 aux_pages;
-	int te = trace_run_prepare(c->trace, c->aux_pages, &aux_pages, err, n);
-	if (te)
-		return te;
+	u32 aux_pages = trace_run_prepare(&c->trace);
 	if (!c->nevents && !c->ncount && !aux_pages)
 		return 0;
 	prof.soft = c->soft;

@@ -7,6 +7,7 @@
 #define BAREPERF_PROFILE_PROFILE_H
 
 #include "pmu/pmu.h"
+#include "profile/trace.h"
 
 /*
  * A run: per-CPU rings of perf-ABI records (ringbuf/), run
@@ -69,8 +70,7 @@ struct profile_cfg {
 	u64 sample_type;		/* BP_SAMPLE_* */
 	u32 ring_pages;			/* data pages per CPU ring, 2^n */
 	u32 max_rate;			/* samples/s per CPU; 0: no throttling */
-	const char *trace;		/* trace=SPEC, "" off: parsed at start */
-	u32 aux_pages;			/* AUX pages per CPU for the trace */
+	struct trace_cfg trace;		/* trace=SPEC and aux_pages=, parsed */
 };
 
 /* What a run runs: the app's name (APP_START, the summary) and its main,
@@ -87,11 +87,13 @@ struct profile_app {
  * and derive the shortest cpu-clock period from it (printed). Not NMI-safe. */
 void profile_init(void);
 u64 profile_soft_floor_ns(void);		/* that period, ns */
-/* Turn a run's settings into a run. Sampling events: "" picks cycles (or
- * cpu-clock without a PMU), "none" no sampling. Counting events (count=:
- * the names events= takes, and the soft events tsc, cpu-clock,
- * task-clock): with sampling events too, the run becomes a group
- * (BP_SAMPLE_READ). Returns 0 or an error with err set. */
+/* Turn a run's settings into a run, every one checked: a run that starts
+ * has good settings. Sampling events: "" picks cycles (or cpu-clock
+ * without a PMU), "none" no sampling. Counting events (count=: the names
+ * events= takes, and the soft events tsc, cpu-clock, task-clock): with
+ * sampling events too, the run becomes a group (BP_SAMPLE_READ). trace=:
+ * trace_parse's, its functions looked up. Returns 0 or an error with err
+ * set. */
 int profile_parse(const struct profile_opts *o, struct profile_cfg *out, char *err, size_t n);
 /* Start the run on every CPU for app (NULL: none). tick handles the run
  * tick's interrupt (VEC_APIC_TIMER) and must call profile_tick; NULL: a

@@ -1,12 +1,14 @@
 /*
  * settings.c — a run's settings, checked: the events= and count= lists
- * turned into a struct profile_cfg, and the one check of every sampling
- * period and frequency (the command line and START_RUN alike).
+ * turned into a struct profile_cfg, the one check of every sampling
+ * period and frequency (the command line and START_RUN alike), and
+ * trace= parsed (trace_parse), all before the run starts.
  */
 #include "kernel/kernel.h"
 #include "kernel/platform/apic.h"
 #include "pmu/pmu.h"
 #include "profile/profile_internal.h"
+#include "profile/trace.h"
 #include <uapi/perf_ring.h>
 
 #define DEFAULT_HW_FREQ	4000ul
@@ -250,8 +252,6 @@ int profile_parse(const struct profile_opts *o, struct profile_cfg *out, char *e
 	memset(out, 0, sizeof(*out));
 	out->ring_pages = o->ring_pages;
 	out->max_rate = o->max_rate;
-	out->trace = o->trace ? o->trace : "";
-	out->aux_pages = o->aux_pages;
 	out->sample_type = BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID |
 			   BP_SAMPLE_CPU | BP_SAMPLE_PERIOD |
 			   (o->callchain ? BP_SAMPLE_CALLCHAIN : 0);
@@ -261,5 +261,9 @@ int profile_parse(const struct profile_opts *o, struct profile_cfg *out, char *e
 	if (!*events && o->count && *o->count)
 		events = "none";
 	int e = parse_events(events, o->period, o->freq, o->max_rate, out, err, n);
-	return e ? e : parse_count(o->count, out, err, n);
+	if (!e)
+		e = parse_count(o->count, out, err, n);
+	/* Its functions looked up now: a bad trace= is refused with the
+	 * other settings, not once the run has begun. */
+	return e ? e : trace_parse(o->trace ? o->trace : "", o->aux_pages, &out->trace, err, n);
 }

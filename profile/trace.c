@@ -249,20 +249,15 @@ static bool pt_nmi(struct trap_frame *f)
 
 /* ---- the run --------------------------------------------------------- */
 
-int trace_run_prepare(const char *spec, uint32_t aux_req, uint32_t *aux_pages, char *err,
-		      size_t n)
+uint32_t trace_run_prepare(const struct trace_cfg *cfg)
 {
-	int e = trace_parse(spec ? spec : "", aux_req, &run_cfg, err, n);
-
+	run_cfg = *cfg;
 	for (u32 i = 0; i < MAX_TRACE_CPUS; i++)
 		tcpus[i].calls = 0;		/* trace_summary: this run only */
-
-	*aux_pages = e || run_cfg.kind == TRACE_OFF ? 0 : run_cfg.aux_pages;
-	if (e)
-		return e;
-	if (run_cfg.kind != TRACE_OFF)
-		ensure_handlers();
-	return 0;
+	if (run_cfg.kind == TRACE_OFF)
+		return 0;
+	ensure_handlers();
+	return run_cfg.aux_pages;
 }
 
 void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id)

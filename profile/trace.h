@@ -34,15 +34,13 @@ int trace_parse(const char *spec, uint32_t aux_pages, struct trace_cfg *out, cha
 		size_t n);
 
 /*
- * profile/profile.c's hooks. trace_run_prepare(): this run's tracing, from its
- * settings (trace=SPEC, "" or NULL for none; aux_req AUX pages per CPU,
- * struct profile_opts): 0 with *aux_pages = 0 when there is none, 0 with the AUX pages per CPU to set up, or an error with
- * err set. trace_cpu_attach/detach run on each CPU of the run
- * (smp_call_all): the ring's AUX area is this CPU's trace buffer until
- * detach. Not NMI-safe.
+ * profile/profile.c's hooks. trace_run_prepare(): this run's tracing, as
+ * trace_parse made it (profile_parse); returns the AUX pages per CPU to
+ * set up, 0 without tracing. trace_cpu_attach/detach run on each CPU of
+ * the run (smp_call_all): the ring's AUX area is this CPU's trace buffer
+ * until detach. Not NMI-safe.
  */
-int trace_run_prepare(const char *spec, uint32_t aux_req, uint32_t *aux_pages, char *err,
-		      size_t n);
+uint32_t trace_run_prepare(const struct trace_cfg *cfg);
 void trace_cpu_attach(struct bp_ring *rb, uint32_t run_id);
 void trace_cpu_detach(void);
 

@@ -324,14 +324,20 @@ KVM_TESTS += [
 # Instruction tracing : the single-step tracer against the TSC
 # under icount (test/guest/test_trace.c); Intel PT is absent under TCG, so
 # its probe is a SKIP with the reason, and trace=pt: is refused with it.
+# A bad trace= is refused with the other settings, before the run starts.
 TESTS += [
     dict(name="trace_exact", icount=True, timeout=120,
          append="events=none app=test_trace -- exact"),
     dict(name="trace_pt_probe", append="app=test_trace -- pt"),
     dict(name="trace_pt_refused", kind="expect", exit=2,
          append="trace=pt:all events=none app=test_trace -- run",
-         expect=[r"trace: pt:all: Intel PT is not available: .+\. The single-step tracer "
-                 r"works on any x86-64 CPU: trace=all"]),
+         expect=[r"bareperf: trace: pt:all: Intel PT is not available: .+\. The single-step "
+                 r"tracer works on any x86-64 CPU: trace=all"],
+         forbid=[r"cannot start sampling"]),
+    dict(name="trace_no_function", kind="expect", exit=2,
+         append="trace=tt_nosuch events=none app=test_trace -- run",
+         expect=[r"bareperf: trace: no function 'tt_nosuch' in this kernel"],
+         forbid=[r"cannot start sampling", r"^app: test_trace: start"]),
     dict(name="trace_app_range", kind="expect", icount=True, exit=0, timeout=120,
          append="trace=tt_fib events=none app=test_trace -- run n=100",
          expect=[r"^trace: cpu 0: 1500 instructions traced in 1 call, \d+ bytes"]),
