@@ -1,6 +1,6 @@
 /*
  * itrace.h — the packet stream of bareperf's software instruction tracer
- * (pmu/trace/trace.c), as it lands in a ring's AUX area and as the host decoder
+ * (pmu/trace/itrace.c), as it lands in a ring's AUX area and as the host decoder
  * (tools/util/trace/pkt.c, flow.c) reads it. Intel PT data in the AUX area is Intel's
  * format (SDM Vol. 3C ch. 33) and is not described here.
  *

@@ -172,7 +172,7 @@ void capgen_meta(struct capgen *g, unsigned nr_cpus, uint64_t tsc_hz, uint64_t s
 		.start_tsc = start_tsc,
 	};
 
-	/* ns = (tsc * mult) >> shift, as pmu/profile.c computes them. */
+	/* ns = (tsc * mult) >> shift, as profile/records.c computes them. */
 	for (m.time_shift = 32; m.time_shift > 0 && tsc_hz; m.time_shift--) {
 		uint64_t mult = (1000000000ull << m.time_shift) / tsc_hz;
 		if (mult < (1ull << 32)) {

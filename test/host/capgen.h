@@ -18,7 +18,7 @@
 #define CAPGEN_MAX_CPUS	16
 #define CAPGEN_STAGE	(64u << 10)
 
-/* The sample_type the kernel uses (pmu/profile.c), without call chains. */
+/* The sample_type the kernel uses (profile/settings.c), without call chains. */
 #define CAPGEN_ST	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
 			 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
