@@ -1,5 +1,5 @@
 /*
- * bench_code.c — `bareperf bench`: nanoBench's interface on the bareperf
+ * tools/builtin-bench.c — `bareperf bench`: nanoBench's interface on the bareperf
  * kernel. Snippets are assembled here with NASM (Intel syntax, `;` between
  * lines), sent over the control channel as RUN_CODE requests (uapi/wire.h;
  * the kernel side is apps/bench_code.c) to a kernel booted with
