@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,7 +29,7 @@
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 
-#define MAX_EVENTS	4		/* per request: the kernel's BENCH_MAX_EVENTS */
+#define MAX_EVENTS	CTL_ITEMS_MAX	/* per request: the kernel's BENCH_MAX_EVENTS */
 #define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define BOOT_WAIT_S	120.0
@@ -39,6 +38,11 @@
  * than 120 s on a busier one. */
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
+
+/* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
+ * bench never sends a snippet without code, so only the probe (over
+ * --tty, before any snippet) gets it. */
+#define PROBE_REPLY	"RUN_CODE: no code (BODY) given"
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
@@ -61,14 +65,6 @@ struct snippet {
 	int line;			/* --batch: its line in the file */
 	uint8_t *body, *init, *late;
 	size_t body_len, init_len, late_len;
-};
-
-/* One request's replies. */
-struct replies {
-	bool done, ok;
-	char text[600];
-	int nitems;
-	char item[MAX_EVENTS][600];
 };
 
 static void usage(FILE *f)
@@ -292,98 +288,9 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 	return at;
 }
 
-/* ---- the link ------------------------------------------------------------- */
-
-struct link {
-	int in, out;			/* we read `in`, write `out` */
-	struct qemu q;			/* QEMU, when not --tty */
-	bool prepared;			/* q's command and directory made */
-	struct wire_dec *dec;
-	struct wire_enc enc;
-	struct replies *r;
-	char console[4096];		/* the kernel's last console text, for errors */
-	size_t clen;
-	bool ready;			/* READY_TEXT seen since QEMU started; --tty: true */
-	bool probing;			/* probe() waits: PROBE_REPLY is its */
-	uint64_t tx, rx;		/* bytes written to and read from the line */
-};
-
-/* Keep the last sizeof(L->console) - 1 bytes the kernel printed. */
-static void console_add(struct link *L, const uint8_t *p, size_t n)
-{
-	size_t cap = sizeof(L->console) - 1;
-
-	if (n > cap)
-		p += n - cap, n = cap;
-	if (L->clen + n > cap) {
-		size_t drop = L->clen + n - cap;
-		memmove(L->console, L->console + drop, L->clen - drop);
-		L->clen -= drop;
-	}
-	for (size_t i = 0; i < n; i++)	/* NULs would cut the text short */
-		L->console[L->clen++] = p[i] ? (char)p[i] : ' ';
-	L->console[L->clen] = 0;
-}
-
-/* The control channel's banner (apps/control.c), printed as plain text
- * before the stream starts: from then on the kernel reads requests.
- * Anything sent earlier may be read by the firmware (OVMF's console reads
- * the serial port) and lost. */
-#define READY_TEXT	"control: waiting for requests from the host"
-
-/* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
- * bench never sends a snippet without code, so only a probe gets it. */
-#define PROBE_REPLY	"RUN_CODE: no code (BODY) given"
-#define PROBE_AGAIN_S	2.0
-
-/* Bytes from the machine: until the banner, also kept as its console text
- * (the decoder holds plain text back until a frame delimiter comes). */
-static void feed(struct link *L, const uint8_t *p, size_t n)
-{
-	L->rx += n;
-	if (!L->ready) {
-		console_add(L, p, n);
-		if (strstr(L->console, READY_TEXT))
-			L->ready = true;
-	}
-	wire_dec_feed(L->dec, p, n);
-}
-
-static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
-{
-	struct link *L = ctx;
-	struct wire_ctl_msg m;
-
-	if (f->channel == WIRE_CH_CONSOLE) {
-		console_add(L, p, n);
-		return;
-	}
-	if (f->channel != WIRE_CH_CONTROL || f->cpu == WIRE_CPU_HOST || n < sizeof(m) || !L->r)
-		return;
-	memcpy(&m, p, sizeof(m));
-	if (m.len > n - sizeof(m))
-		return;
-	char *dst = m.type == WIRE_CTL_ITEM && L->r->nitems < MAX_EVENTS ?
-		    L->r->item[L->r->nitems++] :
-		    (m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) ? L->r->text : NULL;
-	if (!dst)
-		return;
-	size_t k = m.len < 599 ? m.len : 599;
-	/* A late answer to a probe sent again: not the snippet's. */
-	if (!L->probing && m.type == WIRE_CTL_ERROR && k == strlen(PROBE_REPLY) &&
-	    !memcmp(p + sizeof(m), PROBE_REPLY, k))
-		return;
-	memcpy(dst, p + sizeof(m), k);
-	dst[k] = 0;
-	if (m.type != WIRE_CTL_ITEM) {
-		L->r->done = true;
-		L->r->ok = m.type == WIRE_CTL_OK;
-	}
-}
-
 /* QEMU booted with the control channel (started again after a snippet
  * took the machine down: the same machine, its ESP copy kept). */
-static int start_qemu(const struct bopts *o, struct link *L)
+static int start_qemu(const struct bopts *o, struct ctl_line *L)
 {
 	char err[300];
 
@@ -408,131 +315,6 @@ static int start_qemu(const struct bopts *o, struct link *L)
 	}
 	L->out = L->q.in_fd;
 	return 0;
-}
-
-static void stop_qemu(struct link *L)
-{
-	if (L->q.pid > 0)
-		qemu_reap(&L->q, true);
-	if (L->in >= 0)
-		close(L->in);
-	if (L->out >= 0)
-		close(L->out);
-	L->in = L->out = -1;
-}
-
-/* How request() ended. */
-enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
-
-/* Feed what the machine sends to the decoder until *done, at most wait_s
- * seconds of wall time: REQ_OK, REQ_SILENT (time is up) or REQ_CLOSED. */
-static int pump(struct link *L, const bool *done, double wait_s)
-{
-	double t0 = now_s();
-
-	while (!*done) {
-		struct pollfd p = { L->in, POLLIN, 0 };
-		double left = wait_s - (now_s() - t0);
-		if (left <= 0)
-			return REQ_SILENT;
-		int k = poll(&p, 1, (int)(left * 1000) + 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k > 0) {
-			uint8_t buf[4096];
-			ssize_t got = read(L->in, buf, sizeof(buf));
-			if (got <= 0)
-				return REQ_CLOSED;
-			feed(L, buf, (size_t)got);
-		}
-	}
-	return REQ_OK;
-}
-
-/* Say in why what silence (after wait_s) or a closed line means, with
- * the console's text; returns k. */
-static int say_why(const struct link *L, int k, double wait_s, char *why, size_t why_n)
-{
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-			 L->clen ? "; its console said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "the machine's line closed%s%s",
-			 L->clen ? "; its console said:\n" : "", L->console);
-	return k;
-}
-
-/* Send one request and wait for its OK or ERROR, at most wait_s seconds;
- * REQ_OK, or why not (and the kernel's last console text) in why. */
-static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
-		   double wait_s, char *why, size_t why_n)
-{
-	size_t sent;
-
-	memset(r, 0, sizeof(*r));
-	L->r = r;
-	int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
-	L->tx += sent;
-	if (e)
-		return e == EPIPE ? REQ_CLOSED : REQ_IO;
-	return say_why(L, pump(L, &r->done, wait_s), wait_s, why, why_n);
-}
-
-/*
- * Over --tty, before any snippet: a RUN_CODE without code, which runs
- * nothing and is answered at once (PROBE_REPLY, or why this machine runs
- * no code), so that from then on silence is the snippets' doing. The first
- * request after the line is opened can go unanswered (QEMU's pty under
- * load: 3 in 60 with three QEMUs busy on 2 cores, while the machine
- * answered the next invocation at once; bytes a previous one left unread
- * may come first), so the probe goes again every PROBE_AGAIN_S until an
- * answer, for at most wait_s of wall time: REQ_OK, or why not in why.
- */
-static int probe(struct link *L, double wait_s, char *why, size_t why_n)
-{
-	const struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, 0 };
-	struct replies r = { 0 };
-	double t0 = now_s(), sent_at = -1;
-	int k = REQ_OK;
-
-	L->r = &r;
-	L->probing = true;
-	while (!r.done && k == REQ_OK) {
-		double t = now_s();
-		if (t - t0 >= wait_s) {
-			k = REQ_SILENT;
-			break;
-		}
-		if (sent_at < 0 || t - sent_at >= PROBE_AGAIN_S) {
-			size_t sent;
-			int e = ctl_send(&L->enc, L->out, (const uint8_t *)&m, sizeof(m), &sent, why,
-					 why_n) ? errno : 0;
-			L->tx += sent;
-			if (e)
-				return e == EPIPE ? REQ_CLOSED : REQ_IO;
-			sent_at = t;
-		}
-		double left = wait_s - (t - t0);
-		k = pump(L, &r.done, left < 0.25 ? left : 0.25);
-		if (k == REQ_SILENT)
-			k = REQ_OK;
-	}
-	L->probing = false;
-	L->r = NULL;
-	return say_why(L, k, wait_s, why, why_n);
-}
-
-/* QEMU: wait until the kernel says it reads requests (READY_TEXT). */
-static int wait_ready(struct link *L, double wait_s, char *why, size_t why_n)
-{
-	int k = pump(L, &L->ready, wait_s);
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
-			 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
-			 L->clen ? "; the machine said:\n" : "", L->console);
-	return k;
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -662,14 +444,14 @@ struct bench {
 	struct snippet one, *sn;
 	int nsn;
 	int ngroups;			/* requests per snippet: MAX_EVENTS events each */
-	struct link L;
+	struct ctl_line L;
 	struct termios saved;		/* --tty: the line's settings before */
 	/* The machine has answered (over --tty, the probe; under QEMU, it
 	 * said it is ready) since it booted: from then on, silence or a
 	 * closed line is the snippet's doing. */
 	bool answered;
-	char why[sizeof(((struct link *)0)->console) + 128];
-	struct replies r;
+	char why[sizeof(((struct ctl_line *)0)->console) + 128];
+	struct ctl_replies r;
 	/* Why the snippets left are not run (the machine must be reset, or
 	 * QEMU did not boot again), or "". */
 	char gone[200];
@@ -736,21 +518,10 @@ static int prepare_snippets(struct bench *B)
 	return 0;
 }
 
-static const struct wire_dec_ops link_ops = { NULL, NULL, on_data, NULL, NULL };
-
-/* A fresh encoder and decoder on the line. */
-static void link_codec(struct link *L)
-{
-	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
-
-	wire_encoder_init(&L->enc, &ec);
-	L->dec = wire_dec_new(&link_ops, L);
-}
-
 /* The line to the machine: --tty's, or QEMU booted. 0, or the exit status 1. */
 static int open_link(struct bench *B)
 {
-	struct link *L = &B->L;
+	struct ctl_line *L = &B->L;
 	char err[256];
 
 	if (B->o.tty) {
@@ -769,7 +540,7 @@ static int open_link(struct bench *B)
 			qemu_cleanup(&L->q);
 		return 1;
 	}
-	link_codec(L);
+	ctl_line_codec(L);
 	return 0;
 }
 
@@ -781,28 +552,28 @@ static int open_link(struct bench *B)
 static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bool *lost)
 {
 	const struct bopts *o = &B->o;
-	struct replies *r = &B->r;
+	struct ctl_replies *r = &B->r;
 	char *why = B->why;
 
 	for (int g = 0; g < B->ngroups; g++) {
 		size_t len = run_code_msg(o, &B->sn[i], g, msg, sizeof(msg));
-		int k = o->tty || B->L.ready ? REQ_OK :
-			wait_ready(&B->L, o->uefi && o->icount ? BOOT_WAIT_UEFI_ICOUNT_S :
+		int k = o->tty || B->L.ready ? CTL_LINE_OK :
+			ctl_line_wait_ready(&B->L, o->uefi && o->icount ? BOOT_WAIT_UEFI_ICOUNT_S :
 				   BOOT_WAIT_S, why, sizeof(B->why));
-		if (k == REQ_SILENT && o->uefi && o->icount)
+		if (k == CTL_LINE_SILENT && o->uefi && o->icount)
 			snprintf(why + strlen(why), sizeof(B->why) - strlen(why),
 				 "\n(OVMF boots slowly under -icount; --uefi without "
 				 "--icount boots faster)");
 		double t_req = now_s();
-		if (k == REQ_OK)
-			k = request(&B->L, msg, len, r, reply_wait_s(o), why, sizeof(B->why));
+		if (k == CTL_LINE_OK)
+			k = ctl_line_request(&B->L, msg, len, r, reply_wait_s(o), why, sizeof(B->why));
 		t_req = now_s() - t_req;
-		if (k == REQ_OK) {
+		if (k == CTL_LINE_OK) {
 			B->answered = true;
-		} else if ((B->answered || B->L.ready) && k != REQ_IO) {
+		} else if ((B->answered || B->L.ready) && k != CTL_LINE_IO) {
 			/* The code took the machine down: its row says so. */
 			r->ok = false;
-			if (k == REQ_SILENT)
+			if (k == CTL_LINE_SILENT)
 				snprintf(r->text, sizeof(r->text), "the machine stopped answering "
 					 "while it ran: no reply in %.1f s of wall time (the code "
 					 "stopped the watchdog's NMI, e.g. through the IDT, the "
@@ -833,8 +604,8 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 static void recover(struct bench *B, int i, bool lost)
 {
 	const struct bopts *o = &B->o;
-	struct replies *r = &B->r;
-	struct link *L = &B->L;
+	struct ctl_replies *r = &B->r;
+	struct ctl_line *L = &B->L;
 
 	if (!lost && (r->ok || strncmp(r->text, "stopped: ", 9)))
 		return;
@@ -851,13 +622,13 @@ static void recover(struct bench *B, int i, bool lost)
 	snprintf(r->text + strlen(r->text), sizeof(r->text) - strlen(r->text), "%s",
 		 i + 1 < B->nsn ? "; QEMU booted again for the next snippet" :
 		 "; QEMU stopped (no snippet after it)");
-	stop_qemu(L);
+	ctl_line_stop_qemu(L);
 	wire_dec_free(L->dec);
 	L->clen = 0;
 	L->ready = false;
 	if (i + 1 < B->nsn && start_qemu(o, L))
 		snprintf(B->gone, sizeof(B->gone), "not run: QEMU did not boot again");
-	link_codec(L);
+	ctl_line_codec(L);
 	B->answered = false;
 }
 
@@ -865,7 +636,7 @@ static void recover(struct bench *B, int i, bool lost)
 static void print_row(const struct bench *B, int i, const struct result *res, int nres)
 {
 	const struct bopts *o = &B->o;
-	const struct replies *r = &B->r;
+	const struct ctl_replies *r = &B->r;
 	const char *src = B->sn[i].src;
 
 	/* OK "N events; the code changed CR4 (put back)" */
@@ -912,7 +683,7 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 /* Every snippet in turn: 0, or the exit status 1 (the line failed). */
 static int run_all(struct bench *B)
 {
-	struct replies *r = &B->r;
+	struct ctl_replies *r = &B->r;
 
 	for (int i = 0; i < B->nsn; i++) {
 		struct result res[MAX_ALL_EVENTS];
@@ -968,7 +739,7 @@ int cmd_bench(int argc, char **argv)
 	int rc = 0;
 
 	memset(&B, 0, sizeof(B));
-	B.L = (struct link){ .in = -1, .out = -1 };
+	B.L = (struct ctl_line){ .in = -1, .out = -1 };
 	if (parse_args(argc, argv, o) ||
 	    (o->config && bench_config_load(o->config, o->events, o->labels, &o->nevents,
 					    MAX_ALL_EVENTS)))
@@ -979,12 +750,14 @@ int cmd_bench(int argc, char **argv)
 	if (prepare_snippets(&B))
 		return 2;
 	/* A machine that resets closes the line: a write then fails with
-	 * EPIPE, which request() reports, instead of killing us. */
+	 * EPIPE, which ctl_line_request reports, instead of killing us. */
 	signal(SIGPIPE, SIG_IGN);
 	if (open_link(&B))
 		return 1;
 	if (o->tty) {
-		if (probe(&B.L, REPLY_WAIT_S, B.why, sizeof(B.why)) != REQ_OK) {
+		const struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, 0 };
+		if (ctl_line_probe(&B.L, (const uint8_t *)&m, sizeof(m), PROBE_REPLY, REPLY_WAIT_S,
+				   B.why, sizeof(B.why)) != CTL_LINE_OK) {
 			fprintf(stderr, "bareperf bench: %s (booted with control=1 code=1 "
 				"stream=uart? the line at %u baud?): %s\n", o->tty, o->baud, B.why);
 			rc = 1;
@@ -1004,7 +777,7 @@ int cmd_bench(int argc, char **argv)
 	if (o->tty)
 		tcsetattr(B.L.in, TCSANOW, &B.saved);
 	else
-		stop_qemu(&B.L);
+		ctl_line_stop_qemu(&B.L);
 	if (B.L.prepared)
 		qemu_cleanup(&B.L.q);
 	wire_dec_free(B.L.dec);
