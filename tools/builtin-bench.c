@@ -1,5 +1,5 @@
 /*
- * bench_code.c — `bareperf bench`: nanoBench's interface on the bareperf
+ * tools/builtin-bench.c — `bareperf bench`: nanoBench's interface on the bareperf
  * kernel. Snippets are assembled here with NASM (Intel syntax, `;` between
  * lines), sent over the control channel as RUN_CODE requests (uapi/wire.h;
  * the kernel side is apps/bench_code.c) to a kernel booted with
@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,7 +29,7 @@
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 
-#define MAX_EVENTS	4		/* per request: the kernel's BENCH_MAX_EVENTS */
+#define MAX_EVENTS	CTL_ITEMS_MAX	/* per request: the kernel's BENCH_MAX_EVENTS */
 #define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define BOOT_WAIT_S	120.0
@@ -39,6 +38,11 @@
  * than 120 s on a busier one. */
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
+
+/* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
+ * bench never sends a snippet without code, so only the probe (over
+ * --tty, before any snippet) gets it. */
+#define PROBE_REPLY	"RUN_CODE: no code (BODY) given"
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
@@ -61,14 +65,6 @@ struct snippet {
 	int line;			/* --batch: its line in the file */
 	uint8_t *body, *init, *late;
 	size_t body_len, init_len, late_len;
-};
-
-/* One request's replies. */
-struct replies {
-	bool done, ok;
-	char text[600];
-	int nitems;
-	char item[MAX_EVENTS][600];
 };
 
 static void usage(FILE *f)
@@ -292,98 +288,9 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 	return at;
 }
 
-/* ---- the link ------------------------------------------------------------- */
-
-struct link {
-	int in, out;			/* we read `in`, write `out` */
-	struct qemu q;			/* QEMU, when not --tty */
-	bool prepared;			/* q's command and directory made */
-	struct wire_dec *dec;
-	struct wire_enc enc;
-	struct replies *r;
-	char console[4096];		/* the kernel's last console text, for errors */
-	size_t clen;
-	bool ready;			/* READY_TEXT seen since QEMU started; --tty: true */
-	bool probing;			/* probe() waits: PROBE_REPLY is its */
-	uint64_t tx, rx;		/* bytes written to and read from the line */
-};
-
-/* Keep the last sizeof(L->console) - 1 bytes the kernel printed. */
-static void console_add(struct link *L, const uint8_t *p, size_t n)
-{
-	size_t cap = sizeof(L->console) - 1;
-
-	if (n > cap)
-		p += n - cap, n = cap;
-	if (L->clen + n > cap) {
-		size_t drop = L->clen + n - cap;
-		memmove(L->console, L->console + drop, L->clen - drop);
-		L->clen -= drop;
-	}
-	for (size_t i = 0; i < n; i++)	/* NULs would cut the text short */
-		L->console[L->clen++] = p[i] ? (char)p[i] : ' ';
-	L->console[L->clen] = 0;
-}
-
-/* The control channel's banner (apps/control.c), printed as plain text
- * before the stream starts: from then on the kernel reads requests.
- * Anything sent earlier may be read by the firmware (OVMF's console reads
- * the serial port) and lost. */
-#define READY_TEXT	"control: waiting for requests from the host"
-
-/* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
- * bench never sends a snippet without code, so only a probe gets it. */
-#define PROBE_REPLY	"RUN_CODE: no code (BODY) given"
-#define PROBE_AGAIN_S	2.0
-
-/* Bytes from the machine: until the banner, also kept as its console text
- * (the decoder holds plain text back until a frame delimiter comes). */
-static void feed(struct link *L, const uint8_t *p, size_t n)
-{
-	L->rx += n;
-	if (!L->ready) {
-		console_add(L, p, n);
-		if (strstr(L->console, READY_TEXT))
-			L->ready = true;
-	}
-	wire_dec_feed(L->dec, p, n);
-}
-
-static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
-{
-	struct link *L = ctx;
-	struct wire_ctl_msg m;
-
-	if (f->channel == WIRE_CH_CONSOLE) {
-		console_add(L, p, n);
-		return;
-	}
-	if (f->channel != WIRE_CH_CONTROL || f->cpu == WIRE_CPU_HOST || n < sizeof(m) || !L->r)
-		return;
-	memcpy(&m, p, sizeof(m));
-	if (m.len > n - sizeof(m))
-		return;
-	char *dst = m.type == WIRE_CTL_ITEM && L->r->nitems < MAX_EVENTS ?
-		    L->r->item[L->r->nitems++] :
-		    (m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) ? L->r->text : NULL;
-	if (!dst)
-		return;
-	size_t k = m.len < 599 ? m.len : 599;
-	/* A late answer to a probe sent again: not the snippet's. */
-	if (!L->probing && m.type == WIRE_CTL_ERROR && k == strlen(PROBE_REPLY) &&
-	    !memcmp(p + sizeof(m), PROBE_REPLY, k))
-		return;
-	memcpy(dst, p + sizeof(m), k);
-	dst[k] = 0;
-	if (m.type != WIRE_CTL_ITEM) {
-		L->r->done = true;
-		L->r->ok = m.type == WIRE_CTL_OK;
-	}
-}
-
 /* QEMU booted with the control channel (started again after a snippet
  * took the machine down: the same machine, its ESP copy kept). */
-static int start_qemu(const struct bopts *o, struct link *L)
+static int start_qemu(const struct bopts *o, struct ctl_line *L)
 {
 	char err[300];
 
@@ -408,131 +315,6 @@ static int start_qemu(const struct bopts *o, struct link *L)
 	}
 	L->out = L->q.in_fd;
 	return 0;
-}
-
-static void stop_qemu(struct link *L)
-{
-	if (L->q.pid > 0)
-		qemu_reap(&L->q, true);
-	if (L->in >= 0)
-		close(L->in);
-	if (L->out >= 0)
-		close(L->out);
-	L->in = L->out = -1;
-}
-
-/* How request() ended. */
-enum { REQ_OK, REQ_IO, REQ_SILENT, REQ_CLOSED };
-
-/* Feed what the machine sends to the decoder until *done, at most wait_s
- * seconds of wall time: REQ_OK, REQ_SILENT (time is up) or REQ_CLOSED. */
-static int pump(struct link *L, const bool *done, double wait_s)
-{
-	double t0 = now_s();
-
-	while (!*done) {
-		struct pollfd p = { L->in, POLLIN, 0 };
-		double left = wait_s - (now_s() - t0);
-		if (left <= 0)
-			return REQ_SILENT;
-		int k = poll(&p, 1, (int)(left * 1000) + 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k > 0) {
-			uint8_t buf[4096];
-			ssize_t got = read(L->in, buf, sizeof(buf));
-			if (got <= 0)
-				return REQ_CLOSED;
-			feed(L, buf, (size_t)got);
-		}
-	}
-	return REQ_OK;
-}
-
-/* Say in why what silence (after wait_s) or a closed line means, with
- * the console's text; returns k. */
-static int say_why(const struct link *L, int k, double wait_s, char *why, size_t why_n)
-{
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-			 L->clen ? "; its console said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "the machine's line closed%s%s",
-			 L->clen ? "; its console said:\n" : "", L->console);
-	return k;
-}
-
-/* Send one request and wait for its OK or ERROR, at most wait_s seconds;
- * REQ_OK, or why not (and the kernel's last console text) in why. */
-static int request(struct link *L, const uint8_t *msg, size_t len, struct replies *r,
-		   double wait_s, char *why, size_t why_n)
-{
-	size_t sent;
-
-	memset(r, 0, sizeof(*r));
-	L->r = r;
-	int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
-	L->tx += sent;
-	if (e)
-		return e == EPIPE ? REQ_CLOSED : REQ_IO;
-	return say_why(L, pump(L, &r->done, wait_s), wait_s, why, why_n);
-}
-
-/*
- * Over --tty, before any snippet: a RUN_CODE without code, which runs
- * nothing and is answered at once (PROBE_REPLY, or why this machine runs
- * no code), so that from then on silence is the snippets' doing. The first
- * request after the line is opened can go unanswered (QEMU's pty under
- * load: 3 in 60 with three QEMUs busy on 2 cores, while the machine
- * answered the next invocation at once; bytes a previous one left unread
- * may come first), so the probe goes again every PROBE_AGAIN_S until an
- * answer, for at most wait_s of wall time: REQ_OK, or why not in why.
- */
-static int probe(struct link *L, double wait_s, char *why, size_t why_n)
-{
-	const struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, 0 };
-	struct replies r = { 0 };
-	double t0 = now_s(), sent_at = -1;
-	int k = REQ_OK;
-
-	L->r = &r;
-	L->probing = true;
-	while (!r.done && k == REQ_OK) {
-		double t = now_s();
-		if (t - t0 >= wait_s) {
-			k = REQ_SILENT;
-			break;
-		}
-		if (sent_at < 0 || t - sent_at >= PROBE_AGAIN_S) {
-			size_t sent;
-			int e = ctl_send(&L->enc, L->out, (const uint8_t *)&m, sizeof(m), &sent, why,
-					 why_n) ? errno : 0;
-			L->tx += sent;
-			if (e)
-				return e == EPIPE ? REQ_CLOSED : REQ_IO;
-			sent_at = t;
-		}
-		double left = wait_s - (t - t0);
-		k = pump(L, &r.done, left < 0.25 ? left : 0.25);
-		if (k == REQ_SILENT)
-			k = REQ_OK;
-	}
-	L->probing = false;
-	L->r = NULL;
-	return say_why(L, k, wait_s, why, why_n);
-}
-
-/* QEMU: wait until the kernel says it reads requests (READY_TEXT). */
-static int wait_ready(struct link *L, double wait_s, char *why, size_t why_n)
-{
-	int k = pump(L, &L->ready, wait_s);
-	if (k == REQ_SILENT)
-		snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
-			 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
-	else if (k == REQ_CLOSED)
-		snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
-			 L->clen ? "; the machine said:\n" : "", L->console);
-	return k;
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -656,272 +438,352 @@ static int load_batch(const char *path, struct snippet **out, int *n)
 	return k ? 0 : -1;
 }
 
-int cmd_bench(int argc, char **argv)
-{
+/* A bench invocation: its options, its snippets, the machine's line, the tally. */
+struct bench {
 	struct bopts o;
-	struct snippet one = { 0 }, *sn = &one;
+	struct snippet one, *sn;
+	int nsn;
+	int ngroups;			/* requests per snippet: MAX_EVENTS events each */
+	struct ctl_line L;
+	struct termios saved;		/* --tty: the line's settings before */
+	/* The machine has answered (over --tty, the probe; under QEMU, it
+	 * said it is ready) since it booted: from then on, silence or a
+	 * closed line is the snippet's doing. */
+	bool answered;
+	char why[sizeof(((struct ctl_line *)0)->console) + 128];
+	struct ctl_replies r;
+	/* Why the snippets left are not run (the machine must be reset, or
+	 * QEMU did not boot again), or "". */
+	char gone[200];
+	int not_run, failed;
+	/* Time per snippet on a machine already up: boots, and snippets that
+	 * took the machine down, excluded. */
+	double t_sum;
+	uint64_t tx_sum, rx_sum;
+	int n_timed;
+};
+
+static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
+
+/* Everything assembled and checked before the machine is asked: 0 or 2. */
+static int prepare_snippets(struct bench *B)
+{
+	const struct bopts *o = &B->o;
+	struct snippet *one = &B->one;
 	uint8_t *init = NULL, *late = NULL;
 	size_t init_len = 0, late_len = 0;
-	int nsn = 1, rc = 0;
 
-	if (parse_args(argc, argv, &o) || (o.config && bench_config_load(o.config, o.events, o.labels, &o.nevents, MAX_ALL_EVENTS)))
+	B->sn = one;
+	B->nsn = 1;
+	if (o->code_init ? bench_read_code(o->code_init, &init, &init_len, "-code_init") :
+	    bench_assemble("-asm_init", o->asm_init, &init, &init_len))
 		return 2;
-	/* Events in groups the kernel takes in one request, each group a
-	 * measurement of its own (never multiplexed). */
-	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
-	/* Everything is assembled and checked before the machine is asked. */
-	if (o.code_init ? bench_read_code(o.code_init, &init, &init_len, "-code_init") :
-	    bench_assemble("-asm_init", o.asm_init, &init, &init_len))
+	if (bench_assemble("-asm_late_init", o->asm_late, &late, &late_len))
 		return 2;
-	if (bench_assemble("-asm_late_init", o.asm_late, &late, &late_len))
-		return 2;
-	if (o.batch) {
-		if (load_batch(o.batch, &sn, &nsn))
+	if (o->batch) {
+		if (load_batch(o->batch, &B->sn, &B->nsn))
 			return 2;
-		for (int i = 0; i < nsn; i++) {
+		for (int i = 0; i < B->nsn; i++) {
 			char what[64];
-			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
-			if (bench_assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
+			snprintf(what, sizeof(what), "--batch %s:%d", o->batch, B->sn[i].line);
+			if (bench_assemble(what, B->sn[i].src, &B->sn[i].body, &B->sn[i].body_len))
 				return 2;
 		}
-	} else if (o.code) {
-		one.src = (char *)o.code;
-		if (bench_read_code(o.code, &one.body, &one.body_len, "-code"))
+	} else if (o->code) {
+		one->src = (char *)o->code;
+		if (bench_read_code(o->code, &one->body, &one->body_len, "-code"))
 			return 2;
-		if (!one.body_len) {
-			fprintf(stderr, "bareperf bench: -code %s is empty\n", o.code);
+		if (!one->body_len) {
+			fprintf(stderr, "bareperf bench: -code %s is empty\n", o->code);
 			return 2;
 		}
 	} else {
-		one.src = (char *)o.asm_body;
-		if (bench_assemble("-asm", o.asm_body, &one.body, &one.body_len))
+		one->src = (char *)o->asm_body;
+		if (bench_assemble("-asm", o->asm_body, &one->body, &one->body_len))
 			return 2;
-		if (!one.body_len) {
+		if (!one->body_len) {
 			fprintf(stderr, "bareperf bench: -asm is empty\n");
 			return 2;
 		}
 	}
-	static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
-	for (int i = 0; i < nsn; i++) {
-		sn[i].init = init, sn[i].init_len = init_len;
-		sn[i].late = late, sn[i].late_len = late_len;
-		if (!run_code_msg(&o, &sn[i], 0, msg, sizeof(msg))) {
+	for (int i = 0; i < B->nsn; i++) {
+		struct snippet *sn = &B->sn[i];
+		sn->init = init, sn->init_len = init_len;
+		sn->late = late, sn->late_len = late_len;
+		if (!run_code_msg(o, sn, 0, msg, sizeof(msg))) {
 			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
 			return 2;
 		}
 	}
+	return 0;
+}
 
-	/* A machine that resets closes the line: a write then fails with
-	 * EPIPE, which request() reports, instead of killing us. */
-	signal(SIGPIPE, SIG_IGN);
-	struct link L = { .in = -1, .out = -1 };
-	struct termios saved;
+/* The line to the machine: --tty's, or QEMU booted. 0, or the exit status 1. */
+static int open_link(struct bench *B)
+{
+	struct ctl_line *L = &B->L;
 	char err[256];
-	const struct wire_dec_ops ops = { NULL, NULL, on_data, NULL, NULL };
-	if (o.tty) {
-		int fd = link_tty_open(o.tty, o.baud, &saved, err, sizeof(err));
+
+	if (B->o.tty) {
+		int fd = link_tty_open(B->o.tty, B->o.baud, &B->saved, err, sizeof(err));
 		if (fd < 0) {
 			fprintf(stderr, "bareperf bench: %s\n", err);
 			return 1;
 		}
-		L.in = L.out = fd;
+		L->in = L->out = fd;
 		/* No banner to wait for: the machine booted before, its plain
 		 * text is gone and what comes now is frames (the console's
 		 * among them, on_data), or bytes that are no text at all. */
-		L.ready = true;
-	} else if (start_qemu(&o, &L)) {
-		if (L.prepared)
-			qemu_cleanup(&L.q);
+		L->ready = true;
+	} else if (start_qemu(&B->o, L)) {
+		if (L->prepared)
+			qemu_cleanup(&L->q);
 		return 1;
 	}
-	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
-	wire_encoder_init(&L.enc, &ec);
-	L.dec = wire_dec_new(&ops, &L);
-	/* The machine has answered (over --tty, the probe below; under QEMU,
-	 * it said it is ready) since it booted: from then on, silence or a
-	 * closed line is the snippet's doing. */
-	bool answered = false;
-	char why[sizeof(L.console) + 128];
+	ctl_line_codec(L);
+	return 0;
+}
 
-	struct replies r;
-	if (o.tty) {
-		if (probe(&L, REPLY_WAIT_S, why, sizeof(why)) != REQ_OK) {
-			fprintf(stderr, "bareperf bench: %s (booted with control=1 code=1 "
-				"stream=uart? the line at %u baud?): %s\n", o.tty, o.baud, why);
-			rc = 1;
+/*
+ * Snippet i, one request per group of events, its results into res
+ * (*nres of them) and its end into B->r; *lost: the code took the
+ * machine down. 0, or the exit status 1 (the line failed).
+ */
+static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bool *lost)
+{
+	const struct bopts *o = &B->o;
+	struct ctl_replies *r = &B->r;
+	char *why = B->why;
+
+	for (int g = 0; g < B->ngroups; g++) {
+		size_t len = run_code_msg(o, &B->sn[i], g, msg, sizeof(msg));
+		int k = o->tty || B->L.ready ? CTL_LINE_OK :
+			ctl_line_wait_ready(&B->L, o->uefi && o->icount ? BOOT_WAIT_UEFI_ICOUNT_S :
+				   BOOT_WAIT_S, why, sizeof(B->why));
+		if (k == CTL_LINE_SILENT && o->uefi && o->icount)
+			snprintf(why + strlen(why), sizeof(B->why) - strlen(why),
+				 "\n(OVMF boots slowly under -icount; --uefi without "
+				 "--icount boots faster)");
+		double t_req = now_s();
+		if (k == CTL_LINE_OK)
+			k = ctl_line_request(&B->L, msg, len, r, reply_wait_s(o), why, sizeof(B->why));
+		t_req = now_s() - t_req;
+		if (k == CTL_LINE_OK) {
+			B->answered = true;
+		} else if ((B->answered || B->L.ready) && k != CTL_LINE_IO) {
+			/* The code took the machine down: its row says so. */
+			r->ok = false;
+			if (k == CTL_LINE_SILENT)
+				snprintf(r->text, sizeof(r->text), "the machine stopped answering "
+					 "while it ran: no reply in %.1f s of wall time (the code "
+					 "stopped the watchdog's NMI, e.g. through the IDT, the "
+					 "HPET or its interrupt route, or hung the CPU)", t_req);
+			else
+				snprintf(r->text, sizeof(r->text), "the machine reset or stopped "
+					 "while it ran (a triple fault?)");
+			*lost = true;
+			return 0;
+		} else {
+			fprintf(stderr, "bareperf bench: %s\n", why);
+			return 1;
 		}
-		answered = true;
+		for (int k = 0; k < r->nitems; k++)
+			if (!parse_item(o, r->item[k], &res[*nres]))
+				(*nres)++;
+		if (!r->ok)
+			return 0;
 	}
-	/* Why the snippets left are not run (the machine must be reset, or
-	 * QEMU did not boot again), or "". */
-	char gone[200] = "";
-	int not_run = 0;
-	/* Time per snippet on a machine already up: boots, and snippets that
-	 * took the machine down, excluded. */
-	double t_sum = 0;
-	uint64_t tx_sum = 0, rx_sum = 0;
-	int n_timed = 0;
-	int failed = 0;
-	if (o.batch && !o.json && !rc)
-		printf("asm,event,value,error\n");
-	if (o.json && o.batch && !rc)
-		printf("[\n");
-	for (int i = 0; i < nsn; i++) {
+	return 0;
+}
+
+/*
+ * After snippet i: the machine is gone, or says it runs no more code.
+ * QEMU boots again and the batch goes on; a machine on --tty is the
+ * user's to reset, and the snippets after this one are not run.
+ */
+static void recover(struct bench *B, int i, bool lost)
+{
+	const struct bopts *o = &B->o;
+	struct ctl_replies *r = &B->r;
+	struct ctl_line *L = &B->L;
+
+	if (!lost && (r->ok || strncmp(r->text, "stopped: ", 9)))
+		return;
+	if (o->tty) {
+		snprintf(r->text + strlen(r->text), sizeof(r->text) - strlen(r->text),
+			 "; reset the machine (%s) to run more", o->tty);
+		if (o->batch)
+			snprintf(B->gone, sizeof(B->gone), "not run: the machine (%s) stopped at "
+				 "line %d of %s, reset it first", o->tty, B->sn[i].line, o->batch);
+		else
+			snprintf(B->gone, sizeof(B->gone), "not run");
+		return;
+	}
+	snprintf(r->text + strlen(r->text), sizeof(r->text) - strlen(r->text), "%s",
+		 i + 1 < B->nsn ? "; QEMU booted again for the next snippet" :
+		 "; QEMU stopped (no snippet after it)");
+	ctl_line_stop_qemu(L);
+	wire_dec_free(L->dec);
+	L->clen = 0;
+	L->ready = false;
+	if (i + 1 < B->nsn && start_qemu(o, L))
+		snprintf(B->gone, sizeof(B->gone), "not run: QEMU did not boot again");
+	ctl_line_codec(L);
+	B->answered = false;
+}
+
+/* Snippet i's row: JSON, --batch's CSV, or nanoBench's lines. */
+static void print_row(const struct bench *B, int i, const struct result *res, int nres)
+{
+	const struct bopts *o = &B->o;
+	const struct ctl_replies *r = &B->r;
+	const char *src = B->sn[i].src;
+
+	/* OK "N events; the code changed CR4 (put back)" */
+	const char *note = r->ok ? strstr(r->text, "; ") : NULL;
+	if (note)
+		fprintf(stderr, "bareperf bench: %s: note: %s\n", src, note + 2);
+	if (o->json) {
+		printf("%s{\"asm\": ", o->batch ? "  " : "");
+		json_str(src);
+		printf(", \"results\": {");
+		for (int k = 0; k < nres; k++) {
+			printf("%s", k ? ", " : "");
+			json_str(res[k].label);
+			printf(": %.3f", res[k].value);
+		}
+		printf("}, \"error\": ");
+		if (r->ok)
+			printf("null");
+		else
+			json_str(r->text);
+		printf("}%s\n", o->batch && i + 1 < B->nsn ? "," : "");
+	} else if (o->batch) {
+		if (!r->ok) {
+			csv_str(src);
+			printf(",,,");
+			csv_str(r->text);
+			putchar('\n');
+		}
+		for (int k = 0; k < nres; k++) {
+			csv_str(src);
+			putchar(',');
+			csv_str(res[k].label);
+			printf(",%.3f,\n", res[k].value);
+		}
+	} else if (!r->ok) {
+		fprintf(stderr, "bareperf bench: %s\n", r->text);
+	} else {
+		for (int k = 0; k < nres; k++)
+			printf("%s: %.2f\n", res[k].label, res[k].value);
+	}
+	fflush(stdout);
+}
+
+/* Every snippet in turn: 0, or the exit status 1 (the line failed). */
+static int run_all(struct bench *B)
+{
+	struct ctl_replies *r = &B->r;
+
+	for (int i = 0; i < B->nsn; i++) {
 		struct result res[MAX_ALL_EVENTS];
 		int nres = 0;
-		bool lost = false, timed = answered && !gone[0];
+		bool lost = false, timed = B->answered && !B->gone[0];
 		double t_sn = now_s();
-		uint64_t tx0 = L.tx, rx0 = L.rx;
-		if (gone[0]) {
-			memset(&r, 0, sizeof(r));
-			snprintf(r.text, sizeof(r.text), "%s", gone);
-			not_run++;
+		uint64_t tx0 = B->L.tx, rx0 = B->L.rx;
+		bool skipped = B->gone[0];
+		if (skipped) {
+			memset(r, 0, sizeof(*r));
+			snprintf(r->text, sizeof(r->text), "%s", B->gone);
+			B->not_run++;
+		} else if (run_snippet(B, i, res, &nres, &lost)) {
+			return 1;
 		}
-		for (int g = 0; g < ngroups && !rc && !gone[0]; g++) {
-			size_t len = run_code_msg(&o, &sn[i], g, msg, sizeof(msg));
-			int k = o.tty || L.ready ? REQ_OK :
-				wait_ready(&L, o.uefi && o.icount ? BOOT_WAIT_UEFI_ICOUNT_S :
-					   BOOT_WAIT_S, why, sizeof(why));
-			if (k == REQ_SILENT && o.uefi && o.icount)
-				snprintf(why + strlen(why), sizeof(why) - strlen(why),
-					 "\n(OVMF boots slowly under -icount; --uefi without "
-					 "--icount boots faster)");
-			double t_req = now_s();
-			if (k == REQ_OK)
-				k = request(&L, msg, len, &r, reply_wait_s(&o), why,
-					    sizeof(why));
-			t_req = now_s() - t_req;
-			if (k == REQ_OK) {
-				answered = true;
-			} else if ((answered || L.ready) && k != REQ_IO) {
-				/* The code took the machine down: its row says so. */
-				r.ok = false;
-				if (k == REQ_SILENT)
-					snprintf(r.text, sizeof(r.text), "the machine stopped answering "
-						 "while it ran: no reply in %.1f s of wall time (the code "
-						 "stopped the watchdog's NMI, e.g. through the IDT, the "
-						 "HPET or its interrupt route, or hung the CPU)", t_req);
-				else
-					snprintf(r.text, sizeof(r.text), "the machine reset or stopped "
-						 "while it ran (a triple fault?)");
-				lost = true;
-				break;
-			} else {
-				fprintf(stderr, "bareperf bench: %s\n", why);
-				rc = 1;
-				break;
-			}
-			for (int k = 0; k < r.nitems; k++)
-				if (!parse_item(&o, r.item[k], &res[nres]))
-					nres++;
-			if (!r.ok)
-				break;
-		}
-		if (rc)
-			break;
 		if (timed && !lost) {
-			t_sum += now_s() - t_sn;
-			tx_sum += L.tx - tx0;
-			rx_sum += L.rx - rx0;
-			n_timed++;
+			B->t_sum += now_s() - t_sn;
+			B->tx_sum += B->L.tx - tx0;
+			B->rx_sum += B->L.rx - rx0;
+			B->n_timed++;
 		}
-		bool skipped = gone[0];
-		if (!r.ok && !skipped)
-			failed++;
-		/* The machine is gone, or says it runs no more code: QEMU boots
-		 * again and the batch goes on; a machine on --tty is the user's
-		 * to reset, and the snippets after this one are not run. */
-		bool reboot = !skipped && (lost || (!r.ok && !strncmp(r.text, "stopped: ", 9)));
-		if (reboot && o.tty) {
-			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text),
-				 "; reset the machine (%s) to run more", o.tty);
-			if (o.batch)
-				snprintf(gone, sizeof(gone), "not run: the machine (%s) stopped at "
-					 "line %d of %s, reset it first", o.tty, sn[i].line, o.batch);
-			else
-				snprintf(gone, sizeof(gone), "not run");
-		} else if (reboot) {
-			snprintf(r.text + strlen(r.text), sizeof(r.text) - strlen(r.text), "%s",
-				 i + 1 < nsn ? "; QEMU booted again for the next snippet" :
-				 "; QEMU stopped (no snippet after it)");
-			stop_qemu(&L);
-			wire_dec_free(L.dec);
-			L.clen = 0;
-			L.ready = false;
-			if (i + 1 < nsn && start_qemu(&o, &L))
-				snprintf(gone, sizeof(gone), "not run: QEMU did not boot again");
-			wire_encoder_init(&L.enc, &ec);
-			L.dec = wire_dec_new(&ops, &L);
-			answered = false;
-		}
-		/* OK "N events; the code changed CR4 (put back)" */
-		const char *note = r.ok ? strstr(r.text, "; ") : NULL;
-		if (note)
-			fprintf(stderr, "bareperf bench: %s: note: %s\n", sn[i].src, note + 2);
-		if (o.json) {
-			printf("%s{\"asm\": ", o.batch ? "  " : "");
-			json_str(sn[i].src);
-			printf(", \"results\": {");
-			for (int k = 0; k < nres; k++) {
-				printf("%s", k ? ", " : "");
-				json_str(res[k].label);
-				printf(": %.3f", res[k].value);
-			}
-			printf("}, \"error\": ");
-			if (r.ok)
-				printf("null");
-			else
-				json_str(r.text);
-			printf("}%s\n", o.batch && i + 1 < nsn ? "," : "");
-		} else if (o.batch) {
-			if (!r.ok) {
-				csv_str(sn[i].src);
-				printf(",,,");
-				csv_str(r.text);
-				putchar('\n');
-			}
-			for (int k = 0; k < nres; k++) {
-				csv_str(sn[i].src);
-				putchar(',');
-				csv_str(res[k].label);
-				printf(",%.3f,\n", res[k].value);
-			}
-		} else if (!r.ok) {
-			fprintf(stderr, "bareperf bench: %s\n", r.text);
-		} else {
-			for (int k = 0; k < nres; k++)
-				printf("%s: %.2f\n", res[k].label, res[k].value);
-		}
-		fflush(stdout);
-		if (rc)
-			break;
+		if (!r->ok && !skipped)
+			B->failed++;
+		if (!skipped)
+			recover(B, i, lost);
+		print_row(B, i, res, nres);
 	}
-	if (o.json && o.batch && !rc)
+	return 0;
+}
+
+/* A request and its replies take turns on the line: at 115200 baud
+ * (8N1: 11,520 bytes/s) a snippet needs (sent + received) / 11,520 s. */
+static void print_summary(const struct bench *B)
+{
+	int n = B->n_timed;
+
+	fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed", B->nsn, B->failed);
+	if (B->not_run)
+		fprintf(stderr, ", %d not run", B->not_run);
+	if (n)
+		fprintf(stderr, "; %.1f ms per snippet over %d on a booted machine (boots "
+			"excluded); %.0f bytes sent and %.0f received per snippet: at most "
+			"%.1f snippets/s over a 115200-baud line", B->t_sum * 1000.0 / n,
+			n, (double)B->tx_sum / n, (double)B->rx_sum / n,
+			11520.0 * n / (double)(B->tx_sum + B->rx_sum));
+	fputc('\n', stderr);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static struct bench B;
+	struct bopts *o = &B.o;
+	int rc = 0;
+
+	memset(&B, 0, sizeof(B));
+	B.L = (struct ctl_line){ .in = -1, .out = -1 };
+	if (parse_args(argc, argv, o) ||
+	    (o->config && bench_config_load(o->config, o->events, o->labels, &o->nevents,
+					    MAX_ALL_EVENTS)))
+		return 2;
+	/* Events in groups the kernel takes in one request, each group a
+	 * measurement of its own (never multiplexed). */
+	B.ngroups = o->nevents ? (o->nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
+	if (prepare_snippets(&B))
+		return 2;
+	/* A machine that resets closes the line: a write then fails with
+	 * EPIPE, which ctl_line_request reports, instead of killing us. */
+	signal(SIGPIPE, SIG_IGN);
+	if (open_link(&B))
+		return 1;
+	if (o->tty) {
+		const struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, 0 };
+		if (ctl_line_probe(&B.L, (const uint8_t *)&m, sizeof(m), PROBE_REPLY, REPLY_WAIT_S,
+				   B.why, sizeof(B.why)) != CTL_LINE_OK) {
+			fprintf(stderr, "bareperf bench: %s (booted with control=1 code=1 "
+				"stream=uart? the line at %u baud?): %s\n", o->tty, o->baud, B.why);
+			rc = 1;
+		}
+		B.answered = true;
+	}
+	if (o->batch && !o->json && !rc)
+		printf("asm,event,value,error\n");
+	if (o->json && o->batch && !rc)
+		printf("[\n");
+	if (!rc)
+		rc = run_all(&B);
+	if (o->json && o->batch && !rc)
 		printf("]\n");
-	/* A request and its replies take turns on the line: at 115200 baud
-	 * (8N1: 11,520 bytes/s) a snippet needs (sent + received) / 11,520 s. */
-	if (o.batch && !rc) {
-		fprintf(stderr, "bareperf bench: %d snippets, %d refused or failed", nsn, failed);
-		if (not_run)
-			fprintf(stderr, ", %d not run", not_run);
-		if (n_timed)
-			fprintf(stderr, "; %.1f ms per snippet over %d on a booted machine (boots "
-				"excluded); %.0f bytes sent and %.0f received per snippet: at most "
-				"%.1f snippets/s over a 115200-baud line", t_sum * 1000.0 / n_timed,
-				n_timed, (double)tx_sum / n_timed, (double)rx_sum / n_timed,
-				11520.0 * n_timed / (double)(tx_sum + rx_sum));
-		fputc('\n', stderr);
-	}
-	if (o.tty)
-		tcsetattr(L.in, TCSANOW, &saved);
+	if (o->batch && !rc)
+		print_summary(&B);
+	if (o->tty)
+		tcsetattr(B.L.in, TCSANOW, &B.saved);
 	else
-		stop_qemu(&L);
-	if (L.prepared)
-		qemu_cleanup(&L.q);
-	wire_dec_free(L.dec);
-	if (!rc && gone[0])
+		ctl_line_stop_qemu(&B.L);
+	if (B.L.prepared)
+		qemu_cleanup(&B.L.q);
+	wire_dec_free(B.L.dec);
+	if (!rc && B.gone[0])
 		rc = 1;
-	if (!rc && failed)
+	if (!rc && B.failed)
 		rc = 3;
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/util/buildid_cache.h"
 #include "tools/util/chrome.h"
 #include "tools/util/cli.h"
 #include "tools/util/convert_perf.h"
@@ -123,8 +124,8 @@ int cmd_convert(int argc, char **argv)
 			if (!cache)
 				fprintf(stderr, "bareperf convert: perf finds the kernel's symbols "
 					"with: perf report -i %s -k %s\n", outp, kpath);
-			else if (convert_buildid_cache(kpath, id, idlen, dir, sizeof(dir), err,
-						       sizeof(err)))
+			else if (buildid_cache_add(kpath, id, idlen, dir, sizeof(dir), err,
+						   sizeof(err)))
 				fprintf(stderr, "bareperf convert: warning: build-id cache: %s; "
 					"perf needs: perf report -i %s -k %s\n", err, outp, kpath);
 			else

@@ -7,18 +7,15 @@
  * .apps section (struct app, apps/app.h).
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pmu/pmu.h"
 #include "tools/commands.h"
+#include "tools/util/symbol.h"
 
 #ifdef HAVE_LIBPFM
 #include <perfmon/pfmlib.h>
@@ -330,27 +327,6 @@ struct app_image {
 _Static_assert(sizeof(struct app_image) == 32, "struct app layout (kernel/kernel.h)");
 #define APP_IMAGE_TEST	(1u << 0)	/* APP_TEST */
 
-/* The NUL-terminated string at vaddr in an allocated section, or NULL. */
-static const char *string_at(Elf *e, uint64_t vaddr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
-		    sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
-		    vaddr >= sh.sh_addr + sh.sh_size)
-			continue;
-		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf)
-			return NULL;
-		const char *s = (const char *)d->d_buf + (vaddr - sh.sh_addr);
-		size_t room = d->d_size - (vaddr - sh.sh_addr);
-		return memchr(s, 0, room) ? s : NULL;
-	}
-	return NULL;
-}
-
 int cmd_list_apps(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -361,10 +337,11 @@ int cmd_list_apps(int argc, char **argv)
 	};
 	const char *kernel = "build/kernel.elf";
 	bool all = false;
-	Elf_Scn *scn = NULL;
-	size_t shstr;
-	int c, fd, n = 0;
-	Elf *e;
+	struct elf_file *e;
+	const void *apps;
+	size_t len;
+	char err[4200];
+	int c, n = 0;
 
 	optind = 0;
 	opterr = 0;
@@ -386,51 +363,31 @@ int cmd_list_apps(int argc, char **argv)
 		fprintf(stderr, "bareperf list-apps: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	elf_version(EV_CURRENT);
-	if ((fd = open(kernel, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "bareperf list-apps: %s: %s\n", kernel, strerror(errno));
+	if (elf_file_open(&e, kernel, err, sizeof(err))) {
+		fprintf(stderr, "bareperf list-apps: %s\n", err);
 		return 1;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) != ELFCLASS64 ||
-	    elf_getshdrstrndx(e, &shstr)) {
-		fprintf(stderr, "bareperf list-apps: %s: not a 64-bit ELF file\n", kernel);
-		if (e)
-			elf_end(e);
-		close(fd);
-		return 1;
-	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstr, sh.sh_name)) ||
-		    strcmp(name, ".apps"))
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t napps = d && d->d_buf ? d->d_size / sizeof(struct app_image) : 0;
-		for (size_t i = 0; i < napps; i++) {
-			struct app_image a;
-			memcpy(&a, (const uint8_t *)d->d_buf + i * sizeof(a), sizeof(a));
-			if ((a.flags & APP_IMAGE_TEST) && !all)
-				continue;
-			const char *an = string_at(e, a.name), *ad = string_at(e, a.desc);
-			if (!an) {
-				fprintf(stderr, "bareperf list-apps: %s: app %zu has a name pointer "
-					"(0x%" PRIx64 ") outside the image\n", kernel, i, a.name);
-				continue;
-			}
-			printf("  %-16s %s%s\n", an, ad ? ad : "", a.flags & APP_IMAGE_TEST ? " (test)" : "");
-			n++;
-		}
-		break;
-	}
-	elf_end(e);
-	close(fd);
-	if (!scn) {
+	if (!elf_file_section(e, ".apps", &apps, &len)) {
+		elf_file_close(e);
 		fprintf(stderr, "bareperf list-apps: %s has no .apps section: not a bareperf "
 			"kernel\n", kernel);
 		return 1;
 	}
+	for (size_t i = 0; i < len / sizeof(struct app_image); i++) {
+		struct app_image a;
+		memcpy(&a, (const uint8_t *)apps + i * sizeof(a), sizeof(a));
+		if ((a.flags & APP_IMAGE_TEST) && !all)
+			continue;
+		const char *an = elf_file_string(e, a.name), *ad = elf_file_string(e, a.desc);
+		if (!an) {
+			fprintf(stderr, "bareperf list-apps: %s: app %zu has a name pointer "
+				"(0x%" PRIx64 ") outside the image\n", kernel, i, a.name);
+			continue;
+		}
+		printf("  %-16s %s%s\n", an, ad ? ad : "", a.flags & APP_IMAGE_TEST ? " (test)" : "");
+		n++;
+	}
+	elf_file_close(e);
 	if (!n)
 		fprintf(stderr, "bareperf list-apps: %s holds no apps\n", kernel);
 	return ferror(stdout) ? 1 : 0;

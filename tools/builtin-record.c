@@ -193,152 +193,112 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT, OPT_KVM,
-	       OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU, OPT_APPEND, OPT_COUNT,
-	       OPT_MAX_RATE, OPT_TRACE };
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "period", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", no_argument, NULL, 'g' },
-		{ "ring-pages", required_argument, NULL, OPT_RING },
-		{ "append", required_argument, NULL, OPT_APPEND },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "qemu", no_argument, NULL, OPT_QEMU },
-		{ "uefi", no_argument, NULL, OPT_UEFI },
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "build", required_argument, NULL, OPT_BUILD },
-		{ "smp", required_argument, NULL, OPT_SMP },
-		{ "mem", required_argument, NULL, OPT_MEM },
-		{ "icount", no_argument, NULL, OPT_ICOUNT },
-		{ "kvm", no_argument, NULL, OPT_KVM },
-		{ "virtio", no_argument, NULL, OPT_VIRTIO },
-		{ "pace", required_argument, NULL, OPT_PACE },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "tty", required_argument, NULL, OPT_TTY },
-		{ "baud", required_argument, NULL, OPT_BAUD },
-		{ "quiet-time", required_argument, NULL, OPT_QUIET_TIME },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool qemu = false, baud_set = false;
-	uint64_t v;
-	int c;
+/* The options record knows (getopt_long's values). */
+enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT,
+       OPT_KVM, OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU,
+       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE };
 
-	memset(o, 0, sizeof(*o));
-	o->out = "capture.bpc";
-	o->kernel = "build/kernel.elf";
-	o->build = "build";
-	o->baud = 115200;
-	o->smp = 1;
-	o->mem = 256;
-	o->quiet_s = 1.0;
-	optind = 0;
-	opterr = 0;
-	/* '+': stop at the first word that is not an option (the app). */
-	while ((c = getopt_long(argc, argv, "+:o:e:c:F:gk:vqh", lo, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case 'o': o->out = optarg; break;
-		case 'e': o->events = optarg; break;
-		case 'c':
-			if (parse_u("-c", optarg, 1, INT64_MAX, &o->period))
-				return 2;
-			break;
-		case 'F':
-			if (parse_u("-F", optarg, 1, 1000000, &o->freq))
-				return 2;
-			break;
-		case 'g': o->callchain = true; break;
-		case OPT_RING:
-			if (parse_u("--ring-pages", optarg, 2, 65536, &v) || (v & (v - 1))) {
-				if (v & (v - 1))
-					fprintf(stderr, "bareperf record: --ring-pages: %s is not a power of "
-						"two\n", optarg);
-				return 2;
-			}
-			o->ring_pages = (unsigned)v;
-			break;
-		case OPT_APPEND: o->append = optarg; break;
-		case OPT_COUNT: o->count = optarg; break;
-		case OPT_MAX_RATE:
-			/* The kernel's own range for max_rate= (kernel/cmdline.c). */
-			if (parse_u("--max-rate", optarg, 0, 10000000, &o->max_rate))
-				return 2;
-			o->max_rate_set = true;
-			break;
-		case OPT_TRACE: o->trace = optarg; break;
-		case OPT_CPU: o->cpu = optarg; break;
-		case OPT_QEMU: qemu = true; break;
-		case OPT_UEFI: o->uefi = true; qemu = true; break;
-		case 'k': o->kernel = optarg; break;
-		case OPT_BUILD: o->build = optarg; break;
-		case OPT_SMP:
-			if (parse_u("--smp", optarg, 1, 64, &v))
-				return 2;
-			o->smp = (unsigned)v;
-			qemu = true;
-			break;
-		case OPT_MEM:
-			if (parse_u("--mem", optarg, 64, 65536, &v))
-				return 2;
-			o->mem = (unsigned)v;
-			qemu = true;
-			break;
-		case OPT_ICOUNT: o->icount = true; qemu = true; break;
-		case OPT_KVM: o->kvm = true; qemu = true; break;
-		case OPT_VIRTIO: o->virtio = true; qemu = true; break;
-		case OPT_PACE:
-			if (parse_u("--pace", optarg, 300, 10000000, &v))
-				return 2;
-			o->pace = (unsigned)v;
-			break;
-		case OPT_TIMEOUT:
-			o->timeout = strtod(optarg, &end);
-			if (*end || end == optarg || o->timeout < 0) {
-				fprintf(stderr, "bareperf record: --timeout: '%s' is not seconds\n", optarg);
-				return 2;
-			}
-			break;
-		case OPT_TTY: o->tty = optarg; break;
-		case OPT_BAUD:
-			if (parse_u("--baud", optarg, 50, 4000000, &v))
-				return 2;
-			o->baud = (unsigned)v;
-			baud_set = true;
-			break;
-		case OPT_QUIET_TIME:
-			o->quiet_s = strtod(optarg, &end);
-			if (*end || end == optarg || o->quiet_s < 0) {
-				fprintf(stderr, "bareperf record: --quiet-time: '%s' is not seconds\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'v': o->verbose++; break;
-		case 'q': o->quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		case ':':
-			fprintf(stderr, "bareperf record: %s needs a value\n", argv[optind - 1]);
+/* Option c (its value optarg) into o; *qemu: a QEMU option came, *baud_set:
+ * --baud did. -1 to go on, else the command's exit status. */
+static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *baud_set)
+{
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case 'o': o->out = optarg; break;
+	case 'e': o->events = optarg; break;
+	case 'c':
+		if (parse_u("-c", optarg, 1, INT64_MAX, &o->period))
 			return 2;
-		default:
-			fprintf(stderr, "bareperf record: unknown option '%s' (bareperf record --help)\n",
-				argv[optind - 1]);
+		break;
+	case 'F':
+		if (parse_u("-F", optarg, 1, 1000000, &o->freq))
+			return 2;
+		break;
+	case 'g': o->callchain = true; break;
+	case OPT_RING:
+		if (parse_u("--ring-pages", optarg, 2, 65536, &v) || (v & (v - 1))) {
+			if (v & (v - 1))
+				fprintf(stderr, "bareperf record: --ring-pages: %s is not a power of "
+					"two\n", optarg);
 			return 2;
 		}
+		o->ring_pages = (unsigned)v;
+		break;
+	case OPT_APPEND: o->append = optarg; break;
+	case OPT_COUNT: o->count = optarg; break;
+	case OPT_MAX_RATE:
+		/* The kernel's own range for max_rate= (kernel/cmdline.c). */
+		if (parse_u("--max-rate", optarg, 0, 10000000, &o->max_rate))
+			return 2;
+		o->max_rate_set = true;
+		break;
+	case OPT_TRACE: o->trace = optarg; break;
+	case OPT_CPU: o->cpu = optarg; break;
+	case OPT_QEMU: *qemu = true; break;
+	case OPT_UEFI: o->uefi = true; *qemu = true; break;
+	case 'k': o->kernel = optarg; break;
+	case OPT_BUILD: o->build = optarg; break;
+	case OPT_SMP:
+		if (parse_u("--smp", optarg, 1, 64, &v))
+			return 2;
+		o->smp = (unsigned)v;
+		*qemu = true;
+		break;
+	case OPT_MEM:
+		if (parse_u("--mem", optarg, 64, 65536, &v))
+			return 2;
+		o->mem = (unsigned)v;
+		*qemu = true;
+		break;
+	case OPT_ICOUNT: o->icount = true; *qemu = true; break;
+	case OPT_KVM: o->kvm = true; *qemu = true; break;
+	case OPT_VIRTIO: o->virtio = true; *qemu = true; break;
+	case OPT_PACE:
+		if (parse_u("--pace", optarg, 300, 10000000, &v))
+			return 2;
+		o->pace = (unsigned)v;
+		break;
+	case OPT_TIMEOUT:
+		o->timeout = strtod(optarg, &end);
+		if (*end || end == optarg || o->timeout < 0) {
+			fprintf(stderr, "bareperf record: --timeout: '%s' is not seconds\n", optarg);
+			return 2;
+		}
+		break;
+	case OPT_TTY: o->tty = optarg; break;
+	case OPT_BAUD:
+		if (parse_u("--baud", optarg, 50, 4000000, &v))
+			return 2;
+		o->baud = (unsigned)v;
+		*baud_set = true;
+		break;
+	case OPT_QUIET_TIME:
+		o->quiet_s = strtod(optarg, &end);
+		if (*end || end == optarg || o->quiet_s < 0) {
+			fprintf(stderr, "bareperf record: --quiet-time: '%s' is not seconds\n",
+				optarg);
+			return 2;
+		}
+		break;
+	case 'v': o->verbose++; break;
+	case 'q': o->quiet = true; break;
+	case 'h': usage(stdout); return 0;
+	case ':':
+		fprintf(stderr, "bareperf record: %s needs a value\n", argv[optind - 1]);
+		return 2;
+	default:
+		fprintf(stderr, "bareperf record: unknown option '%s' (bareperf record --help)\n",
+			argv[optind - 1]);
+		return 2;
 	}
-	if (optind < argc) {
-		o->app = argv + optind;
-		o->napp = argc - optind;
-	}
+	return -1;
+}
+
+/* What the options say together: -1 when they agree, else the exit status 2. */
+static int check_args(struct opts *o, bool qemu, bool baud_set)
+{
 	if (o->period && o->freq) {
 		fprintf(stderr, "bareperf record: -c PERIOD and -F FREQ exclude each other\n");
 		return 2;
@@ -397,6 +357,64 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return 2;
 		}
 	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "period", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "ring-pages", required_argument, NULL, OPT_RING },
+		{ "append", required_argument, NULL, OPT_APPEND },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "qemu", no_argument, NULL, OPT_QEMU },
+		{ "uefi", no_argument, NULL, OPT_UEFI },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "build", required_argument, NULL, OPT_BUILD },
+		{ "smp", required_argument, NULL, OPT_SMP },
+		{ "mem", required_argument, NULL, OPT_MEM },
+		{ "icount", no_argument, NULL, OPT_ICOUNT },
+		{ "kvm", no_argument, NULL, OPT_KVM },
+		{ "virtio", no_argument, NULL, OPT_VIRTIO },
+		{ "pace", required_argument, NULL, OPT_PACE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tty", required_argument, NULL, OPT_TTY },
+		{ "baud", required_argument, NULL, OPT_BAUD },
+		{ "quiet-time", required_argument, NULL, OPT_QUIET_TIME },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool qemu = false, baud_set = false;
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->out = "capture.bpc";
+	o->kernel = "build/kernel.elf";
+	o->build = "build";
+	o->baud = 115200;
+	o->smp = 1;
+	o->mem = 256;
+	o->quiet_s = 1.0;
+	optind = 0;
+	opterr = 0;
+	/* '+': stop at the first word that is not an option (the app). */
+	while ((c = getopt_long(argc, argv, "+:o:e:c:F:gk:vqh", lo, NULL)) != -1) {
+		if ((rc = take_option(c, argv, o, &qemu, &baud_set)) >= 0)
+			return rc;
+	}
+	if (optind < argc) {
+		o->app = argv + optind;
+		o->napp = argc - optind;
+	}
+	return check_args(o, qemu, baud_set);
 }
 
 /* One recording: the options, the link's descriptors, the capture and its decoder. */

@@ -424,7 +424,18 @@ static void cpu_list(const bool *v, char *buf, size_t n)
 	}
 }
 
-int cmd_report(int argc, char **argv)
+/* The command's options and the buffers they point into. */
+struct report_cmd {
+	const char *input, *kernel, *fields;
+	bool aux, show_nr, header_only, header, sorted, stdio, force, quiet;
+	size_t max_rows;
+	struct report_opts ro;
+	struct out o;
+	char used[4096], cwd[4096], stdin_tmp[4096];
+};
+
+/* The options into c: -1 to go on, else the command's exit status. */
+static int parse_args(int argc, char **argv, struct report_cmd *c)
 {
 	enum {
 		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
@@ -452,66 +463,57 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = "capture.bpc", *kernel = NULL, *fields = NULL;
-	bool aux = false, show_nr = false, header_only = false, header = false, sorted = false;
-	struct report_opts ro = { .sort = REPORT_SORT_SYM };
-	struct out o = { .f = stdout };
-	bool stdio = false, force = false, quiet = false;
-	size_t max_rows = 0;
-	char err[1024], used[4096], cwd[4096], stdin_tmp[4096] = "";
-	struct session s;
-	struct symtab *t;
-	struct report r;
-	int c, rc;
+	char err[1024];
+	int k;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:k:s:F:gC:nqh", lo, NULL)) != -1) {
+	while ((k = getopt_long(argc, argv, ":i:k:s:F:gC:nqh", lo, NULL)) != -1) {
 		char *end;
-		switch (c) {
-		case 'i': input = optarg; break;
-		case 'k': kernel = optarg; break;
+		switch (k) {
+		case 'i': c->input = optarg; break;
+		case 'k': c->kernel = optarg; break;
 		case 's':
-			if (report_parse_sort(optarg, &ro, err, sizeof(err))) {
+			if (report_parse_sort(optarg, &c->ro, err, sizeof(err))) {
 				fprintf(stderr, "bareperf report: --sort: %s\n", err);
 				return 2;
 			}
-			sorted = true;
+			c->sorted = true;
 			break;
-		case 'F': fields = optarg; break;
-		case 'g': ro.callgraph = true; break;
-		case OPT_CHILDREN: ro.callgraph = true, o.no_children = false; break;
-		case OPT_NO_CHILDREN: o.no_children = true; break;
+		case 'F': c->fields = optarg; break;
+		case 'g': c->ro.callgraph = true; break;
+		case OPT_CHILDREN: c->ro.callgraph = true, c->o.no_children = false; break;
+		case OPT_NO_CHILDREN: c->o.no_children = true; break;
 		case 'C':
-			if (report_parse_cpus(optarg, &ro.filter)) {
+			if (report_parse_cpus(optarg, &c->ro.filter)) {
 				fprintf(stderr, "bareperf report: --cpu: '%s' is not a CPU list like 0,2-3\n",
 					optarg);
 				return 2;
 			}
 			break;
-		case OPT_APP: ro.filter.app = optarg; break;
+		case OPT_APP: c->ro.filter.app = optarg; break;
 		case OPT_LIMIT:
-			o.limit = strtod(optarg, &end);
-			if (*end || end == optarg || o.limit < 0) {
+			c->o.limit = strtod(optarg, &end);
+			if (*end || end == optarg || c->o.limit < 0) {
 				fprintf(stderr, "bareperf report: --percent-limit: '%s' is not a percentage\n",
 					optarg);
 				return 2;
 			}
 			break;
-		case 'n': show_nr = true; break;
+		case 'n': c->show_nr = true; break;
 		case OPT_MAX_ROWS:
-			max_rows = strtoul(optarg, &end, 10);
+			c->max_rows = strtoul(optarg, &end, 10);
 			if (*end || end == optarg) {
 				fprintf(stderr, "bareperf report: --max-rows: '%s' is not a number\n", optarg);
 				return 2;
 			}
 			break;
-		case OPT_HEADER_ONLY: header_only = true; break;
-		case OPT_HEADER: header = true; break;
-		case OPT_STDIO: stdio = true; break;
-		case OPT_FORCE: force = true; break;
-		case 'q': quiet = true; break;
-		case OPT_AUX: aux = true; break;
+		case OPT_HEADER_ONLY: c->header_only = true; break;
+		case OPT_HEADER: c->header = true; break;
+		case OPT_STDIO: c->stdio = true; break;
+		case OPT_FORCE: c->force = true; break;
+		case 'q': c->quiet = true; break;
+		case OPT_AUX: c->aux = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "bareperf report: %s needs a value\n", argv[optind - 1]);
@@ -526,175 +528,234 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "bareperf report: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (fields) {
-		struct report_opts fk = { 0 };
-		if (parse_fields(fields, &o, &fk))
-			return 2;
-		if (!sorted && fk.nkeys) {
-			memcpy(ro.keys, fk.keys, sizeof(ro.keys));
-			ro.nkeys = fk.nkeys;
-			ro.sort = REPORT_SORT_SYM;
-		}
-		if (show_nr) {
-			bool have = false;
-			for (size_t i = 0; i < o.ncols; i++)
-				have |= o.cols[i] == COL_SAMPLES;
-			if (!have && o.ncols < MAX_COLS) {
-				memmove(o.cols + 1 + (o.cols[0] <= COL_OVERHEAD), o.cols +
-					(o.cols[0] <= COL_OVERHEAD), (o.ncols - (o.cols[0] <= COL_OVERHEAD)) *
-					sizeof(o.cols[0]));
-				o.cols[o.cols[0] <= COL_OVERHEAD] = COL_SAMPLES;
-				o.ncols++;
-			}
+	if (c->header)
+		c->quiet = false;	/* --header wins over -q, whatever the order */
+	return -1;
+}
+
+/* -F's columns (and their sort keys, unless --sort gave them), -n's samples column. */
+static int field_columns(struct report_cmd *c)
+{
+	struct report_opts fk = { 0 };
+	struct out *o = &c->o;
+
+	if (parse_fields(c->fields, o, &fk))
+		return 2;
+	if (!c->sorted && fk.nkeys) {
+		memcpy(c->ro.keys, fk.keys, sizeof(c->ro.keys));
+		c->ro.nkeys = fk.nkeys;
+		c->ro.sort = REPORT_SORT_SYM;
+	}
+	if (c->show_nr) {
+		bool have = false;
+		for (size_t i = 0; i < o->ncols; i++)
+			have |= o->cols[i] == COL_SAMPLES;
+		if (!have && o->ncols < MAX_COLS) {
+			memmove(o->cols + 1 + (o->cols[0] <= COL_OVERHEAD), o->cols +
+				(o->cols[0] <= COL_OVERHEAD), (o->ncols - (o->cols[0] <= COL_OVERHEAD)) *
+				sizeof(o->cols[0]));
+			o->cols[o->cols[0] <= COL_OVERHEAD] = COL_SAMPLES;
+			o->ncols++;
 		}
 	}
-	if (ro.callgraph) {
-		for (size_t i = 0; i < ro.nkeys; i++)
-			if (ro.keys[i] != RK_SYM) {
+	return 0;
+}
+
+/* The table's columns, checked against -g: 0, or the exit status 2. */
+static int columns(struct report_cmd *c)
+{
+	struct report_opts *ro = &c->ro;
+	struct out *o = &c->o;
+
+	if (c->fields && field_columns(c))
+		return 2;
+	if (ro->callgraph) {
+		for (size_t i = 0; i < ro->nkeys; i++)
+			if (ro->keys[i] != RK_SYM) {
 				fprintf(stderr, "bareperf report: -g works with --sort sym\n");
 				return 2;
 			}
-		if (ro.sort == REPORT_SORT_LINE) {
+		if (ro->sort == REPORT_SORT_LINE) {
 			fprintf(stderr, "bareperf report: -g works with --sort sym\n");
 			return 2;
 		}
 	}
-	if (o.no_children && !ro.callgraph)
-		o.no_children = false;		/* without -g there is no Children column */
-	if (!fields) {
-		if (ro.callgraph && !o.no_children)
-			o.cols[o.ncols++] = COL_CHILDREN;
-		o.cols[o.ncols++] = COL_OVERHEAD;
-		o.cols[o.ncols++] = COL_SAMPLES;
-		if (!ro.nkeys)
-			o.cols[o.ncols++] = ro.sort == REPORT_SORT_LINE ? COL_LINE_FUNC : COL_SYM;
-		else if (ro.nkeys == 1 && ro.keys[0] == RK_SRCLINE)
-			o.cols[o.ncols++] = COL_LINE_FUNC;
+	if (o->no_children && !ro->callgraph)
+		o->no_children = false;		/* without -g there is no Children column */
+	if (!c->fields) {
+		if (ro->callgraph && !o->no_children)
+			o->cols[o->ncols++] = COL_CHILDREN;
+		o->cols[o->ncols++] = COL_OVERHEAD;
+		o->cols[o->ncols++] = COL_SAMPLES;
+		if (!ro->nkeys)
+			o->cols[o->ncols++] = ro->sort == REPORT_SORT_LINE ? COL_LINE_FUNC : COL_SYM;
+		else if (ro->nkeys == 1 && ro->keys[0] == RK_SRCLINE)
+			o->cols[o->ncols++] = COL_LINE_FUNC;
 		else
-			for (size_t i = 0; i < ro.nkeys; i++)
-				o.cols[o.ncols++] = key_col(ro.keys[i]);
+			for (size_t i = 0; i < ro->nkeys; i++)
+				o->cols[o->ncols++] = key_col(ro->keys[i]);
 	}
-	if (header)
-		quiet = false;		/* --header wins over -q, whatever the order */
-	if (cli_input("report", &input, stdin_tmp, sizeof(stdin_tmp)))
-		return 1;
-	if (aux) {
-		struct trace_opts to = { .force = force, .cpu = -1, .top = max_rows };
-		to.kernel_elf = session_kernel_for(input, kernel, used, sizeof(used));
-		rc = trace_report(input, &to, stdout);
-		cli_input_done(stdin_tmp);
-		return rc;
-	}
-	o.color = !stdio && isatty(fileno(stdout));
-	if (getcwd(cwd, sizeof(cwd))) {
-		o.cwd = cwd;
-		o.cwdlen = strlen(cwd);
-	}
-	/*
-	 * One streaming pass: samples are aggregated as they are decoded.
-	 * The kernel.elf is chosen at the first sample, when the run's
-	 * metadata (RUN_META's build-id) has arrived.
-	 */
-	struct stream_ctx sc = { .kernel = kernel, .force = force };
-	err[0] = 0;
-	if (report_begin(&sc.agg, NULL, &ro, &r)) {
+	return 0;
+}
+
+/*
+ * Open the capture and aggregate it in one streaming pass: samples are
+ * aggregated as they are decoded. The kernel.elf is chosen at the first
+ * sample, when the run's metadata (RUN_META's build-id) has arrived.
+ * 0 with s, r and *t to free, or the exit status 1.
+ */
+static int aggregate(struct report_cmd *c, struct session *s, struct report *r,
+		     struct symtab **t)
+{
+	struct stream_ctx sc = { .kernel = c->kernel, .force = c->force };
+	char err[1024] = "";
+	int rc;
+
+	if (report_begin(&sc.agg, NULL, &c->ro, r)) {
 		fprintf(stderr, "bareperf report: out of memory\n");
-		cli_input_done(stdin_tmp);
+		cli_input_done(c->stdin_tmp);
 		return 1;
 	}
 	/* The console is kept: a failed run's reason is its last words there. */
-	rc = session_load_cb(&s, input, SESSION_NO_RECORDS, add_sample, &sc,
+	rc = session_load_cb(s, c->input, SESSION_NO_RECORDS, add_sample, &sc,
 			     err, sizeof(err));
-	cli_input_name(stdin_tmp, "(standard input)", err, sizeof(err));
-	cli_input_name(stdin_tmp, "(standard input)", sc.err, sizeof(sc.err));
+	cli_input_name(c->stdin_tmp, "(standard input)", err, sizeof(err));
+	cli_input_name(c->stdin_tmp, "(standard input)", sc.err, sizeof(sc.err));
 	if (!rc)
-		cli_input_name(stdin_tmp, "(standard input)", s.path, sizeof(s.path));
-	if (rc || (!sc.t && session_symtab(&s, kernel, force, &sc.t, sc.used, sizeof(sc.used),
+		cli_input_name(c->stdin_tmp, "(standard input)", s->path, sizeof(s->path));
+	if (rc || (!sc.t && session_symtab(s, c->kernel, c->force, &sc.t, sc.used, sizeof(sc.used),
 					    sc.err, sizeof(sc.err)))) {
 		fprintf(stderr, "bareperf report: %s\n", sc.err[0] ? sc.err : err);
 		report_abort(sc.agg);
-		report_free(&r);
+		report_free(r);
 		if (!rc)
-			session_free(&s);
+			session_free(s);
 		symtab_free(sc.t);
-		cli_input_done(stdin_tmp);
+		cli_input_done(c->stdin_tmp);
 		return 1;
 	}
-	cli_input_done(stdin_tmp);
-	if (stdin_tmp[0])
-		snprintf(s.path, sizeof(s.path), "(standard input)");
+	cli_input_done(c->stdin_tmp);
+	if (c->stdin_tmp[0])
+		snprintf(s->path, sizeof(s->path), "(standard input)");
 	report_set_symtab(sc.agg, sc.t);
-	if (report_end(sc.agg, &s, err, sizeof(err))) {
+	if (report_end(sc.agg, s, err, sizeof(err))) {
 		fprintf(stderr, "bareperf report: %s\n", err);
 		symtab_free(sc.t);
+		session_free(s);
+		return 1;
+	}
+	*t = sc.t;
+	snprintf(c->used, sizeof(c->used), "%s", sc.used);
+	const char *b = strrchr(c->used, '/');
+	c->o.dso = b ? b + 1 : c->used;
+	c->o.s = s;
+	return 0;
+}
+
+/* -C: a CPU that is not in the capture is named, not silently empty.
+ * false when none of the CPUs asked for is in it. */
+static bool cpus_present(const struct report_cmd *c, const struct session *s,
+			 const struct report *r)
+{
+	bool in[SESSION_MAX_CPUS], missing[SESSION_MAX_CPUS] = { false }, any = false, some = false;
+	const struct report_filter *fl = &c->ro.filter;
+	char have[512], miss[512];
+
+	if (!fl->cpu_set)
+		return true;
+	for (int cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
+		in[cpu] = r->cpu_seen[cpu] || s->have_cpu_info[cpu];
+		missing[cpu] = fl->cpus[cpu] && !in[cpu];
+		any |= missing[cpu];
+		some |= fl->cpus[cpu] && in[cpu];
+	}
+	if (!any)
+		return true;
+	cpu_list(in, have, sizeof(have));
+	cpu_list(missing, miss, sizeof(miss));
+	fprintf(stderr, "bareperf report: %s: --cpu %s: not in this capture (its CPUs: %s)\n",
+		some ? "warning" : "error", miss, have[0] ? have : "none");
+	return some;
+}
+
+/* The header, the filter, every loss, then one table per event. */
+static void print_report(const struct report_cmd *c, const struct session *s,
+			 const struct report *r, const struct symtab *t)
+{
+	const struct report_filter *fl = &c->ro.filter;
+	const struct out *o = &c->o;
+	bool header = !c->quiet || c->header_only;
+
+	if (header)
+		header_print(o->f, s, c->used, t, "# ");
+	if (fl->cpu_set || fl->app)
+		fprintf(o->f, "# filter:%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
+			fl->cpu_set ? " cpus" : "", fl->app ? " app " : "",
+			fl->app ? fl->app : "", r->samples, r->filtered_out);
+	/* A report never hides a loss: every nonzero count, before the tables. */
+	if (o->color)
+		fputs(C_RED, o->f);
+	if (!session_print_losses(s, o->f, "# WARNING: ") && header)
+		fprintf(o->f, "# losses: none (no ring overflow, no dropped ticks, no frame lost "
+			"in transit)\n");
+	if (o->color)
+		fputs(C_OFF, o->f);
+	bool sampling = false;
+	for (size_t i = 0; i < s->nevents; i++)
+		sampling |= s->events[i].sample_period != 0;
+	uint32_t code;
+	char why[8];
+	bool failed = session_run_failed(s, &code, why, sizeof(why));
+	if (!s->nsamples && !c->header_only)
+		fprintf(o->f, "# no samples in the capture%s\n",
+			failed ? " (the run failed: see the WARNING above)" :
+			!s->nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
+			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
+			"");
+	for (size_t i = 0; i < r->nevents && !c->header_only; i++) {
+		const struct bp_record_event_desc *d = session_event(s, r->events[i].id);
+		if (r->events[i].samples || (!(fl->cpu_set || fl->app) && (!d || d->sample_period)))
+			print_event(o, s, r, &r->events[i], &c->ro, c->max_rows);
+	}
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_cmd c = { .input = "capture.bpc", .ro = { .sort = REPORT_SORT_SYM },
+				.o = { .f = stdout } };
+	struct session s;
+	struct symtab *t;
+	struct report r;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &c)) >= 0 || (rc = columns(&c)))
+		return rc;
+	if (cli_input("report", &c.input, c.stdin_tmp, sizeof(c.stdin_tmp)))
+		return 1;
+	if (c.aux) {
+		struct trace_opts to = { .force = c.force, .cpu = -1, .top = c.max_rows };
+		to.kernel_elf = session_kernel_for(c.input, c.kernel, c.used, sizeof(c.used));
+		rc = trace_report(c.input, &to, stdout);
+		cli_input_done(c.stdin_tmp);
+		return rc;
+	}
+	c.o.color = !c.stdio && isatty(fileno(stdout));
+	if (getcwd(c.cwd, sizeof(c.cwd))) {
+		c.o.cwd = c.cwd;
+		c.o.cwdlen = strlen(c.cwd);
+	}
+	if (aggregate(&c, &s, &r, &t))
+		return 1;
+	if (!cpus_present(&c, &s, &r)) {
+		report_free(&r);
+		symtab_free(t);
 		session_free(&s);
 		return 1;
 	}
-	t = sc.t;
-	snprintf(used, sizeof(used), "%s", sc.used);
-	{
-		const char *b = strrchr(used, '/');
-		o.dso = b ? b + 1 : used;
-	}
-	o.s = &s;
-	/* -C: a CPU that is not in the capture is named, not silently empty. */
-	if (ro.filter.cpu_set) {
-		bool in[SESSION_MAX_CPUS], missing[SESSION_MAX_CPUS] = { false }, any = false, some = false;
-		char have[512], miss[512];
-		for (int cpu = 0; cpu < SESSION_MAX_CPUS; cpu++) {
-			in[cpu] = r.cpu_seen[cpu] || s.have_cpu_info[cpu];
-			missing[cpu] = ro.filter.cpus[cpu] && !in[cpu];
-			any |= missing[cpu];
-			some |= ro.filter.cpus[cpu] && in[cpu];
-		}
-		if (any) {
-			cpu_list(in, have, sizeof(have));
-			cpu_list(missing, miss, sizeof(miss));
-			fprintf(stderr, "bareperf report: %s: --cpu %s: not in this capture (its CPUs: %s)\n",
-				some ? "warning" : "error", miss, have[0] ? have : "none");
-			if (!some) {
-				report_free(&r);
-				symtab_free(t);
-				session_free(&s);
-				return 1;
-			}
-		}
-	}
-	if (o.no_children)
+	if (c.o.no_children)
 		for (size_t i = 0; i < r.nevents; i++)
 			qsort(r.events[i].rows, r.events[i].nrows, sizeof(*r.events[i].rows), cmp_self);
-	if (!quiet || header_only)
-		header_print(o.f, &s, used, t, "# ");
-	if (ro.filter.cpu_set || ro.filter.app)
-		fprintf(o.f, "# filter:%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
-			ro.filter.cpu_set ? " cpus" : "", ro.filter.app ? " app " : "",
-			ro.filter.app ? ro.filter.app : "", r.samples, r.filtered_out);
-	/* A report never hides a loss: every nonzero count, before the tables. */
-	if (o.color)
-		fputs(C_RED, o.f);
-	if (!session_print_losses(&s, o.f, "# WARNING: ") && (!quiet || header_only))
-		fprintf(o.f, "# losses: none (no ring overflow, no dropped ticks, no frame lost "
-			"in transit)\n");
-	if (o.color)
-		fputs(C_OFF, o.f);
-	bool sampling = false;
-	for (size_t i = 0; i < s.nevents; i++)
-		sampling |= s.events[i].sample_period != 0;
-	uint32_t code;
-	char why[8];
-	bool failed = session_run_failed(&s, &code, why, sizeof(why));
-	if (!s.nsamples && !header_only)
-		fprintf(o.f, "# no samples in the capture%s\n",
-			failed ? " (the run failed: see the WARNING above)" :
-			!s.nevents ? " (no EVENT_DESC: was sampling on? events=none?)" :
-			!sampling ? ": the run only counted (count=); bareperf stat shows the counts" :
-			"");
-	for (size_t i = 0; i < r.nevents && !header_only; i++) {
-		const struct bp_record_event_desc *d = session_event(&s, r.events[i].id);
-		if (r.events[i].samples ||
-		    (!(ro.filter.cpu_set || ro.filter.app) && (!d || d->sample_period)))
-			print_event(&o, &s, &r, &r.events[i], &ro, max_rows);
-	}
+	print_report(&c, &s, &r, t);
 	report_free(&r);
 	symtab_free(t);
 	session_free(&s);

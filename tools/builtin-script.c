@@ -27,32 +27,6 @@ struct ctx {
 	unsigned fields;		/* -g, -F: perf script's fields (PF_*) */
 };
 
-static const char *type_name(uint32_t type, char *buf, size_t n)
-{
-	switch (type) {
-	case BP_RECORD_LOST: return "LOST";
-	case BP_RECORD_THROTTLE: return "THROTTLE";
-	case BP_RECORD_UNTHROTTLE: return "UNTHROTTLE";
-	case BP_RECORD_SAMPLE: return "SAMPLE";
-	case BP_RECORD_AUX: return "AUX";
-	case BP_RECORD_ITRACE_START: return "ITRACE_START";
-	case BP_RECORD_LOST_SAMPLES: return "LOST_SAMPLES";
-	case BP_RECORD_RUN_META: return "RUN_META";
-	case BP_RECORD_CPU_INFO: return "CPU_INFO";
-	case BP_RECORD_PMU_CAPS: return "PMU_CAPS";
-	case BP_RECORD_EVENT_DESC: return "EVENT_DESC";
-	case BP_RECORD_APP_START: return "APP_START";
-	case BP_RECORD_APP_STOP: return "APP_STOP";
-	case BP_RECORD_COUNTS: return "COUNTS";
-	case BP_RECORD_BENCH: return "BENCH";
-	case BP_RECORD_TICKS: return "TICKS";
-	case BP_RECORD_BENCH_END: return "BENCH_END";
-	default:
-		snprintf(buf, n, "TYPE_%#x", type);
-		return buf;
-	}
-}
-
 /* A record's fixed layout, zero-filled beyond what arrived. */
 static void fixed(void *dst, size_t n, const struct bp_record_header *h)
 {
@@ -318,8 +292,8 @@ static void perf_samples(struct ctx *c)
 
 /*
  * Any other record: its fields as "key=value" words (text), the detail
- * column (CSV), or members (JSON). kv holds up to 12 pairs; string
- * values are marked by a NULL num.
+ * column (CSV), or members (JSON). A record's words: up to 14 pairs,
+ * and its time when it carries one.
  */
 struct kv {
 	const char *k;
@@ -329,256 +303,366 @@ struct kv {
 	bool sgn;			/* v is an int64_t */
 };
 
+struct words {
+	const struct session *s;
+	struct kv kv[14];
+	int n;
+	uint64_t tsc;
+	bool have_time;
+	char b1[72], b2[24], brand[52], list[512];	/* the text values */
+};
+
+static void kv_u(struct words *w, const char *k, uint64_t v)
+{
+	w->kv[w->n++] = (struct kv){ k, v, NULL, false, false };
+}
+
+static void kv_x(struct words *w, const char *k, uint64_t v)
+{
+	w->kv[w->n++] = (struct kv){ k, v, NULL, true, false };
+}
+
+static void kv_s(struct words *w, const char *k, const char *str)
+{
+	w->kv[w->n++] = (struct kv){ k, 0, str, false, false };
+}
+
+static void kv_i(struct words *w, const char *k, int64_t v)
+{
+	w->kv[w->n++] = (struct kv){ k, (uint64_t)v, NULL, false, true };
+}
+
+static void at_time(struct words *w, uint64_t tsc)
+{
+	w->tsc = tsc;
+	w->have_time = true;
+}
+
+/* ---- one printer per record type ------------------------------------------ */
+
+static void lost_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_lost r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "id", r.id);
+	kv_u(w, "lost", r.lost);
+}
+
+static void throttle_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_throttle r;
+
+	fixed(&r, sizeof(r), h);
+	at_time(w, r.time);
+	kv_u(w, "id", r.id);
+	kv_u(w, "stream_id", r.stream_id);
+}
+
+static void aux_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_aux r;
+
+	fixed(&r, sizeof(r), h);
+	kv_x(w, "aux_offset", r.aux_offset);
+	kv_u(w, "aux_size", r.aux_size);
+	kv_x(w, "flags", r.flags);
+}
+
+static void itrace_start_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_itrace_start r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "pid", r.pid);
+	kv_u(w, "tid", r.tid);
+}
+
+static void lost_samples_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_lost_samples r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "lost", r.lost);
+}
+
+static void ticks_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_ticks r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "due", r.due);
+	kv_u(w, "samples", r.samples);
+	kv_u(w, "dropped", r.dropped);
+	kv_u(w, "lost", r.lost);
+	kv_u(w, "throttled", r.throttled);
+	kv_u(w, "period", r.period);
+	kv_u(w, "window", r.window);
+	kv_u(w, "hpet_hz", r.hpet_hz);
+}
+
+static void run_meta_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_run_meta r;
+
+	fixed(&r, sizeof(r), h);
+	at_time(w, r.start_tsc);
+	kv_u(w, "run_id", r.run_id);
+	kv_u(w, "nr_cpus", r.nr_cpus);
+	kv_u(w, "tsc_hz", r.tsc_hz);
+	kv_x(w, "flags", r.flags);
+	kv_u(w, "time_mult", r.time_mult);
+	kv_u(w, "time_shift", r.time_shift);
+	kv_s(w, "build_id", symtab_hex(r.build_id, sizeof(r.build_id), w->b1, sizeof(w->b1)));
+}
+
+static void cpu_info_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_cpu_info r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "apic_id", r.apic_id);
+	kv_s(w, "vendor", text(r.vendor_string, sizeof(r.vendor_string), w->b2));
+	kv_u(w, "family", r.family);
+	kv_u(w, "model", r.model);
+	kv_u(w, "stepping", r.stepping);
+	kv_s(w, "brand", text(r.brand, sizeof(r.brand), w->brand));
+}
+
+static void pmu_caps_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_pmu_caps r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "kind", r.kind);
+	kv_u(w, "version", r.version);
+	kv_u(w, "nr_gp", r.nr_gp);
+	kv_u(w, "nr_fixed", r.nr_fixed);
+	kv_u(w, "gp_width", r.gp_width);
+	kv_u(w, "fixed_width", r.fixed_width);
+	kv_x(w, "flags", r.flags);
+}
+
+static void event_desc_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_event_desc r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "id", r.id);
+	kv_s(w, "name", text(r.name, sizeof(r.name) - 1, w->b1));
+	kv_x(w, "config", r.config);
+	kv_x(w, "sample_type", r.sample_type);
+	kv_u(w, "sample_period", r.sample_period);
+	kv_u(w, "counter", r.counter);
+}
+
+static void app_start_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_app_start r;
+
+	fixed(&r, sizeof(r), h);
+	at_time(w, r.time);
+	kv_u(w, "app_id", r.app_id);
+	kv_s(w, "name", text(r.name, sizeof(r.name) - 1, w->b1));
+	if (r.main_cpu)		/* the CPU that runs the app, plus one */
+		kv_u(w, "main_cpu", r.main_cpu - 1);
+	kv_x(w, "text_start", r.text_start);
+	kv_x(w, "text_end", r.text_end);
+}
+
+static void app_stop_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_app_stop r;
+
+	fixed(&r, sizeof(r), h);
+	at_time(w, r.time);
+	kv_u(w, "app_id", r.app_id);
+	kv_i(w, "status", r.status);
+	kv_u(w, "iterations", r.iterations);
+}
+
+static void counts_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_counts r;
+	size_t len = 0;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "app_id", r.app_id);
+	kv_u(w, "cpu", r.cpu);
+	/* name=count/time_enabled/time_running for each entry */
+	w->list[0] = 0;
+	for (uint64_t i = 0; i < r.nr && (i + 1) * 32 + sizeof(r) <= h->size &&
+			     len < sizeof(w->list); i++) {
+		struct bp_count_entry e;
+		char nb[32];
+		memcpy(&e, (const uint8_t *)h + sizeof(r) + i * sizeof(e), sizeof(e));
+		len += (size_t)snprintf(w->list + len, sizeof(w->list) - len,
+					"%s%s=%" PRIu64 "/%" PRIu64 "/%" PRIu64, i ? " " : "",
+					session_event_name(w->s, e.id, nb, sizeof(nb)), e.count,
+					e.time_enabled, e.time_running);
+	}
+	kv_s(w, "counts", w->list);
+}
+
+static void bench_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_bench r;
+
+	fixed(&r, sizeof(r), h);
+	at_time(w, r.time);
+	r.table[sizeof(r.table) - 1] = r.name[sizeof(r.name) - 1] = 0;
+	r.event[sizeof(r.event) - 1] = 0;
+	snprintf(w->list, sizeof(w->list), "%s/%s/%s", r.table, r.name, r.event);
+	kv_s(w, "bench", w->list);
+	kv_u(w, "param", r.param);
+	kv_i(w, "median_x1000", r.median);
+	kv_i(w, "min_x1000", r.min);
+	kv_u(w, "n_reps", r.n_reps);
+	if (r.bench_version >= 1) {
+		kv_i(w, "avg_x1000", r.trimmed_mean);
+		kv_u(w, "iqr_x1000", r.iqr);
+		kv_u(w, "seq", r.seq);
+		kv_u(w, "table_row", r.table_row);
+	}
+}
+
+static void bench_end_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_bench_end r;
+
+	fixed(&r, sizeof(r), h);
+	kv_u(w, "app_id", r.app_id);
+	kv_u(w, "results", r.results);
+	kv_u(w, "lost", r.lost);
+}
+
+/* A record of a type without a printer: its header. */
+static void header_words(struct words *w, const struct bp_record_header *h)
+{
+	kv_u(w, "size", h->size);
+	kv_x(w, "misc", h->misc);
+}
+
+/* The record types: each one's name, and what prints it (SAMPLE: sample()). */
+static const struct record_type {
+	uint32_t type;
+	const char *name;
+	void (*words)(struct words *w, const struct bp_record_header *h);
+} record_types[] = {
+	{ BP_RECORD_LOST,		"LOST",		lost_words },
+	{ BP_RECORD_THROTTLE,		"THROTTLE",	throttle_words },
+	{ BP_RECORD_UNTHROTTLE,		"UNTHROTTLE",	throttle_words },
+	{ BP_RECORD_SAMPLE,		"SAMPLE",	header_words },
+	{ BP_RECORD_AUX,		"AUX",		aux_words },
+	{ BP_RECORD_ITRACE_START,	"ITRACE_START",	itrace_start_words },
+	{ BP_RECORD_LOST_SAMPLES,	"LOST_SAMPLES",	lost_samples_words },
+	{ BP_RECORD_RUN_META,		"RUN_META",	run_meta_words },
+	{ BP_RECORD_CPU_INFO,		"CPU_INFO",	cpu_info_words },
+	{ BP_RECORD_PMU_CAPS,		"PMU_CAPS",	pmu_caps_words },
+	{ BP_RECORD_EVENT_DESC,		"EVENT_DESC",	event_desc_words },
+	{ BP_RECORD_APP_START,		"APP_START",	app_start_words },
+	{ BP_RECORD_APP_STOP,		"APP_STOP",	app_stop_words },
+	{ BP_RECORD_COUNTS,		"COUNTS",	counts_words },
+	{ BP_RECORD_BENCH,		"BENCH",	bench_words },
+	{ BP_RECORD_TICKS,		"TICKS",	ticks_words },
+	{ BP_RECORD_BENCH_END,		"BENCH_END",	bench_end_words },
+};
+
+static const struct record_type *record_type(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(record_types) / sizeof(record_types[0]); i++)
+		if (record_types[i].type == type)
+			return &record_types[i];
+	return NULL;
+}
+
+/* ---- the words, in each format -------------------------------------------- */
+
+static void words_text(FILE *f, uint32_t cpu, const char *tn, const struct words *w, uint64_t ns)
+{
+	if (w->have_time)
+		fprintf(f, "%16s       [%03u] %6" PRIu64 ".%09" PRIu64 ": %s", "", cpu,
+			ns / 1000000000u, ns % 1000000000u, tn);
+	else
+		fprintf(f, "%16s       [%03u] %16s: %s", "", cpu, "", tn);
+	for (int i = 0; i < w->n; i++) {
+		const struct kv *kv = &w->kv[i];
+		if (kv->str)
+			fprintf(f, " %s=\"%s\"", kv->k, kv->str);
+		else if (kv->sgn)
+			fprintf(f, " %s=%" PRId64, kv->k, (int64_t)kv->v);
+		else
+			fprintf(f, kv->hex ? " %s=0x%" PRIx64 : " %s=%" PRIu64, kv->k, kv->v);
+	}
+	fputc('\n', f);
+}
+
+static void words_csv(FILE *f, uint32_t cpu, const char *tn, const struct words *w, uint64_t ns)
+{
+	char detail[1024];
+	size_t len = 0;
+
+	fprintf(f, "%s,%u,", tn, cpu);
+	if (w->have_time)
+		fprintf(f, "%" PRIu64 ",%" PRIu64, ns, w->tsc);
+	else
+		fputc(',', f);
+	fprintf(f, ",,,,,,,,");
+	/* detail: key=value words separated by spaces, quoted as a field */
+	for (int i = 0; i < w->n && len < sizeof(detail); i++) {
+		const struct kv *kv = &w->kv[i];
+		if (kv->str)
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s=%s",
+						i ? " " : "", kv->k, kv->str);
+		else if (kv->sgn)
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len,
+						"%s%s=%" PRId64, i ? " " : "", kv->k, (int64_t)kv->v);
+		else
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len,
+						kv->hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64,
+						i ? " " : "", kv->k, kv->v);
+	}
+	put_str(f, FMT_CSV, len < sizeof(detail) ? detail : "");
+	fputc('\n', f);
+}
+
+static void words_json(FILE *f, uint32_t cpu, const char *tn, const struct words *w, uint64_t ns)
+{
+	fprintf(f, "{\"type\":\"%s\",\"cpu\":%u", tn, cpu);
+	if (w->have_time)
+		fprintf(f, ",\"time_ns\":%" PRIu64 ",\"tsc\":%" PRIu64, ns, w->tsc);
+	for (int i = 0; i < w->n; i++) {
+		const struct kv *kv = &w->kv[i];
+		fprintf(f, ",\"%s\":", kv->k);
+		if (kv->str)
+			put_str(f, FMT_JSON, kv->str);
+		else if (kv->hex)
+			fprintf(f, "\"0x%" PRIx64 "\"", kv->v);
+		else if (kv->sgn)
+			fprintf(f, "%" PRId64, (int64_t)kv->v);
+		else
+			fprintf(f, "%" PRIu64, kv->v);
+	}
+	fprintf(f, "}\n");
+}
+
 static void other(const struct ctx *c, uint32_t cpu, const struct bp_record_header *h)
 {
-	const struct session *s = c->s;
-	struct kv kv[14];
-	int n = 0;
-	uint64_t tsc = 0;
-	bool have_time = false;
-	char tb[32], b1[72], b2[24], brand[52], list[512];
-	const char *tn = type_name(h->type, tb, sizeof(tb));
-	FILE *f = c->f;
+	const struct record_type *rt = record_type(h->type);
+	struct words w = { .s = c->s };
+	char tb[32];
+	const char *tn = rt ? rt->name : tb;
 
-#define KV(key, val) (kv[n++] = (struct kv){ key, (val), NULL, false, false })
-#define KX(key, val) (kv[n++] = (struct kv){ key, (val), NULL, true, false })
-#define KS(key, val) (kv[n++] = (struct kv){ key, 0, (val), false, false })
-#define KI(key, val) (kv[n++] = (struct kv){ key, (uint64_t)(val), NULL, false, true })
-	switch (h->type) {
-	case BP_RECORD_LOST: {
-		struct bp_record_lost r;
-		fixed(&r, sizeof(r), h);
-		KV("id", r.id);
-		KV("lost", r.lost);
-		break;
-	}
-	case BP_RECORD_THROTTLE:
-	case BP_RECORD_UNTHROTTLE: {
-		struct bp_record_throttle r;
-		fixed(&r, sizeof(r), h);
-		tsc = r.time, have_time = true;
-		KV("id", r.id);
-		KV("stream_id", r.stream_id);
-		break;
-	}
-	case BP_RECORD_AUX: {
-		struct bp_record_aux r;
-		fixed(&r, sizeof(r), h);
-		KX("aux_offset", r.aux_offset);
-		KV("aux_size", r.aux_size);
-		KX("flags", r.flags);
-		break;
-	}
-	case BP_RECORD_ITRACE_START: {
-		struct bp_record_itrace_start r;
-		fixed(&r, sizeof(r), h);
-		KV("pid", r.pid);
-		KV("tid", r.tid);
-		break;
-	}
-	case BP_RECORD_LOST_SAMPLES: {
-		struct bp_record_lost_samples r;
-		fixed(&r, sizeof(r), h);
-		KV("lost", r.lost);
-		break;
-	}
-	case BP_RECORD_TICKS: {
-		struct bp_record_ticks r;
-		fixed(&r, sizeof(r), h);
-		KV("due", r.due);
-		KV("samples", r.samples);
-		KV("dropped", r.dropped);
-		KV("lost", r.lost);
-		KV("throttled", r.throttled);
-		KV("period", r.period);
-		KV("window", r.window);
-		KV("hpet_hz", r.hpet_hz);
-		break;
-	}
-	case BP_RECORD_RUN_META: {
-		struct bp_record_run_meta r;
-		fixed(&r, sizeof(r), h);
-		tsc = r.start_tsc, have_time = true;
-		KV("run_id", r.run_id);
-		KV("nr_cpus", r.nr_cpus);
-		KV("tsc_hz", r.tsc_hz);
-		KX("flags", r.flags);
-		KV("time_mult", r.time_mult);
-		KV("time_shift", r.time_shift);
-		KS("build_id", symtab_hex(r.build_id, sizeof(r.build_id), b1, sizeof(b1)));
-		break;
-	}
-	case BP_RECORD_CPU_INFO: {
-		struct bp_record_cpu_info r;
-		fixed(&r, sizeof(r), h);
-		KV("apic_id", r.apic_id);
-		KS("vendor", text(r.vendor_string, sizeof(r.vendor_string), b2));
-		KV("family", r.family);
-		KV("model", r.model);
-		KV("stepping", r.stepping);
-		KS("brand", text(r.brand, sizeof(r.brand), brand));
-		break;
-	}
-	case BP_RECORD_PMU_CAPS: {
-		struct bp_record_pmu_caps r;
-		fixed(&r, sizeof(r), h);
-		KV("kind", r.kind);
-		KV("version", r.version);
-		KV("nr_gp", r.nr_gp);
-		KV("nr_fixed", r.nr_fixed);
-		KV("gp_width", r.gp_width);
-		KV("fixed_width", r.fixed_width);
-		KX("flags", r.flags);
-		break;
-	}
-	case BP_RECORD_EVENT_DESC: {
-		struct bp_record_event_desc r;
-		fixed(&r, sizeof(r), h);
-		KV("id", r.id);
-		KS("name", text(r.name, sizeof(r.name) - 1, b1));
-		KX("config", r.config);
-		KX("sample_type", r.sample_type);
-		KV("sample_period", r.sample_period);
-		KV("counter", r.counter);
-		break;
-	}
-	case BP_RECORD_APP_START: {
-		struct bp_record_app_start r;
-		fixed(&r, sizeof(r), h);
-		tsc = r.time, have_time = true;
-		KV("app_id", r.app_id);
-		KS("name", text(r.name, sizeof(r.name) - 1, b1));
-		if (r.main_cpu)		/* the CPU that runs the app, plus one */
-			KV("main_cpu", r.main_cpu - 1);
-		KX("text_start", r.text_start);
-		KX("text_end", r.text_end);
-		break;
-	}
-	case BP_RECORD_APP_STOP: {
-		struct bp_record_app_stop r;
-		fixed(&r, sizeof(r), h);
-		tsc = r.time, have_time = true;
-		KV("app_id", r.app_id);
-		KI("status", r.status);
-		KV("iterations", r.iterations);
-		break;
-	}
-	case BP_RECORD_COUNTS: {
-		struct bp_record_counts r;
-		size_t len = 0;
-		fixed(&r, sizeof(r), h);
-		KV("app_id", r.app_id);
-		KV("cpu", r.cpu);
-		/* name=count/time_enabled/time_running for each entry */
-		list[0] = 0;
-		for (uint64_t i = 0; i < r.nr && (i + 1) * 32 + sizeof(r) <= h->size &&
-				     len < sizeof(list); i++) {
-			struct bp_count_entry e;
-			char nb[32];
-			memcpy(&e, (const uint8_t *)h + sizeof(r) + i * sizeof(e), sizeof(e));
-			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%s=%" PRIu64 "/%" PRIu64 "/%" PRIu64, i ? " " : "",
-						session_event_name(s, e.id, nb, sizeof(nb)), e.count,
-						e.time_enabled, e.time_running);
-		}
-		KS("counts", list);
-		break;
-	}
-	case BP_RECORD_BENCH: {
-		struct bp_record_bench r;
-		fixed(&r, sizeof(r), h);
-		tsc = r.time, have_time = true;
-		r.table[sizeof(r.table) - 1] = r.name[sizeof(r.name) - 1] = 0;
-		r.event[sizeof(r.event) - 1] = 0;
-		snprintf(list, sizeof(list), "%s/%s/%s", r.table, r.name, r.event);
-		KS("bench", list);
-		KV("param", r.param);
-		KI("median_x1000", r.median);
-		KI("min_x1000", r.min);
-		KV("n_reps", r.n_reps);
-		if (r.bench_version >= 1) {
-			KI("avg_x1000", r.trimmed_mean);
-			KV("iqr_x1000", r.iqr);
-			KV("seq", r.seq);
-			KV("table_row", r.table_row);
-		}
-		break;
-	}
-	case BP_RECORD_BENCH_END: {
-		struct bp_record_bench_end r;
-		fixed(&r, sizeof(r), h);
-		KV("app_id", r.app_id);
-		KV("results", r.results);
-		KV("lost", r.lost);
-		break;
-	}
-	default:
-		KV("size", h->size);
-		KX("misc", h->misc);
-		break;
-	}
-	uint64_t ns = session_tsc_to_ns(s, tsc);
-	if (c->fmt == FMT_TEXT) {
-		if (have_time)
-			fprintf(f, "%16s       [%03u] %6" PRIu64 ".%09" PRIu64 ": %s", "", cpu,
-				ns / 1000000000u, ns % 1000000000u, tn);
-		else
-			fprintf(f, "%16s       [%03u] %16s: %s", "", cpu, "", tn);
-		for (int i = 0; i < n; i++) {
-			if (kv[i].str)
-				fprintf(f, " %s=\"%s\"", kv[i].k, kv[i].str);
-			else if (kv[i].sgn)
-				fprintf(f, " %s=%" PRId64, kv[i].k, (int64_t)kv[i].v);
-			else
-				fprintf(f, kv[i].hex ? " %s=0x%" PRIx64 : " %s=%" PRIu64, kv[i].k, kv[i].v);
-		}
-		fputc('\n', f);
-	} else if (c->fmt == FMT_CSV) {
-		fprintf(f, "%s,%u,", tn, cpu);
-		if (have_time)
-			fprintf(f, "%" PRIu64 ",%" PRIu64, ns, tsc);
-		else
-			fputc(',', f);
-		fprintf(f, ",,,,,,,,");
-		/* detail: key=value words separated by spaces, quoted as a field */
-		char detail[1024];
-		size_t len = 0;
-		for (int i = 0; i < n && len < sizeof(detail); i++) {
-			if (kv[i].str)
-				len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s=%s",
-							i ? " " : "", kv[i].k, kv[i].str);
-			else if (kv[i].sgn)
-				len += (size_t)snprintf(detail + len, sizeof(detail) - len,
-							"%s%s=%" PRId64, i ? " " : "", kv[i].k,
-							(int64_t)kv[i].v);
-			else
-				len += (size_t)snprintf(detail + len, sizeof(detail) - len,
-							kv[i].hex ? "%s%s=0x%" PRIx64 : "%s%s=%" PRIu64,
-							i ? " " : "", kv[i].k, kv[i].v);
-		}
-		put_str(f, FMT_CSV, len < sizeof(detail) ? detail : "");
-		fputc('\n', f);
-	} else {
-		fprintf(f, "{\"type\":\"%s\",\"cpu\":%u", tn, cpu);
-		if (have_time)
-			fprintf(f, ",\"time_ns\":%" PRIu64 ",\"tsc\":%" PRIu64, ns, tsc);
-		for (int i = 0; i < n; i++) {
-			fprintf(f, ",\"%s\":", kv[i].k);
-			if (kv[i].str)
-				put_str(f, FMT_JSON, kv[i].str);
-			else if (kv[i].hex)
-				fprintf(f, "\"0x%" PRIx64 "\"", kv[i].v);
-			else if (kv[i].sgn)
-				fprintf(f, "%" PRId64, (int64_t)kv[i].v);
-			else
-				fprintf(f, "%" PRIu64, kv[i].v);
-		}
-		fprintf(f, "}\n");
-	}
-#undef KV
-#undef KX
-#undef KS
-#undef KI
+	if (!rt)
+		snprintf(tb, sizeof(tb), "TYPE_%#x", h->type);
+	(rt ? rt->words : header_words)(&w, h);
+	uint64_t ns = session_tsc_to_ns(c->s, w.tsc);
+	if (c->fmt == FMT_TEXT)
+		words_text(c->f, cpu, tn, &w, ns);
+	else if (c->fmt == FMT_CSV)
+		words_csv(c->f, cpu, tn, &w, ns);
+	else
+		words_json(c->f, cpu, tn, &w, ns);
 }
 
 static void usage(FILE *f)

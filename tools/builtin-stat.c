@@ -455,21 +455,77 @@ static void usage(FILE *f)
 		"  floor shows as \"< F\"; rows whose records never arrived are named.\n");
 }
 
-int cmd_stat(int argc, char **argv)
-{
+/* The command's options, its captures and the tables they fill. */
+struct stat_cmd {
 	const char *inputs[MAX_REPS];
-	const char *count = NULL, *plot = NULL, *sep = NULL;
-	bool kvm = false, bench_only = false, plotted = false, plot_failed = false;
-	int nbench = 0, agg = -1;
-	int ninputs = 0, reps = 1, rc = 0;
-	char *rec_argv[256];
-	int rec_argc = 0, app_at = -1;
-	char tmpl[MAX_REPS][64];
-	struct tables T = { 0 };
-	char err[1024];
+	int ninputs;
+	const char *count, *plot, *sep;
+	bool kvm, bench_only, plotted, plot_failed;
+	int nbench, agg, reps;
+	char *rec_argv[256];		/* record's options, then a run's */
+	int rec_argc;
+	int app_at;			/* argv's index of the app after "--"; -1: none */
+	char tmpl[MAX_REPS][64];	/* counting mode's temporary captures */
+	struct tables T;
+};
 
-	/* Our options; anything else before "--" belongs to record. */
-	rec_argv[rec_argc++] = (char *)"record";
+/* One option of stat's own at argv[*i]: 1 taken, 0 not stat's, -2 bad. */
+static int stat_option(int argc, char **argv, int *i, struct stat_cmd *c)
+{
+	const char *a = argv[*i];
+
+	/* perf stat -x SEP, also written -xSEP and --field-separator[=]SEP */
+	if (!strcmp(a, "-x") || !strcmp(a, "--field-separator")) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "bareperf stat: %s needs a separator\n", a);
+			return -2;
+		}
+		c->sep = argv[++*i];
+	} else if (!strncmp(a, "-x", 2) || !strncmp(a, "--field-separator=", 18)) {
+		c->sep = a[1] == 'x' ? a + 2 : a + 18;
+	} else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+		if (c->ninputs == MAX_REPS) {
+			fprintf(stderr, "bareperf stat: at most %d captures\n", MAX_REPS);
+			return -2;
+		}
+		c->inputs[c->ninputs++] = argv[++*i];
+	} else if (!strcmp(a, "-r") || !strcmp(a, "--repeat")) {
+		char *end;
+		long n = strtol(argv[++*i], &end, 10);
+		if (*end || n < 1 || n > MAX_REPS) {
+			fprintf(stderr, "bareperf stat: -r: '%s' is not a count from 1 to %d\n",
+				argv[*i], MAX_REPS);
+			return -2;
+		}
+		c->reps = (int)n;
+	} else if (!strcmp(a, "--plot")) {
+		c->plot = argv[++*i];
+	} else if (!strcmp(a, "--bench")) {
+		c->bench_only = true;
+	} else if (!strcmp(a, "--agg")) {
+		c->agg = bench_agg_parse(argv[++*i]);
+		if (c->agg < 0) {
+			fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
+				argv[*i]);
+			return -2;
+		}
+	} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
+			return -2;
+		}
+		c->count = argv[++*i];	/* perf stat -e: the events to count */
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* The options into c: -1 to go on, else the command's exit status.
+ * Anything not stat's own before "--" belongs to record. */
+static int parse_args(int argc, char **argv, struct stat_cmd *c)
+{
+	c->rec_argv[c->rec_argc++] = (char *)"record";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -477,7 +533,7 @@ int cmd_stat(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(a, "--")) {
-			app_at = i + 1;
+			c->app_at = i + 1;
 			break;
 		}
 		if ((!strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-r") ||
@@ -486,214 +542,182 @@ int cmd_stat(int argc, char **argv)
 			fprintf(stderr, "bareperf stat: %s needs a value\n", a);
 			return 2;
 		}
-		/* perf stat -x SEP, also written -xSEP and --field-separator[=]SEP */
-		if (!strcmp(a, "-x") || !strcmp(a, "--field-separator")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "bareperf stat: %s needs a separator\n", a);
-				return 2;
-			}
-			sep = argv[++i];
-			continue;
-		}
-		if (!strncmp(a, "-x", 2) || !strncmp(a, "--field-separator=", 18)) {
-			sep = a[1] == 'x' ? a + 2 : a + 18;
-			continue;
-		}
-		if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
-			if (ninputs == MAX_REPS) {
-				fprintf(stderr, "bareperf stat: at most %d captures\n", MAX_REPS);
-				return 2;
-			}
-			inputs[ninputs++] = argv[++i];
-		} else if (!strcmp(a, "-r") || !strcmp(a, "--repeat")) {
-			char *end;
-			long n = strtol(argv[++i], &end, 10);
-			if (*end || n < 1 || n > MAX_REPS) {
-				fprintf(stderr, "bareperf stat: -r: '%s' is not a count from 1 to %d\n",
-					argv[i], MAX_REPS);
-				return 2;
-			}
-			reps = (int)n;
-		} else if (!strcmp(a, "--plot")) {
-			plot = argv[++i];
-		} else if (!strcmp(a, "--bench")) {
-			bench_only = true;
-		} else if (!strcmp(a, "--agg")) {
-			agg = bench_agg_parse(argv[++i]);
-			if (agg < 0) {
-				fprintf(stderr, "bareperf stat: --agg: '%s' is not median, min or avg\n",
-					argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(a, "-e") || !strcmp(a, "--events")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "bareperf stat: %s needs a value\n", a);
-				return 2;
-			}
-			count = argv[++i];	/* perf stat -e: the events to count */
-		} else if (rec_argc < 200) {
-			kvm |= !strcmp(a, "--kvm");
-			rec_argv[rec_argc++] = argv[i];
+		int k = stat_option(argc, argv, &i, c);
+		if (k < 0)
+			return 2;
+		if (!k && c->rec_argc < 200) {
+			c->kvm |= !strcmp(a, "--kvm");
+			c->rec_argv[c->rec_argc++] = argv[i];
 		}
 	}
-	if (ninputs && app_at >= 0) {
+	if (c->ninputs && c->app_at >= 0) {
 		fprintf(stderr, "bareperf stat: either -i FILE or -- APP, not both\n");
 		return 2;
 	}
-	if (ninputs && rec_argc > 1) {
+	if (c->ninputs && c->rec_argc > 1) {
 		/* what is not stat's own goes to record, which -i never runs */
 		fprintf(stderr, "bareperf stat: '%s' is not an option of stat -i FILE (record's "
-				"options go with stat -- APP)\n", rec_argv[1]);
+				"options go with stat -- APP)\n", c->rec_argv[1]);
 		return 2;
 	}
-	if (!ninputs && app_at < 0) {
+	if (!c->ninputs && c->app_at < 0) {
 		fprintf(stderr, "bareperf stat: give a capture (-i FILE) or an app (-- APP)\n");
 		return 2;
 	}
-	if (!ninputs) {
-		/*
-		 * Counting mode: a run per repetition with count= (and no sampling),
-		 * into temporary captures. Without -e: the soft events every
-		 * machine has, plus perf stat's hardware set where a PMU is sure
-		 * (--kvm passes the host's through).
-		 */
-		if (!count)
-			count = kvm ? "task-clock,tsc,cycles,instructions,branches,branch-misses" :
-				      "task-clock,tsc";
-		rec_argv[rec_argc++] = (char *)"--count";
-		rec_argv[rec_argc++] = (char *)count;
-		int base = rec_argc;
-		for (int k = 0; k < reps; k++) {
-			int fd;
-			snprintf(tmpl[k], sizeof(tmpl[k]), "/tmp/bareperf-stat-XXXXXX");
-			if ((fd = mkstemp(tmpl[k])) < 0) {
-				fprintf(stderr, "bareperf stat: cannot create a temporary file: %s\n",
-					strerror(errno));
-				rc = 1;
-				goto out_tmp;
-			}
-			close(fd);
-			inputs[ninputs++] = tmpl[k];
-			rec_argc = base;
-			rec_argv[rec_argc++] = (char *)"-q";
-			rec_argv[rec_argc++] = (char *)"-o";
-			rec_argv[rec_argc++] = tmpl[k];
-			rec_argv[rec_argc++] = (char *)"--";
-			for (int i = app_at; i < argc && rec_argc < 254; i++)
-				rec_argv[rec_argc++] = argv[i];
-			rec_argv[rec_argc] = NULL;
-			int st = cmd_record(rec_argc, rec_argv);
-			if (st) {
-				fprintf(stderr, "bareperf stat: run %d: bareperf record ended with status %d\n",
-					k + 1, st);
-				rc = st;
-				goto out_tmp;
-			}
+	return -1;
+}
+
+/*
+ * Counting mode: a run per repetition with count= (and no sampling),
+ * into temporary captures. Without -e: the soft events every machine
+ * has, plus perf stat's hardware set where a PMU is sure (--kvm passes
+ * the host's through). 0, or the exit status.
+ */
+static int run_app(int argc, char **argv, struct stat_cmd *c)
+{
+	if (!c->count)
+		c->count = c->kvm ? "task-clock,tsc,cycles,instructions,branches,branch-misses" :
+				    "task-clock,tsc";
+	c->rec_argv[c->rec_argc++] = (char *)"--count";
+	c->rec_argv[c->rec_argc++] = (char *)c->count;
+	int base = c->rec_argc;
+	for (int k = 0; k < c->reps; k++) {
+		int fd;
+		snprintf(c->tmpl[k], sizeof(c->tmpl[k]), "/tmp/bareperf-stat-XXXXXX");
+		if ((fd = mkstemp(c->tmpl[k])) < 0) {
+			fprintf(stderr, "bareperf stat: cannot create a temporary file: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		close(fd);
+		c->inputs[c->ninputs++] = c->tmpl[k];
+		c->rec_argc = base;
+		c->rec_argv[c->rec_argc++] = (char *)"-q";
+		c->rec_argv[c->rec_argc++] = (char *)"-o";
+		c->rec_argv[c->rec_argc++] = c->tmpl[k];
+		c->rec_argv[c->rec_argc++] = (char *)"--";
+		for (int i = c->app_at; i < argc && c->rec_argc < 254; i++)
+			c->rec_argv[c->rec_argc++] = argv[i];
+		c->rec_argv[c->rec_argc] = NULL;
+		int st = cmd_record(c->rec_argc, c->rec_argv);
+		if (st) {
+			fprintf(stderr, "bareperf stat: run %d: bareperf record ended with status %d\n",
+				k + 1, st);
+			return st;
 		}
 	}
-	if (sep && !*sep) {
-		fprintf(stderr, "bareperf stat: -x: the separator is empty\n");
-		rc = 2;
-		goto out_tmp;
+	return 0;
+}
+
+/* What the user gave: not the temporary files behind - and -- APP. */
+static void shown_name(const struct stat_cmd *c, char **argv, int k, char *buf, size_t n)
+{
+	const char *in = c->inputs[k];
+
+	if (c->app_at >= 0)
+		snprintf(buf, n, "run %d of '%s'", k + 1, argv[c->app_at]);
+	else
+		snprintf(buf, n, "%s", strcmp(in, "-") ? in : "(standard input)");
+}
+
+/* What capture s adds: to the tables, and its benchmarks (printed, --plot). */
+static int add_capture(struct stat_cmd *c, struct session *s, const struct accs *A, int k,
+		       const char *shown)
+{
+	char err[1024];
+	int rc = 0;
+
+	if (c->bench_only) {
+		/* only the benchmarks: nothing at all for a capture without */
+		if (s->nbenches && c->ninputs > 1)
+			printf("%s# bench results of %s:\n", c->nbench ? "\n" : "", shown);
+	} else if (c->sep) {
+		/* CSV: the counts only; losses still reach the user */
+		session_print_losses(s, stderr, "bareperf stat: warning: ");
+		add_session(&c->T, s, A);
+	} else {
+		if (k == 0 || c->ninputs == 1)
+			header_print(stdout, s, NULL, NULL, "# ");
+		session_print_losses(s, stdout, "# WARNING: ");
+		if (!s->napps)
+			printf("# %s: no app run (no APP_START record)\n", shown);
+		add_session(&c->T, s, A);
+		if (s->nbenches && c->ninputs > 1)
+			printf("\n# bench results of %s:\n", shown);
 	}
-	if (sep && bench_only) {
-		fprintf(stderr, "bareperf stat: -x: the benchmark tables (--bench) have no CSV "
-				"layout; drop -x, or -x without --bench for the counters\n");
-		rc = 2;
-		goto out_tmp;
-	}
-	for (int k = 0; k < ninputs; k++) {
-		struct session s;
-		struct accs A = { 0 };
-		char stdin_tmp[4096];
-		const char *in = inputs[k];
-		/* What the user gave: not the temporary files behind - and -- APP. */
-		char shown[128];
-		if (app_at >= 0)
-			snprintf(shown, sizeof(shown), "run %d of '%s'", k + 1, argv[app_at]);
-		else
-			snprintf(shown, sizeof(shown), "%s", strcmp(in, "-") ? in : "(standard input)");
-		if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp))) {
-			rc = 1;
-			goto out;
-		}
-		/* The console is kept: it names the CPU that ran the app. */
-		if (session_load_cb(&s, in, SESSION_NO_RECORDS, accumulate,
-				    &A, err, sizeof(err))) {
-			cli_input_name(in, shown, err, sizeof(err));
+	if (!c->sep)
+		c->nbench += stat_bench_print(stdout, s, c->agg);
+	else if (s->nbenches)
+		fprintf(stderr, "bareperf stat: -x: the %zu BENCH records of %s are not in the "
+				"CSV (no CSV layout for them): stat --bench without -x shows them\n",
+			s->nbenches, shown);
+	if (c->plot && !c->plotted && !c->plot_failed) {
+		int n = stat_bench_plot(c->plot, s, c->agg, err, sizeof(err));
+		if (n < 0) {
 			fprintf(stderr, "bareperf stat: %s\n", err);
-			cli_input_done(stdin_tmp);
-			free(A.a);
 			rc = 1;
-			goto out;
+			c->plot_failed = true;
 		}
-		cli_input_done(stdin_tmp);
-		snprintf(s.path, sizeof(s.path), "%s", shown);
-		if (bench_only) {
-			/* only the benchmarks: nothing at all for a capture without */
-			if (s.nbenches && ninputs > 1)
-				printf("%s# bench results of %s:\n", nbench ? "\n" : "", shown);
-		} else if (sep) {
-			/* CSV: the counts only; losses still reach the user */
-			session_print_losses(&s, stderr, "bareperf stat: warning: ");
-			add_session(&T, &s, &A);
-		} else {
-			if (k == 0 || ninputs == 1)
-				header_print(stdout, &s, NULL, NULL, "# ");
-			session_print_losses(&s, stdout, "# WARNING: ");
-			if (!s.napps)
-				printf("# %s: no app run (no APP_START record)\n", shown);
-			add_session(&T, &s, &A);
-			if (s.nbenches && ninputs > 1)
-				printf("\n# bench results of %s:\n", shown);
-		}
-		if (!sep)
-			nbench += stat_bench_print(stdout, &s, agg);
-		else if (s.nbenches)
-			fprintf(stderr, "bareperf stat: -x: the %zu BENCH records of %s are not in the "
-					"CSV (no CSV layout for them): stat --bench without -x shows them\n",
-				s.nbenches, shown);
-		if (plot && !plotted && !plot_failed) {
-			int n = stat_bench_plot(plot, &s, agg, err, sizeof(err));
-			if (n < 0) {
-				fprintf(stderr, "bareperf stat: %s\n", err);
-				rc = 1;
-				plot_failed = true;
-			}
-			plotted = n > 0;
-		}
-		free(A.a);
-		session_free(&s);
+		c->plotted = n > 0;
 	}
-	/* --bench is silent about what is not there (make run uses it on any capture) */
-	if (plot && !plotted && !plot_failed && !bench_only)
-		fprintf(stderr, "bareperf stat: --plot: no memlat BENCH records; %s not written\n",
-			plot);
-	else if (plotted && !bench_only)
-		fprintf(stderr, "bareperf stat: wrote %s\n", plot);
-	if (bench_only)
-		goto out;
-	if (sep) {
-		int prefix = T.n > 1;
-		for (size_t i = 1; i < T.n; i++)
-			if (strcmp(T.t[i].app, T.t[0].app))
+	return rc;
+}
+
+/* Load capture k and add it: 0, or the exit status 1 (*fatal: stop here). */
+static int read_capture(struct stat_cmd *c, char **argv, int k, bool *fatal)
+{
+	struct session s;
+	struct accs A = { 0 };
+	char stdin_tmp[4096], shown[128], err[1024];
+	const char *in = c->inputs[k];
+
+	shown_name(c, argv, k, shown, sizeof(shown));
+	*fatal = true;
+	if (cli_input("stat", &in, stdin_tmp, sizeof(stdin_tmp)))
+		return 1;
+	/* The console is kept: it names the CPU that ran the app. */
+	if (session_load_cb(&s, in, SESSION_NO_RECORDS, accumulate, &A, err, sizeof(err))) {
+		cli_input_name(in, shown, err, sizeof(err));
+		fprintf(stderr, "bareperf stat: %s\n", err);
+		cli_input_done(stdin_tmp);
+		free(A.a);
+		return 1;
+	}
+	*fatal = false;
+	cli_input_done(stdin_tmp);
+	snprintf(s.path, sizeof(s.path), "%s", shown);
+	int rc = add_capture(c, &s, &A, k, shown);
+	free(A.a);
+	session_free(&s);
+	return rc;
+}
+
+/* The tables: -x's CSV, or the text with its notes. */
+static void print_counts(const struct stat_cmd *c)
+{
+	const struct tables *T = &c->T;
+
+	if (c->sep) {
+		int prefix = T->n > 1;
+		for (size_t i = 1; i < T->n; i++)
+			if (strcmp(T->t[i].app, T->t[0].app))
 				prefix = 2;
-		for (size_t i = 0; i < T.n; i++)
-			print_table_csv(&T.t[i], sep, prefix);
-		if (!T.n)
+		for (size_t i = 0; i < T->n; i++)
+			print_table_csv(&T->t[i], c->sep, prefix);
+		if (!T->n)
 			fprintf(stderr, "bareperf stat: no app run in the capture: nothing to count\n");
-		goto out;
+		return;
 	}
 	bool est = false, scaled = false;
-	for (size_t i = 0; i < T.n; i++) {
-		print_table(&T.t[i]);
-		for (int k = 0; k < T.t[i].nrows; k++) {
-			const struct row *r = &T.t[i].rows[k];
+	for (size_t i = 0; i < T->n; i++) {
+		print_table(&T->t[i]);
+		for (int k = 0; k < T->t[i].nrows; k++) {
+			const struct row *r = &T->t[i].rows[k];
 			est |= r->source == SRC_ESTIMATED;
 			scaled |= r->source == SRC_COUNTED && r->running < r->enabled;
 		}
 	}
-	if (!T.n)
+	if (!T->n)
 		printf("\n  no app run in the capture: nothing to count\n");
 	if (est)
 		printf("\n  (est.): estimated from samples (samples x sampling period; the soft PMU's\n"
@@ -702,16 +726,64 @@ int cmd_stat(int argc, char **argv)
 	if (scaled)
 		printf("\n  (NN.NN%%): the event was multiplexed: on a counter that share of the time;\n"
 		       "  its count is scaled by time_enabled/time_running.\n");
+}
+
+/* -x against what the captures hold: 0, or the exit status 2. */
+static int check_sep(const struct stat_cmd *c)
+{
+	if (c->sep && !*c->sep) {
+		fprintf(stderr, "bareperf stat: -x: the separator is empty\n");
+		return 2;
+	}
+	if (c->sep && c->bench_only) {
+		fprintf(stderr, "bareperf stat: -x: the benchmark tables (--bench) have no CSV "
+				"layout; drop -x, or -x without --bench for the counters\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Counting mode's temporary captures, and record's copies of the kernel. */
+static void remove_runs(const struct stat_cmd *c)
+{
+	if (c->app_at < 0)
+		return;
+	for (int k = 0; k < c->ninputs; k++)
+		if (!strncmp(c->inputs[k], "/tmp/bareperf-stat-", 19)) {
+			char copy[128];
+			session_kernel_copy_path(c->inputs[k], copy, sizeof(copy));
+			unlink(copy);		/* record's copy of the kernel */
+			unlink(c->inputs[k]);
+		}
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_cmd c = { .agg = -1, .reps = 1, .app_at = -1 };
+	bool fatal = false;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &c)) >= 0)
+		return rc;
+	rc = 0;
+	if ((!c.ninputs && (rc = run_app(argc, argv, &c))) || (rc = check_sep(&c)))
+		goto out;
+	for (int k = 0; k < c.ninputs && !fatal; k++) {
+		int e = read_capture(&c, argv, k, &fatal);
+		rc = e ? e : rc;
+	}
+	if (fatal)
+		goto out;
+	/* --bench is silent about what is not there (make run uses it on any capture) */
+	if (c.plot && !c.plotted && !c.plot_failed && !c.bench_only)
+		fprintf(stderr, "bareperf stat: --plot: no memlat BENCH records; %s not written\n",
+			c.plot);
+	else if (c.plotted && !c.bench_only)
+		fprintf(stderr, "bareperf stat: wrote %s\n", c.plot);
+	if (!c.bench_only)
+		print_counts(&c);
 out:
-	free(T.t);
-out_tmp:
-	if (app_at >= 0)
-		for (int k = 0; k < ninputs; k++)
-			if (!strncmp(inputs[k], "/tmp/bareperf-stat-", 19)) {
-				char copy[128];
-				session_kernel_copy_path(inputs[k], copy, sizeof(copy));
-				unlink(copy);		/* record's copy of the kernel */
-				unlink(inputs[k]);
-			}
+	free(c.T.t);
+	remove_runs(&c);
 	return rc;
 }

@@ -3,7 +3,8 @@
 #   tools/builtin-convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
 #   tools/builtin-flamegraph.c  `bareperf flamegraph`
 #   tools/util/perfdata.c       the perf.data file format: writer, and a reader the tests use
-#   tools/util/convert_perf.c   a capture to perf.data, perf's build-id cache
+#   tools/util/convert_perf.c   a capture to perf.data
+#   tools/util/buildid_cache.c  perf's build-id cache (convert puts kernel.elf there)
 #   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
 #   tools/util/stack.c          the stack tree, folded output, kinds of code
 #   tools/util/flamegraph.c     the flame graph SVG
@@ -18,8 +19,9 @@
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
-CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/chrome.c \
-	tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c tools/util/escape.c
+CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/buildid_cache.c \
+	tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c \
+	tools/util/escape.c
 CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
 BAREPERF_SRCS   += tools/builtin-convert.c tools/builtin-flamegraph.c
 BAREPERF_UTIL_C += $(CONVERT_UTIL_C)

@@ -42,7 +42,7 @@ $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h
 # test/host/convert_fakes.c stands in for the session loader and symtab;
 # test/host/tmpdir.c holds the files they write.
 CONVERT_HOBJS := $(CONVERT_C:%.c=$(BUILD)/h/%.o) $(BUILD)/h/test/host/convert_fakes.o \
-	$(BUILD)/h/tools/util/cli.o
+	$(BUILD)/h/tools/util/cli.o $(BUILD)/h/tools/util/util.o
 
 $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS) $(BUILD)/h/test/host/tmpdir.o

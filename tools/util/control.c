@@ -1,9 +1,11 @@
 /*
- * tools/util/control.c — START_RUN requests and the kernel's replies
- * (tools/util/control.h, uapi/wire.h §5).
+ * tools/util/control.c — START_RUN requests and the kernel's replies, and
+ * the request line bench's RUN_CODE goes over (tools/util/control.h,
+ * uapi/wire.h §5).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -13,6 +15,7 @@
 
 #include "tools/util/control.h"
 #include "tools/util/util.h"
+#include "tools/util/wire_dec.h"
 #include "uapi/wire.h"
 
 #define FIRST_QUIET_S	0.3	/* line quiet this long: send */
@@ -169,4 +172,203 @@ int ctl_client_tick(struct ctl_client *c, int fd, const struct ctl_reply *r, dou
 	c->sent_at = now_s();
 	c->frames_at_send = frames;
 	return 0;
+}
+
+/* ---- the request line ------------------------------------------------------ */
+
+/* Keep the last sizeof(L->console) - 1 bytes the kernel printed. */
+static void console_add(struct ctl_line *L, const uint8_t *p, size_t n)
+{
+	size_t cap = sizeof(L->console) - 1;
+
+	if (n > cap)
+		p += n - cap, n = cap;
+	if (L->clen + n > cap) {
+		size_t drop = L->clen + n - cap;
+		memmove(L->console, L->console + drop, L->clen - drop);
+		L->clen -= drop;
+	}
+	for (size_t i = 0; i < n; i++)	/* NULs would cut the text short */
+		L->console[L->clen++] = p[i] ? (char)p[i] : ' ';
+	L->console[L->clen] = 0;
+}
+
+/* The control channel's banner (apps/control.c), printed as plain text
+ * before the stream starts: from then on the kernel reads requests.
+ * Anything sent earlier may be read by the firmware (OVMF's console reads
+ * the serial port) and lost. */
+#define READY_TEXT	"control: waiting for requests from the host"
+
+/* A probe unanswered this long goes again. */
+#define PROBE_AGAIN_S	2.0
+
+/* Bytes from the machine: until the banner, also kept as its console text
+ * (the decoder holds plain text back until a frame delimiter comes). */
+static void line_feed(struct ctl_line *L, const uint8_t *p, size_t n)
+{
+	L->rx += n;
+	if (!L->ready) {
+		console_add(L, p, n);
+		if (strstr(L->console, READY_TEXT))
+			L->ready = true;
+	}
+	wire_dec_feed(L->dec, p, n);
+}
+
+static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p, size_t n)
+{
+	struct ctl_line *L = ctx;
+	struct wire_ctl_msg m;
+
+	if (f->channel == WIRE_CH_CONSOLE) {
+		console_add(L, p, n);
+		return;
+	}
+	if (f->channel != WIRE_CH_CONTROL || f->cpu == WIRE_CPU_HOST || n < sizeof(m) || !L->r)
+		return;
+	memcpy(&m, p, sizeof(m));
+	if (m.len > n - sizeof(m))
+		return;
+	char *dst = m.type == WIRE_CTL_ITEM && L->r->nitems < CTL_ITEMS_MAX ?
+		    L->r->item[L->r->nitems++] :
+		    (m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) ? L->r->text : NULL;
+	if (!dst)
+		return;
+	size_t k = m.len < 599 ? m.len : 599;
+	/* A late answer to a probe sent again: not the request's. */
+	if (!L->probing && L->probe_reply && m.type == WIRE_CTL_ERROR &&
+	    k == strlen(L->probe_reply) && !memcmp(p + sizeof(m), L->probe_reply, k))
+		return;
+	memcpy(dst, p + sizeof(m), k);
+	dst[k] = 0;
+	if (m.type != WIRE_CTL_ITEM) {
+		L->r->done = true;
+		L->r->ok = m.type == WIRE_CTL_OK;
+	}
+}
+
+static const struct wire_dec_ops line_ops = { NULL, NULL, on_data, NULL, NULL };
+
+void ctl_line_codec(struct ctl_line *L)
+{
+	struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
+
+	wire_encoder_init(&L->enc, &ec);
+	L->dec = wire_dec_new(&line_ops, L);
+}
+
+void ctl_line_stop_qemu(struct ctl_line *L)
+{
+	if (L->q.pid > 0)
+		qemu_reap(&L->q, true);
+	if (L->in >= 0)
+		close(L->in);
+	if (L->out >= 0)
+		close(L->out);
+	L->in = L->out = -1;
+}
+
+/* Feed what the machine sends to the decoder until *done, at most wait_s
+ * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up) or
+ * CTL_LINE_CLOSED. */
+static int pump(struct ctl_line *L, const bool *done, double wait_s)
+{
+	double t0 = now_s();
+
+	while (!*done) {
+		struct pollfd p = { L->in, POLLIN, 0 };
+		double left = wait_s - (now_s() - t0);
+		if (left <= 0)
+			return CTL_LINE_SILENT;
+		int k = poll(&p, 1, (int)(left * 1000) + 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k > 0) {
+			uint8_t buf[4096];
+			ssize_t got = read(L->in, buf, sizeof(buf));
+			if (got <= 0)
+				return CTL_LINE_CLOSED;
+			line_feed(L, buf, (size_t)got);
+		}
+	}
+	return CTL_LINE_OK;
+}
+
+/* Say in why what silence (after wait_s) or a closed line means, with
+ * the console's text; returns k. */
+static int say_why(const struct ctl_line *L, int k, double wait_s, char *why, size_t why_n)
+{
+	if (k == CTL_LINE_SILENT)
+		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
+			 L->clen ? "; its console said:\n" : "", L->console);
+	else if (k == CTL_LINE_CLOSED)
+		snprintf(why, why_n, "the machine's line closed%s%s",
+			 L->clen ? "; its console said:\n" : "", L->console);
+	return k;
+}
+
+int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct ctl_replies *r,
+		     double wait_s, char *why, size_t why_n)
+{
+	size_t sent;
+
+	memset(r, 0, sizeof(*r));
+	L->r = r;
+	int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
+	L->tx += sent;
+	if (e)
+		return e == EPIPE ? CTL_LINE_CLOSED : CTL_LINE_IO;
+	return say_why(L, pump(L, &r->done, wait_s), wait_s, why, why_n);
+}
+
+/*
+ * The first request after the line is opened can go unanswered (QEMU's
+ * pty under load: 3 in 60 with three QEMUs busy on 2 cores, while the
+ * machine answered the next invocation at once; bytes a previous one left
+ * unread may come first), so the probe goes again every PROBE_AGAIN_S.
+ */
+int ctl_line_probe(struct ctl_line *L, const uint8_t *msg, size_t len, const char *reply,
+		   double wait_s, char *why, size_t why_n)
+{
+	struct ctl_replies r = { 0 };
+	double t0 = now_s(), sent_at = -1;
+	int k = CTL_LINE_OK;
+
+	L->r = &r;
+	L->probe_reply = reply;
+	L->probing = true;
+	while (!r.done && k == CTL_LINE_OK) {
+		double t = now_s();
+		if (t - t0 >= wait_s) {
+			k = CTL_LINE_SILENT;
+			break;
+		}
+		if (sent_at < 0 || t - sent_at >= PROBE_AGAIN_S) {
+			size_t sent;
+			int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
+			L->tx += sent;
+			if (e)
+				return e == EPIPE ? CTL_LINE_CLOSED : CTL_LINE_IO;
+			sent_at = t;
+		}
+		double left = wait_s - (t - t0);
+		k = pump(L, &r.done, left < 0.25 ? left : 0.25);
+		if (k == CTL_LINE_SILENT)
+			k = CTL_LINE_OK;
+	}
+	L->probing = false;
+	L->r = NULL;
+	return say_why(L, k, wait_s, why, why_n);
+}
+
+int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n)
+{
+	int k = pump(L, &L->ready, wait_s);
+	if (k == CTL_LINE_SILENT)
+		snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
+			 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
+	else if (k == CTL_LINE_CLOSED)
+		snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
+			 L->clen ? "; the machine said:\n" : "", L->console);
+	return k;
 }

@@ -3,7 +3,8 @@
  * (uapi/wire.h §5, served by the kernel's control app): `bareperf
  * record --tty DEV -- APP` asks a machine booted with control=1 for a run
  * with one START_RUN request, and reads the kernel's answer; `bareperf
- * bench` frames its RUN_CODE requests with the same ctl_put and ctl_send.
+ * bench` frames its RUN_CODE requests with the same ctl_put and ctl_send,
+ * and sends them over a request line (struct ctl_line) one at a time.
  *
  * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
  * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "ringbuf/wire.h"
+#include "tools/util/qemu.h"
 
 /*
  * The run START_RUN asks for. NULL / 0 / false: not sent, and the kernel
@@ -108,5 +110,73 @@ int ctl_client_init(struct ctl_client *c, const struct ctl_run *r);
  */
 int ctl_client_tick(struct ctl_client *c, int fd, const struct ctl_reply *r, double now,
 		    double last_byte, uint64_t frames, char *err, size_t errlen);
+
+/* ---- the request line ------------------------------------------------------ */
+
+/* ITEMs one request's replies hold: the kernel's BENCH_MAX_EVENTS. */
+#define CTL_ITEMS_MAX	4
+
+/* One request's replies: ITEMs, then OK or ERROR (done). */
+struct ctl_replies {
+	bool done, ok;
+	char text[600];
+	int nitems;
+	char item[CTL_ITEMS_MAX][600];
+};
+
+/*
+ * A line to a machine that serves requests one at a time: a tty, or a
+ * QEMU (q) its owner started and whose serial line it reads. Requests go
+ * out as CONTROL frames (ctl_send); what comes back is decoded, CONTROL
+ * replies into r, the console's text kept for the errors.
+ */
+struct ctl_line {
+	int in, out;			/* we read `in`, write `out` */
+	struct qemu q;			/* QEMU, when not a tty */
+	bool prepared;			/* q's command and directory made */
+	struct wire_dec *dec;
+	struct wire_enc enc;
+	struct ctl_replies *r;		/* the request waited for */
+	char console[4096];		/* the kernel's last console text, for errors */
+	size_t clen;
+	bool ready;			/* the control banner seen since QEMU started; tty: true */
+	bool probing;			/* ctl_line_probe waits: probe_reply is its */
+	const char *probe_reply;	/* the probe's answer, not a later request's */
+	uint64_t tx, rx;		/* bytes written to and read from the line */
+};
+
+/* How a request (or the wait for the banner) ended. */
+enum { CTL_LINE_OK, CTL_LINE_IO, CTL_LINE_SILENT, CTL_LINE_CLOSED };
+
+/* A fresh encoder and decoder on L (the decoder: wire_dec_free it). */
+void ctl_line_codec(struct ctl_line *L);
+
+/* Reap L's QEMU, if any, and close the line. */
+void ctl_line_stop_qemu(struct ctl_line *L);
+
+/*
+ * Send one request (msg, len: a whole message) and wait for its OK or
+ * ERROR, at most wait_s seconds of wall time, the replies in r:
+ * CTL_LINE_OK, or why not (and the kernel's last console text) in why.
+ */
+int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct ctl_replies *r,
+		     double wait_s, char *why, size_t why_n);
+
+/*
+ * A tty, before any request: msg, one that runs nothing and is answered
+ * at once (reply, or why this machine refuses), so that from then on
+ * silence is the requests' doing. Sent again until an answer, for at
+ * most wait_s of wall time: CTL_LINE_OK, or why not in why. A late
+ * reply to it is dropped from then on.
+ */
+int ctl_line_probe(struct ctl_line *L, const uint8_t *msg, size_t len, const char *reply,
+		   double wait_s, char *why, size_t why_n);
+
+/*
+ * QEMU: wait until the kernel says it reads requests (the control
+ * channel's banner, apps/control.c), at most wait_s seconds:
+ * CTL_LINE_OK, or why not in why.
+ */
+int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n);
 
 #endif

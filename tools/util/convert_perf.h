@@ -1,6 +1,6 @@
 /*
  * tools/util/convert_perf.h — a capture to perf.data (`bareperf convert
- * --to perf.data`), and perf's build-id cache.
+ * --to perf.data`); perf's build-id cache is tools/util/buildid_cache.h.
  *
  * Symbols: the symtab of the kernel.elf that ran (tools/util/session.h).
  * Errors: 0 or -1 with one line in err (no trailing newline).
@@ -25,12 +25,6 @@
 int convert_perfdata(const struct session *s, const struct symtab *t,
 		     const char *kernel_path, const uint8_t *build_id, size_t build_id_len,
 		     const char *out, char *err, size_t errlen);
-/*
- * Put kernel_path (absolute) into perf's build-id cache under its build-id,
- * as `perf buildid-cache -a` does; dir_out receives the cache's directory.
- */
-int convert_buildid_cache(const char *kernel_path, const uint8_t *id, size_t idlen,
-			  char *dir_out, size_t dirlen, char *err, size_t errlen);
 
 /* perf's event type and config for a bareperf event: generic names map to
  * PERF_TYPE_HARDWARE/SOFTWARE, anything else is PERF_TYPE_RAW, config. */

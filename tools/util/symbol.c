@@ -498,3 +498,82 @@ int session_symtab(const struct session *s, const char *explicit, bool force,
 	snprintf(err, errlen, "%s", first_err);
 	return -1;
 }
+
+/* ---- an ELF file's sections and strings ------------------------------- */
+
+struct elf_file {
+	int fd;
+	Elf *e;
+	size_t shstr;			/* the section name table's index */
+};
+
+int elf_file_open(struct elf_file **out, const char *path, char *err, size_t errlen)
+{
+	struct elf_file *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (!f)
+		return fail(err, errlen, "%s: out of memory", path);
+	elf_version(EV_CURRENT);
+	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fail(err, errlen, "%s: %s", path, strerror(errno));
+		free(f);
+		return -1;
+	}
+	f->e = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->e || elf_kind(f->e) != ELF_K_ELF || gelf_getclass(f->e) != ELFCLASS64 ||
+	    elf_getshdrstrndx(f->e, &f->shstr)) {
+		elf_file_close(f);
+		return fail(err, errlen, "%s: not a 64-bit ELF file", path);
+	}
+	*out = f;
+	return 0;
+}
+
+void elf_file_close(struct elf_file *f)
+{
+	if (!f)
+		return;
+	if (f->e)
+		elf_end(f->e);
+	close(f->fd);
+	free(f);
+}
+
+bool elf_file_section(const struct elf_file *f, const char *name, const void **data, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(f->e, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		if (!gelf_getshdr(scn, &sh) || !(sn = elf_strptr(f->e, f->shstr, sh.sh_name)) ||
+		    strcmp(sn, name))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		*data = d && d->d_buf ? d->d_buf : NULL;
+		*len = d && d->d_buf ? d->d_size : 0;
+		return true;
+	}
+	return false;
+}
+
+const char *elf_file_string(const struct elf_file *f, uint64_t vaddr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(f->e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr >= sh.sh_addr + sh.sh_size)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			return NULL;
+		const char *s = (const char *)d->d_buf + (vaddr - sh.sh_addr);
+		size_t room = d->d_size - (vaddr - sh.sh_addr);
+		return memchr(s, 0, room) ? s : NULL;
+	}
+	return NULL;
+}

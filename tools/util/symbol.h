@@ -68,4 +68,19 @@ const uint8_t *symtab_code(const struct symtab *t, uint64_t addr, size_t *avail)
  */
 struct symtab *symtab_new(const struct symbol *syms, size_t n);
 
+/*
+ * An ELF file read for its sections rather than its symbols (bareperf
+ * list-apps: kernel.elf's .apps table and the strings it points at).
+ * elf_file_open: 0, or -1 with "PATH: why" in err ("not a 64-bit ELF
+ * file" for anything else).
+ */
+struct elf_file;
+int elf_file_open(struct elf_file **out, const char *path, char *err, size_t errlen);
+void elf_file_close(struct elf_file *f);
+/* The section called name: true with its bytes (NULL, 0 when it has
+ * none), or false if the file has no such section. Valid until close. */
+bool elf_file_section(const struct elf_file *f, const char *name, const void **data, size_t *len);
+/* The NUL-terminated string at vaddr in an allocated section, or NULL. */
+const char *elf_file_string(const struct elf_file *f, uint64_t vaddr);
+
 #endif

@@ -256,113 +256,144 @@ static void queue(struct sdec *d, const struct trace_insn *ii)
 	d->q[d->qn++] = (struct pend){ d->count, ii };
 }
 
-/* One instruction, or one anchor. */
-static void step(struct sdec *d)
+/* A SYNC or STOP for the step the walk has reached: the anchor itself. */
+static void take_anchor(struct sdec *d)
 {
-	bool override = false;
-	uint64_t tip = 0;
-	int ev;
+	struct trace_pkt p = d->pk;
 
-	if (!d->tnt_n) {
-		int s = peek(d);
-		if (s == PK_EOD) {
-			bool more = d->pi + 1 < d->np;
-			lose_sync(d, more && d->pcs[d->pi + 1].join == TJ_PAUSE ? "AUX area full" :
-				  more ? "AUX data missing" : NULL);
-			if (!more)
-				d->why = "the trace ends without STOP END";
-			return;
+	if (p.type == TP_SYNC) {
+		/* Outside the range, a SYNC is the way back in. */
+		bool outside = d->ip < d->lo || d->ip >= d->hi;
+		if (p.ip != d->ip && !outside) {
+			error_at(d, "SYNC at step %" PRIu64 " says %#" PRIx64
+				 ", the walk reached %#" PRIx64, p.steps, p.ip, d->ip);
+			lose_sync(d, "decode error");
+			return;	/* resync() takes this SYNC */
 		}
-		if (s == PK_BAD) {
-			error_at(d, "bad packet at AUX %#" PRIx64 " (byte %#x)", aux_pos(d),
-				 d->pcs[d->pi].data[d->off]);
-			lose_sync(d, "bad packet");
-			return;
-		}
-		const struct trace_pkt *pk = &d->pk;
-		uint64_t abs = pk->type == TP_SYNC ? pk->steps : d->sync_steps + pk->steps;
-		if (pk->type == TP_SYNC || pk->type == TP_STOP) {
-			if (abs == d->count) {
-				struct trace_pkt p = *pk;
-				if (p.type == TP_SYNC) {
-					/* Outside the range, a SYNC is the way back in. */
-					bool outside = d->ip < d->lo || d->ip >= d->hi;
-					if (p.ip != d->ip && !outside) {
-						error_at(d, "SYNC at step %" PRIu64 " says %#" PRIx64
-							 ", the walk reached %#" PRIx64, p.steps, p.ip, d->ip);
-						lose_sync(d, "decode error");
-						return;	/* resync() takes this SYNC */
-					}
-					consume(d);
-					confirm(d);
-					apply_sync(d, &p);
-					return;
-				}
-				consume(d);
-				confirm(d);
-				if (p.reason == ITRACE_STOP_END) {
-					d->st->ended = true;
-					d->st->ends++;
-					d->st->end_steps += d->count;
-					d->st->end_tsc = d->sync_tsc + p.tsc;
-					d->after_end = true;
-					d->synced = false;
-					d->why = NULL;
-				} else {
-					lose_sync(d, "AUX area full");
-				}
-				return;
-			}
-			if (abs < d->count) {
-				error_at(d, "%s for step %" PRIu64 " after the walk reached step %" PRIu64,
-					 pkt_name(pk->type), abs, d->count);
-				lose_sync(d, "decode error");
-				return;
-			}
-		} else if (pk->type == TP_ASYNC) {
-			if (abs == d->count + 1) {
-				override = true;
-			} else if (abs <= d->count) {
-				error_at(d, "ASYNC for step %" PRIu64 " after the walk reached step %" PRIu64,
-					 abs, d->count);
-				lose_sync(d, "decode error");
-				return;
-			}
-		}
-	}
-	if (d->ip < d->lo || d->ip >= d->hi) {
-		/* Left the range: only a PGE (or an anchor, above) can follow. */
-		if (!d->tnt_n && peek(d) == PK_OK && d->pk.type == TP_PGE) {
-			d->ip = d->last_ip + (uint64_t)d->pk.ip_delta;
-			d->last_ip = d->ip;
-			consume(d);
-			confirm(d);
-			d->st->pges++;
-			return;
-		}
-		struct trace_insn fake = { .ip = d->ip };
-		snprintf(fake.text, sizeof(fake.text), "outside the range");
-		event_missing(d, &fake, "PGE");
+		consume(d);
+		confirm(d);
+		apply_sync(d, &p);
 		return;
 	}
-	const struct trace_insn *ii = trace_insn_at(d->im, d->ip);
-	if (!ii) {
-		error_at(d, "no instruction at %#" PRIx64 " in kernel.elf (step %" PRIu64 ")", d->ip,
-			 d->count + 1);
-		lose_sync(d, "decode error");
-		return;
+	consume(d);
+	confirm(d);
+	if (p.reason == ITRACE_STOP_END) {
+		d->st->ended = true;
+		d->st->ends++;
+		d->st->end_steps += d->count;
+		d->st->end_tsc = d->sync_tsc + p.tsc;
+		d->after_end = true;
+		d->synced = false;
+		d->why = NULL;
+	} else {
+		lose_sync(d, "AUX area full");
 	}
-	queue(d, ii);
-	if (override) {
-		if (ii->cls == ITRACE_C_CALL)
-			push(d, ii->ip + ii->len);
+}
+
+/*
+ * The packet ahead, before the next instruction (no TNT bits pending):
+ * true when it ends this step (an anchor taken, the data ended, an
+ * error); *override when an ASYNC sends the next instruction elsewhere.
+ */
+static bool packet_ahead(struct sdec *d, bool *override)
+{
+	int s = peek(d);
+
+	if (s == PK_EOD) {
+		bool more = d->pi + 1 < d->np;
+		lose_sync(d, more && d->pcs[d->pi + 1].join == TJ_PAUSE ? "AUX area full" :
+			  more ? "AUX data missing" : NULL);
+		if (!more)
+			d->why = "the trace ends without STOP END";
+		return true;
+	}
+	if (s == PK_BAD) {
+		error_at(d, "bad packet at AUX %#" PRIx64 " (byte %#x)", aux_pos(d),
+			 d->pcs[d->pi].data[d->off]);
+		lose_sync(d, "bad packet");
+		return true;
+	}
+	const struct trace_pkt *pk = &d->pk;
+	uint64_t abs = pk->type == TP_SYNC ? pk->steps : d->sync_steps + pk->steps;
+	if (pk->type == TP_SYNC || pk->type == TP_STOP) {
+		if (abs == d->count) {
+			take_anchor(d);
+			return true;
+		}
+		if (abs < d->count) {
+			error_at(d, "%s for step %" PRIu64 " after the walk reached step %" PRIu64,
+				 pkt_name(pk->type), abs, d->count);
+			lose_sync(d, "decode error");
+			return true;
+		}
+	} else if (pk->type == TP_ASYNC) {
+		if (abs == d->count + 1) {
+			*override = true;
+		} else if (abs <= d->count) {
+			error_at(d, "ASYNC for step %" PRIu64 " after the walk reached step %" PRIu64,
+				 abs, d->count);
+			lose_sync(d, "decode error");
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Left the range: only a PGE (or an anchor, packet_ahead) can follow. */
+static void reenter(struct sdec *d)
+{
+	if (!d->tnt_n && peek(d) == PK_OK && d->pk.type == TP_PGE) {
 		d->ip = d->last_ip + (uint64_t)d->pk.ip_delta;
 		d->last_ip = d->ip;
 		consume(d);
 		confirm(d);
-		d->st->asyncs++;
+		d->st->pges++;
 		return;
 	}
+	struct trace_insn fake = { .ip = d->ip };
+	snprintf(fake.text, sizeof(fake.text), "outside the range");
+	event_missing(d, &fake, "PGE");
+}
+
+/* The ASYNC ahead takes the walk from ii to its target. */
+static void take_async(struct sdec *d, const struct trace_insn *ii)
+{
+	if (ii->cls == ITRACE_C_CALL)
+		push(d, ii->ip + ii->len);
+	d->ip = d->last_ip + (uint64_t)d->pk.ip_delta;
+	d->last_ip = d->ip;
+	consume(d);
+	confirm(d);
+	d->st->asyncs++;
+}
+
+/* A ret with its call on the stack: a TNT 1 (to the call's next) or a TIP. */
+static void ret_predicted(struct sdec *d, const struct trace_insn *ii)
+{
+	uint64_t top = d->rs[d->rs_top], tip = 0;
+
+	d->rs_top = (d->rs_top + ITRACE_RETSTACK - 1) % ITRACE_RETSTACK;
+	d->rs_n--;
+	int ev = next_event(d, &tip);
+	if (ev == 1 || ev == 2) {
+		confirm(d);
+		d->ip = ev == 1 ? top : tip;
+		return;
+	}
+	if (ev == 0) {
+		error_at(d, "ret at %#" PRIx64 ": TNT 0 (returns are 1 or a TIP)", ii->ip);
+		lose_sync(d, "decode error");
+		return;
+	}
+	event_missing(d, ii, "a TNT bit or a TIP");
+}
+
+/* Where ii goes: by its class, from the packets when it branches. */
+static void walk(struct sdec *d, const struct trace_insn *ii)
+{
+	uint64_t tip = 0;
+	int ev;
+
 	switch (ii->cls) {
 	case ITRACE_C_SEQ:
 		d->ip += ii->len;
@@ -389,21 +420,7 @@ static void step(struct sdec *d)
 		return;
 	case ITRACE_C_RET:
 		if (d->rs_n) {
-			uint64_t top = d->rs[d->rs_top];
-			d->rs_top = (d->rs_top + ITRACE_RETSTACK - 1) % ITRACE_RETSTACK;
-			d->rs_n--;
-			ev = next_event(d, &tip);
-			if (ev == 1 || ev == 2) {
-				confirm(d);
-				d->ip = ev == 1 ? top : tip;
-				return;
-			}
-			if (ev == 0) {
-				error_at(d, "ret at %#" PRIx64 ": TNT 0 (returns are 1 or a TIP)", ii->ip);
-				lose_sync(d, "decode error");
-				return;
-			}
-			event_missing(d, ii, "a TNT bit or a TIP");
+			ret_predicted(d, ii);
 			return;
 		}
 		/* An empty stack always gives a TIP. */
@@ -423,6 +440,31 @@ static void step(struct sdec *d)
 		d->ip = tip;
 		return;
 	}
+}
+
+/* One instruction, or one anchor. */
+static void step(struct sdec *d)
+{
+	bool override = false;
+
+	if (!d->tnt_n && packet_ahead(d, &override))
+		return;
+	if (d->ip < d->lo || d->ip >= d->hi) {
+		reenter(d);
+		return;
+	}
+	const struct trace_insn *ii = trace_insn_at(d->im, d->ip);
+	if (!ii) {
+		error_at(d, "no instruction at %#" PRIx64 " in kernel.elf (step %" PRIu64 ")", d->ip,
+			 d->count + 1);
+		lose_sync(d, "decode error");
+		return;
+	}
+	queue(d, ii);
+	if (override)
+		take_async(d, ii);
+	else
+		walk(d, ii);
 }
 
 void trace_decode_sstep(struct trace_image *im, const struct trace_piece *pieces,
