@@ -65,7 +65,9 @@ void panic_stop_others(void);
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
 /* The return address at rsp if rip is in a leaf called directly from it, else 0. */
 u64 leaf_return_address(u64 rip, u64 rsp);
-/* Symbol lookup in the built-in table: name and offset of addr, or NULL. */
+
+/* ksym.c — the built-in symbol table. NMI-safe. */
+/* Name, offset and size of the text symbol holding addr, or NULL. */
 const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
