@@ -60,10 +60,13 @@ void machine_exit(enum exit_code code) __noreturn;
  * print where it was, and stop it (the EXIT_STOP_OTHERS step,
  * kernel/smp.c). NMI-safe: it is the fault path's. */
 void panic_stop_others(void);
+
+/* backtrace.c */
 /* Print a frame-pointer backtrace starting at (rip, rbp); leaf_ret, if not
  * 0, is the return address of a frameless leaf holding rip. */
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
-/* The return address at rsp if rip is in a leaf called directly from it, else 0. */
+/* The return address at rsp if rip is in a leaf called directly from it,
+ * else 0. NMI-safe. */
 u64 leaf_return_address(u64 rip, u64 rsp);
 
 /* ksym.c — the built-in symbol table. NMI-safe. */
