@@ -107,7 +107,9 @@ void paging_init(const struct boot_info *bi)
 {
 	u64 top = mem_top(bi);
 
-	nx = cpu_features.nx ? PTE_NX : 0;
+	/* The NX bit is legal once EFER.NXE is on: cpu_setup turned it on
+	 * where the CPU has it. */
+	nx = rdmsr(MSR_IA32_EFER) & EFER_NXE ? PTE_NX : 0;
 	kernel_phys_base = bi->kernel_phys;
 	kernel_pml4 = (u64 *)pmm_alloc(1);
 	if (!kernel_pml4)
