@@ -12,7 +12,7 @@ KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/a
 	kernel/platform/quiet.c kernel/platform/debug_exit.c
 # Drivers for what enumeration finds (PCI, ACPI's SPCR, the loader's GOP).
 KERNEL_C += kernel/dev/pci.c kernel/dev/virtio.c kernel/dev/virtio_console.c \
-	kernel/dev/serial.c kernel/dev/fb.c
+	kernel/dev/serial.c kernel/dev/fb.c kernel/dev/screen.c
 
 # The screen console's font: 8x16 glyphs converted at build time from a PC
 # console font (Debian console-setup-linux; see tools/psf2c.py).
