@@ -94,7 +94,7 @@ struct cpu_features {
 };
 extern struct cpu_features cpu_features;
 
-/* tsc.c */
+/* platform/tsc.c */
 extern u64 tsc_hz;		/* 0 if it could not be determined */
 extern const char *tsc_hz_source;
 u64 tsc_to_ns(u64 ticks);
