@@ -123,12 +123,13 @@ u64 vmalloc_stack(size_t npages);
  * (W^X: never both writable and executable). */
 u64 vmalloc_code(size_t npages);
 void paging_code_exec(u64 va, size_t npages, bool exec);
-/* Is [va, va+len) mapped (present) in the kernel's page tables? */
-bool va_mapped(u64 va, size_t len);
 /* A hash of every entry of the kernel's page tables, the Accessed and
  * Dirty bits left out (the CPU sets them): a write to any entry changes it. */
 u64 paging_hash(void);
 u64 virt_to_phys(const void *p);
+
+/* pgtable.c: is [va, va+len) mapped (present) in the kernel's page tables? */
+bool va_mapped(u64 va, size_t len);
 
 /* cmdline.c: the parsed kernel command line. */
 enum serial_kind {

@@ -1,7 +1,8 @@
 # kernel/ build fragment.
 KERNEL_ASM += kernel/entry.asm kernel/boot_stack.asm kernel/isr.asm kernel/trampoline.asm
-KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c kernel/paging.c \
-	kernel/pmm.c kernel/console.c kernel/cmdline.c kernel/panic.c kernel/backtrace.c kernel/ksym.c kernel/smp.c \
+KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c \
+	kernel/paging.c kernel/pgtable.c kernel/pmm.c kernel/console.c kernel/cmdline.c \
+	kernel/panic.c kernel/backtrace.c kernel/ksym.c kernel/smp.c \
 	kernel/stream.c kernel/wire_frame.c \
 	kernel/lib/string.c kernel/lib/printf.c
 # The PC's fixed hardware.
