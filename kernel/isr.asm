@@ -1,5 +1,5 @@
 ; isr.asm — 256 interrupt entry stubs, generated, ISR_STUB_SIZE bytes each so
-; the IDT is arithmetic (idt.c: isr_stubs + vector * ISR_STUB_SIZE).
+; the IDT is arithmetic (kernel/trap.c, idt_init: isr_stubs + vector * ISR_STUB_SIZE).
 ;
 ; Each stub pushes a dummy error code where the CPU pushes none, then the
 ; vector, and jumps to isr_common, which saves the general registers into

@@ -60,12 +60,17 @@ void machine_exit(enum exit_code code) __noreturn;
  * print where it was, and stop it (the EXIT_STOP_OTHERS step,
  * kernel/smp.c). NMI-safe: it is the fault path's. */
 void panic_stop_others(void);
+
+/* backtrace.c */
 /* Print a frame-pointer backtrace starting at (rip, rbp); leaf_ret, if not
  * 0, is the return address of a frameless leaf holding rip. */
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
-/* The return address at rsp if rip is in a leaf called directly from it, else 0. */
+/* The return address at rsp if rip is in a leaf called directly from it,
+ * else 0. NMI-safe. */
 u64 leaf_return_address(u64 rip, u64 rsp);
-/* Symbol lookup in the built-in table: name and offset of addr, or NULL. */
+
+/* ksym.c — the built-in symbol table. NMI-safe. */
+/* Name, offset and size of the text symbol holding addr, or NULL. */
 const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
@@ -89,7 +94,7 @@ struct cpu_features {
 };
 extern struct cpu_features cpu_features;
 
-/* tsc.c */
+/* platform/tsc.c */
 extern u64 tsc_hz;		/* 0 if it could not be determined */
 extern const char *tsc_hz_source;
 u64 tsc_to_ns(u64 ticks);
@@ -118,12 +123,13 @@ u64 vmalloc_stack(size_t npages);
  * (W^X: never both writable and executable). */
 u64 vmalloc_code(size_t npages);
 void paging_code_exec(u64 va, size_t npages, bool exec);
-/* Is [va, va+len) mapped (present) in the kernel's page tables? */
-bool va_mapped(u64 va, size_t len);
 /* A hash of every entry of the kernel's page tables, the Accessed and
  * Dirty bits left out (the CPU sets them): a write to any entry changes it. */
 u64 paging_hash(void);
 u64 virt_to_phys(const void *p);
+
+/* pgtable.c: is [va, va+len) mapped (present) in the kernel's page tables? */
+bool va_mapped(u64 va, size_t len);
 
 /* cmdline.c: the parsed kernel command line. */
 enum serial_kind {

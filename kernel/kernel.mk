@@ -1,7 +1,8 @@
 # kernel/ build fragment.
 KERNEL_ASM += kernel/entry.asm kernel/boot_stack.asm kernel/isr.asm kernel/trampoline.asm
-KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c kernel/paging.c \
-	kernel/pmm.c kernel/console.c kernel/cmdline.c kernel/panic.c kernel/smp.c \
+KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c \
+	kernel/paging.c kernel/pgtable.c kernel/pmm.c kernel/console.c kernel/cmdline.c \
+	kernel/panic.c kernel/backtrace.c kernel/ksym.c kernel/smp.c \
 	kernel/stream.c kernel/wire_frame.c \
 	kernel/lib/string.c kernel/lib/printf.c
 # The PC's fixed hardware.
@@ -11,7 +12,7 @@ KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/a
 	kernel/platform/quiet.c kernel/platform/debug_exit.c
 # Drivers for what enumeration finds (PCI, ACPI's SPCR, the loader's GOP).
 KERNEL_C += kernel/dev/pci.c kernel/dev/virtio.c kernel/dev/virtio_console.c \
-	kernel/dev/serial.c kernel/dev/fb.c
+	kernel/dev/serial.c kernel/dev/fb.c kernel/dev/screen.c
 
 # The screen console's font: 8x16 glyphs converted at build time from a PC
 # console font (Debian console-setup-linux; see tools/psf2c.py).

@@ -9,29 +9,20 @@
  *                       data/bss RW- (W^X); the boot stack's guard page is
  *                       left unmapped.
  *   VMALLOC_BASE..      stacks with an unmapped guard page below each.
+ *
+ * The entries' bits and the walk that only reads (va_mapped) are
+ * kernel/pgtable.h and kernel/pgtable.c.
  */
 #include "kernel/kernel.h"
 #include "kernel/lib/hash.h"
 #include "kernel/mm.h"
-
-#define PTE_P		(1ul << 0)
-#define PTE_W		(1ul << 1)
-#define PTE_PWT		(1ul << 3)
-#define PTE_PCD		(1ul << 4)
-#define PTE_A		(1ul << 5)	/* Accessed, set by the CPU (SDM Vol. 3A 4.8) */
-#define PTE_D		(1ul << 6)	/* Dirty, in a leaf */
-#define PTE_PS		(1ul << 7)
-#define PDE_PAT		(1ul << 12)	/* PAT index bit 2 in a 2 MiB entry (SDM Vol. 3A 4.5) */
-#define PTE_NX		(1ul << 63)
-#define PTE_ADDR	0x000ffffffffff000ul
+#include "kernel/pgtable.h"
 
 #define SZ_2M		(2ul << 20)
 #define SZ_4G		(4ul << 30)
 #define VMALLOC_BASE	0xffffffffc0000000ul
 #define VMALLOC_END	0xffffffffff000000ul
 
-
-static u64 *pml4;
 static u64 nx;			/* PTE_NX if the CPU has it, else 0 */
 static u64 vmalloc_next = VMALLOC_BASE;
 
@@ -49,7 +40,7 @@ static u64 *table_at(u64 *entry)
 
 static u64 *pte_slot(u64 va, int level_stop)
 {
-	u64 *t = pml4;
+	u64 *t = kernel_pml4;
 
 	for (int level = 3; level > level_stop; level--)
 		t = table_at(&t[(va >> (12 + 9 * level)) & 511]);
@@ -116,10 +107,12 @@ void paging_init(const struct boot_info *bi)
 {
 	u64 top = mem_top(bi);
 
-	nx = cpu_features.nx ? PTE_NX : 0;
+	/* The NX bit is legal once EFER.NXE is on: cpu_setup turned it on
+	 * where the CPU has it. */
+	nx = rdmsr(MSR_IA32_EFER) & EFER_NXE ? PTE_NX : 0;
 	kernel_phys_base = bi->kernel_phys;
-	pml4 = (u64 *)pmm_alloc(1);
-	if (!pml4)
+	kernel_pml4 = (u64 *)pmm_alloc(1);
+	if (!kernel_pml4)
 		panic("paging_init: out of memory");
 
 	for (u64 pa = 0; pa < top; pa += SZ_2M) {
@@ -137,7 +130,7 @@ void paging_init(const struct boot_info *bi)
 			continue;
 		map_4k(va, va - (u64)__kernel_start + bi->kernel_phys, image_flags(va));
 	}
-	write_cr3((u64)pml4);
+	write_cr3((u64)kernel_pml4);
 }
 
 void paging_set_exec(u64 pa, bool exec)
@@ -149,7 +142,7 @@ void paging_set_exec(u64 pa, bool exec)
 
 bool paging_map_wc(u64 pa, u64 len)
 {
-	if (!pml4 || (pa & (SZ_2M - 1)) || (len & (SZ_2M - 1)) || !len || !va_mapped(pa, len))
+	if (!kernel_pml4 || (pa & (SZ_2M - 1)) || (len & (SZ_2M - 1)) || !len || !va_mapped(pa, len))
 		return false;
 	for (u64 p = pa; p < pa + len; p += SZ_2M)
 		if (!(*pte_slot(p, 1) & PTE_PS))
@@ -211,23 +204,5 @@ static u64 hash_table(const u64 *t, int level, u64 h)
 
 u64 paging_hash(void)
 {
-	return pml4 ? hash_table(pml4, 3, FNV1A_START) : 0;
-}
-
-bool va_mapped(u64 va, size_t len)
-{
-	if (!pml4)		/* before paging_init: nothing is known to be safe */
-		return false;
-	for (u64 p = ALIGN_DOWN(va, PAGE_SIZE); p < va + len; p += PAGE_SIZE) {
-		u64 *t = pml4;
-		for (int level = 3; ; level--) {
-			u64 e = t[(p >> (12 + 9 * level)) & 511];
-			if (!(e & PTE_P))
-				return false;
-			if (level == 0 || (e & PTE_PS))
-				break;
-			t = (u64 *)(e & PTE_ADDR);
-		}
-	}
-	return true;
+	return kernel_pml4 ? hash_table(kernel_pml4, 3, FNV1A_START) : 0;
 }

@@ -6,7 +6,6 @@
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
-#include "kernel/platform/apic.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
 #define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */
@@ -25,6 +24,7 @@ _Static_assert(sizeof(struct idt_gate) == 16, "IDT gate layout");
 extern const char isr_stubs[];
 static struct idt_gate idt[256] __attribute__((aligned(16)));
 static trap_handler_t handlers[256];
+static trap_handler_t stray_handler;
 
 static trap_fixup_t fault_fixup;
 
@@ -88,6 +88,11 @@ void trap_set_handler(unsigned vector, trap_handler_t h)
 	handlers[vector] = h;
 }
 
+void trap_set_stray_handler(trap_handler_t h)
+{
+	stray_handler = h;
+}
+
 void trap_set_fault_fixup(trap_fixup_t fn)
 {
 	__atomic_store_n(&fault_fixup, fn, __ATOMIC_RELEASE);
@@ -129,7 +134,8 @@ void trap_dispatch(struct trap_frame *f)
 			return;
 		fatal_trap(f, exc_names[v]);
 	}
-	apic_stray(v);		/* left by firmware, or an unclaimed device: not fatal */
+	if (stray_handler)
+		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }
 
 static void print_pf_error(u64 err)

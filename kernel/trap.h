@@ -32,6 +32,10 @@ _Static_assert(sizeof(struct trap_frame) == 22 * 8, "isr.asm frame size");
 typedef void (*trap_handler_t)(struct trap_frame *f);
 /* Install a handler for a vector (exceptions included: it then decides). */
 void trap_set_handler(unsigned vector, trap_handler_t h);
+/* The handler for an interrupt vector (32 and up) no one installed one for:
+ * the local APIC's, which counts it and EOIs it (kernel/platform/apic.c).
+ * Until it is set, such a vector is ignored. */
+void trap_set_stray_handler(trap_handler_t h);
 
 /* Before any handler, for exceptions (vectors 0-31 but NMI, outside NMI
  * context): true if it took the exception (it rewrote the frame to resume

@@ -20,7 +20,8 @@ the frame codec) writes <stdint.h>'s uint64_t, never the kernel's u64.
 
 A last check bounds the knots: the strongly connected components of the
 kernel's object graph. Small cycles inside one layer are legitimate
-(panic <-> smp stop) and are listed; a cycle that crosses layers, or one
+(kernel/isr.asm's stubs call trap.c's dispatch, whose IDT points at the
+stubs) and are listed; a cycle that crosses layers, or one
 over more than MAX_KNOT objects, is the "big loop" this check exists to
 keep away, and fails.
 
@@ -238,8 +239,8 @@ def sccs(g):
 
 
 # The largest cycle allowed inside one layer: a few objects that call each
-# other for a reason (panic stops the other CPUs, smp panics on a failed
-# bring-up). Anything larger is a knot to untie.
+# other for a reason (the interrupt stubs and the C dispatch they enter).
+# Anything larger is a knot to untie.
 MAX_KNOT = 6
 
 

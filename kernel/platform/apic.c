@@ -89,9 +89,15 @@ bool apic_in_service(u8 v)
 	return ops->read(APIC_ISR + (v / 32) * 0x10) & (1u << (v % 32));
 }
 
-void apic_stray(u8 v)
+/*
+ * A vector >= 32 nobody handles: firmware left it pending, or a device
+ * nobody set up fired. Counted, reported the first time per vector, EOI'd
+ * if it is in service; never fatal. Interrupt context.
+ */
+static void stray_handler(struct trap_frame *f)
 {
-	bool isr = ops && apic_in_service(v);
+	u8 v = (u8)f->vector;
+	bool isr = apic_in_service(v);
 
 	__atomic_add_fetch(&stray_count, 1, __ATOMIC_RELAXED);
 	if (!(__atomic_fetch_or(&stray_seen[v / 64], 1ul << (v % 64), __ATOMIC_RELAXED) &
@@ -108,7 +114,7 @@ void apic_stray(u8 v)
  * priority class and below. As Linux does at set-up, EOI once per bit in
  * service — each EOI retires the highest one (SDM 11.8.5) — bounded by the
  * 256 vectors. Requested ones (IRR) arrive when interrupts open and are
- * taken as strays (apic_stray). Returns the EOIs sent; *irr the vectors
+ * taken as strays (stray_handler). Returns the EOIs sent; *irr the vectors
  * still requested.
  */
 static u32 clear_in_service(u32 *irr)
@@ -223,6 +229,7 @@ void apic_init(void)
 		pic_disable();
 		trap_set_handler(VEC_SPURIOUS, spurious_handler);
 		trap_set_handler(VEC_APIC_ERROR, error_handler);
+		trap_set_stray_handler(stray_handler);
 	}
 	ops->write(APIC_TPR, 0);
 	ops->write(APIC_LVT_TIMER, APIC_LVT_MASKED);

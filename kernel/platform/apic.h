@@ -68,11 +68,9 @@ u32 apic_read(u32 reg);
 void apic_write(u32 reg, u32 val);
 void apic_eoi(void);				/* NMI-safe */
 bool apic_in_service(u8 vector);		/* the vector's ISR bit */
-/* A vector >= 32 nobody handles (trap.c): firmware left it pending, or a
- * device nobody set up fired. Counted, reported the first time per
- * vector, EOI'd if it is in service; never fatal. Interrupt context. */
-void apic_stray(u8 vector);
-u64 apic_stray_count(void);			/* since boot, all CPUs */
+/* Vectors >= 32 nobody handles (trap_set_stray_handler), since boot, all
+ * CPUs. */
+u64 apic_stray_count(void);
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);

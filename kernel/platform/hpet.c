@@ -183,7 +183,7 @@ static void set_comparator(int n, u64 when)
  * the first slot still in the future and count every slot jumped over as
  * merged (an expiry that produced no NMI of its own). The k-th retry aims
  * 2^k - 1 slots further still, so even a period shorter than one
- * write-and-check (profile.c refuses those) ends the loop in a few tries
+ * write-and-check (the profiler refuses those) ends the loop in a few tries
  * instead of chasing the counter forever.
  */
 static void rearm(void)

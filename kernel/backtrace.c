@@ -1,0 +1,93 @@
+/*
+ * backtrace.c — symbolized frame-pointer backtraces, for the fault report,
+ * panics and the stop of the other CPUs, and a frameless leaf's caller for
+ * the sampling NMI. Every read of the stack is checked against the page
+ * tables first (va_mapped), so a corrupt frame ends the walk, not the
+ * report.
+ */
+#include "kernel/kernel.h"
+
+#define BACKTRACE_MAX	32
+
+static void print_frame(u64 pc, bool is_return, unsigned repeat)
+{
+	u64 off, size;
+	/* A return address may lie just past a noreturn call at the very end
+	 * of the caller: look up pc - 1, which is inside the call. */
+	const char *name = ksym_lookup(is_return ? pc - 1 : pc, &off, &size);
+
+	if (is_return)
+		off++;
+	if (name)
+		kprintf("  [<%016lx>] %s+0x%lx/0x%lx", pc, name, off, size);
+	else
+		kprintf("  [<%016lx>] ?", pc);
+	if (repeat > 1)
+		kprintf("  (x%u)", repeat);
+	kprintf("\n");
+}
+
+/*
+ * GCC 12 gives leaf functions no frame even with -mno-omit-leaf-frame-pointer,
+ * so a fault in a leaf would hide the leaf's caller. If the word at the top
+ * of the stack is a return address whose preceding instruction is a direct
+ * call (E8 rel32) to the function holding rip, it is that caller.
+ */
+u64 leaf_return_address(u64 rip, u64 rsp)
+{
+	u64 func_off, ret, target_off;
+
+	if (rsp & 7 || !va_mapped(rsp, 8) || !ksym_lookup(rip, &func_off, NULL))
+		return 0;
+	ret = *(u64 *)rsp;
+	if (ret < (u64)__text_start + 5 || ret >= (u64)__text_end)
+		return 0;
+	if (*(u8 *)(ret - 5) != 0xe8)
+		return 0;
+	u64 target = ret + (s64)*(s32 *)(ret - 4);
+	if (!ksym_lookup(target, &target_off, NULL) || target_off != 0)
+		return 0;
+	return target == rip - func_off ? ret : 0;
+}
+
+void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
+{
+	u64 pc = rip;
+	bool is_return = false;
+	unsigned repeat = 1, depth;
+
+	if (leaf_ret) {
+		print_frame(rip, false, 1);
+		pc = leaf_ret;
+		is_return = true;
+	}
+
+	for (depth = 0; depth < BACKTRACE_MAX; depth++) {
+		/* Frame: [rbp] = caller's rbp, [rbp + 8] = return address. Stop at
+		 * the outermost frame (rbp = 0) or anything that does not look
+		 * like a frame on a mapped kernel stack. */
+		u64 next_pc = 0, next = 0;
+		if (rbp && !(rbp & 7) && va_mapped(rbp, 16)) {
+			next = ((u64 *)rbp)[0];
+			next_pc = ((u64 *)rbp)[1];
+			/* Frames go up the stack; a return address outside the
+			 * kernel's text (the AP trampoline) ends the walk. */
+			if ((next && next <= rbp) || next_pc < (u64)__text_start ||
+			    next_pc >= (u64)__text_end)
+				next_pc = 0;
+		}
+		/* Runs of one frame (deep recursion) print once with a count. */
+		if (next_pc == pc && depth + 1 < BACKTRACE_MAX) {
+			repeat++;
+		} else {
+			print_frame(pc, is_return, repeat);
+			repeat = 1;
+		}
+		if (!next_pc)
+			return;
+		pc = next_pc;
+		is_return = true;
+		rbp = next;
+	}
+	kprintf("  ... (stopped after %d frames)\n", BACKTRACE_MAX);
+}
