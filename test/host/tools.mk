@@ -50,11 +50,11 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# The codec: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a, and the
-# host's decoder and capture files, against test/host/wire_gen.c's streams
-# (test_wire: test/host/kernel.mk).
-WIRE_HOBJS := $(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o \
-	$(BUILD)/h/test/host/wire_gen.o $(BPWIRE_HLIB) $(BPFRAME_HLIB)
+# The codec (wire.mk's libbpwire.a over ringbuf.mk's libbpring.a) and
+# capture files, against test/host/wire_gen.c's streams (test_wire:
+# test/host/kernel.mk).
+WIRE_HOBJS := $(BUILD)/h/tools/util/capture.o $(BUILD)/h/test/host/wire_gen.o \
+	$(BPWIRE_HLIB) $(BPRING_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_capture
 

@@ -6,7 +6,7 @@
  * bench` frames its RUN_CODE requests with the same ctl_put and ctl_send.
  *
  * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
- * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
+ * the codec's encoder (wire/record.h). Its nonce is the request's
  * identity: sent again, the same message is not run twice.
  */
 #ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 
 /*
  * The run START_RUN asks for. NULL / 0 / false: not sent, and the kernel
