@@ -21,7 +21,8 @@
 
 BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/builtin-record.c tools/builtin-report.c \
 	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c
-BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/symbol.c tools/util/cli.c tools/util/util.c \
+BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/session_symbols.c \
+	tools/util/symbol.c tools/util/cli.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
 	tools/util/header.c tools/util/stat_bench.c tools/util/stat_plot.c tools/util/record_live.c \
 	tools/util/bench_config.c tools/util/bench_asm.c tools/util/capture.c

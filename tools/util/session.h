@@ -264,7 +264,7 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
  * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
-/* ---- the kernel.elf of a session (tools/util/symbol.c) ----------------- */
+/* ---- the kernel.elf of a session (tools/util/session_symbols.c) ------- */
 
 /*
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must
