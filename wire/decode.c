@@ -1,8 +1,8 @@
 /*
  * wire/decode.c — streaming decoder for the wire format (uapi/wire.h,
- * wire/decode.h). The frame check, CRC, varints and the prediction
- * rule are wire/record.c's, built for the host: one implementation of
- * each for both ends.
+ * wire/decode.h). The frame check, CRC and varints are wire/frame.c's,
+ * the prediction rule wire/record.c's, built for the host: one
+ * implementation of each for both ends.
  *
  * A frame is delivered all or nothing: its payload is expanded completely
  * into the arena first, and only a payload that expands without error is
