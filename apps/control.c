@@ -23,7 +23,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/stream.h"
-#include "kernel/wire_frame.h"
+#include "wire/frame.h"
 #include "profile/profile.h"
 #include "apps/bench_code.h"
 

@@ -3,7 +3,7 @@ KERNEL_ASM += kernel/entry.asm kernel/boot_stack.asm kernel/isr.asm kernel/tramp
 KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c \
 	kernel/paging.c kernel/pgtable.c kernel/pmm.c kernel/console.c kernel/cmdline.c \
 	kernel/panic.c kernel/backtrace.c kernel/ksym.c kernel/smp.c \
-	kernel/stream.c kernel/wire_frame.c \
+	kernel/stream.c \
 	kernel/lib/string.c kernel/lib/printf.c
 # The PC's fixed hardware.
 KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/apic.c \
@@ -24,18 +24,14 @@ $(BUILD)/gen/font8x16.c: tools/psf2c.py $(FONT_PSF)
 	$(call say,GEN,$@)
 	$(Q)$(PYTHON) tools/psf2c.py $(FONT_PSF) > $@.tmp && mv $@.tmp $@
 
-# Host builds of kernel/ code that host programs link, as static
-# libraries: $(BUILD)/lib/ release (objects in $(BUILD)/tool/, as
+# Host builds of kernel/ code that host programs link, as a static
+# library: $(BUILD)/lib/ release (objects in $(BUILD)/tool/, as
 # build/bareperf's), $(BUILD)/h/lib/ ASan+UBSan (objects in $(BUILD)/h/,
 # the host tests'):
 #   libbpklib.a   string and printf; string renamed so it links beside the
 #                 host libc (KLIB_HOST_TEST, kernel/lib/klib_rename.h)
-#   libbpframe.a  the wire's link layer (kernel/wire_frame.c): frames, CRC,
-#                 varints, COBS, the received-frame check
 BPKLIB_LIB   := $(BUILD)/lib/libbpklib.a
 BPKLIB_HLIB  := $(BUILD)/h/lib/libbpklib.a
-BPFRAME_LIB  := $(BUILD)/lib/libbpframe.a
-BPFRAME_HLIB := $(BUILD)/h/lib/libbpframe.a
 
 $(BUILD)/h/klib/string.o: kernel/lib/string.c
 	@mkdir -p $(@D)
@@ -45,10 +41,8 @@ $(BUILD)/h/klib/string.o: kernel/lib/string.c
 $(BPKLIB_HLIB): $(BUILD)/h/kernel/lib/printf.o $(BUILD)/h/klib/string.o
 $(BPKLIB_LIB): $(BUILD)/tool/kernel/lib/printf.o $(BUILD)/tool/kernel/lib/string.o
 $(BUILD)/tool/kernel/lib/string.o: HOSTRELCFLAGS += -DKLIB_HOST_TEST
-$(BPFRAME_LIB): $(BUILD)/tool/kernel/wire_frame.o
-$(BPFRAME_HLIB): $(BUILD)/h/kernel/wire_frame.o
 
-$(BPKLIB_LIB) $(BPKLIB_HLIB) $(BPFRAME_LIB) $(BPFRAME_HLIB):
+$(BPKLIB_LIB) $(BPKLIB_HLIB):
 	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

@@ -1,5 +1,5 @@
 /*
- * stream.c — the link: COBS frames with a CRC (kernel/wire_frame.c,
+ * stream.c — the link: COBS frames with a CRC (wire/frame.c,
  * include/uapi/wire.h) onto the UART or virtio-console, one frame
  * numbering per CPU. Console text goes out as CONSOLE frames once the
  * stream starts, control messages as CONTROL frames; the drain
@@ -18,7 +18,7 @@
 #include "kernel/stream.h"
 #include "kernel/platform/uart.h"
 #include "kernel/dev/virtio.h"
-#include "kernel/wire_frame.h"
+#include "wire/frame.h"
 
 static enum stream_transport transport;
 static bool active;

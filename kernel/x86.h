@@ -15,8 +15,8 @@
 /*
  * The integer types, the one rule: kernel code (kernel/, pmu/, apps/)
  * writes u8/u16/u32/u64/s32/s64; code shared with the host — the uapi
- * headers (include/uapi), ringbuf/ (the ring and the record codec),
- * kernel/wire_frame.*, kernel/lib — writes <stdint.h>'s uint64_t etc., so
+ * headers (include/uapi), ringbuf/ (the ring), wire/ (the codec),
+ * kernel/lib — writes <stdint.h>'s uint64_t etc., so
  * it compiles unchanged in host programs that do not include this file.
  */
 typedef uint8_t  u8;

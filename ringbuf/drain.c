@@ -1,6 +1,6 @@
 /*
  * drain.c — the drain (contract and ordering: ringbuf/drain.h): per-CPU
- * rings -> the record codec (ringbuf/wire.c) -> the stream's link
+ * rings -> the record codec (wire/record.c) -> the stream's link
  * (kernel/stream.c). Kernel only.
  *
  * It runs at run end, and during a run from the run's tick on the boot
@@ -12,7 +12,7 @@
 #include "kernel/stream.h"
 #include "ringbuf/drain.h"
 #include "ringbuf/ringbuf.h"
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 
 #define STAGE_SIZE	(128u << 10)	/* records per encode pass; > 2 * BP_RECORD_MAX */
 

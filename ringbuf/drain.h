@@ -1,6 +1,6 @@
 /*
  * drain.h — the drain (ringbuf/drain.c): records and AUX data from per-CPU
- * rings, through the record codec (ringbuf/wire.h), onto the stream's
+ * rings, through the record codec (wire/record.h), onto the stream's
  * link (kernel/stream.h). Kernel only.
  *
  * The drain is the rings' consumer (ringbuf.h): it reads records with the

@@ -1,25 +1,25 @@
 # ringbuf/ build fragment (included by the top-level Makefile).
 #
-# The ring (ringbuf.c, aux.c), the record codec (wire.c) and the drain
-# (drain.c, kernel only) build into the kernel. For the host:
-#   libbpwire.a   the record codec and the SAMPLE parser it uses
-#                 (ringbuf.c): $(BPWIRE_LIB) release, $(BPWIRE_HLIB)
-#                 ASan+UBSan, as kernel.mk's libraries; link libbpframe.a
-#                 after it (the frames it writes into)
-# The host tests of the ring and the codec are linked by
-# test/host/kernel.mk. Benchmarks (make bench): ring_insn_per_sample
-# (callgrind) and ring_vs_ck_ratio (two threads, against Concurrency
-# Kit's SPSC ck_ring).
+# The ring (ringbuf.c, aux.c) and the drain (drain.c, kernel only: rings
+# -> the record codec, wire/ -> the stream) build into the kernel. For
+# the host:
+#   libbpring.a   the ring and its SAMPLE parser (ringbuf.c), which the
+#                 record codec and the session loader use: $(BPRING_LIB)
+#                 release, $(BPRING_HLIB) ASan+UBSan, as kernel.mk's
+#                 libraries
+# The host tests of the ring are linked by test/host/kernel.mk.
+# Benchmarks (make bench): ring_insn_per_sample (callgrind) and
+# ring_vs_ck_ratio (two threads, against Concurrency Kit's SPSC ck_ring).
 
 RINGBUF_C := ringbuf/ringbuf.c ringbuf/aux.c
-KERNEL_C  += $(RINGBUF_C) ringbuf/wire.c ringbuf/drain.c
+KERNEL_C  += $(RINGBUF_C) ringbuf/drain.c
 
-BPWIRE_LIB  := $(BUILD)/lib/libbpwire.a
-BPWIRE_HLIB := $(BUILD)/h/lib/libbpwire.a
+BPRING_LIB  := $(BUILD)/lib/libbpring.a
+BPRING_HLIB := $(BUILD)/h/lib/libbpring.a
 
-$(BPWIRE_LIB): $(BUILD)/tool/ringbuf/wire.o $(BUILD)/tool/ringbuf/ringbuf.o
-$(BPWIRE_HLIB): $(BUILD)/h/ringbuf/wire.o $(BUILD)/h/ringbuf/ringbuf.o
-$(BPWIRE_LIB) $(BPWIRE_HLIB):
+$(BPRING_LIB): $(BUILD)/tool/ringbuf/ringbuf.o
+$(BPRING_HLIB): $(BUILD)/h/ringbuf/ringbuf.o
+$(BPRING_LIB) $(BPRING_HLIB):
 	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^

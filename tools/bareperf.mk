@@ -6,13 +6,10 @@
 #   BAREPERF_SRCS      the entry point, the command table, the builtins
 #   BAREPERF_UTIL_C    tools/util/: linked as the static library
 #                      $(BUILD)/tool/libbareperf-util.a
-#   the codec          tools/util/wire_dec.c, capture.c: the static library
-#                      $(BUILD)/tool/libbareperf-codec.a, over the kernel
-#                      side's halves, ringbuf.mk's $(BPWIRE_LIB) and
-#                      kernel.mk's $(BPFRAME_LIB)
 #   BAREPERF_SHARED    the pure modules shared with the kernel, each built
-#                      by its own folder's fragment: the ring code and
-#                      codec, the event table ($(PMU_EVENTS_LIB)), the
+#                      by its own folder's fragment: the wire codec
+#                      ($(BPWIRE_LIB)), the ring code ($(BPRING_LIB)),
+#                      the event table ($(PMU_EVENTS_LIB)), the
 #                      harness's statistics ($(BENCH_STATS_LIB)), string
 #                      and printf ($(BPKLIB_LIB))
 # Its unit tests build the same sources with ASan+UBSan into $(BUILD)/h/
@@ -24,18 +21,18 @@
 
 BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/builtin-record.c tools/builtin-report.c \
 	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c
-BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/symbol.c tools/util/cli.c tools/util/util.c \
+BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/session_symbols.c \
+	tools/util/symbol.c tools/util/cli.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
 	tools/util/header.c tools/util/stat_bench.c tools/util/stat_plot.c tools/util/record_live.c \
-	tools/util/bench_config.c tools/util/bench_asm.c
+	tools/util/bench_config.c tools/util/bench_asm.c tools/util/capture.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
 BAREPERF_PFM := $(wildcard /usr/include/perfmon/pfmlib.h)
 BAREPERF_LIBS += $(if $(BAREPERF_PFM),-lpfm)
 
-BAREPERF_CODEC_C := tools/util/wire_dec.c tools/util/capture.c
-BAREPERF_SHARED = $(BPWIRE_LIB) $(BPFRAME_LIB) $(PMU_EVENTS_LIB) $(BENCH_STATS_LIB) $(BPKLIB_LIB)
+BAREPERF_SHARED = $(BPWIRE_LIB) $(BPRING_LIB) $(PMU_EVENTS_LIB) $(BENCH_STATS_LIB) $(BPKLIB_LIB)
 bp_objs = $(patsubst %.c,$(BUILD)/tool/%.o,$(1))
 
 HOST_TOOLS += $(BUILD)/bareperf
@@ -48,14 +45,10 @@ $(BUILD)/tool/libbareperf-util.a: $$(call bp_objs,$$(BAREPERF_UTIL_C))
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tool/libbareperf-codec.a: $$(call bp_objs,$$(BAREPERF_CODEC_C))
-	$(call say,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
-
 # The archives call each other (util <-> the trace decoder, added below):
 # one group, searched until nothing more resolves.
 $(BUILD)/bareperf: $$(call bp_objs,$$(BAREPERF_SRCS)) $(BUILD)/tool/libbareperf-util.a \
-		$(BUILD)/tool/libbareperf-codec.a $$(BAREPERF_SHARED)
+		$$(BAREPERF_SHARED)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) -Wl,--start-group $^ -Wl,--end-group $(BAREPERF_LIBS) -o $@
 

@@ -17,7 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "tools/commands.h"
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_config.h"
@@ -25,7 +25,7 @@
 #include "tools/util/link.h"
 #include "tools/util/qemu.h"
 #include "tools/util/util.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 

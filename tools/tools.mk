@@ -1,20 +1,12 @@
 # tools/ build fragment (included by the top-level Makefile).
 #
-# The wire codec (include/uapi/wire.h) on the host, and capture files:
-#   kernel/wire_frame.c     the link layer (frames, CRC, varints, frame check)
-#   ringbuf/wire.c          the record codec (with ringbuf/ringbuf.c's SAMPLE
-#                           parser): both built into the kernel by their
-#                           folders' fragments, and for the host
-#   tools/util/wire_dec.c   the host's streaming decoder
-#   tools/util/capture.c    capture files: write, read, decode
-# WIRE_C is the four, for the test and fuzz builds; build/bareperf links
-# the last two as libbareperf-codec.a over ringbuf.mk's and kernel.mk's
-# release libraries (tools/bareperf.mk). Its tests are built by test/host/kernel.mk
-# (test_wire), test/host/tools.mk (test_capture), test/fuzz/tools.mk
-# (fuzz_wire, make fuzz) and test/bench/tools.mk (wire_bench:
-# wire_bytes_per_sample, decode_mb_per_s).
+# Capture files (tools/util/capture.c: write, read, decode) over the wire
+# codec (wire/wire.mk). WIRE_C is the codec's sources and capture.c, for
+# the test, fuzz and benchmark builds; build/bareperf links capture.c
+# with the rest of tools/util/ over wire.mk's release library
+# (tools/bareperf.mk).
 
-WIRE_C     := kernel/wire_frame.c ringbuf/wire.c tools/util/wire_dec.c tools/util/capture.c
+WIRE_C     := $(WIRE_SRC) tools/util/capture.c
 
 # Just the codec: make wire-test, make wire-bench.
 .PHONY: fuzz wire-test wire-bench

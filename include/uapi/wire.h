@@ -2,8 +2,8 @@
  * wire.h — the byte stream between the bareperf kernel and the host tool,
  * and the capture file the host tool writes from it.
  *
- * Shared by ringbuf/wire.c (encoder, and the frame check the kernel uses on
- * what the host sends), tools/util/wire_dec.c (decoder) and tools/util/capture.c.
+ * Shared by wire/record.c (encoder, and the frame check the kernel uses on
+ * what the host sends), wire/decode.c (decoder) and tools/util/capture.c.
  * Fixed-width, versioned, append-only, like perf_ring.h: never reorder,
  * resize or renumber anything; new channels, item tags, flags and control
  * types are appended; anything that changes how existing bytes read needs

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ringbuf/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/record.h"
+#include "wire/decode.h"
 #include "test/host/wire_gen.h"
 
 #define BAUD		115200

@@ -14,7 +14,7 @@ FUZZ_STREAM_MAX := 262144
 FUZZ_CAPTURES   := $(BUILD)/fuzz/captures
 
 # The whole tool but its main(), with the fuzzer's coverage and sanitizers.
-FUZZ_CMD_SRCS := $(filter-out tools/bareperf.c,$(BAREPERF_SRCS)) $(BAREPERF_UTIL_C) $(WIRE_C) \
+FUZZ_CMD_SRCS := $(filter-out tools/bareperf.c,$(BAREPERF_SRCS)) $(BAREPERF_UTIL_C) $(WIRE_SRC) \
 	ringbuf/ringbuf.c pmu/events.c apps/bench_stats.c kernel/lib/printf.c kernel/lib/string.c \
 	test/fuzz/fuzz_cmd.c test/fuzz/fuzz_frames.c
 FUZZ_CMD_OBJS := $(FUZZ_CMD_SRCS:%.c=$(BUILD)/fuzz/cmd/%.o)

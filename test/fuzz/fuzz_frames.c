@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "test/fuzz/fuzz_frames.h"
 
 static uint8_t frame[WIRE_FRAME_MAX];

@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "test/host/wire_gen.h"
 #include "tools/util/capture.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

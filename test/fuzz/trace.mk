@@ -2,8 +2,8 @@
 # ASan+UBSan, as fuzz_wire in tools/tools.mk): `make fuzz-trace` runs
 # FUZZ_TIME seconds; make test runs FUZZ_SMOKE_TIME s (fuzz_trace_smoke,
 # through test/fuzz/fuzz_smoke.sh). The decoder is $(TRACE_FLIB).
-TRACE_FUZZ_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c kernel/wire_frame.c \
-	tools/util/wire_dec.c tools/util/capture.c tools/util/session.c tools/util/session_info.c tools/util/symbol.c test/host/trace_sim.c \
+TRACE_FUZZ_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c $(WIRE_C) \
+	tools/util/session.c tools/util/session_info.c tools/util/symbol.c test/host/trace_sim.c \
 	test/fuzz/fuzz_trace.c \
 	test/fuzz/fuzz_frames.c
 TRACE_FUZZ_OBJS := $(TRACE_FUZZ_C:%.c=$(BUILD)/fuzz/trace/%.o)

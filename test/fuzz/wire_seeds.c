@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "test/fuzz/seed_file.h"
 #include "tools/util/capture.h"
 #include "test/host/wire_gen.h"

@@ -1,7 +1,7 @@
 /*
  * capgen.h — synthetic capture files, built the way the kernel builds
  * its stream: records laid out as perf_ring.h says, framed by the
- * kernel's own encoder (ringbuf/wire.c), written by the capture writer
+ * kernel's own encoder (wire/record.c), written by the capture writer
  * (tools/util/capture.c). For the session and report tests and for the
  * benchmark generator (test/bench/gen_capture.c).
  */
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "tools/util/capture.h"
 
 #define CAPGEN_MAX_CPUS	16

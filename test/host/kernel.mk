@@ -16,7 +16,7 @@
 # make ringbuf-test runs the four ring tests alone.
 
 KLIB_HOST := $(BPKLIB_HLIB)
-WIRE_LIBS := $(BPWIRE_HLIB) $(BPFRAME_HLIB)
+WIRE_LIBS := $(BPWIRE_HLIB) $(BPRING_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline $(BUILD)/host/test_acpi \
 	      $(BUILD)/host/test_fb $(BUILD)/host/test_wire \
@@ -32,7 +32,7 @@ $(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/dev/fb.o
 		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
 # The decoder and capture files (tools/) read back what the encoder wrote.
 $(BUILD)/host/test_wire: $(BUILD)/h/test/host/test_wire.o $(BUILD)/h/test/host/wire_gen.o \
-		$(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o $(WIRE_LIBS)
+		$(BUILD)/h/tools/util/capture.o $(WIRE_LIBS)
 $(BUILD)/host/test_ringbuf: $(BUILD)/h/test/host/test_ringbuf.o $(BUILD)/h/ringbuf/ringbuf.o \
 		$(BUILD)/h/ringbuf/aux.o
 

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
-#include "kernel/wire_frame.h"
+#include "wire/frame.h"
 #include "tools/commands.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "test/host/capgen.h"
 #include "tools/util/session.h"
 

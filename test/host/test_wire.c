@@ -16,8 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ringbuf/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/record.h"
+#include "wire/decode.h"
 #include "test/host/wire_gen.h"
 
 /* ---- CRC32C ------------------------------------------------------------ */

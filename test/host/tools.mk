@@ -7,7 +7,8 @@
 # lines against the test binary itself (-no-pie: its addresses are its
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
-TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/session_info.o tools/util/symbol.o test/host/capgen.o \
+TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/session_info.o \
+	tools/util/session_symbols.o tools/util/symbol.o test/host/capgen.o \
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
@@ -50,11 +51,11 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
-# The codec: ringbuf.mk's libbpwire.a, kernel.mk's libbpframe.a, and the
-# host's decoder and capture files, against test/host/wire_gen.c's streams
-# (test_wire: test/host/kernel.mk).
-WIRE_HOBJS := $(BUILD)/h/tools/util/wire_dec.o $(BUILD)/h/tools/util/capture.o \
-	$(BUILD)/h/test/host/wire_gen.o $(BPWIRE_HLIB) $(BPFRAME_HLIB)
+# The codec (wire.mk's libbpwire.a over ringbuf.mk's libbpring.a) and
+# capture files, against test/host/wire_gen.c's streams (test_wire:
+# test/host/kernel.mk).
+WIRE_HOBJS := $(BUILD)/h/tools/util/capture.o $(BUILD)/h/test/host/wire_gen.o \
+	$(BPWIRE_HLIB) $(BPRING_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_capture
 

@@ -5,8 +5,8 @@
 # (test/host/trace_sim.c) over a real ring, drain and capture, and decode
 # the result with the trace decoder ($(TRACE_HLIB): capstone, libipt,
 # libelf). It links -no-pie: its report tests read its own symbols.
-TRACE_HOST_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c ringbuf/wire.c kernel/wire_frame.c \
-	tools/util/wire_dec.c tools/util/capture.c tools/util/session.c tools/util/session_info.c tools/util/symbol.c test/host/trace_sim.c
+TRACE_HOST_C := pmu/trace/itrace.c ringbuf/ringbuf.c ringbuf/aux.c $(WIRE_C) \
+	tools/util/session.c tools/util/session_info.c tools/util/symbol.c test/host/trace_sim.c
 TRACE_HOBJS  := $(TRACE_HOST_C:%.c=$(BUILD)/h/%.o) $(TRACE_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_trace

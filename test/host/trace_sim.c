@@ -9,7 +9,7 @@
 
 #include <intel-pt.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "tools/util/capture.h"
 #include "test/host/trace_sim.h"
 

@@ -7,7 +7,7 @@
  * a fixed script. Every instruction it "executes" goes through the real
  * producer (pmu/trace/itrace.c) into a real ring with an AUX area
  * (ringbuf/); a drain like kernel/stream.c's turns records and AUX data
- * into wire frames (ringbuf/wire.c), and the result can be written as a
+ * into wire frames (wire/record.c), and the result can be written as a
  * capture file (tools/util/capture.c). The ground truth is the list of the
  * traced instructions' addresses, index = step - 1.
  */

@@ -13,8 +13,8 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "ringbuf/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/record.h"
+#include "wire/decode.h"
 
 /* xorshift64*: the same numbers on every run. */
 struct wg_rng {

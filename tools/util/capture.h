@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "uapi/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 
 enum capture_error {
 	CAPTURE_OK		=  0,

@@ -7,7 +7,7 @@
  * and sends them over a request line (struct ctl_line) one at a time.
  *
  * A request travels as one CONTROL frame from WIRE_CPU_HOST, framed by
- * the codec's encoder (ringbuf/wire.h). Its nonce is the request's
+ * the codec's encoder (wire/record.h). Its nonce is the request's
  * identity: sent again, the same message is not run twice.
  */
 #ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 #include "tools/util/qemu.h"
 
 /*

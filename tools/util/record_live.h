@@ -18,7 +18,7 @@
 #include "tools/util/capture.h"
 #include "tools/util/control.h"
 #include "tools/util/session.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 
 #define TAIL_LINES	40
 

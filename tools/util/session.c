@@ -2,7 +2,7 @@
  * tools/util/session.c — a capture decoded once into what the analysis
  * commands read (tools/util/session.h).
  *
- * The capture's bytes go through the wire decoder (tools/util/wire_dec.h); its
+ * The capture's bytes go through the wire decoder (wire/decode.h); its
  * record callback sorts each record into the session: metadata, app runs,
  * samples (parsed by their event's sample_type, perf_ring.h), losses. A
  * SAMPLE carries no type of its own: as in perf, its layout is the

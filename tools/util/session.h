@@ -4,7 +4,7 @@
  * of the kernel.elf that ran.
  *
  * session_load() streams the capture through the wire decoder
- * (tools/util/wire_dec.h, tools/util/capture.h) once and keeps:
+ * (wire/decode.h, tools/util/capture.h) once and keeps:
  *   - the run metadata records (RUN_META, CPU_INFO, PMU_CAPS, EVENT_DESC),
  *   - app runs (APP_START/APP_STOP pairs),
  *   - every SAMPLE, decoded into struct bp_sample_rec (callchains in one
@@ -35,7 +35,7 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 #include "tools/util/symbol.h"
 
 #define SESSION_MAX_CPUS	256
@@ -264,7 +264,7 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
  * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
 
-/* ---- the kernel.elf of a session (tools/util/symbol.c) ----------------- */
+/* ---- the kernel.elf of a session (tools/util/session_symbols.c) ------- */
 
 /*
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must

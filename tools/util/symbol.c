@@ -1,5 +1,5 @@
 /*
- * tools/util/symbol.c — the symbols of a kernel.elf (tools/util/session.h): function
+ * tools/util/symbol.c — the symbols of a kernel.elf (tools/util/symbol.h): function
  * symbols from .symtab, sorted for binary search; source lines from the
  * DWARF line tables through libdw; the GNU build-id that ties the file to
  * a capture. elfutils: libelf (gelf_*) and libdw.
@@ -10,13 +10,11 @@
 #include <gelf.h>
 #include <elfutils/libdw.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/util/session.h"
 #include "tools/util/symbol.h"
 #include "tools/util/util.h"
 
@@ -435,68 +433,6 @@ struct symtab *symtab_new(const struct symbol *syms, size_t n)
 	t->nsyms = n;
 	sort_syms(t);
 	return t;
-}
-
-/* ---- choosing the kernel.elf of a session ----------------------------- */
-
-void session_kernel_copy_path(const char *capture, char *buf, size_t n)
-{
-	size_t len = strlen(capture);
-
-	if (len > 4 && !strcmp(capture + len - 4, ".bpc"))
-		len -= 4;
-	snprintf(buf, n, "%.*s.kernel.elf", (int)len, capture);
-}
-
-const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n)
-{
-	if (explicit)
-		return explicit;
-	session_kernel_copy_path(capture, buf, n);
-	return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
-int session_symtab(const struct session *s, const char *explicit, bool force,
-		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen)
-{
-	const uint8_t *id;
-	size_t idlen;
-	bool have_id = session_build_id(s, &id, &idlen);
-	char cand[3][4096], dir[4096], first_err[1024] = "";
-	int ncand = 0;
-
-	*out = NULL;
-	if (explicit) {
-		snprintf(cand[ncand++], sizeof(cand[0]), "%s", explicit);
-	} else {
-		/* The copy record made of the kernel it booted, kernel.elf next to
-		 * the capture, then the build's: the first whose build-id matches. */
-		session_kernel_copy_path(s->path, cand[ncand], sizeof(cand[0]));
-		if (!access(cand[ncand], R_OK))
-			ncand++;
-		snprintf(dir, sizeof(dir), "%s", s->path);
-		snprintf(cand[ncand], sizeof(cand[0]), "%s/kernel.elf", dirname(dir));
-		if (!access(cand[ncand], R_OK) && strcmp(cand[ncand], "build/kernel.elf") &&
-		    strcmp(cand[ncand], "./build/kernel.elf"))
-			ncand++;
-		snprintf(cand[ncand++], sizeof(cand[0]), "build/kernel.elf");
-	}
-	for (int i = 0; i < ncand; i++) {
-		if (!symtab_load(out, cand[i], have_id ? id : NULL, have_id ? idlen : 0,
-				 err, errlen)) {
-			snprintf(used, usedlen, "%s", cand[i]);
-			return 0;
-		}
-		if (!first_err[0])
-			snprintf(first_err, sizeof(first_err), "%s", err);
-	}
-	if (force && !symtab_load(out, cand[0], NULL, 0, err, errlen)) {
-		fprintf(stderr, "bareperf: warning: %s; symbols may be wrong (--force)\n", first_err);
-		snprintf(used, usedlen, "%s", cand[0]);
-		return 0;
-	}
-	snprintf(err, errlen, "%s", first_err);
-	return -1;
 }
 
 /* ---- an ELF file's sections and strings ------------------------------- */

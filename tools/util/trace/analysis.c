@@ -58,7 +58,7 @@ bool an_same_fn(struct symbol a, struct symbol b)
 	return a.name == b.name && a.start == b.start;
 }
 
-static void emit_slice(struct analysis *A, const struct frame *f, uint64_t end_step)
+static void emit_slice(struct analysis *A, const struct call_frame *f, uint64_t end_step)
 {
 	if (!A->slice)
 		return;
@@ -86,7 +86,7 @@ void an_close(struct analysis *A)
 static void push_frame(struct analysis *A, size_t node, uint64_t step, uint64_t ret)
 {
 	GROW(A->stack, A->depth, A->stack_cap);
-	A->stack[A->depth++] = (struct frame){ node, step, tsc_of(A, step), ret };
+	A->stack[A->depth++] = (struct call_frame){ node, step, tsc_of(A, step), ret };
 }
 
 /* A return to ip: pop to the frame whose call pushed ip (a return may

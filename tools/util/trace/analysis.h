@@ -20,7 +20,7 @@ struct node {
 	uint64_t calls, self, total;
 };
 
-struct frame {
+struct call_frame {
 	size_t node;
 	uint64_t start;
 	uint64_t start_tsc;
@@ -36,7 +36,7 @@ struct analysis {
 	/* call tree */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
-	struct frame *stack;
+	struct call_frame *stack;
 	size_t depth, stack_cap;
 	bool pending_call, pending_ret, fresh;
 	uint64_t call_ret;		/* return address of the pending call */

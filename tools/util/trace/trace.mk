@@ -37,7 +37,7 @@ $(TRACE_C:%.c=$(BUILD)/fuzz/%.o): $(BUILD)/fuzz/%.o: %.c tools/util/trace/trace.
 HOST_TOOLS += $(BUILD)/bptrace
 
 $(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/util/session.o \
-		$(BUILD)/tool/tools/util/session_info.o $(BUILD)/tool/tools/util/symbol.o $(BUILD)/tool/tools/util/wire_dec.o \
-		$(BUILD)/tool/tools/util/capture.o $(BPWIRE_LIB) $(BPFRAME_LIB)
+		$(BUILD)/tool/tools/util/session_info.o $(BUILD)/tool/tools/util/symbol.o \
+		$(BUILD)/tool/tools/util/capture.o $(BPWIRE_LIB) $(BPRING_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@

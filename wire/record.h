@@ -1,9 +1,9 @@
 /*
- * ringbuf/wire.h — the record codec: ring records (perf_ring.h) into the
+ * wire/record.h — the record codec: ring records (perf_ring.h) into the
  * RECORDS frames of include/uapi/wire.h, SAMPLE records as compact items;
- * and the one prediction rule its decoder (tools/util/wire_dec.c) shares. The
+ * and the one prediction rule its decoder (wire/decode.c) shares. The
  * frames (COBS, CRC32C, numbering) and the byte channels are the link
- * layer's, kernel/wire_frame.h; an encoder frames with a struct wire_framer
+ * layer's, wire/frame.h; an encoder frames with a struct wire_framer
  * of its own unless given the stream's (wire_encoder_use_framer).
  *
  * Freestanding and allocation-free: every buffer is the caller's. Built
@@ -13,14 +13,14 @@
  * NMI-safe: no. The drain calls the encoder outside NMI context; one
  * struct wire_enc per sender CPU, used by one thread at a time.
  */
-#ifndef BAREPERF_RINGBUF_WIRE_H
-#define BAREPERF_RINGBUF_WIRE_H
+#ifndef BAREPERF_WIRE_RECORD_H
+#define BAREPERF_WIRE_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/wire_frame.h"
+#include "wire/frame.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
 
@@ -145,7 +145,7 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap);
 
 /* The byte channels (CONSOLE, CONTROL, AUX) through the encoder's framer:
- * wire_framer_encode_bytes / wire_framer_encode_aux (kernel/wire_frame.h). */
+ * wire_framer_encode_bytes / wire_framer_encode_aux (wire/frame.h). */
 static inline size_t wire_encode_bytes(struct wire_enc *e, enum wire_channel channel,
 				       const void *data, size_t len, size_t *consumed,
 				       uint8_t *out, size_t outcap)

@@ -1,20 +1,20 @@
 /*
- * kernel/wire_frame.h — the wire's link layer (include/uapi/wire.h §2):
+ * wire/frame.h — the wire's link layer (include/uapi/wire.h §2):
  * COBS frames with a CRC32C, numbered per (cpu, channel); the byte
  * channels (CONSOLE, CONTROL, AUX); and the check of a received frame.
- * The record codec (ringbuf/wire.h) writes its items into frames opened
+ * The record codec (wire/record.h) writes its items into frames opened
  * here (struct wire_writer).
  *
  * Freestanding and allocation-free: every buffer is the caller's. Also
- * built for the host, where tools/util/wire_dec.c (the decoder) and the tests
+ * built for the host, where wire/decode.c (the decoder) and the tests
  * use the same frame check, CRC and varints. Shared with the host, so it
  * uses <stdint.h> types.
  *
  * NMI-safe: no. One struct wire_framer per sender CPU, used by one thread at
  * a time (the kernel: under the console's output lock).
  */
-#ifndef BAREPERF_KERNEL_WIRE_FRAME_H
-#define BAREPERF_KERNEL_WIRE_FRAME_H
+#ifndef BAREPERF_WIRE_FRAME_H
+#define BAREPERF_WIRE_FRAME_H
 
 #include <stdbool.h>
 #include <stddef.h>

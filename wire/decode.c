@@ -1,8 +1,8 @@
 /*
- * tools/util/wire_dec.c — streaming decoder for the wire format (uapi/wire.h,
- * tools/util/wire_dec.h). The frame check, CRC, varints and the prediction
- * rule are ringbuf/wire.c's, built for the host: one implementation of
- * each for both ends.
+ * wire/decode.c — streaming decoder for the wire format (uapi/wire.h,
+ * wire/decode.h). The frame check, CRC and varints are wire/frame.c's,
+ * the prediction rule wire/record.c's, built for the host: one
+ * implementation of each for both ends.
  *
  * A frame is delivered all or nothing: its payload is expanded completely
  * into the arena first, and only a payload that expands without error is
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringbuf/wire.h"
-#include "tools/util/wire_dec.h"
+#include "wire/record.h"
+#include "wire/decode.h"
 #include "kernel/lib/unaligned.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -325,7 +325,7 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, struct wire_pred *p, uint8
 		struct bp_record_header h = { BP_RECORD_SAMPLE, s.misc, (uint16_t)(q - o) };
 		memcpy(o, &h, sizeof(h));
 	}
-	/* The prediction rule is the encoder's own (ringbuf/wire.c). */
+	/* The prediction rule is the encoder's own (wire/record.c). */
 	wire_pred_commit(p, &s);
 	return (uint32_t)(q - o);
 }

@@ -1,9 +1,9 @@
 /*
- * ringbuf/wire.c — the record codec (include/uapi/wire.h §3-4 for the
- * format, ringbuf/wire.h for the contract): ring records into RECORDS
+ * wire/record.c — the record codec (include/uapi/wire.h §3-4 for the
+ * format, wire/record.h for the contract): ring records into RECORDS
  * frames, SAMPLE records as compact items predicted from the one before.
  * The frames themselves (COBS, CRC, numbering) are the link layer's,
- * kernel/wire_frame.c.
+ * wire/frame.c.
  *
  * An item that does not fit is rolled back by restoring the writer (a few
  * words); the predictions are updated only after an item is committed, so
@@ -12,7 +12,7 @@
 #include "kernel/lib/string.h"
 #include "kernel/lib/unaligned.h"
 #include "ringbuf/ringbuf.h"
-#include "ringbuf/wire.h"
+#include "wire/record.h"
 
 /* Fields of one u64 (or two u32) each. */
 #define SAMPLE_WORDS	(BP_SAMPLE_IDENTIFIER | BP_SAMPLE_IP | BP_SAMPLE_TID | \

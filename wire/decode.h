@@ -1,5 +1,5 @@
 /*
- * tools/util/wire_dec.h — the host's streaming decoder for the bareperf wire
+ * wire/decode.h — the host's streaming decoder for the bareperf wire
  * format (include/uapi/wire.h).
  *
  * Feed it bytes in chunks of any size as they arrive; it finds frames
@@ -16,8 +16,8 @@
  *
  * Not thread-safe: one decoder per thread. Callbacks may be NULL.
  */
-#ifndef BAREPERF_TOOLS_WIRE_DEC_H
-#define BAREPERF_TOOLS_WIRE_DEC_H
+#ifndef BAREPERF_WIRE_DECODE_H
+#define BAREPERF_WIRE_DECODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,7 +72,7 @@ struct wire_dec_stats {
 	uint64_t restarts;		/* WIRE_F_START on a stream already seen */
 	uint64_t lost_frames;		/* from sequence gaps, all channels */
 	uint64_t lost_by_channel[WIRE_NR_CHANNELS];
-	/* Appended (wire_dec.c): */
+	/* Appended (decode.c): */
 	uint64_t text_bytes;		/* plain text outside the stream (ops.text) */
 	uint64_t cut_bytes;		/* the last chunk, which the input ended inside
 					 * before it formed a frame (not damage) */

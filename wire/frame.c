@@ -1,6 +1,6 @@
 /*
- * kernel/wire_frame.c — the wire's link layer (include/uapi/wire.h for the
- * format, kernel/wire_frame.h for the contract): CRC32C, varints, COBS,
+ * wire/frame.c — the wire's link layer (include/uapi/wire.h for the
+ * format, wire/frame.h for the contract): CRC32C, varints, COBS,
  * frame headers and numbering, the byte channels, the received-frame check.
  *
  * The writer COBS-encodes as it goes: bytes pass through it, updating the
@@ -8,7 +8,7 @@
  */
 #include "kernel/lib/string.h"
 #include "kernel/lib/unaligned.h"
-#include "kernel/wire_frame.h"
+#include "wire/frame.h"
 
 /* CRC32C, reflected, one byte per step: T[i] = i shifted through the
  * polynomial 0x82F63B78 eight times (test_wire recomputes every entry). */
