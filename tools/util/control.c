@@ -15,7 +15,7 @@
 
 #include "tools/util/control.h"
 #include "tools/util/util.h"
-#include "tools/util/wire_dec.h"
+#include "wire/decode.h"
 #include "uapi/wire.h"
 
 #define FIRST_QUIET_S	0.3	/* line quiet this long: send */
