@@ -192,13 +192,13 @@ static int msr_writes(char *s, struct bench_msr_event *m, char *why, size_t len)
 		char *eq = strchr(tok, '=');
 		if (!eq)
 			return refuse(why, len, "'%s' is not msr_X=V", tok);
+		if (m->nwrite == BENCH_MSR_WRITES)
+			return refuse(why, len, "more than %d MSR writes", BENCH_MSR_WRITES);
 		if (!msr_number(tok, (size_t)(eq - tok), &m->write[m->nwrite].msr))
 			return refuse(why, len, "'%.*s' is not msr_ and a hex MSR number",
 				      (int)(eq - tok), tok);
 		if (!number(eq + 1, 0, UINT64_MAX, &v))
 			return refuse(why, len, "'%s': the value is a 64-bit number (0x for hex)", tok);
-		if (m->nwrite == BENCH_MSR_WRITES)
-			return refuse(why, len, "more than %d MSR writes", BENCH_MSR_WRITES);
 		m->write[m->nwrite++].value = v;
 	}
 	return 0;
