@@ -97,7 +97,7 @@ static void usage(FILE *f)
 		"  -no_normalization       the total per measurement, not per copy and iteration\n"
 		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
-		"  -config FILE            nanoBench's event lines: EV.UMASK[.CMSK=N][.EDG][.INV] NAME\n"
+		"  -config FILE            nanoBench's event lines: EvtSel.UMASK[.FIELD]* NAME (README)\n"
 		"                          (events beyond 4 are measured in further runs, never\n"
 		"                          multiplexed)\n"
 		"  -msr_config FILE        nanoBench's MSR lines: msr_X=V(.msr_Y=W)* msr_Z NAME (--check)\n"
