@@ -13,8 +13,8 @@
  *     cache and stall events). Checked against libpfm4's tables by
  *     test/host/test_pmu_libpfm.c.
  * Raw specs follow perf: r<hex> is PERFEVTSEL bits 0-31 (AMD: plus
- * EventSelect[11:8] at 32-35), cpu/event=,umask=,cmask=,inv,edge/ builds the
- * same bits by field.
+ * EventSelect[11:8] at 32-35), cpu/event=,umask=,cmask=,inv,edge,any/ builds
+ * the same bits by field; any is Intel's AnyThread (bit 21).
  */
 #include "pmu/internal.h"
 
@@ -73,7 +73,8 @@ static u16 amd_encoding(const struct generic_event *e, const struct pmu_caps *ca
 }
 
 /* Terms of NAME/TERMS/ and cpu/TERMS/. */
-static const char *const terms[] = { "event", "umask", "cmask", "inv", "edge", "period", "freq", "pinned" };
+static const char *const terms[] = { "event", "umask", "cmask", "inv", "edge", "period", "freq", "pinned",
+				     "any" };
 
 const char *pmu_event_name(int i, const char **desc)
 {
@@ -245,12 +246,12 @@ static int apply_terms(const char *spec, const char *t, size_t tlen, bool raw,
 			if (strlen(terms[i]) == klen && !strncmp(terms[i], t, klen))
 				k = i;
 		if (k < 0) {
-			pmu_err(err, errlen, "unknown term '%s' in '%s' (terms: event umask cmask inv edge period freq pinned)",
+			pmu_err(err, errlen, "unknown term '%s' in '%s' (terms: event umask cmask inv edge any period freq pinned)",
 				key, spec);
 			suggest(err, errlen, key, terms, ARRAY_SIZE(terms));
 			return -E_INVAL;
 		}
-		bool flag = k == 3 || k == 4 || k == 7;
+		bool flag = k == 3 || k == 4 || k == 7 || k == 8;
 		if (flag && val) {
 			pmu_err(err, errlen, "term '%s' takes no value in '%s'", key, spec);
 			return -E_INVAL;
@@ -259,8 +260,8 @@ static int apply_terms(const char *spec, const char *t, size_t tlen, bool raw,
 			pmu_err(err, errlen, "term '%s' needs a number (decimal or 0x hex) in '%s'", key, spec);
 			return -E_INVAL;
 		}
-		if (k <= 4 && !raw) {
-			pmu_err(err, errlen, "'%s' is a named event: encoding terms (event, umask, cmask, inv, edge) "
+		if ((k <= 4 || k == 8) && !raw) {
+			pmu_err(err, errlen, "'%s' is a named event: encoding terms (event, umask, cmask, inv, edge, any) "
 				"belong in cpu/.../ or r<hex>", spec);
 			return -E_INVAL;
 		}
@@ -287,6 +288,7 @@ static int apply_terms(const char *spec, const char *t, size_t tlen, bool raw,
 			out->flags |= PMU_ATTR_SAMPLE | PMU_ATTR_FREQ;
 			break;
 		case 7: out->flags |= PMU_ATTR_PINNED; break;
+		case 8: extra |= EVTSEL_ANY; break;
 		}
 		t += n + (comma ? 1 : 0);
 		tlen -= n + (comma ? 1 : 0);
@@ -410,6 +412,17 @@ int pmu_event_parse(const char *spec, const struct pmu_caps *caps,
 	}
 
 	u64 allowed = caps->amd ? EVTSEL_RAW_AMD : EVTSEL_RAW_INTEL;
+	/* AnyThread (bit 21): both threads of the core, from perfmon v3 until
+	 * CPUID.0AH:EDX[15] deprecates it (SDM Vol. 3B 21.2.3). */
+	bool any_ok = caps->intel && caps->version >= 3 && !caps->anythread_deprecated;
+	if ((out->config & EVTSEL_ANY) && caps->intel && !any_ok) {
+		pmu_err(err, errlen, "'%s' counts both threads of the core (AnyThread, bit 21), which "
+			"this CPU lacks (perfmon v%u%s)", spec, (unsigned)caps->version,
+			caps->anythread_deprecated ? ", deprecated by CPUID.0AH:EDX[15]" : "");
+		return -E_NODEV;
+	}
+	if (any_ok)
+		allowed |= EVTSEL_ANY;
 	if (out->config & ~allowed) {
 		pmu_err(err, errlen, "'%s' sets bits 0x%lx outside event/umask/edge/inv/cmask%s",
 			spec, (unsigned long)(out->config & ~allowed), caps->amd ? "/event[11:8]" : "");

@@ -156,7 +156,7 @@ struct pmu_event_attr {
  *   cache-references, cache-misses, stalled-cycles-frontend/-backend,
  *   topdown-slots (and perf's aliases: cpu-cycles, branch-instructions, ...)
  *   r<hex>                    raw PERFEVTSEL bits, e.g. r01c2 (umask 01, event c2)
- *   cpu/event=0xc0,umask=0,cmask=2,inv,edge/
+ *   cpu/event=0xc0,umask=0,cmask=2,inv,edge,any/  (any: AnyThread, bit 21, Intel v3+)
  *   NAME/TERMS/ or rHEX/TERMS/, terms also period=N, freq=N, pinned
  * against caps (events this CPU lacks are errors). Returns 0 or -E_NOENT
  * (unknown name: err lists the closest names), -E_INVAL (syntax, period 0,

@@ -61,6 +61,13 @@ $(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $
 		$(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_code.sh $(BUILD))
 
+# bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
+# -msr_config lines parsed and laid out in runs, no machine booted.
+HOST_TESTS += $(BUILD)/host/bench_check
+
+$(BUILD)/host/bench_check: test/e2e/bench_check.sh $(BUILD)/bareperf
+	$(call gen_script,sh test/e2e/bench_check.sh $(BUILD))
+
 # bareperf bench --tty, QEMU's UART on a pty for the cable: exact results,
 # a fault, and the machine lost (its row asks for a reset, the rest not
 # sent) in two boots (test/e2e/bench_tty.py; needs build/bareperf and

@@ -20,6 +20,7 @@
 #include "wire/record.h"
 #include "tools/commands.h"
 #include "tools/util/bench_asm.h"
+#include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
@@ -54,8 +55,8 @@ struct bopts {
 	char events[MAX_ALL_EVENTS][32];	/* what the kernel parses */
 	char labels[MAX_ALL_EVENTS][64];	/* -config's names; "" for -e's */
 	int nevents;
-	const char *config;
-	bool json, icount, kvm, verbose, uefi;
+	const char *config, *msr_config;
+	bool check, json, icount, kvm, verbose, uefi;
 	unsigned smp, baud;
 	uint64_t pace;
 };
@@ -92,9 +93,11 @@ static void usage(FILE *f)
 		"  -no_normalization       the total per measurement, not per copy and iteration\n"
 		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
-		"  -config FILE            nanoBench's event lines: EV.UMASK[.CMSK=N][.EDG][.INV] NAME\n"
+		"  -config FILE            nanoBench's event lines: EvtSel.UMASK[.FIELD]* NAME (README)\n"
 		"                          (events beyond 4 are measured in further runs, never\n"
 		"                          multiplexed)\n"
+		"  -msr_config FILE        nanoBench's MSR lines: msr_X=V(.msr_Y=W)* msr_Z NAME (--check)\n"
+		"  --check                 assemble and parse all of it, print the events and their runs\n"
 		"  -verbose                also the raw counts of the two versions (stderr)\n"
 		"  --timeout MS            the watchdog stops a snippet after MS (default 2000)\n"
 		"  --batch FILE            one snippet per line ('#' comments), one row each (CSV)\n"
@@ -183,6 +186,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		STR("--kernel", kernel)
 		STR("--build", build)
 		STR("-config", config)
+		STR("-msr_config", msr_config)
 		STR("-k", kernel)
 #undef NUM
 #undef STR
@@ -195,6 +199,8 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			o->flags |= WIRE_CODEF_NO_NORM;
 		else if (!strcmp(a, "-verbose") || !strcmp(a, "-v"))
 			o->verbose = true;
+		else if (!strcmp(a, "--check"))
+			o->check = true;
 		else if (!strcmp(a, "--json"))
 			o->json = true;
 		else if (!strcmp(a, "--qemu"))
@@ -740,9 +746,19 @@ int cmd_bench(int argc, char **argv)
 
 	memset(&B, 0, sizeof(B));
 	B.L = (struct ctl_line){ .in = -1, .out = -1 };
-	if (parse_args(argc, argv, o) ||
-	    (o->config && bench_config_load(o->config, o->events, o->labels, &o->nevents,
-					    MAX_ALL_EVENTS)))
+	if (parse_args(argc, argv, o))
+		return 2;
+	if (o->check)
+		return bench_check(&(struct bench_check_in){ o->asm_body, o->asm_init, o->asm_late,
+			o->code, o->code_init, o->batch, o->config, o->msr_config, o->events,
+			o->nevents });
+	if (o->msr_config) {
+		fprintf(stderr, "bareperf bench: -msr_config: the kernel reads no MSR for bench yet "
+			"(--check parses the file)\n");
+		return 2;
+	}
+	if (o->config && bench_config_load(o->config, o->events, o->labels, &o->nevents,
+					   MAX_ALL_EVENTS))
 		return 2;
 	/* Events in groups the kernel takes in one request, each group a
 	 * measurement of its own (never multiplexed). */

@@ -1,7 +1,7 @@
 /*
  * test_pmu_events — the event-spec parser and the built-in event table:
  * names and aliases per vendor and family, r<hex>, cpu/field=../ with
- * cmask/inv/edge, period/freq/pinned terms, and a clear error (with the
+ * cmask/inv/edge/any, period/freq/pinned terms, and a clear error (with the
  * closest names) for every kind of bad spec.
  */
 #include <setjmp.h>
@@ -122,6 +122,32 @@ static void raw_fields(void **state)
 	assert_int_equal(a.config, 0x1000001a0ull);
 }
 
+/* AnyThread (bit 21, nanoBench's AnyT): Intel v3 and later, until
+ * CPUID.0AH:EDX[15] deprecates it; never AMD, never a named event. */
+static void any_thread(void **state)
+{
+	(void)state;
+	use(MODEL_INTEL_V4, 0, 0);
+	assert_int_equal(parse("r20003c"), 0);
+	assert_int_equal(a.config, 0x20003c);
+	assert_int_equal(a.fixed, -1);		/* not fixed counter 1's exact encoding */
+	assert_int_equal(parse("cpu/event=0x0d,umask=0x03,cmask=1,any/"), 0);
+	assert_int_equal(a.config, 0x120030d);
+	assert_int_equal(parse("cycles/any/"), -E_INVAL);
+	assert_non_null(strstr(err, "named event"));
+	assert_int_equal(parse("cpu/event=0x3c,any=1/"), -E_INVAL);
+	caps.anythread_deprecated = true;
+	assert_int_equal(parse("r20003c"), -E_NODEV);
+	assert_non_null(strstr(err, "AnyThread"));
+	assert_non_null(strstr(err, "deprecated"));
+	use(MODEL_INTEL_V2, 0, 0);
+	assert_int_equal(parse("cpu/event=0x3c,any/"), -E_NODEV);
+	assert_non_null(strstr(err, "perfmon v2"));
+	use(MODEL_AMD_V2, 0, 0);
+	assert_int_equal(parse("r200076"), -E_INVAL);
+	assert_non_null(strstr(err, "0x200000"));
+}
+
 static void terms(void **state)
 {
 	(void)state;
@@ -202,6 +228,7 @@ int main(void)
 		cmocka_unit_test(intel_generic),
 		cmocka_unit_test(amd_generic),
 		cmocka_unit_test(raw_fields),
+		cmocka_unit_test(any_thread),
 		cmocka_unit_test(terms),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(names_listed),
