@@ -52,6 +52,7 @@ struct bopts {
 	int nevents;
 	const char *config;
 	bool json, icount, kvm, verbose, uefi;
+	bool nasm;			/* --nasm: NASM's syntax, not GNU as's */
 	unsigned smp, baud;
 	uint64_t pace;
 };
@@ -78,10 +79,11 @@ static void usage(FILE *f)
 		"       bareperf bench --batch FILE [options]\n"
 		"Measure a snippet of x86-64 code on the bareperf kernel, nanoBench's way:\n"
 		"the body unrolled n and 2n times, the difference per copy.\n"
-		"  -asm CODE               Intel syntax (NASM), lines separated by ';'\n"
+		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
 		"  -asm_late_init CODE     run after the init code\n"
 		"  -code FILE, -code_init FILE   raw machine code instead\n"
+		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
 		"  -unroll_count N         copies of the body, n (default 1000)\n"
 		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
 		"                          R15 is the counter)\n"
@@ -199,6 +201,8 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			o->flags |= WIRE_CODEF_NO_NORM;
 		else if (!strcmp(a, "-verbose") || !strcmp(a, "-v"))
 			o->verbose = true;
+		else if (!strcmp(a, "--nasm"))
+			o->nasm = true;
 		else if (!strcmp(a, "--json"))
 			o->json = true;
 		else if (!strcmp(a, "--qemu"))
@@ -671,9 +675,9 @@ int cmd_bench(int argc, char **argv)
 	int ngroups = o.nevents ? (o.nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
 	/* Everything is assembled and checked before the machine is asked. */
 	if (o.code_init ? bench_read_code(o.code_init, &init, &init_len, "-code_init") :
-	    bench_assemble("-asm_init", o.asm_init, &init, &init_len))
+	    bench_assemble("-asm_init", o.asm_init, o.nasm, &init, &init_len))
 		return 2;
-	if (bench_assemble("-asm_late_init", o.asm_late, &late, &late_len))
+	if (bench_assemble("-asm_late_init", o.asm_late, o.nasm, &late, &late_len))
 		return 2;
 	if (o.batch) {
 		if (load_batch(o.batch, &sn, &nsn))
@@ -681,7 +685,7 @@ int cmd_bench(int argc, char **argv)
 		for (int i = 0; i < nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o.batch, sn[i].line);
-			if (bench_assemble(what, sn[i].src, &sn[i].body, &sn[i].body_len))
+			if (bench_assemble(what, sn[i].src, o.nasm, &sn[i].body, &sn[i].body_len))
 				return 2;
 		}
 	} else if (o.code) {
@@ -694,7 +698,7 @@ int cmd_bench(int argc, char **argv)
 		}
 	} else {
 		one.src = (char *)o.asm_body;
-		if (bench_assemble("-asm", o.asm_body, &one.body, &one.body_len))
+		if (bench_assemble("-asm", o.asm_body, o.nasm, &one.body, &one.body_len))
 			return 2;
 		if (!one.body_len) {
 			fprintf(stderr, "bareperf bench: -asm is empty\n");
