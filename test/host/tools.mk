@@ -65,3 +65,13 @@ $(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 
 # The guest app test/e2e/e2e_bareperf.py profiles (its rule: test/test.mk).
 APP_C += test/guest/test_hotspot.c
+
+# bench's assembler (tools/util/bench_asm.c, bench_gas.c): GNU as and
+# NASM run for real on nanoBench's kind of snippets.
+HOST_TESTS += $(BUILD)/host/test_bench_asm
+
+$(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
+		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@
