@@ -1,7 +1,7 @@
 /*
  * bench_code.c — `bareperf bench`: nanoBench's interface on the bareperf
- * kernel. Snippets are assembled here with NASM (Intel syntax, `;` between
- * lines), sent over the control channel as RUN_CODE requests (uapi/wire.h;
+ * kernel. Snippets are assembled here (util/bench_asm.c: GNU as's Intel
+ * syntax as nanoBench's, or NASM's with --nasm), sent over the control channel as RUN_CODE requests (uapi/wire.h;
  * the kernel side is apps/bench_code.c) to a kernel booted with
  * control=1 code=1 (in QEMU, started here, or a machine on --tty), and the
  * results printed nanoBench's way: one line per event, per copy.
