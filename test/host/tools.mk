@@ -71,7 +71,8 @@ APP_C += test/guest/test_hotspot.c
 HOST_TESTS += $(BUILD)/host/test_bench_asm
 
 $(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
-		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o
+		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o \
+		$(BUILD)/h/tools/util/bench_src.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@

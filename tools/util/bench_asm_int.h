@@ -1,8 +1,9 @@
 /*
- * tools/util/bench_asm_int.h — what the two assemblers of `bareperf bench`
- * (bench_asm.c: NASM, bench_gas.c: GNU as) share: the snippet cut into
- * statements, nanoBench's `|n` NOPs, the assembler run with its messages
- * mapped back to the statements. Private to those two files.
+ * tools/util/bench_asm_int.h — inside bench's assembler (bench_asm.h):
+ * what its two assemblers (bench_asm.c: NASM, bench_gas.c: GNU as) share
+ * from bench_src.c: the snippet cut into statements, nanoBench's `|n`
+ * NOPs, the assembler run with its messages mapped back to the
+ * statements; and bench_gas.c's entry. Private to those three files.
  */
 #ifndef BAREPERF_TOOLS_UTIL_BENCH_ASM_INT_H
 #define BAREPERF_TOOLS_UTIL_BENCH_ASM_INT_H
