@@ -174,6 +174,13 @@ static const struct refused bad[] = {
 	{ ".data; .byte 1; .text; nop",
 	  "bareperf bench: -asm puts 1 bytes in section .data: only the code (.text) is sent\n" },
 	{ "1:", "bareperf bench: -asm assembles to no code\n" },
+	/* local labels are per copy: one the copy lacks is an error */
+	{ "nop; jnz 2b",
+	  "bareperf bench: -asm line 2 'jnz 2b': backward ref to unknown label \"2:\"\n" },
+	/* gas names no line for a forward one: the snippet is named */
+	{ "jz 1f; nop",
+	  "bareperf bench: -asm: local label `\"1\" (instance number 1 of a fb label)' is not "
+	  "defined\n" },
 };
 
 static void bad_snippets_are_refused_naming_the_statement(void **state)

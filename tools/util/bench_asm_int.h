@@ -15,16 +15,6 @@
 #define BENCH_NOP_MAX	15
 
 /*
- * The statement at p, up to the next ';' or newline (nanoBench's command
- * line separates statements with ';'), blanks trimmed: *s and *len.
- * Returns where the next statement starts, or NULL after the last one.
- */
-const char *bench_stmt_next(const char *p, const char **s, int *len);
-
-/* Statement k (from 1) of src, trimmed; *len 0 and "" past the end. */
-const char *bench_stmt_at(const char *src, int k, int *len);
-
-/*
  * Write src to path, one statement a line after the line head, so that
  * statement k is line k + 1. label_fmt (or NULL) is printed with k before
  * each statement; a `|n` statement becomes n bytes of NOP written as
@@ -43,7 +33,10 @@ int bench_write_source(const char *path, const char *what, const char *src, cons
 int bench_run_assembler(const char *what, const char *src, const char *cmd, const char *in,
 			const char *tool, const char *package);
 
-/* "bareperf bench: WHAT line K 'STATEMENT': MESSAGE" on stderr. */
+/*
+ * "bareperf bench: WHAT line K 'STATEMENT': MESSAGE" on stderr; without
+ * the statement when k names none.
+ */
 void bench_say_line(const char *what, const char *src, int k, const char *msg);
 
 /*

@@ -17,7 +17,12 @@
 
 /* ---- statements ----------------------------------------------------------- */
 
-const char *bench_stmt_next(const char *p, const char **s, int *len)
+/*
+ * The statement at p, up to the next ';' or newline (nanoBench's command
+ * line separates statements with ';'), blanks trimmed: *s and *len.
+ * Returns where the next statement starts, or NULL after the last one.
+ */
+static const char *stmt_next(const char *p, const char **s, int *len)
 {
 	const char *e = p + strcspn(p, ";\n");
 
@@ -30,26 +35,25 @@ const char *bench_stmt_next(const char *p, const char **s, int *len)
 	return *e ? e + 1 : NULL;
 }
 
-const char *bench_stmt_at(const char *src, int k, int *len)
+/* Statement k (from 1) of src, trimmed; NULL when there is none. */
+static const char *stmt_at(const char *src, int k, int *len)
 {
-	const char *s = "";
+	const char *s = NULL, *p = src;
 
-	*len = 0;
-	for (const char *p = src; p && k > 0; k--)
-		p = bench_stmt_next(p, &s, len);
-	if (k > 0) {
-		*len = 0;
-		return "";
-	}
-	return s;
+	for (; p && k > 0; k--)
+		p = stmt_next(p, &s, len);
+	return k ? NULL : s;
 }
 
 void bench_say_line(const char *what, const char *src, int k, const char *msg)
 {
-	int w;
-	const char *s = bench_stmt_at(src, k, &w);
+	int w = 0;
+	const char *s = k > 0 ? stmt_at(src, k, &w) : NULL;
 
-	fprintf(stderr, "bareperf bench: %s line %d '%.*s': %s\n", what, k, w, s, msg);
+	if (!s)
+		fprintf(stderr, "bareperf bench: %s: %s\n", what, msg);
+	else
+		fprintf(stderr, "bareperf bench: %s line %d '%.*s': %s\n", what, k, w, s, msg);
 }
 
 /*
@@ -105,7 +109,7 @@ int bench_write_source(const char *path, const char *what, const char *src, cons
 		int len;
 		uint8_t nop[BENCH_NOP_MAX];
 
-		p = bench_stmt_next(p, &s, &len);
+		p = stmt_next(p, &s, &len);
 		if (label_fmt)
 			fprintf(f, label_fmt, ++k);
 		else
@@ -124,23 +128,28 @@ int bench_write_source(const char *path, const char *what, const char *src, cons
 
 /* ---- running the assembler ------------------------------------------------ */
 
-/* One message line of the assembler, "in:LINE: SEVERITY: text"; 1 if an error. */
+/*
+ * One message line of the assembler, "in:LINE: SEVERITY: text" (or
+ * "in: SEVERITY: text" for the whole file); 1 if an error.
+ */
 static int say_message(const char *what, const char *src, const char *in, char *line)
 {
 	size_t n = strlen(in);
-	char *end;
+	char *msg = line + n + 1, *end;
 
 	line[strcspn(line, "\n")] = 0;
 	if (strncmp(line, in, n) || line[n] != ':') {
-		/* "in: Assembler messages:" heads gas's list; anything else is said as it is */
-		if (strncmp(line, in, n))
-			fprintf(stderr, "bareperf bench: %s: %s\n", what, line);
+		fprintf(stderr, "bareperf bench: %s: %s\n", what, line);
 		return 0;
 	}
-	long ln = strtol(line + n + 1, &end, 10);
-	if (*end != ':')
+	long ln = strtol(msg, &end, 10);
+	if (end != msg && *end == ':')
+		msg = end + 1;
+	else
+		ln = 0;
+	msg += strspn(msg, " ");
+	if (!strcmp(msg, "Assembler messages:"))	/* heads gas's list */
 		return 0;
-	char *msg = end + 1 + strspn(end + 1, " ");
 	int error = !strncasecmp(msg, "error: ", 7);
 	if (error)
 		msg += 7;
