@@ -1,7 +1,7 @@
 /*
  * tools/builtin-bench.c — `bareperf bench`: nanoBench's interface on the bareperf
- * kernel. Snippets are assembled here with NASM (Intel syntax, `;` between
- * lines), sent over the control channel as RUN_CODE requests (uapi/wire.h;
+ * kernel. Snippets are assembled here (util/bench_asm.c: GNU as's Intel
+ * syntax as nanoBench's, or NASM's with --nasm), sent over the control channel as RUN_CODE requests (uapi/wire.h;
  * the kernel side is apps/bench_code.c) to a kernel booted with
  * control=1 code=1 (in QEMU, started here, or a machine on --tty), and the
  * results printed nanoBench's way: one line per event, per copy.
@@ -57,6 +57,7 @@ struct bopts {
 	int nevents;
 	const char *config, *msr_config;
 	bool check, json, icount, kvm, verbose, uefi;
+	bool nasm;			/* --nasm: NASM's syntax, not GNU as's */
 	unsigned smp, baud;
 	uint64_t pace;
 };
@@ -75,10 +76,11 @@ static void usage(FILE *f)
 		"       bareperf bench --batch FILE [options]\n"
 		"Measure a snippet of x86-64 code on the bareperf kernel, nanoBench's way:\n"
 		"the body unrolled n and 2n times, the difference per copy.\n"
-		"  -asm CODE               Intel syntax (NASM), lines separated by ';'\n"
+		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
 		"  -asm_late_init CODE     run after the init code\n"
 		"  -code FILE, -code_init FILE   raw machine code instead\n"
+		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
 		"  -unroll_count N         copies of the body, n (default 1000)\n"
 		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
 		"                          R15 is the counter)\n"
@@ -201,6 +203,8 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			o->verbose = true;
 		else if (!strcmp(a, "--check"))
 			o->check = true;
+		else if (!strcmp(a, "--nasm"))
+			o->nasm = true;
 		else if (!strcmp(a, "--json"))
 			o->json = true;
 		else if (!strcmp(a, "--qemu"))
@@ -482,9 +486,9 @@ static int prepare_snippets(struct bench *B)
 	B->sn = one;
 	B->nsn = 1;
 	if (o->code_init ? bench_read_code(o->code_init, &init, &init_len, "-code_init") :
-	    bench_assemble("-asm_init", o->asm_init, &init, &init_len))
+	    bench_assemble("-asm_init", o->asm_init, o->nasm, &init, &init_len))
 		return 2;
-	if (bench_assemble("-asm_late_init", o->asm_late, &late, &late_len))
+	if (bench_assemble("-asm_late_init", o->asm_late, o->nasm, &late, &late_len))
 		return 2;
 	if (o->batch) {
 		if (load_batch(o->batch, &B->sn, &B->nsn))
@@ -492,7 +496,7 @@ static int prepare_snippets(struct bench *B)
 		for (int i = 0; i < B->nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o->batch, B->sn[i].line);
-			if (bench_assemble(what, B->sn[i].src, &B->sn[i].body, &B->sn[i].body_len))
+			if (bench_assemble(what, B->sn[i].src, o->nasm, &B->sn[i].body, &B->sn[i].body_len))
 				return 2;
 		}
 	} else if (o->code) {
@@ -505,7 +509,7 @@ static int prepare_snippets(struct bench *B)
 		}
 	} else {
 		one->src = (char *)o->asm_body;
-		if (bench_assemble("-asm", o->asm_body, &one->body, &one->body_len))
+		if (bench_assemble("-asm", o->asm_body, o->nasm, &one->body, &one->body_len))
 			return 2;
 		if (!one->body_len) {
 			fprintf(stderr, "bareperf bench: -asm is empty\n");
@@ -751,7 +755,7 @@ int cmd_bench(int argc, char **argv)
 	if (o->check)
 		return bench_check(&(struct bench_check_in){ o->asm_body, o->asm_init, o->asm_late,
 			o->code, o->code_init, o->batch, o->config, o->msr_config, o->events,
-			o->nevents });
+			o->nevents, o->nasm });
 	if (o->msr_config) {
 		fprintf(stderr, "bareperf bench: -msr_config: the kernel reads no MSR for bench yet "
 			"(--check parses the file)\n");

@@ -27,15 +27,15 @@ has() { grep -qF -- "$2" "$1"; }
 # after it is measured right; after the last one QEMU is only stopped.
 text=$(nm "$B/kernel.elf" | sed -n 's/^\([0-9a-f]*\) . __text_start$/0x\1/p')
 cat >"$T/kill.txt" <<EOF2
-mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, $text; inc byte [rbx]
+mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, $text; inc BYTE PTR [rbx]
 add rax, rbx
-mov qword [r14], 0; lidt [r14]; jmp \$
+mov QWORD PTR [r14], 0; lidt [r14]; jmp \$
 add rax, rbx
 mov rax, -1; mov cr4, rax
 add rax, rbx
-mov rax, cr3; and rax, -4096; or qword [rax], 0x200
+mov rax, cr3; and rax, -4096; or QWORD PTR [rax], 0x200
 add rax, rbx
-mov qword [r14], 0; lidt [r14]; jmp \$
+mov QWORD PTR [r14], 0; lidt [r14]; jmp \$
 EOF2
 $BP bench --icount --timeout 300 --batch "$T/kill.txt" >"$T/kill.csv" 2>"$T/kill.err" &
 kill_pid=$!
@@ -79,7 +79,12 @@ check "IDTR: the limit named with both values, put back" \
 check "interrupts off (cli; jmp \$): the watchdog's NMI still stops it" \
 	has "$T/batch.csv" '"cli; jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog at offset 0x1 of the snippet'
 check "measured right after all of them" test "$(row 15)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
-check "14 snippets, 5 failed" has "$T/batch.err" "14 snippets, 5 refused or failed; "
+# nanoBench's syntax: GNU as, PTR sizes, |n NOPs, local labels per copy.
+check "mov RAX, QWORD PTR [R14] = 1.000" test "$(row 16)" = '"mov RAX, QWORD PTR [R14]","Instructions retired (TSC under -icount)",1.000,'
+check "|15 is one NOP: 1.000" test "$(row 17)" = '"|15","Instructions retired (TSC under -icount)",1.000,'
+check "test; jz 1f; 1: in every copy: 2.000" test "$(row 18)" = '"test RAX, RAX; jz 1f; 1:","Instructions retired (TSC under -icount)",2.000,'
+check "lock xadd QWORD PTR [R14], RAX; |3 = 2.000" test "$(row 19)" = '"lock xadd QWORD PTR [R14], RAX; |3","Instructions retired (TSC under -icount)",2.000,'
+check "18 snippets, 5 failed" has "$T/batch.err" "18 snippets, 5 refused or failed; "
 
 # A table of 200 snippets in one boot, one row each.
 i=0; while [ $i -lt 200 ]; do echo "add rax, $i; imul rbx, rcx"; i=$((i + 1)); done >"$T/b200"
@@ -89,8 +94,9 @@ sed 's/^/# /' "$T/b200.err"
 
 $BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>&1
 check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'Instructions retired (TSC under -icount): 1.00'
-$BP bench --icount -asm "add rax, rbx; add rbx, rax" -basic_mode -no_normalization -unroll_count 50 >"$T/basic" 2>&1
-check "-basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
+$BP bench --icount --nasm -asm "add rax, rbx; add qword [r14], rax" -basic_mode -no_normalization \
+	-unroll_count 50 >"$T/basic" 2>&1
+check "--nasm -basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
 
 $BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
 check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
@@ -103,7 +109,7 @@ check "a write to the kernel's text: the boot stops, CR0.WP named" \
 	grep -Eq '^"mov rax, cr0.*",,,"stopped: the code wrote the kernel.s code or read-only data \(their hash was 0x[0-9a-f]+, now 0x[0-9a-f]+\): this boot runs no more code, reboot the machine; the code changed CR0 \(was 0x[0-9a-f]+, now 0x[0-9a-f]+\): put back; QEMU booted again for the next snippet"$' "$T/kill.csv"
 check "after the reboot: measured right" test "$(krow 3)" = "$ok1"
 check "a null IDT under the watchdog's NMI: the reset reported" \
-	test "$(krow 4)" = '"mov qword [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU booted again for the next snippet"'
+	test "$(krow 4)" = '"mov QWORD PTR [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU booted again for the next snippet"'
 check "after the reset: measured right" test "$(krow 5)" = "$ok1"
 # The wait is wall time: 20 s, plus 30 times --timeout under -icount.
 waited=$(krow 6 | sed -n 's/^"mov rax, -1; mov cr4, rax",,,"the machine stopped answering while it ran: no reply in \([0-9]*\)\.[0-9] s of wall time (the code stopped the watchdog.s NMI, e\.g\. through the IDT, the HPET or its interrupt route, or hung the CPU); QEMU booted again for the next snippet"$/\1/p')
@@ -116,7 +122,7 @@ check "a write to a page-table entry: the boot stops, the tables named" \
 	grep -Eq '^"mov rax, cr3.*",,,"stopped: the code wrote the page tables, the GDT or the IDT \(their hash was 0x[0-9a-f]+, now 0x[0-9a-f]+\): this boot runs no more code, reboot the machine; QEMU booted again for the next snippet"$' "$T/kill.csv"
 check "after the reboot: measured right" test "$(krow 9)" = "$ok1"
 check "the last snippet resets the machine: no reboot claimed, 5 failed" \
-	test "$(krow 10)" = '"mov qword [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU stopped (no snippet after it)"' \
+	test "$(krow 10)" = '"mov QWORD PTR [r14], 0; lidt [r14]; jmp $",,,"the machine reset or stopped while it ran (a triple fault?); QEMU stopped (no snippet after it)"' \
 	-a -n "$(grep -F '9 snippets, 5 refused or failed' "$T/kill.err")"
 
 wait $uefi_pid
@@ -138,7 +144,11 @@ check "-e cycles without a PMU: refused with the reason, exit 3" test $? = 3 -a 
 
 # Refused before anything is sent: no kernel needed to see it.
 $BP bench -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/asm" 2>&1
-check "assembler error names the line, exit 2" test $? = 2 -a "$(cat "$T/asm")" = 'bareperf bench: -asm, line 2 ` foo rbx`: error: parser: instruction expected'
+check "assembler error names the statement, exit 2" test $? = 2 -a "$(cat "$T/asm")" = "bareperf bench: -asm line 2 'foo rbx': no such instruction: \`foo rbx'"
+$BP bench -asm "mov RAX, QWORD PTR [R14]; call foo" --kernel /nonexistent >"$T/ext" 2>&1
+check "a symbol outside the snippet refused, named" test $? = 2 -a "$(cat "$T/ext")" = "bareperf bench: -asm line 2 'call foo': 'foo' is neither a register nor a label of the snippet (the code may refer to nothing outside itself)"
+$BP bench --nasm -asm "add rax, rbx; foo rbx" --kernel /nonexistent >"$T/nasm" 2>&1
+check "--nasm: NASM's error names the statement" test $? = 2 -a "$(cat "$T/nasm")" = "bareperf bench: -asm line 2 'foo rbx': parser: instruction expected"
 head -c 5000 /dev/zero | tr '\0' '\220' >"$T/big.bin"
 $BP bench -code "$T/big.bin" --kernel /nonexistent >"$T/big" 2>&1
 check "a blob over the limit is refused" has "$T/big" "is larger than 4096 bytes"

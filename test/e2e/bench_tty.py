@@ -106,7 +106,7 @@ OK1 = f'"add rax, rbx","{ICOUNT}",1.000,'
 nm = subprocess.run(["nm", KERNEL], capture_output=True, text=True).stdout
 text = re.search(r"^([0-9a-f]+) . __text_start$", nm, re.M)
 # CR0.WP cleared first: then ring 0 may write read-only pages.
-WRITE_TEXT = ("mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, 0x%s; inc byte [rbx]" %
+WRITE_TEXT = ("mov rax, cr0; btr rax, 16; mov cr0, rax; mov rbx, 0x%s; inc BYTE PTR [rbx]" %
               (text.group(1) if text else "0"))
 HANG = "mov rax, -1; mov cr4, rax"
 

@@ -76,3 +76,14 @@ $(BUILD)/host/test_bench_config: $(BUILD)/h/test/host/test_bench_config.o \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# bench's assembler (tools/util/bench_asm.c, bench_gas.c): GNU as and
+# NASM run for real on nanoBench's kind of snippets.
+HOST_TESTS += $(BUILD)/host/test_bench_asm
+
+$(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
+		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o \
+		$(BUILD)/h/tools/util/bench_src.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@

@@ -1,11 +1,13 @@
 /*
  * tools/util/bench_asm.h — the snippets of `bareperf bench` as machine
- * code: assembled with NASM, or read from a flat binary. Errors go to
+ * code: assembled with GNU as (the default) or NASM, or read from a flat
+ * binary. Errors go to
  * stderr as one line each, prefixed "bareperf bench: ".
  */
 #ifndef BAREPERF_TOOLS_UTIL_BENCH_ASM_H
 #define BAREPERF_TOOLS_UTIL_BENCH_ASM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,12 +19,16 @@
 int bench_read_code(const char *path, uint8_t **out, size_t *len, const char *what);
 
 /*
- * Assemble src (NASM, Intel syntax, 64-bit; ';' between lines) into *out
- * (malloc'd, *len bytes). Empty or NULL src: 0 with *out NULL, *len 0.
- * NASM's messages name the snippet's line and show it; code that
- * assembles to nothing, or to more than WIRE_CODE_MAX bytes, is an error.
- * Returns 0 or -1.
+ * Assemble src into *out (malloc'd, *len bytes): 64-bit code in Intel
+ * syntax, statements separated by ';' or newlines, as nanoBench takes
+ * them; what names it in errors (e.g. "-asm"). The syntax is GNU as's
+ * `.intel_syntax noprefix` (nanoBench's and uops.info's: `mov RAX, QWORD
+ * PTR [R14]`), or NASM's when nasm is true. Both take nanoBench's `|n`,
+ * one n-byte NOP (1 <= n <= 15). Empty or NULL src: 0 with *out NULL,
+ * *len 0. Messages name the statement (its number from 1 and its text);
+ * code that assembles to nothing or to more than WIRE_CODE_MAX bytes, or
+ * (GNU as) refers to anything outside itself, is an error. Returns 0 or -1.
  */
-int bench_assemble(const char *what, const char *src, uint8_t **out, size_t *len);
+int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, size_t *len);
 
 #endif

@@ -15,11 +15,12 @@
 #include "tools/util/bench_config.h"
 
 /* Assemble one snippet (or read -code's file) and say its size. */
-static int snippet(const char *what, const char *src, bool file)
+static int snippet(const char *what, const char *src, bool file, bool nasm)
 {
 	uint8_t *code = NULL;
 	size_t len = 0;
-	int rc = file ? bench_read_code(src, &code, &len, what) : bench_assemble(what, src, &code, &len);
+	int rc = file ? bench_read_code(src, &code, &len, what) :
+			bench_assemble(what, src, nasm, &code, &len);
 
 	if (!rc)
 		printf("%-16s %zu bytes\n", what, len);
@@ -28,7 +29,7 @@ static int snippet(const char *what, const char *src, bool file)
 }
 
 /* --batch: each line, as the run assembles it. */
-static int batch(const char *path)
+static int batch(const char *path, bool nasm)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, what[300];
@@ -48,7 +49,7 @@ static int batch(const char *path)
 		if (!*s || *s == '#')
 			continue;
 		snprintf(what, sizeof(what), "--batch %s:%d", path, ln);
-		rc |= snippet(what, s, false);
+		rc |= snippet(what, s, false, nasm);
 		n++;
 	}
 	free(line);
@@ -107,17 +108,17 @@ int bench_check(const struct bench_check_in *in)
 	printf("bareperf bench --check: nothing is run; assumed %d GP counters per run (no "
 	       "machine asked)\n", BENCH_CHECK_GP_COUNTERS);
 	if (in->code_init)
-		rc |= snippet("-code_init", in->code_init, true);
+		rc |= snippet("-code_init", in->code_init, true, in->nasm);
 	if (in->asm_init)
-		rc |= snippet("-asm_init", in->asm_init, false);
+		rc |= snippet("-asm_init", in->asm_init, false, in->nasm);
 	if (in->asm_late)
-		rc |= snippet("-asm_late_init", in->asm_late, false);
+		rc |= snippet("-asm_late_init", in->asm_late, false, in->nasm);
 	if (in->code)
-		rc |= snippet("-code", in->code, true);
+		rc |= snippet("-code", in->code, true, in->nasm);
 	if (in->asm_body)
-		rc |= snippet("-asm", in->asm_body, false);
+		rc |= snippet("-asm", in->asm_body, false, in->nasm);
 	if (in->batch)
-		rc |= batch(in->batch);
+		rc |= batch(in->batch, in->nasm);
 	if (in->config)
 		rc |= bench_config_read(in->config, false, &c);
 	if (in->msr_config)

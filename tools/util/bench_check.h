@@ -15,6 +15,7 @@ struct bench_check_in {
 	const char *config, *msr_config;
 	char (*events)[32];		/* -e's, as given */
 	int nevents;
+	bool nasm;			/* --nasm: the snippets are NASM's */
 };
 
 /*
