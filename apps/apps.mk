@@ -2,7 +2,7 @@
 # The registry, the run and the control channel are kernel code (no SSE:
 # the run tick is an interrupt handler, and the kernel saves no vector
 # state).
-KERNEL_C += apps/app.c apps/run.c apps/control.c
+KERNEL_C += apps/app.c apps/run.c apps/run_request.c apps/control.c
 APP_C += apps/loopnest.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
 APP_C += apps/bench.c apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \

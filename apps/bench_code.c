@@ -6,7 +6,7 @@
 #include "apps/bench.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "apps/run.h"
+#include "apps/control.h"
 #include "kernel/trap.h"
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
@@ -682,3 +682,15 @@ void bench_code_serve(const u8 *v, size_t len)
 	}
 	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
 }
+
+/* The control channel's RUN_CODE (apps/control.h): only with code=1. */
+static void run_code(const u8 *v, size_t len)
+{
+	if (!kopt.code) {
+		control_reply(WIRE_CTL_ERROR, "RUN_CODE needs code=1 on the kernel command line "
+			      "(it runs arbitrary code: for machines you own)", 95);
+		return;
+	}
+	bench_code_serve(v, len);
+}
+CONTROL_HANDLER(run_code, WIRE_CTL_RUN_CODE, run_code);
