@@ -11,7 +11,6 @@
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
-#include "pmu/regs.h"
 #include <uapi/wire.h>
 
 #define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
@@ -127,14 +126,10 @@ static void watchdog(struct trap_frame *f, void *arg)
  * run under. Saved before a request's code runs and compared after; what
  * changed is named with both values in the reply and put back.
  *
- * Counters: only whether each counts (PERFEVTSEL.EN, the fixed counters'
- * enable fields, the global enables) and DEBUGCTL, because the harness
- * itself programs and stops the counters in between (pmu_stop leaves
- * each disabled, not as found); those MSRs exist only with a PMU.
+ * Counters: only whether each counts and DEBUGCTL (struct pmu_state,
+ * pmu/pmu.h), because the harness itself programs and stops the counters
+ * in between.
  */
-#define SAVED_GP_MAX	8
-/* IA32_FIXED_CTR_CTRL: 4 bits per counter, 1:0 its ring enables (SDM 21.2.2). */
-#define FIXED_EN_BITS	(0x1111111111111111ull * (FIXED_CTRL_OS | FIXED_CTRL_USR))
 
 static const struct { u32 reg; const char *name; } lvt_regs[] = {
 	{ APIC_TPR, "APIC TPR" }, { APIC_SVR, "APIC SVR" },
@@ -149,16 +144,11 @@ struct sys_state {
 	struct desc_ptr gdt, idt;
 	u32 lvt[NLVT];
 	u32 nlvt;			/* entries this APIC has (thermal from MaxLVT 5) */
-	bool pmu;
-	u32 ngp;
-	u64 sel_en[SAVED_GP_MAX], fixed_en, global, debugctl;
+	struct pmu_state pmu;
 };
 
 static void state_save(struct sys_state *s)
 {
-	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
-	u64 v;
-
 	memset(s, 0, sizeof(*s));
 	s->cr0 = read_cr0();
 	s->cr3 = read_cr3();
@@ -170,18 +160,7 @@ static void state_save(struct sys_state *s)
 		if (lvt_regs[i].reg != APIC_LVT_THERM || max_lvt >= 5)
 			s->lvt[i] = apic_read(lvt_regs[i].reg);
 	s->nlvt = max_lvt >= 5 ? NLVT : NLVT - 1;
-	s->pmu = c && c->kind != PMU_KIND_NONE;
-	if (!s->pmu)
-		return;
-	s->ngp = MIN(c->nr_gp, (u32)SAVED_GP_MAX);
-	for (u32 i = 0; i < s->ngp; i++)
-		s->sel_en[i] = !rdmsr_safe(c->gp_sel_base + i * c->stride, &v) ? v & EVTSEL_EN : 0;
-	if (c->intel && c->fixed_bitmap && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v))
-		s->fixed_en = v & FIXED_EN_BITS;
-	if (c->has_global && !rdmsr_safe(c->global_ctrl, &v))
-		s->global = v;
-	if (c->intel && !rdmsr_safe(MSR_IA32_DEBUGCTL, &v))
-		s->debugctl = v;
+	pmu_save_state(pmu_cpu_caps(this_cpu_id()), &s->pmu);
 }
 
 /* Append "NAME (was A, now B)" to the text being built. */
@@ -194,11 +173,23 @@ static void said(char *buf, size_t n, const char *name, u64 was, u64 now)
 			  was, now);
 }
 
+/* The text being built, for pmu_restore_state. */
+struct said_to {
+	char *buf;
+	size_t n;
+};
+
+static void pmu_said(void *arg, const char *name, u64 was, u64 now)
+{
+	struct said_to *t = arg;
+
+	said(t->buf, t->n, name, was, now);
+}
+
 /* Compare with s; put back and describe (into buf, empty when nothing
  * changed) what the code changed. */
 static void state_check(const struct sys_state *s, char *buf, size_t n)
 {
-	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
 	struct sys_state now;
 	u64 v;
 
@@ -229,24 +220,8 @@ static void state_check(const struct sys_state *s, char *buf, size_t n)
 		if (now.lvt[i] != s->lvt[i])
 			said(buf, n, lvt_regs[i].name, s->lvt[i], now.lvt[i]),
 			apic_write(lvt_regs[i].reg, s->lvt[i]);
-	if (!s->pmu)
-		return;
-	for (u32 i = 0; i < s->ngp; i++)
-		if (now.sel_en[i] != s->sel_en[i] &&
-		    !rdmsr_safe(c->gp_sel_base + i * c->stride, &v)) {
-			said(buf, n, "an event select's enable bit", s->sel_en[i], now.sel_en[i]);
-			wrmsr_safe(c->gp_sel_base + i * c->stride, (v & ~EVTSEL_EN) | s->sel_en[i]);
-		}
-	if (now.fixed_en != s->fixed_en && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v)) {
-		said(buf, n, "IA32_FIXED_CTR_CTRL enables", s->fixed_en, now.fixed_en);
-		wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (v & ~FIXED_EN_BITS) | s->fixed_en);
-	}
-	if (now.global != s->global)
-		said(buf, n, "the PMU's global enables", s->global, now.global),
-		wrmsr_safe(c->global_ctrl, s->global);
-	if (now.debugctl != s->debugctl)
-		said(buf, n, "IA32_DEBUGCTL", s->debugctl, now.debugctl),
-		wrmsr_safe(MSR_IA32_DEBUGCTL, s->debugctl);
+	struct said_to to = { buf, n };
+	pmu_restore_state(pmu_cpu_caps(this_cpu_id()), &s->pmu, pmu_said, &to);
 }
 
 /*
