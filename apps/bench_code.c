@@ -8,52 +8,13 @@
 #include "kernel/percpu.h"
 #include "apps/control.h"
 #include "kernel/trap.h"
+#include "kernel/unwind.h"
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
 #include <uapi/wire.h>
 
 #define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
-
-/* Where an unwind lands: the registers a call preserves, as at save. */
-struct unwind_point {
-	u64 rbx, rbp, r12, r13, r14, r15, rsp, rip, rflags;
-};
-
-/* setjmp-like: 0 when saving; 1 when unwind_to lands here. */
-int unwind_save(struct unwind_point *p) __attribute__((returns_twice));
-__attribute__((naked)) int unwind_save(struct unwind_point *p __attribute__((unused)))
-{
-	asm volatile("mov %rbx, 0(%rdi)\n"
-		     "mov %rbp, 8(%rdi)\n"
-		     "mov %r12, 16(%rdi)\n"
-		     "mov %r13, 24(%rdi)\n"
-		     "mov %r14, 32(%rdi)\n"
-		     "mov %r15, 40(%rdi)\n"
-		     "lea 8(%rsp), %rax\n"		/* the caller's RSP after ret */
-		     "mov %rax, 48(%rdi)\n"
-		     "mov (%rsp), %rax\n"
-		     "mov %rax, 56(%rdi)\n"
-		     "pushfq\n"
-		     "pop %rax\n"
-		     "mov %rax, 64(%rdi)\n"
-		     "xor %eax, %eax\n"
-		     "ret\n");
-}
-
-/* Entered by iretq from a rewritten trap frame, RDI = the point. */
-__attribute__((naked, noreturn)) static void unwind_to(void)
-{
-	asm volatile("mov 0(%rdi), %rbx\n"
-		     "mov 8(%rdi), %rbp\n"
-		     "mov 16(%rdi), %r12\n"
-		     "mov 24(%rdi), %r13\n"
-		     "mov 32(%rdi), %r14\n"
-		     "mov 40(%rdi), %r15\n"
-		     "mov 48(%rdi), %rsp\n"
-		     "mov $1, %eax\n"
-		     "jmp *56(%rdi)\n");
-}
 
 enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
 
@@ -77,16 +38,6 @@ static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
-static void unwind(struct trap_frame *f)
-{
-	f->rdi = (u64)&run.at;
-	f->rip = (u64)unwind_to;
-	/* Below the saved frame (dead once unwound), never on the code's
-	 * own stack, which it may have broken. */
-	f->rsp = ALIGN_DOWN(run.at.rsp - 1024, 16) - 8;
-	f->rflags = run.at.rflags;
-}
-
 static bool fault_fixup(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu)
@@ -97,7 +48,7 @@ static bool fault_fixup(struct trap_frame *f)
 	run.error = f->error;
 	run.rip = f->rip;
 	run.cr2 = f->vector == VEC_PF ? read_cr2() : 0;
-	unwind(f);
+	unwind_frame(f, &run.at);
 	return true;
 }
 
@@ -116,7 +67,7 @@ static void watchdog(struct trap_frame *f, void *arg)
 	run.active = false;
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
-	unwind(f);
+	unwind_frame(f, &run.at);
 }
 
 /* ---- what a snippet may change ----------------------------------------- */
