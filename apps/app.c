@@ -1,5 +1,5 @@
 /*
- * apps.c — the app registry: struct app entries that APP() places in the
+ * app.c — the app registry: struct app entries that APP() places in the
  * .apps.* sections, gathered by linker.ld between __start_apps and
  * __stop_apps, sorted by name.
  */

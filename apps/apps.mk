@@ -2,10 +2,12 @@
 # The registry, the run and the control channel are kernel code (no SSE:
 # the run tick is an interrupt handler, and the kernel saves no vector
 # state).
-KERNEL_C += apps/app.c apps/run.c apps/control.c
+KERNEL_C += apps/app.c apps/run.c apps/run_request.c apps/control.c
 APP_C += apps/loopnest.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
-APP_C += apps/bench.c apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \
+APP_C += apps/bench.c apps/bench_opts.c apps/bench_events.c apps/bench_lvt.c \
+	apps/bench_records.c apps/bench_table.c apps/bench_mem.c apps/bench_caches.c
+APP_C += apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \
 	apps/bench_insn.c apps/bench_priv.c apps/bench_suite.c apps/bench_code.c
 
 # The harness's statistics for the host tools (stat --bench), release

@@ -1,6 +1,8 @@
 /*
- * bench.h — the microbenchmark harness (apps/bench.c) and the suite's
- * entry points (apps/bench_*.c).
+ * bench.h — the microbenchmark harness (apps/bench.c the measurement;
+ * bench_opts.c, bench_events.c, bench_lvt.c, bench_records.c,
+ * bench_table.c around it; bench_mem.c and bench_caches.c for the suite)
+ * and the suite's entry points (apps/bench_*.c).
  *
  * The method is nanoBench's (Abel & Reineke, "nanoBench: A Low-Overhead
  * Tool for Running Microbenchmarks on x86 Systems", ISPASS 2020): the body

@@ -6,55 +6,15 @@
 #include "apps/bench.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
-#include "apps/run.h"
+#include "apps/control.h"
 #include "kernel/trap.h"
+#include "kernel/unwind.h"
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
-#include "pmu/regs.h"
 #include <uapi/wire.h>
 
 #define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
-
-/* Where an unwind lands: the registers a call preserves, as at save. */
-struct unwind_point {
-	u64 rbx, rbp, r12, r13, r14, r15, rsp, rip, rflags;
-};
-
-/* setjmp-like: 0 when saving; 1 when unwind_to lands here. */
-int unwind_save(struct unwind_point *p) __attribute__((returns_twice));
-__attribute__((naked)) int unwind_save(struct unwind_point *p __attribute__((unused)))
-{
-	asm volatile("mov %rbx, 0(%rdi)\n"
-		     "mov %rbp, 8(%rdi)\n"
-		     "mov %r12, 16(%rdi)\n"
-		     "mov %r13, 24(%rdi)\n"
-		     "mov %r14, 32(%rdi)\n"
-		     "mov %r15, 40(%rdi)\n"
-		     "lea 8(%rsp), %rax\n"		/* the caller's RSP after ret */
-		     "mov %rax, 48(%rdi)\n"
-		     "mov (%rsp), %rax\n"
-		     "mov %rax, 56(%rdi)\n"
-		     "pushfq\n"
-		     "pop %rax\n"
-		     "mov %rax, 64(%rdi)\n"
-		     "xor %eax, %eax\n"
-		     "ret\n");
-}
-
-/* Entered by iretq from a rewritten trap frame, RDI = the point. */
-__attribute__((naked, noreturn)) static void unwind_to(void)
-{
-	asm volatile("mov 0(%rdi), %rbx\n"
-		     "mov 8(%rdi), %rbp\n"
-		     "mov 16(%rdi), %r12\n"
-		     "mov 24(%rdi), %r13\n"
-		     "mov 32(%rdi), %r14\n"
-		     "mov 40(%rdi), %r15\n"
-		     "mov 48(%rdi), %rsp\n"
-		     "mov $1, %eax\n"
-		     "jmp *56(%rdi)\n");
-}
 
 enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
 
@@ -78,16 +38,6 @@ static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
-static void unwind(struct trap_frame *f)
-{
-	f->rdi = (u64)&run.at;
-	f->rip = (u64)unwind_to;
-	/* Below the saved frame (dead once unwound), never on the code's
-	 * own stack, which it may have broken. */
-	f->rsp = ALIGN_DOWN(run.at.rsp - 1024, 16) - 8;
-	f->rflags = run.at.rflags;
-}
-
 static bool fault_fixup(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu)
@@ -98,7 +48,7 @@ static bool fault_fixup(struct trap_frame *f)
 	run.error = f->error;
 	run.rip = f->rip;
 	run.cr2 = f->vector == VEC_PF ? read_cr2() : 0;
-	unwind(f);
+	unwind_frame(f, &run.at);
 	return true;
 }
 
@@ -117,7 +67,7 @@ static void watchdog(struct trap_frame *f, void *arg)
 	run.active = false;
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
-	unwind(f);
+	unwind_frame(f, &run.at);
 }
 
 /* ---- what a snippet may change ----------------------------------------- */
@@ -127,14 +77,10 @@ static void watchdog(struct trap_frame *f, void *arg)
  * run under. Saved before a request's code runs and compared after; what
  * changed is named with both values in the reply and put back.
  *
- * Counters: only whether each counts (PERFEVTSEL.EN, the fixed counters'
- * enable fields, the global enables) and DEBUGCTL, because the harness
- * itself programs and stops the counters in between (pmu_stop leaves
- * each disabled, not as found); those MSRs exist only with a PMU.
+ * Counters: only whether each counts and DEBUGCTL (struct pmu_state,
+ * pmu/pmu.h), because the harness itself programs and stops the counters
+ * in between.
  */
-#define SAVED_GP_MAX	8
-/* IA32_FIXED_CTR_CTRL: 4 bits per counter, 1:0 its ring enables (SDM 21.2.2). */
-#define FIXED_EN_BITS	(0x1111111111111111ull * (FIXED_CTRL_OS | FIXED_CTRL_USR))
 
 static const struct { u32 reg; const char *name; } lvt_regs[] = {
 	{ APIC_TPR, "APIC TPR" }, { APIC_SVR, "APIC SVR" },
@@ -149,16 +95,11 @@ struct sys_state {
 	struct desc_ptr gdt, idt;
 	u32 lvt[NLVT];
 	u32 nlvt;			/* entries this APIC has (thermal from MaxLVT 5) */
-	bool pmu;
-	u32 ngp;
-	u64 sel_en[SAVED_GP_MAX], fixed_en, global, debugctl;
+	struct pmu_state pmu;
 };
 
 static void state_save(struct sys_state *s)
 {
-	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
-	u64 v;
-
 	memset(s, 0, sizeof(*s));
 	s->cr0 = read_cr0();
 	s->cr3 = read_cr3();
@@ -170,18 +111,7 @@ static void state_save(struct sys_state *s)
 		if (lvt_regs[i].reg != APIC_LVT_THERM || max_lvt >= 5)
 			s->lvt[i] = apic_read(lvt_regs[i].reg);
 	s->nlvt = max_lvt >= 5 ? NLVT : NLVT - 1;
-	s->pmu = c && c->kind != PMU_KIND_NONE;
-	if (!s->pmu)
-		return;
-	s->ngp = MIN(c->nr_gp, (u32)SAVED_GP_MAX);
-	for (u32 i = 0; i < s->ngp; i++)
-		s->sel_en[i] = !rdmsr_safe(c->gp_sel_base + i * c->stride, &v) ? v & EVTSEL_EN : 0;
-	if (c->intel && c->fixed_bitmap && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v))
-		s->fixed_en = v & FIXED_EN_BITS;
-	if (c->has_global && !rdmsr_safe(c->global_ctrl, &v))
-		s->global = v;
-	if (c->intel && !rdmsr_safe(MSR_IA32_DEBUGCTL, &v))
-		s->debugctl = v;
+	pmu_save_state(pmu_cpu_caps(this_cpu_id()), &s->pmu);
 }
 
 /* Append "NAME (was A, now B)" to the text being built. */
@@ -194,11 +124,23 @@ static void said(char *buf, size_t n, const char *name, u64 was, u64 now)
 			  was, now);
 }
 
+/* The text being built, for pmu_restore_state. */
+struct said_to {
+	char *buf;
+	size_t n;
+};
+
+static void pmu_said(void *arg, const char *name, u64 was, u64 now)
+{
+	struct said_to *t = arg;
+
+	said(t->buf, t->n, name, was, now);
+}
+
 /* Compare with s; put back and describe (into buf, empty when nothing
  * changed) what the code changed. */
 static void state_check(const struct sys_state *s, char *buf, size_t n)
 {
-	const struct pmu_caps *c = pmu_cpu_caps(this_cpu_id());
 	struct sys_state now;
 	u64 v;
 
@@ -229,24 +171,8 @@ static void state_check(const struct sys_state *s, char *buf, size_t n)
 		if (now.lvt[i] != s->lvt[i])
 			said(buf, n, lvt_regs[i].name, s->lvt[i], now.lvt[i]),
 			apic_write(lvt_regs[i].reg, s->lvt[i]);
-	if (!s->pmu)
-		return;
-	for (u32 i = 0; i < s->ngp; i++)
-		if (now.sel_en[i] != s->sel_en[i] &&
-		    !rdmsr_safe(c->gp_sel_base + i * c->stride, &v)) {
-			said(buf, n, "an event select's enable bit", s->sel_en[i], now.sel_en[i]);
-			wrmsr_safe(c->gp_sel_base + i * c->stride, (v & ~EVTSEL_EN) | s->sel_en[i]);
-		}
-	if (now.fixed_en != s->fixed_en && !rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v)) {
-		said(buf, n, "IA32_FIXED_CTR_CTRL enables", s->fixed_en, now.fixed_en);
-		wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (v & ~FIXED_EN_BITS) | s->fixed_en);
-	}
-	if (now.global != s->global)
-		said(buf, n, "the PMU's global enables", s->global, now.global),
-		wrmsr_safe(c->global_ctrl, s->global);
-	if (now.debugctl != s->debugctl)
-		said(buf, n, "IA32_DEBUGCTL", s->debugctl, now.debugctl),
-		wrmsr_safe(MSR_IA32_DEBUGCTL, s->debugctl);
+	struct said_to to = { buf, n };
+	pmu_restore_state(pmu_cpu_caps(this_cpu_id()), &s->pmu, pmu_said, &to);
 }
 
 /*
@@ -682,3 +608,15 @@ void bench_code_serve(const u8 *v, size_t len)
 	}
 	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
 }
+
+/* The control channel's RUN_CODE (apps/control.h): only with code=1. */
+static void run_code(const u8 *v, size_t len)
+{
+	if (!kopt.code) {
+		control_reply(WIRE_CTL_ERROR, "RUN_CODE needs code=1 on the kernel command line "
+			      "(it runs arbitrary code: for machines you own)", 95);
+		return;
+	}
+	bench_code_serve(v, len);
+}
+CONTROL_HANDLER(run_code, WIRE_CTL_RUN_CODE, run_code);

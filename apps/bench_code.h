@@ -33,9 +33,10 @@
  *
  * A CPU exception while the code runs (a fault in it, or anything it
  * breaks in the harness) unwinds to the request (the fault fix-up in
- * kernel/trap.c), and so does the watchdog, an HPET NMI that stops code
- * running longer than the timeout: the reply is an ERROR naming the
- * exception and the offset in the snippet, and the next request runs.
+ * kernel/trap.c returning through an unwind point, kernel/unwind.h),
+ * and so does the watchdog, an HPET NMI that stops code running longer
+ * than the timeout: the reply is an ERROR naming the exception and the
+ * offset in the snippet, and the next request runs.
  * The NMI is not masked by CLI; code that breaks its delivery (the IDT,
  * the HPET, the IOAPIC route) or hangs the CPU gets no reply at all, and
  * the host reports the silence in wall time.

@@ -1,7 +1,8 @@
 /*
  * run.c — a run, top to bottom: the kernel hands the machine to run_main
  * once it is up; it runs the app the command line names (or serves the
- * host's requests, apps/control.c, which comes back here for each run).
+ * host's requests, apps/control.c, whose START_RUN, apps/run_request.c,
+ * comes back here for each run).
  * A run:
  *
  *   start    the stream switches to frames, then pmu/ opens every CPU's
@@ -40,6 +41,7 @@
 #include "kernel/stream.h"
 #include "kernel/trap.h"
 #include "apps/app.h"
+#include "apps/control.h"
 #include "apps/run.h"
 #include "profile/profile.h"
 #include "ringbuf/drain.h"

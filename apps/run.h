@@ -1,6 +1,7 @@
 /*
  * run.h — running apps: a run from start to stop (apps/run.c), from the
- * command line or at the host's request over the stream (apps/control.c).
+ * command line or at the host's request over the stream (apps/control.h,
+ * START_RUN in apps/run_request.c).
  * The top of the stack: it drives pmu/ (profile.h) and the stream.
  */
 #ifndef BAREPERF_APPS_RUN_H
@@ -25,13 +26,5 @@ void run_drain(bool from_tick);
 /* A run's settings as the boot command line gives them (events=, count=,
  * period=, freq=, callchain=, ring_pages=, max_rate=, trace=, aux_pages=). */
 struct profile_opts run_opts_boot(void);
-
-/* control=1: serve CONTROL requests until the host sends none for ever;
- * returns an exit code only if the transport fails. */
-int control_serve(void);
-/* A reply to the request being served (a CONTROL frame, text cut at 512
- * bytes); the last one is OK or ERROR. */
-void control_reply(u16 type, const char *text, size_t len);
-__printf(2, 3) void control_replyf(u16 type, const char *fmt, ...);
 
 #endif

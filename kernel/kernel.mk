@@ -1,6 +1,6 @@
 # kernel/ build fragment.
 KERNEL_ASM += kernel/entry.asm kernel/boot_stack.asm kernel/isr.asm kernel/trampoline.asm
-KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/nmi.c \
+KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/trap.c kernel/unwind.c kernel/nmi.c \
 	kernel/paging.c kernel/pgtable.c kernel/pmm.c kernel/console.c kernel/cmdline.c \
 	kernel/panic.c kernel/backtrace.c kernel/ksym.c kernel/smp.c \
 	kernel/stream.c \

@@ -109,6 +109,30 @@ bool pmu_cpu_quiesce(const struct pmu_caps *caps);
  * counted (AMD, no such MSR). NMI-safe: yes. */
 s64 pmu_smi_count(const struct pmu_caps *caps);
 
+/*
+ * Whether this CPU's counters count, for code that must find them as it
+ * left them (apps/bench_code.c, around code the host sent): each event
+ * select's enable bit (PERFEVTSEL.EN), the fixed counters' ring enables
+ * (IA32_FIXED_CTR_CTRL), the global enables and IA32_DEBUGCTL (Intel).
+ * Only the enables: counter values and event selections are the
+ * contexts' (pmu_stop leaves each counter disabled, not as found). Empty
+ * (pmu false) without a PMU: those MSRs exist only with one.
+ */
+#define PMU_STATE_GP_MAX	8
+struct pmu_state {
+	bool pmu;
+	u32 ngp;			/* event selects saved, at most PMU_STATE_GP_MAX */
+	u64 sel_en[PMU_STATE_GP_MAX], fixed_en, global, debugctl;
+};
+/* Called for each part that changed: its name, its saved and its current value. */
+typedef void (*pmu_state_changed_fn)(void *arg, const char *name, u64 was, u64 now);
+/* Read it on this CPU (caps: this CPU's). Safe accessors only. */
+void pmu_save_state(const struct pmu_caps *caps, struct pmu_state *s);
+/* Put back on this CPU what differs from s, calling changed (if not NULL)
+ * for each part first. Safe accessors only. */
+void pmu_restore_state(const struct pmu_caps *caps, const struct pmu_state *s,
+		       pmu_state_changed_fn changed, void *arg);
+
 /* One line for the boot log, without "pmu: " and without newline, e.g.
  * "Intel arch perfmon v2, 4 GP counters x 48 bits, 3 fixed x 48 bits,
  * full-width writes". Returns buf. NMI-safe: yes. */

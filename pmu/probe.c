@@ -403,6 +403,68 @@ s64 pmu_smi_count(const struct pmu_caps *caps)
 	return (s64)(v & 0xffffffffull);	/* bits 31:0 count (SDM Vol. 4) */
 }
 
+/* IA32_FIXED_CTR_CTRL: 4 bits per counter, 1:0 its ring enables (SDM 21.2.2). */
+#define FIXED_EN_BITS	(0x1111111111111111ull * (FIXED_CTRL_OS | FIXED_CTRL_USR))
+
+void pmu_save_state(const struct pmu_caps *c, struct pmu_state *s)
+{
+	u64 v;
+
+	memset(s, 0, sizeof(*s));
+	s->pmu = c && c->kind != PMU_KIND_NONE;
+	if (!s->pmu)
+		return;
+	s->ngp = MIN(c->nr_gp, (u32)PMU_STATE_GP_MAX);
+	for (u32 i = 0; i < s->ngp; i++)
+		s->sel_en[i] = !pmu_hw_rdmsr_safe(c->gp_sel_base + i * c->stride, &v) ?
+			       v & EVTSEL_EN : 0;
+	if (c->intel && c->fixed_bitmap && !pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v))
+		s->fixed_en = v & FIXED_EN_BITS;
+	if (c->has_global && !pmu_hw_rdmsr_safe(c->global_ctrl, &v))
+		s->global = v;
+	if (c->intel && !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v))
+		s->debugctl = v;
+}
+
+static void state_changed(pmu_state_changed_fn changed, void *arg, const char *name, u64 was,
+			  u64 now)
+{
+	if (changed)
+		changed(arg, name, was, now);
+}
+
+void pmu_restore_state(const struct pmu_caps *c, const struct pmu_state *s,
+		       pmu_state_changed_fn changed, void *arg)
+{
+	struct pmu_state now;
+	u64 v;
+
+	if (!s->pmu)
+		return;
+	pmu_save_state(c, &now);
+	for (u32 i = 0; i < s->ngp; i++)
+		if (now.sel_en[i] != s->sel_en[i] &&
+		    !pmu_hw_rdmsr_safe(c->gp_sel_base + i * c->stride, &v)) {
+			state_changed(changed, arg, "an event select's enable bit", s->sel_en[i],
+				      now.sel_en[i]);
+			pmu_hw_wrmsr_safe(c->gp_sel_base + i * c->stride,
+					  (v & ~EVTSEL_EN) | s->sel_en[i]);
+		}
+	if (now.fixed_en != s->fixed_en && !pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR_CTRL, &v)) {
+		state_changed(changed, arg, "IA32_FIXED_CTR_CTRL enables", s->fixed_en,
+			      now.fixed_en);
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (v & ~FIXED_EN_BITS) | s->fixed_en);
+	}
+	if (now.global != s->global) {
+		state_changed(changed, arg, "the PMU's global enables", s->global, now.global);
+		pmu_hw_wrmsr_safe(c->global_ctrl, s->global);
+	}
+	if (now.debugctl != s->debugctl) {
+		state_changed(changed, arg, "IA32_DEBUGCTL", s->debugctl, now.debugctl);
+		pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, s->debugctl);
+	}
+}
+
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
 	char hv[64] = "", fw[64] = "", core[16] = "";

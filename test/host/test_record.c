@@ -6,7 +6,7 @@
  * APP_STOP and a quiet spell, the device going away (EIO), and Ctrl-C
  * leaving a valid capture marked interrupted. With an app, the START_RUN
  * request record sends (tools/util/control.c), decoded as the kernel's
- * apps/control.c parses it, and the options it refuses over --tty.
+ * apps/run_request.c parses it, and the options it refuses over --tty.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -321,7 +321,7 @@ struct param {
 
 /*
  * The triples of the START_RUN message msg (n bytes), walked as
- * apps/control.c's parse_run does: the message header's length is the
+XX header's length is the
  * rest of msg, and every triple lies inside it. Their number.
  */
 static int params_of(const uint8_t *msg, size_t n, struct param *out, int max)

@@ -22,7 +22,7 @@
 
 /*
  * The run START_RUN asks for. NULL / 0 / false: not sent, and the kernel
- * decides (apps/control.c: the defaults for events, period, freq and
+ * decides (apps/run_request.c: the defaults for events, period, freq and
  * counting; the boot command line's rate limit and tracing).
  */
 struct ctl_run {
@@ -39,7 +39,7 @@ struct ctl_run {
 };
 
 /* The longest START_RUN message ctl_client_init builds: the kernel's own
- * limits (apps/control.c: 16 arguments of 63 bytes, 255-byte lists) fit. */
+ * limits (apps/run_request.c: 16 arguments of 63 bytes, 255-byte lists) fit. */
 #define CTL_MSG_MAX	4096
 
 /* The kernel's answer, from the CONTROL messages it sends. */

@@ -386,11 +386,12 @@ uint64_t stack_name_hash(const char *name)
 /* ---- kinds of code ------------------------------------------------------ */
 
 /* apps/ holds the apps and, beside them, the layer's own machinery that
- * runs them: the registry, the run and the control channel. That is the
- * kernel's side of a run, not an app's code. */
+ * runs them: the registry, the run, the control channel and its START_RUN.
+ * That is the kernel's side of a run, not an app's code. */
 static bool apps_machinery(const char *file)
 {
-	static const char *const files[] = { "apps/app.c", "apps/run.c", "apps/control.c" };
+	static const char *const files[] = { "apps/app.c", "apps/run.c", "apps/run_request.c",
+					     "apps/control.c" };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		if (strstr(file, files[i]))

@@ -1,0 +1,108 @@
+/*
+ * bench_events.c — what the harness measures: the events asked for
+ * resolved against the PMU (or the "tsc" pseudo-event), and whether the
+ * PMU is free to count them while a run may be sampling with it.
+ */
+#include "apps/bench_internal.h"
+#include "profile/profile.h"
+
+/* Does the active run program the hardware PMU (sampling or counting)? */
+bool bench_run_uses_pmu(void)
+{
+	const struct profile_cfg *p = profile_config();
+
+	if (!profile_active())
+		return false;
+	for (int i = 0; i < p->nevents + p->ncount; i++)
+		if (p->soft_ev[i] == PROFILE_HW)
+			return true;
+	return false;
+}
+
+bool bench_pmu_usable(const char **why)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+
+	if (c->kind == PMU_KIND_NONE) {
+		*why = c->none_reason[0] ? c->none_reason : "no PMU";
+		return false;
+	}
+	if (!c->rdpmc_ok) {
+		*why = "rdpmc does not work here";
+		return false;
+	}
+	if (bench_run_uses_pmu()) {
+		*why = "the run has the hardware PMU (boot with events=none and no count= to "
+		       "count here)";
+		return false;
+	}
+	*why = NULL;
+	return true;
+}
+
+const char *bench_tsc_meaning(void)
+{
+	if (bench_tsc_counts_insns())
+		return "TSC (counts instructions under QEMU -icount)";
+	if (pmu_boot_caps.kind == PMU_KIND_NONE)
+		return "TSC ticks (no PMU: cycles are not real)";
+	return "TSC ticks";
+}
+
+bool bench_is_tcg(void)
+{
+	return cpu_features.hypervisor && !strcmp(cpu_features.hypervisor_id, "TCGTCGTCGTCG");
+}
+
+const char *bench_events_meaning(const struct bench_opts *o)
+{
+	const char *why;
+
+	for (u32 i = 0; i < o->nevents; i++)
+		if (strcmp(o->events[i], "tsc"))
+			return "counts of each event";
+	if (!o->nevents && bench_pmu_usable(&why))
+		return "counts of each event";
+	return bench_tsc_meaning();
+}
+
+/* The events to measure: o->events, or the defaults (cycles and
+ * instructions with a usable PMU, else tsc). */
+int bench_resolve_events(const struct bench_opts *o, struct bench_event *ev)
+{
+	const char *why;
+	bool pmu = bench_pmu_usable(&why);
+	int n = 0;
+
+	if (!o->nevents) {
+		if (pmu) {
+			strlcpy(ev[0].name, "cycles", BENCH_NAME_MAX);
+			strlcpy(ev[1].name, "instructions", BENCH_NAME_MAX);
+			n = 2;
+		} else {
+			strlcpy(ev[0].name, "tsc", BENCH_NAME_MAX);
+			n = 1;
+		}
+	} else {
+		for (u32 i = 0; i < o->nevents; i++)
+			strlcpy(ev[n++].name, o->events[i], BENCH_NAME_MAX);
+	}
+	for (int i = 0; i < n; i++) {
+		char err[160];
+		ev[i].tsc = !strcmp(ev[i].name, "tsc");
+		if (ev[i].tsc)
+			continue;
+		if (!pmu) {
+			bench_refuse("event '%s' needs a hardware PMU: %s; the tsc event needs none",
+			       ev[i].name, why);
+			return -E_NODEV;
+		}
+		if (pmu_event_parse(ev[i].name, &pmu_boot_caps, &ev[i].attr, err, sizeof(err))) {
+			bench_refuse("event '%s': %s", ev[i].name, err);
+			return -E_INVAL;
+		}
+		ev[i].attr.flags &= ~(PMU_ATTR_SAMPLE | PMU_ATTR_FREQ);
+		ev[i].attr.period = 0;
+	}
+	return n;
+}
