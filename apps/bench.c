@@ -2,34 +2,13 @@
  * bench.c — the microbenchmark harness's measurement: nanoBench's n / 2n
  * unrolling, serialized counter reads, repetitions retried around NMIs and
  * SMIs, and their statistics, for each event on each CPU asked for. See
- * bench.h; the options, events, LVT masking, records and tables are
- * bench_opts.c, bench_events.c, bench_lvt.c, bench_records.c and
- * bench_table.c.
+ * bench.h; its refusals, the options, events (and what the TSC counts),
+ * LVT masking, records and tables are bench_refuse.c, bench_opts.c,
+ * bench_events.c, bench_lvt.c, bench_records.c and bench_table.c.
  */
 #include "apps/bench_internal.h"
 #include "kernel/percpu.h"
 #include "profile/profile.h"
-
-/* Why the last bench_run returned an error, for bench_refusal. */
-static char refusal[200];
-
-void bench_refuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	kvsnprintf(refusal, sizeof(refusal), fmt, ap);
-	va_end(ap);
-	kprintf("bench: %s\n", refusal);
-}
-
-const char *bench_refusal(void)
-{
-	return refusal;
-}
-
-/* The probe: blocks of 1000 and 2000 nops. */
-BENCH_ASM(tsc_probe, 1000, "", "nop", "");
 
 static u64 __attribute__((noinline)) measure_tsc(bench_fn fn, void *arg, u64 count)
 {
@@ -45,28 +24,6 @@ static u64 __attribute__((noinline)) measure_pmc(bench_fn fn, void *arg, u64 cou
 	return rdpmc(ecx) - c0;
 }
 
-bool bench_tsc_counts_insns(void)
-{
-	static int known = -1;
-
-	/* Three undisturbed probes must all find the 1000 extra nops to be
-	 * exactly 1000 ticks; one NMI-free pair in 20 tries is plenty. */
-	if (known < 0) {
-		int good = 0;
-		known = 1;
-		for (int tries = 0; tries < 20 && good < 3 && known; tries++) {
-			u64 nmi = __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
-			u64 a = measure_tsc(tsc_probe.run_n, NULL, 1);
-			u64 b = measure_tsc(tsc_probe.run_2n, NULL, 1);
-			if (nmi != __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED))
-				continue;
-			good++;
-			known = b - a == 1000;
-		}
-		known &= good == 3;
-	}
-	return known;
-}
 
 /* One (bench, CPU) job; the arrays are static: bench_run is not reentrant
  * and runs one CPU at a time. */
@@ -258,7 +215,7 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 	u32 first = o->cpu < 0 ? 0 : (u32)o->cpu;
 	u32 last = o->cpu < 0 ? smp_cpus() - 1 : (u32)o->cpu;
 
-	refusal[0] = 0;
+	bench_refuse_clear();
 	nev = bench_resolve_events(o, ev);
 	if (nev < 0)
 		return nev;

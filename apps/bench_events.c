@@ -4,7 +4,42 @@
  * PMU is free to count them while a run may be sampling with it.
  */
 #include "apps/bench_internal.h"
+#include "kernel/percpu.h"
 #include "profile/profile.h"
+
+/* Does the "tsc" event count instructions (QEMU -icount)? The probe:
+ * blocks of 1000 and 2000 nops, timed by the TSC. */
+BENCH_ASM(tsc_probe, 1000, "", "nop", "");
+
+static u64 __attribute__((noinline)) probe_ticks(bench_fn fn)
+{
+	u64 t0 = rdtsc_ordered();
+	fn(NULL, 1);
+	return rdtsc_ordered() - t0;
+}
+
+bool bench_tsc_counts_insns(void)
+{
+	static int known = -1;
+
+	/* Three undisturbed probes must all find the 1000 extra nops to be
+	 * exactly 1000 ticks; one NMI-free pair in 20 tries is plenty. */
+	if (known < 0) {
+		int good = 0;
+		known = 1;
+		for (int tries = 0; tries < 20 && good < 3 && known; tries++) {
+			u64 nmi = __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
+			u64 a = probe_ticks(tsc_probe.run_n);
+			u64 b = probe_ticks(tsc_probe.run_2n);
+			if (nmi != __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED))
+				continue;
+			good++;
+			known = b - a == 1000;
+		}
+		known &= good == 3;
+	}
+	return known;
+}
 
 /* Does the active run program the hardware PMU (sampling or counting)? */
 bool bench_run_uses_pmu(void)

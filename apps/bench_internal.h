@@ -9,8 +9,10 @@
 #include "apps/bench.h"
 #include "pmu/pmu.h"
 
-/* apps/bench.c: say why bench_run fails (bench_refusal, the console). */
+/* apps/bench_refuse.c: say why bench_run fails (bench_refusal, the console). */
 void __attribute__((format(printf, 1, 2))) bench_refuse(const char *fmt, ...);
+/* A new run: no refusal yet. */
+void bench_refuse_clear(void);
 
 /* apps/bench_events.c */
 struct bench_event {

@@ -17,6 +17,9 @@ OUT=$B/test/cli
 rm -rf "$OUT"
 mkdir -p "$OUT"
 AOUT=$(cd "$OUT" && pwd)
+# Temporary files of this run alone (another run may share /tmp).
+mkdir -p "$AOUT/tmp"
+export TMPDIR="$AOUT/tmp"
 if [ ! -x "$BP" ] || [ ! -f "$B/kernel.elf" ]; then
 	not_ok "$BP and $B/kernel.elf are built (make)"
 	finish
@@ -130,7 +133,7 @@ check "flamegraph -i -: an SVG" "$OUT/fg_stdin.txt" grep -q '<svg' "$OUT/stdin.s
 "$BP" stat -i - < "$OUT/c1.bpc" > "$OUT/stat_stdin.txt" 2>&1
 check "stat -i -: the counter table" "$OUT/stat_stdin.txt" \
 	grep -q "Performance counter stats for 'loopnest'" "$OUT/stat_stdin.txt"
-ls "${TMPDIR:-/tmp}"/bareperf-stdin.* > "$OUT/leftover.txt" 2>/dev/null
+ls "$TMPDIR"/bareperf-stdin.* > "$OUT/leftover.txt" 2>/dev/null
 check "-i -: no temporary file left behind" "$OUT/leftover.txt" test ! -s "$OUT/leftover.txt"
 
 # ---- which CPU ran the app ------------------------------------------------------------
