@@ -15,7 +15,6 @@
 #include "pmu/pmu.h"
 #include <uapi/wire.h>
 
-
 enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
 
 /* The request being run; the fix-up and the watchdog read it. */
@@ -42,6 +41,7 @@ static bool fault_fixup(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu)
 		return false;
+	bench_state_debug_off();
 	run.active = false;
 	run.why = STOP_FAULT;
 	run.vector = f->vector;
@@ -64,6 +64,7 @@ static void watchdog(struct trap_frame *f, void *arg)
 	bool in_code = f->rip >= area && f->rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE;
 	if (el < run.timeout_ticks || (!in_code && el < 2 * run.timeout_ticks))
 		return;
+	bench_state_debug_off();
 	run.active = false;
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
@@ -352,7 +353,8 @@ struct job {
 	int n, err;
 	bool image_changed;
 	u64 tables_was, tables_now;	/* tables_hash before and after */
-	char changed[200];
+	char changed[360];
+	char lost[120];		/* what could not be put back */
 	char errtext[160];
 };
 
@@ -381,17 +383,20 @@ static void measure_job(void *arg)
 	 * (SDM Vol. 3A 9.1.3, cross-modifying code). */
 	u32 a, b, c, d;
 	cpuid(0, &a, &b, &c, &d);
-	if (!unwind_save(&run.at)) {
+	bench_state_enter();
+	bool unwound = unwind_save(&run.at);
+	if (!unwound) {
 		run.t0 = hpet_read();
 		run.active = true;
 		initial_warmup(r);
 		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
 		run.active = false;
-	} else {
-		bench_abandon();
 	}
+	bench_state_early(&before, j->changed, sizeof(j->changed));
+	if (unwound)
+		bench_abandon();
 	hpet_nmi_stop();
-	bench_state_check(&before, j->changed, sizeof(j->changed));
+	bench_state_check(&before, j->changed, sizeof(j->changed), j->lost, sizeof(j->lost));
 	j->tables_now = tables_hash(&before);
 	if (image_hash() != image_hash_ref)
 		j->image_changed = true;
@@ -465,6 +470,13 @@ void bench_code_serve(const u8 *v, size_t len)
 		u64 now = image_hash();
 		ksnprintf(stopped, sizeof(stopped), "wrote the kernel's code or read-only data "
 			  "(their hash was %#lx, now %#lx)", image_hash_ref, now);
+		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
+			       "reboot the machine%s", stopped, changed);
+		return;
+	}
+	if (j.lost[0]) {
+		ksnprintf(stopped, sizeof(stopped), "changed what could not be put back: %s",
+			  j.lost);
 		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
 			       "reboot the machine%s", stopped, changed);
 		return;
