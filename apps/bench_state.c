@@ -128,7 +128,6 @@ static void pmu_said(void *arg, const char *name, u64 was, u64 now)
 	said(t->buf, t->n, name, was, now);
 }
 
-
 /* ---- the extended state (x87, SSE, AVX) --------------------------------- */
 
 /*
@@ -212,6 +211,7 @@ static void state_leave_xs(char *buf, size_t n)
 }
 
 /* ---- putting it back ---------------------------------------------------- */
+
 static bool debug_taken;	/* bench_state_debug_off ran since the save */
 static u64 code_dr6, code_dr7;	/* what the code left there */
 
@@ -300,7 +300,10 @@ void bench_state_check(const struct sys_state *s, char *buf, size_t n, char *los
 		if (!(s->msr_have & 1u << i) || rdmsr_safe(msrs[i].msr, &v) || v == s->msr[i])
 			continue;
 		said(buf, n, msrs[i].name, s->msr[i], v);
-		wrmsr_safe(msrs[i].msr, s->msr[i]);
+		if ((wrmsr_safe(msrs[i].msr, s->msr[i]) || rdmsr_safe(msrs[i].msr, &v) ||
+		     v != s->msr[i]) && !lost[0])
+			ksnprintf(lost, nlost, "%s stays %#lx after %#lx was written back",
+				  msrs[i].name, v, s->msr[i]);
 	}
 	tss_back(s, buf, n);
 	bench_state_save(&now);
