@@ -8,7 +8,8 @@ APP_C += apps/loopnest.c
 APP_C += apps/bench.c apps/bench_refuse.c apps/bench_opts.c apps/bench_events.c apps/bench_lvt.c \
 	apps/bench_records.c apps/bench_table.c apps/bench_mem.c apps/bench_caches.c
 APP_C += apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \
-	apps/bench_insn.c apps/bench_priv.c apps/bench_suite.c apps/bench_code.c
+	apps/bench_insn.c apps/bench_priv.c apps/bench_suite.c apps/bench_code.c \
+	apps/bench_state.c
 
 # The harness's statistics for the host tools (stat --bench), release
 # flavour: $(BENCH_STATS_LIB).

@@ -4,6 +4,7 @@
  */
 #include "apps/bench_code.h"
 #include "apps/bench.h"
+#include "apps/bench_state.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "apps/control.h"
@@ -13,8 +14,6 @@
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
 #include <uapi/wire.h>
-
-#define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
 
 enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
 
@@ -42,6 +41,7 @@ static bool fault_fixup(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu)
 		return false;
+	bench_state_debug_off();
 	run.active = false;
 	run.why = STOP_FAULT;
 	run.vector = f->vector;
@@ -64,115 +64,11 @@ static void watchdog(struct trap_frame *f, void *arg)
 	bool in_code = f->rip >= area && f->rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE;
 	if (el < run.timeout_ticks || (!in_code && el < 2 * run.timeout_ticks))
 		return;
+	bench_state_debug_off();
 	run.active = false;
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
 	unwind_frame(f, &run.at);
-}
-
-/* ---- what a snippet may change ----------------------------------------- */
-
-/*
- * System state a snippet can change in ring 0 and later snippets would
- * run under. Saved before a request's code runs and compared after; what
- * changed is named with both values in the reply and put back.
- *
- * Counters: only whether each counts and DEBUGCTL (struct pmu_state,
- * pmu/pmu.h), because the harness itself programs and stops the counters
- * in between.
- */
-
-static const struct { u32 reg; const char *name; } lvt_regs[] = {
-	{ APIC_TPR, "APIC TPR" }, { APIC_SVR, "APIC SVR" },
-	{ APIC_LVT_TIMER, "LVT timer" }, { APIC_LVT_THERM, "LVT thermal" },
-	{ APIC_LVT_PC, "LVT PC" }, { APIC_LVT_LINT0, "LVT LINT0" },
-	{ APIC_LVT_LINT1, "LVT LINT1" }, { APIC_LVT_ERROR, "LVT error" },
-};
-#define NLVT ARRAY_SIZE(lvt_regs)
-
-struct sys_state {
-	u64 cr0, cr3, cr4, efer;
-	struct desc_ptr gdt, idt;
-	u32 lvt[NLVT];
-	u32 nlvt;			/* entries this APIC has (thermal from MaxLVT 5) */
-	struct pmu_state pmu;
-};
-
-static void state_save(struct sys_state *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->cr0 = read_cr0();
-	s->cr3 = read_cr3();
-	s->cr4 = read_cr4();
-	s->efer = rdmsr(MSR_EFER_NUM);
-	asm volatile("sgdt %0; sidt %1" : "=m"(s->gdt), "=m"(s->idt));
-	u32 max_lvt = (apic_read(APIC_VERSION) >> 16) & 0xff;
-	for (u32 i = 0; i < NLVT; i++)
-		if (lvt_regs[i].reg != APIC_LVT_THERM || max_lvt >= 5)
-			s->lvt[i] = apic_read(lvt_regs[i].reg);
-	s->nlvt = max_lvt >= 5 ? NLVT : NLVT - 1;
-	pmu_save_state(pmu_cpu_caps(this_cpu_id()), &s->pmu);
-}
-
-/* Append "NAME (was A, now B)" to the text being built. */
-static void said(char *buf, size_t n, const char *name, u64 was, u64 now)
-{
-	size_t have = strlen(buf);
-
-	if (have < n)
-		ksnprintf(buf + have, n - have, "%s%s (was %#lx, now %#lx)", have ? ", " : "", name,
-			  was, now);
-}
-
-/* The text being built, for pmu_restore_state. */
-struct said_to {
-	char *buf;
-	size_t n;
-};
-
-static void pmu_said(void *arg, const char *name, u64 was, u64 now)
-{
-	struct said_to *t = arg;
-
-	said(t->buf, t->n, name, was, now);
-}
-
-/* Compare with s; put back and describe (into buf, empty when nothing
- * changed) what the code changed. */
-static void state_check(const struct sys_state *s, char *buf, size_t n)
-{
-	struct sys_state now;
-	u64 v;
-
-	/* The control registers first: the rest is read through paging. */
-	buf[0] = 0;
-	if ((v = read_cr0()) != s->cr0)
-		said(buf, n, "CR0", s->cr0, v), write_cr0(s->cr0);
-	if ((v = read_cr4()) != s->cr4)
-		said(buf, n, "CR4", s->cr4, v), write_cr4(s->cr4);
-	if ((v = read_cr3()) != s->cr3)
-		said(buf, n, "CR3", s->cr3, v), write_cr3(s->cr3);
-	if ((v = rdmsr(MSR_EFER_NUM)) != s->efer)
-		said(buf, n, "EFER", s->efer, v), wrmsr(MSR_EFER_NUM, s->efer);
-	state_save(&now);
-	if (now.gdt.base != s->gdt.base)
-		said(buf, n, "GDTR base", s->gdt.base, now.gdt.base);
-	if (now.gdt.limit != s->gdt.limit)
-		said(buf, n, "GDTR limit", s->gdt.limit, now.gdt.limit);
-	if (memcmp(&now.gdt, &s->gdt, sizeof(s->gdt)))
-		lgdt(&s->gdt);
-	if (now.idt.base != s->idt.base)
-		said(buf, n, "IDTR base", s->idt.base, now.idt.base);
-	if (now.idt.limit != s->idt.limit)
-		said(buf, n, "IDTR limit", s->idt.limit, now.idt.limit);
-	if (memcmp(&now.idt, &s->idt, sizeof(s->idt)))
-		lidt(&s->idt);
-	for (u32 i = 0; i < NLVT; i++)
-		if (now.lvt[i] != s->lvt[i])
-			said(buf, n, lvt_regs[i].name, s->lvt[i], now.lvt[i]),
-			apic_write(lvt_regs[i].reg, s->lvt[i]);
-	struct said_to to = { buf, n };
-	pmu_restore_state(pmu_cpu_caps(this_cpu_id()), &s->pmu, pmu_said, &to);
 }
 
 /*
@@ -457,7 +353,8 @@ struct job {
 	int n, err;
 	bool image_changed;
 	u64 tables_was, tables_now;	/* tables_hash before and after */
-	char changed[200];
+	char changed[360];
+	char lost[120];		/* what could not be put back */
 	char errtext[160];
 };
 
@@ -477,7 +374,7 @@ static void measure_job(void *arg)
 	}
 	static struct sys_state before;
 
-	state_save(&before);
+	bench_state_save(&before);
 	j->tables_was = tables_hash(&before);
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
@@ -486,17 +383,20 @@ static void measure_job(void *arg)
 	 * (SDM Vol. 3A 9.1.3, cross-modifying code). */
 	u32 a, b, c, d;
 	cpuid(0, &a, &b, &c, &d);
-	if (!unwind_save(&run.at)) {
+	bench_state_enter();
+	bool unwound = unwind_save(&run.at);
+	if (!unwound) {
 		run.t0 = hpet_read();
 		run.active = true;
 		initial_warmup(r);
 		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
 		run.active = false;
-	} else {
-		bench_abandon();
 	}
+	bench_state_early(&before, j->changed, sizeof(j->changed));
+	if (unwound)
+		bench_abandon();
 	hpet_nmi_stop();
-	state_check(&before, j->changed, sizeof(j->changed));
+	bench_state_check(&before, j->changed, sizeof(j->changed), j->lost, sizeof(j->lost));
 	j->tables_now = tables_hash(&before);
 	if (image_hash() != image_hash_ref)
 		j->image_changed = true;
@@ -570,6 +470,13 @@ void bench_code_serve(const u8 *v, size_t len)
 		u64 now = image_hash();
 		ksnprintf(stopped, sizeof(stopped), "wrote the kernel's code or read-only data "
 			  "(their hash was %#lx, now %#lx)", image_hash_ref, now);
+		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
+			       "reboot the machine%s", stopped, changed);
+		return;
+	}
+	if (j.lost[0]) {
+		ksnprintf(stopped, sizeof(stopped), "changed what could not be put back: %s",
+			  j.lost);
 		control_replyf(WIRE_CTL_ERROR, "stopped: the code %s: this boot runs no more code, "
 			       "reboot the machine%s", stopped, changed);
 		return;

@@ -20,12 +20,17 @@
  *
  * The body may use every other general-purpose and vector register, the
  * stack and the scratch area; the scratch area is not cleared between
- * snippets. After each request, what the code may have changed for the
- * snippets after it is compared with its value before: CR0, CR3, CR4,
- * EFER, GDTR, IDTR, the local APIC's TPR, SVR and LVT entries and, with a
- * PMU, which counters count (event select EN bits, the fixed counters'
- * enables, the global enables) and IA32_DEBUGCTL. A change is put back and
- * the reply names it with both values. The kernel's code and read-only
+ * snippets. The code starts from the init state of x87, SSE and AVX
+ * (MXCSR and the x87 control word at their defaults). After each request,
+ * what the code may have changed for the snippets after it is compared
+ * with its value before (struct sys_state, apps/bench_state.h: the debug
+ * and control registers, EFER, XCR0, MXCSR, the x87 control word, dirty
+ * upper YMM halves, IA32_APIC_BASE, PAT, MTRRdefType, SPEC_CTRL,
+ * MISC_ENABLE, MSR 0x1A4, TSC_ADJUST, FS_BASE, the SYSCALL MSRs, GDTR,
+ * IDTR, the TSS's stack pointers, the local APIC's TPR, SVR and LVT
+ * entries and, with a PMU, which counters count and IA32_DEBUGCTL). A
+ * change is put back and the reply names it with both values; what cannot
+ * be put back stops code running in this boot, as below. The kernel's code and read-only
  * data are hashed before the first request and after each: a write there
  * cannot be undone, so the reply is an ERROR "stopped: ..." and every
  * later request gets it too (the host reboots QEMU; a real machine needs

@@ -61,6 +61,13 @@ $(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $
 		$(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_code.sh $(BUILD))
 
+# bareperf bench's saved state (test/e2e/bench_state.sh): hostile snippets
+# in one boot, each reported, the snippet after each measured exactly.
+HOST_TESTS += $(BUILD)/host/bench_state
+
+$(BUILD)/host/bench_state: test/e2e/bench_state.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,sh test/e2e/bench_state.sh $(BUILD))
+
 # bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
 # -msr_config lines parsed and laid out in runs, no machine booted.
 HOST_TESTS += $(BUILD)/host/bench_check

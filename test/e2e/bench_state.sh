@@ -1,0 +1,134 @@
+#!/bin/sh
+# bareperf bench's saved system state (apps/bench_state.c) against hostile
+# snippets, in one batch under QEMU -icount: each changes something a later
+# snippet would run under, in ring 0; each is reported (the change named
+# with both values and put back, or its fault, or the machine's silence)
+# and the `add rax, rbx` after it must measure exactly 1 instruction.
+# Prints TAP.
+B=${1:-build}
+BP=$B/bareperf
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+fail=0
+check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
+	d=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
+}
+skip() {	# skip DESCRIPTION REASON
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+has() { grep -qF -- "$2" "$1"; }
+
+# A breakpoint on a harness function the measurement calls every
+# repetition; the TSS found from TR and the GDT, its IST1 (byte 0x24)
+# moved by 8 (the CPU aligns an IST stack to 16 bytes: harmless, but seen).
+tsc=$(nm "$B/kernel.elf" | sed -n 's/^\([0-9a-f]*\) . measure_tsc$/0x\1/p')
+tss='sgdt [r14]; xor eax, eax; str ax; mov rbx, [r14+2]; add rbx, rax; mov eax, [rbx+2]; and eax, 0xffffff; movzx ecx, BYTE PTR [rbx+7]; shl ecx, 24; or eax, ecx; mov ecx, [rbx+8]; shl rcx, 32; or rax, rcx'
+add='add rax, rbx'
+cat >"$T/hostile.txt" <<EOF2
+mov rax, $tsc; mov dr0, rax; mov eax, 0x401; mov dr7, rax
+$add
+mov rax, -1; mov cr4, rax
+$add
+xor eax, eax; mov cr0, rax
+$add
+mov ecx, 0x277; xor eax, eax; xor edx, edx; wrmsr
+$add
+mov ecx, 0x1b; rdmsr; bts eax, 10; wrmsr
+$add
+mov DWORD PTR [r14], 0; ldmxcsr [r14]
+$add
+xor ecx, ecx; mov eax, 1; xor edx, edx; xsetbv
+$add
+mov ecx, 0xc0000080; rdmsr; btr eax, 11; wrmsr
+$add
+mov ecx, 0xc0000100; mov eax, 0x1234; xor edx, edx; wrmsr
+$add
+mov ecx, 0xc0000082; mov eax, 0x1234; xor edx, edx; wrmsr
+$add
+mov ecx, 0x2ff; mov eax, 0x806; xor edx, edx; wrmsr
+$add
+$tss; or QWORD PTR [rax+0x24], 8
+$add
+jmp \$
+$add
+vpcmpeqd ymm1, ymm1, ymm1; vaddps ymm0, ymm1, ymm2
+$add
+mov ecx, 0x1b; rdmsr; btr eax, 11; wrmsr
+$add
+EOF2
+$BP bench --icount --timeout 300 --batch "$T/hostile.txt" >"$T/out.csv" 2>"$T/out.err"
+echo "# batch exit $?"; sed 's/^/# /' "$T/out.csv" "$T/out.err"
+row() { sed -n "$1p" "$T/out.csv"; }
+note() { grep -F "$1: note: the code changed " "$T/out.err" | sed 's/^.*: note: the code changed //'; }
+ok1='"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+rows=$(($(wc -l <"$T/hostile.txt") + 1))
+r=3
+while [ $r -le $rows ]; do
+	check "row $r, after the snippet in row $((r - 1)): add rax, rbx = 1.000" test "$(row $r)" = "$ok1"
+	r=$((r + 2))
+done
+
+check "DR0 on measure_tsc, DR7 enabled: the #DB in the harness reported, DR0/6/7 put back" \
+	grep -Eq '^"mov rax, 0x[0-9a-f]+; mov dr0, rax; mov eax, 0x401; mov dr7, rax",,,"fault: #DB debug outside the snippet, at 0x[0-9a-f]+ \(the snippet broke the harness\?\), error code 0; the code changed DR0 \(was 0, now 0x[0-9a-f]+\), DR6 \(was 0xffff0ff0, now 0xffff0ff1\), DR7 \(was 0x400, now 0x401\): put back"$' "$T/out.csv"
+# QEMU's TCG raises no #GP here as a CPU does: CR4's reserved bits take an
+# SVM #VMEXIT path even outside a guest, and CR0.PG cleared in long mode
+# leaves long mode; the machine hangs, the silence is the report.
+silent='the machine stopped answering while it ran: no reply in [0-9]+\.[0-9] s of wall time .*; QEMU booted again for the next snippet"$'
+check "mov cr4, -1 (no #GP under TCG): the silence reported, QEMU booted again" \
+	grep -Eq "^\"mov rax, -1; mov cr4, rax\",,,\"$silent" "$T/out.csv"
+check "mov cr0, 0 (no #GP under TCG): the silence reported, QEMU booted again" \
+	grep -Eq "^\"xor eax, eax; mov cr0, rax\",,,\"$silent" "$T/out.csv"
+check "PAT = 0: named, put back" \
+	grep -Eq '^IA32_PAT \(was 0x[0-9a-f]+, now 0\): put back$' <<EOF2
+$(note 'mov ecx, 0x277; xor eax, eax; xor edx, edx; wrmsr')
+EOF2
+check "x2APIC enable: qemu64 has no x2APIC, the #GP reported" \
+	has "$T/out.csv" '"mov ecx, 0x1b; rdmsr; bts eax, 10; wrmsr",,,"fault: #GP general protection at offset 0xb of the snippet (copy 0), error code 0"'
+check "MXCSR = 0: named against its default, put back" \
+	test "$(note 'mov DWORD PTR [r14], 0; ldmxcsr [r14]')" = "MXCSR (was 0x1f80, now 0): put back"
+if has "$T/out.csv" '"xor ecx, ecx; mov eax, 1; xor edx, edx; xsetbv",,,"fault: #UD'; then
+	skip "xsetbv XCR0 = 1" "bench's QEMU CPU (qemu64) has no XSAVE: xsetbv is #UD, reported"
+else
+	check "xsetbv XCR0 = 1: named, put back" \
+		grep -Eq '^XCR0 \(was 0x[0-9a-f]+, now 0x1\)' <<EOF2
+$(note 'xor ecx, ecx; mov eax, 1; xor edx, edx; xsetbv')
+EOF2
+fi
+efer=$(note 'mov ecx, 0xc0000080; rdmsr; btr eax, 11; wrmsr' | sed -n 's/^EFER (was \(0x[0-9a-f]*\), now \(0x[0-9a-f]*\)): put back$/\1 \2/p')
+check "EFER.NXE cleared: measured, named with both values, put back" \
+	test -n "$efer" -a "$(printf '%#x' $((${efer% *} & ~0x800)))" = "${efer#* }"
+check "FS_BASE: named, put back" \
+	test "$(note 'mov ecx, 0xc0000100; mov eax, 0x1234; xor edx, edx; wrmsr')" = "FS_BASE (was 0, now 0x1234): put back"
+check "LSTAR: named, put back" \
+	test "$(note 'mov ecx, 0xc0000082; mov eax, 0x1234; xor edx, edx; wrmsr')" = "LSTAR (was 0, now 0x1234): put back"
+# MTRRdefType: QEMU's is 0 without firmware (and the code runs many times:
+# a toggle would undo itself), so the write enables MTRRs, WB by default.
+check "MTRRdefType = 0x806: named, put back" \
+	grep -Eq '^IA32_MTRR_DEF_TYPE \(was (0x[0-9a-f]+|0), now 0x806\): put back$' <<EOF2
+$(note 'mov ecx, 0x2ff; mov eax, 0x806; xor edx, edx; wrmsr')
+EOF2
+check "a TSS IST pointer: named with both values, put back" \
+	grep -Eq '^TSS IST1 \(was 0x[0-9a-f]+, now 0x[0-9a-f]+8\): put back$' <<EOF2
+$(note "$tss; or QWORD PTR [rax+0x24], 8")
+EOF2
+check "jmp \$ after it: the watchdog's NMI (IST1) stops it" \
+	has "$T/out.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog at offset 0 of the snippet (copy 0)"'
+if has "$T/out.csv" '"vpcmpeqd ymm1, ymm1, ymm1; vaddps ymm0, ymm1, ymm2",,,"fault: #UD'; then
+	skip "vaddps ymm0 without vzeroupper" "bench's QEMU CPU (qemu64) has no AVX: #UD, reported"
+else
+	check "vaddps ymm0 without vzeroupper: dirty upper halves named, cleared" \
+		grep -Eq '^the upper halves of YMM registers .* \(was 0, now 0x3\): put back$' <<EOF2
+$(note 'vpcmpeqd ymm1, ymm1, ymm1; vaddps ymm0, ymm1, ymm2')
+EOF2
+fi
+check "the local APIC disabled: IA32_APIC_BASE named with both values, put back" \
+	grep -Eq '^IA32_APIC_BASE \(was 0x[0-9a-f]+9[0-9a-f]{2}, now 0x[0-9a-f]+1[0-9a-f]{2}\)' <<EOF2
+$(note 'mov ecx, 0x1b; rdmsr; btr eax, 11; wrmsr')
+EOF2
+echo "1..$n"
+exit $fail
