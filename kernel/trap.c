@@ -8,6 +8,8 @@
 #include "kernel/trap.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
+#define PERCPU_GDT	96		/* kernel/isr.asm: finds struct percpu from GDTR */
+_Static_assert(offsetof(struct percpu, gdt) == PERCPU_GDT, "isr.asm PERCPU_GDT");
 #define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */
 
 struct idt_gate {

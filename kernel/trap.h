@@ -7,16 +7,20 @@
 #include <stddef.h>
 #include "kernel/x86.h"
 
-/* Layout written by kernel/isr.asm: GPRs pushed in reverse, then the stub's
- * vector and error code, then what the CPU pushed (SDM Vol. 3A 6.14.1). */
+/* Layout written by kernel/isr.asm: the GS base the trap came with (put
+ * back on return; a handler that resumes kernel code elsewhere sets it to
+ * the kernel's) and a scratch slot, the GPRs pushed in reverse, then the
+ * stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
+ * 6.14.1). */
 struct trap_frame {
+	u64 gs_base, gdt_base;
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;
 	u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
 	u64 vector, error;
 	u64 rip, cs, rflags, rsp, ss;
 };
-_Static_assert(offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm push order");
-_Static_assert(sizeof(struct trap_frame) == 22 * 8, "isr.asm frame size");
+_Static_assert(offsetof(struct trap_frame, vector) == 17 * 8, "isr.asm push order");
+_Static_assert(sizeof(struct trap_frame) == 24 * 8, "isr.asm frame size");
 
 #define VEC_DE	0
 #define VEC_DB	1
