@@ -3,6 +3,9 @@
 # the run tick is an interrupt handler, and the kernel saves no vector
 # state).
 KERNEL_C += apps/app.c apps/run.c apps/run_request.c apps/control.c
+# RUN_CODE's fault fix-up, watchdog and what runs right after code stopped:
+# kernel code too (code may leave SSE faulting, apps/bench_code_trap.h).
+KERNEL_C += apps/bench_code_trap.c
 APP_C += apps/loopnest.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
 APP_C += apps/bench.c apps/bench_opts.c apps/bench_events.c apps/bench_lvt.c \

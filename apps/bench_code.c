@@ -8,7 +8,7 @@
 #include "kernel/percpu.h"
 #include "apps/control.h"
 #include "kernel/trap.h"
-#include "kernel/unwind.h"
+#include "apps/bench_code_trap.h"
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
@@ -16,59 +16,14 @@
 
 #define MSR_EFER_NUM	0xc0000080u	/* IA32_EFER, SDM Vol. 4 table 2-2 */
 
-enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
-
-/* The request being run; the fix-up and the watchdog read it. */
-static struct {
-	volatile bool active;
-	u32 cpu;
-	struct unwind_point at;
-	u64 t0, timeout_ticks;
-	/* what stopped it */
-	volatile int why;
-	u64 vector, error, rip, cr2;
-	/* the code's layout, for naming an offset */
-	u64 fn[2], body[2], body_end[2], init[2], init_end[2], late[2], late_end[2];
-	u64 len;
-} run;
+#define run bench_run_state
+#define area bench_code_area
 
 /* Generated code and the memory it may use: allocated at the first request. */
-static u64 area, stack_top, scratch_mid;
+static u64 stack_top, scratch_mid;
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
-
-static bool fault_fixup(struct trap_frame *f)
-{
-	if (!run.active || this_cpu_id() != run.cpu)
-		return false;
-	run.active = false;
-	run.why = STOP_FAULT;
-	run.vector = f->vector;
-	run.error = f->error;
-	run.rip = f->rip;
-	run.cr2 = f->vector == VEC_PF ? read_cr2() : 0;
-	unwind_frame(f, &run.at);
-	return true;
-}
-
-/* The HPET NMI, every quarter of the timeout: stop code that ran past it
- * when the NMI interrupted the code itself (not the harness around it,
- * which may hold the console). */
-static void watchdog(struct trap_frame *f, void *arg)
-{
-	(void)arg;
-	if (!run.active || this_cpu_id() != run.cpu)
-		return;
-	u64 el = hpet_read() - run.t0;
-	bool in_code = f->rip >= area && f->rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE;
-	if (el < run.timeout_ticks || (!in_code && el < 2 * run.timeout_ticks))
-		return;
-	run.active = false;
-	run.why = STOP_TIMEOUT;
-	run.rip = f->rip;
-	unwind_frame(f, &run.at);
-}
 
 /* ---- what a snippet may change ----------------------------------------- */
 
@@ -409,7 +364,7 @@ static bool setup_memory(void)
 	}
 	scratch_mid = scratch_top - BENCH_CODE_SCRATCH_PAGES * PAGE_SIZE / 2;
 	image_hash_ref = image_hash();
-	trap_set_fault_fixup(fault_fixup);
+	trap_set_fault_fixup(bench_code_fault_fixup);
 	return true;
 }
 
@@ -468,7 +423,7 @@ static void measure_job(void *arg)
 	u64 hz = hpet_hz();
 	u64 period = hz * r->timeout_ms / 4000;
 	int err = hz ? hpet_nmi_start(MIN(MAX(period, 1ul), HPET_NMI_MAX_TICKS),
-				      this_cpu()->apic_id, watchdog, NULL) : -E_NODEV;
+				      this_cpu()->apic_id, bench_code_watchdog, NULL) : -E_NODEV;
 
 	if (err) {
 		ksnprintf(j->errtext, sizeof(j->errtext), "no watchdog (the HPET NMI: error %d): "
