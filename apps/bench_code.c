@@ -46,7 +46,8 @@ static const struct { u32 reg; const char *name; } lvt_regs[] = {
 #define NLVT ARRAY_SIZE(lvt_regs)
 
 struct sys_state {
-	u64 cr0, cr3, cr4, efer;
+	struct bench_code_cpu cpu;	/* CR0, CR4, the GS bases */
+	u64 cr3, efer;
 	struct desc_ptr gdt, idt;
 	u32 lvt[NLVT];
 	u32 nlvt;			/* entries this APIC has (thermal from MaxLVT 5) */
@@ -56,9 +57,8 @@ struct sys_state {
 static void state_save(struct sys_state *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->cr0 = read_cr0();
+	bench_code_cpu_save(&s->cpu);
 	s->cr3 = read_cr3();
-	s->cr4 = read_cr4();
 	s->efer = rdmsr(MSR_EFER_NUM);
 	asm volatile("sgdt %0; sidt %1" : "=m"(s->gdt), "=m"(s->idt));
 	u32 max_lvt = (apic_read(APIC_VERSION) >> 16) & 0xff;
@@ -93,18 +93,28 @@ static void pmu_said(void *arg, const char *name, u64 was, u64 now)
 }
 
 /* Compare with s; put back and describe (into buf, empty when nothing
- * changed) what the code changed. */
-static void state_check(const struct sys_state *s, char *buf, size_t n)
+ * changed) what the code changed. CR0, CR4 and the GS bases were put back
+ * already (bench_code_guarded): found is what they were. */
+static void state_check(const struct sys_state *s, const struct bench_code_cpu *found,
+			char *buf, size_t n)
 {
+	static const struct { size_t off; const char *name; } cpu_regs[] = {
+		{ offsetof(struct bench_code_cpu, cr0), "CR0" },
+		{ offsetof(struct bench_code_cpu, cr4), "CR4" },
+		{ offsetof(struct bench_code_cpu, gs_base), "GS_BASE" },
+		{ offsetof(struct bench_code_cpu, kernel_gs_base), "KERNEL_GS_BASE" },
+	};
 	struct sys_state now;
 	u64 v;
 
 	/* The control registers first: the rest is read through paging. */
 	buf[0] = 0;
-	if ((v = read_cr0()) != s->cr0)
-		said(buf, n, "CR0", s->cr0, v), write_cr0(s->cr0);
-	if ((v = read_cr4()) != s->cr4)
-		said(buf, n, "CR4", s->cr4, v), write_cr4(s->cr4);
+	for (size_t i = 0; i < ARRAY_SIZE(cpu_regs); i++) {
+		u64 was = *(const u64 *)((const u8 *)&s->cpu + cpu_regs[i].off);
+		u64 got = *(const u64 *)((const u8 *)found + cpu_regs[i].off);
+		if (got != was)
+			said(buf, n, cpu_regs[i].name, was, got);
+	}
 	if ((v = read_cr3()) != s->cr3)
 		said(buf, n, "CR3", s->cr3, v), write_cr3(s->cr3);
 	if ((v = rdmsr(MSR_EFER_NUM)) != s->efer)
@@ -217,6 +227,23 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
 	static const u8 rbp_rsp[] = { 0x48, 0x89, 0xe5 };		/* mov rbp, rsp */
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
+	/* The kernel's GS base, CR0 and CR4 back if the code changed them
+	 * (SWAPGS; CR0.TS makes SSE fault), what was there instead kept in
+	 * run.*.seen: RSI = &run.gs, &run.cr0, &run.cr4. */
+	static const u8 gs_read[] = {
+		0xb9, 0x01, 0x01, 0x00, 0xc0,				/* mov ecx, MSR_GS_BASE */
+		0x0f, 0x32, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,	/* rdmsr; rax = edx:eax */
+	}, mov_rsi[] = { 0x48, 0xbe };
+	static const u8 gs_back[] = {
+		0x48, 0x3b, 0x06, 0x74, 0x10,				/* cmp rax, [rsi]; je +16 */
+		0x48, 0x89, 0x46, 0x08, 0x48, 0x8b, 0x06,		/* [rsi + 8] = rax; rax = [rsi] */
+		0x48, 0x89, 0xc2, 0x48, 0xc1, 0xea, 0x20, 0x0f, 0x30,	/* edx:eax = rax; wrmsr */
+	};
+	static const u8 cr0_read[] = { 0x0f, 0x20, 0xc0 }, cr4_read[] = { 0x0f, 0x20, 0xe0 };
+	static const u8 cr_back[] = {
+		0x48, 0x3b, 0x06, 0x74, 0x0a,				/* cmp rax, [rsi]; je +10 */
+		0x48, 0x89, 0x46, 0x08, 0x48, 0x8b, 0x06,		/* [rsi + 8] = rax; rax = [rsi] */
+	}, cr0_write[] = { 0x0f, 0x22, 0xc0 }, cr4_write[] = { 0x0f, 0x22, 0xe0 };
 
 	run.fn[k] = (u64)g->p;
 	emit(g, pro, sizeof(pro));
@@ -247,6 +274,17 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		memcpy(jnz + 2, &rel, 4);
 		emit(g, jnz, sizeof(jnz));
 	}
+	emit_imm64(g, mov_rsi, (u64)&run.cr4);
+	emit(g, cr4_read, sizeof(cr4_read));
+	emit(g, cr_back, sizeof(cr_back));
+	emit(g, cr4_write, sizeof(cr4_write));
+	emit_imm64(g, mov_rsi, (u64)&run.cr0);
+	emit(g, cr0_read, sizeof(cr0_read));
+	emit(g, cr_back, sizeof(cr_back));
+	emit(g, cr0_write, sizeof(cr0_write));
+	emit(g, gs_read, sizeof(gs_read));
+	emit_imm64(g, mov_rsi, (u64)&run.gs);
+	emit(g, gs_back, sizeof(gs_back));
 	emit_imm64(g, mov_rax, (u64)&saved_rsp);
 	emit(g, epi, sizeof(epi));
 	while (!g->full && ((u64)g->p & 63))
@@ -393,15 +431,6 @@ static void where(u64 rip, char *buf, size_t n)
 			  rip);
 }
 
-static void initial_warmup(void *arg)
-{
-	const struct code_req *r = arg;
-
-	for (u64 i = 0; i < r->initial; i++) {
-		((bench_fn)run.fn[0])(NULL, 1);
-		((bench_fn)run.fn[1])(NULL, 1);
-	}
-}
 
 /* One measurement on the CPU that runs the code; the reply is the
  * control CPU's to send. */
@@ -415,6 +444,19 @@ struct job {
 	char changed[200];
 	char errtext[160];
 };
+
+/* The code's runs, under bench_code_guarded. */
+static void run_code_reps(void *arg)
+{
+	struct job *j = arg;
+	const struct code_req *r = j->r;
+
+	for (u64 i = 0; i < r->initial; i++) {
+		((bench_fn)run.fn[0])(NULL, 1);
+		((bench_fn)run.fn[1])(NULL, 1);
+	}
+	j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
+}
 
 static void measure_job(void *arg)
 {
@@ -431,6 +473,7 @@ static void measure_job(void *arg)
 		return;
 	}
 	static struct sys_state before;
+	struct bench_code_cpu found;
 
 	state_save(&before);
 	j->tables_was = tables_hash(&before);
@@ -441,17 +484,11 @@ static void measure_job(void *arg)
 	 * (SDM Vol. 3A 9.1.3, cross-modifying code). */
 	u32 a, b, c, d;
 	cpuid(0, &a, &b, &c, &d);
-	if (!unwind_save(&run.at)) {
-		run.t0 = hpet_read();
-		run.active = true;
-		initial_warmup(r);
-		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
-		run.active = false;
-	} else {
+	bench_code_guarded(run_code_reps, j, &before.cpu, &found);
+	if (run.why != STOP_NONE)
 		bench_abandon();
-	}
 	hpet_nmi_stop();
-	state_check(&before, j->changed, sizeof(j->changed));
+	state_check(&before, &found, j->changed, sizeof(j->changed));
 	j->tables_now = tables_hash(&before);
 	if (image_hash() != image_hash_ref)
 		j->image_changed = true;
@@ -541,6 +578,9 @@ void bench_code_serve(const u8 *v, size_t len)
 		if (run.why == STOP_TIMEOUT)
 			control_replyf(WIRE_CTL_ERROR, "timeout: the code ran longer than %lu ms, "
 				       "stopped by the watchdog %s%s", r.timeout_ms, text, changed);
+		else if (run.soft)
+			control_replyf(WIRE_CTL_ERROR, "fault: the code ran int %#lx %s%s",
+				       run.vector, text, changed);
 		else if (run.vector == VEC_PF)
 			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx, "
 				       "error code %#lx%s", text, run.cr2, run.error, changed);

@@ -115,7 +115,14 @@ void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
 	unsigned v = f->vector;
+	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
 
+	/* A probing instruction's fault reaches its fix-up first; then code
+	 * run on purpose gets its chance, at any vector (an INT n it ran). */
+	if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
+		return;
+	if (fix && fix(f))
+		return;
 	if (v == VEC_NMI) {
 		if (!nmi_dispatch(f))
 			fatal_trap(f, "NMI nested inside an NMI handler");
@@ -124,18 +131,12 @@ void trap_dispatch(struct trap_frame *f)
 	if (this_cpu()->nmi_depth && v < 32)
 		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
 			   "CPU exception in NMI context");
-	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
-	if (v < 32 && fix && fix(f))
-		return;
 	if (handlers[v]) {
 		handlers[v](f);
 		return;
 	}
-	if (v < 32) {
-		if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
-			return;
+	if (v < 32)
 		fatal_trap(f, exc_names[v]);
-	}
 	if (stray_handler)
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }

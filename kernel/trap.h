@@ -41,9 +41,11 @@ void trap_set_handler(unsigned vector, trap_handler_t h);
  * Until it is set, such a vector is ignored. */
 void trap_set_stray_handler(trap_handler_t h);
 
-/* Before any handler, for exceptions (vectors 0-31 but NMI, outside NMI
- * context): true if it took the exception (it rewrote the frame to resume
- * elsewhere). One at a time: apps/bench_code.c, for code run on purpose. */
+/* Before any handler, for every vector (after the exception table's
+ * fix-ups): true if it took the trap (it rewrote the frame to resume
+ * elsewhere). It must leave alone what it does not know for its own,
+ * NMIs and interrupts included. One at a time: apps/bench_code.c, for
+ * code run on purpose. */
 typedef bool (*trap_fixup_t)(struct trap_frame *f);
 void trap_set_fault_fixup(trap_fixup_t fn);
 /* "#GP general protection" for 13; "interrupt" above 31. */
