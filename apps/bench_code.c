@@ -431,7 +431,6 @@ static void where(u64 rip, char *buf, size_t n)
 			  rip);
 }
 
-
 /* One measurement on the CPU that runs the code; the reply is the
  * control CPU's to send. */
 struct job {
