@@ -13,7 +13,8 @@
 ; percpu (kernel/percpu.h); nothing in the kernel swaps it, but code run on
 ; purpose (apps/bench_code.c) may have changed it. isr_common therefore
 ; loads the right one if it is not, finding the CPU's struct percpu from its
-; GDT (which is inside it), and puts back what it found on the way out
+; GDT (which is inside it; trap_entry_percpu checks that it is one of the
+; kernel's before it is used), and puts back what it found on the way out
 ; unless the handler changed its mind (trap_frame.gs_base).
 
 %define ISR_STUB_SIZE 16
@@ -21,6 +22,7 @@
 %define PERCPU_GDT 96			; offsetof(struct percpu, gdt), checked in trap.c
 
 extern trap_dispatch
+extern trap_entry_percpu
 global isr_stubs
 
 section .text
@@ -80,8 +82,11 @@ isr_common:
 	mov	[rsp], rax		; the GS base we came with
 	cmp	rax, rbx
 	je	.gs_ok
-	cmp	[rbx], rbx		; percpu.self: a GDT of the kernel's (not the boot's)
-	jne	.gs_keep
+	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
+	call	trap_entry_percpu	; one the interrupted code loaded)
+	test	rax, rax
+	jz	.gs_keep
+	mov	ecx, MSR_GS_BASE
 	mov	eax, ebx
 	mov	rdx, rbx
 	shr	rdx, 32

@@ -5,6 +5,7 @@
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include "kernel/trap.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
@@ -109,6 +110,20 @@ static bool extable_fixup(struct trap_frame *f)
 		}
 	}
 	return false;
+}
+
+/* isr.asm's, when GS base is not the struct percpu that GDTR points
+ * into: pc if that is one of the CPUs', else 0. Reads no memory through
+ * pc, nor GS. */
+u64 trap_entry_percpu(u64 pc);
+u64 trap_entry_percpu(u64 pc)
+{
+	const struct percpu *p;
+
+	for (u32 i = 0; (p = smp_cpu(i)); i++)
+		if ((u64)p == pc)
+			return pc;
+	return 0;
 }
 
 void trap_dispatch(struct trap_frame *f);
