@@ -3,72 +3,47 @@
  * and register convention in apps/bench_code.h).
  */
 #include "apps/bench_code.h"
-#include "apps/bench.h"
 #include "apps/bench_state.h"
+#include "apps/bench.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "apps/control.h"
 #include "kernel/trap.h"
-#include "kernel/unwind.h"
+#include "apps/bench_code_trap.h"
 #include "kernel/mm.h"
 #include "kernel/lib/hash.h"
 #include "pmu/pmu.h"
 #include <uapi/wire.h>
 
-enum stop_why { STOP_NONE, STOP_FAULT, STOP_TIMEOUT };
-
-/* The request being run; the fix-up and the watchdog read it. */
-static struct {
-	volatile bool active;
-	u32 cpu;
-	struct unwind_point at;
-	u64 t0, timeout_ticks;
-	/* what stopped it */
-	volatile int why;
-	u64 vector, error, rip, cr2;
-	/* the code's layout, for naming an offset */
-	u64 fn[2], body[2], body_end[2], init[2], init_end[2], late[2], late_end[2];
-	u64 len;
-} run;
+#define run bench_run_state
+#define area bench_code_area
 
 /* Generated code and the memory it may use: allocated at the first request. */
-static u64 area, stack_top, scratch_mid;
+static u64 stack_top, scratch_mid;
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
-static bool fault_fixup(struct trap_frame *f)
+/* Name what bench_code_guarded found and put back at once: CR0, CR4 and
+ * the GS bases (appended to buf). */
+static void cpu_said(const struct bench_code_cpu *was, const struct bench_code_cpu *found,
+		     char *buf, size_t n)
 {
-	if (!run.active || this_cpu_id() != run.cpu)
-		return false;
-	bench_state_debug_off();
-	run.active = false;
-	run.why = STOP_FAULT;
-	run.vector = f->vector;
-	run.error = f->error;
-	run.rip = f->rip;
-	run.cr2 = f->vector == VEC_PF ? read_cr2() : 0;
-	unwind_frame(f, &run.at);
-	return true;
-}
+	static const struct { size_t off; const char *name; } regs[] = {
+		{ offsetof(struct bench_code_cpu, cr0), "CR0" },
+		{ offsetof(struct bench_code_cpu, cr4), "CR4" },
+		{ offsetof(struct bench_code_cpu, gs_base), "GS_BASE" },
+		{ offsetof(struct bench_code_cpu, kernel_gs_base), "KERNEL_GS_BASE" },
+	};
 
-/* The HPET NMI, every quarter of the timeout: stop code that ran past it
- * when the NMI interrupted the code itself (not the harness around it,
- * which may hold the console). */
-static void watchdog(struct trap_frame *f, void *arg)
-{
-	(void)arg;
-	if (!run.active || this_cpu_id() != run.cpu)
-		return;
-	u64 el = hpet_read() - run.t0;
-	bool in_code = f->rip >= area && f->rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE;
-	if (el < run.timeout_ticks || (!in_code && el < 2 * run.timeout_ticks))
-		return;
-	bench_state_debug_off();
-	run.active = false;
-	run.why = STOP_TIMEOUT;
-	run.rip = f->rip;
-	unwind_frame(f, &run.at);
+	for (size_t i = 0; i < ARRAY_SIZE(regs); i++) {
+		u64 w = *(const u64 *)((const u8 *)was + regs[i].off);
+		u64 f = *(const u64 *)((const u8 *)found + regs[i].off);
+		size_t have = strlen(buf);
+		if (f != w && have < n)
+			ksnprintf(buf + have, n - have, "%s%s (was %#lx, now %#lx)",
+				  have ? ", " : "", regs[i].name, w, f);
+	}
 }
 
 /*
@@ -158,6 +133,23 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
 	static const u8 rbp_rsp[] = { 0x48, 0x89, 0xe5 };		/* mov rbp, rsp */
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
+	/* The kernel's GS base, CR0 and CR4 back if the code changed them
+	 * (SWAPGS; CR0.TS makes SSE fault), what was there instead kept in
+	 * run.*.seen: RSI = &run.gs, &run.cr0, &run.cr4. */
+	static const u8 gs_read[] = {
+		0xb9, 0x01, 0x01, 0x00, 0xc0,				/* mov ecx, MSR_GS_BASE */
+		0x0f, 0x32, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xd0,	/* rdmsr; rax = edx:eax */
+	}, mov_rsi[] = { 0x48, 0xbe };
+	static const u8 gs_back[] = {
+		0x48, 0x3b, 0x06, 0x74, 0x10,				/* cmp rax, [rsi]; je +16 */
+		0x48, 0x89, 0x46, 0x08, 0x48, 0x8b, 0x06,		/* [rsi + 8] = rax; rax = [rsi] */
+		0x48, 0x89, 0xc2, 0x48, 0xc1, 0xea, 0x20, 0x0f, 0x30,	/* edx:eax = rax; wrmsr */
+	};
+	static const u8 cr0_read[] = { 0x0f, 0x20, 0xc0 }, cr4_read[] = { 0x0f, 0x20, 0xe0 };
+	static const u8 cr_back[] = {
+		0x48, 0x3b, 0x06, 0x74, 0x0a,				/* cmp rax, [rsi]; je +10 */
+		0x48, 0x89, 0x46, 0x08, 0x48, 0x8b, 0x06,		/* [rsi + 8] = rax; rax = [rsi] */
+	}, cr0_write[] = { 0x0f, 0x22, 0xc0 }, cr4_write[] = { 0x0f, 0x22, 0xe0 };
 
 	run.fn[k] = (u64)g->p;
 	emit(g, pro, sizeof(pro));
@@ -188,6 +180,17 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		memcpy(jnz + 2, &rel, 4);
 		emit(g, jnz, sizeof(jnz));
 	}
+	emit_imm64(g, mov_rsi, (u64)&run.cr4);
+	emit(g, cr4_read, sizeof(cr4_read));
+	emit(g, cr_back, sizeof(cr_back));
+	emit(g, cr4_write, sizeof(cr4_write));
+	emit_imm64(g, mov_rsi, (u64)&run.cr0);
+	emit(g, cr0_read, sizeof(cr0_read));
+	emit(g, cr_back, sizeof(cr_back));
+	emit(g, cr0_write, sizeof(cr0_write));
+	emit(g, gs_read, sizeof(gs_read));
+	emit_imm64(g, mov_rsi, (u64)&run.gs);
+	emit(g, gs_back, sizeof(gs_back));
 	emit_imm64(g, mov_rax, (u64)&saved_rsp);
 	emit(g, epi, sizeof(epi));
 	while (!g->full && ((u64)g->p & 63))
@@ -305,7 +308,7 @@ static bool setup_memory(void)
 	}
 	scratch_mid = scratch_top - BENCH_CODE_SCRATCH_PAGES * PAGE_SIZE / 2;
 	image_hash_ref = image_hash();
-	trap_set_fault_fixup(fault_fixup);
+	trap_set_fault_fixup(bench_code_fault_fixup);
 	return true;
 }
 
@@ -334,16 +337,6 @@ static void where(u64 rip, char *buf, size_t n)
 			  rip);
 }
 
-static void initial_warmup(void *arg)
-{
-	const struct code_req *r = arg;
-
-	for (u64 i = 0; i < r->initial; i++) {
-		((bench_fn)run.fn[0])(NULL, 1);
-		((bench_fn)run.fn[1])(NULL, 1);
-	}
-}
-
 /* One measurement on the CPU that runs the code; the reply is the
  * control CPU's to send. */
 struct job {
@@ -358,6 +351,19 @@ struct job {
 	char errtext[160];
 };
 
+/* The code's runs, under bench_code_guarded. */
+static void run_code_reps(void *arg)
+{
+	struct job *j = arg;
+	const struct code_req *r = j->r;
+
+	for (u64 i = 0; i < r->initial; i++) {
+		((bench_fn)run.fn[0])(NULL, 1);
+		((bench_fn)run.fn[1])(NULL, 1);
+	}
+	j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
+}
+
 static void measure_job(void *arg)
 {
 	struct job *j = arg;
@@ -365,7 +371,7 @@ static void measure_job(void *arg)
 	u64 hz = hpet_hz();
 	u64 period = hz * r->timeout_ms / 4000;
 	int err = hz ? hpet_nmi_start(MIN(MAX(period, 1ul), HPET_NMI_MAX_TICKS),
-				      this_cpu()->apic_id, watchdog, NULL) : -E_NODEV;
+				      this_cpu()->apic_id, bench_code_watchdog, NULL) : -E_NODEV;
 
 	if (err) {
 		ksnprintf(j->errtext, sizeof(j->errtext), "no watchdog (the HPET NMI: error %d): "
@@ -373,8 +379,10 @@ static void measure_job(void *arg)
 		return;
 	}
 	static struct sys_state before;
+	struct bench_code_cpu cpu, found;
 
 	bench_state_save(&before);
+	bench_code_cpu_save(&cpu);
 	j->tables_was = tables_hash(&before);
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
@@ -384,16 +392,10 @@ static void measure_job(void *arg)
 	u32 a, b, c, d;
 	cpuid(0, &a, &b, &c, &d);
 	bench_state_enter();
-	bool unwound = unwind_save(&run.at);
-	if (!unwound) {
-		run.t0 = hpet_read();
-		run.active = true;
-		initial_warmup(r);
-		j->n = bench_run(j->b, &r->o, r->reps, r->warmup, j->res, BENCH_MAX_EVENTS);
-		run.active = false;
-	}
+	bench_code_guarded(run_code_reps, j, &cpu, &found);
 	bench_state_early(&before, j->changed, sizeof(j->changed));
-	if (unwound)
+	cpu_said(&cpu, &found, j->changed, sizeof(j->changed));
+	if (run.why != STOP_NONE)
 		bench_abandon();
 	hpet_nmi_stop();
 	bench_state_check(&before, j->changed, sizeof(j->changed), j->lost, sizeof(j->lost));
@@ -493,6 +495,9 @@ void bench_code_serve(const u8 *v, size_t len)
 		if (run.why == STOP_TIMEOUT)
 			control_replyf(WIRE_CTL_ERROR, "timeout: the code ran longer than %lu ms, "
 				       "stopped by the watchdog %s%s", r.timeout_ms, text, changed);
+		else if (run.soft)
+			control_replyf(WIRE_CTL_ERROR, "fault: the code ran int %#lx %s%s",
+				       run.vector, text, changed);
 		else if (run.vector == VEC_PF)
 			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx, "
 				       "error code %#lx%s", text, run.cr2, run.error, changed);

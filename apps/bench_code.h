@@ -16,6 +16,7 @@
  *	init code, late-init code, NOPs up to the alignment offset
  *	the body n times (2n times; 0 times in basic mode), in a loop
  *	  `dec r15; jnz` when the loop count is not 0
+ *	CR4, CR0 and the GS base put back if the code changed them
  *	RSP, RFLAGS and the saved registers restored, ret
  *
  * The body may use every other general-purpose and vector register, the
@@ -24,8 +25,8 @@
  * (MXCSR and the x87 control word at their defaults). After each request,
  * what the code may have changed for the snippets after it is compared
  * with its value before (struct sys_state, apps/bench_state.h: the debug
- * and control registers, EFER, XCR0, MXCSR, the x87 control word, dirty
- * upper YMM halves, IA32_APIC_BASE, PAT, MTRRdefType, SPEC_CTRL,
+ * and control registers, the GS base and KERNEL_GS_BASE, EFER, XCR0,
+ * MXCSR, the x87 control word, dirty upper YMM halves, IA32_APIC_BASE, PAT, MTRRdefType, SPEC_CTRL,
  * MISC_ENABLE, MSR 0x1A4, TSC_ADJUST, FS_BASE, the SYSCALL MSRs, GDTR,
  * IDTR, the TSS's stack pointers, the local APIC's TPR, SVR and LVT
  * entries and, with a PMU, which counters count and IA32_DEBUGCTL). A
@@ -36,12 +37,14 @@
  * later request gets it too (the host reboots QEMU; a real machine needs
  * a reset). Writes to other kernel memory are not detected.
  *
- * A CPU exception while the code runs (a fault in it, or anything it
- * breaks in the harness) unwinds to the request (the fault fix-up in
- * kernel/trap.c returning through an unwind point, kernel/unwind.h),
+ * A CPU exception the code raises unwinds to the request (the fault
+ * fix-up, apps/bench_code_trap.c, returning through an unwind point,
+ * kernel/unwind.h),
  * and so does the watchdog, an HPET NMI that stops code running longer
- * than the timeout: the reply is an ERROR naming the exception and the
- * offset in the snippet, and the next request runs.
+ * than the timeout: the reply is an ERROR naming the exception (or the
+ * INT n the code ran, whatever its vector) and the offset in the snippet,
+ * and the next request runs. #DF, a real #MC and a fault outside the
+ * code's pages are the kernel's to report.
  * The NMI is not masked by CLI; code that breaks its delivery (the IDT,
  * the HPET, the IOAPIC route) or hangs the CPU gets no reply at all, and
  * the host reports the silence in wall time.

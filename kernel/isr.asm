@@ -1,15 +1,28 @@
 ; isr.asm — 256 interrupt entry stubs, generated, ISR_STUB_SIZE bytes each so
 ; the IDT is arithmetic (kernel/trap.c, idt_init: isr_stubs + vector * ISR_STUB_SIZE).
 ;
-; Each stub pushes a dummy error code where the CPU pushes none, then the
-; vector, and jumps to isr_common, which saves the general registers into
-; a struct trap_frame (kernel/trap.h; order pinned by _Static_assert there)
-; and calls trap_dispatch(frame). We run only at CPL 0 in one address space
-; and GS never changes after boot, so there is no swapgs to get wrong.
+; Each stub pushes the vector and jumps to isr_common, which saves the
+; general registers into a struct trap_frame (kernel/trap.h; order pinned by
+; _Static_assert there) and calls trap_dispatch(frame). Where the CPU pushes
+; no error code, the stub pushes a dummy one first. Where it may push one
+; (an exception with an error code; the same vector raised by a software
+; INT n pushes none), the stub jumps to isr_errcode, which tells the two
+; apart by the stack's alignment and inserts the dummy when it is missing.
+;
+; The kernel runs at CPL 0 only and its GS base points at the CPU's struct
+; percpu (kernel/percpu.h); nothing in the kernel swaps it, but code run on
+; purpose (apps/bench_code.c) may have changed it. isr_common therefore
+; loads the right one if it is not, finding the CPU's struct percpu from its
+; GDT (which is inside it; trap_entry_percpu checks that it is one of the
+; kernel's before it is used), and puts back what it found on the way out
+; unless the handler changed its mind (trap_frame.gs_base).
 
 %define ISR_STUB_SIZE 16
+%define MSR_GS_BASE 0xc0000101
+%define PERCPU_GDT 96			; offsetof(struct percpu, gdt), checked in trap.c
 
 extern trap_dispatch
+extern trap_entry_percpu
 global isr_stubs
 
 section .text
@@ -18,14 +31,28 @@ isr_stubs:
 %assign v 0
 %rep 256
 .stub %+ v:
-%if !(v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30)
+%if v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30
+	push	strict dword v
+	jmp	strict near isr_errcode
+%else
 	push	strict byte 0			; no CPU error code (SDM Vol. 3A 6.13)
-%endif
 	push	strict dword v
 	jmp	strict near isr_common
+%endif
 	times ISR_STUB_SIZE - ($ - .stub %+ v) int3
 %assign v v + 1
 %endrep
+
+; In 64-bit mode the CPU aligns RSP to 16 bytes before it pushes the five
+; qwords of its frame (SDM Vol. 3A 6.14.2): with an error code and the
+; stub's vector on top, bit 3 of RSP is set; without one it is clear, and
+; the dummy goes beneath the vector.
+isr_errcode:
+	test	spl, 8
+	jnz	isr_common
+	push	qword [rsp]			; the vector, one slot down
+	mov	qword [rsp + 8], 0		; the dummy error code
+	jmp	isr_common
 
 isr_common:
 	push	rax
@@ -43,9 +70,42 @@ isr_common:
 	push	r13
 	push	r14
 	push	r15
+	sub	rsp, 16			; trap_frame.gs_base, .gdt_base
 	cld
+	sgdt	[rsp + 6]		; limit at 6, base at 8: .gdt_base
+	mov	rbx, [rsp + 8]
+	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
+	mov	ecx, MSR_GS_BASE
+	rdmsr
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[rsp], rax		; the GS base we came with
+	cmp	rax, rbx
+	je	.gs_ok
+	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
+	call	trap_entry_percpu	; one the interrupted code loaded)
+	test	rax, rax
+	jz	.gs_keep
+	mov	ecx, MSR_GS_BASE
+	mov	eax, ebx
+	mov	rdx, rbx
+	shr	rdx, 32
+	wrmsr
+	jmp	.gs_ok
+.gs_keep:
+	mov	rbx, [rsp]		; not ours to change: nothing to put back
+.gs_ok:
 	mov	rdi, rsp		; struct trap_frame *; rsp is 16-byte aligned here
 	call	trap_dispatch
+	mov	rax, [rsp]		; rbx still holds the GS base the handler ran with
+	cmp	rax, rbx
+	je	.gs_back
+	mov	rdx, rax
+	shr	rdx, 32
+	mov	ecx, MSR_GS_BASE
+	wrmsr
+.gs_back:
+	add	rsp, 16
 	pop	r15
 	pop	r14
 	pop	r13

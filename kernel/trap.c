@@ -5,9 +5,12 @@
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include "kernel/trap.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
+#define PERCPU_GDT	96		/* kernel/isr.asm: finds struct percpu from GDTR */
+_Static_assert(offsetof(struct percpu, gdt) == PERCPU_GDT, "isr.asm PERCPU_GDT");
 #define GATE_INTR	0x8e		/* present, DPL 0, 64-bit interrupt gate */
 
 struct idt_gate {
@@ -109,11 +112,32 @@ static bool extable_fixup(struct trap_frame *f)
 	return false;
 }
 
+/* isr.asm's, when GS base is not the struct percpu that GDTR points
+ * into: pc if that is one of the CPUs', else 0. Reads no memory through
+ * pc, nor GS. */
+u64 trap_entry_percpu(u64 pc);
+u64 trap_entry_percpu(u64 pc)
+{
+	const struct percpu *p;
+
+	for (u32 i = 0; (p = smp_cpu(i)); i++)
+		if ((u64)p == pc)
+			return pc;
+	return 0;
+}
+
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
 	unsigned v = f->vector;
+	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
 
+	/* A probing instruction's fault reaches its fix-up first; then code
+	 * run on purpose gets its chance, at any vector (an INT n it ran). */
+	if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
+		return;
+	if (fix && fix(f))
+		return;
 	if (v == VEC_NMI) {
 		if (!nmi_dispatch(f))
 			fatal_trap(f, "NMI nested inside an NMI handler");
@@ -122,18 +146,12 @@ void trap_dispatch(struct trap_frame *f)
 	if (this_cpu()->nmi_depth && v < 32)
 		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
 			   "CPU exception in NMI context");
-	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
-	if (v < 32 && fix && fix(f))
-		return;
 	if (handlers[v]) {
 		handlers[v](f);
 		return;
 	}
-	if (v < 32) {
-		if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
-			return;
+	if (v < 32)
 		fatal_trap(f, exc_names[v]);
-	}
 	if (stray_handler)
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }

@@ -7,16 +7,20 @@
 #include <stddef.h>
 #include "kernel/x86.h"
 
-/* Layout written by kernel/isr.asm: GPRs pushed in reverse, then the stub's
- * vector and error code, then what the CPU pushed (SDM Vol. 3A 6.14.1). */
+/* Layout written by kernel/isr.asm: the GS base the trap came with (put
+ * back on return; a handler that resumes kernel code elsewhere sets it to
+ * the kernel's) and a scratch slot, the GPRs pushed in reverse, then the
+ * stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
+ * 6.14.1). */
 struct trap_frame {
+	u64 gs_base, gdt_base;
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;
 	u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
 	u64 vector, error;
 	u64 rip, cs, rflags, rsp, ss;
 };
-_Static_assert(offsetof(struct trap_frame, vector) == 15 * 8, "isr.asm push order");
-_Static_assert(sizeof(struct trap_frame) == 22 * 8, "isr.asm frame size");
+_Static_assert(offsetof(struct trap_frame, vector) == 17 * 8, "isr.asm push order");
+_Static_assert(sizeof(struct trap_frame) == 24 * 8, "isr.asm frame size");
 
 #define VEC_DE	0
 #define VEC_DB	1
@@ -37,9 +41,11 @@ void trap_set_handler(unsigned vector, trap_handler_t h);
  * Until it is set, such a vector is ignored. */
 void trap_set_stray_handler(trap_handler_t h);
 
-/* Before any handler, for exceptions (vectors 0-31 but NMI, outside NMI
- * context): true if it took the exception (it rewrote the frame to resume
- * elsewhere). One at a time: apps/bench_code.c, for code run on purpose. */
+/* Before any handler, for every vector (after the exception table's
+ * fix-ups): true if it took the trap (it rewrote the frame to resume
+ * elsewhere). It must leave alone what it does not know for its own,
+ * NMIs and interrupts included. One at a time: apps/bench_code.c, for
+ * code run on purpose. */
 typedef bool (*trap_fixup_t)(struct trap_frame *f);
 void trap_set_fault_fixup(trap_fixup_t fn);
 /* "#GP general protection" for 13; "interrupt" above 31. */

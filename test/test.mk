@@ -68,6 +68,14 @@ HOST_TESTS += $(BUILD)/host/bench_state
 $(BUILD)/host/bench_state: test/e2e/bench_state.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_state.sh $(BUILD))
 
+# bareperf bench against the kernel's entry paths (test/e2e/bench_entry.sh):
+# INT n to exception and interrupt vectors, SWAPGS, CR0.TS/EM and
+# CR4.OSFXSR, each reported and the next snippet measured in the same boot.
+HOST_TESTS += $(BUILD)/host/bench_entry
+
+$(BUILD)/host/bench_entry: test/e2e/bench_entry.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,sh test/e2e/bench_entry.sh $(BUILD))
+
 # bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
 # -msr_config lines parsed and laid out in runs, no machine booted.
 HOST_TESTS += $(BUILD)/host/bench_check
