@@ -96,6 +96,10 @@ struct wire_dec_stream {
 	uint64_t lost;			/* missing, from seq gaps (before the first too) */
 	uint64_t duplicates;
 	uint64_t bad_payload;
+	/* The numbering the stream is in: d's END count when its START
+	 * came, and that frame's CRC (a restart, below, needs a new one). */
+	uint64_t ends_at_start;
+	uint32_t start_crc;
 };
 
 struct wire_dec;
