@@ -103,6 +103,6 @@ int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool f
 		session_free(s);
 		return -1;
 	}
-	session_print_losses(s, stderr, "bareperf: warning: ");
+	session_warn(s, cmd);
 	return 0;
 }
