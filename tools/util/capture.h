@@ -102,9 +102,16 @@ struct capture_reader {
 	char name[256];
 	struct capture_info info;
 	uint64_t pos;			/* data bytes read so far */
+	bool stream;			/* no file of known size: read once, in order;
+					 * info's size and truncation known at the end */
 };
 
-/* Open path and check its header. */
+/* What capture_open calls standard input ("-") in messages. */
+#define CAPTURE_STDIN_NAME	"(standard input)"
+
+/* Open path ("-": standard input) and check its header. Anything but a
+ * regular file (a pipe, a device) is read as a stream: its header is
+ * checked from its first bytes, nothing is copied. */
 int capture_open(struct capture_reader *r, const char *path, char *err, size_t errlen);
 /* The same on a stream the caller opened (e.g. fmemopen); name for messages. */
 int capture_open_file(struct capture_reader *r, FILE *f, const char *name,
