@@ -512,6 +512,30 @@ static void newer_and_damaged(void **state)
 	capture_close_reader(&r);
 }
 
+/* Two writers of one file: the second is refused and changes nothing. */
+static void one_writer_per_file(void **state)
+{
+	struct capture_writer a, b;
+	struct capture_reader r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(capture_create(&a, path("busy.bpcap"), NULL, err, sizeof(err)), 0);
+	assert_int_equal(capture_append(&a, stream.p, stream.len, err, sizeof(err)), 0);
+	assert_int_equal(capture_create(&b, path("busy.bpcap"), NULL, err, sizeof(err)),
+			 CAPTURE_E_BUSY);
+	assert_non_null(strstr(err, "another bareperf record is writing this capture"));
+	assert_int_equal(b.fd, -1);
+	assert_int_equal(capture_close(&a, 0, err, sizeof(err)), 0);
+	assert_int_equal(capture_open(&r, path("busy.bpcap"), err, sizeof(err)), 0);
+	assert_true(r.info.complete && !r.info.truncated);
+	assert_int_equal(decode_exact(&r), ref.n);
+	capture_close_reader(&r);
+	/* Closed, it is free again. */
+	assert_int_equal(capture_create(&b, path("busy.bpcap"), NULL, err, sizeof(err)), 0);
+	assert_int_equal(capture_close(&b, 0, err, sizeof(err)), 0);
+}
+
 static void write_errors(void **state)
 {
 	struct capture_writer w;
@@ -564,6 +588,7 @@ int main(void)
 		cmocka_unit_test(a_device_of_zeros),
 		cmocka_unit_test(truncated_header),
 		cmocka_unit_test(newer_and_damaged),
+		cmocka_unit_test(one_writer_per_file),
 		cmocka_unit_test(write_errors),
 		cmocka_unit_test(parse_header_bounds),
 	};

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,7 @@ int capture_create(struct capture_writer *w, const char *path,
 		   const struct capture_meta *m, char *err, size_t errlen)
 {
 	struct wire_capture_header *h = &w->hdr;
+	struct stat st;
 
 	memset(w, 0, sizeof(*w));
 	snprintf(w->path, sizeof(w->path), "%s", path);
@@ -84,10 +86,26 @@ int capture_create(struct capture_writer *w, const char *path,
 	}
 	set_text(h->tool, sizeof(h->tool), "bareperf");
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot create: %s", path,
 			    strerror(errno));
+	/* One writer per file: the lock is held until close (or death), and
+	 * taken before the file is emptied, so a refused writer changes
+	 * nothing of the other's capture. */
+	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		close(w->fd);
+		w->fd = -1;
+		return fail_code(CAPTURE_E_BUSY, err, errlen, "%s: another bareperf record is "
+			    "writing this capture; give each its own -o", path);
+	}
+	if (!fstat(w->fd, &st) && S_ISREG(st.st_mode) && ftruncate(w->fd, 0)) {
+		int e = errno;
+		close(w->fd);
+		w->fd = -1;
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot empty it: %s", path,
+			    strerror(e));
+	}
 	/* The header on disk before any data: the file is valid from here. */
 	if (write_all(w->fd, h, sizeof(*h), 0) || fdatasync(w->fd)) {
 		int e = errno;

@@ -33,6 +33,7 @@ enum capture_error {
 	CAPTURE_E_TRUNCATED	= -4,	/* shorter than its own header */
 	CAPTURE_E_CORRUPT	= -5,	/* header fields impossible */
 	CAPTURE_E_NOMEM		= -6,
+	CAPTURE_E_BUSY		= -7,	/* another writer holds the file */
 };
 
 /* ---- writing -------------------------------------------------------- */
@@ -54,7 +55,9 @@ struct capture_writer {
 	bool failed;			/* a write failed: data was lost */
 };
 
-/* Create (or replace) path and write the header. */
+/* Create (or replace) path and write the header. The file is locked
+ * (flock) until capture_close: a second writer gets CAPTURE_E_BUSY and
+ * leaves the file as it was. */
 int capture_create(struct capture_writer *w, const char *path,
 		   const struct capture_meta *m, char *err, size_t errlen);
 /* Append stream bytes as received. On a write error the file stays valid
