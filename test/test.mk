@@ -47,6 +47,23 @@ HOST_TESTS += $(BUILD)/host/e2e_bareperf $(BUILD)/host/cli
 $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,$(PYTHON) test/e2e/e2e_bareperf.py $(BUILD))
 
+# Captures damaged on purpose and lines with no machine on them, through
+# build/bareperf (test/e2e/damaged.py): duplicates, every reader's
+# warnings, -i - as a stream, record --tty's --wait, one record per -o.
+HOST_TESTS += $(BUILD)/host/damaged
+
+$(BUILD)/host/damaged: test/e2e/damaged.py test/e2e/e2e_common.py $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf
+	$(call gen_script,$(PYTHON) test/e2e/damaged.py $(BUILD))
+
+# tools/bench/vs_perf_bench.sh twice across a kernel rebuild: its cached
+# captures follow the kernel they were made from (test/e2e/vs_perf_cache.sh).
+HOST_TESTS += $(BUILD)/host/vs_perf_cache
+
+$(BUILD)/host/vs_perf_cache: test/e2e/vs_perf_cache.sh tools/bench/vs_perf_bench.sh \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf $(BUILD)/bench/gen_capture
+	$(call gen_script,sh test/e2e/vs_perf_cache.sh $(BUILD))
+
 # perf's command-line habits (test/e2e/cli.sh): report's sort keys and
 # columns, stat -x, list WORD, -C, -i -, make run's call chains, the help
 # text and the man pages rendered from it, make install.

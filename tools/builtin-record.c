@@ -59,7 +59,7 @@ struct opts {
 	unsigned ring_pages, baud, smp, mem, pace;
 	bool callchain, uefi, icount, virtio, kvm, quiet;
 	int verbose;
-	double timeout, quiet_s;
+	double timeout, quiet_s, wait_s;
 	char **app;			/* APP and its args, NULL if none */
 	int napp;
 };
@@ -159,6 +159,7 @@ static void usage(FILE *f)
 		"      --tty DEV         e.g. /dev/ttyUSB0; raw 8N1, no flow control\n"
 		"      --baud N          line speed (default 115200)\n"
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
+		"      --wait SEC        give up when no frame came in SEC s (default 60, 0: never)\n"
 		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
 		"                        and the QEMU command; -v -v also the firmware's own\n"
 		"                        output (otherwise shown only if the loader never starts)\n"
@@ -196,7 +197,7 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 /* The options record knows (getopt_long's values). */
 enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT,
        OPT_KVM, OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU,
-       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE };
+       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT };
 
 /* Option c (its value optarg) into o; *qemu: a QEMU option came, *baud_set:
  * --baud did. -1 to go on, else the command's exit status. */
@@ -279,6 +280,13 @@ static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *bau
 		if (*end || end == optarg || o->quiet_s < 0) {
 			fprintf(stderr, "bareperf record: --quiet-time: '%s' is not seconds\n",
 				optarg);
+			return 2;
+		}
+		break;
+	case OPT_WAIT:
+		o->wait_s = strtod(optarg, &end);
+		if (*end || end == optarg || o->wait_s < 0) {
+			fprintf(stderr, "bareperf record: --wait: '%s' is not seconds\n", optarg);
 			return 2;
 		}
 		break;
@@ -387,6 +395,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "tty", required_argument, NULL, OPT_TTY },
 		{ "baud", required_argument, NULL, OPT_BAUD },
 		{ "quiet-time", required_argument, NULL, OPT_QUIET_TIME },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -403,6 +412,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->smp = 1;
 	o->mem = 256;
 	o->quiet_s = 1.0;
+	o->wait_s = 60.0;
 	optind = 0;
 	opterr = 0;
 	/* '+': stop at the first word that is not an option (the app). */
@@ -430,6 +440,7 @@ struct rec {
 	bool signals_set;
 	int uart, vsock, ttyfd;		/* QEMU's stdout (UART), its virtio socket, the tty */
 	bool eof_uart, eof_stream, timed_out, io_error;
+	bool no_frame;			/* --tty: --wait went by without a frame */
 	uint8_t *buf;
 	char err[1024];
 };
@@ -622,6 +633,11 @@ static void rec_loop(struct rec *R)
 			R->timed_out = true;
 			break;
 		}
+		/* A silent line, or one of noise: no machine of ours on it. */
+		if (o->tty && o->wait_s > 0 && !L->frames_seen && now_s() - t0 > o->wait_s) {
+			R->no_frame = true;
+			break;
+		}
 		if (o->tty) {
 			pf[np] = (struct pollfd){ R->ttyfd, POLLIN, 0 };
 			stream_i = np++;
@@ -678,6 +694,27 @@ static void rec_loop(struct rec *R)
 			break;
 		live_draw_status(L, R->d, false);
 	}
+}
+
+/* Why a --tty recording got nothing of the machine, on stderr. */
+static void tty_silent(const struct rec *R)
+{
+	const struct opts *o = &R->o;
+	uint64_t bytes = wire_dec_stats(R->d)->bytes;
+
+	if (R->eof_stream)
+		fprintf(stderr, "bareperf record: %s closed before the machine answered "
+			"(%" PRIu64 " bytes, %" PRIu64 " frames arrived); %s holds them\n", o->tty,
+			bytes, R->L.frames_seen, o->out);
+	else if (!bytes)
+		fprintf(stderr, "bareperf record: nothing arrived on %s in %g s: is the machine "
+			"on, streaming on this line (stream=uart%s)? (--wait SEC waits longer)\n",
+			o->tty, o->wait_s, o->control ? " control=1" : "");
+	else
+		fprintf(stderr, "bareperf record: %" PRIu64 " bytes arrived on %s in %g s, not one "
+			"frame of a bareperf stream: the wrong speed (--baud %u), or no bareperf "
+			"kernel on the line (--wait SEC waits longer)\n", bytes, o->tty, o->wait_s,
+			o->baud);
 }
 
 /*
@@ -742,6 +779,9 @@ static int rec_finish(struct rec *R)
 			o->timeout, o->out);
 	} else if (R->io_error) {
 		rc = 1;
+	} else if (R->no_frame || (o->control && !L->ctl.replied && R->eof_stream)) {
+		rc = 1;
+		tty_silent(R);
 	} else if (o->control) {
 		int code = 0;
 		if (!L->ctl.ok) {

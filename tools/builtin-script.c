@@ -782,6 +782,7 @@ int cmd_script(int argc, char **argv)
 		snprintf(s.path, sizeof(s.path), "(standard input)");
 	if (console) {
 		fwrite(s.console, 1, s.console_len, stdout);
+		session_warn(&s, "script");
 		session_free(&s);
 		return ferror(stdout) ? 1 : 0;
 	}
@@ -811,8 +812,7 @@ int cmd_script(int argc, char **argv)
 			other(&c, r->cpu, h);
 	}
 done:
-	if (s.truncated)
-		fprintf(stderr, "bareperf script: %s: %s\n", input, s.state);
+	session_warn(&s, "script");
 	symtab_free(t);
 	session_free(&s);
 	return ferror(stdout) ? 1 : 0;

@@ -629,11 +629,12 @@ static int add_capture(struct stat_cmd *c, struct session *s, const struct accs 
 
 	if (c->bench_only) {
 		/* only the benchmarks: nothing at all for a capture without */
+		session_warn(s, "stat");
 		if (s->nbenches && c->ninputs > 1)
 			printf("%s# bench results of %s:\n", c->nbench ? "\n" : "", shown);
 	} else if (c->sep) {
 		/* CSV: the counts only; losses still reach the user */
-		session_print_losses(s, stderr, "bareperf stat: warning: ");
+		session_warn(s, "stat");
 		add_session(&c->T, s, A);
 	} else {
 		if (k == 0 || c->ninputs == 1)

@@ -689,6 +689,29 @@ static void expire(struct wire_dec *d)
 	}
 }
 
+/* The frame's CRC, which follows its payload in the unpacked frame. */
+static uint32_t frame_crc(const struct wire_frame *wf)
+{
+	uint32_t crc;
+
+	memcpy(&crc, wf->payload + wf->len, sizeof(crc));
+	return crc;
+}
+
+/*
+ * Whether a START frame (seq 0) on a stream already seen begins a new
+ * numbering rather than repeating the first frame of this one. A frame is
+ * (boot, channel, cpu, seq): within one boot the kernel numbers a stream
+ * from 0 again only after an END (each control request is closed by one).
+ * So a START with no END since the stream's own is the same frame again,
+ * unless its bytes differ from it (then the END between them was lost).
+ */
+static bool renumbered(const struct wire_dec *d, const struct wire_dec_stream *s,
+		       const struct wire_frame *wf)
+{
+	return d->st.ends != s->ends_at_start || frame_crc(wf) != s->start_crc;
+}
+
 /* A frame that passed the frame check: deliver, hold, or drop it. */
 static void accept(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off,
 		   struct wire_frame *wf)
@@ -711,12 +734,17 @@ static void accept(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t of
 	if (wf->boot)
 		d->st.boot = wf->boot;
 	d->arrivals++;
-	if (s->seen && (wf->flags & WIRE_F_START) && wf->seq == 0 && s->next_seq != 0) {
+	if (s->seen && (wf->flags & WIRE_F_START) && wf->seq == 0 && s->next_seq != 0 &&
+	    renumbered(d, s, wf)) {
 		/* A new numbering on this stream (a new run or request): what
 		 * was held of the old one goes first. */
 		release_stream(d, wf->channel, wf->cpu, true);
 		d->st.restarts++;
 		s->next_seq = 0;
+	}
+	if ((wf->flags & WIRE_F_START) && wf->seq == 0) {
+		s->ends_at_start = d->st.ends;
+		s->start_crc = frame_crc(wf);
 	}
 	next = s->seen ? s->next_seq : 0;
 	ahead = wf->seq - next;

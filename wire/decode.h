@@ -6,11 +6,14 @@
  * between 0x00 delimiters, checks them (COBS, CRC, version, channel, the
  * whole payload), tracks sequence numbers per (channel, cpu) and calls
  * back with what survived, in sequence order per (channel, cpu) (a frame
- * that arrives early is held for a window of later frames). A frame that
- * fails any check yields nothing: its bytes go to the unframed callback
- * as noise, never into records. Plain text before the stream's first
- * 0x00 and after a halting END (uapi/wire.h §1, §5) goes to the text
- * callback and is never counted as damage.
+ * that arrives early is held for a window of later frames). A frame is
+ * (boot, channel, cpu, seq): one that came already is a duplicate, the
+ * first frame of a stream too, dropped and counted; a stream is numbered
+ * anew only by a START frame after an END (or by a START frame that is not
+ * the one it had). A frame that fails any check yields nothing: its
+ * bytes go to the unframed callback as noise, never into records. Plain
+ * text before the stream's first 0x00 and after a halting END (uapi/wire.h
+ * §1, §5) goes to the text callback and is never counted as damage.
  * RECORDS frames are expanded back into records byte-for-byte identical
  * to what the kernel put in its ring.
  *
@@ -96,6 +99,10 @@ struct wire_dec_stream {
 	uint64_t lost;			/* missing, from seq gaps (before the first too) */
 	uint64_t duplicates;
 	uint64_t bad_payload;
+	/* The numbering the stream is in: d's END count when its START
+	 * came, and that frame's CRC (a restart, below, needs a new one). */
+	uint64_t ends_at_start;
+	uint32_t start_crc;
 };
 
 struct wire_dec;

@@ -264,6 +264,14 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 	return n;
 }
 
+int session_warn(const struct session *s, const char *cmd)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "bareperf %s: warning: ", cmd);
+	return session_print_losses(s, stderr, prefix);
+}
+
 /* ---- building sessions ---------------------------------------------------- */
 
 void fs_init(struct session *s)

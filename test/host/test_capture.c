@@ -337,6 +337,99 @@ static void not_a_capture(void **state)
 	assert_non_null(strstr(err, "No such file"));
 }
 
+/*
+ * A capture through a pipe: read as a stream, front to back, with
+ * nothing copied; a non-capture (a device of zeros) is refused from its
+ * first bytes, and a stream cut short is truncated.
+ */
+static void open_pipe(struct capture_reader *r, const void *p, size_t n, size_t cut,
+		      char *err, size_t errlen, int *rc)
+{
+	int fd[2];
+	pid_t pid;
+	FILE *f;
+
+	assert_int_equal(pipe(fd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		/* The writer: what the reader does not read, it need not. */
+		signal(SIGPIPE, SIG_DFL);
+		close(fd[0]);
+		for (size_t at = 0; at < cut;) {
+			ssize_t w = write(fd[1], (const uint8_t *)p + at % n, cut - at < n - at % n ?
+					  cut - at : n - at % n);
+			if (w <= 0)
+				_exit(0);
+			at += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	f = fdopen(fd[0], "rb");
+	assert_non_null(f);
+	*rc = capture_open_file(r, f, "(pipe)", err, errlen);
+	r->own = true;
+}
+
+static void read_through_a_pipe(void **state)
+{
+	struct capture_reader r;
+	char err[256], what[128];
+	uint8_t zeros[4096] = { 0 }, *file;
+	size_t n;
+	int rc;
+
+	(void)state;
+	/* Zeros without end: refused at once, never read to the end. */
+	open_pipe(&r, zeros, sizeof(zeros), SIZE_MAX, err, sizeof(err), &rc);
+	assert_int_equal(rc, CAPTURE_E_NOT_CAPTURE);
+	assert_non_null(strstr(err, "(pipe): not a bareperf capture: its first bytes are zero"));
+	capture_close_reader(&r);
+	while (wait(NULL) > 0)
+		;
+
+	write_stream(path("p.bpcap"), 0, true);
+	FILE *f = fopen(path("p.bpcap"), "rb");
+	assert_non_null(f);
+	file = malloc(512 + stream.len);
+	n = fread(file, 1, 512 + stream.len, f);
+	fclose(f);
+	assert_int_equal(n, 512 + stream.len);
+
+	open_pipe(&r, file, n, n, err, sizeof(err), &rc);
+	assert_int_equal(rc, 0);
+	assert_true(r.stream);
+	assert_int_equal(decode_exact(&r), ref.n);
+	assert_true(r.info.complete && !r.info.truncated);
+	assert_int_equal(r.info.data_avail, stream.len);
+	capture_close_reader(&r);
+	while (wait(NULL) > 0)
+		;
+
+	open_pipe(&r, file, n, n - 100, err, sizeof(err), &rc);
+	assert_int_equal(rc, 0);
+	decode_exact(&r);
+	assert_true(r.info.truncated);
+	capture_describe(&r.info, what, sizeof(what));
+	assert_non_null(strstr(what, "truncated"));
+	capture_close_reader(&r);
+	while (wait(NULL) > 0)
+		;
+	free(file);
+}
+
+/* A device is not an empty file: /dev/zero is read, and says what it is. */
+static void a_device_of_zeros(void **state)
+{
+	struct capture_reader r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(capture_open(&r, "/dev/zero", err, sizeof(err)), CAPTURE_E_NOT_CAPTURE);
+	assert_string_equal(err, "/dev/zero: not a bareperf capture: its first bytes are zero");
+}
+
 static void truncated_header(void **state)
 {
 	static const size_t cuts[] = { 3, 8, 19, 20, 100, 511 };
@@ -419,6 +512,30 @@ static void newer_and_damaged(void **state)
 	capture_close_reader(&r);
 }
 
+/* Two writers of one file: the second is refused and changes nothing. */
+static void one_writer_per_file(void **state)
+{
+	struct capture_writer a, b;
+	struct capture_reader r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(capture_create(&a, path("busy.bpcap"), NULL, err, sizeof(err)), 0);
+	assert_int_equal(capture_append(&a, stream.p, stream.len, err, sizeof(err)), 0);
+	assert_int_equal(capture_create(&b, path("busy.bpcap"), NULL, err, sizeof(err)),
+			 CAPTURE_E_BUSY);
+	assert_non_null(strstr(err, "another bareperf record is writing this capture"));
+	assert_int_equal(b.fd, -1);
+	assert_int_equal(capture_close(&a, 0, err, sizeof(err)), 0);
+	assert_int_equal(capture_open(&r, path("busy.bpcap"), err, sizeof(err)), 0);
+	assert_true(r.info.complete && !r.info.truncated);
+	assert_int_equal(decode_exact(&r), ref.n);
+	capture_close_reader(&r);
+	/* Closed, it is free again. */
+	assert_int_equal(capture_create(&b, path("busy.bpcap"), NULL, err, sizeof(err)), 0);
+	assert_int_equal(capture_close(&b, 0, err, sizeof(err)), 0);
+}
+
 static void write_errors(void **state)
 {
 	struct capture_writer w;
@@ -467,8 +584,11 @@ int main(void)
 		cmocka_unit_test(truncated_after_close),
 		cmocka_unit_test(ctrl_c_and_kill),
 		cmocka_unit_test(not_a_capture),
+		cmocka_unit_test(read_through_a_pipe),
+		cmocka_unit_test(a_device_of_zeros),
 		cmocka_unit_test(truncated_header),
 		cmocka_unit_test(newer_and_damaged),
+		cmocka_unit_test(one_writer_per_file),
 		cmocka_unit_test(write_errors),
 		cmocka_unit_test(parse_header_bounds),
 	};

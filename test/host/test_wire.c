@@ -944,14 +944,14 @@ static void damage(struct wg_buf *b, enum damage kind, struct wg_rng *r)
 		b->len -= at;
 		break;
 	case DUP_FRAME: {
-		/* The frame after a delimiter, again right after itself; not a
-		 * stream's first frame, which a restart would look like. */
+		/* The frame after a delimiter, again right after itself (a
+		 * stream's first frame too: that is no restart). */
 		uint8_t *z = memchr(b->p + at, 0, b->len - at), *e, buf[WIRE_FRAME_MAX];
 		struct wire_frame wf;
 		if (!z || !(e = memchr(z + 1, 0, (size_t)(b->p + b->len - z - 1))))
 			break;
 		size_t n = (size_t)(e - z);		/* frame + its delimiter */
-		if (wire_frame_unpack(z + 1, n - 1, buf, sizeof(buf), &wf) || (wf.flags & WIRE_F_START))
+		if (wire_frame_unpack(z + 1, n - 1, buf, sizeof(buf), &wf))
 			break;
 		size_t off = (size_t)(e + 1 - b->p);
 		wg_buf_put(b, z + 1, n);		/* may move b->p */
@@ -1053,10 +1053,13 @@ static void restart_is_not_duplicate(void **state)
 
 	(void)state;
 	wg_loop_init(&l, 4, 1000, 5);
-	for (int i = 0; i < 10; i++)
-		n += wg_loop_sample(&l, rec + n, cfg.sample_type, 0);
 	enc_out.len = 0;
 	for (int run = 0; run < 2; run++) {
+		/* A new run: new samples (the same bytes again would be a
+		 * duplicate, below). */
+		n = 0;
+		for (int i = 0; i < 10; i++)
+			n += wg_loop_sample(&l, rec + n, cfg.sample_type, 0);
 		wire_encoder_init(&e, &cfg);
 		wg_encode_records(&e, rec, n, &enc_out);
 		wg_encode_records(&e, rec, n, &enc_out);
@@ -1068,6 +1071,48 @@ static void restart_is_not_duplicate(void **state)
 	assert_int_equal(wire_dec_stats(d)->lost_frames, 0);
 	wire_dec_free(d);
 	wg_collect_free(&c);
+}
+
+/*
+ * A stream's first frame twice: (boot, channel, cpu, seq) names one frame,
+ * so the copy is a duplicate, dropped and counted, not a new numbering;
+ * after an END the same numbers start a new one.
+ */
+static void first_frame_twice_is_duplicate(void **state)
+{
+	uint8_t rec[24 * 10];
+	struct wg_loop l;
+	struct wire_enc e;
+	struct wire_enc_config cfg = { .sample_type = BP_SAMPLE_IP | BP_SAMPLE_TIME };
+	struct wg_collect c = { 0 };
+	struct wg_buf b = { 0 };
+	size_t n = 0, first;
+
+	(void)state;
+	wg_loop_init(&l, 4, 1000, 5);
+	for (int i = 0; i < 10; i++)
+		n += wg_loop_sample(&l, rec + n, cfg.sample_type, 0);
+	enc_out.len = 0;
+	wire_encoder_init(&e, &cfg);
+	wg_encode_records(&e, rec, n, &enc_out);
+	first = enc_out.len;
+	wg_encode_records(&e, rec, n, &enc_out);
+	/* Delimiter, frame 0, delimiter; then frame 0 and its delimiter
+	 * again; then frame 1. */
+	assert_true(enc_out.p[0] == 0 && enc_out.p[first - 1] == 0);
+	wg_buf_put(&b, enc_out.p, first);
+	wg_buf_put(&b, enc_out.p + 1, first - 1);
+	wg_buf_put(&b, enc_out.p + first, enc_out.len - first);
+
+	struct wire_dec *d = wg_decode(b.p, b.len, &c, 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(wire_dec_stats(d)->samples, 20);
+	assert_int_equal(wire_dec_stats(d)->duplicates, 1);
+	assert_int_equal(wire_dec_stats(d)->restarts, 0);
+	assert_int_equal(wire_dec_stats(d)->lost_frames, 0);
+	wire_dec_free(d);
+	wg_collect_free(&c);
+	wg_buf_free(&b);
 }
 
 /* ---- size ------------------------------------------------------------------ */
@@ -1153,6 +1198,7 @@ int main(void)
 		cmocka_unit_test(every_bit_of_a_stream),
 		cmocka_unit_test(join_at_every_offset),
 		cmocka_unit_test(restart_is_not_duplicate),
+		cmocka_unit_test(first_frame_twice_is_duplicate),
 		cmocka_unit_test(hot_loop_bytes_per_sample),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,11 +62,16 @@ echo "$best_perf $best_bp" | awk '{ printf "BENCH vs_perf_report_ratio %.1f x\n"
 # (perf: its default children + call graph; bareperf: children and callers
 # trees), on a synthetic capture of BENCH_VS_PERF_G_SAMPLES samples with
 # chains (gen_capture -g).
+# The capture is made from $D/kernel.elf, which the first part keeps in
+# step with $B/kernel.elf: it is remade when that copy is not the one it
+# was made from (its checksum in capg-NG.key).
 NG=${BENCH_VS_PERF_G_SAMPLES:-300000}
-if ! cmp -s "$B/kernel.elf" "$D/kernel.elf" || [ ! -s "$D/capg-$NG.bpc" ] ||
+key=$(cksum < "$D/kernel.elf")
+if [ "$(cat "$D/capg-$NG.key" 2> /dev/null)" != "$key" ] || [ ! -s "$D/capg-$NG.bpc" ] ||
    [ "$B/bench/gen_capture" -nt "$D/capg-$NG.bpc" ]; then
 	rm -f "$D"/capg-*
 	"$B/bench/gen_capture" -g -n "$NG" -k "$D/kernel.elf" -o "$D/capg-$NG.bpc"
+	echo "$key" > "$D/capg-$NG.key"
 fi
 if [ ! -s "$D/capg-$NG.data" ] || [ "$B/bareperf" -nt "$D/capg-$NG.data" ]; then
 	"$B/bareperf" convert -i "$D/capg-$NG.bpc" -k "$D/kernel.elf" --to perf.data \

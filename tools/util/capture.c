@@ -9,6 +9,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +66,7 @@ int capture_create(struct capture_writer *w, const char *path,
 		   const struct capture_meta *m, char *err, size_t errlen)
 {
 	struct wire_capture_header *h = &w->hdr;
+	struct stat st;
 
 	memset(w, 0, sizeof(*w));
 	snprintf(w->path, sizeof(w->path), "%s", path);
@@ -83,10 +86,26 @@ int capture_create(struct capture_writer *w, const char *path,
 	}
 	set_text(h->tool, sizeof(h->tool), "bareperf");
 
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot create: %s", path,
 			    strerror(errno));
+	/* One writer per file: the lock is held until close (or death), and
+	 * taken before the file is emptied, so a refused writer changes
+	 * nothing of the other's capture. */
+	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		close(w->fd);
+		w->fd = -1;
+		return fail_code(CAPTURE_E_BUSY, err, errlen, "%s: another bareperf record is "
+			    "writing this capture; give each its own -o", path);
+	}
+	if (!fstat(w->fd, &st) && S_ISREG(st.st_mode) && ftruncate(w->fd, 0)) {
+		int e = errno;
+		close(w->fd);
+		w->fd = -1;
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot empty it: %s", path,
+			    strerror(e));
+	}
 	/* The header on disk before any data: the file is valid from here. */
 	if (write_all(w->fd, h, sizeof(*h), 0) || fdatasync(w->fd)) {
 		int e = errno;
@@ -172,9 +191,14 @@ int capture_parse_header(const void *buf, size_t len, uint64_t file_size,
 	if (!have)
 		return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen,
 			    "%s: empty file, not a bareperf capture", name);
-	if (memcmp(b, magic, have < sizeof(magic) ? have : sizeof(magic)))
-		return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen,
+	if (memcmp(b, magic, have < sizeof(magic) ? have : sizeof(magic))) {
+		bool zeros = true;
+		for (size_t i = 0; i < have && i < sizeof(magic); i++)
+			zeros &= !b[i];
+		return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen, zeros ?
+			    "%s: not a bareperf capture: its first bytes are zero" :
 			    "%s: not a bareperf capture (no capture header)", name);
+	}
 	/* version, compat_version and header_size: 20 bytes in. */
 	if (have < 20)
 		return fail_code(CAPTURE_E_TRUNCATED, err, errlen,
@@ -249,10 +273,43 @@ void capture_describe(const struct capture_info *ci, char *buf, size_t n)
 		snprintf(buf, n, "complete: %" PRIu64 " bytes", ci->data_avail);
 }
 
+/*
+ * A capture that is no file of known size (a pipe, a terminal, a device):
+ * read once, front to back. The header is checked from its first bytes,
+ * before anything else is read; the size is known at the end
+ * (capture_read).
+ */
+static int open_stream(struct capture_reader *r, char *err, size_t errlen)
+{
+	uint8_t buf[sizeof(struct wire_capture_header)];
+	size_t got = fread(buf, 1, sizeof(magic), r->f);
+	int rc;
+
+	if (got == sizeof(magic) && !memcmp(buf, magic, sizeof(magic)))
+		got += fread(buf + got, 1, sizeof(buf) - got, r->f);
+	if (ferror(r->f))
+		return fail_code(CAPTURE_E_IO, err, errlen, "%s: read error: %s", r->name,
+			    strerror(errno));
+	rc = capture_parse_header(buf, got, got < sizeof(buf) ? got : UINT64_MAX, r->name,
+				  &r->info, err, errlen);
+	if (rc)
+		return rc;
+	r->stream = true;
+	for (uint64_t skip = r->info.data_offset - got; skip; skip -= got) {
+		got = fread(buf, 1, skip < sizeof(buf) ? (size_t)skip : sizeof(buf), r->f);
+		if (!got)
+			return fail_code(CAPTURE_E_TRUNCATED, err, errlen,
+				    "%s: truncated capture: it ends inside its %" PRIu32
+				    "-byte header", r->name, r->info.hdr.header_size);
+	}
+	return CAPTURE_OK;
+}
+
 int capture_open_file(struct capture_reader *r, FILE *f, const char *name,
 		      char *err, size_t errlen)
 {
 	uint8_t buf[sizeof(struct wire_capture_header)];
+	struct stat st;
 	size_t got;
 	off_t size;
 	int rc;
@@ -260,6 +317,8 @@ int capture_open_file(struct capture_reader *r, FILE *f, const char *name,
 	memset(r, 0, sizeof(*r));
 	r->f = f;
 	snprintf(r->name, sizeof(r->name), "%s", name);
+	if (fileno(f) >= 0 && !fstat(fileno(f), &st) && !S_ISREG(st.st_mode))
+		return open_stream(r, err, errlen);
 	if (fseeko(f, 0, SEEK_END) || (size = ftello(f)) < 0 || fseeko(f, 0, SEEK_SET))
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: cannot seek: %s", name,
 			    strerror(errno));
@@ -278,9 +337,18 @@ int capture_open_file(struct capture_reader *r, FILE *f, const char *name,
 
 int capture_open(struct capture_reader *r, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 	int rc;
 
+	if (!strcmp(path, "-")) {
+		if (isatty(STDIN_FILENO)) {
+			memset(r, 0, sizeof(*r));
+			return fail_code(CAPTURE_E_NOT_CAPTURE, err, errlen, "%s: a terminal, "
+				    "not a capture", CAPTURE_STDIN_NAME);
+		}
+		return capture_open_file(r, stdin, CAPTURE_STDIN_NAME, err, errlen);
+	}
+	f = fopen(path, "rb");
 	if (!f) {
 		memset(r, 0, sizeof(*r));
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: %s", path, strerror(errno));
@@ -305,6 +373,12 @@ long capture_read(struct capture_reader *r, void *buf, size_t n, char *err, size
 	if (!got && ferror(r->f))
 		return fail_code(CAPTURE_E_IO, err, errlen, "%s: read error: %s", r->name,
 			    strerror(errno));
+	if (!got && r->stream) {
+		/* The end of a stream: now its size is known. */
+		r->info.data_avail = r->pos;
+		if (r->info.complete && r->pos < r->info.hdr.data_size)
+			r->info.truncated = true;
+	}
 	r->pos += got;
 	return (long)got;
 }

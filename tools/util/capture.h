@@ -33,6 +33,7 @@ enum capture_error {
 	CAPTURE_E_TRUNCATED	= -4,	/* shorter than its own header */
 	CAPTURE_E_CORRUPT	= -5,	/* header fields impossible */
 	CAPTURE_E_NOMEM		= -6,
+	CAPTURE_E_BUSY		= -7,	/* another writer holds the file */
 };
 
 /* ---- writing -------------------------------------------------------- */
@@ -54,7 +55,9 @@ struct capture_writer {
 	bool failed;			/* a write failed: data was lost */
 };
 
-/* Create (or replace) path and write the header. */
+/* Create (or replace) path and write the header. The file is locked
+ * (flock) until capture_close: a second writer gets CAPTURE_E_BUSY and
+ * leaves the file as it was. */
 int capture_create(struct capture_writer *w, const char *path,
 		   const struct capture_meta *m, char *err, size_t errlen);
 /* Append stream bytes as received. On a write error the file stays valid
@@ -102,9 +105,16 @@ struct capture_reader {
 	char name[256];
 	struct capture_info info;
 	uint64_t pos;			/* data bytes read so far */
+	bool stream;			/* no file of known size: read once, in order;
+					 * info's size and truncation known at the end */
 };
 
-/* Open path and check its header. */
+/* What capture_open calls standard input ("-") in messages. */
+#define CAPTURE_STDIN_NAME	"(standard input)"
+
+/* Open path ("-": standard input) and check its header. Anything but a
+ * regular file (a pipe, a device) is read as a stream: its header is
+ * checked from its first bytes, nothing is copied. */
 int capture_open(struct capture_reader *r, const char *path, char *err, size_t errlen);
 /* The same on a stream the caller opened (e.g. fmemopen); name for messages. */
 int capture_open_file(struct capture_reader *r, FILE *f, const char *name,

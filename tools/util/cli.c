@@ -12,44 +12,12 @@
 
 int cli_input(const char *cmd, const char **input, char *tmp, size_t n)
 {
-	const char *dir = getenv("TMPDIR");
-	char buf[1 << 16];
-	ssize_t got;
-	int fd;
-
+	(void)n;
 	tmp[0] = 0;
-	if (strcmp(*input, "-"))
+	if (strcmp(*input, "-") || !isatty(STDIN_FILENO))
 		return 0;
-	if (isatty(STDIN_FILENO)) {
-		fprintf(stderr, "bareperf %s: -i -: standard input is a terminal, not a capture\n",
-			cmd);
-		return -1;
-	}
-	snprintf(tmp, n, "%s/bareperf-stdin.XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		fprintf(stderr, "bareperf %s: -i -: %s: %s\n", cmd, tmp, strerror(errno));
-		tmp[0] = 0;
-		return -1;
-	}
-	while ((got = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 || write(fd, buf, (size_t)got) != got) {
-			fprintf(stderr, "bareperf %s: -i -: copying standard input to %s: %s\n", cmd,
-				tmp, strerror(errno));
-			close(fd);
-			cli_input_done(tmp);
-			return -1;
-		}
-	}
-	if (close(fd)) {
-		fprintf(stderr, "bareperf %s: -i -: %s: %s\n", cmd, tmp, strerror(errno));
-		cli_input_done(tmp);
-		return -1;
-	}
-	*input = tmp;
-	return 0;
+	fprintf(stderr, "bareperf %s: -i -: standard input is a terminal, not a capture\n", cmd);
+	return -1;
 }
 
 void cli_input_done(const char *tmp)
@@ -103,6 +71,6 @@ int cli_open_capture(const char *cmd, const char *in, const char *kernel, bool f
 		session_free(s);
 		return -1;
 	}
-	session_print_losses(s, stderr, "bareperf: warning: ");
+	session_warn(s, cmd);
 	return 0;
 }

@@ -1,10 +1,9 @@
 /*
  * tools/util/cli.h — what every bareperf command's command line shares.
  *
- * Input: like perf, `-i -` reads the capture from standard input. The
- * loader reads files (it may map them), so the stream is copied into a
- * private temporary file first ($TMPDIR, else /tmp), removed again by
- * cli_input_done once the capture is loaded.
+ * Input: like perf, `-i -` reads the capture from standard input, as a
+ * stream (tools/util/capture.h): its header is checked from its first
+ * bytes, and nothing is copied.
  */
 #ifndef BAREPERF_TOOLS_CLI_H
 #define BAREPERF_TOOLS_CLI_H
@@ -15,16 +14,16 @@
 #include "tools/util/session.h"
 
 /*
- * If *input is "-", copy standard input into a temporary file, name it in
- * tmp (n bytes) and point *input at it; else leave both alone (tmp "").
- * 0, or -1 after one line on stderr naming `bareperf cmd`.
+ * Check the input before loading it: `-i -` on a terminal is refused.
+ * tmp (n bytes) is set to "": the commands' temporary-file hooks below
+ * have nothing to do. 0, or -1 after one line on stderr naming
+ * `bareperf cmd`.
  */
 int cli_input(const char *cmd, const char **input, char *tmp, size_t n);
-/* Remove cli_input's temporary file, if any (tmp may be ""). */
+/* Nothing if tmp is "" (what cli_input leaves). */
 void cli_input_done(const char *tmp);
-/* Where text (n bytes, a message or a session's path) names the
- * temporary file tmp, name what it holds instead ("(standard input)"):
- * the user never gave that name. Nothing if tmp is "". */
+/* Where text (n bytes, a message or a session's path) names the file
+ * tmp, name what it holds instead. Nothing if tmp is "". */
 void cli_input_name(const char *tmp, const char *name, char *text, size_t n);
 
 /*

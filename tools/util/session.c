@@ -678,14 +678,11 @@ static int load(struct session *s, const char *path, unsigned flags, session_sam
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->path, sizeof(s->path), "%s", path);
 	rc = capture_open(&r, path, err, errlen);
 	if (rc)
 		return -1;
+	snprintf(s->path, sizeof(s->path), "%s", r.name);
 	s->capture = r.info.hdr;
-	s->truncated = r.info.truncated;
-	s->interrupted = r.info.interrupted || !r.info.complete;
-	capture_describe(&r.info, s->state, sizeof(s->state));
 	d = wire_dec_new(&ops, &L);
 	if (!d) {
 		capture_close_reader(&r);
@@ -693,6 +690,10 @@ static int load(struct session *s, const char *path, unsigned flags, session_sam
 	}
 	rc = decode(&r, d, err, errlen);
 	s->data_bytes = r.pos;
+	/* Read as a stream, its size is known only now. */
+	s->truncated = r.info.truncated;
+	s->interrupted = r.info.interrupted || !r.info.complete;
+	capture_describe(&r.info, s->state, sizeof(s->state));
 	capture_close_reader(&r);
 	collect_losses(s, d);
 	/* No EVENT_DESC ever came: the waiting samples cannot be read. */

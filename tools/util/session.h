@@ -263,6 +263,12 @@ const struct session_ticks *session_ticks_of(const struct session *s, uint32_t a
  * (what it lost is unknown), and samples a TICKS says were written that
  * did not arrive. */
 int session_print_losses(const struct session *s, FILE *out, const char *prefix);
+/*
+ * The same lines on stderr, each "bareperf CMD: warning: ...": every
+ * command that reads a capture says what was lost or damaged, whatever
+ * its output holds. Returns lines printed.
+ */
+int session_warn(const struct session *s, const char *cmd);
 
 /* ---- the kernel.elf of a session (tools/util/session_symbols.c) ------- */
 

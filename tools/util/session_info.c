@@ -233,3 +233,11 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 	}
 	return lines;
 }
+
+int session_warn(const struct session *s, const char *cmd)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "bareperf %s: warning: ", cmd);
+	return session_print_losses(s, stderr, prefix);
+}
