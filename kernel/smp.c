@@ -181,6 +181,7 @@ void smp_init(const u32 *apic_ids, u32 n)
 	size_t size = trampoline_end - trampoline_start;
 
 	trap_set_handler(VEC_IPI_CALL, call_ipi);
+	trap_set_percpu(cpus, MAX_CPUS);
 	nmi_register(stop_nmi);
 	if (n <= 1)
 		return;

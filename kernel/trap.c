@@ -5,7 +5,6 @@
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
-#include "kernel/smp.h"
 #include "kernel/trap.h"
 
 #define ISR_STUB_SIZE	16		/* kernel/isr.asm */
@@ -115,15 +114,26 @@ static bool extable_fixup(struct trap_frame *f)
 /* isr.asm's, when GS base is not the struct percpu that GDTR points
  * into: pc if that is one of the CPUs', else 0. Reads no memory through
  * pc, nor GS. */
+/* The per-CPU structures (smp.c's array), for trap_entry_percpu. */
+static const struct percpu *percpu_base;
+static u32 percpu_max;
+
+void trap_set_percpu(const struct percpu *base, u32 n)
+{
+	percpu_base = base;
+	percpu_max = n;
+}
+
+/* pc, if it is an online CPU's struct percpu (a slot of the array that
+ * names itself), else 0. */
 u64 trap_entry_percpu(u64 pc);
 u64 trap_entry_percpu(u64 pc)
 {
-	const struct percpu *p;
+	u64 base = (u64)percpu_base, size = sizeof(struct percpu);
 
-	for (u32 i = 0; (p = smp_cpu(i)); i++)
-		if ((u64)p == pc)
-			return pc;
-	return 0;
+	if (!percpu_base || pc < base || pc >= base + percpu_max * size || (pc - base) % size)
+		return 0;
+	return (u64)((const struct percpu *)pc)->self == pc ? pc : 0;
 }
 
 void trap_dispatch(struct trap_frame *f);

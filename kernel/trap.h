@@ -36,6 +36,10 @@ _Static_assert(sizeof(struct trap_frame) == 24 * 8, "isr.asm frame size");
 typedef void (*trap_handler_t)(struct trap_frame *f);
 /* Install a handler for a vector (exceptions included: it then decides). */
 void trap_set_handler(unsigned vector, trap_handler_t h);
+/* Where the CPUs' struct percpu live: an entry that finds a GS base not
+ * the kernel's checks the one it derives against them (isr.asm). */
+struct percpu;
+void trap_set_percpu(const struct percpu *base, u32 n);
 /* The handler for an interrupt vector (32 and up) no one installed one for:
  * the local APIC's, which counts it and EOIs it (kernel/platform/apic.c).
  * Until it is set, such a vector is ignored. */
