@@ -394,21 +394,27 @@ static void ack_ours(struct pmu_ctx *ctx)
 		ctx->ops->ack_status(ctx, ctx->used);
 }
 
-/* The DEBUGCTL freezes asked for and probed (never written where the
- * probe's safe write failed: KVM #GPs on both). */
+/*
+ * DEBUGCTL: FREEZE_PERFMON_ON_PMI while running where asked for, and
+ * FREEZE_WHILE_SMM always (as Linux's freeze_on_smi, but on by default:
+ * SMM time is firmware's, never the measured code's). The SMM freeze is
+ * left on at stop. Neither is written where the probe's safe write failed:
+ * KVM #GPs on both.
+ */
 static void set_freeze(struct pmu_ctx *ctx, bool on)
 {
-	u64 bits = 0;
+	u64 set = 0, clear = 0;
 
 	if ((ctx->flags & PMU_OPEN_FREEZE) && ctx->caps->freeze)
-		bits |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
-	if ((ctx->flags & PMU_OPEN_FREEZE_SMM) && ctx->caps->freeze_smm)
-		bits |= DEBUGCTL_FREEZE_WHILE_SMM;
-	if (!bits)
+		*(on ? &set : &clear) |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	if (on && ctx->caps->freeze_smm)
+		set |= DEBUGCTL_FREEZE_WHILE_SMM;
+	if (!set && !clear)
 		return;
 	u64 v = pmu_hw_rdmsr(MSR_IA32_DEBUGCTL);
-	v = on ? v | bits : v & ~bits;
-	pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, v);
+	u64 want = (v | set) & ~clear;
+	if (want != v)
+		pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, want);
 }
 
 /*

@@ -69,7 +69,9 @@ struct pmu_caps {
 	u64 perf_capabilities;
 	u64 max_period;			/* largest period a reload can express */
 
-	bool freeze_smm;		/* DEBUGCTL.FREEZE_WHILE_SMM: probed by a safe write */
+	/* DEBUGCTL.FREEZE_WHILE_SMM: IA32_PERF_CAPABILITIES[12] and a safe
+	 * write that holds; then always on (pmu_cpu_quiesce, pmu_start). */
+	bool freeze_smm;
 	bool smi_count;			/* MSR_SMI_COUNT reads (Intel; KVM emulates it) */
 	/* Unmask LVT PC after re-enabling the counters (Linux's late_ack,
 	 * Intel big cores); else after handling, before re-enabling
@@ -97,8 +99,9 @@ int pmu_probe(struct pmu_caps *caps);
 /*
  * Put this CPU's PMU in a known state whatever firmware left: every
  * PERFEVTSEL and IA32_FIXED_CTR_CTRL 0, the global enables 0 (they come out
- * of reset set, SDM 21.2.2), overflow status acknowledged, DEBUGCTL's
- * perfmon freezes off (where probed); on AMD sets DE_CFG.LFENCE_SERIALIZE
+ * of reset set, SDM 21.2.2), overflow status acknowledged,
+ * DEBUGCTL.FREEZE_PERFMON_ON_PMI off and DEBUGCTL.FREEZE_WHILE_SMM on
+ * (where probed: counts never include SMM); on AMD sets DE_CFG.LFENCE_SERIALIZE
  * so the lfence around rdpmc serializes (as Linux's init_amd). Safe
  * accessors only. Returns the DE_CFG outcome: true when lfence is known
  * to serialize (Intel: always). NMI-safe: no.
@@ -224,8 +227,6 @@ struct pmu_stats {
 #define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
 #define PMU_OPEN_MULTIPLEX	(1u << 2)	/* events that do not fit go to more event sets */
 #define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
-#define PMU_OPEN_FREEZE_SMM	(1u << 4)	/* DEBUGCTL.FREEZE_WHILE_SMM while running (Linux
-						 * freeze_on_smi); ignored where not probed */
 
 struct pmu_ops;
 

@@ -222,7 +222,8 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 	caps->lvt_unmask_late = !intel_atom_core(caps);
 	caps->limit_inst_retired = intel_broadwell(caps);
 	/* SMIs: MSR_SMI_COUNT (SDM Vol. 4, family 6 from Nehalem; KVM emulates
-	 * it), read safely; FREEZE_WHILE_SMM where the bit takes a write. */
+	 * it), read safely. FREEZE_WHILE_SMM where IA32_PERF_CAPABILITIES[12]
+	 * says the CPU has it (SDM 17.4.1) and the bit takes a write. */
 	u64 smi;
 	caps->smi_count = !pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &smi);
 	if (ecx1 & CPUID1_ECX_PDCM) {
@@ -234,7 +235,7 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 	}
 	if (caps->fw_write)
 		caps->gp_fw_base = MSR_IA32_A_PMC0;
-	if (caps->version >= 2)
+	if (caps->version >= 2 && (caps->perf_capabilities & PERF_CAP_SMM_FREEZE))
 		caps->freeze_smm = debugctl_bit_works(DEBUGCTL_FREEZE_WHILE_SMM);
 	/*
 	 * Legacy IA32_PMCx writes take EAX sign-extended from bit 31 (SDM
@@ -374,10 +375,17 @@ bool pmu_cpu_quiesce(const struct pmu_caps *caps)
 			if (!pmu_hw_rdmsr_safe(caps->global_status, &v) && v)
 				pmu_hw_wrmsr_safe(caps->global_ack, v);
 		}
-		u64 frz = (caps->freeze ? DEBUGCTL_FREEZE_PERFMON_ON_PMI : 0) |
-			  (caps->freeze_smm ? DEBUGCTL_FREEZE_WHILE_SMM : 0);
-		if (caps->intel && frz && !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v) && (v & frz))
-			pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, v & ~frz);
+		/* Freeze on PMI off (pmu_open asks for it); freeze in SMM on
+		 * from here on, so no count taken on this CPU, a run's or
+		 * the harness's, includes firmware's SMM time. */
+		if (caps->intel && (caps->freeze || caps->freeze_smm) &&
+		    !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v)) {
+			u64 want = v & ~DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+			if (caps->freeze_smm)
+				want |= DEBUGCTL_FREEZE_WHILE_SMM;
+			if (want != v)
+				pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, want);
+		}
 	}
 	if (!caps->amd)
 		return caps->intel;

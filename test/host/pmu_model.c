@@ -35,8 +35,9 @@
  *  - Reset: GLOBAL_CTRL has the GP enable bits set (SDM 21.2.2; KVM
  *    kvm_pmu_refresh).
  *  - DEBUGCTL.FREEZE_WHILE_SMM (bit 14) exists when PERF_CAPABILITIES[12]
- *    says so (SDM 17.4.1, 21.8); MSR_SMI_COUNT (0x34) counts SMIs,
- *    read-only (SDM Vol. 4).
+ *    says so (SDM 17.4.1, 21.8): set, no counter counts while in SMM;
+ *    clear, the cycles SMM takes are counted (at CPL 0); MSR_SMI_COUNT
+ *    (0x34) counts SMIs, read-only (SDM Vol. 4).
  *  - Haswell and later (unmask_refires): an LVT PC unmask while the
  *    counters are globally disabled, in a PMI handler that acknowledged an
  *    overflow, raises another, spurious PMI; Linux unmasks after
@@ -477,6 +478,21 @@ void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles)
 {
 	while (ncycles)
 		ncycles -= step(m, c, ncycles);
+}
+
+void model_smi(struct pmu_model *m, mu64 ncycles)
+{
+	struct model_cycle c = { 0 };
+	int cpl = m->cpl;
+
+	m->smi_count++;
+	if (m->cfg.intel && (m->debugctl & DBG_FREEZE_SMM)) {
+		m->tsc += ncycles;		/* frozen: time passes, nothing counts */
+		return;
+	}
+	m->cpl = 0;
+	model_run(m, &c, ncycles);
+	m->cpl = cpl;
 }
 
 void model_retire(struct pmu_model *m, mu64 ninsns)

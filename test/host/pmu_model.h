@@ -147,6 +147,9 @@ const struct model_cfg *model_preset(enum model_flavour f);
 void model_init(struct pmu_model *m, const struct model_cfg *cfg);
 /* Run ncycles identical cycles, delivering PMIs as overflows happen. */
 void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
+/* An SMI: MSR_SMI_COUNT goes up, then ncycles in SMM, counted unless
+ * DEBUGCTL.FREEZE_WHILE_SMM is set (nothing retires). */
+void model_smi(struct pmu_model *m, mu64 ncycles);
 /* ninsns cycles retiring one instruction each (and nothing else). */
 void model_retire(struct pmu_model *m, mu64 ninsns);
 /* What firmware may leave behind at hand-off (checked against Linux's
