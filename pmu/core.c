@@ -512,6 +512,32 @@ static u64 sched_out(struct pmu_ctx *ctx, int i, u64 now)
 	return 1ull << c->bit;
 }
 
+/*
+ * AMD Zen counts SMIs with an event (PMCx02B), not an MSR: while running,
+ * a context whose events leave the last GP counter free (and that needs
+ * no multiplexing, so no event set takes it later) keeps PMCx02B there
+ * for pmu_smi_count. No INT: it never takes part in overflow handling.
+ */
+static void smi_counter(struct pmu_ctx *ctx, bool on)
+{
+	const struct pmu_caps *caps = ctx->caps;
+	u32 last = caps->nr_gp - 1;
+	u32 sel = caps->gp_sel_base + last * caps->stride;
+
+	if (!on) {
+		if (ctx->smi_bit)
+			pmu_hw_wrmsr(sel, 0);
+		ctx->smi_bit = 0;
+		return;
+	}
+	if (!caps->amd || !caps->smi_count || ctx->nsets > 1 ||
+	    ((ctx->used | caps->fw_owned) >> last & 1))
+		return;
+	pmu_hw_wrmsr(caps->gp_ctr_base + last * caps->stride, 0);
+	pmu_hw_wrmsr(sel, AMD_EVENT_LS_SMI_RX | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN);
+	ctx->smi_bit = 1ull << last;
+}
+
 int pmu_start(struct pmu_ctx *ctx)
 {
 	if (!ctx->ops || !ctx->n)
@@ -542,8 +568,9 @@ int pmu_start(struct pmu_ctx *ctx)
 		for (u32 i = 0; i < ctx->caps->nr_gp; i++)
 			if (!(ctx->used >> i & 1))
 				pmu_hw_wrmsr(ctx->caps->gp_sel_base + i * ctx->caps->stride, 0);
+	smi_counter(ctx, true);
 	ack_ours(ctx);
-	ctx->en = ctx->used;
+	ctx->en = ctx->used | ctx->smi_bit;
 	ctx->throttled = 0;
 	ctx->tick_samples = 0;
 	ctx->tick_start = now;
@@ -568,6 +595,7 @@ void pmu_stop(struct pmu_ctx *ctx)
 		if (is_active(ctx, i))
 			sched_out(ctx, i, now);
 	ack_ours(ctx);
+	smi_counter(ctx, false);
 	set_freeze(ctx, false);
 	ctx->t_stop = now;
 	__atomic_store_n(&ctx->running, 0, __ATOMIC_RELEASE);
@@ -794,7 +822,7 @@ static void pause_pmu(struct pmu_ctx *ctx)
 
 static void resume_pmu(struct pmu_ctx *ctx)
 {
-	u64 en = ctx->used;
+	u64 en = ctx->used | ctx->smi_bit;
 
 	if (ctx->throttled)
 		for (int i = 0; i < ctx->n; i++)

@@ -72,7 +72,11 @@ struct pmu_caps {
 	/* DEBUGCTL.FREEZE_WHILE_SMM: IA32_PERF_CAPABILITIES[12] and a safe
 	 * write that holds; then always on (pmu_cpu_quiesce, pmu_start). */
 	bool freeze_smm;
-	bool smi_count;			/* MSR_SMI_COUNT reads (Intel; KVM emulates it) */
+	/* SMIs can be counted: Intel MSR_SMI_COUNT reads (KVM emulates it);
+	 * AMD Zen 1-5 PMCx02B, on the last GP counter while a context that
+	 * leaves it free runs (pmu_smi_count). Under a hypervisor only the
+	 * SMIs it injects into the guest: the host's are not visible. */
+	bool smi_count;
 	/* Unmask LVT PC after re-enabling the counters (Linux's late_ack,
 	 * Intel big cores); else after handling, before re-enabling
 	 * (mid_ack: Intel Atom cores, AMD). */
@@ -108,8 +112,12 @@ int pmu_probe(struct pmu_caps *caps);
  */
 bool pmu_cpu_quiesce(const struct pmu_caps *caps);
 
-/* SMIs this CPU has taken (MSR_SMI_COUNT), or -1 where they cannot be
- * counted (AMD, no such MSR). NMI-safe: yes. */
+/* SMIs this CPU has taken, or -1 where they cannot be counted. Intel:
+ * MSR_SMI_COUNT, any time. AMD Zen: the PMCx02B counter a running
+ * context keeps on the last GP counter when its events leave that one
+ * free and need no multiplexing (pmu_start); -1 when none runs, or
+ * before Zen. Under a hypervisor only the guest's own SMIs count.
+ * Differences between two calls are what a caller may use. NMI-safe: yes. */
 s64 pmu_smi_count(const struct pmu_caps *caps);
 
 /* One line for the boot log, without "pmu: " and without newline, e.g.
@@ -238,6 +246,7 @@ struct pmu_ctx {
 	struct pmu_counter ctr[PMU_MAX_EVENTS];
 	u64 used;			/* counters taken, by GLOBAL_CTRL bit */
 	u64 en;				/* GLOBAL_CTRL bits to enable (less throttled ones) */
+	u64 smi_bit;			/* AMD: the GP counter counting SMIs while running, or 0 */
 	u64 fixed_ctrl;			/* IA32_FIXED_CTR_CTRL value */
 	u32 running;			/* between pmu_start and pmu_stop */
 	u32 dead;			/* stuck PMU: counters left disabled */

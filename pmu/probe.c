@@ -301,6 +301,9 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 	/* AMD: LVT PC is not masked by the PMI, but unmasking early is what
 	 * Linux's generic handler does; KVM masks it anyway (a16eb25b09c0). */
 	caps->lvt_unmask_late = false;
+	/* SMIs: PMCx02B on Zen 1-5 (pmu_smi_count), on a counter of its own. */
+	caps->smi_count = caps->family >= AMD_SMI_FAMILY_FIRST &&
+			  caps->family <= AMD_SMI_FAMILY_LAST && caps->nr_gp >= 2;
 	caps->fw_owned = firmware_owned(caps);
 	if (!(~caps->fw_owned & ((1ull << caps->nr_gp) - 1)))
 		none(caps, "firmware has every counter enabled: none is free to test");
@@ -406,14 +409,35 @@ s64 pmu_smi_count(const struct pmu_caps *caps)
 {
 	u64 v;
 
-	if (!caps->smi_count || pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &v))
+	if (!caps->smi_count)
+		return -1;
+	if (caps->amd) {
+		u32 last = caps->nr_gp - 1;
+		u64 want = AMD_EVENT_LS_SMI_RX | EVTSEL_EN;
+		if (pmu_hw_rdmsr_safe(caps->gp_sel_base + last * caps->stride, &v) ||
+		    (v & (EVTSEL_RAW_AMD | EVTSEL_EN)) != want ||
+		    pmu_hw_rdmsr_safe(caps->gp_ctr_base + last * caps->stride, &v))
+			return -1;
+		return (s64)(v & caps->gp_mask);
+	}
+	if (pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &v))
 		return -1;
 	return (s64)(v & 0xffffffffull);	/* bits 31:0 count (SDM Vol. 4) */
 }
 
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
-	char hv[64] = "", fw[64] = "", core[16] = "";
+	char hv[64] = "", fw[64] = "", core[16] = "", smi[80] = "";
+
+	/* Under KVM MSR_SMI_COUNT counts the SMIs injected into the guest,
+	 * and a guest's PMCx02B runs only in the guest: the host's SMIs
+	 * are not visible either way. */
+	if (!caps->smi_count)
+		strlcpy(smi, caps->amd ? ", SMIs not detectable (before Zen)" : ", SMIs not countable",
+			sizeof(smi));
+	else if (caps->amd || caps->hypervisor)
+		ksnprintf(smi, sizeof(smi), ", SMIs counted%s%s", caps->amd ? " (PMCx02B)" : "",
+			  caps->hypervisor ? ": the guest's only, host SMIs not visible" : "");
 
 	if (caps->hypervisor)
 		ksnprintf(hv, sizeof(hv), " (virtual PMU under hypervisor \"%s\")",
@@ -444,17 +468,19 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 			  caps->freeze ? (caps->freeze_streamlined ? ", streamlined freeze" :
 					  ", freeze on PMI") : "",
 			  caps->freeze_smm ? ", freeze in SMM" : "",
-			  caps->smi_count ? "" : ", SMIs not countable",
+			  smi,
 			  caps->arch_events_unavail & 0x7f ? ", some arch events masked" : "",
 			  caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	default:
-		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s, SMIs not detectable%s%s",
+		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s%s%s%s",
 			  caps->kind == PMU_KIND_AMD_V2 ? "PerfMonV2 (global ctl/status)" :
 			  caps->kind == PMU_KIND_AMD_CORE_EXT ? "core counter extension" :
 			  "legacy counters",
-			  caps->nr_gp, caps->gp_width, caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
+			  caps->nr_gp, caps->gp_width,
+			  smi,
+			  caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	return buf;

@@ -63,6 +63,8 @@
  *  - PerfMonV2: PerfCntrGlobalStatus 0xC0000300 (read-only), GlobalCtl
  *    0xC0000301, StatusClr 0xC0000302, StatusSet 0xC0000303.
  *  - No LVT mask on PMI (Linux amd_pmu_v2_handle_irq).
+ *  - Zen 1-5 (families 17h-1Ah): PMCx02B LsSmiRx counts SMIs received
+ *    (the PPRs); there is no MSR_SMI_COUNT.
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
  *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
  *    init_amd sets it; APM Vol. 3 LFENCE).
@@ -270,6 +272,7 @@ static enum model_signal amd_signal(const struct pmu_model *m, mu64 sel)
 		if (ev == 0x087 && um == 0x02) return SIG_FE_STALL;	/* Zen1 */
 		if (ev == 0x087 && um == 0x01) return SIG_BE_STALL;
 		if (ev == 0x0a9 && um == 0x00) return SIG_FE_STALL;	/* Zen2+ */
+		if (ev == 0x02b && m->cfg.family <= 0x1a) return SIG_SMI;	/* LsSmiRx */
 	}
 	return SIG_COUNT;
 }
@@ -482,7 +485,7 @@ void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles)
 
 void model_smi(struct pmu_model *m, mu64 ncycles)
 {
-	struct model_cycle c = { 0 };
+	struct model_cycle c = { 0 }, rx = { .n = { [SIG_SMI] = 1 } };
 	int cpl = m->cpl;
 
 	m->smi_count++;
@@ -491,7 +494,10 @@ void model_smi(struct pmu_model *m, mu64 ncycles)
 		return;
 	}
 	m->cpl = 0;
-	model_run(m, &c, ncycles);
+	if (ncycles) {
+		model_run(m, &rx, 1);		/* received in its first cycle */
+		model_run(m, &c, ncycles - 1);
+	}
 	m->cpl = cpl;
 }
 

@@ -41,7 +41,9 @@ enum model_flavour {
 
 enum model_signal {
 	SIG_CYCLES, SIG_REF_CYCLES, SIG_INSTRUCTIONS, SIG_BRANCHES, SIG_BRANCH_MISSES,
-	SIG_LLC_REF, SIG_LLC_MISS, SIG_SLOTS, SIG_FE_STALL, SIG_BE_STALL, SIG_COUNT,
+	SIG_LLC_REF, SIG_LLC_MISS, SIG_SLOTS, SIG_FE_STALL, SIG_BE_STALL,
+	SIG_SMI,		/* an SMI received (AMD Zen PMCx02B; model_smi) */
+	SIG_COUNT,
 };
 
 /* What happens in one cycle (cycles and ref-cycles are always 1). */
@@ -147,7 +149,8 @@ const struct model_cfg *model_preset(enum model_flavour f);
 void model_init(struct pmu_model *m, const struct model_cfg *cfg);
 /* Run ncycles identical cycles, delivering PMIs as overflows happen. */
 void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
-/* An SMI: MSR_SMI_COUNT goes up, then ncycles in SMM, counted unless
+/* An SMI: MSR_SMI_COUNT (Intel) goes up, one cycle signals SIG_SMI (AMD
+ * Zen's PMCx02B), then ncycles in SMM, counted unless
  * DEBUGCTL.FREEZE_WHILE_SMM is set (nothing retires). */
 void model_smi(struct pmu_model *m, mu64 ncycles);
 /* ninsns cycles retiring one instruction each (and nothing else). */
