@@ -385,6 +385,11 @@ def _variant(base, prefix, events_none=False, **kw):
 TESTS += [_variant(b, "x2apic_", qemu_args=["-cpu", "max"], log_expect=[r"^apic: x2APIC"],
                    min_qemu=(8, 1), min_qemu_why="x2APIC under TCG")
           for b in _X2APIC_BASES]
+# The x2APIC ICR write with an Intel vendor string: the MFENCE;LFENCE path
+# (test_smp's "x2APIC ICR fence"; AMD's writes need none).
+TESTS += [_variant("smp2", "x2apic_intel_", qemu_args=["-cpu", "max,vendor=GenuineIntel"],
+                   log_expect=[r"^apic: x2APIC"], min_qemu=(8, 1),
+                   min_qemu_why="x2APIC under TCG")]
 TESTS += [_variant(b, "nohpet_", qemu_args=["-machine", "q35,hpet=off"], events_none=True,
                    log_expect=[r"^tsc: .*\((ACPI PM timer|PIT) calibration\)"])
           for b in _NO_HPET_BASES]

@@ -43,6 +43,33 @@ static void whoami(void *arg)
 	__atomic_add_fetch(&arrived, 1, __ATOMIC_RELAXED);
 }
 
+static volatile u64 got_arg;
+
+static void take_arg(void *arg)
+{
+	got_arg = (u64)arg;
+}
+
+/* x2APIC ICR fence: on Intel every IPI's WRMSR comes after MFENCE;LFENCE,
+ * so the target sees the mailbox written before it; AMD needs none. */
+static void check_icr_fence(u32 cpu)
+{
+	bool amd = !strcmp(cpu_features.vendor, "AuthenticAMD") ||
+		   !strcmp(cpu_features.vendor, "HygonGenuine");
+	bool want = apic_is_x2apic() && !amd;
+	u64 f0 = apic_icr_fences();
+	u32 right = 0;
+
+	for (u64 i = 1; i <= 100; i++)
+		if (!smp_call(cpu, take_arg, (void *)i, true) && got_arg == i)
+			right++;
+	u64 fences = apic_icr_fences() - f0;
+	report(right == 100 && (want ? fences >= 100 : fences == 0),
+	       "x2APIC ICR fence: %lu ICR writes fenced over 100 calls (%s, %s), each saw its own "
+	       "argument (%u)", fences, apic_is_x2apic() ? "x2APIC" : "xAPIC", cpu_features.vendor,
+	       right);
+}
+
 static void check_cpus(u64 want)
 {
 	u32 n = smp_cpus();
@@ -69,6 +96,7 @@ static void check_cpus(u64 want)
 		       "smp_call runs a function on the last CPU (%u) and waits", n - 1);
 		report(smp_call(n + 5, whoami, NULL, true) == -E_NOENT,
 		       "smp_call to a CPU that does not exist fails cleanly");
+		check_icr_fence(n - 1);
 	} else {
 		report_skip("one CPU: no cross-CPU calls to test");
 	}
