@@ -70,6 +70,46 @@ static void check_icr_fence(u32 cpu)
 	       right);
 }
 
+static volatile u32 release, held, ran;
+
+static void hold_irqs_off(void *arg)
+{
+	(void)arg;
+	irq_disable();
+	held = 1;
+	while (!release)
+		cpu_relax();
+}
+
+static void mark_ran(void *arg)
+{
+	(void)arg;
+	ran++;
+}
+
+/* A CPU that never takes a call (interrupts off): smp_call(wait) gives up
+ * after SMP_CALL_TAKE_MS with -E_TIMEDOUT and withdraws the call, which
+ * never runs; once the CPU is back, calls work again. */
+static void check_call_bound(u32 cpu)
+{
+	release = held = ran = 0;
+	smp_call(cpu, hold_irqs_off, NULL, false);
+	while (!held)
+		cpu_relax();
+	u64 t0 = rdtsc_ordered();
+	int err = smp_call(cpu, mark_ran, NULL, true);
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+	release = 1;
+	while (!smp_call_done(cpu))
+		cpu_relax();
+	report(err == -E_TIMEDOUT && ms >= SMP_CALL_TAKE_MS && ms < 4 * SMP_CALL_TAKE_MS,
+	       "smp_call to a CPU with interrupts off gives up after %lu ms: %s", ms,
+	       smp_call_why(err));
+	report(ran == 0, "the withdrawn call never ran");
+	report(!smp_call(cpu, mark_ran, NULL, true) && ran == 1,
+	       "the CPU takes calls again once its interrupts are on");
+}
+
 static void check_cpus(u64 want)
 {
 	u32 n = smp_cpus();
@@ -97,6 +137,7 @@ static void check_cpus(u64 want)
 		report(smp_call(n + 5, whoami, NULL, true) == -E_NOENT,
 		       "smp_call to a CPU that does not exist fails cleanly");
 		check_icr_fence(n - 1);
+		check_call_bound(n - 1);
 	} else {
 		report_skip("one CPU: no cross-CPU calls to test");
 	}
