@@ -46,8 +46,10 @@ enum exit_code {
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);
 void console_write(const char *s, size_t len);
-/* The output lock (console text and stream frames); recursive on one CPU. */
-void console_lock_output(void);
+/* The output lock (console text and stream frames); recursive on one CPU.
+ * Bounded: false when another CPU held it for CONSOLE_LOCK_MS (said later
+ * by the next holder); then the caller does not write and does not unlock. */
+bool console_lock_output(void);
 bool console_trylock(void);
 void console_unlock_output(void);
 

@@ -126,6 +126,8 @@ TESTS = [
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
+    dict(name="smp2_console_lock", smp=2, append="events=none app=test_smp -- console",
+         log_expect=[r"^console: cpu 0 gave up on the output lock after \d+ ms, held by cpu 1"]),
     # An AP the boot CPU gave up on may still wake (a busy host delays its
     # vCPU): it must park in the trampoline, never run the kernel.
     dict(name="smp4_refused_aps_park", smp=4, append="ap_wait_ms=0 app=test_smp -- parked=3"),

@@ -5,6 +5,8 @@
  *   -- cpus=N        expect N CPUs online, run work on each
  *   -- panic         cpu 1 panics while the others spin; the runner checks
  *                    that every other CPU reports where it was
+ *   -- console       cpu 1 holds the console lock: a writer gives up after a
+ *                    bounded wait, and the next holder says so
  *   -- parked=N      (boot with ap_wait_ms=0) N CPUs woke, were refused and
  *                    parked without running the kernel; NMIs broadcast to
  *                    them (as the soft PMU and a panic do) leave them parked
@@ -110,6 +112,40 @@ static void check_call_bound(u32 cpu)
 	       "the CPU takes calls again once its interrupts are on");
 }
 
+static void hold_console(void *arg)
+{
+	(void)arg;
+	if (!console_lock_output())
+		return;
+	held = 1;
+	while (!release)
+		cpu_relax();
+	console_unlock_output();
+}
+
+/* The console lock held by a CPU that does not let go: a writer gives up
+ * after a bounded wait and writes nothing; the next holder says who
+ * waited for whom (the runner checks that line). */
+static void check_console_lock(void)
+{
+	if (smp_cpus() < 2) {
+		report(false, "the console lock test needs at least 2 CPUs");
+		return;
+	}
+	release = held = 0;
+	smp_call(1, hold_console, NULL, false);
+	while (!held)
+		cpu_relax();
+	u64 t0 = rdtsc_ordered();
+	int n = kprintf("this line waits for cpu 1 and is dropped\n");
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+	release = 1;
+	while (!smp_call_done(1))
+		cpu_relax();
+	report(n == 0 && ms >= 1000 && ms < 60000,
+	       "a writer gave up on the console lock held by cpu 1 after %lu ms", ms);
+}
+
 static void check_cpus(u64 want)
 {
 	u32 n = smp_cpus();
@@ -194,6 +230,10 @@ static int test_smp_main(int argc, char **argv)
 		return report_summary();
 	}
 
+	if (argc > 1 && !strcmp(argv[1], "console")) {
+		check_console_lock();
+		return report_summary();
+	}
 	if (argc > 1 && !strcmp(argv[1], "panic")) {
 		if (smp_cpus() < 2) {
 			report(false, "the panic test needs at least 2 CPUs");
