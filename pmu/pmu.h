@@ -111,6 +111,10 @@ int pmu_probe(struct pmu_caps *caps);
  * to serialize (Intel: always). NMI-safe: no.
  */
 bool pmu_cpu_quiesce(const struct pmu_caps *caps);
+/* What pmu_cpu_quiesce did with the counters firmware left enabled, for
+ * the boot log: switched off, or (no PMU driven) left counting; "" when
+ * firmware left none. */
+const char *pmu_fw_owned_describe(const struct pmu_caps *caps, char *buf, size_t len);
 
 /* SMIs this CPU has taken, or -1 where they cannot be counted. Intel:
  * MSR_SMI_COUNT, any time. AMD Zen: the PMCx02B counter a running

@@ -425,6 +425,21 @@ s64 pmu_smi_count(const struct pmu_caps *caps)
 	return (s64)(v & 0xffffffffull);	/* bits 31:0 count (SDM Vol. 4) */
 }
 
+const char *pmu_fw_owned_describe(const struct pmu_caps *caps, char *buf, size_t len)
+{
+	if (!caps->fw_owned)
+		buf[0] = 0;
+	else if (caps->kind == PMU_KIND_NONE)
+		/* pmu_cpu_quiesce drives no PMU the probe refused. */
+		ksnprintf(buf, len, "firmware left counters 0x%lx enabled; left as they are: "
+			  "no PMU is driven (%s)", (unsigned long)caps->fw_owned,
+			  caps->none_reason);
+	else
+		ksnprintf(buf, len, "firmware left counters 0x%lx enabled; switched off",
+			  (unsigned long)caps->fw_owned);
+	return buf;
+}
+
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
 	char hv[64] = "", fw[64] = "", core[16] = "", smi[80] = "";

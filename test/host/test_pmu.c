@@ -713,6 +713,7 @@ static void firmware_handoff(void **state)
 		want |= 1ull << 32;
 	assert_int_equal(caps.fw_owned, want);
 	assert_true(contains(line, "firmware had counters"));
+	assert_true(contains(pmu_fw_owned_describe(&caps, line, sizeof(line)), "switched off"));
 	/* The firmware counter was not touched by the probe: still counting. */
 	assert_int_equal(M.evtsel[last] & (1ull << 22), 1ull << 22);
 	bool lfence = pmu_cpu_quiesce(&caps);
@@ -757,6 +758,15 @@ static void firmware_owns_all(void **state)
 		M.evtsel[i] = 1ull << 22;
 	assert_int_equal(pmu_probe(&caps), -E_NODEV);
 	assert_true(contains(caps.none_reason, "firmware has every"));
+	/* No PMU is driven: the quiesce leaves them, and the log says so. */
+	char line[256];
+	pmu_cpu_quiesce(&caps);
+	for (u32 i = 0; i < M.nr_gp; i++)
+		assert_int_equal(M.evtsel[i], 1ull << 22);
+	pmu_fw_owned_describe(&caps, line, sizeof(line));
+	print_message("# pmu: %s\n", line);
+	assert_true(contains(line, "left as they are"));
+	assert_false(contains(line, "switched off"));
 }
 
 /* Hardware periods: never below 2 (a counter one event from overflow
