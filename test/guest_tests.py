@@ -97,6 +97,8 @@ TESTS = [
     dict(name="apic_x2apic_reenable", qemu_args=["-cpu", "max"],
          append="events=none app=test_timers -- x2apic"),
     dict(name="hpet_route_range", append="events=none app=test_timers -- route"),
+    dict(name="hpet_setup", append="events=none app=test_timers -- hpet",
+         log_expect=[r"^hpet: .*; LegacyReplacement was on: turned off"]),
     dict(name="hpet_counter32_wrap", append="events=none app=test_timers -- counter32"),
     dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
     dict(name="timers_dead_clock", kind="expect", exit=0,
