@@ -745,6 +745,8 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	const u64 drop = ctx->caps->intel ? GLOBAL_STATUS_UNC_OVF | GLOBAL_STATUS_OVF_BUF |
 					   GLOBAL_STATUS_COND_CHGD : 0;
 	ops->disable_all(ctx);
+	if (ctx->caps->lvt_ack == PMU_ACK_EARLY)
+		lvt_rearm(ctx);
 	for (int pass = 0;; pass++) {
 		u64 all = ops->get_status(ctx), status = all & mine;
 		if (pass == 0 && (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI))
@@ -776,11 +778,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	}
 	/* Re-arm LVT PC on every exit, even when nothing was found: this NMI
 	 * may have been a PMI whose overflow an earlier pass already handled.
-	 * Intel big cores unmask after re-enabling (Linux late_ack: an unmask
-	 * while the counters are off raises a spurious PMI on Haswell and
-	 * later); Atom cores and AMD before (mid_ack). */
-	bool late = ctx->caps->lvt_unmask_late;
-	if (!late)
+	 * Where the core wants it (enum pmu_lvt_ack): on entry, above; before
+	 * re-enabling; or after (an unmask while the counters are off raises
+	 * a spurious PMI on Haswell and later big cores). */
+	bool late = ctx->caps->lvt_ack == PMU_ACK_LATE;
+	if (ctx->caps->lvt_ack == PMU_ACK_MID)
 		lvt_rearm(ctx);
 	/* Paused: the tick we interrupted re-enables when it is done. */
 	if (!ctx->dead && !__atomic_load_n(&ctx->paused, __ATOMIC_RELAXED))

@@ -40,6 +40,17 @@ enum pmu_kind {
 	PMU_KIND_AMD_V2,		/* PerfMonV2: core ext + global ctl/status */
 };
 
+/*
+ * Where the PMI handler unmasks LVT PC, which the local APIC masked when
+ * it delivered the PMI (SDM Vol. 3A 11.5.1), as Linux's intel_pmu_handle_irq
+ * does per core: on entry (early: Intel before Haswell, Atom Silvermont
+ * through Tremont), after handling but before re-enabling the counters
+ * (mid: Atom from Gracemont on, hybrid E-cores; AMD), or after
+ * re-enabling (late: Intel big cores from Haswell on, where an unmask
+ * while the counters are off raises a spurious PMI).
+ */
+enum pmu_lvt_ack { PMU_ACK_EARLY, PMU_ACK_MID, PMU_ACK_LATE };
+
 /* Filled once by pmu_probe(); read-only afterwards. */
 struct pmu_caps {
 	enum pmu_kind kind;
@@ -77,10 +88,7 @@ struct pmu_caps {
 	 * leaves it free runs (pmu_smi_count). Under a hypervisor only the
 	 * SMIs it injects into the guest: the host's are not visible. */
 	bool smi_count;
-	/* Unmask LVT PC after re-enabling the counters (Linux's late_ack,
-	 * Intel big cores); else after handling, before re-enabling
-	 * (mid_ack: Intel Atom cores, AMD). */
-	bool lvt_unmask_late;
+	enum pmu_lvt_ack lvt_ack;	/* where the PMI handler unmasks LVT PC */
 	/* Broadwell (BDM11, BDM55): INST_RETIRED.ALL periods at least 128,
 	 * bits 5:0 clear (Linux bdw_limit_period). */
 	bool limit_inst_retired;

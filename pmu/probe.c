@@ -109,21 +109,47 @@ static bool debugctl_bit_works(u64 bit)
 	return ok;
 }
 
-/* Intel Atom cores unmask LVT PC before re-enabling (Linux mid_ack:
- * Gracemont, Crestmont, hybrid E-cores); the big cores after (late_ack,
- * "avoids spurious NMIs on Haswell"). Family 6 models (SDM Vol. 4 ch. 2). */
-static bool intel_atom_core(const struct pmu_caps *caps)
+static bool model_in(const struct pmu_caps *caps, const u8 *models, u32 n)
 {
-	static const u8 atom_models[] = { 0xbe, 0xaf, 0xb6 };
-
-	if (caps->core_type == HYBRID_CORE_ATOM)
-		return true;
 	if (caps->family != 6)
 		return false;
-	for (u32 i = 0; i < ARRAY_SIZE(atom_models); i++)
-		if (caps->model == atom_models[i])
+	for (u32 i = 0; i < n; i++)
+		if (caps->model == models[i])
 			return true;
 	return false;
+}
+
+/*
+ * Where an Intel core unmasks LVT PC in the PMI handler (enum pmu_lvt_ack;
+ * family 6 models from SDM Vol. 4 ch. 2). Early: the big cores before
+ * Haswell (Core 2, Nehalem, Westmere, Sandy Bridge, Ivy Bridge) and the
+ * Atoms Bonnell, Silvermont, Airmont, Goldmont, Goldmont Plus, Tremont.
+ * Mid: the Atoms from Gracemont on (Gracemont, Crestmont, Darkmont:
+ * Clearwater Forest) and every hybrid's E-cores. Late: the rest, the big
+ * cores from Haswell on and what is newer than this list.
+ */
+static enum pmu_lvt_ack intel_lvt_ack(const struct pmu_caps *caps)
+{
+	static const u8 early[] = {
+		0x0f, 0x16, 0x17, 0x1d,			/* Core 2 */
+		0x1a, 0x1e, 0x1f, 0x2e, 0x25, 0x2c, 0x2f, /* Nehalem, Westmere */
+		0x2a, 0x2d, 0x3a, 0x3e,			/* Sandy Bridge, Ivy Bridge */
+		0x1c, 0x26, 0x27, 0x35, 0x36,		/* Bonnell, Saltwell */
+		0x37, 0x4a, 0x4d, 0x5a, 0x5d, 0x4c, 0x75, /* Silvermont, Airmont */
+		0x5c, 0x5f, 0x7a,			/* Goldmont, Goldmont Plus */
+		0x86, 0x96, 0x9c,			/* Tremont */
+	};
+	static const u8 mid[] = {
+		0xbe,					/* Gracemont (Alder Lake-N) */
+		0xaf, 0xb6,				/* Crestmont (Sierra Forest, Grand Ridge) */
+		0xdd,					/* Darkmont (Clearwater Forest) */
+	};
+
+	if (caps->core_type == HYBRID_CORE_ATOM || model_in(caps, mid, ARRAY_SIZE(mid)))
+		return PMU_ACK_MID;
+	if (model_in(caps, early, ARRAY_SIZE(early)))
+		return PMU_ACK_EARLY;
+	return PMU_ACK_LATE;
 }
 
 /* Broadwell client, GT3e, Xeon, Xeon D (Linux: bdw_limit_period). */
@@ -219,7 +245,7 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 		cpuid_r(CPUID_HYBRID, 0, r);
 		caps->core_type = HYBRID_EAX_CORE_TYPE(r[0]);
 	}
-	caps->lvt_unmask_late = !intel_atom_core(caps);
+	caps->lvt_ack = intel_lvt_ack(caps);
 	caps->limit_inst_retired = intel_broadwell(caps);
 	/* SMIs: MSR_SMI_COUNT (SDM Vol. 4, family 6 from Nehalem; KVM emulates
 	 * it), read safely. FREEZE_WHILE_SMM where IA32_PERF_CAPABILITIES[12]
@@ -298,9 +324,8 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 		caps->gp_ctr_base = MSR_K7_PERFCTR0;
 		caps->stride = 1;
 	}
-	/* AMD: LVT PC is not masked by the PMI, but unmasking early is what
-	 * Linux's generic handler does; KVM masks it anyway (a16eb25b09c0). */
-	caps->lvt_unmask_late = false;
+	/* AMD: after handling, before re-enabling (see pmu/amd.c on LVT PC). */
+	caps->lvt_ack = PMU_ACK_MID;
 	/* SMIs: PMCx02B on Zen 1-5 (pmu_smi_count), on a counter of its own. */
 	caps->smi_count = caps->family >= AMD_SMI_FAMILY_FIRST &&
 			  caps->family <= AMD_SMI_FAMILY_LAST && caps->nr_gp >= 2;

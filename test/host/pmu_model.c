@@ -141,6 +141,19 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 			      .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
 			      .smm_freeze = true, .unmask_refires = true, .bdw_errata = true },
+	[MODEL_INTEL_SNB] = { .name = "intel-snb", .intel = true, .family = 6, .model = 0x2a,
+			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
+			      .fixed_width = 48, .ebx_len = 7, .pdcm = true },
+	[MODEL_INTEL_TREMONT] = { .name = "intel-tremont", .intel = true, .family = 6, .model = 0x86,
+				  .version = 5, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
+				  .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
+	[MODEL_INTEL_GRACEMONT] = { .name = "intel-gracemont", .intel = true, .family = 6,
+				    .model = 0xbe, .version = 5, .nr_gp = 6, .gp_width = 48,
+				    .nr_fixed_edx = 3, .fixed_width = 48, .ebx_len = 8, .pdcm = true,
+				    .fw_write = true },
+	[MODEL_INTEL_CWF] = { .name = "intel-cwf", .intel = true, .family = 6, .model = 0xdd,
+			      .version = 5, .nr_gp = 8, .gp_width = 48, .nr_fixed_edx = 3,
+			      .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
 	[MODEL_AMD_LEGACY] = { .name = "amd-legacy", .amd = true, .family = 0x10, .model = 2 },
 	[MODEL_AMD_CORE_EXT] = { .name = "amd-core-ext", .amd = true, .family = 0x15, .model = 2,
 				 .core_ext = true },
@@ -348,6 +361,8 @@ static void deliver_nmi(struct pmu_model *m)
 		m->pmi_delivered++;
 		m->in_nmi = true;
 		m->acked_in_nmi = false;
+		m->ack_seen = ACK_NONE;
+		m->status_read_in_nmi = false;
 		if (m->nmi)
 			m->nmi(m, m->nmi_arg);
 		m->in_nmi = false;
@@ -528,6 +543,7 @@ static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 		*val = m->fixed_ctrl;
 	} else if (v2 && msr == I_STATUS) {
 		*val = m->global_status | m->stuck_status;
+		m->status_read_in_nmi |= m->in_nmi;
 	} else if (v2 && msr == I_CTRL) {
 		*val = m->global_ctrl;
 	} else if (v2 && msr == I_OVF_CTRL) {
@@ -657,8 +673,10 @@ static int amd_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 
 	if (i >= 0)
 		*val = ctl ? m->evtsel[i] : m->gp[i];
-	else if (m->cfg.perfmon_v2 && msr == A_STATUS)
+	else if (m->cfg.perfmon_v2 && msr == A_STATUS) {
 		*val = m->global_status | m->stuck_status;
+		m->status_read_in_nmi |= m->in_nmi;
+	}
 	else if (m->cfg.perfmon_v2 && msr == A_CTL)
 		*val = m->global_ctrl;
 	else if (m->cfg.perfmon_v2 && (msr == A_CLR || msr == A_SET))
@@ -873,12 +891,27 @@ mu32 pmu_lvtpc_read(void)
 	return pmu_model->lvtpc;
 }
 
+/* Are the counters enabled as a whole (GLOBAL_CTRL, or without one any
+ * PERFEVTSEL.EN)? */
+static bool model_counting_enabled(const struct pmu_model *m)
+{
+	if (has_global(m))
+		return m->global_ctrl != 0;
+	for (mu32 i = 0; i < m->nr_gp; i++)
+		if (m->evtsel[i] & EV_EN)
+			return true;
+	return false;
+}
+
 void pmu_lvtpc_write(mu32 v)
 {
 	struct pmu_model *m = pmu_model;
 	bool unmask = (m->lvtpc & LVT_MASK) && !(v & LVT_MASK);
 
 	handler_time(m);
+	if (m->in_nmi && !(v & LVT_MASK) && m->ack_seen == ACK_NONE)
+		m->ack_seen = !m->status_read_in_nmi ? ACK_EARLY :
+			      model_counting_enabled(m) ? ACK_LATE : ACK_MID;
 	m->lvtpc = v;
 	/* unmask_refires: a PMI with no overflow behind it, delivered once
 	 * the current NMI returns. */

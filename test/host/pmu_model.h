@@ -36,6 +36,10 @@ enum model_flavour {
 	MODEL_KVM_AMD,		/* KVM on AMD: core ext, masks LVT PC on each PMI */
 	MODEL_KVM_AMD_V2,	/* KVM on AMD with PerfMonV2 */
 	MODEL_INTEL_BDW,	/* Broadwell: v3, INST_RETIRED.ALL period errata */
+	MODEL_INTEL_SNB,	/* Sandy Bridge: v3, LVT PC unmasked early */
+	MODEL_INTEL_TREMONT,	/* Tremont (Atom): v5, LVT PC unmasked early */
+	MODEL_INTEL_GRACEMONT,	/* Gracemont (Alder Lake-N): v5, unmasked mid-handler */
+	MODEL_INTEL_CWF,	/* Clearwater Forest (Darkmont, 0xDD): v5, unmasked mid-handler */
 	MODEL_FLAVOURS,
 };
 
@@ -113,6 +117,11 @@ struct pmu_model {
 	void (*nmi)(struct pmu_model *m, void *arg);
 	void *nmi_arg;
 	bool in_nmi, nmi_pending;
+	/* Where the last NMI first wrote LVT PC unmasked: before it read the
+	 * overflow status (early), with the counters still disabled (mid),
+	 * or after re-enabling them (late); none if it did not. */
+	enum { ACK_NONE, ACK_EARLY, ACK_MID, ACK_LATE } ack_seen;
+	bool status_read_in_nmi;
 	bool acked_in_nmi;		/* this NMI cleared an overflow bit */
 	/* Work the test wants to happen inside the NMI handler (freeze tests). */
 	mu64 stuck_status;		/* ORed into GLOBAL_STATUS on every read */

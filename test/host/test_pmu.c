@@ -656,6 +656,37 @@ static void amd_smi_count(void **state)
 		assert_int_equal(pmu_read(&ctx, (int)i), 500);
 }
 
+/*
+ * Where the PMI handler unmasks LVT PC, per core (Linux's early, mid and
+ * late acknowledgment): on entry before Haswell and on the Atoms
+ * Silvermont through Tremont; before re-enabling on the Atoms from
+ * Gracemont on (Clearwater Forest's Darkmont too) and on AMD; after
+ * re-enabling on the big cores from Haswell on. The model records where
+ * the unmask came; sampling stays exact everywhere.
+ */
+static void pmi_ack_point(void **state)
+{
+	enum model_flavour f = flav(state);
+	int want = ACK_LATE;
+
+	if (f == MODEL_INTEL_SNB || f == MODEL_INTEL_TREMONT)
+		want = ACK_EARLY;
+	else if (f == MODEL_INTEL_GRACEMONT || f == MODEL_INTEL_CWF || model_preset(f)->amd)
+		want = ACK_MID;
+	boot(f);
+	assert_int_equal(caps.lvt_ack, want == ACK_EARLY ? PMU_ACK_EARLY :
+			 want == ACK_MID ? PMU_ACK_MID : PMU_ACK_LATE);
+	struct pmu_event_attr a = ev("instructions/period=1000/");
+	open_n(&a, 1, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	model_retire(&M, 10000);
+	pmu_stop(&ctx);
+	assert_int_equal(M.ack_seen, want);
+	assert_int_equal(log_.per_idx[0], 10);
+	assert_int_equal(M.pmi_lost_masked, 0);
+	assert_int_equal(M.pmi_spurious, 0);
+}
+
 /* A PMI that arrives while the context is open but not running (a stray
  * overflow between the APIC arming LVT PC and pmu_start) masks LVT PC on
  * Intel and under KVM: the handler re-arms it on that path too, and
@@ -1504,6 +1535,9 @@ static const struct scenario scenarios[] = {
 	{ "period_limits", period_limits, ALL_PMU },
 	{ "freeze_on_pmi", freeze_on_pmi, ALL_PMU },
 	{ "smm_freeze", smm_freeze, ALL_PMU },
+	{ "pmi_ack_point", pmi_ack_point, F(MODEL_INTEL_SNB) | F(MODEL_INTEL_TREMONT) |
+	  F(MODEL_INTEL_GRACEMONT) | F(MODEL_INTEL_CWF) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) |
+	  F(MODEL_INTEL_BDW) | F(MODEL_KVM_V2) | F(MODEL_AMD_V2) | F(MODEL_KVM_AMD_V2) },
 	{ "amd_smi_count", amd_smi_count, ALL_PMU },
 	{ "stray_pmi_before_start", stray_pmi_before_start, ALL_PMU },
 	{ "firmware_handoff", firmware_handoff, ALL_PMU },
