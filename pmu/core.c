@@ -712,9 +712,11 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 	reload(ctx, c, raw & (mask ^ (mask >> 1)) ? 0 : raw);
 }
 
-/* LVT PC back to NMI, unmasked: the APIC masks it on each PMI it delivers
- * (Intel, SDM Vol. 3A 11.5.1; KVM on every vendor since a16eb25b09c0), and
- * rewriting it costs one APIC write, so every vendor does it. */
+/* LVT PC back to NMI, unmasked. Intel's local APIC masks it on each PMI
+ * it delivers (SDM Vol. 3A 11.5.1); AMD's does not, but KVM hosts from
+ * a16eb25b09c0 until the fix that limits the mask to Intel guests mask it
+ * for AMD guests too. Rewriting it costs one APIC write, so every vendor
+ * does it. */
 static void lvt_rearm(struct pmu_ctx *ctx)
 {
 	pmu_lvtpc_write(LVT_DELIVERY_NMI);

@@ -41,9 +41,9 @@ enum pmu_kind {
 };
 
 /*
- * Where the PMI handler unmasks LVT PC, which the local APIC masked when
- * it delivered the PMI (SDM Vol. 3A 11.5.1), as Linux's intel_pmu_handle_irq
- * does per core: on entry (early: Intel before Haswell, Atom Silvermont
+ * Where the PMI handler unmasks LVT PC, which Intel's local APIC masks
+ * when it delivers a PMI (SDM Vol. 3A 11.5.1), as Linux's
+ * intel_pmu_handle_irq does per core: on entry (early: Intel before Haswell, Atom Silvermont
  * through Tremont), after handling but before re-enabling the counters
  * (mid: Atom from Gracemont on, hybrid E-cores; AMD), or after
  * re-enabling (late: Intel big cores from Haswell on, where an unmask
@@ -351,8 +351,10 @@ s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx);
  * reloads it with -period (full-width write when available), acknowledges
  * the status (and Intel's bits 61-63, counted as unknown); re-enables; and
  * rewrites LVT PC unmasked on every vendor and every exit, also when the
- * context is not running (the APIC, or KVM, masked it on delivery): after
- * re-enabling on Intel big cores, before on Atom cores and AMD. Loops while status is set, at most PMU_OVF_LOOPS passes, then
+ * context is not running (Intel's APIC, and older KVM hosts for AMD
+ * guests, mask it on delivery), where caps->lvt_ack says: on entry,
+ * before re-enabling, or after. Loops while status is set, at most
+ * PMU_OVF_LOOPS passes, then
  * declares the PMU stuck (stats.stuck, counters left off). Returns the
  * number of overflows handled: 0 = not this PMU's NMI (stats.spurious).
  * NMI-safe: yes (it is the NMI path). emit must be NMI-safe too.
