@@ -44,6 +44,21 @@ static u32 console_depth;
 #define CONSOLE_LOCK_MS		5000
 #define CONSOLE_FATAL_MS	1000
 
+#define TSC_KHZ_FASTEST		10000000ul	/* before console_set_tsc_hz */
+
+static u64 tsc_khz = TSC_KHZ_FASTEST;
+
+void console_set_tsc_hz(u64 hz)
+{
+	if (hz >= 1000)
+		tsc_khz = hz / 1000;
+}
+
+static bool waited_ms(u64 t0, u64 ms)
+{
+	return rdtsc_ordered() - t0 >= ms * tsc_khz;
+}
+
 static struct {
 	u32 waiter, holder;
 	u64 ms;
@@ -74,14 +89,14 @@ bool console_lock_output(void)
 		if (__atomic_compare_exchange_n(&console_owner, &free, me, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			break;
-		if (this_cpu()->in_fatal && tsc_since_ns(t0, CONSOLE_FATAL_MS * 1000000ul)) {
+		if (this_cpu()->in_fatal && waited_ms(t0, CONSOLE_FATAL_MS)) {
 			__atomic_store_n(&console_owner, me, __ATOMIC_RELAXED);
 			break;
 		}
-		if (tsc_since_ns(t0, CONSOLE_LOCK_MS * 1000000ul)) {
+		if (waited_ms(t0, CONSOLE_LOCK_MS)) {
 			gave_up.waiter = me;
 			gave_up.holder = free;
-			gave_up.ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+			gave_up.ms = (rdtsc_ordered() - t0) / tsc_khz;
 			__atomic_add_fetch(&gave_up.n, 1, __ATOMIC_RELAXED);
 			return false;
 		}
