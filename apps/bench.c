@@ -242,7 +242,7 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 		};
 		int e = smp_call(cpu, run_job, &j, true);
 		if (e) {
-			bench_refuse("%s: cpu %u is busy or missing (%d)", b->name, cpu, e);
+			bench_refuse("%s: cpu %u: %s", b->name, cpu, smp_call_why(e));
 			continue;
 		}
 		if (j.err == 1)

@@ -458,8 +458,7 @@ void bench_code_serve(const u8 *v, size_t len)
 	if (r.cpu == this_cpu_id())
 		measure_job(&j);
 	else if ((j.err = smp_call(r.cpu, measure_job, &j, true)))
-		ksnprintf(j.errtext, sizeof(j.errtext), "cpu %lu is busy or missing (%d)", r.cpu,
-			  j.err);
+		ksnprintf(j.errtext, sizeof(j.errtext), "cpu %lu: %s", r.cpu, smp_call_why(j.err));
 	if (j.errtext[0]) {
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", j.errtext);
 		return;

@@ -100,8 +100,11 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	}
 	/* the app, while run_tick ticks */
 	kprintf("app: %s: start on cpu %u\n", app->name, cpu);
-	if (smp_call(cpu, remote_main, &r, true))
+	int e = smp_call(cpu, remote_main, &r, true);
+	if (e) {
+		kprintf("app: %s: cpu %u: %s\n", app->name, cpu, smp_call_why(e));
 		r.rc = EXIT_USAGE;
+	}
 	int rc = r.rc;
 	u64 t1 = rdtsc_ordered();
 	/* quiesce, drain, stop (rule 5) */

@@ -34,26 +34,77 @@ static bool sink_plain_uart;		/* ... on another transport: the UART stays plain 
 static u32 console_owner = ~0u;		/* cpu holding the console, or ~0 */
 static u32 console_depth;
 
-void console_lock_output(void)
+/*
+ * The lock's waits are bounded by the TSC. A fatal report takes the lock
+ * over after CONSOLE_FATAL_MS; any other waiter gives up after
+ * CONSOLE_LOCK_MS (far above the longest burst a holder writes: a drain
+ * at 115200 baud) and its caller drops its output. Who waited, for whom
+ * and how long is kept and said by the next CPU that takes the lock.
+ */
+#define CONSOLE_LOCK_MS		5000
+#define CONSOLE_FATAL_MS	1000
+
+#define TSC_KHZ_FASTEST		10000000ul	/* before console_set_tsc_hz */
+
+static u64 tsc_khz = TSC_KHZ_FASTEST;
+
+void console_set_tsc_hz(u64 hz)
+{
+	if (hz >= 1000)
+		tsc_khz = hz / 1000;
+}
+
+static bool waited_ms(u64 t0, u64 ms)
+{
+	return rdtsc_ordered() - t0 >= ms * tsc_khz;
+}
+
+static struct {
+	u32 waiter, holder;
+	u64 ms;
+	u32 n;				/* waits given up since the last report */
+} gave_up;
+
+static void say_gave_up(void)
+{
+	u32 n = __atomic_exchange_n(&gave_up.n, 0, __ATOMIC_RELAXED);
+
+	if (n)
+		kprintf("console: cpu %u gave up on the output lock after %lu ms, held by cpu %u "
+			"(%u waits given up; their output was dropped)\n", gave_up.waiter,
+			gave_up.ms, gave_up.holder, n);
+}
+
+bool console_lock_output(void)
 {
 	u32 me = this_cpu()->cpu;
 
 	if (__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == me) {
 		console_depth++;		/* same CPU: a fault while printing */
-		return;
+		return true;
 	}
-	for (u64 spins = 0;; spins++) {
+	u64 t0 = rdtsc_ordered();
+	for (;;) {
 		u32 free = ~0u;
 		if (__atomic_compare_exchange_n(&console_owner, &free, me, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			break;
-		if (this_cpu()->in_fatal && spins > 100000000) {
+		if (this_cpu()->in_fatal && waited_ms(t0, CONSOLE_FATAL_MS)) {
 			__atomic_store_n(&console_owner, me, __ATOMIC_RELAXED);
 			break;
+		}
+		if (waited_ms(t0, CONSOLE_LOCK_MS)) {
+			gave_up.waiter = me;
+			gave_up.holder = free;
+			gave_up.ms = (rdtsc_ordered() - t0) / tsc_khz;
+			__atomic_add_fetch(&gave_up.n, 1, __ATOMIC_RELAXED);
+			return false;
 		}
 		cpu_relax();
 	}
 	console_depth = 1;
+	say_gave_up();
+	return true;
 }
 
 bool console_trylock(void)
@@ -112,12 +163,15 @@ static void emit(const char *s, size_t n)
 	text_sink(s, n);
 }
 
+/* Set-up steps go ahead without the lock when its holder is stuck. */
 void console_set_sink(console_sink_fn write, bool plain_uart)
 {
-	console_lock_output();
+	bool locked = console_lock_output();
+
 	sink_plain_uart = plain_uart;
 	text_sink = write;
-	console_unlock_output();
+	if (locked)
+		console_unlock_output();
 }
 
 void console_text_to_uart(bool on)
@@ -127,16 +181,19 @@ void console_text_to_uart(bool on)
 
 void console_early_uart(void)
 {
-	console_lock_output();
+	bool locked = console_lock_output();
+
 	early_to_uart = true;
 	if (text_to_uart)		/* what was printed before, then the rest as it comes */
 		serial_out(early_log, early_len);
-	console_unlock_output();
+	if (locked)
+		console_unlock_output();
 }
 
 void console_serial_ready(bool replay)
 {
-	console_lock_output();
+	bool locked = console_lock_output();
+
 	serial_ready = true;
 	if (text_to_uart && replay)
 		serial_out(early_log, early_len);
@@ -144,12 +201,14 @@ void console_serial_ready(bool replay)
 		kprintf("console: %lu bytes of the boot log did not fit in its %u-byte buffer\n",
 			early_lost, EARLY_LOG_SIZE);
 	early_len = early_lost = 0;
-	console_unlock_output();
+	if (locked)
+		console_unlock_output();
 }
 
 void console_write(const char *s, size_t len)
 {
-	console_lock_output();
+	if (!console_lock_output())
+		return;
 	emit(s, len);
 	console_unlock_output();
 }
@@ -164,7 +223,8 @@ int kvprintf(const char *fmt, va_list ap)
 {
 	int n;
 
-	console_lock_output();
+	if (!console_lock_output())
+		return 0;
 	n = kvprintf_sink(sink, NULL, fmt, ap);
 	console_unlock_output();
 	return n;

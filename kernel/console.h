@@ -18,6 +18,10 @@ void console_early_uart(void);
 /* console=fb keeps plain console text off the UART (the stream still
  * uses it). */
 void console_text_to_uart(bool on);
+/* The TSC rate, once known (kernel/platform/tsc.c): the output lock's
+ * bounded wait counts time in TSC ticks, without calling up into the
+ * clock code (which prints). Until then it assumes the fastest TSC. */
+void console_set_tsc_hz(u64 hz);
 
 /*
  * Where console text goes once framed output starts (kernel/stream.c

@@ -31,6 +31,7 @@ enum {
 	E_NODEV = 5,
 	E_BUSY = 6,
 	E_FAULT = 7,	/* a probed instruction faulted */
+	E_TIMEDOUT = 8,	/* a bounded wait ran out */
 };
 
 /* What the kernel reports to QEMU's isa-debug-exit (status = v * 2 + 1). */
@@ -45,8 +46,10 @@ enum exit_code {
 int kprintf(const char *fmt, ...) __printf(1, 2);
 int kvprintf(const char *fmt, va_list ap);
 void console_write(const char *s, size_t len);
-/* The output lock (console text and stream frames); recursive on one CPU. */
-void console_lock_output(void);
+/* The output lock (console text and stream frames); recursive on one CPU.
+ * Bounded: false when another CPU held it for CONSOLE_LOCK_MS (said later
+ * by the next holder); then the caller does not write and does not unlock. */
+bool console_lock_output(void);
 bool console_trylock(void);
 void console_unlock_output(void);
 
@@ -261,8 +264,14 @@ struct exit_step_hook {
 /* smp.c: CPUs are numbered 0 (boot CPU) .. smp_cpus() - 1. */
 u32 smp_cpus(void);
 /* Run fn(arg) on a CPU (directly if it is this one). wait: until it returns.
- * Returns -E_NOENT for no such CPU, -E_BUSY if it still runs an earlier call. */
+ * Returns -E_NOENT for no such CPU, -E_BUSY if it still runs an earlier call,
+ * -E_TIMEDOUT (wait only) if it did not take the call within SMP_CALL_TAKE_MS
+ * (said on the console: which CPU, how long); the call is then withdrawn and
+ * fn never runs. Once taken, fn runs as long as it takes. */
+#define SMP_CALL_TAKE_MS	2000	/* an idle CPU takes a call in microseconds */
 int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait);
+/* What an smp_call error means, for a message: "no such CPU", ... */
+const char *smp_call_why(int err);
 bool smp_call_done(u32 cpu);
 /* Run fn(arg) on every CPU at once, this one included, and wait for all. */
 void smp_call_all(void (*fn)(void *), void *arg);

@@ -28,7 +28,9 @@
 
 #define AP_STACK_PAGES	16
 #define SETUP_TIMEOUT_MS	10000	/* claim to check-in: the AP's own set-up */
-#define CALL_ALL_SLOW_MS	10000	/* smp_call_all: report a CPU this late */
+#define CALL_ALL_SLOW_MS	10000	/* smp_call(_all): report a call this long */
+#define MS_TEXT_(n)		#n
+#define MS_TEXT(n)		MS_TEXT_(n)
 #define SLOT_CLOSED		0
 #define SLOT_CLAIMED		0xffffffffu
 
@@ -68,9 +70,11 @@ static void __attribute__((noreturn, noinline)) ap_idle(struct percpu *pc)
 {
 	for (;;) {
 		irq_disable();
-		void (*fn)(void *) = __atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE);
+		/* Taken with an exchange: a caller that gave up waiting
+		 * withdraws the call with a compare-exchange, and exactly
+		 * one of the two gets it. */
+		void (*fn)(void *) = __atomic_exchange_n(&pc->call_fn, NULL, __ATOMIC_ACQUIRE);
 		if (fn) {
-			pc->call_fn = NULL;
 			irq_enable();
 			fn(pc->call_arg);
 			__atomic_store_n(&pc->call_done, pc->call_seq, __ATOMIC_RELEASE);
@@ -241,6 +245,45 @@ void smp_init(const u32 *apic_ids, u32 n)
 	paging_set_exec(pa, false);
 }
 
+/*
+ * Wait for pc to run call seq (fn). Until it takes the call the wait is
+ * bounded (SMP_CALL_TAKE_MS): a CPU that never takes it (stuck with
+ * interrupts off, or gone) gets the call withdrawn, so fn never runs
+ * with an argument its caller has given up on. Once taken, fn runs on
+ * the caller's data (often its stack): the wait lasts as long as fn and
+ * is reported, once, when it is long.
+ */
+static int wait_call(struct percpu *pc, void (*fn)(void *), u64 seq)
+{
+	u64 t0 = rdtsc_ordered();
+
+	while (__atomic_load_n(&pc->call_fn, __ATOMIC_ACQUIRE) == fn) {
+		if (tsc_since_ns(t0, SMP_CALL_TAKE_MS * 1000000ul)) {
+			void (*mine)(void *) = fn;
+			if (__atomic_compare_exchange_n(&pc->call_fn, &mine, NULL, false,
+							__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				pc->call_seq = seq - 1;		/* never ran: not pending */
+				kprintf("smp: cpu %u did not take a call in %u ms (interrupts off "
+					"or stuck); the call is withdrawn\n", pc->cpu,
+					SMP_CALL_TAKE_MS);
+				return -E_TIMEDOUT;
+			}
+			break;				/* taken just now */
+		}
+		cpu_relax();
+	}
+	bool said = false;
+	while (__atomic_load_n(&pc->call_done, __ATOMIC_ACQUIRE) != seq) {
+		if (!said && tsc_since_ns(t0, CALL_ALL_SLOW_MS * 1000000ul)) {
+			kprintf("smp: cpu %u still runs a call after %u ms; waiting for it to "
+				"return\n", pc->cpu, CALL_ALL_SLOW_MS);
+			said = true;
+		}
+		cpu_relax();
+	}
+	return 0;
+}
+
 int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait)
 {
 	struct percpu *pc = smp_cpu(cpu);
@@ -257,10 +300,24 @@ int smp_call(u32 cpu, void (*fn)(void *), void *arg, bool wait)
 	pc->call_arg = arg;
 	__atomic_store_n(&pc->call_fn, fn, __ATOMIC_RELEASE);
 	apic_send_ipi(pc->apic_id, APIC_DM_FIXED | VEC_IPI_CALL);
-	if (wait)
-		while (__atomic_load_n(&pc->call_done, __ATOMIC_ACQUIRE) != seq)
-			cpu_relax();
-	return 0;
+	return wait ? wait_call(pc, fn, seq) : 0;
+}
+
+const char *smp_call_why(int err)
+{
+	switch (err) {
+	case 0:
+		return "no error";
+	case -E_NOENT:
+		return "no such CPU";
+	case -E_BUSY:
+		return "it still runs an earlier call";
+	case -E_TIMEDOUT:
+		return "it did not take the call in " MS_TEXT(SMP_CALL_TAKE_MS) " ms (interrupts off "
+		       "or stuck)";
+	default:
+		return "unknown error";
+	}
 }
 
 bool smp_call_done(u32 cpu)

@@ -206,7 +206,8 @@ void stream_control_send(const void *msg, size_t len)
 {
 	size_t used;
 
-	console_lock_output();
+	if (!console_lock_output())
+		return;				/* dropped: the console says why */
 	size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
 				     out, sizeof(out));
 	stream_send(out, w);
@@ -216,10 +217,12 @@ void stream_control_send(const void *msg, size_t len)
 
 void stream_restart(void)
 {
-	console_lock_output();
+	bool locked = console_lock_output();
+
 	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
 		wire_framer_restart(&framer[i]);
-	console_unlock_output();
+	if (locked)
+		console_unlock_output();
 }
 
 void stream_end(u32 status, bool halt)
@@ -232,7 +235,8 @@ void stream_end(u32 status, bool halt)
 
 	if (transport == STREAM_OFF)
 		return;
-	console_lock_output();
+	/* The END goes out even past a stuck holder: the exit must. */
+	bool locked = console_lock_output();
 	if (!active) {
 		/* Exiting before the stream started (a bad app name): the END
 		 * still goes out framed, so the host learns the exit code. */
@@ -263,7 +267,8 @@ void stream_end(u32 status, bool halt)
 		active = false;
 		console_set_sink(NULL, false);
 	}
-	console_unlock_output();
+	if (locked)
+		console_unlock_output();
 }
 
 static void stream_exit(enum exit_code code)

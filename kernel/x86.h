@@ -83,6 +83,14 @@ static inline void wrmsr(u32 msr, u64 val)
 		     : "memory");
 }
 
+/* MFENCE, then LFENCE: every older store globally visible, and every
+ * older instruction done, before the next one starts (SDM Vol. 2B MFENCE,
+ * LFENCE). For a WRMSR that is not serializing, e.g. the x2APIC ICR. */
+static inline void mfence_lfence(void)
+{
+	asm volatile("mfence; lfence" : : : "memory");
+}
+
 /*
  * Fault-tolerant MSR access for probing. The instruction sits at a label
  * recorded in the __extable section; the trap handler sends a #GP there to

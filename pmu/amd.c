@@ -6,8 +6,9 @@
  *
  * Counters are 48 bits and take full 48-bit writes. Without PerfMonV2 there
  * is no status register: overflow is read from each counter's top bit. The
- * local APIC does not mask LVT PC on a PMI (Linux amd_pmu_v2_handle_irq),
- * but KVM does (a16eb25b09c0): core.c rewrites it after every PMI.
+ * local APIC does not mask LVT PC when it delivers a PMI; today's KVM does
+ * not either for AMD guests, but hosts from a16eb25b09c0 until the fix that
+ * limits the mask to Intel guests do: core.c rewrites it after every PMI.
  */
 #include "pmu/internal.h"
 

@@ -394,21 +394,27 @@ static void ack_ours(struct pmu_ctx *ctx)
 		ctx->ops->ack_status(ctx, ctx->used);
 }
 
-/* The DEBUGCTL freezes asked for and probed (never written where the
- * probe's safe write failed: KVM #GPs on both). */
+/*
+ * DEBUGCTL: FREEZE_PERFMON_ON_PMI while running where asked for, and
+ * FREEZE_WHILE_SMM always (as Linux's freeze_on_smi, but on by default:
+ * SMM time is firmware's, never the measured code's). The SMM freeze is
+ * left on at stop. Neither is written where the probe's safe write failed:
+ * KVM #GPs on both.
+ */
 static void set_freeze(struct pmu_ctx *ctx, bool on)
 {
-	u64 bits = 0;
+	u64 set = 0, clear = 0;
 
 	if ((ctx->flags & PMU_OPEN_FREEZE) && ctx->caps->freeze)
-		bits |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
-	if ((ctx->flags & PMU_OPEN_FREEZE_SMM) && ctx->caps->freeze_smm)
-		bits |= DEBUGCTL_FREEZE_WHILE_SMM;
-	if (!bits)
+		*(on ? &set : &clear) |= DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+	if (on && ctx->caps->freeze_smm)
+		set |= DEBUGCTL_FREEZE_WHILE_SMM;
+	if (!set && !clear)
 		return;
 	u64 v = pmu_hw_rdmsr(MSR_IA32_DEBUGCTL);
-	v = on ? v | bits : v & ~bits;
-	pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, v);
+	u64 want = (v | set) & ~clear;
+	if (want != v)
+		pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, want);
 }
 
 /*
@@ -506,6 +512,32 @@ static u64 sched_out(struct pmu_ctx *ctx, int i, u64 now)
 	return 1ull << c->bit;
 }
 
+/*
+ * AMD Zen counts SMIs with an event (PMCx02B), not an MSR: while running,
+ * a context whose events leave the last GP counter free (and that needs
+ * no multiplexing, so no event set takes it later) keeps PMCx02B there
+ * for pmu_smi_count. No INT: it never takes part in overflow handling.
+ */
+static void smi_counter(struct pmu_ctx *ctx, bool on)
+{
+	const struct pmu_caps *caps = ctx->caps;
+	u32 last = caps->nr_gp - 1;
+	u32 sel = caps->gp_sel_base + last * caps->stride;
+
+	if (!on) {
+		if (ctx->smi_bit)
+			pmu_hw_wrmsr(sel, 0);
+		ctx->smi_bit = 0;
+		return;
+	}
+	if (!caps->amd || !caps->smi_count || ctx->nsets > 1 ||
+	    ((ctx->used | caps->fw_owned) >> last & 1))
+		return;
+	pmu_hw_wrmsr(caps->gp_ctr_base + last * caps->stride, 0);
+	pmu_hw_wrmsr(sel, AMD_EVENT_LS_SMI_RX | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN);
+	ctx->smi_bit = 1ull << last;
+}
+
 int pmu_start(struct pmu_ctx *ctx)
 {
 	if (!ctx->ops || !ctx->n)
@@ -536,8 +568,9 @@ int pmu_start(struct pmu_ctx *ctx)
 		for (u32 i = 0; i < ctx->caps->nr_gp; i++)
 			if (!(ctx->used >> i & 1))
 				pmu_hw_wrmsr(ctx->caps->gp_sel_base + i * ctx->caps->stride, 0);
+	smi_counter(ctx, true);
 	ack_ours(ctx);
-	ctx->en = ctx->used;
+	ctx->en = ctx->used | ctx->smi_bit;
 	ctx->throttled = 0;
 	ctx->tick_samples = 0;
 	ctx->tick_start = now;
@@ -562,6 +595,7 @@ void pmu_stop(struct pmu_ctx *ctx)
 		if (is_active(ctx, i))
 			sched_out(ctx, i, now);
 	ack_ours(ctx);
+	smi_counter(ctx, false);
 	set_freeze(ctx, false);
 	ctx->t_stop = now;
 	__atomic_store_n(&ctx->running, 0, __ATOMIC_RELEASE);
@@ -678,9 +712,11 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 	reload(ctx, c, raw & (mask ^ (mask >> 1)) ? 0 : raw);
 }
 
-/* LVT PC back to NMI, unmasked: the APIC masks it on each PMI it delivers
- * (Intel, SDM Vol. 3A 11.5.1; KVM on every vendor since a16eb25b09c0), and
- * rewriting it costs one APIC write, so every vendor does it. */
+/* LVT PC back to NMI, unmasked. Intel's local APIC masks it on each PMI
+ * it delivers (SDM Vol. 3A 11.5.1); AMD's does not, but KVM hosts from
+ * a16eb25b09c0 until the fix that limits the mask to Intel guests mask it
+ * for AMD guests too. Rewriting it costs one APIC write, so every vendor
+ * does it. */
 static void lvt_rearm(struct pmu_ctx *ctx)
 {
 	pmu_lvtpc_write(LVT_DELIVERY_NMI);
@@ -711,6 +747,8 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	const u64 drop = ctx->caps->intel ? GLOBAL_STATUS_UNC_OVF | GLOBAL_STATUS_OVF_BUF |
 					   GLOBAL_STATUS_COND_CHGD : 0;
 	ops->disable_all(ctx);
+	if (ctx->caps->lvt_ack == PMU_ACK_EARLY)
+		lvt_rearm(ctx);
 	for (int pass = 0;; pass++) {
 		u64 all = ops->get_status(ctx), status = all & mine;
 		if (pass == 0 && (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI))
@@ -742,11 +780,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	}
 	/* Re-arm LVT PC on every exit, even when nothing was found: this NMI
 	 * may have been a PMI whose overflow an earlier pass already handled.
-	 * Intel big cores unmask after re-enabling (Linux late_ack: an unmask
-	 * while the counters are off raises a spurious PMI on Haswell and
-	 * later); Atom cores and AMD before (mid_ack). */
-	bool late = ctx->caps->lvt_unmask_late;
-	if (!late)
+	 * Where the core wants it (enum pmu_lvt_ack): on entry, above; before
+	 * re-enabling; or after (an unmask while the counters are off raises
+	 * a spurious PMI on Haswell and later big cores). */
+	bool late = ctx->caps->lvt_ack == PMU_ACK_LATE;
+	if (ctx->caps->lvt_ack == PMU_ACK_MID)
 		lvt_rearm(ctx);
 	/* Paused: the tick we interrupted re-enables when it is done. */
 	if (!ctx->dead && !__atomic_load_n(&ctx->paused, __ATOMIC_RELAXED))
@@ -788,7 +826,7 @@ static void pause_pmu(struct pmu_ctx *ctx)
 
 static void resume_pmu(struct pmu_ctx *ctx)
 {
-	u64 en = ctx->used;
+	u64 en = ctx->used | ctx->smi_bit;
 
 	if (ctx->throttled)
 		for (int i = 0; i < ctx->n; i++)

@@ -14,9 +14,10 @@ static bool boot_lfence;
 
 static void print_quiesce(const char *who, const struct pmu_caps *caps, bool lfence)
 {
+	char fw[192];
+
 	if (caps->fw_owned)
-		kprintf("pmu: %sfirmware left counters 0x%lx enabled; switched off\n", who,
-			(unsigned long)caps->fw_owned);
+		kprintf("pmu: %s%s\n", who, pmu_fw_owned_describe(caps, fw, sizeof(fw)));
 	if (caps->amd && (caps->family == 0xf || caps->family == 0x11))
 		kprintf("pmu: %slfence serializes (family 0x%x: by design)\n", who, caps->family);
 	else if (caps->amd)

@@ -40,6 +40,17 @@ enum pmu_kind {
 	PMU_KIND_AMD_V2,		/* PerfMonV2: core ext + global ctl/status */
 };
 
+/*
+ * Where the PMI handler unmasks LVT PC, which Intel's local APIC masks
+ * when it delivers a PMI (SDM Vol. 3A 11.5.1), as Linux's
+ * intel_pmu_handle_irq does per core: on entry (early: Intel before Haswell, Atom Silvermont
+ * through Tremont), after handling but before re-enabling the counters
+ * (mid: Atom from Gracemont on, hybrid E-cores; AMD), or after
+ * re-enabling (late: Intel big cores from Haswell on, where an unmask
+ * while the counters are off raises a spurious PMI).
+ */
+enum pmu_lvt_ack { PMU_ACK_EARLY, PMU_ACK_MID, PMU_ACK_LATE };
+
 /* Filled once by pmu_probe(); read-only afterwards. */
 struct pmu_caps {
 	enum pmu_kind kind;
@@ -69,12 +80,15 @@ struct pmu_caps {
 	u64 perf_capabilities;
 	u64 max_period;			/* largest period a reload can express */
 
-	bool freeze_smm;		/* DEBUGCTL.FREEZE_WHILE_SMM: probed by a safe write */
-	bool smi_count;			/* MSR_SMI_COUNT reads (Intel; KVM emulates it) */
-	/* Unmask LVT PC after re-enabling the counters (Linux's late_ack,
-	 * Intel big cores); else after handling, before re-enabling
-	 * (mid_ack: Intel Atom cores, AMD). */
-	bool lvt_unmask_late;
+	/* DEBUGCTL.FREEZE_WHILE_SMM: IA32_PERF_CAPABILITIES[12] and a safe
+	 * write that holds; then always on (pmu_cpu_quiesce, pmu_start). */
+	bool freeze_smm;
+	/* SMIs can be counted: Intel MSR_SMI_COUNT reads (KVM emulates it);
+	 * AMD Zen 1-5 PMCx02B, on the last GP counter while a context that
+	 * leaves it free runs (pmu_smi_count). Under a hypervisor only the
+	 * SMIs it injects into the guest: the host's are not visible. */
+	bool smi_count;
+	enum pmu_lvt_ack lvt_ack;	/* where the PMI handler unmasks LVT PC */
 	/* Broadwell (BDM11, BDM55): INST_RETIRED.ALL periods at least 128,
 	 * bits 5:0 clear (Linux bdw_limit_period). */
 	bool limit_inst_retired;
@@ -97,16 +111,25 @@ int pmu_probe(struct pmu_caps *caps);
 /*
  * Put this CPU's PMU in a known state whatever firmware left: every
  * PERFEVTSEL and IA32_FIXED_CTR_CTRL 0, the global enables 0 (they come out
- * of reset set, SDM 21.2.2), overflow status acknowledged, DEBUGCTL's
- * perfmon freezes off (where probed); on AMD sets DE_CFG.LFENCE_SERIALIZE
+ * of reset set, SDM 21.2.2), overflow status acknowledged,
+ * DEBUGCTL.FREEZE_PERFMON_ON_PMI off and DEBUGCTL.FREEZE_WHILE_SMM on
+ * (where probed: counts never include SMM); on AMD sets DE_CFG.LFENCE_SERIALIZE
  * so the lfence around rdpmc serializes (as Linux's init_amd). Safe
  * accessors only. Returns the DE_CFG outcome: true when lfence is known
  * to serialize (Intel: always). NMI-safe: no.
  */
 bool pmu_cpu_quiesce(const struct pmu_caps *caps);
+/* What pmu_cpu_quiesce did with the counters firmware left enabled, for
+ * the boot log: switched off, or (no PMU driven) left counting; "" when
+ * firmware left none. */
+const char *pmu_fw_owned_describe(const struct pmu_caps *caps, char *buf, size_t len);
 
-/* SMIs this CPU has taken (MSR_SMI_COUNT), or -1 where they cannot be
- * counted (AMD, no such MSR). NMI-safe: yes. */
+/* SMIs this CPU has taken, or -1 where they cannot be counted. Intel:
+ * MSR_SMI_COUNT, any time. AMD Zen: the PMCx02B counter a running
+ * context keeps on the last GP counter when its events leave that one
+ * free and need no multiplexing (pmu_start); -1 when none runs, or
+ * before Zen. Under a hypervisor only the guest's own SMIs count.
+ * Differences between two calls are what a caller may use. NMI-safe: yes. */
 s64 pmu_smi_count(const struct pmu_caps *caps);
 
 /*
@@ -248,8 +271,6 @@ struct pmu_stats {
 #define PMU_OPEN_FREEZE		(1u << 1)	/* DEBUGCTL.FREEZE_PERFMON_ON_PMI while running */
 #define PMU_OPEN_MULTIPLEX	(1u << 2)	/* events that do not fit go to more event sets */
 #define PMU_OPEN_NO_FIXED	(1u << 3)	/* GP counters only */
-#define PMU_OPEN_FREEZE_SMM	(1u << 4)	/* DEBUGCTL.FREEZE_WHILE_SMM while running (Linux
-						 * freeze_on_smi); ignored where not probed */
 
 struct pmu_ops;
 
@@ -261,6 +282,7 @@ struct pmu_ctx {
 	struct pmu_counter ctr[PMU_MAX_EVENTS];
 	u64 used;			/* counters taken, by GLOBAL_CTRL bit */
 	u64 en;				/* GLOBAL_CTRL bits to enable (less throttled ones) */
+	u64 smi_bit;			/* AMD: the GP counter counting SMIs while running, or 0 */
 	u64 fixed_ctrl;			/* IA32_FIXED_CTR_CTRL value */
 	u32 running;			/* between pmu_start and pmu_stop */
 	u32 dead;			/* stuck PMU: counters left disabled */
@@ -353,8 +375,10 @@ s64 pmu_rdpmc_index(const struct pmu_ctx *ctx, int idx);
  * reloads it with -period (full-width write when available), acknowledges
  * the status (and Intel's bits 61-63, counted as unknown); re-enables; and
  * rewrites LVT PC unmasked on every vendor and every exit, also when the
- * context is not running (the APIC, or KVM, masked it on delivery): after
- * re-enabling on Intel big cores, before on Atom cores and AMD. Loops while status is set, at most PMU_OVF_LOOPS passes, then
+ * context is not running (Intel's APIC, and older KVM hosts for AMD
+ * guests, mask it on delivery), where caps->lvt_ack says: on entry,
+ * before re-enabling, or after. Loops while status is set, at most
+ * PMU_OVF_LOOPS passes, then
  * declares the PMU stuck (stats.stuck, counters left off). Returns the
  * number of overflows handled: 0 = not this PMU's NMI (stats.spurious).
  * NMI-safe: yes (it is the NMI path). emit must be NMI-safe too.

@@ -109,21 +109,47 @@ static bool debugctl_bit_works(u64 bit)
 	return ok;
 }
 
-/* Intel Atom cores unmask LVT PC before re-enabling (Linux mid_ack:
- * Gracemont, Crestmont, hybrid E-cores); the big cores after (late_ack,
- * "avoids spurious NMIs on Haswell"). Family 6 models (SDM Vol. 4 ch. 2). */
-static bool intel_atom_core(const struct pmu_caps *caps)
+static bool model_in(const struct pmu_caps *caps, const u8 *models, u32 n)
 {
-	static const u8 atom_models[] = { 0xbe, 0xaf, 0xb6 };
-
-	if (caps->core_type == HYBRID_CORE_ATOM)
-		return true;
 	if (caps->family != 6)
 		return false;
-	for (u32 i = 0; i < ARRAY_SIZE(atom_models); i++)
-		if (caps->model == atom_models[i])
+	for (u32 i = 0; i < n; i++)
+		if (caps->model == models[i])
 			return true;
 	return false;
+}
+
+/*
+ * Where an Intel core unmasks LVT PC in the PMI handler (enum pmu_lvt_ack;
+ * family 6 models from SDM Vol. 4 ch. 2). Early: the big cores before
+ * Haswell (Core 2, Nehalem, Westmere, Sandy Bridge, Ivy Bridge) and the
+ * Atoms Bonnell, Silvermont, Airmont, Goldmont, Goldmont Plus, Tremont.
+ * Mid: the Atoms from Gracemont on (Gracemont, Crestmont, Darkmont:
+ * Clearwater Forest) and every hybrid's E-cores. Late: the rest, the big
+ * cores from Haswell on and what is newer than this list.
+ */
+static enum pmu_lvt_ack intel_lvt_ack(const struct pmu_caps *caps)
+{
+	static const u8 early[] = {
+		0x0f, 0x16, 0x17, 0x1d,			/* Core 2 */
+		0x1a, 0x1e, 0x1f, 0x2e, 0x25, 0x2c, 0x2f, /* Nehalem, Westmere */
+		0x2a, 0x2d, 0x3a, 0x3e,			/* Sandy Bridge, Ivy Bridge */
+		0x1c, 0x26, 0x27, 0x35, 0x36,		/* Bonnell, Saltwell */
+		0x37, 0x4a, 0x4d, 0x5a, 0x5d, 0x4c, 0x75, /* Silvermont, Airmont */
+		0x5c, 0x5f, 0x7a,			/* Goldmont, Goldmont Plus */
+		0x86, 0x96, 0x9c,			/* Tremont */
+	};
+	static const u8 mid[] = {
+		0xbe,					/* Gracemont (Alder Lake-N) */
+		0xaf, 0xb6,				/* Crestmont (Sierra Forest, Grand Ridge) */
+		0xdd,					/* Darkmont (Clearwater Forest) */
+	};
+
+	if (caps->core_type == HYBRID_CORE_ATOM || model_in(caps, mid, ARRAY_SIZE(mid)))
+		return PMU_ACK_MID;
+	if (model_in(caps, early, ARRAY_SIZE(early)))
+		return PMU_ACK_EARLY;
+	return PMU_ACK_LATE;
 }
 
 /* Broadwell client, GT3e, Xeon, Xeon D (Linux: bdw_limit_period). */
@@ -219,10 +245,11 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 		cpuid_r(CPUID_HYBRID, 0, r);
 		caps->core_type = HYBRID_EAX_CORE_TYPE(r[0]);
 	}
-	caps->lvt_unmask_late = !intel_atom_core(caps);
+	caps->lvt_ack = intel_lvt_ack(caps);
 	caps->limit_inst_retired = intel_broadwell(caps);
 	/* SMIs: MSR_SMI_COUNT (SDM Vol. 4, family 6 from Nehalem; KVM emulates
-	 * it), read safely; FREEZE_WHILE_SMM where the bit takes a write. */
+	 * it), read safely. FREEZE_WHILE_SMM where IA32_PERF_CAPABILITIES[12]
+	 * says the CPU has it (SDM 17.4.1) and the bit takes a write. */
 	u64 smi;
 	caps->smi_count = !pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &smi);
 	if (ecx1 & CPUID1_ECX_PDCM) {
@@ -234,7 +261,7 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 	}
 	if (caps->fw_write)
 		caps->gp_fw_base = MSR_IA32_A_PMC0;
-	if (caps->version >= 2)
+	if (caps->version >= 2 && (caps->perf_capabilities & PERF_CAP_SMM_FREEZE))
 		caps->freeze_smm = debugctl_bit_works(DEBUGCTL_FREEZE_WHILE_SMM);
 	/*
 	 * Legacy IA32_PMCx writes take EAX sign-extended from bit 31 (SDM
@@ -297,9 +324,11 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 		caps->gp_ctr_base = MSR_K7_PERFCTR0;
 		caps->stride = 1;
 	}
-	/* AMD: LVT PC is not masked by the PMI, but unmasking early is what
-	 * Linux's generic handler does; KVM masks it anyway (a16eb25b09c0). */
-	caps->lvt_unmask_late = false;
+	/* AMD: after handling, before re-enabling (see pmu/amd.c on LVT PC). */
+	caps->lvt_ack = PMU_ACK_MID;
+	/* SMIs: PMCx02B on Zen 1-5 (pmu_smi_count), on a counter of its own. */
+	caps->smi_count = caps->family >= AMD_SMI_FAMILY_FIRST &&
+			  caps->family <= AMD_SMI_FAMILY_LAST && caps->nr_gp >= 2;
 	caps->fw_owned = firmware_owned(caps);
 	if (!(~caps->fw_owned & ((1ull << caps->nr_gp) - 1)))
 		none(caps, "firmware has every counter enabled: none is free to test");
@@ -374,10 +403,17 @@ bool pmu_cpu_quiesce(const struct pmu_caps *caps)
 			if (!pmu_hw_rdmsr_safe(caps->global_status, &v) && v)
 				pmu_hw_wrmsr_safe(caps->global_ack, v);
 		}
-		u64 frz = (caps->freeze ? DEBUGCTL_FREEZE_PERFMON_ON_PMI : 0) |
-			  (caps->freeze_smm ? DEBUGCTL_FREEZE_WHILE_SMM : 0);
-		if (caps->intel && frz && !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v) && (v & frz))
-			pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, v & ~frz);
+		/* Freeze on PMI off (pmu_open asks for it); freeze in SMM on
+		 * from here on, so no count taken on this CPU, a run's or
+		 * the harness's, includes firmware's SMM time. */
+		if (caps->intel && (caps->freeze || caps->freeze_smm) &&
+		    !pmu_hw_rdmsr_safe(MSR_IA32_DEBUGCTL, &v)) {
+			u64 want = v & ~DEBUGCTL_FREEZE_PERFMON_ON_PMI;
+			if (caps->freeze_smm)
+				want |= DEBUGCTL_FREEZE_WHILE_SMM;
+			if (want != v)
+				pmu_hw_wrmsr_safe(MSR_IA32_DEBUGCTL, want);
+		}
 	}
 	if (!caps->amd)
 		return caps->intel;
@@ -398,7 +434,18 @@ s64 pmu_smi_count(const struct pmu_caps *caps)
 {
 	u64 v;
 
-	if (!caps->smi_count || pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &v))
+	if (!caps->smi_count)
+		return -1;
+	if (caps->amd) {
+		u32 last = caps->nr_gp - 1;
+		u64 want = AMD_EVENT_LS_SMI_RX | EVTSEL_EN;
+		if (pmu_hw_rdmsr_safe(caps->gp_sel_base + last * caps->stride, &v) ||
+		    (v & (EVTSEL_RAW_AMD | EVTSEL_EN)) != want ||
+		    pmu_hw_rdmsr_safe(caps->gp_ctr_base + last * caps->stride, &v))
+			return -1;
+		return (s64)(v & caps->gp_mask);
+	}
+	if (pmu_hw_rdmsr_safe(MSR_SMI_COUNT, &v))
 		return -1;
 	return (s64)(v & 0xffffffffull);	/* bits 31:0 count (SDM Vol. 4) */
 }
@@ -465,9 +512,34 @@ void pmu_restore_state(const struct pmu_caps *c, const struct pmu_state *s,
 	}
 }
 
+const char *pmu_fw_owned_describe(const struct pmu_caps *caps, char *buf, size_t len)
+{
+	if (!caps->fw_owned)
+		buf[0] = 0;
+	else if (caps->kind == PMU_KIND_NONE)
+		/* pmu_cpu_quiesce drives no PMU the probe refused. */
+		ksnprintf(buf, len, "firmware left counters 0x%lx enabled; left as they are: "
+			  "no PMU is driven (%s)", (unsigned long)caps->fw_owned,
+			  caps->none_reason);
+	else
+		ksnprintf(buf, len, "firmware left counters 0x%lx enabled; switched off",
+			  (unsigned long)caps->fw_owned);
+	return buf;
+}
+
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
-	char hv[64] = "", fw[64] = "", core[16] = "";
+	char hv[64] = "", fw[64] = "", core[16] = "", smi[80] = "";
+
+	/* Under KVM MSR_SMI_COUNT counts the SMIs injected into the guest,
+	 * and a guest's PMCx02B runs only in the guest: the host's SMIs
+	 * are not visible either way. */
+	if (!caps->smi_count)
+		strlcpy(smi, caps->amd ? ", SMIs not detectable (before Zen)" : ", SMIs not countable",
+			sizeof(smi));
+	else if (caps->amd || caps->hypervisor)
+		ksnprintf(smi, sizeof(smi), ", SMIs counted%s%s", caps->amd ? " (PMCx02B)" : "",
+			  caps->hypervisor ? ": the guest's only, host SMIs not visible" : "");
 
 	if (caps->hypervisor)
 		ksnprintf(hv, sizeof(hv), " (virtual PMU under hypervisor \"%s\")",
@@ -498,17 +570,19 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 			  caps->freeze ? (caps->freeze_streamlined ? ", streamlined freeze" :
 					  ", freeze on PMI") : "",
 			  caps->freeze_smm ? ", freeze in SMM" : "",
-			  caps->smi_count ? "" : ", SMIs not countable",
+			  smi,
 			  caps->arch_events_unavail & 0x7f ? ", some arch events masked" : "",
 			  caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	default:
-		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s, SMIs not detectable%s%s",
+		ksnprintf(buf, len, "AMD %s, %u counters x %u bits%s%s%s%s",
 			  caps->kind == PMU_KIND_AMD_V2 ? "PerfMonV2 (global ctl/status)" :
 			  caps->kind == PMU_KIND_AMD_CORE_EXT ? "core counter extension" :
 			  "legacy counters",
-			  caps->nr_gp, caps->gp_width, caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
+			  caps->nr_gp, caps->gp_width,
+			  smi,
+			  caps->rdpmc_ok ? "" : ", rdpmc faults", fw, hv);
 		break;
 	}
 	return buf;

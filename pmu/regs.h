@@ -101,6 +101,11 @@
 #define AMD_NR_LEGACY			4
 #define AMD_NR_CORE_EXT			6
 #define AMD_CTR_WIDTH			48		/* APM §13.2.1: 48-bit counters */
+/* PMCx02B LsSmiRx: SMIs received (AMD PPRs for families 17h, 19h, 1Ah:
+ * Zen 1-5; Hygon family 18h is Zen). */
+#define AMD_EVENT_LS_SMI_RX		0x2b
+#define AMD_SMI_FAMILY_FIRST		0x17
+#define AMD_SMI_FAMILY_LAST		0x1a
 #define MSR_AMD64_DE_CFG		0xc0011029
 #define   DE_CFG_LFENCE_SERIALIZE	(1ull << 1)	/* LFENCE dispatch-serializing */
 

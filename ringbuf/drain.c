@@ -116,8 +116,9 @@ void bp_drain(struct bp_ring *const *rings, uint32_t nr, uint64_t sample_type, b
 			stats.skipped_busy++;
 			return;
 		}
-	} else {
-		console_lock_output();
+	} else if (!console_lock_output()) {
+		stats.skipped_busy++;		/* the console says who held it */
+		return;
 	}
 	for (u32 cpu = 0; cpu < nr && cpu < STREAM_MAX_CPUS; cpu++) {
 		struct bp_ring *rb = rings[cpu];

@@ -97,6 +97,8 @@ TESTS = [
     dict(name="apic_x2apic_reenable", qemu_args=["-cpu", "max"],
          append="events=none app=test_timers -- x2apic"),
     dict(name="hpet_route_range", append="events=none app=test_timers -- route"),
+    dict(name="hpet_setup", append="events=none app=test_timers -- hpet",
+         log_expect=[r"^hpet: .*; LegacyReplacement was on: turned off"]),
     dict(name="hpet_counter32_wrap", append="events=none app=test_timers -- counter32"),
     dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
     dict(name="timers_dead_clock", kind="expect", exit=0,
@@ -126,6 +128,8 @@ TESTS = [
     dict(name="smp1", smp=1, append="app=test_smp -- cpus=1"),
     dict(name="smp2", smp=2, append="app=test_smp -- cpus=2"),
     dict(name="smp4", smp=4, append="app=test_smp -- cpus=4"),
+    dict(name="smp2_console_lock", smp=2, append="events=none app=test_smp -- console",
+         log_expect=[r"^console: cpu 0 gave up on the output lock after \d+ ms, held by cpu 1"]),
     # An AP the boot CPU gave up on may still wake (a busy host delays its
     # vCPU): it must park in the trampoline, never run the kernel.
     dict(name="smp4_refused_aps_park", smp=4, append="ap_wait_ms=0 app=test_smp -- parked=3"),
@@ -385,6 +389,11 @@ def _variant(base, prefix, events_none=False, **kw):
 TESTS += [_variant(b, "x2apic_", qemu_args=["-cpu", "max"], log_expect=[r"^apic: x2APIC"],
                    min_qemu=(8, 1), min_qemu_why="x2APIC under TCG")
           for b in _X2APIC_BASES]
+# The x2APIC ICR write with an Intel vendor string: the MFENCE;LFENCE path
+# (test_smp's "x2APIC ICR fence"; AMD's writes need none).
+TESTS += [_variant("smp2", "x2apic_intel_", qemu_args=["-cpu", "max,vendor=GenuineIntel"],
+                   log_expect=[r"^apic: x2APIC"], min_qemu=(8, 1),
+                   min_qemu_why="x2APIC under TCG")]
 TESTS += [_variant(b, "nohpet_", qemu_args=["-machine", "q35,hpet=off"], events_none=True,
                    log_expect=[r"^tsc: .*\((ACPI PM timer|PIT) calibration\)"])
           for b in _NO_HPET_BASES]

@@ -35,6 +35,8 @@ static u32 error_count;
 static u32 ipi_timeouts;		/* IPIs still pending after IPI_WAIT_MS */
 static u64 stray_count;
 static u64 stray_seen[4];		/* vectors already reported */
+static bool icr_fence;			/* x2APIC ICR writes need MFENCE;LFENCE (not AMD) */
+static u64 icr_fences;			/* ... done since boot, all CPUs */
 
 static u32 xapic_read(u32 reg) { return xapic_mmio[reg / 4]; }
 static void xapic_write(u32 reg, u32 val) { xapic_mmio[reg / 4] = val; }
@@ -62,9 +64,20 @@ static u32 x2apic_read(u32 reg) { return rdmsr(X2APIC_MSR(reg)); }
 static void x2apic_write(u32 reg, u32 val) { wrmsr(X2APIC_MSR(reg), val); }
 static u32 x2apic_id(void) { return x2apic_read(APIC_ID); }
 
+/*
+ * One MSR write, no delivery-status bit to poll (SDM 11.12.9). WRMSR to
+ * the x2APIC registers is not serializing (SDM Vol. 2B WRMSR): on Intel
+ * the IPI may reach its target before the stores that came before it
+ * (smp_call's mailbox: the function, its argument) are visible there.
+ * MFENCE makes them visible, LFENCE keeps the WRMSR from starting before
+ * (Linux's weak_wrmsr_fence). AMD orders the write after older stores.
+ */
 static int x2apic_send_icr(u32 dest, u32 low)
 {
-	/* One MSR write, no delivery-status bit to poll (SDM 11.12.9). */
+	if (icr_fence) {
+		mfence_lfence();
+		__atomic_add_fetch(&icr_fences, 1, __ATOMIC_RELAXED);
+	}
 	wrmsr(X2APIC_MSR(APIC_ICR), ((u64)dest << 32) | low);
 	return 0;
 }
@@ -77,6 +90,7 @@ static const struct apic_ops x2apic_ops = {
 };
 
 bool apic_is_x2apic(void) { return ops == &x2apic_ops; }
+u64 apic_icr_fences(void) { return __atomic_load_n(&icr_fences, __ATOMIC_RELAXED); }
 u32 apic_id(void) { return ops->id(); }
 u32 apic_read(u32 reg) { return ops->read(reg); }
 void apic_write(u32 reg, u32 val) { ops->write(reg, val); }
@@ -218,6 +232,8 @@ void apic_init(void)
 			wrmsr(MSR_IA32_APIC_BASE, base);
 		}
 		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_X2APIC);
+		icr_fence = strcmp(cpu_features.vendor, "AuthenticAMD") &&
+			    strcmp(cpu_features.vendor, "HygonGenuine");
 		ops = &x2apic_ops;
 	} else {
 		wrmsr(MSR_IA32_APIC_BASE, (base | APIC_BASE_ENABLE) & ~APIC_BASE_X2APIC);

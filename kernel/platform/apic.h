@@ -74,6 +74,10 @@ u64 apic_stray_count(void);
 /* Send an IPI: delivery | vector | shorthand; dest is an APIC id (ignored
  * with a shorthand). Waits for xAPIC delivery, bounded. Returns 0 or -E_BUSY. */
 int apic_send_ipi(u32 dest, u32 icr_low);
+/* x2APIC ICR writes fenced with MFENCE;LFENCE since boot, all CPUs: every
+ * IPI on Intel, none on AMD (its x2APIC writes are ordered) or in xAPIC
+ * mode (an uncached MMIO store). */
+u64 apic_icr_fences(void);
 /* The LVT performance-counter entry (SDM Vol. 3A 11.5.1), for the PMU
  * driver (pmu_lvtpc_read/write, pmu/pmu.h). NMI-safe. */
 u32 apic_lvtpc_read(void);

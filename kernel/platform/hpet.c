@@ -37,6 +37,7 @@
 #define   GCAP_PERIOD_FS(c)	((c) >> 32)
 #define HPET_GEN_CONF	0x010
 #define   CONF_ENABLE		(1ul << 0)
+#define   CONF_LEG_RT		(1ul << 1)	/* LegacyReplacement: timers 0/1 on IRQ0/8 */
 #define HPET_MAIN_CNT	0x0f0
 #define HPET_TN_CONF(n)	(0x100 + 0x20 * (n))
 #define   TN_INT_ENB		(1ul << 2)
@@ -46,6 +47,8 @@
 #define HPET_TN_CMP(n)	(0x108 + 0x20 * (n))
 
 #define FS_PER_S	1000000000000000ul
+#define ARM_MARGIN_US	50	/* the first expiry is at least this far: a few writes */
+#define ARM_TRIES	5	/* the last waits 5 s */
 
 static volatile u8 *mmio;
 static u64 hz;
@@ -99,9 +102,14 @@ bool hpet_init(void)
 	ext_last = rd32(HPET_MAIN_CNT);
 	for (u32 n = 0; n < ntimers; n++)
 		wr(HPET_TN_CONF(n), rd(HPET_TN_CONF(n)) & ~TN_INT_ENB);
-	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
-	kprintf("hpet: %lu.%03lu MHz, %u comparators, %s counter\n", hz / 1000000,
-		hz / 1000 % 1000, ntimers, cap & GCAP_COUNT_64 ? "64-bit" : "32-bit");
+	/* LegacyReplacement (spec 2.3.5.1) sends timers 0 and 1 to IRQ0 and
+	 * IRQ8 whatever their routing says, so the comparator the soft PMU
+	 * picks would never reach its NMI pin: firmware may leave it on. */
+	u64 conf = rd(HPET_GEN_CONF);
+	wr(HPET_GEN_CONF, (conf & ~CONF_LEG_RT) | CONF_ENABLE);
+	kprintf("hpet: %lu.%03lu MHz, %u comparators, %s counter%s\n", hz / 1000000,
+		hz / 1000 % 1000, ntimers, cap & GCAP_COUNT_64 ? "64-bit" : "32-bit",
+		conf & CONF_LEG_RT ? "; LegacyReplacement was on: turned off" : "");
 	return true;
 }
 
@@ -293,20 +301,33 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	nmi_gsi = gsi;
 	nmi_timer = n;
 
-	ioapic_mask(gsi, false);
-	/* With the main counter halted, so the first expiry is exactly `ticks`
-	 * away: comparator first (interrupt off), then enable. */
 	/* A 32-bit counter: the comparator is 32 bits too (32MODE makes a
 	 * 64-bit-capable timer compare that way; ignored where fixed). */
 	nmi_conf = TN_INT_ENB | TN_ROUTE(gsi) | (counter32 ? TN_32MODE_CNF : 0);
-	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) & ~CONF_ENABLE);
-	wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
-	nmi_first = hpet_read() + ticks;
-	nmi_epoch = nmi_first >> 32;
-	nmi_armed = ~nmi_first;			/* forces a two-half write */
-	set_comparator(n, nmi_first);
-	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
-	return 0;
+	ioapic_mask(gsi, false);
+	/* The main counter keeps running (it is the clock): the first expiry
+	 * is at least ARM_MARGIN_US away, comparator written with its
+	 * interrupt off, then enabled. Should the counter pass it before the
+	 * interrupt was on (a vCPU held off that long), the start is undone
+	 * as hpet_nmi_stop does (an NMI already sent is claimed as an echo)
+	 * and tried again, ten times further away each time. */
+	u64 margin = hz / 1000000 * ARM_MARGIN_US;
+	for (u32 tries = 0;; tries++, margin *= 10) {
+		wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
+		nmi_first = hpet_read() + MAX(ticks, margin);
+		nmi_epoch = nmi_first >> 32;
+		nmi_armed = ~nmi_first;		/* forces a two-half write */
+		set_comparator(n, nmi_first);
+		wr32(HPET_TN_CONF(n), nmi_conf);
+		if (hpet_read() < nmi_first)
+			return 0;
+		hpet_nmi_stop();
+		if (tries == ARM_TRIES)
+			return -E_BUSY;
+		nmi_timer = n;
+		nmi_count = nmi_merged = nmi_due = 0;
+		ioapic_mask(gsi, false);
+	}
 }
 
 void hpet_nmi_stop(void)

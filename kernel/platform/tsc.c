@@ -10,6 +10,7 @@
  * Call after acpi_init and hpet_init.
  */
 #include "kernel/kernel.h"
+#include "kernel/console.h"
 #include "kernel/boot.h"
 #include "kernel/platform/acpi.h"
 #include "kernel/platform/apic.h"
@@ -152,6 +153,7 @@ void tsc_init(void)
 
 	for (size_t i = 0; i < ARRAY_SIZE(sources) && !tsc_hz; i++)
 		tsc_hz = sources[i]();
+	console_set_tsc_hz(tsc_hz);
 }
 
 u64 tsc_to_ns(u64 ticks)

@@ -15,8 +15,10 @@
  *   freeze     DEBUGCTL.FREEZE_PERFMON_ON_PMI is set only while a context
  *              asks for it, and only where the probe's safe write took it
  *              (KVM refuses it: SKIP with that reason)
- *   smi        MSR_SMI_COUNT reads and never goes back (Intel; AMD: SKIP,
- *              SMIs not detectable)
+ *   smm        DEBUGCTL.FREEZE_WHILE_SMM is on from boot where the probe
+ *              offers it (IA32_PERF_CAPABILITIES[12]; KVM: SKIP)
+ *   smi        the SMI count reads and never goes back (Intel MSR_SMI_COUNT;
+ *              AMD Zen PMCx02B beside a running context; before Zen: SKIP)
  *
  * Run with events=none: the test opens the counters itself.
  */
@@ -134,6 +136,7 @@ static void check_sample(void)
 
 #define MSR_DEBUGCTL		0x1d9
 #define DEBUGCTL_FREEZE		(1ull << 12)
+#define DEBUGCTL_FREEZE_SMM	(1ull << 14)
 
 static void check_firmware_state(void)
 {
@@ -183,20 +186,46 @@ static void check_freeze(void)
 	       (unsigned long)during, (unsigned long)after);
 }
 
+static void check_smm_freeze(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+	u64 v = 0;
+
+	if (!c->freeze_smm) {
+		report_skip("DEBUGCTL.FREEZE_WHILE_SMM: %s", !c->intel ? "not an Intel PMU" :
+			    "not offered (IA32_PERF_CAPABILITIES[12] clear, or the write refused)");
+		return;
+	}
+	rdmsr_safe(MSR_DEBUGCTL, &v);
+	report(v & DEBUGCTL_FREEZE_SMM, "FREEZE_WHILE_SMM on since boot (DEBUGCTL 0x%lx)",
+	       (unsigned long)v);
+}
+
 static void check_smi(void)
 {
 	const struct pmu_caps *c = &pmu_boot_caps;
+	struct pmu_ctx ctx;
+	struct pmu_event_attr a;
+	char err[160];
 
 	if (!c->smi_count) {
-		report_skip("MSR_SMI_COUNT: %s", c->amd ? "SMIs not detectable on AMD" :
-			    "the MSR does not read on this CPU");
+		report_skip("SMI count: %s", c->amd ? "AMD before Zen has no SMI event" :
+			    "MSR_SMI_COUNT does not read on this CPU");
 		return;
 	}
-	s64 a = pmu_smi_count(c);
+	/* AMD counts SMIs beside a running context (one event leaves the
+	 * last counter free). */
+	bool ctx_on = c->amd && !pmu_event_parse("instructions", c, &a, err, sizeof(err)) &&
+		      !pmu_open(&ctx, c, &a, 1, c->rdpmc_ok ? 0 : PMU_OPEN_RDMSR, err, sizeof(err));
+	if (ctx_on)
+		pmu_start(&ctx);
+	s64 x = pmu_smi_count(c);
 	dec_loop(10000000);
-	s64 b = pmu_smi_count(c);
-	report(a >= 0 && b >= a, "MSR_SMI_COUNT reads and does not go back (%ld, then %ld)",
-	       (long)a, (long)b);
+	s64 y = pmu_smi_count(c);
+	if (ctx_on)
+		pmu_stop(&ctx);
+	report(x >= 0 && y >= x, "%s reads and does not go back (%ld, then %ld)",
+	       c->amd ? "PMCx02B (LsSmiRx)" : "MSR_SMI_COUNT", (long)x, (long)y);
 }
 
 static int test_pmu_hw_main(int argc, char **argv)
@@ -208,6 +237,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 		report_skip("no PMU on this machine: PMI sampling");
 		report_skip("no PMU on this machine: counters off after boot");
 		report_skip("no PMU on this machine: freeze on PMI");
+		report_skip("no PMU on this machine: freeze in SMM");
 		report_skip("no PMU on this machine: SMI count");
 		return report_summary();
 	}
@@ -216,6 +246,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 	check_sample();
 	check_firmware_state();
 	check_freeze();
+	check_smm_freeze();
 	check_smi();
 	return report_summary();
 }

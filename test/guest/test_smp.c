@@ -5,6 +5,8 @@
  *   -- cpus=N        expect N CPUs online, run work on each
  *   -- panic         cpu 1 panics while the others spin; the runner checks
  *                    that every other CPU reports where it was
+ *   -- console       cpu 1 holds the console lock: a writer gives up after a
+ *                    bounded wait, and the next holder says so
  *   -- parked=N      (boot with ap_wait_ms=0) N CPUs woke, were refused and
  *                    parked without running the kernel; NMIs broadcast to
  *                    them (as the soft PMU and a panic do) leave them parked
@@ -43,6 +45,107 @@ static void whoami(void *arg)
 	__atomic_add_fetch(&arrived, 1, __ATOMIC_RELAXED);
 }
 
+static volatile u64 got_arg;
+
+static void take_arg(void *arg)
+{
+	got_arg = (u64)arg;
+}
+
+/* x2APIC ICR fence: on Intel every IPI's WRMSR comes after MFENCE;LFENCE,
+ * so the target sees the mailbox written before it; AMD needs none. */
+static void check_icr_fence(u32 cpu)
+{
+	bool amd = !strcmp(cpu_features.vendor, "AuthenticAMD") ||
+		   !strcmp(cpu_features.vendor, "HygonGenuine");
+	bool want = apic_is_x2apic() && !amd;
+	u64 f0 = apic_icr_fences();
+	u32 right = 0;
+
+	for (u64 i = 1; i <= 100; i++)
+		if (!smp_call(cpu, take_arg, (void *)i, true) && got_arg == i)
+			right++;
+	u64 fences = apic_icr_fences() - f0;
+	report(right == 100 && (want ? fences >= 100 : fences == 0),
+	       "x2APIC ICR fence: %lu ICR writes fenced over 100 calls (%s, %s), each saw its own "
+	       "argument (%u)", fences, apic_is_x2apic() ? "x2APIC" : "xAPIC", cpu_features.vendor,
+	       right);
+}
+
+static volatile u32 release, held, ran;
+
+static void hold_irqs_off(void *arg)
+{
+	(void)arg;
+	irq_disable();
+	held = 1;
+	while (!release)
+		cpu_relax();
+}
+
+static void mark_ran(void *arg)
+{
+	(void)arg;
+	ran++;
+}
+
+/* A CPU that never takes a call (interrupts off): smp_call(wait) gives up
+ * after SMP_CALL_TAKE_MS with -E_TIMEDOUT and withdraws the call, which
+ * never runs; once the CPU is back, calls work again. */
+static void check_call_bound(u32 cpu)
+{
+	release = held = ran = 0;
+	smp_call(cpu, hold_irqs_off, NULL, false);
+	while (!held)
+		cpu_relax();
+	u64 t0 = rdtsc_ordered();
+	int err = smp_call(cpu, mark_ran, NULL, true);
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+	release = 1;
+	while (!smp_call_done(cpu))
+		cpu_relax();
+	report(err == -E_TIMEDOUT && ms >= SMP_CALL_TAKE_MS && ms < 4 * SMP_CALL_TAKE_MS,
+	       "smp_call to a CPU with interrupts off gives up after %lu ms: %s", ms,
+	       smp_call_why(err));
+	report(ran == 0, "the withdrawn call never ran");
+	report(!smp_call(cpu, mark_ran, NULL, true) && ran == 1,
+	       "the CPU takes calls again once its interrupts are on");
+}
+
+static void hold_console(void *arg)
+{
+	(void)arg;
+	if (!console_lock_output())
+		return;
+	held = 1;
+	while (!release)
+		cpu_relax();
+	console_unlock_output();
+}
+
+/* The console lock held by a CPU that does not let go: a writer gives up
+ * after a bounded wait and writes nothing; the next holder says who
+ * waited for whom (the runner checks that line). */
+static void check_console_lock(void)
+{
+	if (smp_cpus() < 2) {
+		report(false, "the console lock test needs at least 2 CPUs");
+		return;
+	}
+	release = held = 0;
+	smp_call(1, hold_console, NULL, false);
+	while (!held)
+		cpu_relax();
+	u64 t0 = rdtsc_ordered();
+	int n = kprintf("this line waits for cpu 1 and is dropped\n");
+	u64 ms = tsc_to_ns(rdtsc_ordered() - t0) / 1000000;
+	release = 1;
+	while (!smp_call_done(1))
+		cpu_relax();
+	report(n == 0 && ms >= 1000 && ms < 60000,
+	       "a writer gave up on the console lock held by cpu 1 after %lu ms", ms);
+}
+
 static void check_cpus(u64 want)
 {
 	u32 n = smp_cpus();
@@ -69,6 +172,8 @@ static void check_cpus(u64 want)
 		       "smp_call runs a function on the last CPU (%u) and waits", n - 1);
 		report(smp_call(n + 5, whoami, NULL, true) == -E_NOENT,
 		       "smp_call to a CPU that does not exist fails cleanly");
+		check_icr_fence(n - 1);
+		check_call_bound(n - 1);
 	} else {
 		report_skip("one CPU: no cross-CPU calls to test");
 	}
@@ -125,6 +230,10 @@ static int test_smp_main(int argc, char **argv)
 		return report_summary();
 	}
 
+	if (argc > 1 && !strcmp(argv[1], "console")) {
+		check_console_lock();
+		return report_summary();
+	}
 	if (argc > 1 && !strcmp(argv[1], "panic")) {
 		if (smp_cpus() < 2) {
 			report(false, "the panic test needs at least 2 CPUs");

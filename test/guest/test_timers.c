@@ -21,6 +21,9 @@
  *   -- route      HPET NMIs to an APIC id the IOAPIC cannot address fail
  *   -- counter32  the HPET main counter read as 32 bits across its wrap:
  *                 time stays monotonic, NMIs keep their period
+ *   -- hpet       LegacyReplacement left on by firmware is turned off by
+ *                 hpet_init; starting and stopping HPET NMIs never halts
+ *                 the main counter (no clock time is lost)
  *   -- tiny       a one-tick HPET period (10 ns, shorter than one NMI):
  *                 the re-arm skips to a future expiry instead of chasing
  *                 the counter forever, and counts the expiries it skipped
@@ -511,6 +514,32 @@ static void check_dead_clock(void)
 	       "after %lu ms (rate %lu)", ms, hz);
 }
 
+#define HPET_GEN_CONF_REG	0x10
+#define   HPET_LEG_RT		(1ul << 1)
+
+static void check_hpet_setup(void)
+{
+	volatile u64 *conf = (volatile u64 *)(acpi->hpet.addr + HPET_GEN_CONF_REG);
+
+	*conf |= HPET_LEG_RT;		/* as firmware may leave it */
+	bool ok = hpet_init();
+	report(ok && !(*conf & HPET_LEG_RT) && (*conf & 1),
+	       "hpet_init turns LegacyReplacement off, the counter on (GEN_CONF 0x%lx)", *conf);
+	/* Start/stop pairs with a period that never expires: the HPET keeps
+	 * time with the TSC throughout (a halt per start would lose some). */
+	u64 h0 = hpet_read(), t0 = rdtsc_ordered();
+	u32 started = 0;
+	for (int i = 0; i < 2000; i++) {
+		started += !hpet_nmi_start(HPET_NMI_MAX_TICKS, apic_id(), record_rip, NULL);
+		hpet_nmi_stop();
+	}
+	u64 h1 = hpet_read(), t1 = rdtsc_ordered();
+	u64 hpet_ns = (h1 - h0) * 1000000000ul / hpet_hz(), tsc_ns = tsc_to_ns(t1 - t0);
+	report(started == 2000 && hpet_ns * 1000 >= tsc_ns * 995,
+	       "2000 HPET NMI starts: the main counter kept time (%lu us by the HPET, %lu us by "
+	       "the TSC)", hpet_ns / 1000, tsc_ns / 1000);
+}
+
 static int test_timers_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "rates";
@@ -538,6 +567,8 @@ static int test_timers_main(int argc, char **argv)
 		check_leftover();
 	} else if (!strcmp(what, "deadclock")) {
 		check_dead_clock();
+	} else if (!strcmp(what, "hpet")) {
+		check_hpet_setup();
 	} else if (!strcmp(what, "tiny")) {
 		check_tiny_period();
 	} else {

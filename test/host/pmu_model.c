@@ -35,8 +35,9 @@
  *  - Reset: GLOBAL_CTRL has the GP enable bits set (SDM 21.2.2; KVM
  *    kvm_pmu_refresh).
  *  - DEBUGCTL.FREEZE_WHILE_SMM (bit 14) exists when PERF_CAPABILITIES[12]
- *    says so (SDM 17.4.1, 21.8); MSR_SMI_COUNT (0x34) counts SMIs,
- *    read-only (SDM Vol. 4).
+ *    says so (SDM 17.4.1, 21.8): set, no counter counts while in SMM;
+ *    clear, the cycles SMM takes are counted (at CPL 0); MSR_SMI_COUNT
+ *    (0x34) counts SMIs, read-only (SDM Vol. 4).
  *  - Haswell and later (unmask_refires): an LVT PC unmask while the
  *    counters are globally disabled, in a PMI handler that acknowledged an
  *    overflow, raises another, spurious PMI; Linux unmasks after
@@ -62,6 +63,8 @@
  *  - PerfMonV2: PerfCntrGlobalStatus 0xC0000300 (read-only), GlobalCtl
  *    0xC0000301, StatusClr 0xC0000302, StatusSet 0xC0000303.
  *  - No LVT mask on PMI (Linux amd_pmu_v2_handle_irq).
+ *  - Zen 1-5 (families 17h-1Ah): PMCx02B LsSmiRx counts SMIs received
+ *    (the PPRs); there is no MSR_SMI_COUNT.
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
  *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
  *    init_amd sets it; APM Vol. 3 LFENCE).
@@ -138,6 +141,19 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 			      .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
 			      .smm_freeze = true, .unmask_refires = true, .bdw_errata = true },
+	[MODEL_INTEL_SNB] = { .name = "intel-snb", .intel = true, .family = 6, .model = 0x2a,
+			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
+			      .fixed_width = 48, .ebx_len = 7, .pdcm = true },
+	[MODEL_INTEL_TREMONT] = { .name = "intel-tremont", .intel = true, .family = 6, .model = 0x86,
+				  .version = 5, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
+				  .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
+	[MODEL_INTEL_GRACEMONT] = { .name = "intel-gracemont", .intel = true, .family = 6,
+				    .model = 0xbe, .version = 5, .nr_gp = 6, .gp_width = 48,
+				    .nr_fixed_edx = 3, .fixed_width = 48, .ebx_len = 8, .pdcm = true,
+				    .fw_write = true },
+	[MODEL_INTEL_CWF] = { .name = "intel-cwf", .intel = true, .family = 6, .model = 0xdd,
+			      .version = 5, .nr_gp = 8, .gp_width = 48, .nr_fixed_edx = 3,
+			      .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
 	[MODEL_AMD_LEGACY] = { .name = "amd-legacy", .amd = true, .family = 0x10, .model = 2 },
 	[MODEL_AMD_CORE_EXT] = { .name = "amd-core-ext", .amd = true, .family = 0x15, .model = 2,
 				 .core_ext = true },
@@ -269,6 +285,7 @@ static enum model_signal amd_signal(const struct pmu_model *m, mu64 sel)
 		if (ev == 0x087 && um == 0x02) return SIG_FE_STALL;	/* Zen1 */
 		if (ev == 0x087 && um == 0x01) return SIG_BE_STALL;
 		if (ev == 0x0a9 && um == 0x00) return SIG_FE_STALL;	/* Zen2+ */
+		if (ev == 0x02b && m->cfg.family <= 0x1a) return SIG_SMI;	/* LsSmiRx */
 	}
 	return SIG_COUNT;
 }
@@ -344,6 +361,8 @@ static void deliver_nmi(struct pmu_model *m)
 		m->pmi_delivered++;
 		m->in_nmi = true;
 		m->acked_in_nmi = false;
+		m->ack_seen = ACK_NONE;
+		m->status_read_in_nmi = false;
 		if (m->nmi)
 			m->nmi(m, m->nmi_arg);
 		m->in_nmi = false;
@@ -479,6 +498,24 @@ void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles)
 		ncycles -= step(m, c, ncycles);
 }
 
+void model_smi(struct pmu_model *m, mu64 ncycles)
+{
+	struct model_cycle c = { 0 }, rx = { .n = { [SIG_SMI] = 1 } };
+	int cpl = m->cpl;
+
+	m->smi_count++;
+	if (m->cfg.intel && (m->debugctl & DBG_FREEZE_SMM)) {
+		m->tsc += ncycles;		/* frozen: time passes, nothing counts */
+		return;
+	}
+	m->cpl = 0;
+	if (ncycles) {
+		model_run(m, &rx, 1);		/* received in its first cycle */
+		model_run(m, &c, ncycles - 1);
+	}
+	m->cpl = cpl;
+}
+
 void model_retire(struct pmu_model *m, mu64 ninsns)
 {
 	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
@@ -506,6 +543,7 @@ static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 		*val = m->fixed_ctrl;
 	} else if (v2 && msr == I_STATUS) {
 		*val = m->global_status | m->stuck_status;
+		m->status_read_in_nmi |= m->in_nmi;
 	} else if (v2 && msr == I_CTRL) {
 		*val = m->global_ctrl;
 	} else if (v2 && msr == I_OVF_CTRL) {
@@ -635,8 +673,10 @@ static int amd_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 
 	if (i >= 0)
 		*val = ctl ? m->evtsel[i] : m->gp[i];
-	else if (m->cfg.perfmon_v2 && msr == A_STATUS)
+	else if (m->cfg.perfmon_v2 && msr == A_STATUS) {
 		*val = m->global_status | m->stuck_status;
+		m->status_read_in_nmi |= m->in_nmi;
+	}
 	else if (m->cfg.perfmon_v2 && msr == A_CTL)
 		*val = m->global_ctrl;
 	else if (m->cfg.perfmon_v2 && (msr == A_CLR || msr == A_SET))
@@ -851,12 +891,27 @@ mu32 pmu_lvtpc_read(void)
 	return pmu_model->lvtpc;
 }
 
+/* Are the counters enabled as a whole (GLOBAL_CTRL, or without one any
+ * PERFEVTSEL.EN)? */
+static bool model_counting_enabled(const struct pmu_model *m)
+{
+	if (has_global(m))
+		return m->global_ctrl != 0;
+	for (mu32 i = 0; i < m->nr_gp; i++)
+		if (m->evtsel[i] & EV_EN)
+			return true;
+	return false;
+}
+
 void pmu_lvtpc_write(mu32 v)
 {
 	struct pmu_model *m = pmu_model;
 	bool unmask = (m->lvtpc & LVT_MASK) && !(v & LVT_MASK);
 
 	handler_time(m);
+	if (m->in_nmi && !(v & LVT_MASK) && m->ack_seen == ACK_NONE)
+		m->ack_seen = !m->status_read_in_nmi ? ACK_EARLY :
+			      model_counting_enabled(m) ? ACK_LATE : ACK_MID;
 	m->lvtpc = v;
 	/* unmask_refires: a PMI with no overflow behind it, delivered once
 	 * the current NMI returns. */

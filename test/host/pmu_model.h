@@ -36,12 +36,18 @@ enum model_flavour {
 	MODEL_KVM_AMD,		/* KVM on AMD: core ext, masks LVT PC on each PMI */
 	MODEL_KVM_AMD_V2,	/* KVM on AMD with PerfMonV2 */
 	MODEL_INTEL_BDW,	/* Broadwell: v3, INST_RETIRED.ALL period errata */
+	MODEL_INTEL_SNB,	/* Sandy Bridge: v3, LVT PC unmasked early */
+	MODEL_INTEL_TREMONT,	/* Tremont (Atom): v5, LVT PC unmasked early */
+	MODEL_INTEL_GRACEMONT,	/* Gracemont (Alder Lake-N): v5, unmasked mid-handler */
+	MODEL_INTEL_CWF,	/* Clearwater Forest (Darkmont, 0xDD): v5, unmasked mid-handler */
 	MODEL_FLAVOURS,
 };
 
 enum model_signal {
 	SIG_CYCLES, SIG_REF_CYCLES, SIG_INSTRUCTIONS, SIG_BRANCHES, SIG_BRANCH_MISSES,
-	SIG_LLC_REF, SIG_LLC_MISS, SIG_SLOTS, SIG_FE_STALL, SIG_BE_STALL, SIG_COUNT,
+	SIG_LLC_REF, SIG_LLC_MISS, SIG_SLOTS, SIG_FE_STALL, SIG_BE_STALL,
+	SIG_SMI,		/* an SMI received (AMD Zen PMCx02B; model_smi) */
+	SIG_COUNT,
 };
 
 /* What happens in one cycle (cycles and ref-cycles are always 1). */
@@ -111,6 +117,11 @@ struct pmu_model {
 	void (*nmi)(struct pmu_model *m, void *arg);
 	void *nmi_arg;
 	bool in_nmi, nmi_pending;
+	/* Where the last NMI first wrote LVT PC unmasked: before it read the
+	 * overflow status (early), with the counters still disabled (mid),
+	 * or after re-enabling them (late); none if it did not. */
+	enum { ACK_NONE, ACK_EARLY, ACK_MID, ACK_LATE } ack_seen;
+	bool status_read_in_nmi;
 	bool acked_in_nmi;		/* this NMI cleared an overflow bit */
 	/* Work the test wants to happen inside the NMI handler (freeze tests). */
 	mu64 stuck_status;		/* ORed into GLOBAL_STATUS on every read */
@@ -147,6 +158,10 @@ const struct model_cfg *model_preset(enum model_flavour f);
 void model_init(struct pmu_model *m, const struct model_cfg *cfg);
 /* Run ncycles identical cycles, delivering PMIs as overflows happen. */
 void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
+/* An SMI: MSR_SMI_COUNT (Intel) goes up, one cycle signals SIG_SMI (AMD
+ * Zen's PMCx02B), then ncycles in SMM, counted unless
+ * DEBUGCTL.FREEZE_WHILE_SMM is set (nothing retires). */
+void model_smi(struct pmu_model *m, mu64 ncycles);
 /* ninsns cycles retiring one instruction each (and nothing else). */
 void model_retire(struct pmu_model *m, mu64 ninsns);
 /* What firmware may leave behind at hand-off (checked against Linux's

@@ -261,8 +261,8 @@ static void every_cpu_probes(void **state)
 				 e.gp_width, e.fixed_bitmap, e.fixed_width, e.version, e.core_type);
 		if (e.core_type == 0x20) {
 			hybrid_e++;
-			if (caps.lvt_unmask_late)
-				fail_msg("%s: an Atom core unmasks LVT PC late", r->name);
+			if (caps.lvt_ack != PMU_ACK_MID)
+				fail_msg("%s: an Atom core does not unmask LVT PC mid-handler", r->name);
 		} else if (e.core_type == 0x40) {
 			hybrid_p++;
 		}

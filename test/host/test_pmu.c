@@ -173,14 +173,16 @@ static void probe(void **state)
 	assert_int_equal(caps.freeze_smm, smm);
 	assert_int_equal(contains(line, "freeze"), frz);
 	assert_int_equal(contains(line, "freeze in SMM"), smm);
-	assert_int_equal(caps.smi_count, cfg->intel);
+	bool smi = cfg->intel || (cfg->family >= 0x17 && cfg->family <= 0x1a);
+	assert_int_equal(caps.smi_count, smi);
 	M.smi_count = 5;
-	assert_int_equal(pmu_smi_count(&caps), cfg->intel ? 5 : -1);
-	assert_int_equal(contains(line, cfg->intel ? "SMIs not countable" : "SMIs not detectable"),
-			 !cfg->intel);
+	assert_int_equal(pmu_smi_count(&caps), cfg->intel ? 5 : -1);	/* AMD: none running */
+	assert_int_equal(contains(line, "SMIs not countable") || contains(line, "SMIs not detectable"),
+			 !smi);
+	assert_int_equal(contains(line, "host SMIs not visible"), smi && cfg->hypervisor);
 	/* The probe used only the _safe accessors; the faults it took are
 	 * the DEBUGCTL bits this CPU refuses, each a #GP. */
-	unsigned want = cfg->intel && cfg->version >= 2 ? !frz + !smm : 0;
+	unsigned want = cfg->intel && cfg->version >= 2 ? !frz + (cfg->smm_freeze && !smm) : 0;
 	assert_int_equal(M.faults, want);
 	if (want)
 		assert_true(contains(M.last_fault, "IA32_DEBUGCTL"));
@@ -556,10 +558,10 @@ static void freeze_on_pmi(void **state)
 	for (int frz = 0; frz < 2; frz++) {
 		memset(&log_, 0, sizeof(log_));
 		unsigned faults = M.faults;
-		open_n(a, 2, frz ? PMU_OPEN_FREEZE | PMU_OPEN_FREEZE_SMM : 0);
+		open_n(a, 2, frz ? PMU_OPEN_FREEZE : 0);
 		pmu_start(&ctx);
 		assert_int_equal(!!(M.debugctl & (1ull << 12)), frz && caps.freeze);
-		assert_int_equal(!!(M.debugctl & (1ull << 14)), frz && caps.freeze_smm);
+		assert_int_equal(!!(M.debugctl & (1ull << 14)), caps.freeze_smm);
 		model_retire(&M, 999);
 		/* 7 instructions "inside the NMI", before the handler runs. */
 		log_.inject_in_nmi = 7;
@@ -567,12 +569,122 @@ static void freeze_on_pmi(void **state)
 		assert_int_equal(log_.per_idx[0], 1);
 		model_retire(&M, 1000);
 		pmu_stop(&ctx);
-		assert_int_equal(M.debugctl & ((1ull << 12) | (1ull << 14)), 0);
+		assert_int_equal(M.debugctl & ((1ull << 12) | (1ull << 14)),
+				 caps.freeze_smm ? 1ull << 14 : 0);
 		/* Frozen: the handler's own 7 are not counted. */
 		assert_int_equal(pmu_read(&ctx, 1), frz && caps.freeze ? 2000 : 2007);
 		assert_int_equal(M.global_status & (1ull << 59), 0);
 		assert_int_equal(M.faults, faults);
 	}
+}
+
+/*
+ * SMM freeze: the cycles an SMI spends in SMM are firmware's. Where
+ * IA32_PERF_CAPABILITIES[12] offers DEBUGCTL.FREEZE_WHILE_SMM, it is on
+ * from the CPU's quiesce at boot (the harness's counts) and at every
+ * pmu_start, whatever the flags (a run's counts), and stays on after
+ * pmu_stop; elsewhere (KVM, AMD, v1-v3 without the capability) the SMM
+ * cycles count, and nothing faults.
+ */
+static void smm_freeze(void **state)
+{
+	const struct model_cfg *cfg = model_preset(flav(state));
+	bool frz = cfg->intel && cfg->smm_freeze && !cfg->kvm;
+
+	boot(flav(state));
+	assert_int_equal(caps.freeze_smm, frz);
+	unsigned faults = M.faults;
+	pmu_cpu_quiesce(&caps);
+	assert_int_equal(!!(M.debugctl & (1ull << 14)), frz);
+	for (unsigned flags = 0; flags <= PMU_OPEN_FREEZE; flags += PMU_OPEN_FREEZE) {
+		M.debugctl &= ~(1ull << 14);	/* someone cleared it: pmu_start sets it */
+		struct pmu_event_attr a = ev("cycles");
+		open_n(&a, 1, flags | PMU_OPEN_NO_FIXED);
+		pmu_start(&ctx);
+		assert_int_equal(!!(M.debugctl & (1ull << 14)), frz);
+		model_retire(&M, 1000);
+		model_smi(&M, 500);
+		model_retire(&M, 1000);
+		pmu_stop(&ctx);
+		assert_int_equal(pmu_read(&ctx, 0), frz ? 2000 : 2500);
+		assert_int_equal(!!(M.debugctl & (1ull << 14)), frz);
+	}
+	assert_int_equal(M.faults, faults);
+}
+
+/*
+ * AMD SMI counting: Zen 1-5 count SMIs with PMCx02B (LsSmiRx), kept on
+ * the last GP counter while a context whose events leave it free runs,
+ * as the harness's one event does; Intel reads MSR_SMI_COUNT. The
+ * event's own count is untouched, and a context that needs every counter
+ * keeps them all (no SMI count then, on AMD).
+ */
+static void amd_smi_count(void **state)
+{
+	boot(flav(state));
+	struct pmu_event_attr a = ev("cycles");
+	open_n(&a, 1, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	s64 s0 = pmu_smi_count(&caps);
+	model_retire(&M, 1000);
+	model_smi(&M, 100);
+	model_smi(&M, 100);
+	model_retire(&M, 1000);
+	s64 s1 = pmu_smi_count(&caps);
+	pmu_stop(&ctx);
+	const struct model_cfg *cfg = model_preset(flav(state));
+	bool zen = cfg->amd && cfg->family >= 0x17 && cfg->family <= 0x1a;
+	assert_int_equal(caps.smi_count, cfg->intel || zen);
+	if (caps.smi_count)
+		assert_int_equal(s1 - s0, 2);
+	else
+		assert_int_equal(s1, -1);
+	assert_int_equal(pmu_read(&ctx, 0), caps.freeze_smm ? 2000 : 2200);
+	if (caps.amd)
+		assert_int_equal(pmu_smi_count(&caps), -1);	/* stopped: the counter is given back */
+	/* Every GP counter taken: the events keep them. */
+	struct pmu_event_attr all[PMU_MAX_GP];
+	for (u32 i = 0; i < caps.nr_gp; i++)
+		all[i] = ev("instructions");
+	open_n(all, (int)caps.nr_gp, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	if (caps.amd)
+		assert_int_equal(pmu_smi_count(&caps), -1);
+	model_retire(&M, 500);
+	pmu_stop(&ctx);
+	for (u32 i = 0; i < caps.nr_gp; i++)
+		assert_int_equal(pmu_read(&ctx, (int)i), 500);
+}
+
+/*
+ * Where the PMI handler unmasks LVT PC, per core (Linux's early, mid and
+ * late acknowledgment): on entry before Haswell and on the Atoms
+ * Silvermont through Tremont; before re-enabling on the Atoms from
+ * Gracemont on (Clearwater Forest's Darkmont too) and on AMD; after
+ * re-enabling on the big cores from Haswell on. The model records where
+ * the unmask came; sampling stays exact everywhere.
+ */
+static void pmi_ack_point(void **state)
+{
+	enum model_flavour f = flav(state);
+	int want = ACK_LATE;
+
+	if (f == MODEL_INTEL_SNB || f == MODEL_INTEL_TREMONT)
+		want = ACK_EARLY;
+	else if (f == MODEL_INTEL_GRACEMONT || f == MODEL_INTEL_CWF || model_preset(f)->amd)
+		want = ACK_MID;
+	boot(f);
+	assert_int_equal(caps.lvt_ack, want == ACK_EARLY ? PMU_ACK_EARLY :
+			 want == ACK_MID ? PMU_ACK_MID : PMU_ACK_LATE);
+	struct pmu_event_attr a = ev("instructions/period=1000/");
+	open_n(&a, 1, PMU_OPEN_NO_FIXED);
+	pmu_start(&ctx);
+	model_retire(&M, 10000);
+	pmu_stop(&ctx);
+	assert_int_equal(M.ack_seen, want);
+	assert_int_equal(log_.per_idx[0], 10);
+	assert_int_equal(M.pmi_lost_masked, 0);
+	assert_int_equal(M.pmi_spurious, 0);
 }
 
 /* A PMI that arrives while the context is open but not running (a stray
@@ -632,6 +744,7 @@ static void firmware_handoff(void **state)
 		want |= 1ull << 32;
 	assert_int_equal(caps.fw_owned, want);
 	assert_true(contains(line, "firmware had counters"));
+	assert_true(contains(pmu_fw_owned_describe(&caps, line, sizeof(line)), "switched off"));
 	/* The firmware counter was not touched by the probe: still counting. */
 	assert_int_equal(M.evtsel[last] & (1ull << 22), 1ull << 22);
 	bool lfence = pmu_cpu_quiesce(&caps);
@@ -641,7 +754,8 @@ static void firmware_handoff(void **state)
 	assert_int_equal(M.fixed_ctrl, 0);
 	if (caps.has_global)
 		assert_int_equal(M.global_ctrl, 0);
-	assert_int_equal(M.debugctl & ((1ull << 12) | (1ull << 14)), 0);
+	assert_int_equal(M.debugctl & ((1ull << 12) | (1ull << 14)),
+			 caps.freeze_smm ? 1ull << 14 : 0);
 	if (caps.amd)
 		assert_int_equal(M.de_cfg & 2, 2);	/* LFENCE_SERIALIZE */
 	model_retire(&M, 10000);
@@ -675,6 +789,15 @@ static void firmware_owns_all(void **state)
 		M.evtsel[i] = 1ull << 22;
 	assert_int_equal(pmu_probe(&caps), -E_NODEV);
 	assert_true(contains(caps.none_reason, "firmware has every"));
+	/* No PMU is driven: the quiesce leaves them, and the log says so. */
+	char line[256];
+	pmu_cpu_quiesce(&caps);
+	for (u32 i = 0; i < M.nr_gp; i++)
+		assert_int_equal(M.evtsel[i], 1ull << 22);
+	pmu_fw_owned_describe(&caps, line, sizeof(line));
+	print_message("# pmu: %s\n", line);
+	assert_true(contains(line, "left as they are"));
+	assert_false(contains(line, "switched off"));
 }
 
 /* Hardware periods: never below 2 (a counter one event from overflow
@@ -1411,6 +1534,11 @@ static const struct scenario scenarios[] = {
 	{ "throttling_by_rate", throttling_by_rate, ALL_PMU },
 	{ "period_limits", period_limits, ALL_PMU },
 	{ "freeze_on_pmi", freeze_on_pmi, ALL_PMU },
+	{ "smm_freeze", smm_freeze, ALL_PMU },
+	{ "pmi_ack_point", pmi_ack_point, F(MODEL_INTEL_SNB) | F(MODEL_INTEL_TREMONT) |
+	  F(MODEL_INTEL_GRACEMONT) | F(MODEL_INTEL_CWF) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) |
+	  F(MODEL_INTEL_BDW) | F(MODEL_KVM_V2) | F(MODEL_AMD_V2) | F(MODEL_KVM_AMD_V2) },
+	{ "amd_smi_count", amd_smi_count, ALL_PMU },
 	{ "stray_pmi_before_start", stray_pmi_before_start, ALL_PMU },
 	{ "firmware_handoff", firmware_handoff, ALL_PMU },
 	{ "firmware_owns_all", firmware_owns_all, ALL_PMU },
