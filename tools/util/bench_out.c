@@ -68,5 +68,5 @@ int bench_parse_readings(const char *item, char *event, size_t len, unsigned *fi
 			return -1;
 		p = end;
 	}
-	return *p && n < max ? -1 : n;
+	return *p && n < max ? -1 : n;	/* past max: not read */
 }

@@ -30,8 +30,8 @@ const char *bench_nb_note(unsigned flags);
 
 /*
  * A "reading EVENT FIRST n,2n ..." ITEM: its event into event, the index
- * of its first pair into *first, up to max pairs into pairs. Returns how
- * many pairs, or -1 when item is no reading (or malformed).
+ * of its first pair into *first, its pairs into pairs (at most max of
+ * them). Returns how many, or -1 when item is no reading (or malformed).
  */
 int bench_parse_readings(const char *item, char *event, size_t len, unsigned *first,
 			 uint64_t (*pairs)[2], int max);
