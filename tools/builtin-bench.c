@@ -155,7 +155,7 @@ static const struct {
 	const char *name, *why;
 } refused[] = {
 	{ "-code_late_init", "not yet: give the code as -asm_late_init" },
-	{ "-code_one_time_init", "not yet: give the code as -asm_init" },
+	{ "-code_one_time_init", "not yet: no code runs once before all the runs" },
 	{ "-no_mem", "the harness stores its counts in memory between the runs; it has no "
 		     "variant that keeps them in registers" },
 	{ "-remove_empty_events", "not yet: every event asked for is printed" },
