@@ -125,7 +125,7 @@ check "--batch: a line of options, n*|x| in it, named by its line" test "$(erow 
 	'"-asm_init ""mov RCX, 7"" -asm ""dec RCX; 3*|add RAX, RBX|"" -l 2 -unroll_count 20","Instructions retired (TSC under -icount)",4.000,'
 check "--batch: another experiment's options in the same boot" test "$(erow 4)" = \
 	"\"-asm 'mov RAX, QWORD PTR [R14]' -u 5 -basic_mode -no_normalization\",\"Instructions retired (TSC under -icount)\",5.000,"
-check "--batch: three experiments, one boot, none failed" has "$T/exp.err" "3 snippets, 0 refused or failed; "'
+check "--batch: three experiments, one boot, none failed" has "$T/exp.err" "3 snippets, 0 refused or failed; "
 
 $BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
 check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
