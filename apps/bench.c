@@ -127,6 +127,10 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	}
 	held.lvt_on = false;
 	bench_lvt_restore(&lvt);
+	for (u32 i = 0; b->readings && i < j->reps; i++) {
+		b->readings[(e - j->ev) * BENCH_MAX_REPS + i][0] = m_n[i];
+		b->readings[(e - j->ev) * BENCH_MAX_REPS + i][1] = m_2n[i];
+	}
 	r->smis = smi0 < 0 ? -1 : (s32)(pmu_smi_count(smi_caps) - smi0);
 	if (r->smis > 0)
 		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",

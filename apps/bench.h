@@ -151,6 +151,10 @@ struct bench {
 	 * benchmark with the message the set-up printed. */
 	int (*setup)(void *arg);
 	void (*teardown)(void *arg);
+	/* NULL, or BENCH_MAX_REPS (n-run, 2n-run) pairs per event, in the
+	 * order of the events: each measurement's counts as read, before a
+	 * disturbed one is left out. */
+	u64 (*readings)[2];
 };
 
 /* What the user asked for; bench_parse_args fills it from "key=value". */

@@ -283,7 +283,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 			  !r->reps || r->reps > BENCH_MAX_REPS ? "measurements must be 1 to "
 								BENCH_XSTR(BENCH_MAX_REPS) :
 			  r->warmup > 100000 || r->initial > 100000 ? "warm-up counts must be at most 100000" :
-			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM) ? "unknown flags" :
+			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM | WIRE_CODEF_READINGS) ? "unknown flags" :
 			  r->align > 63 ? "alignment offset must be 0 to 63" :
 			  !r->timeout_ms || r->timeout_ms > 3600000 ? "timeout must be 1 ms to 1 hour" :
 			  r->cpu >= smp_cpus() ? "no such CPU" :
@@ -404,6 +404,27 @@ static void measure_job(void *arg)
 		j->image_changed = true;
 }
 
+/* Every measurement's (n-run, 2n-run) counts, as asked
+ * (WIRE_CODEF_READINGS): "reading EVENT FIRST n,2n ..." ITEMs. */
+static u64 readings[BENCH_MAX_EVENTS * BENCH_MAX_REPS][2];
+
+static void send_readings(const struct bench_result *res, int n, u64 reps)
+{
+	char text[512];
+
+	for (int i = 0; i < n; i++) {
+		for (u64 k = 0; k < reps; ) {
+			size_t at = ksnprintf(text, sizeof(text), "reading\t%s\t%lu", res[i].event, k);
+			/* a pair is at most 2 * 20 digits and 2 separators */
+			for (; k < reps && at + 42 < sizeof(text); k++)
+				at += ksnprintf(text + at, sizeof(text) - at, "\t%lu,%lu",
+						readings[i * BENCH_MAX_REPS + k][0],
+						readings[i * BENCH_MAX_REPS + k][1]);
+			control_reply(WIRE_CTL_ITEM, text, at);
+		}
+	}
+}
+
 void bench_code_serve(const u8 *v, size_t len)
 {
 	static struct code_req r;
@@ -447,6 +468,7 @@ void bench_code_serve(const u8 *v, size_t len)
 		.table = "code", .name = "snippet", .loops = 1,
 		.work = norm && r.loops ? r.loops : 1,
 		.code = &code,
+		.readings = r.flags & WIRE_CODEF_READINGS ? readings : NULL,
 	};
 	r.o.cpu = r.cpu;
 	r.o.quiet = true;
@@ -517,6 +539,8 @@ void bench_code_serve(const u8 *v, size_t len)
 			       x->event, label, x->min, x->median, x->tmean, x->iqr, x->flags,
 			       x->disturbed, x->median_n, x->median_2n);
 	}
+	if (b.readings)
+		send_readings(res, n, r.reps);
 	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
 }
 

@@ -19,9 +19,11 @@
 
 #include "wire/record.h"
 #include "tools/commands.h"
+#include "tools/util/bench_args.h"
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_out.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
 #include "tools/util/qemu.h"
@@ -33,6 +35,7 @@
 #define MAX_EVENTS	CTL_ITEMS_MAX	/* per request: the kernel's BENCH_MAX_EVENTS */
 #define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
+#define MAX_REPS	1001		/* -n_measurements: the kernel's BENCH_MAX_REPS */
 #define BOOT_WAIT_S	120.0
 /* OVMF under -icount counts its instructions through the firmware: the
  * boot to READY took 60 s on a 2-core host at load average 4, and more
@@ -65,6 +68,7 @@ struct bopts {
 struct snippet {
 	char *src;			/* as given (batch line or -asm) */
 	int line;			/* --batch: its line in the file */
+	struct bopts *o;		/* its options: the command line's, or its line's */
 	uint8_t *body, *init, *late;
 	size_t body_len, init_len, late_len;
 };
@@ -75,8 +79,10 @@ static void usage(FILE *f)
 		"usage: bareperf bench -asm CODE [options]\n"
 		"       bareperf bench --batch FILE [options]\n"
 		"Measure a snippet of x86-64 code on the bareperf kernel, nanoBench's way:\n"
-		"the body unrolled n and 2n times, the difference per copy.\n"
-		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements\n"
+		"the body unrolled n and 2n times, the difference per copy. nanoBench's\n"
+		"options may be abbreviated to any unique prefix (-l for -loop_count).\n"
+		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements;\n"
+		"                          |n an n-byte NOP, n*|x| x written n times\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
 		"  -asm_late_init CODE     run after the init code\n"
 		"  -code FILE, -code_init FILE   raw machine code instead\n"
@@ -100,9 +106,11 @@ static void usage(FILE *f)
 		"                          multiplexed)\n"
 		"  -msr_config FILE        nanoBench's MSR lines: msr_X=V(.msr_Y=W)* msr_Z NAME (--check)\n"
 		"  --check                 assemble and parse all of it, print the events and their runs\n"
-		"  -verbose                also the raw counts of the two versions (stderr)\n"
+		"  -verbose                also every measurement's counts of the two versions (stderr)\n"
 		"  --timeout MS            the watchdog stops a snippet after MS (default 2000)\n"
-		"  --batch FILE            one snippet per line ('#' comments), one row each (CSV)\n"
+		"  --batch FILE            one snippet per line ('#' comments), one row each (CSV); a line\n"
+		"                          starting with '-' is one experiment's nanoBench options\n"
+		"                          (-asm \"...\" -unroll_count N ...), quoted as in a shell\n"
 		"  --json                  JSON instead of text or CSV\n"
 		"  --qemu                  boot build/kernel.elf in QEMU (default)\n"
 		"  --uefi                  QEMU: boot through OVMF and the loader (build/esp)\n"
@@ -131,7 +139,67 @@ static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct bopts *o)
+/*
+ * Every single-dash option parse_opts takes, and nanoBench's that bench
+ * refuses (refused[]): an abbreviation is resolved among all of them, as
+ * nanoBench resolves its own (kernel-nanoBench.sh's set: -u is
+ * -unroll_count). An option added to parse_opts is added here.
+ */
+static const char *const opt_names[] = {
+	"-asm", "-asm_init", "-asm_late_init", "-code", "-code_init", "-config", "-msr_config",
+	"-unroll_count", "-loop_count", "-n_measurements", "-warm_up_count",
+	"-initial_warm_up_count", "-alignment_offset", "-cpu", "-min", "-median", "-avg",
+	"-basic_mode", "-no_normalization", "-verbose", "-e", "-k", "-h", "-v",
+	"-code_late_init", "-code_one_time_init", "-no_mem", "-remove_empty_events",
+};
+
+/* nanoBench's options bench does not take, and why; the last three are
+ * nanoBench.sh's alone, never abbreviated (an abbreviation of none). */
+static const struct {
+	const char *name, *why;
+} refused[] = {
+	{ "-code_late_init", "not yet: give the code as -asm_late_init" },
+	{ "-code_one_time_init", "not yet: no code runs once before all the runs" },
+	{ "-no_mem", "the harness stores its counts in memory between the runs; it has no "
+		     "variant that keeps them in registers" },
+	{ "-remove_empty_events", "not yet: every event asked for is printed" },
+	{ "-usr", "nanoBench.sh's (user space): bench runs the code in ring 0, as "
+		  "kernel-nanoBench.sh" },
+	{ "-os", "nanoBench.sh's (user space): events count in ring 0, where the code runs" },
+	{ "-debug", "nanoBench.sh's (user space): a fault is reported with its offset instead" },
+};
+
+/* What a --batch line may not set: the machine, the output, the events
+ * (one set for the whole table). */
+static const char *const not_per_line[] = { "-e", "-k", "-h", "-config", "-msr_config" };
+
+/* The option argv word a names (an abbreviation resolved), or NULL (said). */
+static const char *opt_resolve(const char *a, bool line)
+{
+	char why[512];
+	size_t nn = sizeof(opt_names) / sizeof(opt_names[0]);
+	const char *name = bench_opt_resolve(a, opt_names, (int)nn, why, sizeof(why));
+
+	if (!name) {
+		fprintf(stderr, "bareperf bench: %s\n", why);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (!strcmp(name, refused[i].name)) {
+			fprintf(stderr, "bareperf bench: %s is nanoBench's, not bench's: %s\n", name,
+				refused[i].why);
+			return NULL;
+		}
+	for (size_t i = 0; line && i < sizeof(not_per_line) / sizeof(not_per_line[0]); i++)
+		if (!strcmp(name, not_per_line[i]) || !strncmp(name, "--", 2)) {
+			fprintf(stderr, "bareperf bench: %s is the command line's, not a --batch "
+				"line's\n", name);
+			return NULL;
+		}
+	return name;
+}
+
+static void set_defaults(struct bopts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->unroll = 1000;
@@ -143,9 +211,17 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 	o->baud = 115200;
 	o->kernel = "build/kernel.elf";
 	o->build = "build";
+}
+
+/* argv[1..argc) into o, over what o holds; line: a --batch line's words. */
+static int parse_opts(int argc, char **argv, struct bopts *o, bool line)
+{
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *a = opt_resolve(argv[i], line), *v = i + 1 < argc ? argv[i + 1] : NULL;
 		uint64_t n;
+
+		if (!a)
+			return -1;
 #define NUM(name, field, min, max)					\
 		if (!strcmp(a, name)) {					\
 			if (parse_num(a, v, min, max, &o->field))	\
@@ -165,7 +241,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		}
 		NUM("-unroll_count", unroll, 1, 100000)
 		NUM("-loop_count", loops, 0, 1000000000000ull)
-		NUM("-n_measurements", reps, 1, 1001)
+		NUM("-n_measurements", reps, 1, MAX_REPS)
 		NUM("-warm_up_count", warmup, 0, 100000)
 		NUM("-initial_warm_up_count", initial, 0, 100000)
 		NUM("-alignment_offset", align, 0, 63)
@@ -245,6 +321,14 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct bopts *o)
+{
+	set_defaults(o);
+	if (parse_opts(argc, argv, o, false))
+		return -1;
 	int sources = !!o->asm_body + !!o->code + !!o->batch;
 	if (sources != 1) {
 		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
@@ -284,7 +368,8 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
 	at = put_u64(buf, at, cap, WIRE_CODE_WARMUP, o->warmup);
 	at = put_u64(buf, at, cap, WIRE_CODE_INITIAL_WARMUP, o->initial);
-	at = put_u64(buf, at, cap, WIRE_CODE_FLAGS, o->flags);
+	at = put_u64(buf, at, cap, WIRE_CODE_FLAGS,
+		     o->flags | (o->verbose ? WIRE_CODEF_READINGS : 0));
 	at = put_u64(buf, at, cap, WIRE_CODE_TIMEOUT_MS, o->timeout_ms);
 	at = put_u64(buf, at, cap, WIRE_CODE_ALIGN, o->align);
 	if (o->have_cpu)
@@ -330,9 +415,11 @@ static int start_qemu(const struct bopts *o, struct ctl_line *L)
 /* ---- output --------------------------------------------------------------- */
 
 struct result {
-	char label[64];
+	char label[64];			/* CSV's and JSON's name */
+	const char *name;		/* nanoBench's (text): label or bench_nb_name's */
+	char event[32];			/* the kernel's */
 	double value;
-	bool exact;
+	unsigned flags;			/* BP_BENCH_F_* */
 };
 
 /* Parse one ITEM (uapi/wire.h RUN_CODE) into a printable result. */
@@ -348,18 +435,22 @@ static int parse_item(const struct bopts *o, const char *item, struct result *x)
 		return -1;
 	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg : med;
 	x->value = v / 1000.0;
-	x->exact = flags & BP_BENCH_F_EXACT;
+	x->flags = flags;
+	snprintf(x->event, sizeof(x->event), "%.31s", ev);
+	x->name = bench_nb_name(x->event, flags);
 	const char *name = flags & BP_BENCH_F_ICOUNT ? "Instructions retired (TSC under -icount)" :
 			   flags & BP_BENCH_F_TSC ? "TSC ticks" :
 			   !strcmp(ev, "cycles") ? "Core cycles" :
 			   !strcmp(ev, "instructions") ? "Instructions retired" : ev;
 	snprintf(x->label, sizeof(x->label), "%s", name);
 	for (int i = 0; i < o->nevents; i++)
-		if (o->labels[i][0] && !strcmp(o->events[i], ev))
+		if (o->labels[i][0] && !strcmp(o->events[i], ev)) {
 			snprintf(x->label, sizeof(x->label), "%s", o->labels[i]);
+			x->name = x->label;
+		}
 	if (o->verbose)
 		fprintf(stderr, "bareperf bench: %s: median of %llu (first version) and %llu "
-			"(second) per measurement%s\n", x->label, mn_n, med_2n,
+			"(second) per measurement%s\n", x->name, mn_n, med_2n,
 			o->flags & WIRE_CODEF_BASIC ? "; the first is the fixed overhead (0 copies)" : "");
 	return 0;
 }
@@ -474,9 +565,102 @@ struct bench {
 	double t_sum;
 	uint64_t tx_sum, rx_sum;
 	int n_timed;
+	/* -verbose: the request's readings, event by event (take_reading) */
+	struct reading {
+		char event[32];
+		unsigned n;
+		uint64_t v[MAX_REPS][2];	/* each measurement's n-run and 2n-run */
+	} rd[MAX_EVENTS];
+	int nrd;
 };
 
+/* ctl_replies' on_item: a "reading" ITEM (uapi/wire.h RUN_CODE) into B->rd. */
+static bool take_reading(void *arg, const char *text)
+{
+	struct bench *B = arg;
+	char ev[32];
+	unsigned first;
+	uint64_t pairs[160][2];
+	int n = bench_parse_readings(text, ev, sizeof(ev), &first, pairs, 160);
+	int k = 0;
+
+	if (n < 0)
+		return false;
+	while (k < B->nrd && strcmp(B->rd[k].event, ev))
+		k++;
+	if (k == MAX_EVENTS)
+		return true;
+	if (k == B->nrd) {
+		memset(&B->rd[k], 0, sizeof(B->rd[k]));
+		snprintf(B->rd[B->nrd++].event, sizeof(B->rd[k].event), "%s", ev);
+	}
+	struct reading *r = &B->rd[k];
+	for (int i = 0; i < n && first + i < MAX_REPS; i++) {
+		r->v[first + i][0] = pairs[i][0];
+		r->v[first + i][1] = pairs[i][1];
+		if (first + i + 1 > r->n)
+			r->n = first + i + 1;
+	}
+	return true;
+}
+
+/* -verbose: every measurement of x's event, a line each on stderr. */
+static void print_readings(const struct bench *B, const struct result *x)
+{
+	for (int k = 0; k < B->nrd; k++) {
+		const struct reading *r = &B->rd[k];
+		if (strcmp(r->event, x->event))
+			continue;
+		for (unsigned i = 0; i < r->n; i++)
+			fprintf(stderr, "bareperf bench: %s: measurement %u of %u: %llu (first "
+				"version), %llu (second)\n", x->name, i + 1, r->n,
+				(unsigned long long)r->v[i][0], (unsigned long long)r->v[i][1]);
+	}
+}
+
 static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
+
+/*
+ * A --batch line that starts with '-': nanoBench's options for one
+ * experiment (-asm "..." -unroll_count N ...), quoted as a shell would,
+ * over the command line's. Its code assembled into sn. 0, or -1 (said).
+ */
+static int line_experiment(const struct bench *B, struct snippet *sn, const char *what)
+{
+	char why[64], **argv;
+	int argc;
+
+	if (bench_split_words("bench", sn->src, &argc, &argv, why, sizeof(why))) {
+		fprintf(stderr, "bareperf bench: %s: %s\n", what, why);
+		return -1;
+	}
+	struct bopts *o = malloc(sizeof(*o));
+	*o = B->o;
+	o->asm_body = o->code = o->batch = NULL;
+	/* the words stay o's strings: never freed, as argv's are not */
+	int rc = parse_opts(argc, argv, o, true);
+	if (!rc && !!o->asm_body + !!o->code != 1) {
+		fprintf(stderr, "bareperf bench: %s: give one of -asm and -code\n", what);
+		rc = -1;
+	}
+	if (!rc && o->asm_init && o->code_init) {
+		fprintf(stderr, "bareperf bench: %s: -asm_init and -code_init together\n", what);
+		rc = -1;
+	}
+	if (rc) {
+		fprintf(stderr, "bareperf bench: %s: the line refused\n", what);
+		free(o);
+		return -1;
+	}
+	sn->o = o;
+	if (o->code ? bench_read_code(o->code, &sn->body, &sn->body_len, what) :
+	    bench_assemble(what, o->asm_body, o->nasm, &sn->body, &sn->body_len))
+		return -1;
+	if (o->code_init ? bench_read_code(o->code_init, &sn->init, &sn->init_len, what) :
+	    bench_assemble(what, o->asm_init, o->nasm, &sn->init, &sn->init_len))
+		return -1;
+	return bench_assemble(what, o->asm_late, o->nasm, &sn->late, &sn->late_len);
+}
 
 /* Everything assembled and checked before the machine is asked: 0 or 2. */
 static int prepare_snippets(struct bench *B)
@@ -499,7 +683,9 @@ static int prepare_snippets(struct bench *B)
 		for (int i = 0; i < B->nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o->batch, B->sn[i].line);
-			if (bench_assemble(what, B->sn[i].src, o->nasm, &B->sn[i].body, &B->sn[i].body_len))
+			if (B->sn[i].src[0] == '-' ? line_experiment(B, &B->sn[i], what) :
+			    bench_assemble(what, B->sn[i].src, o->nasm, &B->sn[i].body,
+					   &B->sn[i].body_len))
 				return 2;
 		}
 	} else if (o->code) {
@@ -521,9 +707,12 @@ static int prepare_snippets(struct bench *B)
 	}
 	for (int i = 0; i < B->nsn; i++) {
 		struct snippet *sn = &B->sn[i];
-		sn->init = init, sn->init_len = init_len;
-		sn->late = late, sn->late_len = late_len;
-		if (!run_code_msg(o, sn, 0, msg, sizeof(msg))) {
+		if (!sn->o) {
+			sn->o = &B->o;
+			sn->init = init, sn->init_len = init_len;
+			sn->late = late, sn->late_len = late_len;
+		}
+		if (!run_code_msg(sn->o, sn, 0, msg, sizeof(msg))) {
 			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
 			return 2;
 		}
@@ -564,7 +753,7 @@ static int open_link(struct bench *B)
  */
 static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bool *lost)
 {
-	const struct bopts *o = &B->o;
+	const struct bopts *o = B->sn[i].o;
 	struct ctl_replies *r = &B->r;
 	char *why = B->why;
 
@@ -578,6 +767,9 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 				 "\n(OVMF boots slowly under -icount; --uefi without "
 				 "--icount boots faster)");
 		double t_req = now_s();
+		B->nrd = 0;
+		r->on_item = take_reading;
+		r->arg = B;
 		if (k == CTL_LINE_OK)
 			k = ctl_line_request(&B->L, msg, len, r, reply_wait_s(o), why, sizeof(B->why));
 		t_req = now_s() - t_req;
@@ -601,8 +793,11 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 			return 1;
 		}
 		for (int k = 0; k < r->nitems; k++)
-			if (!parse_item(o, r->item[k], &res[*nres]))
+			if (!parse_item(o, r->item[k], &res[*nres])) {
+				if (o->verbose)
+					print_readings(B, &res[*nres]);
 				(*nres)++;
+			}
 		if (!r->ok)
 			return 0;
 	}
@@ -643,6 +838,31 @@ static void recover(struct bench *B, int i, bool lost)
 		snprintf(B->gone, sizeof(B->gone), "not run: QEMU did not boot again");
 	ctl_line_codec(L);
 	B->answered = false;
+}
+
+/*
+ * nanoBench's lines on stdout, "NAME: value" each; what bareperf knows
+ * beside (a value disturbed or below its noise floor, what the TSC counts
+ * under -icount) on stderr, so a script that parses nanoBench's output
+ * reads the same lines.
+ */
+static void print_lines(const struct result *res, int nres)
+{
+	static bool said_icount;
+
+	for (int k = 0; k < nres; k++) {
+		const char *note = bench_nb_note(res[k].flags);
+		if ((res[k].flags & BP_BENCH_F_ICOUNT) && !said_icount) {
+			fprintf(stderr, "bareperf bench: %s: QEMU's -icount makes the TSC count "
+				"instructions: it is instructions retired\n", res[k].name);
+			said_icount = true;
+		}
+		fflush(stderr);
+		bench_nb_line(stdout, res[k].name, res[k].value);
+		fflush(stdout);
+		if (note)
+			fprintf(stderr, "bareperf bench: %s: note: %s\n", res[k].name, note);
+	}
 }
 
 /* Snippet i's row: JSON, --batch's CSV, or nanoBench's lines. */
@@ -687,8 +907,7 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 	} else if (!r->ok) {
 		fprintf(stderr, "bareperf bench: %s\n", r->text);
 	} else {
-		for (int k = 0; k < nres; k++)
-			printf("%s: %.2f\n", res[k].label, res[k].value);
+		print_lines(res, nres);
 	}
 	fflush(stdout);
 }

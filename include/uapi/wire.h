@@ -318,6 +318,10 @@ enum wire_run_param {
  *	event  label  min  median  avg  iqr  flags  disturbed  median_n  median_2n
  * min/median/avg/iqr are x1000 per copy (per repetition with NO_NORM),
  * flags BP_BENCH_F_*, median_n/_2n the raw counts of the two versions.
+ * With WIRE_CODEF_READINGS, after those ITEMs each measurement's raw
+ * counts, event by event, in ITEMs of at most 512 bytes:
+ *	reading  event  first  n,2n  n,2n ...
+ * first the index (from 0) of the measurement of the first pair.
  */
 #define WIRE_CODE_MAX		4096u	/* bytes of body, and of init */
 
@@ -339,6 +343,7 @@ enum wire_code_param {
 
 #define WIRE_CODEF_BASIC	(1u << 0)	/* measure n copies against 0 copies */
 #define WIRE_CODEF_NO_NORM	(1u << 1)	/* do not divide by copies and loops */
+#define WIRE_CODEF_READINGS	(1u << 2)	/* reply with every measurement's counts */
 
 /*
  * Capture files (`bareperf record`): this header, then the stream bytes

@@ -3,8 +3,10 @@
 # QEMU -icount the TSC counts instructions, so results are exact. One boot
 # runs a batch mixing good snippets with a fault, an invalid opcode, a
 # privileged #GP and an endless loop: each gets its error and the next
-# snippet is measured right. Then loop and basic-mode values, and the
-# errors caught before anything is sent. Prints TAP.
+# snippet is measured right. Then loop and basic-mode values; nanoBench's
+# option prefixes, NAME: value lines, -verbose's readings and batch lines
+# of options, several experiments in one boot; and the errors caught
+# before anything is sent. Prints TAP.
 B=${1:-build}
 BP=$B/bareperf
 T=$(mktemp -d)
@@ -92,11 +94,38 @@ $BP bench --icount -unroll_count 10 -n_measurements 3 -warm_up_count 1 --batch "
 check "200 snippets in one boot: 200 rows of 2.000" test "$(grep -c '",2.000,$' "$T/b200.csv")" = 200
 sed 's/^/# /' "$T/b200.err"
 
-$BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>&1
-check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'Instructions retired (TSC under -icount): 1.00'
+$BP bench --icount -asm "add rax, rbx" -loop_count 100 -unroll_count 10 >"$T/loop" 2>/dev/null
+check "-loop_count 100 -unroll_count 10: 1.00 per copy" test "$(cat "$T/loop")" = 'TSC: 1.00'
 $BP bench --icount --nasm -asm "add rax, rbx; add qword [r14], rax" -basic_mode -no_normalization \
-	-unroll_count 50 >"$T/basic" 2>&1
-check "--nasm -basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'Instructions retired (TSC under -icount): 100.00'
+	-unroll_count 50 >"$T/basic" 2>/dev/null
+check "--nasm -basic_mode -no_normalization: 100 for 50 copies of 2" test "$(cat "$T/basic")" = 'TSC: 100.00'
+
+# nanoBench's command line: unique prefixes, its NAME: value lines on
+# stdout (what the TSC counts under -icount said once, on stderr).
+$BP bench --icount -l 2 -u 10 -asm "add RAX, RBX" >"$T/abbr" 2>"$T/abbr.err"
+check "-l 2 -u 10 (nanoBench's prefixes): the NAME: value line exactly" \
+	test "$(cat "$T/abbr")" = 'TSC: 1.00'
+check "under --icount what the TSC counts is said once, on stderr" \
+	test "$(cat "$T/abbr.err")" = "bareperf bench: TSC: QEMU's -icount makes the TSC count instructions: it is instructions retired"
+$BP bench --icount -verbose -n_measurements 10 -u 10 -asm "add RAX, RBX" >"$T/verbose" 2>&1
+check "-verbose -n_measurements 10: 10 readings, each a pair of the two versions" \
+	test "$(grep -Ec '^bareperf bench: TSC: measurement ([1-9]|10) of 10: [0-9]+ \(first version\), [0-9]+ \(second\)$' "$T/verbose")" = 10
+check "-verbose: the value line as without it" test "$(grep -c '^TSC: 1.00$' "$T/verbose")" = 1
+# Different experiments, nanoBench's options on their lines, in one boot.
+cat >"$T/exp.txt" <<'EOF2'
+add rax, rbx
+-asm_init "mov RCX, 7" -asm "dec RCX; 3*|add RAX, RBX|" -l 2 -unroll_count 20
+-asm 'mov RAX, QWORD PTR [R14]' -u 5 -basic_mode -no_normalization
+EOF2
+$BP bench --icount --batch "$T/exp.txt" >"$T/exp.csv" 2>"$T/exp.err"
+echo "# experiments exit $?"; sed 's/^/# /' "$T/exp.csv" "$T/exp.err"
+erow() { sed -n "$1p" "$T/exp.csv"; }
+check "--batch: a plain line is a snippet" test "$(erow 2)" = '"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
+check "--batch: a line of options, n*|x| in it, named by its line" test "$(erow 3)" = \
+	'"-asm_init ""mov RCX, 7"" -asm ""dec RCX; 3*|add RAX, RBX|"" -l 2 -unroll_count 20","Instructions retired (TSC under -icount)",4.000,'
+check "--batch: another experiment's options in the same boot" test "$(erow 4)" = \
+	"\"-asm 'mov RAX, QWORD PTR [R14]' -u 5 -basic_mode -no_normalization\",\"Instructions retired (TSC under -icount)\",5.000,"
+check "--batch: three experiments, one boot, none failed" has "$T/exp.err" "3 snippets, 0 refused or failed; "
 
 $BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
 check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
@@ -135,7 +164,7 @@ check "--uefi: a fault named, in the same boot" \
 wait $uefi_icount_pid
 echo "# uefi --icount exit $?"; sed 's/^/# /' "$T/uefi_icount"
 check "--uefi --icount: OVMF boots, exact" \
-	test "$(cat "$T/uefi_icount")" = 'Instructions retired (TSC under -icount): 1.00'
+	test "$(grep -v '^bareperf bench: ' "$T/uefi_icount")" = 'TSC: 1.00'
 
 # Refused by the kernel: the reason comes back in the reply (no PMU under TCG).
 $BP bench --icount -asm "add rax, rbx" -e cycles >"$T/nopmu" 2>&1
@@ -157,6 +186,12 @@ check "-unroll_count 0: one message with the true range, exit 2" test $? = 2 -a 
 	"$(cat "$T/unroll")" = "bareperf bench: -unroll_count needs a number from 1 to 100000, not '0'"
 $BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
 check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
+$BP bench -asm nop -a 1 --kernel /nonexistent >"$T/amb" 2>&1
+check "an ambiguous prefix refused, every candidate named, exit 2" test $? = 2 -a "$(cat "$T/amb")" = \
+	"bareperf bench: -a is ambiguous: -asm, -asm_init, -asm_late_init, -alignment_offset, -avg"
+printf -- '-asm nop -e cycles\n' >"$T/line_e.txt"
+$BP bench --batch "$T/line_e.txt" --kernel /nonexistent >"$T/line_e" 2>&1
+check "--batch: a line may not set the events" has "$T/line_e" "-e is the command line's, not a --batch line's"
 # -config: nanoBench's lines, checked before anything is sent.
 printf '# nanoBench config\nC2.01 UOPS_RETIRED.ALL\nC2.01.CMSK=1.INV UOPS_STALLS\n' >"$T/ok.cfg"
 printf 'C2.01.CTR=0 UOPS_ON_0\n' >"$T/ctr.cfg"

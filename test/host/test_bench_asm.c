@@ -217,6 +217,45 @@ static void nasm_syntax_behind_its_option(void **state)
 	assert_string_equal(err, "bareperf bench: -asm line 1 '|16': `|n` is an n-byte NOP, n from 1 to 15\n");
 }
 
+/* nanoBench's `n*|x|`: x written n times, several statements in x, other
+ * statements around it; a bad count or an unclosed x refused. */
+static void repeat_statements_write_x_n_times(void **state)
+{
+	static const struct known rep[] = {
+		{ "3*|add RAX, RBX|", 9, { 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8, 0x48, 0x01, 0xd8 } },
+		{ "nop; 2*|add RAX, RBX; nop| ; pause", 11,
+		  { 0x90, 0x48, 0x01, 0xd8, 0x90, 0x48, 0x01, 0xd8, 0x90, 0xf3, 0x90 } },
+		{ "1*|nop|\n2*|cpuid|", 5, { 0x90, 0x0f, 0xa2, 0x0f, 0xa2 } },
+		{ "4*|1: jmp 1f; 1:|", 8, { 0xeb, 0x00, 0xeb, 0x00, 0xeb, 0x00, 0xeb, 0x00 } },
+	};
+	static const char *const bad[] = { "0*|nop|", "2*|nop", "99999*|nop|", "2*|nop|nop" };
+	(void)state;
+	for (int nasm = 0; nasm < 2; nasm++) {
+		for (size_t i = 0; i < sizeof(rep) / sizeof(rep[0]); i++) {
+			uint8_t *out;
+			size_t len;
+			char err[1024];
+
+			if (nasm && strchr(rep[i].src, ':'))
+				continue;
+			int rc = assemble(rep[i].src, nasm, &out, &len, err, sizeof(err));
+			if (rc || len != rep[i].len || memcmp(out, rep[i].bytes, len))
+				fail_msg("'%s'%s: rc %d, %zu bytes (want %zu), stderr: %s", rep[i].src,
+					 nasm ? " (NASM)" : "", rc, len, rep[i].len, err);
+			free(out);
+		}
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t *out;
+		size_t len;
+		char err[1024];
+
+		assert_int_equal(assemble(bad[i], false, &out, &len, err, sizeof(err)), -1);
+		if (!strstr(err, "`n*|x|` is x written n times"))
+			fail_msg("'%s': stderr: %s", bad[i], err);
+	}
+}
+
 static void empty_is_no_code(void **state)
 {
 	uint8_t *out = (uint8_t *)"x";
@@ -236,6 +275,7 @@ int main(void)
 		cmocka_unit_test(nop_statements_are_one_nop_of_n_bytes),
 		cmocka_unit_test(bad_snippets_are_refused_naming_the_statement),
 		cmocka_unit_test(nasm_syntax_behind_its_option),
+		cmocka_unit_test(repeat_statements_write_x_n_times),
 		cmocka_unit_test(empty_is_no_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,3 +87,14 @@ $(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@
+
+# bench's command line and output as nanoBench's (tools/util/bench_args.c,
+# bench_out.c): unique prefixes, --batch lines' words, NAME: value lines,
+# -verbose's readings.
+HOST_TESTS += $(BUILD)/host/test_bench_args
+
+$(BUILD)/host/test_bench_args: $(BUILD)/h/test/host/test_bench_args.o \
+		$(BUILD)/h/tools/util/bench_args.o $(BUILD)/h/tools/util/bench_out.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

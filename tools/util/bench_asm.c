@@ -74,7 +74,10 @@ int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, 
 			strerror(errno));
 		return -1;
 	}
-	int rc = nasm ? assemble_nasm(what, src, dir, out, len) : bench_gas(what, src, dir, out, len);
+	char *text = bench_expand_repeats(what, src);
+	int rc = !text ? -1 : nasm ? assemble_nasm(what, text, dir, out, len) :
+		 bench_gas(what, text, dir, out, len);
+	free(text);
 	rmdir(dir);
 	if (!rc && !*len) {
 		fprintf(stderr, "bareperf bench: %s assembles to no code\n", what);

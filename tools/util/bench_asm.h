@@ -24,7 +24,8 @@ int bench_read_code(const char *path, uint8_t **out, size_t *len, const char *wh
  * them; what names it in errors (e.g. "-asm"). The syntax is GNU as's
  * `.intel_syntax noprefix` (nanoBench's and uops.info's: `mov RAX, QWORD
  * PTR [R14]`), or NASM's when nasm is true. Both take nanoBench's `|n`,
- * one n-byte NOP (1 <= n <= 15). Empty or NULL src: 0 with *out NULL,
+ * one n-byte NOP (1 <= n <= 15), and its `n*|x|`, x written n times (x
+ * runs to the next '|'). Empty or NULL src: 0 with *out NULL,
  * *len 0. Messages name the statement (its number from 1 and its text);
  * code that assembles to nothing or to more than WIRE_CODE_MAX bytes, or
  * (GNU as) refers to anything outside itself, is an error. Returns 0 or -1.

@@ -14,6 +14,18 @@
 /* The longest x86 instruction, and so the longest `|n` NOP (SDM Vol. 2A 2.3.11). */
 #define BENCH_NOP_MAX	15
 
+/* nanoBench's `n*|x|`: n at most BENCH_REPEAT_MAX, the source written
+ * out at most BENCH_SOURCE_MAX characters. */
+#define BENCH_REPEAT_MAX	10000
+#define BENCH_SOURCE_MAX	(1 << 20)
+
+/*
+ * src with each `n*|x|` statement written out: x n times, ';' between
+ * the copies (malloc'd); NULL after a message on stderr naming what when
+ * one is malformed or the result too long.
+ */
+char *bench_expand_repeats(const char *what, const char *src);
+
 /*
  * Write src to path, one statement a line after the line head, so that
  * statement k is line k + 1. label_fmt (or NULL) is printed with k before

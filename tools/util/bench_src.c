@@ -1,8 +1,9 @@
 /*
  * bench_src.c — a snippet of `bareperf bench` as its assemblers see it
  * (bench_asm.c: NASM, bench_gas.c: GNU as): cut into statements at ';'
- * and newlines, nanoBench's `|n` NOPs written out as bytes, and the
- * assembler's messages mapped back to the statements.
+ * and newlines, nanoBench's `n*|x|` written out n times and its `|n`
+ * NOPs as bytes, and the assembler's messages mapped back to the
+ * statements.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -91,6 +92,70 @@ static int nop_bytes(const char *what, const char *src, int k, const char *s, in
 	memset(nop, 0x66, pre);
 	memcpy(nop + pre, rec[n - pre - 1], n - pre);
 	return n;
+}
+
+/*
+ * nanoBench's `n*|x|`: x written n times, ';' between the copies. x runs
+ * to the next '|' (so it holds no `|n` NOP and no other `n*|x|`: nanoBench
+ * does not nest them either) and may hold several statements. The form
+ * counts only at the start of a statement; everything else is copied.
+ */
+char *bench_expand_repeats(const char *what, const char *src)
+{
+	size_t cap = strlen(src) + 1, at = 0;
+	char *out = malloc(cap);
+
+	for (const char *p = src; out && *p; ) {
+		const char *s = p + strspn(p, " \t"), *e = s;
+		unsigned long n = 0;
+
+		while (isdigit((unsigned char)*e) && n <= BENCH_REPEAT_MAX)
+			n = n * 10 + (unsigned long)(*e++ - '0');
+		const char *x = e > s && e[0] == '*' && e[1] == '|' ? e + 2 : NULL;
+		const char *close = x ? strchr(x, '|') : NULL;
+		const char *after = close ? close + 1 + strspn(close + 1, " \t") : NULL;
+		if (x && (!close || n < 1 || n > BENCH_REPEAT_MAX || (*after && *after != ';' &&
+								      *after != '\n'))) {
+			fprintf(stderr, "bareperf bench: %s: '%.*s': `n*|x|` is x written n times, n "
+				"from 1 to %d, x up to the next '|'\n", what,
+				(int)strcspn(s, ";\n"), s, BENCH_REPEAT_MAX);
+			free(out);
+			return NULL;
+		}
+		/* the statement as it is, or x n times; then its separator */
+		const char *end = x ? close + 1 : p + strcspn(p, ";\n");
+		size_t piece = x ? (size_t)(close - x) : (size_t)(end - p);
+		size_t need = at + (x ? n * (piece + 1) : piece) + 2;
+		if (need > BENCH_SOURCE_MAX) {
+			fprintf(stderr, "bareperf bench: %s: more than %d characters once `n*|x|` is "
+				"written out\n", what, BENCH_SOURCE_MAX);
+			free(out);
+			return NULL;
+		}
+		if (need > cap) {
+			char *bigger = realloc(out, cap = 2 * need);
+			if (!bigger) {
+				free(out);
+				return NULL;
+			}
+			out = bigger;
+		}
+		for (unsigned long i = 0; x && i < n; i++) {
+			memcpy(out + at, x, piece);
+			at += piece;
+			out[at++] = i + 1 < n ? ';' : 0;
+		}
+		if (x)
+			at--;
+		else
+			memcpy(out + at, p, piece), at += piece;
+		p = end;
+		if (*p == ';' || *p == '\n')
+			out[at++] = *p++;
+	}
+	if (out)
+		out[at] = 0;
+	return out;
 }
 
 int bench_write_source(const char *path, const char *what, const char *src, const char *head,

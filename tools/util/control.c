@@ -229,6 +229,14 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	memcpy(&m, p, sizeof(m));
 	if (m.len > n - sizeof(m))
 		return;
+	if (m.type == WIRE_CTL_ITEM && L->r->on_item) {
+		char text[600];
+		size_t k = m.len < sizeof(text) - 1 ? m.len : sizeof(text) - 1;
+		memcpy(text, p + sizeof(m), k);
+		text[k] = 0;
+		if (L->r->on_item(L->r->arg, text))
+			return;
+	}
 	char *dst = m.type == WIRE_CTL_ITEM && L->r->nitems < CTL_ITEMS_MAX ?
 		    L->r->item[L->r->nitems++] :
 		    (m.type == WIRE_CTL_OK || m.type == WIRE_CTL_ERROR) ? L->r->text : NULL;
@@ -311,8 +319,12 @@ int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct 
 		     double wait_s, char *why, size_t why_n)
 {
 	size_t sent;
+	bool (*on_item)(void *, const char *) = r->on_item;
+	void *arg = r->arg;
 
 	memset(r, 0, sizeof(*r));
+	r->on_item = on_item;
+	r->arg = arg;
 	L->r = r;
 	int e = ctl_send(&L->enc, L->out, msg, len, &sent, why, why_n) ? errno : 0;
 	L->tx += sent;

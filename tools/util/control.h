@@ -122,6 +122,11 @@ struct ctl_replies {
 	char text[600];
 	int nitems;
 	char item[CTL_ITEMS_MAX][600];
+	/* NULL, or called first with each ITEM's text (NUL-terminated, at
+	 * most 599 bytes): true takes it, false leaves it to item[]. Kept
+	 * by ctl_line_request, which clears the rest. */
+	bool (*on_item)(void *arg, const char *text);
+	void *arg;
 };
 
 /*
