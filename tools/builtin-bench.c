@@ -39,6 +39,7 @@
  * than 120 s on a busier one. */
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
+#define AGG_MAX		(-1)	/* -max: the host's choice of the ITEM's fields */
 
 /* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
  * bench never sends a snippet without code, so only the probe (over
@@ -47,6 +48,9 @@
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
+	const char *asm_once, *code_once, *code_late;
+	uint64_t r14_mib;		/* -R14_size; 0: the kernel's 1 MiB */
+	bool range, remove_empty, fixed, no_mem;
 	const char *build;		/* --uefi: where esp/ is */
 	uint64_t unroll, loops, reps, warmup, initial, align, timeout_ms;
 	uint64_t flags, cpu;
@@ -65,8 +69,8 @@ struct bopts {
 struct snippet {
 	char *src;			/* as given (batch line or -asm) */
 	int line;			/* --batch: its line in the file */
-	uint8_t *body, *init, *late;
-	size_t body_len, init_len, late_len;
+	uint8_t *body, *init, *late, *once;
+	size_t body_len, init_len, late_len, once_len;
 };
 
 static void usage(FILE *f)
@@ -78,8 +82,10 @@ static void usage(FILE *f)
 		"the body unrolled n and 2n times, the difference per copy.\n"
 		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
-		"  -asm_late_init CODE     run after the init code\n"
-		"  -code FILE, -code_init FILE   raw machine code instead\n"
+		"  -asm_late_init CODE     run after the init code, immediately before the copies\n"
+		"  -asm_one_time_init CODE run once, before the first measurement\n"
+		"  -code FILE, -code_init FILE, -code_late_init FILE, -code_one_time_init FILE\n"
+		"                          raw machine code instead\n"
 		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
 		"  -unroll_count N         copies of the body, n (default 1000)\n"
 		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
@@ -89,10 +95,25 @@ static void usage(FILE *f)
 		"  -initial_warm_up_count N  runs of both versions before anything (default 0)\n"
 		"  -alignment_offset N     the body starts N bytes past a 64-byte boundary\n"
 		"  -cpu N                  run it on CPU N (with --smp; default the control CPU, 0)\n"
-		"  -min | -median | -avg   the aggregate over measurements (default -avg, as\n"
-		"                          nanoBench's: the mean without the top and bottom 20%%)\n"
+		"  -min | -max | -median | -avg   the aggregate over measurements (default -avg,\n"
+		"                          as nanoBench's: the mean without the top and bottom 20%%)\n"
+		"  -range                  also the minimum and maximum: VALUE [MIN;MAX]\n"
+		"  -remove_empty_events    leave out events that did not occur (value 0)\n"
+		"  -df                     drain the front end after the init code, the late-init\n"
+		"                          code and the last copy: LFENCE, 4096 1-byte NOPs, 512\n"
+		"                          15-byte NOPs (the same in both versions: not measured)\n"
+		"  -fixed_counters         also read the fixed-function counters (instructions,\n"
+		"                          cycles, ref-cycles); refused without a PMU that has them\n"
+		"  -no_mem                 refused: the harness reads the counters into memory\n"
+		"                          between the versions; it has no register-only reading\n"
+		"  -R14_size MIB           R14's area, MiB (default 1; set-R14-size.sh's): at most\n"
+		"                          the memory the machine has free, else refused\n"
 		"  -basic_mode             n copies against 0 copies (the fixed overhead shows)\n"
 		"  -no_normalization       the total per measurement, not per copy and iteration\n"
+		"Registers: R14, RDI, RSI, RSP and RBP each point into the middle of a memory area\n"
+		"of their own (1 MiB; R14's -R14_size), with unmapped guard pages on both sides: an\n"
+		"access past one faults and the error names the area. R15 is the loop counter;\n"
+		"every other general register starts at 0.\n"
 		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
 		"  -config FILE            nanoBench's event lines: EvtSel.UMASK[.FIELD]* NAME (README)\n"
@@ -128,6 +149,31 @@ static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max,
 		return -1;
 	}
 	*v = x;
+	return 0;
+}
+
+/* -fixed_counters: the fixed counters' events first (the kernel refuses
+ * them without a PMU that has fixed counters). */
+static int fixed_events(struct bopts *o)
+{
+	static const char *const ev[] = { "instructions", "cycles", "ref-cycles" };
+	static const char *const label[] = { "Instructions retired", "Core cycles",
+					     "Reference cycles" };
+	int k = (int)(sizeof(ev) / sizeof(ev[0]));
+
+	if (o->nevents + k > MAX_ALL_EVENTS) {
+		fprintf(stderr, "bareperf bench: -fixed_counters: more than %d events\n",
+			MAX_ALL_EVENTS);
+		return -1;
+	}
+	memmove(o->events[k], o->events[0], o->nevents * sizeof(o->events[0]));
+	memmove(o->labels[k], o->labels[0], o->nevents * sizeof(o->labels[0]));
+	for (int i = 0; i < k; i++) {
+		snprintf(o->events[i], sizeof(o->events[i]), "%s", ev[i]);
+		snprintf(o->labels[i], sizeof(o->labels[i]), "%s", label[i]);
+	}
+	o->nevents += k;
+	o->flags |= WIRE_CODEF_FIXED;
 	return 0;
 }
 
@@ -183,6 +229,10 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		STR("-asm_late_init", asm_late)
 		STR("-code", code)
 		STR("-code_init", code_init)
+		STR("-asm_one_time_init", asm_once)
+		STR("-code_one_time_init", code_once)
+		STR("-code_late_init", code_late)
+		NUM("-R14_size", r14_mib, 1, 1u << 20)
 		STR("--batch", batch)
 		STR("--tty", tty)
 		STR("--kernel", kernel)
@@ -195,6 +245,18 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 		if (!strcmp(a, "-min") || !strcmp(a, "-median") || !strcmp(a, "-avg"))
 			o->agg = a[1] == 'm' && a[2] == 'i' ? BP_BENCH_AGG_MIN :
 				 a[1] == 'a' ? BP_BENCH_AGG_AVG : BP_BENCH_AGG_MEDIAN;
+		else if (!strcmp(a, "-max"))
+			o->agg = AGG_MAX;
+		else if (!strcmp(a, "-range"))
+			o->range = true;
+		else if (!strcmp(a, "-remove_empty_events"))
+			o->remove_empty = true;
+		else if (!strcmp(a, "-df"))
+			o->flags |= WIRE_CODEF_DRAIN;
+		else if (!strcmp(a, "-fixed_counters"))
+			o->fixed = true;
+		else if (!strcmp(a, "-no_mem"))
+			o->no_mem = true;
 		else if (!strcmp(a, "-basic_mode"))
 			o->flags |= WIRE_CODEF_BASIC;
 		else if (!strcmp(a, "-no_normalization"))
@@ -255,10 +317,18 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			"--smp) together\n");
 		return -1;
 	}
-	if ((o->asm_init && o->code_init)) {
-		fprintf(stderr, "bareperf bench: -asm_init and -code_init together\n");
+	if ((o->asm_init && o->code_init) || (o->asm_late && o->code_late) ||
+	    (o->asm_once && o->code_once)) {
+		fprintf(stderr, "bareperf bench: -asm_X and -code_X of the same X together\n");
 		return -1;
 	}
+	if (o->no_mem) {
+		fprintf(stderr, "bareperf bench: -no_mem: not supported: the harness reads the "
+			"counters into memory between the versions (no register-only reading)\n");
+		return -1;
+	}
+	if (o->fixed)
+		return fixed_events(o);
 	return 0;
 }
 
@@ -279,6 +349,10 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 		at = ctl_put(buf, at, cap, WIRE_CODE_INIT, s->init, s->init_len);
 	if (s->late_len)
 		at = ctl_put(buf, at, cap, WIRE_CODE_LATE_INIT, s->late, s->late_len);
+	if (s->once_len)
+		at = ctl_put(buf, at, cap, WIRE_CODE_ONE_TIME_INIT, s->once, s->once_len);
+	if (o->r14_mib)
+		at = put_u64(buf, at, cap, WIRE_CODE_R14_SIZE, o->r14_mib << 20);
 	at = put_u64(buf, at, cap, WIRE_CODE_UNROLL, o->unroll);
 	at = put_u64(buf, at, cap, WIRE_CODE_LOOPS, o->loops);
 	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
@@ -332,6 +406,7 @@ static int start_qemu(const struct bopts *o, struct ctl_line *L)
 struct result {
 	char label[64];
 	double value;
+	double min, max;		/* -range */
 	bool exact;
 };
 
@@ -339,15 +414,18 @@ struct result {
 static int parse_item(const struct bopts *o, const char *item, struct result *x)
 {
 	char ev[64], label[128];
-	long long mn, med, avg;
+	long long mn, med, avg, mx;
 	unsigned long long iqr, mn_n, med_2n;
 	unsigned flags, dist;
 
-	if (sscanf(item, "%63[^\t]\t%127[^\t]\t%lld\t%lld\t%lld\t%llu\t%u\t%u\t%llu\t%llu", ev, label,
-		   &mn, &med, &avg, &iqr, &flags, &dist, &mn_n, &med_2n) != 10)
+	if (sscanf(item, "%63[^\t]\t%127[^\t]\t%lld\t%lld\t%lld\t%llu\t%u\t%u\t%llu\t%llu\t%lld",
+		   ev, label, &mn, &med, &avg, &iqr, &flags, &dist, &mn_n, &med_2n, &mx) != 11)
 		return -1;
-	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg : med;
+	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg :
+		      o->agg == AGG_MAX ? mx : med;
 	x->value = v / 1000.0;
+	x->min = mn / 1000.0;
+	x->max = mx / 1000.0;
 	x->exact = flags & BP_BENCH_F_EXACT;
 	const char *name = flags & BP_BENCH_F_ICOUNT ? "Instructions retired (TSC under -icount)" :
 			   flags & BP_BENCH_F_TSC ? "TSC ticks" :
@@ -393,18 +471,15 @@ static void csv_str(const char *s)
  * How long a request may go unanswered, wall time. The watchdog stops code
  * after --timeout of HPET time (2x when the NMI lands outside the code), so
  * the kernel always answers unless the code took the machine down; the
- * margin is for a loaded host. Under -icount virtual time counts
- * instructions, so it runs as fast as QEMU gets the CPU: a `jmp $` under
- * -icount stopped at --timeout 300 took 5.0 s of wall time in all, boot
- * included, on a quiet two-core host, and was not stopped within 29 s
- * with three other QEMUs and two test suites beside it. The boot is
- * waited for before (wait_ready).
+ * margin is for a loaded host, where under -icount (virtual time counts
+ * instructions) a virtual second can take 10 to 20 s. The boot is waited
+ * for before (wait_ready).
  */
 static double reply_wait_s(const struct bopts *o)
 {
 	double t = o->timeout_ms / 1000.0;
 
-	return REPLY_WAIT_S + t * (o->icount ? 100 : 10);
+	return REPLY_WAIT_S + t * (o->icount ? 30 : 10);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -476,22 +551,26 @@ struct bench {
 	int n_timed;
 };
 
-static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
+static uint8_t msg[4 * WIRE_CODE_MAX + 1024];
 
 /* Everything assembled and checked before the machine is asked: 0 or 2. */
 static int prepare_snippets(struct bench *B)
 {
 	const struct bopts *o = &B->o;
 	struct snippet *one = &B->one;
-	uint8_t *init = NULL, *late = NULL;
-	size_t init_len = 0, late_len = 0;
+	uint8_t *init = NULL, *late = NULL, *once = NULL;
+	size_t init_len = 0, late_len = 0, once_len = 0;
 
 	B->sn = one;
 	B->nsn = 1;
 	if (o->code_init ? bench_read_code(o->code_init, &init, &init_len, "-code_init") :
 	    bench_assemble("-asm_init", o->asm_init, o->nasm, &init, &init_len))
 		return 2;
-	if (bench_assemble("-asm_late_init", o->asm_late, o->nasm, &late, &late_len))
+	if (o->code_late ? bench_read_code(o->code_late, &late, &late_len, "-code_late_init") :
+	    bench_assemble("-asm_late_init", o->asm_late, o->nasm, &late, &late_len))
+		return 2;
+	if (o->code_once ? bench_read_code(o->code_once, &once, &once_len, "-code_one_time_init") :
+	    bench_assemble("-asm_one_time_init", o->asm_once, o->nasm, &once, &once_len))
 		return 2;
 	if (o->batch) {
 		if (load_batch(o->batch, &B->sn, &B->nsn))
@@ -523,6 +602,7 @@ static int prepare_snippets(struct bench *B)
 		struct snippet *sn = &B->sn[i];
 		sn->init = init, sn->init_len = init_len;
 		sn->late = late, sn->late_len = late_len;
+		sn->once = once, sn->once_len = once_len;
 		if (!run_code_msg(o, sn, 0, msg, sizeof(msg))) {
 			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
 			return 2;
@@ -601,7 +681,8 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 			return 1;
 		}
 		for (int k = 0; k < r->nitems; k++)
-			if (!parse_item(o, r->item[k], &res[*nres]))
+			if (!parse_item(o, r->item[k], &res[*nres]) &&
+			    !(o->remove_empty && res[*nres].value == 0))
 				(*nres)++;
 		if (!r->ok)
 			return 0;
@@ -687,8 +768,12 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 	} else if (!r->ok) {
 		fprintf(stderr, "bareperf bench: %s\n", r->text);
 	} else {
-		for (int k = 0; k < nres; k++)
-			printf("%s: %.2f\n", res[k].label, res[k].value);
+		for (int k = 0; k < nres; k++) {
+			printf("%s: %.2f", res[k].label, res[k].value);
+			if (o->range)
+				printf(" [%.2f;%.2f]", res[k].min, res[k].max);
+			putchar('\n');
+		}
 	}
 	fflush(stdout);
 }
