@@ -83,7 +83,8 @@ static void usage(FILE *f)
 		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
 		"  -asm_late_init CODE     run after the init code, immediately before the copies\n"
-		"  -asm_one_time_init CODE run once, before the first measurement\n"
+		"  -asm_one_time_init CODE run once, before the first measurement (of each request:\n"
+		"                          each snippet, each group of events)\n"
 		"  -code FILE, -code_init FILE, -code_late_init FILE, -code_one_time_init FILE\n"
 		"                          raw machine code instead\n"
 		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
@@ -174,6 +175,36 @@ static int fixed_events(struct bopts *o)
 	}
 	o->nevents += k;
 	o->flags |= WIRE_CODEF_FIXED;
+	return 0;
+}
+
+/* The options together: 0, or -1 with the reason said. */
+static int check_args(struct bopts *o)
+{
+	int sources = !!o->asm_body + !!o->code + !!o->batch;
+	if (sources != 1) {
+		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
+		return -1;
+	}
+	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
+		fprintf(stderr, "bareperf bench: --tty and QEMU options (--uefi, --icount, --kvm, "
+			"--smp) together\n");
+		return -1;
+	}
+	const char *both = o->asm_init && o->code_init ? "init" :
+			   o->asm_late && o->code_late ? "late_init" :
+			   o->asm_once && o->code_once ? "one_time_init" : NULL;
+	if (both) {
+		fprintf(stderr, "bareperf bench: -asm_%s and -code_%s together\n", both, both);
+		return -1;
+	}
+	if (o->no_mem) {
+		fprintf(stderr, "bareperf bench: -no_mem: not supported: the harness reads the "
+			"counters into memory between the versions (no register-only reading)\n");
+		return -1;
+	}
+	if (o->fixed)
+		return fixed_events(o);
 	return 0;
 }
 
@@ -307,29 +338,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 			return -1;
 		}
 	}
-	int sources = !!o->asm_body + !!o->code + !!o->batch;
-	if (sources != 1) {
-		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
-		return -1;
-	}
-	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
-		fprintf(stderr, "bareperf bench: --tty and QEMU options (--uefi, --icount, --kvm, "
-			"--smp) together\n");
-		return -1;
-	}
-	if ((o->asm_init && o->code_init) || (o->asm_late && o->code_late) ||
-	    (o->asm_once && o->code_once)) {
-		fprintf(stderr, "bareperf bench: -asm_X and -code_X of the same X together\n");
-		return -1;
-	}
-	if (o->no_mem) {
-		fprintf(stderr, "bareperf bench: -no_mem: not supported: the harness reads the "
-			"counters into memory between the versions (no register-only reading)\n");
-		return -1;
-	}
-	if (o->fixed)
-		return fixed_events(o);
-	return 0;
+	return check_args(o);
 }
 
 /* ---- the request ---------------------------------------------------------- */
