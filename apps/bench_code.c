@@ -281,7 +281,7 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		0x9d, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, /* popfq, pops */
 		0xc3,
 	};
-	/* mov reg, imm64: in reg_area's order, then RAX and R15 */
+	/* mov REG, imm64 for R14 RDI RSI RSP RBP (reg_area's order) */
 	static const u8 mov_reg[NREG_AREAS][2] = {
 		{ 0x49, 0xbe }, { 0x48, 0xbf }, { 0x48, 0xbe }, { 0x48, 0xbc }, { 0x48, 0xbd },
 	};
