@@ -18,8 +18,12 @@
 #define run bench_run_state
 #define area bench_code_area
 
-/* Generated code and the memory it may use: allocated at the first request. */
-static u64 stack_top, scratch_mid;
+
+/* The registers that point into memory areas of their own, nanoBench's:
+ * each area's top (vmalloc_stack's), pages and middle. */
+enum { REG_R14, REG_RDI, REG_RSI, REG_RSP, REG_RBP, NREG_AREAS };
+static const char *const reg_name[NREG_AREAS] = { "R14", "RDI", "RSI", "RSP", "RBP" };
+static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
@@ -105,11 +109,28 @@ static void emit_imm64(struct gen *g, const u8 *op, u64 imm)
 }
 
 struct code_req {
-	const u8 *body, *init, *late;
-	u64 body_len, init_len, late_len;
+	const u8 *body, *init, *late, *once;
+	u64 body_len, init_len, late_len, once_len;
 	u64 unroll, loops, reps, warmup, initial, flags, timeout_ms, align, cpu;
+	u64 r14_pages;
 	struct bench_opts o;
 };
+
+/* LFENCE, then runs of 1-byte and 15-byte NOPs: the front end drained. */
+static void emit_drain(struct gen *g)
+{
+	static const u8 lfence[] = { 0x0f, 0xae, 0xe8 }, nop = 0x90;
+	static const u8 nop15[] = {
+		0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e,		/* prefixes, */
+		0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,		/* nopw 0(rax,rax) */
+	};
+
+	emit(g, lfence, sizeof(lfence));
+	for (int i = 0; i < BENCH_CODE_DRAIN_NOP1; i++)
+		emit(g, &nop, 1);
+	for (int i = 0; i < BENCH_CODE_DRAIN_NOP15; i++)
+		emit(g, nop15, sizeof(nop15));
+}
 
 /* One version of the function with `copies` copies; its layout in run. */
 static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
@@ -119,7 +140,7 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		0x9c, 0xfc,							/* pushfq; cld */
 	};
 	static const u8 zero[] = {
-		0x31, 0xc0, 0x31, 0xdb, 0x31, 0xc9, 0x31, 0xd2, 0x31, 0xf6, 0x31, 0xff,
+		0x31, 0xc0, 0x31, 0xdb, 0x31, 0xc9, 0x31, 0xd2,
 		0x45, 0x31, 0xc0, 0x45, 0x31, 0xc9, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xdb,
 		0x45, 0x31, 0xe4, 0x45, 0x31, 0xed,				/* xor r32, r32 */
 	};
@@ -128,10 +149,12 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		0x9d, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, /* popfq, pops */
 		0xc3,
 	};
-	static const u8 mov_rax[] = { 0x48, 0xb8 }, mov_rsp[] = { 0x48, 0xbc },
-			mov_r14[] = { 0x49, 0xbe }, mov_r15[] = { 0x49, 0xbf };
+	/* mov REG, imm64 for R14 RDI RSI RSP RBP (reg_area's order) */
+	static const u8 mov_reg[NREG_AREAS][2] = {
+		{ 0x49, 0xbe }, { 0x48, 0xbf }, { 0x48, 0xbe }, { 0x48, 0xbc }, { 0x48, 0xbd },
+	};
+	static const u8 mov_rax[] = { 0x48, 0xb8 }, mov_r15[] = { 0x49, 0xbf };
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
-	static const u8 rbp_rsp[] = { 0x48, 0x89, 0xe5 };		/* mov rbp, rsp */
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
 	/* The kernel's GS base, CR0 and CR4 back if the code changed them
 	 * (SWAPGS; CR0.TS makes SSE fault), what was there instead kept in
@@ -150,22 +173,27 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		0x48, 0x3b, 0x06, 0x74, 0x0a,				/* cmp rax, [rsi]; je +10 */
 		0x48, 0x89, 0x46, 0x08, 0x48, 0x8b, 0x06,		/* [rsi + 8] = rax; rax = [rsi] */
 	}, cr0_write[] = { 0x0f, 0x22, 0xc0 }, cr4_write[] = { 0x0f, 0x22, 0xe0 };
+	bool drain = r->flags & WIRE_CODEF_DRAIN;
 
 	run.fn[k] = (u64)g->p;
 	emit(g, pro, sizeof(pro));
 	emit_imm64(g, mov_rax, (u64)&saved_rsp);
 	emit(g, save_rsp, sizeof(save_rsp));
-	emit_imm64(g, mov_rsp, stack_top);
-	emit(g, rbp_rsp, sizeof(rbp_rsp));
-	emit_imm64(g, mov_r14, scratch_mid);
+	for (int i = 0; i < NREG_AREAS; i++)
+		emit_imm64(g, mov_reg[i], reg_area[i].mid);
 	if (r->loops)
 		emit_imm64(g, mov_r15, r->loops);
 	emit(g, zero, sizeof(zero));
 	run.init[k] = (u64)g->p;
 	emit(g, r->init, r->init_len);
-	run.init_end[k] = run.late[k] = (u64)g->p;
+	run.init_end[k] = (u64)g->p;
+	if (drain)
+		emit_drain(g);
+	run.late[k] = (u64)g->p;
 	emit(g, r->late, r->late_len);
 	run.late_end[k] = (u64)g->p;
+	if (drain)
+		emit_drain(g);
 	while (!g->full && ((u64)g->p & 63) != r->align)
 		emit(g, &nop, 1);
 	run.body[k] = (u64)g->p;
@@ -180,6 +208,8 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		memcpy(jnz + 2, &rel, 4);
 		emit(g, jnz, sizeof(jnz));
 	}
+	if (drain)
+		emit_drain(g);
 	emit_imm64(g, mov_rsi, (u64)&run.cr4);
 	emit(g, cr4_read, sizeof(cr4_read));
 	emit(g, cr_back, sizeof(cr_back));
@@ -215,7 +245,9 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 	r->warmup = 5;
 	r->timeout_ms = BENCH_CODE_TIMEOUT_MS;
 	r->cpu = this_cpu_id();
+	r->r14_pages = BENCH_CODE_REG_PAGES;
 	bench_opts_default(&r->o);
+	u64 r14_size = r->r14_pages * PAGE_SIZE;
 	while (len) {
 		struct wire_ctl_msg t;
 		if (len < sizeof(t)) {
@@ -234,6 +266,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 		case WIRE_CODE_BODY:
 		case WIRE_CODE_INIT:
 		case WIRE_CODE_LATE_INIT:
+		case WIRE_CODE_ONE_TIME_INIT:
 			if (t.len > WIRE_CODE_MAX) {
 				control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %u bytes of code; at most %u",
 					       t.len, WIRE_CODE_MAX);
@@ -243,8 +276,10 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 				r->body = v, r->body_len = t.len;
 			else if (t.type == WIRE_CODE_INIT)
 				r->init = v, r->init_len = t.len;
-			else
+			else if (t.type == WIRE_CODE_LATE_INIT)
 				r->late = v, r->late_len = t.len;
+			else
+				r->once = v, r->once_len = t.len;
 			break;
 		case WIRE_CODE_UNROLL:	bad = take_u64(v, t.len, &r->unroll); break;
 		case WIRE_CODE_LOOPS:	bad = take_u64(v, t.len, &r->loops); break;
@@ -255,6 +290,7 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 		case WIRE_CODE_TIMEOUT_MS: bad = take_u64(v, t.len, &r->timeout_ms); break;
 		case WIRE_CODE_ALIGN:	bad = take_u64(v, t.len, &r->align); break;
 		case WIRE_CODE_CPU:	bad = take_u64(v, t.len, &r->cpu); break;
+		case WIRE_CODE_R14_SIZE: bad = take_u64(v, t.len, &r14_size); break;
 		case WIRE_CODE_EVENT:
 			bad = r->o.nevents >= BENCH_MAX_EVENTS || !t.len ||
 			      t.len >= BENCH_NAME_MAX;
@@ -283,7 +319,11 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 			  !r->reps || r->reps > BENCH_MAX_REPS ? "measurements must be 1 to "
 								BENCH_XSTR(BENCH_MAX_REPS) :
 			  r->warmup > 100000 || r->initial > 100000 ? "warm-up counts must be at most 100000" :
-			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM | WIRE_CODEF_READINGS) ? "unknown flags" :
+			  r->flags & ~(u64)(WIRE_CODEF_BASIC | WIRE_CODEF_NO_NORM | WIRE_CODEF_READINGS |
+					    WIRE_CODEF_DRAIN | WIRE_CODEF_FIXED) ?
+				"unknown flags" :
+			  !r14_size || r14_size % (2 * PAGE_SIZE) ? "R14's area must be a positive "
+				"multiple of 8 KiB (its middle on a page)" :
 			  r->align > 63 ? "alignment offset must be 0 to 63" :
 			  !r->timeout_ms || r->timeout_ms > 3600000 ? "timeout must be 1 ms to 1 hour" :
 			  r->cpu >= smp_cpus() ? "no such CPU" :
@@ -292,30 +332,110 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", why);
 		return -1;
 	}
+	/* The fixed counters' events go to those counters (pmu/pmu.h). */
+	if (r->flags & WIRE_CODEF_FIXED) {
+		if (bench_pmu_usable(&why) && !pmu_boot_caps.nr_fixed)
+			why = "this PMU has no fixed-function counters";
+		if (why) {
+			control_replyf(WIRE_CTL_ERROR, "RUN_CODE: -fixed_counters: %s", why);
+			return -1;
+		}
+	}
+	r->r14_pages = r14_size / PAGE_SIZE;
 	return 0;
 }
 
-static bool setup_memory(void)
+/* Map a register's area of `pages`: 0, or -1 (out of memory). */
+static int map_reg_area(struct reg_area *a, u64 pages)
 {
-	if (area)
-		return true;
-	area = vmalloc_code(BENCH_CODE_AREA_PAGES);
-	stack_top = vmalloc_stack(BENCH_CODE_STACK_PAGES);
-	u64 scratch_top = vmalloc_stack(BENCH_CODE_SCRATCH_PAGES);
-	if (!area || !stack_top || !scratch_top) {
-		area = 0;
-		return false;
+	u64 top = vmalloc_stack(pages);
+
+	if (!top)
+		return -1;
+	*a = (struct reg_area){ top, pages, top - pages * PAGE_SIZE / 2 };
+	return 0;
+}
+
+/* Pages left free for the kernel when R14's area grows. */
+#define RESERVE_PAGES	(16 * 256)
+
+/*
+ * The code area and the registers' areas, made at the first request;
+ * R14's made again when the request asks for another size (the old one
+ * freed first). NULL, or why not (the reply's text).
+ */
+static const char *setup_memory(const struct code_req *r)
+{
+	static char why[120];
+
+	if (!area) {
+		area = vmalloc_code(BENCH_CODE_AREA_PAGES);
+		if (!area)
+			return "out of memory for the code area";
+		for (int i = REG_RDI; i < NREG_AREAS; i++)
+			if (map_reg_area(&reg_area[i], BENCH_CODE_REG_PAGES))
+				return "out of memory for the registers' areas";
+		image_hash_ref = image_hash();
+		trap_set_fault_fixup(bench_code_fault_fixup);
 	}
-	scratch_mid = scratch_top - BENCH_CODE_SCRATCH_PAGES * PAGE_SIZE / 2;
-	image_hash_ref = image_hash();
-	trap_set_fault_fixup(bench_code_fault_fixup);
-	return true;
+	struct reg_area *a = &reg_area[REG_R14];
+	if (a->pages == r->r14_pages)
+		return NULL;
+	u64 can = pmm_free_pages() + a->pages;
+	can = can > RESERVE_PAGES ? can - RESERVE_PAGES : 0;
+	if (r->r14_pages > can) {
+		ksnprintf(why, sizeof(why), "R14's area of %lu KiB does not fit: %lu KiB of "
+			  "memory free for it", r->r14_pages * 4, can * 4);
+		return why;
+	}
+	if (a->pages)
+		vfree_stack(a->top, a->pages);
+	*a = (struct reg_area){ 0 };
+	if (map_reg_area(a, r->r14_pages)) {
+		ksnprintf(why, sizeof(why), "R14's area of %lu KiB could not be mapped (no "
+			  "kernel addresses or memory left for it)", r->r14_pages * 4);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * addr next to a register's area, in its guard pages: "8 bytes past the
+ * end of R14's area" into buf; "" when it is not. The nearest area is
+ * named (two areas may share a guard page).
+ */
+static void area_named(u64 addr, char *buf, size_t n)
+{
+	u64 best = PAGE_SIZE + 1;
+
+	buf[0] = 0;
+	for (int i = 0; i < NREG_AREAS; i++) {
+		const struct reg_area *a = &reg_area[i];
+		u64 lo = a->top - a->pages * PAGE_SIZE;
+		if (!a->pages)
+			continue;
+		if (addr >= a->top && addr - a->top < best) {
+			best = addr - a->top;
+			ksnprintf(buf, n, ": %lu bytes past the end of %s's area [%#lx, %#lx)",
+				  best, reg_name[i], lo, a->top);
+		}
+		if (addr < lo && lo - addr < best) {
+			best = lo - addr;
+			ksnprintf(buf, n, ": %lu bytes before the start of %s's area [%#lx, %#lx)",
+				  best, reg_name[i], lo, a->top);
+		}
+	}
 }
 
 /* Where in the code rip is, as text. */
 static void where(u64 rip, char *buf, size_t n)
 {
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
+		if (k == 2 && rip >= run.init[k] && rip < run.init_end[k]) {
+			ksnprintf(buf, n, "at offset %#lx of the one-time init code",
+				  rip - run.init[k]);
+			return;
+		}
 		if (rip >= run.body[k] && rip < run.body_end[k]) {
 			ksnprintf(buf, n, "at offset %#lx of the snippet (copy %lu)",
 				  (rip - run.body[k]) % run.len, (rip - run.body[k]) / run.len);
@@ -357,6 +477,8 @@ static void run_code_reps(void *arg)
 	struct job *j = arg;
 	const struct code_req *r = j->r;
 
+	if (r->once_len)
+		((bench_fn)run.fn[2])(NULL, 1);
 	for (u64 i = 0; i < r->initial; i++) {
 		((bench_fn)run.fn[0])(NULL, 1);
 		((bench_fn)run.fn[1])(NULL, 1);
@@ -381,6 +503,9 @@ static void measure_job(void *arg)
 	static struct sys_state before;
 	struct bench_code_cpu cpu, found;
 
+	/* R14's area may have moved since this CPU last ran code: its old
+	 * translations go (the areas are not global pages). */
+	write_cr3(read_cr3());
 	bench_state_save(&before);
 	bench_code_cpu_save(&cpu);
 	j->tables_was = tables_hash(&before);
@@ -441,8 +566,9 @@ void bench_code_serve(const u8 *v, size_t len)
 	}
 	if (parse(v, len, &r))
 		return;
-	if (!setup_memory()) {
-		control_reply(WIRE_CTL_ERROR, "RUN_CODE: out of memory for the code area", 41);
+	const char *no_memory = setup_memory(&r);
+	if (no_memory) {
+		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", no_memory);
 		return;
 	}
 	bool basic = r.flags & WIRE_CODEF_BASIC, norm = !(r.flags & WIRE_CODEF_NO_NORM);
@@ -454,6 +580,9 @@ void bench_code_serve(const u8 *v, size_t len)
 	run.len = r.body_len;
 	gen_fn(&g, &r, copies_a, 0);
 	gen_fn(&g, &r, copies_b, 1);
+	static struct code_req once;
+	once = (struct code_req){ .init = r.once, .init_len = r.once_len };
+	gen_fn(&g, &once, 0, 2);
 	if (g.full) {
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %lu copies of %lu bytes do not fit the "
 			       "%u KiB code area: lower the unroll count", copies_a + copies_b,
@@ -519,9 +648,12 @@ void bench_code_serve(const u8 *v, size_t len)
 		else if (run.soft)
 			control_replyf(WIRE_CTL_ERROR, "fault: the code ran int %#lx %s%s",
 				       run.vector, text, changed);
-		else if (run.vector == VEC_PF)
-			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx, "
-				       "error code %#lx%s", text, run.cr2, run.error, changed);
+		else if (run.vector == VEC_PF) {
+			char named[120];
+			area_named(run.cr2, named, sizeof(named));
+			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx%s, "
+				       "error code %#lx%s", text, run.cr2, named, run.error, changed);
+		}
 		else
 			control_replyf(WIRE_CTL_ERROR, "fault: %s %s, error code %#lx%s",
 				       trap_name(run.vector), text, run.error, changed);
@@ -535,9 +667,9 @@ void bench_code_serve(const u8 *v, size_t len)
 	for (int i = 0; i < n; i++) {
 		const struct bench_result *x = &res[i];
 		const char *label = x->flags & BP_BENCH_F_TSC ? bench_tsc_meaning() : x->event;
-		control_replyf(WIRE_CTL_ITEM, "%s\t%s\t%ld\t%ld\t%ld\t%lu\t%u\t%u\t%lu\t%lu",
+		control_replyf(WIRE_CTL_ITEM, "%s\t%s\t%ld\t%ld\t%ld\t%lu\t%u\t%u\t%lu\t%lu\t%ld",
 			       x->event, label, x->min, x->median, x->tmean, x->iqr, x->flags,
-			       x->disturbed, x->median_n, x->median_2n);
+			       x->disturbed, x->median_n, x->median_2n, x->max);
 	}
 	if (b.readings)
 		send_readings(res, n, r.reps);

@@ -31,7 +31,8 @@ struct bench_code_run {
 	 * returning to the harness, which uses SSE and GS. */
 	struct bench_code_kept { u64 want, seen; } gs, cr0, cr4;
 	/* the code's layout, for naming an offset */
-	u64 fn[2], body[2], body_end[2], init[2], init_end[2], late[2], late_end[2];
+	/* [0] and [1]: n and 2n copies; [2]: the one-time init */
+	u64 fn[3], body[3], body_end[3], init[3], init_end[3], late[3], late_end[3];
 	u64 len;
 };
 extern struct bench_code_run bench_run_state;

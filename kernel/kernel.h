@@ -121,6 +121,10 @@ size_t pmm_total_pages(void);
 /* Map npages of fresh memory at a new kernel address, with an unmapped
  * guard page below; returns the top (for stacks) or 0. */
 u64 vmalloc_stack(size_t npages);
+/* Unmap what vmalloc_stack(npages) returned top for and free its memory
+ * (the addresses are not used again). Other CPUs may still hold the old
+ * translations until their next CR3 write. */
+void vfree_stack(u64 top, size_t npages);
 /* npages mapped read-write, no-execute, above a guard page; 0 when out of
  * memory. paging_code_exec flips them to read-only executable and back
  * (W^X: never both writable and executable). */

@@ -170,6 +170,21 @@ u64 vmalloc_stack(size_t npages)
 	return vmalloc_next;
 }
 
+void vfree_stack(u64 top, size_t npages)
+{
+	u64 base = top - npages * PAGE_SIZE;
+
+	BUG_ON(base < VMALLOC_BASE || top > vmalloc_next || (top & (PAGE_SIZE - 1)));
+	for (size_t i = 0; i < npages; i++) {
+		u64 *e = pte_slot(base + i * PAGE_SIZE, 0);
+		BUG_ON(!(*e & PTE_P));
+		u64 pa = *e & PTE_ADDR;
+		*e = 0;
+		invlpg(base + i * PAGE_SIZE);
+		pmm_free(pa, 1);
+	}
+}
+
 u64 vmalloc_code(size_t npages)
 {
 	/* Same region and guard page as the stacks: RW-, until flipped. */

@@ -93,6 +93,13 @@ HOST_TESTS += $(BUILD)/host/bench_entry
 $(BUILD)/host/bench_entry: test/e2e/bench_entry.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_entry.sh $(BUILD))
 
+# bareperf bench's machine state (test/e2e/bench_regs.sh): the registers'
+# guarded areas, R14's size, nanoBench's init, drain and output options.
+HOST_TESTS += $(BUILD)/host/bench_regs
+
+$(BUILD)/host/bench_regs: test/e2e/bench_regs.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,sh test/e2e/bench_regs.sh $(BUILD))
+
 # bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
 # -msr_config lines parsed and laid out in runs, no machine booted.
 HOST_TESTS += $(BUILD)/host/bench_check

@@ -42,6 +42,7 @@
  * than 120 s on a busier one. */
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
+#define AGG_MAX		(-1)	/* -max: the host's choice of the ITEM's fields */
 
 /* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
  * bench never sends a snippet without code, so only the probe (over
@@ -50,6 +51,9 @@
 
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
+	const char *asm_once, *code_once, *code_late;
+	uint64_t r14_mib;		/* -R14_size; 0: the kernel's 1 MiB */
+	bool range, remove_empty, fixed, no_mem;
 	const char *build;		/* --uefi: where esp/ is */
 	uint64_t unroll, loops, reps, warmup, initial, align, timeout_ms;
 	uint64_t flags, cpu;
@@ -69,8 +73,8 @@ struct snippet {
 	char *src;			/* as given (batch line or -asm) */
 	int line;			/* --batch: its line in the file */
 	struct bopts *o;		/* its options: the command line's, or its line's */
-	uint8_t *body, *init, *late;
-	size_t body_len, init_len, late_len;
+	uint8_t *body, *init, *late, *once;
+	size_t body_len, init_len, late_len, once_len;
 };
 
 static void usage(FILE *f)
@@ -84,8 +88,11 @@ static void usage(FILE *f)
 		"  -asm CODE               Intel syntax as nanoBench's (GNU as), ';' between statements;\n"
 		"                          |n an n-byte NOP, n*|x| x written n times\n"
 		"  -asm_init CODE          run before the copies (not measured)\n"
-		"  -asm_late_init CODE     run after the init code\n"
-		"  -code FILE, -code_init FILE   raw machine code instead\n"
+		"  -asm_late_init CODE     run after the init code, immediately before the copies\n"
+		"  -asm_one_time_init CODE run once, before the first measurement (of each request:\n"
+		"                          each snippet, each group of events)\n"
+		"  -code FILE, -code_init FILE, -code_late_init FILE, -code_one_time_init FILE\n"
+		"                          raw machine code instead\n"
 		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
 		"  -unroll_count N         copies of the body, n (default 1000)\n"
 		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
@@ -95,10 +102,25 @@ static void usage(FILE *f)
 		"  -initial_warm_up_count N  runs of both versions before anything (default 0)\n"
 		"  -alignment_offset N     the body starts N bytes past a 64-byte boundary\n"
 		"  -cpu N                  run it on CPU N (with --smp; default the control CPU, 0)\n"
-		"  -min | -median | -avg   the aggregate over measurements (default -avg, as\n"
-		"                          nanoBench's: the mean without the top and bottom 20%%)\n"
+		"  -min | -max | -median | -avg   the aggregate over measurements (default -avg,\n"
+		"                          as nanoBench's: the mean without the top and bottom 20%%)\n"
+		"  -range                  also the minimum and maximum: VALUE [MIN;MAX]\n"
+		"  -remove_empty_events    leave out events that did not occur (value 0)\n"
+		"  -df                     drain the front end after the init code, the late-init\n"
+		"                          code and the last copy: LFENCE, 4096 1-byte NOPs, 512\n"
+		"                          15-byte NOPs (the same in both versions: not measured)\n"
+		"  -fixed_counters         also read the fixed-function counters (instructions,\n"
+		"                          cycles, ref-cycles); refused without a PMU that has them\n"
+		"  -no_mem                 refused: the harness reads the counters into memory\n"
+		"                          between the versions; it has no register-only reading\n"
+		"  -R14_size MIB           R14's area, MiB (default 1; set-R14-size.sh's): at most\n"
+		"                          the memory the machine has free, else refused\n"
 		"  -basic_mode             n copies against 0 copies (the fixed overhead shows)\n"
 		"  -no_normalization       the total per measurement, not per copy and iteration\n"
+		"Registers: R14, RDI, RSI, RSP and RBP each point into the middle of a memory area\n"
+		"of their own (1 MiB; R14's -R14_size), with unmapped guard pages on both sides: an\n"
+		"access past one faults and the error names the area. R15 is the loop counter;\n"
+		"every other general register starts at 0.\n"
 		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
 		"  -config FILE            nanoBench's event lines: EvtSel.UMASK[.FIELD]* NAME (README)\n"
@@ -151,18 +173,14 @@ static const char *const opt_names[] = {
 	"-initial_warm_up_count", "-alignment_offset", "-cpu", "-min", "-median", "-avg",
 	"-basic_mode", "-no_normalization", "-verbose", "-e", "-k", "-h", "-v",
 	"-code_late_init", "-code_one_time_init", "-no_mem", "-remove_empty_events",
+	"-asm_one_time_init", "-df", "-max", "-range", "-fixed_counters", "-R14_size",
 };
 
-/* nanoBench's options bench does not take, and why; the last three are
+/* nanoBench's options bench does not take, and why; all three are
  * nanoBench.sh's alone, never abbreviated (an abbreviation of none). */
 static const struct {
 	const char *name, *why;
 } refused[] = {
-	{ "-code_late_init", "not yet: give the code as -asm_late_init" },
-	{ "-code_one_time_init", "not yet: no code runs once before all the runs" },
-	{ "-no_mem", "the harness stores its counts in memory between the runs; it has no "
-		     "variant that keeps them in registers" },
-	{ "-remove_empty_events", "not yet: every event asked for is printed" },
 	{ "-usr", "nanoBench.sh's (user space): bench runs the code in ring 0, as "
 		  "kernel-nanoBench.sh" },
 	{ "-os", "nanoBench.sh's (user space): events count in ring 0, where the code runs" },
@@ -171,7 +189,8 @@ static const struct {
 
 /* What a --batch line may not set: the machine, the output, the events
  * (one set for the whole table). */
-static const char *const not_per_line[] = { "-e", "-k", "-h", "-config", "-msr_config" };
+static const char *const not_per_line[] = { "-e", "-k", "-h", "-config", "-msr_config",
+					    "-fixed_counters" };
 
 /* The option argv word a names (an abbreviation resolved), or NULL (said). */
 static const char *opt_resolve(const char *a, bool line)
@@ -197,6 +216,70 @@ static const char *opt_resolve(const char *a, bool line)
 			return NULL;
 		}
 	return name;
+}
+
+/* The code options of one experiment together (what: the start of the
+ * message): 0, or -1 with the reason said. */
+static int check_code_opts(const struct bopts *o, const char *what)
+{
+	const char *both = o->asm_init && o->code_init ? "init" :
+			   o->asm_late && o->code_late ? "late_init" :
+			   o->asm_once && o->code_once ? "one_time_init" : NULL;
+	if (both) {
+		fprintf(stderr, "%s: -asm_%s and -code_%s together\n", what, both, both);
+		return -1;
+	}
+	if (o->no_mem) {
+		fprintf(stderr, "%s: -no_mem: not supported: the harness reads the counters "
+			"into memory between the versions (no register-only reading)\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* -fixed_counters: the fixed counters' events first (the kernel refuses
+ * them without a PMU that has fixed counters). */
+static int fixed_events(struct bopts *o)
+{
+	static const char *const ev[] = { "instructions", "cycles", "ref-cycles" };
+	static const char *const label[] = { "Instructions retired", "Core cycles",
+					     "Reference cycles" };
+	int k = (int)(sizeof(ev) / sizeof(ev[0]));
+
+	if (o->nevents + k > MAX_ALL_EVENTS) {
+		fprintf(stderr, "bareperf bench: -fixed_counters: more than %d events\n",
+			MAX_ALL_EVENTS);
+		return -1;
+	}
+	memmove(o->events[k], o->events[0], o->nevents * sizeof(o->events[0]));
+	memmove(o->labels[k], o->labels[0], o->nevents * sizeof(o->labels[0]));
+	for (int i = 0; i < k; i++) {
+		snprintf(o->events[i], sizeof(o->events[i]), "%s", ev[i]);
+		snprintf(o->labels[i], sizeof(o->labels[i]), "%s", label[i]);
+	}
+	o->nevents += k;
+	o->flags |= WIRE_CODEF_FIXED;
+	return 0;
+}
+
+/* The options together: 0, or -1 with the reason said. */
+static int check_args(struct bopts *o)
+{
+	int sources = !!o->asm_body + !!o->code + !!o->batch;
+	if (sources != 1) {
+		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
+		return -1;
+	}
+	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
+		fprintf(stderr, "bareperf bench: --tty and QEMU options (--uefi, --icount, --kvm, "
+			"--smp) together\n");
+		return -1;
+	}
+	if (check_code_opts(o, "bareperf bench"))
+		return -1;
+	if (o->fixed)
+		return fixed_events(o);
+	return 0;
 }
 
 static void set_defaults(struct bopts *o)
@@ -259,6 +342,10 @@ static int parse_opts(int argc, char **argv, struct bopts *o, bool line)
 		STR("-asm_late_init", asm_late)
 		STR("-code", code)
 		STR("-code_init", code_init)
+		STR("-asm_one_time_init", asm_once)
+		STR("-code_one_time_init", code_once)
+		STR("-code_late_init", code_late)
+		NUM("-R14_size", r14_mib, 1, 1u << 20)
 		STR("--batch", batch)
 		STR("--tty", tty)
 		STR("--kernel", kernel)
@@ -271,6 +358,18 @@ static int parse_opts(int argc, char **argv, struct bopts *o, bool line)
 		if (!strcmp(a, "-min") || !strcmp(a, "-median") || !strcmp(a, "-avg"))
 			o->agg = a[1] == 'm' && a[2] == 'i' ? BP_BENCH_AGG_MIN :
 				 a[1] == 'a' ? BP_BENCH_AGG_AVG : BP_BENCH_AGG_MEDIAN;
+		else if (!strcmp(a, "-max"))
+			o->agg = AGG_MAX;
+		else if (!strcmp(a, "-range"))
+			o->range = true;
+		else if (!strcmp(a, "-remove_empty_events"))
+			o->remove_empty = true;
+		else if (!strcmp(a, "-df"))
+			o->flags |= WIRE_CODEF_DRAIN;
+		else if (!strcmp(a, "-fixed_counters"))
+			o->fixed = true;
+		else if (!strcmp(a, "-no_mem"))
+			o->no_mem = true;
 		else if (!strcmp(a, "-basic_mode"))
 			o->flags |= WIRE_CODEF_BASIC;
 		else if (!strcmp(a, "-no_normalization"))
@@ -329,21 +428,7 @@ static int parse_args(int argc, char **argv, struct bopts *o)
 	set_defaults(o);
 	if (parse_opts(argc, argv, o, false))
 		return -1;
-	int sources = !!o->asm_body + !!o->code + !!o->batch;
-	if (sources != 1) {
-		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
-		return -1;
-	}
-	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
-		fprintf(stderr, "bareperf bench: --tty and QEMU options (--uefi, --icount, --kvm, "
-			"--smp) together\n");
-		return -1;
-	}
-	if ((o->asm_init && o->code_init)) {
-		fprintf(stderr, "bareperf bench: -asm_init and -code_init together\n");
-		return -1;
-	}
-	return 0;
+	return check_args(o);
 }
 
 /* ---- the request ---------------------------------------------------------- */
@@ -363,6 +448,10 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 		at = ctl_put(buf, at, cap, WIRE_CODE_INIT, s->init, s->init_len);
 	if (s->late_len)
 		at = ctl_put(buf, at, cap, WIRE_CODE_LATE_INIT, s->late, s->late_len);
+	if (s->once_len)
+		at = ctl_put(buf, at, cap, WIRE_CODE_ONE_TIME_INIT, s->once, s->once_len);
+	if (o->r14_mib)
+		at = put_u64(buf, at, cap, WIRE_CODE_R14_SIZE, o->r14_mib << 20);
 	at = put_u64(buf, at, cap, WIRE_CODE_UNROLL, o->unroll);
 	at = put_u64(buf, at, cap, WIRE_CODE_LOOPS, o->loops);
 	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
@@ -420,24 +509,30 @@ struct result {
 	char event[32];			/* the kernel's */
 	double value;
 	unsigned flags;			/* BP_BENCH_F_* */
+	double min, max;		/* -range */
+	bool exact;
 };
 
 /* Parse one ITEM (uapi/wire.h RUN_CODE) into a printable result. */
 static int parse_item(const struct bopts *o, const char *item, struct result *x)
 {
 	char ev[64], label[128];
-	long long mn, med, avg;
+	long long mn, med, avg, mx;
 	unsigned long long iqr, mn_n, med_2n;
 	unsigned flags, dist;
 
-	if (sscanf(item, "%63[^\t]\t%127[^\t]\t%lld\t%lld\t%lld\t%llu\t%u\t%u\t%llu\t%llu", ev, label,
-		   &mn, &med, &avg, &iqr, &flags, &dist, &mn_n, &med_2n) != 10)
+	if (sscanf(item, "%63[^\t]\t%127[^\t]\t%lld\t%lld\t%lld\t%llu\t%u\t%u\t%llu\t%llu\t%lld",
+		   ev, label, &mn, &med, &avg, &iqr, &flags, &dist, &mn_n, &med_2n, &mx) != 11)
 		return -1;
-	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg : med;
+	long long v = o->agg == BP_BENCH_AGG_MIN ? mn : o->agg == BP_BENCH_AGG_AVG ? avg :
+		      o->agg == AGG_MAX ? mx : med;
 	x->value = v / 1000.0;
 	x->flags = flags;
 	snprintf(x->event, sizeof(x->event), "%.31s", ev);
 	x->name = bench_nb_name(x->event, flags);
+	x->min = mn / 1000.0;
+	x->max = mx / 1000.0;
+	x->exact = flags & BP_BENCH_F_EXACT;
 	const char *name = flags & BP_BENCH_F_ICOUNT ? "Instructions retired (TSC under -icount)" :
 			   flags & BP_BENCH_F_TSC ? "TSC ticks" :
 			   !strcmp(ev, "cycles") ? "Core cycles" :
@@ -618,7 +713,7 @@ static void print_readings(const struct bench *B, const struct result *x)
 	}
 }
 
-static uint8_t msg[3 * WIRE_CODE_MAX + 1024];
+static uint8_t msg[4 * WIRE_CODE_MAX + 1024];
 
 /*
  * A --batch line that starts with '-': nanoBench's options for one
@@ -643,9 +738,10 @@ static int line_experiment(const struct bench *B, struct snippet *sn, const char
 		fprintf(stderr, "bareperf bench: %s: give one of -asm and -code\n", what);
 		rc = -1;
 	}
-	if (!rc && o->asm_init && o->code_init) {
-		fprintf(stderr, "bareperf bench: %s: -asm_init and -code_init together\n", what);
-		rc = -1;
+	if (!rc) {
+		char said[96];
+		snprintf(said, sizeof(said), "bareperf bench: %s", what);
+		rc = check_code_opts(o, said);
 	}
 	if (rc) {
 		fprintf(stderr, "bareperf bench: %s: the line refused\n", what);
@@ -659,7 +755,11 @@ static int line_experiment(const struct bench *B, struct snippet *sn, const char
 	if (o->code_init ? bench_read_code(o->code_init, &sn->init, &sn->init_len, what) :
 	    bench_assemble(what, o->asm_init, o->nasm, &sn->init, &sn->init_len))
 		return -1;
-	return bench_assemble(what, o->asm_late, o->nasm, &sn->late, &sn->late_len);
+	if (o->code_late ? bench_read_code(o->code_late, &sn->late, &sn->late_len, what) :
+	    bench_assemble(what, o->asm_late, o->nasm, &sn->late, &sn->late_len))
+		return -1;
+	return o->code_once ? bench_read_code(o->code_once, &sn->once, &sn->once_len, what) :
+	       bench_assemble(what, o->asm_once, o->nasm, &sn->once, &sn->once_len);
 }
 
 /* Everything assembled and checked before the machine is asked: 0 or 2. */
@@ -667,15 +767,19 @@ static int prepare_snippets(struct bench *B)
 {
 	const struct bopts *o = &B->o;
 	struct snippet *one = &B->one;
-	uint8_t *init = NULL, *late = NULL;
-	size_t init_len = 0, late_len = 0;
+	uint8_t *init = NULL, *late = NULL, *once = NULL;
+	size_t init_len = 0, late_len = 0, once_len = 0;
 
 	B->sn = one;
 	B->nsn = 1;
 	if (o->code_init ? bench_read_code(o->code_init, &init, &init_len, "-code_init") :
 	    bench_assemble("-asm_init", o->asm_init, o->nasm, &init, &init_len))
 		return 2;
-	if (bench_assemble("-asm_late_init", o->asm_late, o->nasm, &late, &late_len))
+	if (o->code_late ? bench_read_code(o->code_late, &late, &late_len, "-code_late_init") :
+	    bench_assemble("-asm_late_init", o->asm_late, o->nasm, &late, &late_len))
+		return 2;
+	if (o->code_once ? bench_read_code(o->code_once, &once, &once_len, "-code_one_time_init") :
+	    bench_assemble("-asm_one_time_init", o->asm_once, o->nasm, &once, &once_len))
 		return 2;
 	if (o->batch) {
 		if (load_batch(o->batch, &B->sn, &B->nsn))
@@ -711,6 +815,7 @@ static int prepare_snippets(struct bench *B)
 			sn->o = &B->o;
 			sn->init = init, sn->init_len = init_len;
 			sn->late = late, sn->late_len = late_len;
+			sn->once = once, sn->once_len = once_len;
 		}
 		if (!run_code_msg(sn->o, sn, 0, msg, sizeof(msg))) {
 			fprintf(stderr, "bareperf bench: the request does not fit in one frame\n");
@@ -793,7 +898,8 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 			return 1;
 		}
 		for (int k = 0; k < r->nitems; k++)
-			if (!parse_item(o, r->item[k], &res[*nres])) {
+			if (!parse_item(o, r->item[k], &res[*nres]) &&
+			    !(o->remove_empty && res[*nres].value == 0)) {
 				if (o->verbose)
 					print_readings(B, &res[*nres]);
 				(*nres)++;
@@ -846,7 +952,7 @@ static void recover(struct bench *B, int i, bool lost)
  * under -icount) on stderr, so a script that parses nanoBench's output
  * reads the same lines.
  */
-static void print_lines(const struct result *res, int nres)
+static void print_lines(const struct result *res, int nres, bool range)
 {
 	static bool said_icount;
 
@@ -858,7 +964,11 @@ static void print_lines(const struct result *res, int nres)
 			said_icount = true;
 		}
 		fflush(stderr);
-		bench_nb_line(stdout, res[k].name, res[k].value);
+		if (range)
+			bench_nb_range_line(stdout, res[k].name, res[k].value, res[k].min,
+					    res[k].max);
+		else
+			bench_nb_line(stdout, res[k].name, res[k].value);
 		fflush(stdout);
 		if (note)
 			fprintf(stderr, "bareperf bench: %s: note: %s\n", res[k].name, note);
@@ -907,7 +1017,7 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 	} else if (!r->ok) {
 		fprintf(stderr, "bareperf bench: %s\n", r->text);
 	} else {
-		print_lines(res, nres);
+		print_lines(res, nres, o->range);
 	}
 	fflush(stdout);
 }

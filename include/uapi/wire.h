@@ -315,8 +315,8 @@ enum wire_run_param {
  * reply is one ITEM per event, then OK; or ERROR naming what went wrong
  * (a fault with its exception and offset, the watchdog, a bad parameter).
  * ITEM text, tab-separated:
- *	event  label  min  median  avg  iqr  flags  disturbed  median_n  median_2n
- * min/median/avg/iqr are x1000 per copy (per repetition with NO_NORM),
+ *	event  label  min  median  avg  iqr  flags  disturbed  median_n  median_2n  max
+ * min/median/avg/iqr/max are x1000 per copy (per repetition with NO_NORM),
  * flags BP_BENCH_F_*, median_n/_2n the raw counts of the two versions.
  * With WIRE_CODEF_READINGS, after those ITEMs each measurement's raw
  * counts, event by event, in ITEMs of at most 512 bytes:
@@ -339,11 +339,16 @@ enum wire_code_param {
 	WIRE_CODE_ALIGN		= 11,	/* body start offset from a 64-byte boundary */
 	WIRE_CODE_LATE_INIT	= 12,	/* bytes: run after init, before the copies */
 	WIRE_CODE_CPU		= 13,	/* the CPU that runs it (default: the control CPU's) */
+	WIRE_CODE_R14_SIZE	= 14,	/* bytes of R14's area, a multiple of 8 KiB (default 1 MiB) */
+	WIRE_CODE_ONE_TIME_INIT	= 15,	/* bytes: run once, before the first measurement */
 };
 
 #define WIRE_CODEF_BASIC	(1u << 0)	/* measure n copies against 0 copies */
 #define WIRE_CODEF_NO_NORM	(1u << 1)	/* do not divide by copies and loops */
 #define WIRE_CODEF_READINGS	(1u << 2)	/* reply with every measurement's counts */
+#define WIRE_CODEF_DRAIN	(1u << 3)	/* drain the front end after init, late init, body */
+#define WIRE_CODEF_FIXED	(1u << 4)	/* the events are the fixed counters': refused
+						 * without a PMU that has them */
 
 /*
  * Capture files (`bareperf record`): this header, then the stream bytes

@@ -34,6 +34,11 @@ void bench_nb_line(FILE *f, const char *name, double value)
 	fprintf(f, "%s: %.2f\n", name, value);
 }
 
+void bench_nb_range_line(FILE *f, const char *name, double value, double min, double max)
+{
+	fprintf(f, "%s: %.2f [%.2f;%.2f]\n", name, value, min, max);
+}
+
 const char *bench_nb_note(unsigned flags)
 {
 	if (flags & BP_BENCH_F_DISTURBED)

@@ -20,6 +20,8 @@ const char *bench_nb_name(const char *event, unsigned flags);
 
 /* "NAME: value" with two decimals, nanoBench's line, and a newline. */
 void bench_nb_line(FILE *f, const char *name, double value);
+/* -range's: the line with the smallest and largest value, " [min;max]". */
+void bench_nb_range_line(FILE *f, const char *name, double value, double min, double max);
 
 /*
  * Why a value with flags should not be taken as it is (mostly disturbed
