@@ -168,12 +168,12 @@ static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max,
  * -unroll_count). An option added to parse_opts is added here.
  */
 static const char *const opt_names[] = {
-	"-asm", "-asm_init", "-asm_late_init", "-code", "-code_init", "-config", "-msr_config",
+	"-asm", "-asm_init", "-asm_late_init", "-asm_one_time_init", "-code", "-code_init",
+	"-code_late_init", "-code_one_time_init", "-config", "-msr_config",
 	"-unroll_count", "-loop_count", "-n_measurements", "-warm_up_count",
-	"-initial_warm_up_count", "-alignment_offset", "-cpu", "-min", "-median", "-avg",
-	"-basic_mode", "-no_normalization", "-verbose", "-e", "-k", "-h", "-v",
-	"-code_late_init", "-code_one_time_init", "-no_mem", "-remove_empty_events",
-	"-asm_one_time_init", "-df", "-max", "-range", "-fixed_counters", "-R14_size",
+	"-initial_warm_up_count", "-alignment_offset", "-cpu", "-min", "-max", "-median", "-avg",
+	"-range", "-basic_mode", "-no_normalization", "-verbose", "-df", "-remove_empty_events",
+	"-fixed_counters", "-no_mem", "-R14_size", "-e", "-k", "-h", "-v",
 };
 
 /* nanoBench's options bench does not take, and why; all three are

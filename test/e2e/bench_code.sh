@@ -188,7 +188,7 @@ $BP bench -asm nop -frobnicate --kernel /nonexistent >"$T/opt" 2>&1
 check "unknown option" has "$T/opt" "unknown option '-frobnicate'"
 $BP bench -asm nop -a 1 --kernel /nonexistent >"$T/amb" 2>&1
 check "an ambiguous prefix refused, every candidate named, exit 2" test $? = 2 -a "$(cat "$T/amb")" = \
-	"bareperf bench: -a is ambiguous: -asm, -asm_init, -asm_late_init, -alignment_offset, -avg"
+	"bareperf bench: -a is ambiguous: -asm, -asm_init, -asm_late_init, -asm_one_time_init, -alignment_offset, -avg"
 printf -- '-asm nop -e cycles\n' >"$T/line_e.txt"
 $BP bench --batch "$T/line_e.txt" --kernel /nonexistent >"$T/line_e" 2>&1
 check "--batch: a line may not set the events" has "$T/line_e" "-e is the command line's, not a --batch line's"
