@@ -19,6 +19,9 @@ check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
 }
 has() { grep -qF -- "$2" "$1"; }
 IR='Instructions retired (TSC under -icount)'
+# nanoBench's line names the TSC "TSC"; what it counts under -icount is
+# said on stderr.
+NB='TSC'
 
 # Each register's area gets its own value once; a loop of that many
 # iterations reads it back: 1 + 2 * value instructions per copy.
@@ -89,18 +92,18 @@ $BP bench --icount -basic_mode -verbose -asm "add rax, rbx" >"$T/plain" 2>&1
 $BP bench --icount -basic_mode -verbose -df -asm "add rax, rbx" >"$T/df" 2>&1
 sed 's/^/# /' "$T/plain" "$T/df"
 first() { sed -n 's/^.*median of \([0-9]*\) (first version).*$/\1/p' "$1"; }
-check "-df: add rax, rbx still 1.00" has "$T/df" "$IR: 1.00"
+check "-df: add rax, rbx still 1.00" has "$T/df" "$NB: 1.00"
 a=$(first "$T/plain"); b=$(first "$T/df")
 check "-df: the fixed overhead grows by the three drains (${a:-?} -> ${b:-?})" \
 	test -n "$a" -a -n "$b" -a $((b - a)) -ge $((3 * 4609 - 64)) -a $((b - a)) -le $((3 * 4609 + 64))
 
 # Aggregates and output.
-$BP bench --icount -range -asm "add rax, rbx; add rbx, rax" >"$T/range" 2>&1
-check "-range: VALUE [MIN;MAX]" test "$(cat "$T/range")" = "$IR: 2.00 [2.00;2.00]"
-$BP bench --icount -max -asm "add rax, rbx" >"$T/max" 2>&1
-check "-max: the maximum, 1.00" test "$(cat "$T/max")" = "$IR: 1.00"
-$BP bench --icount -remove_empty_events -asm "add rax, rbx" >"$T/rm" 2>&1
-check "-remove_empty_events keeps an event that occurred" test "$(cat "$T/rm")" = "$IR: 1.00"
+$BP bench --icount -range -asm "add rax, rbx; add rbx, rax" >"$T/range" 2>/dev/null
+check "-range: VALUE [MIN;MAX]" test "$(cat "$T/range")" = "$NB: 2.00 [2.00;2.00]"
+$BP bench --icount -max -asm "add rax, rbx" >"$T/max" 2>/dev/null
+check "-max: the maximum, 1.00" test "$(cat "$T/max")" = "$NB: 1.00"
+$BP bench --icount -remove_empty_events -asm "add rax, rbx" >"$T/rm" 2>/dev/null
+check "-remove_empty_events keeps an event that occurred" test "$(cat "$T/rm")" = "$NB: 1.00"
 $BP bench --icount -fixed_counters -asm nop >"$T/fixed" 2>&1
 check "-fixed_counters without a PMU: refused by name with the reason, exit 3" \
 	test $? = 3 -a -n "$(grep -F 'bareperf bench: RUN_CODE: -fixed_counters: ' "$T/fixed")"
@@ -109,8 +112,8 @@ check "-no_mem: refused by name with the reason, exit 2" \
 	test $? = 2 -a -n "$(grep -F 'bareperf bench: -no_mem: not supported: ' "$T/nomem")"
 printf '\271\005\000\000\000' >"$T/late.bin"	# mov ecx, 5
 $BP bench --icount -code_late_init "$T/late.bin" -asm "mov rdx, rcx; .l: dec rdx; jnz .l" \
-	>"$T/late" 2>&1
+	>"$T/late" 2>/dev/null
 check "-code_late_init: its RCX = 5 seen by the body (1 + 2 * 5)" \
-	test "$(cat "$T/late")" = "$IR: 11.00"
+	test "$(cat "$T/late")" = "$NB: 11.00"
 echo "1..$n"
 exit $fail
