@@ -7,6 +7,7 @@
 #include "apps/bench.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include "apps/control.h"
 #include "kernel/trap.h"
 #include "apps/bench_code_trap.h"
@@ -24,6 +25,9 @@
 enum { REG_R14, REG_RDI, REG_RSI, REG_RSP, REG_RBP, NREG_AREAS };
 static const char *const reg_name[NREG_AREAS] = { "R14", "RDI", "RSI", "RSP", "RBP" };
 static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
+/* R14's area mapped this many times; each CPU's count when it last
+ * dropped its translations. */
+static u64 r14_maps, r14_maps_seen[MAX_CPUS];
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
@@ -396,6 +400,7 @@ static const char *setup_memory(const struct code_req *r)
 			  "kernel addresses or memory left for it)", r->r14_pages * 4);
 		return why;
 	}
+	r14_maps++;
 	return NULL;
 }
 
@@ -503,9 +508,13 @@ static void measure_job(void *arg)
 	static struct sys_state before;
 	struct bench_code_cpu cpu, found;
 
-	/* R14's area may have moved since this CPU last ran code: its old
-	 * translations go (the areas are not global pages). */
-	write_cr3(read_cr3());
+	/* R14's area moved since this CPU last ran code: its old
+	 * translations go (the areas are not global pages). Only then: a
+	 * TLB kept warm lets code that clears EFER.NXE get to the put-back. */
+	if (r14_maps_seen[this_cpu_id()] != r14_maps) {
+		write_cr3(read_cr3());
+		r14_maps_seen[this_cpu_id()] = r14_maps;
+	}
 	bench_state_save(&before);
 	bench_code_cpu_save(&cpu);
 	j->tables_was = tables_hash(&before);
