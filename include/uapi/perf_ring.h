@@ -146,7 +146,8 @@ enum bp_record_type {
 	BP_RECORD_BENCH		= 0x4007,	/* struct bp_record_bench */
 	BP_RECORD_TICKS		= 0x4008,	/* struct bp_record_ticks */
 	BP_RECORD_BENCH_END	= 0x4009,	/* struct bp_record_bench_end */
-	/* 0x400a .. 0x7fff: reserved for future bareperf records */
+	BP_RECORD_PROGRAM	= 0x400a,	/* struct bp_record_program + bp_program_section[nr] */
+	/* 0x400b .. 0x7fff: reserved for future bareperf records */
 	BP_RECORD_BAREPERF_LAST	= 0x7fff,
 };
 
@@ -612,5 +613,36 @@ struct bp_record_bench_end {
 	uint32_t reserved_u32;
 };
 _Static_assert(sizeof(struct bp_record_bench_end) == 48, "bp_record_bench_end ABI");
+
+/*
+ * PROGRAM: a program the host sent as a relocatable object (WIRE_CTL_LOAD,
+ * apps/program.c), written before each run of it, ahead of its APP_START:
+ * where the kernel placed each of the object's allocated sections. With
+ * the object file, found by its build-id, a reader names every address in
+ * [start, end) as the kernel's own: a symbol's address is its section's
+ * addr plus its st_value.
+ */
+struct bp_record_program {
+	struct bp_record_header header;
+	uint8_t  build_id[20];		/* the object's GNU build-id note, zero-padded */
+	uint8_t  build_id_len;		/* 0: the object had none */
+	uint8_t  reserved[3];
+	uint32_t nr;			/* struct bp_program_section entries that follow */
+	uint32_t reserved_u32;
+	char     name[32];		/* NUL-terminated: the app name its runs carry */
+	uint64_t start, end;		/* every byte the program occupies */
+};
+_Static_assert(sizeof(struct bp_record_program) == 88, "bp_record_program ABI");
+
+#define BP_PROGRAM_SEC_EXEC	(1u << 0)	/* mapped read-only, executable */
+#define BP_PROGRAM_SEC_WRITE	(1u << 1)	/* mapped read-write, no-execute */
+
+struct bp_program_section {
+	uint64_t addr;			/* where the section's first byte is */
+	uint64_t size;
+	uint32_t shndx;			/* its index in the object's section headers */
+	uint32_t flags;			/* BP_PROGRAM_SEC_*; neither: read-only data */
+};
+_Static_assert(sizeof(struct bp_program_section) == 24, "bp_program_section ABI");
 
 #endif

@@ -247,6 +247,7 @@ enum wire_ctl_type {
 	WIRE_CTL_LIST_EVENTS	= 0x0002,	/* no value */
 	WIRE_CTL_START_RUN	= 0x0003,	/* value: WIRE_RUN_* triples */
 	WIRE_CTL_RUN_CODE	= 0x0004,	/* value: WIRE_CODE_* triples; needs code=1 */
+	WIRE_CTL_LOAD		= 0x0005,	/* value: WIRE_LOAD_* triples; needs code=1 */
 	/* kernel -> host */
 	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
 	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */
@@ -349,6 +350,31 @@ enum wire_code_param {
 #define WIRE_CODEF_DRAIN	(1u << 3)	/* drain the front end after init, late init, body */
 #define WIRE_CODEF_FIXED	(1u << 4)	/* the events are the fixed counters': refused
 						 * without a PMU that has them */
+
+/*
+ * LOAD (`bareperf record -- FILE.c|FILE.o`, apps/program.c): a relocatable
+ * x86-64 ELF object, in pieces: each LOAD carries NAME, SIZE, OFFSET and a
+ * DATA piece; OFFSET 0 starts an object (dropping any half sent), any
+ * other OFFSET must be where the previous piece ended. A piece that does
+ * not end the object is answered OK "have N of SIZE bytes". The last one
+ * has the kernel link the object against the functions it exports to
+ * programs (include/bareperf.h) and map it (text read-only executable,
+ * the rest no-execute); the reply is one ITEM per placed section,
+ *	section  shndx  name  addr  size  flags
+ * (addr and size in hex, flags BP_PROGRAM_SEC_*), then OK; or ERROR
+ * naming what is wrong (an undefined symbol, a relocation it does not
+ * do, too little memory). A loaded program runs as an app named NAME
+ * (START_RUN), replacing an earlier program of that name; each of its
+ * runs writes BP_RECORD_PROGRAM first (perf_ring.h).
+ */
+#define WIRE_LOAD_MAX		(16u << 20)	/* bytes of object */
+
+enum wire_load_param {
+	WIRE_LOAD_NAME		= 1,	/* text: [A-Za-z0-9_.-], 1..31 bytes, not a built-in app's */
+	WIRE_LOAD_SIZE		= 2,	/* u64: bytes of the whole object */
+	WIRE_LOAD_OFFSET	= 3,	/* u64: where DATA goes in it */
+	WIRE_LOAD_DATA		= 4,	/* bytes: the piece */
+};
 
 /*
  * Capture files (`bareperf record`): this header, then the stream bytes
