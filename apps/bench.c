@@ -103,8 +103,9 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	 * been hit on every try, NMIs come faster than a repetition takes
 	 * and retrying only costs time: keep what comes from then on. */
 	u32 retries = b->flags & BENCH_NMI_OK ? 0 : BENCH_NMI_RETRIES;
-	/* An SMI is a disturbance like an NMI: MSR_SMI_COUNT (Intel) is read
-	 * around each repetition; -1 where SMIs cannot be counted (AMD). */
+	/* An SMI is a disturbance like an NMI: pmu_smi_count (MSR_SMI_COUNT on
+	 * Intel, PMCx02B on Zen) is read around each repetition; -1 where
+	 * SMIs cannot be counted (older AMD, or hidden by a hypervisor). */
 	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
 	s64 smi0 = pmu_smi_count(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {

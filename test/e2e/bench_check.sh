@@ -2,19 +2,8 @@
 # bareperf bench --check (tools/util/bench_check.c): the snippet assembled
 # and nanoBench's -config and -msr_config files parsed and laid out in
 # runs, with no machine booted (--kernel names none). Prints TAP.
-B=${1:-build}
+. "$(dirname "$0")/bench_common.sh"
 BP="$B/bareperf bench --kernel /nonexistent --check"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
-	d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
-}
-has() { grep -qF -- "$2" "$1"; }
 
 cat >"$T/ev.cfg" <<'EOF2'
 # every field of a -config line

@@ -7,19 +7,7 @@
 # option prefixes, NAME: value lines, -verbose's readings and batch lines
 # of options, several experiments in one boot; and the errors caught
 # before anything is sent. Prints TAP.
-B=${1:-build}
-BP=$B/bareperf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
-	d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
-}
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$0")/bench_common.sh"
 
 # Snippets that take the machine down, in a boot of their own, in the
 # background meanwhile: a write to the kernel's text (CR0.WP cleared

@@ -5,19 +5,7 @@
 # bits that make SSE fault. Each is reported with its own row and the
 # machine lives on: the `add rax, rbx` after it is measured exactly (QEMU
 # -icount: the TSC counts instructions) in the same boot. Prints TAP.
-B=${1:-build}
-BP=$B/bareperf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
-	d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
-}
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$0")/bench_common.sh"
 ok1='"add rax, rbx","Instructions retired (TSC under -icount)",1.000,'
 
 # One boot: each hostile snippet, then the add that must measure 1.

@@ -5,19 +5,7 @@
 # middle of an area of its own, guarded on both sides: loads through each
 # see what the one-time init stored there, a write at the last word is
 # fine, one past it faults and names the area. Prints TAP.
-B=${1:-build}
-BP=$B/bareperf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
-	d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
-}
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$0")/bench_common.sh"
 IR='Instructions retired (TSC under -icount)'
 # nanoBench's line names the TSC "TSC"; what it counts under -icount is
 # said on stderr.

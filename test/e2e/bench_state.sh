@@ -5,23 +5,7 @@
 # with both values and put back, or its fault, or the machine's silence)
 # and the `add rax, rbx` after it must measure exactly 1 instruction.
 # Prints TAP.
-B=${1:-build}
-BP=$B/bareperf
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-fail=0
-check() {	# check DESCRIPTION COMMAND...: ok if the command succeeds
-	d=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fail=1; fi
-}
-skip() {	# skip DESCRIPTION REASON
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
-has() { grep -qF -- "$2" "$1"; }
+. "$(dirname "$0")/bench_common.sh"
 
 # A breakpoint on a harness function the measurement calls every
 # repetition; the TSS found from TR and the GDT, its IST1 (byte 0x24)
