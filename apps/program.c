@@ -168,9 +168,9 @@ static int make_meta(struct program *p, const struct elf_obj *o, const u64 *addr
 	strlcpy(p->rec->name, p->name, sizeof(p->rec->name));
 	for (u32 i = 0, k = 0; i < o->shnum; i++) {
 		int c = elf_section_class(o, i);
+		u32 flags = c == ELF_TEXT ? BP_PROGRAM_SEC_EXEC : c == ELF_DATA ? BP_PROGRAM_SEC_WRITE : 0;
 		if (c != ELF_NONE)
-			sec[k++] = (struct bp_program_section){ addr[i], o->sh[i].size, i,
-				c == ELF_TEXT ? BP_PROGRAM_SEC_EXEC : c == ELF_DATA ? BP_PROGRAM_SEC_WRITE : 0 };
+			sec[k++] = (struct bp_program_section){ addr[i], o->sh[i].size, i, flags };
 	}
 	p->names = name;
 	for (u32 i = 1, k = 0; i < o->nsym; i++) {

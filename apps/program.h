@@ -41,8 +41,9 @@ int program_load(const char *name, const void *buf, size_t len, program_item_fn 
 /* The next run's timeout (START_RUN's TIMEOUT_MS; 0: the default). */
 void program_set_timeout(u64 ms);
 /* A run of a program (apps/run.c): before it, on the CPU driving the run,
- * its text and PROGRAM record for APP_START, and the timeout; main on the CPU it runs on, guarded; after it, the SDK's end
- * of run and true with why set if it faulted or ran out of time. */
+ * its text and PROGRAM record for APP_START, and the timeout; main on the
+ * CPU it runs on, guarded; after it, the SDK's end of run, and true with
+ * why set if the program faulted or ran out of time. */
 void program_run_begin(const struct app *app, struct profile_app *who);
 int program_main(const struct app *app, int argc, char **argv);
 bool program_run_end(char *why, size_t n);

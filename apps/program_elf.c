@@ -300,8 +300,8 @@ static int link_symbols(const struct elf_obj *o, const u64 base[ELF_CLASSES], co
 			val[i] = s->value;
 		else if (s->shndx == SHN_COMMON)
 			val[i] += base[ELF_DATA];
-		else if (s->shndx != SHN_UNDEF)
-			val[i] = elf_section_class(o, s->shndx) == ELF_NONE ? 0 : addr[s->shndx] + s->value;
+		else if (s->shndx != SHN_UNDEF)	/* 0 in a section not placed */
+			val[i] = addr[s->shndx] ? addr[s->shndx] + s->value : 0;
 		else if (name[0])
 			val[i] = resolve(name);
 		missing += unresolved(s, name, val[i]);
@@ -395,8 +395,8 @@ u32 elf_build_id(const struct elf_obj *o, u8 *id, u32 max)
 		u32 h[3];
 		memcpy(h, o->buf + s->offset, sizeof(h));	/* namesz, descsz, type */
 		u64 desc = 12 + (((u64)h[0] + 3) & ~3ul);
-		if (h[0] != 4 || h[2] != NT_GNU_BUILD_ID || memcmp(o->buf + s->offset + 12, "GNU", 4) ||
-		    desc > s->size || h[1] > s->size - desc)
+		if (h[0] != 4 || h[2] != NT_GNU_BUILD_ID || desc > s->size || h[1] > s->size - desc ||
+		    memcmp(o->buf + s->offset + 12, "GNU", 4))
 			continue;
 		u32 len = h[1] < max ? h[1] : max;
 		memcpy(id, o->buf + s->offset + desc, len);
