@@ -308,6 +308,8 @@ enum wire_run_param {
 	WIRE_RUN_MAX_RATE	= 9,	/* u64: samples/s per CPU before throttling,
 					 * 0 no limit (max_rate=) */
 	WIRE_RUN_TRACE		= 10,	/* text: instruction tracing (trace=SPEC) */
+	WIRE_RUN_TIMEOUT_MS	= 11,	/* u64: a loaded program's run is stopped after
+					 * this long (ERROR); 0 or not sent: 60 s */
 };
 
 /*
@@ -356,16 +358,18 @@ enum wire_code_param {
  * x86-64 ELF object, in pieces: each LOAD carries NAME, SIZE, OFFSET and a
  * DATA piece; OFFSET 0 starts an object (dropping any half sent), any
  * other OFFSET must be where the previous piece ended. A piece that does
- * not end the object is answered OK "have N of SIZE bytes". The last one
- * has the kernel link the object against the functions it exports to
- * programs (include/bareperf.h) and map it (text read-only executable,
- * the rest no-execute); the reply is one ITEM per placed section,
+ * not end the object is answered OK "have N of SIZE bytes" (a piece of up
+ * to 64 KiB less 128 bytes fits a frame with the message around it). The
+ * last one has the kernel link the object against the functions it
+ * exports to programs (include/bareperf.h) and map it (text read-only
+ * executable, the rest no-execute); the reply is one ITEM per placed
+ * section,
  *	section  shndx  name  addr  size  flags
- * (addr and size in hex, flags BP_PROGRAM_SEC_*), then OK; or ERROR
- * naming what is wrong (an undefined symbol, a relocation it does not
- * do, too little memory). A loaded program runs as an app named NAME
- * (START_RUN), replacing an earlier program of that name; each of its
- * runs writes BP_RECORD_PROGRAM first (perf_ring.h).
+ * (tab-separated; addr and size in hex with 0x, flags BP_PROGRAM_SEC_* in
+ * decimal), then OK; or ERROR naming what is wrong (an undefined symbol,
+ * a relocation it does not do, too little memory). A loaded program runs
+ * as an app named NAME (START_RUN), replacing an earlier program of that
+ * name; each of its runs writes BP_RECORD_PROGRAM first (perf_ring.h).
  */
 #define WIRE_LOAD_MAX		(16u << 20)	/* bytes of object */
 
