@@ -24,6 +24,8 @@ const struct bareperf_command bareperf_commands[] = {
 	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture's call chains" },
 	{ "list", cmd_list, "the events the kernel knows, with their raw encodings" },
 	{ "list-apps", cmd_list_apps, "the apps built into a kernel.elf" },
+	{ "cflags", cmd_cflags, "the compiler flags of a C file built against the SDK header "
+	  "bareperf.h" },
 };
 
 const size_t bareperf_ncommands = sizeof(bareperf_commands) / sizeof(bareperf_commands[0]);

@@ -98,3 +98,14 @@ $(BUILD)/host/test_bench_args: $(BUILD)/h/test/host/test_bench_args.o \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# Where the binary finds the kernel, the ESP and bareperf.h from its own
+# location (tools/util/paths.c), on trees laid out in a scratch directory,
+# and the SDK's compiler flags (tools/util/sdk.c).
+HOST_TESTS += $(BUILD)/host/test_paths
+
+$(BUILD)/host/test_paths: $(BUILD)/h/test/host/test_paths.o $(BUILD)/h/tools/util/paths.o \
+		$(BUILD)/h/tools/util/sdk.o $(BUILD)/h/test/host/tmpdir.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
