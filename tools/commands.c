@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/util/paths.h"
 #include "tools/util/trace/trace.h"
 #include "tools/util/chrome.h"
 
@@ -56,7 +57,8 @@ static int trace_slices(const char *capture, const char *kernel, convert_slice_e
 			void *ctx, char *err, size_t n)
 {
 	/* convert has already checked (or was told to --force) the kernel. */
-	struct trace_opts o = { .kernel_elf = kernel, .force = true, .cpu = -1 };
+	struct trace_opts o = { .kernel_elf = kernel ? kernel : paths_kernel(), .force = true,
+				.cpu = -1 };
 	struct slice_adapter a = { emit, ctx };
 
 	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);

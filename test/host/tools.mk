@@ -8,7 +8,7 @@
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
 TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/session_info.o \
-	tools/util/session_symbols.o tools/util/symbol.o test/host/capgen.o \
+	tools/util/session_symbols.o tools/util/symbol.o tools/util/paths.o test/host/capgen.o \
 	ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
