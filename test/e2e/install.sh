@@ -67,7 +67,12 @@ BAREPERF_LIBDIR=$E/nowhere "$IBP" list-apps -k "$P/lib/bareperf/kernel.elf" > k.
 check "-k wins over the defaults" k.txt grep -q '^  loopnest ' k.txt
 
 if [ -f "$P/include/bareperf.h" ]; then
-	printf '#include <bareperf.h>\nint twice(int x) { return 2 * x; }\n' > x.c
+	printf '%s\n' '#include <bareperf.h>' \
+		'int main(int argc, char **argv)' \
+		'{' \
+		'	printf("%s on %u CPUs\n", argc ? argv[0] : "x", bp_cpus());' \
+		'	return 0;' \
+		'}' > x.c
 	${CC:-cc} -c $("$IBP" cflags) x.c -o x.o > cc.log 2>&1
 	rc=$?
 	check "cc -c \$(bareperf cflags) x.c against PREFIX/include/bareperf.h" cc.log \
