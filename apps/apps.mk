@@ -9,6 +9,8 @@ KERNEL_C += apps/bench_code_trap.c
 # What a snippet may change, saved and put back around it: the same.
 KERNEL_C += apps/bench_state.c
 APP_C += apps/loopnest.c
+# Programs the host sends (include/bareperf.h): the SDK they link against.
+APP_C += apps/sdk.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
 APP_C += apps/bench.c apps/bench_refuse.c apps/bench_opts.c apps/bench_events.c apps/bench_lvt.c \
 	apps/bench_records.c apps/bench_table.c apps/bench_mem.c apps/bench_caches.c

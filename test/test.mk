@@ -24,6 +24,9 @@ APP_C += test/guest/test_acpi.c
 # of the build; the README's "Rules of the house").
 HOST_TESTS += test/check_layers.py
 
+# The SDK's header and the kernel's export table name the same functions.
+HOST_TESTS += test/sdk_exports.py
+
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
