@@ -26,6 +26,7 @@
 #include "tools/util/bench_out.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
+#include "tools/util/paths.h"
 #include "tools/util/program.h"
 #include "tools/util/qemu.h"
 #include "tools/util/util.h"
@@ -142,16 +143,20 @@ static void usage(FILE *f)
 		"                          starting with '-' is one experiment's nanoBench options\n"
 		"                          (-asm \"...\" -unroll_count N ...), quoted as in a shell\n"
 		"  --json                  JSON instead of text or CSV\n"
-		"  --qemu                  boot build/kernel.elf in QEMU (default)\n"
-		"  --uefi                  QEMU: boot through OVMF and the loader (build/esp)\n"
-		"  --build DIR             where the ESP is, for --uefi (default build)\n"
+		"  --qemu                  boot the kernel in QEMU (default)\n"
+		"  --uefi                  QEMU: boot through OVMF and the loader (LIBDIR/esp)\n"
+		"  --build DIR             where the ESP is, for --uefi (default LIBDIR)\n"
 		"  --icount                QEMU -icount shift=0: the TSC counts instructions\n"
 		"  --kvm                   QEMU with KVM (a real PMU)\n"
 		"  --smp N                 CPUs of the QEMU machine\n"
 		"  --pace BAUD             QEMU: the kernel holds its stream to a serial line's rate\n"
 		"  --tty DEV [--baud N]    a machine booted with control=1 code=1 stream=uart\n"
-		"  -k, --kernel PATH       the kernel (default build/kernel.elf)\n"
-		"The kernel runs the code in ring 0: code=1 is for machines you own.\n");
+		"  -k, --kernel PATH       the kernel (default LIBDIR/kernel.elf)\n"
+		"The kernel runs the code in ring 0: code=1 is for machines you own.\n"
+		"\n"
+		"LIBDIR, where the kernel and the ESP come from: BUILD for a build tree's\n"
+		"BUILD/bareperf, PREFIX/lib/bareperf for an installed PREFIX/bin/bareperf\n"
+		"(make install), or $BAREPERF_LIBDIR when set.\n");
 }
 
 static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
@@ -307,8 +312,8 @@ static void set_defaults(struct bopts *o)
 	o->agg = BP_BENCH_AGG_AVG;	/* nanoBench's documented default */
 	o->smp = 1;
 	o->baud = 115200;
-	o->kernel = "build/kernel.elf";
-	o->build = "build";
+	o->kernel = paths_kernel();
+	o->build = paths()->libdir;
 }
 
 /* argv[1..argc) into o, over what o holds; line: a --batch line's words. */

@@ -40,6 +40,7 @@
 #include "tools/util/capture.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
+#include "tools/util/paths.h"
 #include "tools/util/program.h"
 #include "tools/util/qemu.h"
 #include "tools/util/record_live.h"
@@ -154,10 +155,10 @@ static void usage(FILE *f)
 		"      --cpu N           --tty only: the CPU the app runs on (every CPU of the\n"
 		"                        run is sampled; filter with bareperf report --cpu)\n"
 		"  QEMU (the default link):\n"
-		"      --qemu            boot build/kernel.elf in QEMU (PVH direct boot)\n"
+		"      --qemu            boot the kernel in QEMU (PVH direct boot)\n"
 		"      --uefi            boot through OVMF and the loader instead\n"
-		"  -k, --kernel PATH     the kernel (default build/kernel.elf)\n"
-		"      --build DIR       where the ESP is, for --uefi (default build)\n"
+		"  -k, --kernel PATH     the kernel (default LIBDIR/kernel.elf, below)\n"
+		"      --build DIR       where the ESP is, for --uefi (default LIBDIR)\n"
 		"      --smp N, --mem MIB  CPUs (default 1) and memory (default 256)\n"
 		"      --icount          TSC = instructions: deterministic runs (TCG)\n"
 		"      --kvm             -enable-kvm -cpu host (a Linux host with a PMU)\n"
@@ -181,6 +182,10 @@ static void usage(FILE *f)
 		"options of the machine's boot (callchain=, ring_pages=, pace= in its\n"
 		"bareperf.cfg), refused with --tty. Without an app, record takes what the\n"
 		"machine's bareperf.cfg runs.\n"
+		"\n"
+		"LIBDIR, where the kernel and the ESP come from: BUILD for a build tree's\n"
+		"BUILD/bareperf, PREFIX/lib/bareperf for an installed PREFIX/bin/bareperf\n"
+		"(make install), or $BAREPERF_LIBDIR when set.\n"
 		"\n"
 		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
 		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
@@ -420,8 +425,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->out = "capture.bpc";
-	o->kernel = "build/kernel.elf";
-	o->build = "build";
+	o->kernel = paths_kernel();
+	o->build = paths()->libdir;
 	o->baud = 115200;
 	o->smp = 1;
 	o->mem = 256;
@@ -549,7 +554,7 @@ static int rec_open(struct rec *R)
 		return 1;
 	}
 	/* The kernel that runs, kept beside the capture: reports symbolize it
-	 * after build/kernel.elf was rebuilt (session_symtab looks there first). */
+	 * after the default kernel was rebuilt (session_symtab looks there first). */
 	if (!o->tty) {
 		char copy[4200];
 		session_kernel_copy_path(o->out, copy, sizeof(copy));

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +17,10 @@
 
 #include "tools/util/buildid_cache.h"
 #include "tools/util/program.h"
+#include "tools/util/sdk.h"
 #include "tools/util/symbol.h"
 #include "tools/util/util.h"
 #include "uapi/wire.h"
-
-/* The SDK's compiler flags (bareperf cflags), less -I: the header's
- * directory is found beside the tool (program_include_dir). */
-static const char sdk_cflags[] =
-	"-std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mcmodel=kernel "
-	"-mno-red-zone -fno-stack-protector -fno-omit-frame-pointer "
-	"-fno-asynchronous-unwind-tables -msse2";
 
 /* A LOAD piece unanswered this long, on top of the time its bytes take
  * at 115200 baud, is lost: the object starts again. */
@@ -39,21 +32,6 @@ bool program_is_file(const char *arg)
 	size_t n = strlen(arg);
 
 	return n > 2 && arg[n - 2] == '.' && (arg[n - 1] == 'c' || arg[n - 1] == 'o');
-}
-
-/* The directory holding bareperf.h: PREFIX/include beside PREFIX/bin, or
- * the tree's include/ beside build/. */
-static void include_dir(char *buf, size_t n)
-{
-	char exe[PATH_MAX];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (k <= 0) {
-		snprintf(buf, n, "include");
-		return;
-	}
-	exe[k] = 0;
-	snprintf(buf, n, "%s/../include", dirname(exe));
 }
 
 /* Run argv (a shell command when argv[0] is "sh"), its stderr on ours and
@@ -136,16 +114,23 @@ static void make_name(struct program *p, const char *file)
 	p->name[k] = 0;
 }
 
-/* FILE.c into obj with the SDK's flags, the compiler's words on stderr. */
+/* FILE.c into obj with the SDK's flags (${CC:-cc}, as make would), the
+ * compiler's words on stderr. */
 static int compile(const char *file, const char *obj, char *err, size_t errlen)
 {
-	char inc[PATH_MAX + 16], script[sizeof(sdk_cflags) + 128];
+	const char *argv[SDK_NCFLAGS + 10] = { "sh", "-c", "exec ${CC:-cc} \"$@\"", "sh" };
+	char inc[PATH_MAX + 8];
+	int n = sdk_cflags_argv(argv + 4, NULL, inc, sizeof(inc));
 
-	include_dir(inc, sizeof(inc));
-	snprintf(script, sizeof(script), "exec ${CC:-cc} %s -I\"$3\" -c \"$1\" -o \"$2\"",
-		 sdk_cflags);
-	char *const argv[] = { "sh", "-c", script, "sh", (char *)file, (char *)obj, inc, NULL };
-	if (run(argv))
+	if (n < 0)
+		return fail(err, errlen, "the SDK's directory has too long a name");
+	n += 4;
+	argv[n++] = "-c";
+	argv[n++] = file;
+	argv[n++] = "-o";
+	argv[n++] = obj;
+	argv[n] = NULL;
+	if (run((char *const *)argv))
 		return fail(err, errlen, "%s does not compile; nothing was sent", file);
 	return 0;
 }
