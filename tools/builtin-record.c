@@ -135,7 +135,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bareperf record [-o FILE] [-e EVENTS] [-c PERIOD | -F FREQ] [-g]\n"
 		"                       [--qemu [QEMU options] | --tty DEV [--baud N]] [-- APP [ARGS]]\n"
-		"  run APP on the bareperf kernel and write what it streams into a capture\n"
+		"       bareperf record [options] [--qemu | --tty DEV] -- FILE.c|FILE.o [ARGS]\n"
+		"  run APP, or a program of your own, on the bareperf kernel and write what it\n"
+		"  streams into a capture\n"
 		"  -o, --output FILE     capture file (default capture.bpc); with --qemu, a copy\n"
 		"                        of the kernel goes beside it (FILE.bpc -> FILE.kernel.elf)\n"
 		"  -e, --events LIST     events to sample (events=; default cycles, or cpu-clock\n"
@@ -171,8 +173,9 @@ static void usage(FILE *f)
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
 		"      --wait SEC        give up when no frame came in SEC s (default 60, 0: never)\n"
 		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
-		"                        and the QEMU command; -v -v also the firmware's own\n"
-		"                        output (otherwise shown only if the loader never starts)\n"
+		"                        the QEMU command and where a program's sections went;\n"
+		"                        -v -v also the firmware's own output (otherwise shown\n"
+		"                        only if the loader never starts)\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
 		"\n"
 		"With --tty and -- APP, the machine must have booted with control=1\n"
@@ -182,6 +185,17 @@ static void usage(FILE *f)
 		"options of the machine's boot (callchain=, ring_pages=, pace= in its\n"
 		"bareperf.cfg), refused with --tty. Without an app, record takes what the\n"
 		"machine's bareperf.cfg runs.\n"
+		"\n"
+		"-- FILE.c runs your own program: a C file with main() that includes\n"
+		"bareperf.h, compiled with the flags of bareperf cflags (${CC:-cc}), or an\n"
+		"object file FILE.o built with them. It is given a GNU build-id, sent without\n"
+		"its debug sections to a kernel booted with control=1 code=1 (--qemu boots\n"
+		"one, then stops it), linked there against bareperf.h's functions, and run as\n"
+		"the app NAME, the file's name without .c or .o; its exit status is record's.\n"
+		"The full object is kept beside the capture (-o STEM.bpc: STEM.NAME.o) and in\n"
+		"perf's build-id cache, where reports find its symbols. A program the kernel\n"
+		"refuses (an undefined symbol, a relocation it does not do) leaves the file\n"
+		"at -o as it was.\n"
 		"\n"
 		"LIBDIR, where the kernel and the ESP come from: BUILD for a build tree's\n"
 		"BUILD/bareperf, PREFIX/lib/bareperf for an installed PREFIX/bin/bareperf\n"
@@ -673,7 +687,7 @@ static int rec_load(struct rec *R)
 	}
 	if (!o->quiet)
 		fprintf(stderr, "bareperf record: sending %s as program %s: %zu bytes (%zu with "
-			"debug info, kept)\n", p->file, p->name, p->sent_len, p->full_len);
+			"debug info)\n", p->file, p->name, p->sent_len, p->full_len);
 	if (program_load(p, L, o->verbose, R->err, sizeof(R->err))) {
 		fprintf(stderr, "bareperf record: %s\n", R->err);
 		if (strstr(R->err, "built-in"))
