@@ -656,7 +656,8 @@ static int rec_start(struct rec *R)
 		return 1;
 	if (o->control && o->tty && !o->quiet)
 		fprintf(stderr, "bareperf record: asking the machine on %s for the run "
-			"(it must have booted with control=1 stream=uart)\n", o->tty);
+			"(it must have booted with control=1%s stream=uart)\n", o->tty,
+			o->program ? " code=1" : "");
 	return 0;
 }
 
