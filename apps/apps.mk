@@ -3,6 +3,9 @@
 # the run tick is an interrupt handler, and the kernel saves no vector
 # state).
 KERNEL_C += apps/app.c apps/run.c apps/run_request.c apps/control.c
+# Programs the host sends: received, checked, linked, mapped and guarded
+# (apps/program.h); kernel code too (the guard runs in trap context).
+KERNEL_C += apps/program.c apps/program_elf.c apps/program_load.c
 # RUN_CODE's fault fix-up, watchdog and what runs right after code stopped:
 # kernel code too (code may leave SSE faulting, apps/bench_code_trap.h).
 KERNEL_C += apps/bench_code_trap.c

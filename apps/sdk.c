@@ -189,12 +189,17 @@ void sdk_run_end(void)
 			arena.limit * PAGE_SIZE >> 20);
 	for (u32 i = 0; i < arena.nchunks; i++)
 		pmm_free(arena.chunk[i].pa, arena.chunk[i].pages);
+	memset(&arena, 0, sizeof(arena));
+}
+
+void sdk_main_end(void)
+{
 	if (arena.benched) {
 		struct bench_opts o;
 		bench_opts_default(&o);
 		bench_end(&o);
+		arena.benched = false;
 	}
-	memset(&arena, 0, sizeof(arena));
 }
 
 /* Time and CPUs. */

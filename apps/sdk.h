@@ -36,9 +36,11 @@ const struct sdk_export *sdk_export_find(const char *name);
 bool sdk_export_holds(u64 pc);
 
 /* Around each run of a program, on the CPU that drives the run: a fresh
- * arena for malloc; at the end, the arena freed, a line if it ran out,
- * and the BENCH_END record if the program measured with bp_bench. */
+ * arena for malloc; at the end, the arena freed and a line if it ran out.
+ * sdk_main_end, on the program's CPU once its main is over: the BENCH_END
+ * record if it measured with bp_bench (apps/bench.h, bench_end). */
 void sdk_run_begin(const char *program);
 void sdk_run_end(void);
+void sdk_main_end(void);
 
 #endif
