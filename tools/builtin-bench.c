@@ -1171,8 +1171,10 @@ int cmd_bench(int argc, char **argv)
 	/* Events in groups the kernel takes in one request, each group a
 	 * measurement of its own (never multiplexed). */
 	B.ngroups = o->nevents ? (o->nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
-	if (prepare_snippets(&B))
+	if (prepare_snippets(&B)) {
+		program_free(&B.prog);
 		return 2;
+	}
 	/* A machine that resets closes the line: a write then fails with
 	 * EPIPE, which ctl_line_request reports, instead of killing us. */
 	signal(SIGPIPE, SIG_IGN);

@@ -60,8 +60,12 @@ static int slurp(const char *path, uint8_t **buf, size_t *len, char *err, size_t
 	FILE *f = fopen(path, "rb");
 	struct stat st;
 
-	if (!f || fstat(fileno(f), &st))
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (!f || fstat(fileno(f), &st)) {
+		int e = errno;
+		if (f)
+			fclose(f);
+		return fail(err, errlen, "%s: %s", path, strerror(e));
+	}
 	*buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	*len = *buf ? fread(*buf, 1, (size_t)st.st_size, f) : 0;
 	fclose(f);
@@ -153,7 +157,7 @@ int program_prepare(struct program *p, const char *file, char *err, size_t errle
 	}
 	snprintf(obj, sizeof(obj), "%s/in.o", p->dir);
 	snprintf(linked, sizeof(linked), "%s/linked.o", p->dir);
-	snprintf(p->full, sizeof(p->full), "%s/%s.o", p->dir, p->name);
+	snprintf(p->full, sizeof(p->full), "%s/full.o", p->dir);
 	if (is_c ? compile(file, obj, err, errlen) : copy_file(file, obj, err, errlen))
 		return -1;
 	if (check_object(obj, file, err, errlen))
@@ -173,15 +177,13 @@ int program_prepare(struct program *p, const char *file, char *err, size_t errle
 	p->build_id_len = (size_t)n;
 	if (rename(obj, p->full))
 		return fail(err, errlen, "%s: %s", p->full, strerror(errno));
-	{
-		char *const strip[] = { "objcopy", "--strip-debug", p->full, obj, NULL };
-		uint8_t *full;
-		if (run(strip))
-			return fail(err, errlen, "objcopy --strip-debug %s failed (see above)", file);
-		if (slurp(p->full, &full, &p->full_len, err, errlen))
-			return -1;
-		free(full);
-	}
+	char *const strip[] = { "objcopy", "--strip-debug", p->full, obj, NULL };
+	struct stat st;
+	if (run(strip))
+		return fail(err, errlen, "objcopy --strip-debug %s failed (see above)", file);
+	if (stat(p->full, &st))
+		return fail(err, errlen, "%s: %s", p->full, strerror(errno));
+	p->full_len = (size_t)st.st_size;
 	if (slurp(obj, &p->sent, &p->sent_len, err, errlen))
 		return -1;
 	if (p->sent_len > WIRE_LOAD_MAX)
