@@ -521,6 +521,7 @@ static int rec_open(struct rec *R)
 	struct capture_meta meta = { 0 };
 	char request[1024];
 	uint8_t bid[64];
+	int rc;
 
 	if (o->tty) {
 		R->ttyfd = link_tty_open(o->tty, o->baud, &R->saved, R->err, sizeof(R->err));
@@ -558,8 +559,8 @@ static int rec_open(struct rec *R)
 		meta.run_args = R->q.cmdline;
 	}
 	/* The program goes first: a refused one leaves the file at -o as it was. */
-	if (o->program && rec_load(R))
-		return 1;
+	if (o->program && (rc = rec_load(R)))
+		return rc;
 	R->ctl_fd = o->tty ? R->ttyfd : R->q.in_fd;
 	R->buf = malloc(1 << 16);
 	R->d = wire_dec_new(&live_dec_ops, &R->L);
@@ -661,6 +662,14 @@ static int rec_start(struct rec *R)
 	return 0;
 }
 
+/* A stop signal before the run was asked for: nothing was recorded. */
+static int load_interrupted(const struct rec *R)
+{
+	fprintf(stderr, "bareperf record: interrupted (signal %d) before %s ran; nothing was "
+		"recorded\n", (int)stop_signal, R->o.app[0]);
+	return EXIT_INTERRUPT;
+}
+
 /*
  * The program's LOAD requests, over the line to the machine: QEMU booted
  * here (once the kernel says it reads requests), or the tty. What the
@@ -674,15 +683,18 @@ static int rec_load(struct rec *R)
 	struct ctl_line *L = &R->line;
 
 	rec_signals(R);
-	*L = (struct ctl_line){ .in = R->ttyfd, .out = R->ttyfd, .ready = true };
+	*L = (struct ctl_line){ .in = R->ttyfd, .out = R->ttyfd, .ready = true,
+				.stop = &stop_signal };
 	if (!o->tty) {
 		if (rec_qemu(R))
 			return 1;
-		*L = (struct ctl_line){ .in = R->uart, .out = R->q.in_fd };
+		*L = (struct ctl_line){ .in = R->uart, .out = R->q.in_fd, .stop = &stop_signal };
 	}
 	ctl_line_codec(L);
 	if (!o->tty && ctl_line_wait_ready(L, o->uefi ? 600.0 : 120.0, R->err,
 					   sizeof(R->err)) != CTL_LINE_OK) {
+		if (stop_signal)
+			return load_interrupted(R);
 		fprintf(stderr, "bareperf record: %s\n", R->err);
 		return 1;
 	}
@@ -690,6 +702,8 @@ static int rec_load(struct rec *R)
 		fprintf(stderr, "bareperf record: sending %s as program %s: %zu bytes (%zu with "
 			"debug info)\n", p->file, p->name, p->sent_len, p->full_len);
 	if (program_load(p, L, o->verbose, R->err, sizeof(R->err))) {
+		if (stop_signal)
+			return load_interrupted(R);
 		fprintf(stderr, "bareperf record: %s\n", R->err);
 		if (strstr(R->err, "built-in"))
 			fprintf(stderr, "bareperf record: the program is named after its file: "
@@ -911,7 +925,13 @@ static int rec_finish(struct rec *R)
 		tty_silent(R);
 	} else if (o->control) {
 		int code = 0;
-		if (!L->ctl.ok) {
+		if (!L->ctl.ok && o->program) {
+			/* It ran and failed (a fault, the watchdog), or was refused:
+			 * the kernel's words say which. */
+			fprintf(stderr, "bareperf record: %s: %s; %s holds what arrived\n",
+				o->app[0], L->ctl.text, o->out);
+			rc = 1;
+		} else if (!L->ctl.ok) {
 			fprintf(stderr, "bareperf record: the machine refused the run: %s\n",
 				L->ctl.text);
 			rc = 2;

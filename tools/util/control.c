@@ -281,8 +281,8 @@ void ctl_line_stop_qemu(struct ctl_line *L)
 }
 
 /* Feed what the machine sends to the decoder until *done, at most wait_s
- * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up) or
- * CTL_LINE_CLOSED. */
+ * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up),
+ * CTL_LINE_CLOSED, or CTL_LINE_STOPPED (*L->stop). */
 static int pump(struct ctl_line *L, const bool *done, double wait_s)
 {
 	double t0 = now_s();
@@ -290,6 +290,8 @@ static int pump(struct ctl_line *L, const bool *done, double wait_s)
 	while (!*done) {
 		struct pollfd p = { L->in, POLLIN, 0 };
 		double left = wait_s - (now_s() - t0);
+		if (L->stop && *L->stop)
+			return CTL_LINE_STOPPED;
 		if (left <= 0)
 			return CTL_LINE_SILENT;
 		int k = poll(&p, 1, (int)(left * 1000) + 1);

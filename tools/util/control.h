@@ -13,6 +13,7 @@
 #ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
 #define BAREPERF_TOOLS_UTIL_CONTROL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -149,10 +150,11 @@ struct ctl_line {
 	bool probing;			/* ctl_line_probe waits: probe_reply is its */
 	const char *probe_reply;	/* the probe's answer, not a later request's */
 	uint64_t tx, rx;		/* bytes written to and read from the line */
+	const volatile sig_atomic_t *stop;	/* NULL, or nonzero: stop waiting */
 };
 
 /* How a request (or the wait for the banner) ended. */
-enum { CTL_LINE_OK, CTL_LINE_IO, CTL_LINE_SILENT, CTL_LINE_CLOSED };
+enum { CTL_LINE_OK, CTL_LINE_IO, CTL_LINE_SILENT, CTL_LINE_CLOSED, CTL_LINE_STOPPED };
 
 /* A fresh encoder and decoder on L (the decoder: wire_dec_free it). */
 void ctl_line_codec(struct ctl_line *L);

@@ -256,6 +256,8 @@ int program_load(struct program *p, struct ctl_line *L, bool verbose, char *err,
 			off = 0;		/* OFFSET 0 starts the object again */
 			continue;
 		}
+		if (k == CTL_LINE_STOPPED)
+			return fail(err, errlen, "interrupted while %s was sent", p->file);
 		if (k != CTL_LINE_OK)
 			return -1;
 		if (!r.ok)
