@@ -9,8 +9,9 @@ compiler's own messages, nothing sent, no capture written), a file that is
 no object, an ELF executable. In QEMU booted by record: hello.c runs, its
 printf reaches the console, its exit status is record's, its full object
 is kept beside the capture (STEM.hello.o) with the build-id the capture's
-PROGRAM record names; fault.c's fault is reported naming main; undef.c
-is refused naming the symbol, and the file at -o from an earlier run
+PROGRAM record names; fault.c's fault is reported naming main; a file
+named after a built-in app and undef.c are refused, the latter naming the
+symbol, and the file at -o from an earlier run
 stays as it was. Over a pty standing in for the
 serial cable, one boot with control=1 code=1 pace=115200: two programs one
 after the other, and the load time of big.c (~100 KB), printed. bench
@@ -141,6 +142,10 @@ def qemu_runs():
     T.check(r[0] == 1 and "fault" in r[2] and "main+" in r[2],
             "record -- fault.c: exit 1, the kernel's report of the fault names main",
             detail(*r))
+    clash = out("loopnest.c", open(f"{PROGS}/hello.c").read())
+    r = bp("record", "-o", os.path.join(OUT, "clash.bpc"), "--timeout", "240", "--", clash)
+    T.check(r[0] == 1 and "built-in" in r[2] and f"rename {clash}" in r[2],
+            "record -- loopnest.c: a built-in app's name, refused; rename it", detail(*r))
     keep = os.path.join(OUT, "earlier.bpc")
     with open(keep, "wb") as f:
         f.write(b"an earlier run's capture")
