@@ -125,7 +125,8 @@ deps:
 include boot/boot.mk kernel/kernel.mk pmu/pmu.mk profile/profile.mk ringbuf/ringbuf.mk wire/wire.mk \
 	apps/apps.mk tools/util/trace/trace.mk tools/tools.mk tools/bareperf.mk tools/convert.mk \
 	test/test.mk test/host/trace.mk test/host/kernel.mk test/host/tools.mk test/fuzz/trace.mk \
-	test/fuzz/tools.mk test/bench/tools.mk test/fuzz/fuzz.mk test/host/pmu.mk test/guest/guest.mk
+	test/fuzz/tools.mk test/bench/tools.mk test/fuzz/fuzz.mk test/host/pmu.mk test/guest/guest.mk \
+	test/host/apps.mk
 
 # make bench runs every fragment's BENCH_CMDS through tools/bench/run_all.sh,
 # which checks that each prints its BENCH lines. QUICK=1 (or BENCH_QUICK=1

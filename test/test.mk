@@ -30,6 +30,9 @@ HOST_TESTS += test/sdk_exports.py
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
+# Programs the host loads (LOAD): built from test/programs/ with the SDK's
+# flags, run, and refused in each way they can be (needs build/kernel.elf).
+HOST_TESTS += test/e2e/program.py
 # The UART held to 115200 baud: exact LOST accounting when the line cannot
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
@@ -103,17 +106,17 @@ HOST_TESTS += $(BUILD)/host/bench_regs
 $(BUILD)/host/bench_regs: test/e2e/bench_regs.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_regs.sh $(BUILD))
 
-# The user's own programs (test/e2e/program.py, test/programs/): record --
-# FILE.c in QEMU and over a pty (two programs in one boot, a 100 KB load
-# timed), bench -code_c, and each refusal: a compile error, no object, an
-# undefined symbol.
-HOST_TESTS += $(BUILD)/host/program
+# record -- FILE.c and bench -code_c (test/e2e/program_record.py, with
+# test/programs/): in QEMU and over a pty (two programs in one boot, a
+# 100 KB load timed), and each refusal: a compile error, no object, an
+# undefined symbol, a fault.
+HOST_TESTS += $(BUILD)/host/program_record
 
-$(BUILD)/host/program: test/e2e/program.py test/e2e/e2e_common.py $(BUILD)/bareperf \
-		$(BUILD)/kernel.elf $(wildcard test/programs/*.c)
+$(BUILD)/host/program_record: test/e2e/program_record.py test/e2e/e2e_common.py \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf $(wildcard test/programs/*.c)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
-	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/program.py %s\n' \
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/program_record.py %s\n' \
 		$(CURDIR) $(PYTHON) $(BUILD) > $@
 	$(Q)chmod +x $@
 

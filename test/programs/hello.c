@@ -1,23 +1,33 @@
-/*
- * test/programs/hello.c — a program of the user's own, as `bareperf record
- * -- hello.c` sends it: prints its arguments and the sum of a loop.
- */
+/* A program that uses the SDK: text, malloc, time, CPUs, a bp_bench row. */
 #include <bareperf.h>
 
-/* Sums i * 3 for i < n; noinline, so the profile can name it. */
-__attribute__((noinline)) long work(long n)
-{
-	long s = 0;
+static const char greeting[] = "hello from a loaded program";
+static unsigned calls;			/* bss */
+int shared_counter = 5;			/* data; -fpic reaches it through the GOT */
 
-	for (long i = 0; i < n; i++)
-		s += i * 3;
-	return s;
+static void add_up(void *arg, uint64_t iters)
+{
+	volatile uint64_t *sum = arg;
+
+	for (uint64_t i = 0; i < iters; i++)
+		*sum += i;
+	calls++;
 }
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		printf("hello: argument %d: %s\n", i, argv[i]);
-	printf("hello: work(1000000) = %ld\n", work(1000000));
-	return 0;
+	uint64_t t0 = bp_ns(), sum = 0;
+	char *text = malloc(64);
+
+	if (!text)
+		return 1;
+	snprintf(text, 64, "%s, %d args", greeting, argc);
+	puts(text);
+	free(text);
+	printf("hello: argv[1]=%s cpus=%u cpu=%u counter=%d\n", argc > 1 ? argv[1] : "-",
+	       bp_cpus(), bp_cpu(), shared_counter++);
+	bp_bench("add_up", add_up, (void *)&sum);
+	printf("hello: bench called the body %u times, %lu ns in all\n", calls,
+	       (unsigned long)(bp_ns() - t0));
+	return argc > 1 ? 7 : 3;
 }

@@ -1,13 +1,11 @@
-/*
- * test/programs/undef.c — calls a function the kernel does not export:
- * the LOAD is refused, naming it.
- */
+/* A program calling what the SDK does not have. */
 #include <bareperf.h>
 
-void bp_no_such_function(void);
+void nosuch_function(void);
+int another_missing(int);
 
 int main(void)
 {
-	bp_no_such_function();
-	return 0;
+	nosuch_function();
+	return another_missing(3);
 }
