@@ -116,6 +116,20 @@ HOST_TESTS += $(BUILD)/host/bench_regs
 $(BUILD)/host/bench_regs: test/e2e/bench_regs.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_regs.sh $(BUILD))
 
+# record -- FILE.c and bench -code_c (test/e2e/program_record.py, with
+# test/programs/): in QEMU and over a pty (two programs in one boot, a
+# 100 KB load timed), and each refusal: a compile error, no object, an
+# undefined symbol, a fault.
+HOST_TESTS += $(BUILD)/host/program_record
+
+$(BUILD)/host/program_record: test/e2e/program_record.py test/e2e/e2e_common.py \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf $(wildcard test/programs/*.c)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/program_record.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
+
 # bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
 # -msr_config lines parsed and laid out in runs, no machine booted.
 HOST_TESTS += $(BUILD)/host/bench_check

@@ -229,6 +229,10 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	memcpy(&m, p, sizeof(m));
 	if (m.len > n - sizeof(m))
 		return;
+	if (m.type == WIRE_CTL_END) {
+		L->r->ended = L->r->done;
+		return;
+	}
 	if (m.type == WIRE_CTL_ITEM && L->r->on_item) {
 		char text[600];
 		size_t k = m.len < sizeof(text) - 1 ? m.len : sizeof(text) - 1;
@@ -277,8 +281,8 @@ void ctl_line_stop_qemu(struct ctl_line *L)
 }
 
 /* Feed what the machine sends to the decoder until *done, at most wait_s
- * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up) or
- * CTL_LINE_CLOSED. */
+ * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up),
+ * CTL_LINE_CLOSED, or CTL_LINE_STOPPED (*L->stop). */
 static int pump(struct ctl_line *L, const bool *done, double wait_s)
 {
 	double t0 = now_s();
@@ -286,6 +290,8 @@ static int pump(struct ctl_line *L, const bool *done, double wait_s)
 	while (!*done) {
 		struct pollfd p = { L->in, POLLIN, 0 };
 		double left = wait_s - (now_s() - t0);
+		if (L->stop && *L->stop)
+			return CTL_LINE_STOPPED;
 		if (left <= 0)
 			return CTL_LINE_SILENT;
 		int k = poll(&p, 1, (int)(left * 1000) + 1);
@@ -371,6 +377,11 @@ int ctl_line_probe(struct ctl_line *L, const uint8_t *msg, size_t len, const cha
 	L->probing = false;
 	L->r = NULL;
 	return say_why(L, k, wait_s, why, why_n);
+}
+
+int ctl_line_wait_end(struct ctl_line *L, double wait_s)
+{
+	return L->r ? pump(L, &L->r->ended, wait_s) : CTL_LINE_OK;
 }
 
 int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n)

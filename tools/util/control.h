@@ -13,6 +13,7 @@
 #ifndef BAREPERF_TOOLS_UTIL_CONTROL_H
 #define BAREPERF_TOOLS_UTIL_CONTROL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,7 @@ int ctl_client_tick(struct ctl_client *c, int fd, const struct ctl_reply *r, dou
 /* One request's replies: ITEMs, then OK or ERROR (done). */
 struct ctl_replies {
 	bool done, ok;
+	bool ended;			/* the END after them came */
 	char text[600];
 	int nitems;
 	char item[CTL_ITEMS_MAX][600];
@@ -148,10 +150,11 @@ struct ctl_line {
 	bool probing;			/* ctl_line_probe waits: probe_reply is its */
 	const char *probe_reply;	/* the probe's answer, not a later request's */
 	uint64_t tx, rx;		/* bytes written to and read from the line */
+	const volatile sig_atomic_t *stop;	/* NULL, or nonzero: stop waiting */
 };
 
 /* How a request (or the wait for the banner) ended. */
-enum { CTL_LINE_OK, CTL_LINE_IO, CTL_LINE_SILENT, CTL_LINE_CLOSED };
+enum { CTL_LINE_OK, CTL_LINE_IO, CTL_LINE_SILENT, CTL_LINE_CLOSED, CTL_LINE_STOPPED };
 
 /* A fresh encoder and decoder on L (the decoder: wire_dec_free it). */
 void ctl_line_codec(struct ctl_line *L);
@@ -166,6 +169,13 @@ void ctl_line_stop_qemu(struct ctl_line *L);
  */
 int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct ctl_replies *r,
 		     double wait_s, char *why, size_t why_n);
+
+/*
+ * After the last request's reply: wait for the END that closes it (at
+ * most wait_s), so that what comes next on the line is the next
+ * request's. CTL_LINE_OK, or CTL_LINE_SILENT / CTL_LINE_CLOSED.
+ */
+int ctl_line_wait_end(struct ctl_line *L, double wait_s);
 
 /*
  * A tty, before any request: msg, one that runs nothing and is answered
