@@ -28,11 +28,11 @@ cp "$B/kernel.elf" "$OUT/kernel.elf"
 K=$OUT/kernel.elf
 record() {	# record NAME EXTRA...
 	rec=$1; shift
-	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
+	"$BP" record --qemu --icount --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
 		-- loopnest > "$OUT/$rec.record.log" 2>&1
 }
 check "record loopnest on 1 and 2 CPUs" "$OUT/c2.record.log" \
-	sh -c "true" && record c1 && record c2 --smp 2
+	sh -c "true" && record c1 --call-graph fp && record c2 -g --smp 2
 [ -s "$OUT/c1.bpc" ] && [ -s "$OUT/c2.bpc" ] || finish
 R() { "$BP" report -k "$K" --stdio -q "$@"; }
 rows() { awk '!/^#/ && $1 ~ /%$/'; }
@@ -240,6 +240,28 @@ sh tools/deps.sh list > "$OUT/deps_list.txt"
 CLANG_V=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\)\..*/\1/p' | head -n 1)
 check "deps list: the clang runtime package of the installed clang (libclang-rt-$CLANG_V-dev)" \
 	"$OUT/deps_list.txt" grep -q "libclang-rt-$CLANG_V-dev" "$OUT/deps_list.txt"
+
+# ---- perf's spellings -------------------------------------------------------------------
+# c1 was recorded with --call-graph fp: its call chains show in report -g above.
+check "record --call-graph fp: call chains, as -g (report -g finds kmain's callees)" \
+	"$OUT/children.txt" sh -c "grep -q 'kmain' '$OUT/children.rows' &&
+	! grep -q 'no call chains' '$OUT/children.txt'"
+for m in dwarf lbr dwarf,4096; do
+	"$BP" record --call-graph $m -o "$OUT/cg_$m.bpc" -- loopnest > "$OUT/cg_$m.txt" 2>&1
+	rc=$?
+	check "record --call-graph $m: refused by name, the kernel unwinds by frame pointers" \
+		"$OUT/cg_$m.txt" sh -c "test $rc -eq 2 && test ! -e '$OUT/cg_$m.bpc' &&
+		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
+done
+"$BP" reprot -i "$OUT/c1.bpc" > "$OUT/typo.txt" 2>&1
+rc=$?
+"$BP" help lsit >> "$OUT/typo.txt" 2>&1
+"$BP" xyzzyq >> "$OUT/typo.txt" 2>&1
+check "bareperf reprot: no such command, did you mean 'report'? (help lsit: 'list')" \
+	"$OUT/typo.txt" sh -c "test $rc -eq 2 &&
+	grep -q \"no command 'reprot' (bareperf --help lists them); did you mean 'report'?\" '$OUT/typo.txt' &&
+	grep -q \"no command 'lsit'.*did you mean 'list'?\" '$OUT/typo.txt' &&
+	grep -q \"no command 'xyzzyq' (bareperf --help lists them)\$\" '$OUT/typo.txt'"
 
 # ---- help and man pages -------------------------------------------------------------------
 "$BP" --help > "$OUT/help.txt" 2>&1
