@@ -168,7 +168,11 @@ static const char *col_text(const struct out *o, const struct report_row *w, enu
 			snprintf(buf, n, "[unknown] 0x%" PRIx64, w->line_addr);
 		if (c == COL_LINE_FUNC) {
 			size_t l = strlen(buf);
-			snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
+			if (w->more_functions)
+				snprintf(buf + l, n - l, "  (%s and %u more)", w->name ? w->name : "?",
+					 w->more_functions);
+			else
+				snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
 		}
 		return buf;
 	case COL_COMM: {

@@ -390,11 +390,8 @@ static int cmp_keys(const void *a, const void *b)
 				return x->line_addr < y->line_addr ? -1 : 1;
 			if (x->line != y->line)
 				return x->line - y->line;
-			/* A row names one function (Source:Line (function)): a
-			 * line shared by several (inlined code, macros) is a row
-			 * per function, never one row named after one of them. */
-			if (x->key != y->key)
-				return x->key < y->key ? -1 : 1;
+			/* One row per line, as perf: a line shared by several
+			 * functions (inlined code, macros) is one row. */
 			break;
 		case RK_CPU:
 			if (x->cpu != y->cpu)
@@ -413,6 +410,18 @@ static int cmp_keys(const void *a, const void *b)
 		}
 	}
 	return 0;
+}
+
+/* The rows' order: by the sort keys, then by function (a line's
+ * functions next to each other, to be counted as they merge). */
+static int cmp_keys_fn(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	int c = cmp_keys(a, b);
+
+	if (c || x->key == y->key)
+		return c;
+	return x->key < y->key ? -1 : 1;
 }
 
 /* Index of key in rows[0, n) sorted by key, or n. */
@@ -461,11 +470,13 @@ static int build_rows(struct report_agg *A, size_t ev)
 	}
 	/* By the sort keys; merge equal ones. */
 	cmp_agg = A;
-	qsort(rows, n, sizeof(*rows), cmp_keys);
+	qsort(rows, n, sizeof(*rows), cmp_keys_fn);
 	for (size_t i = 0; i < n; i++) {
+		uint64_t prev_fn = i ? rows[i - 1].key : 0;
 		if (m && !cmp_keys(&rows[m - 1], &rows[i])) {
 			rows[m - 1].samples += rows[i].samples;
 			rows[m - 1].period += rows[i].period;
+			rows[m - 1].more_functions += rows[i].key != prev_fn;
 			continue;
 		}
 		rows[m++] = rows[i];

@@ -23,7 +23,8 @@ enum report_sort { REPORT_SORT_SYM, REPORT_SORT_LINE };
 /*
  * --sort keys, perf's names: rows are the distinct combinations of the
  * keys, in the order given. sym: the function; dso: the image (always
- * kernel.elf: one address space); srcline: file and line (DWARF);
+ * kernel.elf: one address space); srcline: file and line (DWARF), one
+ * row per line whatever function holds it, as perf;
  * cpu; comm: the app's name; pid: the app run (APP_START's id).
  */
 enum report_key { RK_SYM, RK_DSO, RK_SRCLINE, RK_CPU, RK_COMM, RK_PID, RK_NKEYS };
@@ -69,6 +70,7 @@ struct report_row {
 	/* Appended: */
 	uint32_t cpu, pid;		/* with the cpu, comm or pid keys */
 	uint64_t line_addr;		/* srcline key without line info: the address */
+	uint32_t more_functions;	/* srcline: functions on the line besides name's */
 };
 
 struct report_event {
