@@ -34,6 +34,11 @@ struct report_filter {
 	bool cpu_set;				/* false: every CPU */
 	bool cpus[SESSION_MAX_CPUS];
 	const char *app;			/* NULL: every app run */
+	/* Appended: */
+	bool time_set;				/* --time: only samples in [time_lo, time_hi], */
+	uint64_t time_lo, time_hi;		/* ns since the run's start (as script prints) */
+	const char *symbols;			/* -S: only samples in these functions
+						 * (comma-separated names), NULL: all */
 };
 
 struct report_opts {
@@ -43,6 +48,8 @@ struct report_opts {
 	/* Appended: */
 	enum report_key keys[REPORT_MAX_KEYS];	/* --sort sym,cpu,...: nkeys > 0 */
 	size_t nkeys;
+	unsigned max_stack;			/* -g: frames of a chain used, leaf first
+						 * (perf's --max-stack); 0: all (up to 128) */
 };
 
 /* Parse perf's --sort list ("cpu,sym"; "symbol", "line" and "app"/"run"
@@ -119,5 +126,16 @@ const char *report_app_name(const struct session *s, uint32_t pid);
 
 /* Parse "0,2-3" into filter->cpus; -1 if malformed. */
 int report_parse_cpus(const char *list, struct report_filter *f);
+
+/*
+ * Parse perf's --time START,STOP (seconds.nanoseconds; either may be
+ * left out: from the start, to the end) into f. perf's percentages and
+ * several ranges are refused by name. -1 with a line in err.
+ */
+int report_parse_time(const char *spec, struct report_filter *f, char *err, size_t errlen);
+/* Is a sample at tsc inside f's --time (true without one)? */
+bool report_time_in(const struct report_filter *f, const struct session *s, uint64_t tsc);
+/* Is name one of -S's comma-separated list? */
+bool report_symbol_in(const char *list, const char *name);
 
 #endif
