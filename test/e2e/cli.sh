@@ -253,6 +253,59 @@ for m in dwarf lbr dwarf,4096; do
 		"$OUT/cg_$m.txt" sh -c "test $rc -eq 2 && test ! -e '$OUT/cg_$m.bpc' &&
 		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
 done
+R -i "$OUT/c1.bpc" -g caller > "$OUT/g_caller.txt" 2>&1
+rc=$?
+R -i "$OUT/c1.bpc" -G >> "$OUT/g_caller.txt" 2>&1
+rc2=$?
+check "report -g caller and -G: refused by name (the graph is each function's callers)" \
+	"$OUT/g_caller.txt" sh -c "test $rc -eq 2 && test $rc2 -eq 2 &&
+	grep -q -- '-g caller: not supported' '$OUT/g_caller.txt' &&
+	grep -q -- \"-G (perf's inverted, caller-based graph): not supported\" '$OUT/g_caller.txt'"
+R -i "$OUT/c1.bpc" -g none > "$OUT/g_none.txt" 2>&1
+R -i "$OUT/c1.bpc" --call-graph=graph,0.5,callee > "$OUT/g_spec.txt" 2>&1
+rows < "$OUT/g_none.txt" > "$OUT/g_none.rows"
+check "report -g none: -g's columns, no tree; --call-graph=graph,0.5,callee: the tree" \
+	"$OUT/g_none.txt" sh -c "cmp -s '$OUT/g_none.rows' '$OUT/children.rows' &&
+	! grep -q '^ *|\$' '$OUT/g_none.txt' && grep -q '^ *|\$' '$OUT/g_spec.txt' &&
+	grep -q '^#  Children      Self' '$OUT/g_spec.txt'"
+R -i "$OUT/c1.bpc" -g --max-stack 2 > "$OUT/max_stack.txt" 2>&1
+rows < "$OUT/max_stack.txt" > "$OUT/max_stack.rows"
+check "report -g --max-stack 2: the leaf and its caller only (no kmain)" "$OUT/max_stack.txt" \
+	sh -c "grep -q ' loopnest_main\$' '$OUT/max_stack.rows' && ! grep -q kmain '$OUT/max_stack.txt'"
+R -i "$OUT/c1.bpc" -S sieve,matmul > "$OUT/symbols.txt" 2>&1
+rows < "$OUT/symbols.txt" > "$OUT/symbols.rows"
+awk '{ print $NF }' "$OUT/symbols.rows" | sort | tr '\n' ' ' > "$OUT/symbols.names"
+check "report -S sieve,matmul: those rows only, shares of what is kept" "$OUT/symbols.txt" \
+	sh -c "test \"\$(cat '$OUT/symbols.names')\" = 'matmul sieve ' &&
+	grep -q '^# filter: symbols sieve,matmul: ' '$OUT/symbols.txt' &&
+	awk '{ s += \$1 } END { exit !(s > 99.9 && s < 100.1) }' '$OUT/symbols.rows'"
+R -i "$OUT/c1.bpc" --stats > "$OUT/stats.txt" 2>&1
+NS=$("$BP" script -i "$OUT/c1.bpc" --json 2>/dev/null | grep -c '"type":"SAMPLE"')
+check "report --stats: perf's Aggregated stats, a count per record type" "$OUT/stats.txt" \
+	sh -c "grep -q '^Aggregated stats:' '$OUT/stats.txt' &&
+	grep -Eq '^ +SAMPLE records: +$NS\$' '$OUT/stats.txt' && ! grep -q '%' '$OUT/stats.txt'"
+# the window: the 11th to the 20th sample, as script -F time --ns prints them
+"$BP" script -i "$OUT/c1.bpc" -F time --ns > "$OUT/times.txt" 2>&1
+T0=$(sed -n 11p "$OUT/times.txt" | tr -d ' :')
+T1=$(sed -n 20p "$OUT/times.txt" | tr -d ' :')
+"$BP" script -i "$OUT/c1.bpc" -F time --ns --time "$T0,$T1" > "$OUT/time_script.txt" 2>&1
+R -i "$OUT/c1.bpc" --time "$T0,$T1" > "$OUT/time_report.txt" 2>&1
+R -i "$OUT/c1.bpc" --time 10%/2 > "$OUT/time_pct.txt" 2>&1
+rc=$?
+check "script --ns, --time START,STOP (perf's format): the samples in the window, in report too" \
+	"$OUT/time_report.txt" sh -c "grep -Eq '^ +[0-9]+\.[0-9]{9}: \$' '$OUT/times.txt' &&
+	test \$(wc -l < '$OUT/time_script.txt') -eq 10 &&
+	grep -q '^# filter: time: 10 samples kept' '$OUT/time_report.txt' &&
+	test $rc -eq 2 && grep -q 'percent slices are not supported' '$OUT/time_pct.txt'"
+"$BP" script -i "$OUT/c1.bpc" -F +srcline > "$OUT/plus_srcline.txt" 2>&1
+"$BP" script -i "$OUT/c1.bpc" -F -cpu,-symoff > "$OUT/minus.txt" 2>&1
+"$BP" script -i "$OUT/c1.bpc" -F cpu,+srcline > "$OUT/mixed.txt" 2>&1
+rc=$?
+check "script -F +srcline: the default fields and the source lines; -F -cpu; mixing refused" \
+	"$OUT/plus_srcline.txt" sh -c "grep -Eq '^  loopnest.c:[0-9]+\$' '$OUT/plus_srcline.txt' &&
+	grep -q '\[000\]' '$OUT/plus_srcline.txt' && grep -q 'matmul+0x' '$OUT/plus_srcline.txt' &&
+	! grep -q '\[000\]' '$OUT/minus.txt' && ! grep -q 'matmul+0x' '$OUT/minus.txt' &&
+	grep -q ' matmul ' '$OUT/minus.txt' && test $rc -eq 2"
 "$BP" reprot -i "$OUT/c1.bpc" > "$OUT/typo.txt" 2>&1
 rc=$?
 "$BP" help lsit >> "$OUT/typo.txt" 2>&1
