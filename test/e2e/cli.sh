@@ -177,11 +177,26 @@ check "report --header-only: control bytes of the capture's header fields escape
 # ---- stat -x -------------------------------------------------------------------------
 "$BP" stat -x, -k "$K" --icount -- loopnest > "$OUT/stat_x.txt" 2> "$OUT/stat_x.err"
 rc=$?
-check "stat -x, -- loopnest: perf's CSV, 7 fields a line, task-clock and its metric" \
+check "stat -x, -- loopnest: perf's CSV, 7 fields a line, task-clock in msec and its metric" \
 	"$OUT/stat_x.err" \
 	sh -c "test $rc -eq 0 && test -s '$OUT/stat_x.txt' &&
 	       ! awk -F, 'NF != 7' '$OUT/stat_x.txt' | grep -q . &&
-	       grep -Eq '^[0-9.]+,ns,task-clock,[0-9]+,100.00,[0-9.]+,CPUs utilized\$' '$OUT/stat_x.txt'"
+	       grep -Eq '^[0-9]+\.[0-9]{2},msec,task-clock,[0-9]+,100.00,[0-9.]+,CPUs utilized\$' '$OUT/stat_x.txt'"
+"$BP" stat -e instructions,task-clock -k "$K" --icount -- loopnest > "$OUT/stat_ns.txt" 2> "$OUT/stat_ns.err"
+rc=$?
+check "stat -e instructions,task-clock without a PMU: task-clock counted, instructions <not supported>" \
+	"$OUT/stat_ns.err" \
+	sh -c "test $rc -eq 0 && grep -Eq '^ +<not supported> +instructions\$' '$OUT/stat_ns.txt' &&
+	       grep -Eq '^ +[0-9,]+ ns +task-clock ' '$OUT/stat_ns.txt' &&
+	       grep -q 'no PMU for instructions on this machine: counting task-clock' '$OUT/stat_ns.err'"
+"$BP" stat -r 2 -k "$K" --icount -- loopnest > "$OUT/stat_r.txt" 2>&1
+"$BP" stat -x, -i "$OUT/c1.bpc" -i "$OUT/c1.bpc" > "$OUT/stat_rx.txt" 2>&1
+check "stat -r 2: perf's ( +- x.xx% ) spread, said what it is; -x, with two runs: 8 fields, the spread" \
+	"$OUT/stat_r.txt" \
+	sh -c "grep -Eq '^ +[0-9,]+ ns +task-clock +# [0-9.]+ CPUs utilized +\( \+- [0-9]+\.[0-9]{2}% \)' '$OUT/stat_r.txt' &&
+	       grep -q 'standard error of the runs' '$OUT/stat_r.txt' &&
+	       ! awk -F, 'NF != 8' '$OUT/stat_rx.txt' | grep -q . &&
+	       grep -Eq '^[0-9.]+,ns,duration,[0-9]+,100.00,0.00%,' '$OUT/stat_rx.txt'"
 "$BP" stat -x ';' -i "$OUT/c1.bpc" > "$OUT/stat_x2.txt" 2>&1
 check "stat -x ';' -i CAPTURE: fields separated by ;" "$OUT/stat_x2.txt" \
 	sh -c "grep -q ';ns;duration;' '$OUT/stat_x2.txt' && ! grep -q '^#' '$OUT/stat_x2.txt'"
