@@ -211,6 +211,28 @@ check "list: the software events tsc and task-clock are listed" "$OUT/list.txt" 
 	sh -c "grep -q '^  tsc ' '$OUT/list.txt' && grep -q '^  task-clock ' '$OUT/list.txt' &&
 	       grep -q '^  cycles ' '$OUT/list.txt'"
 
+"$BP" list hw > "$OUT/list_hw.txt" 2>&1
+"$BP" list sw > "$OUT/list_sw.txt" 2>&1
+"$BP" list tracepoint > "$OUT/list_tp.txt" 2>&1
+rc=$?
+check "list hw, list sw: perf's classes, the hardware or the software events; tracepoint refused" \
+	"$OUT/list_hw.txt" \
+	sh -c "grep -q '^  cycles ' '$OUT/list_hw.txt' && grep -q '^  cache-misses ' '$OUT/list_hw.txt' &&
+	       ! grep -q '^  task-clock ' '$OUT/list_hw.txt' && grep -q '^  task-clock ' '$OUT/list_sw.txt' &&
+	       ! grep -q '^  cycles ' '$OUT/list_sw.txt' && test $rc -eq 2 &&
+	       grep -q 'no tracepoints' '$OUT/list_tp.txt'"
+"$BP" list UOPS_ISSUED > "$OUT/list_uops.txt" 2>&1
+if grep -q 'need libpfm4' "$OUT/list_uops.txt"; then
+	check "list UOPS_ISSUED without libpfm4: says native events need it" "$OUT/list_uops.txt" \
+		grep -q 'native events, e.g. UOPS_ISSUED, need libpfm4' "$OUT/list_uops.txt"
+else
+	check "list UOPS_ISSUED: the native event of each model that has it (libpfm4), with encodings" \
+		"$OUT/list_uops.txt" \
+		sh -c "grep -q '^Native events of Intel Skylake (libpfm4 PMU skl)' '$OUT/list_uops.txt' &&
+		       grep -Eq '^  UOPS_ISSUED +r10e ' '$OUT/list_uops.txt' &&
+		       ! grep -q 'no event matches' '$OUT/list_uops.txt'"
+fi
+
 # ---- make run's call chains -------------------------------------------------------------
 make -n run UEFI=0 BUILD="$B" 2>/dev/null | tr '\\\n' '  ' | grep -o 'bareperf record[^;]*' \
 	> "$OUT/make_run.txt"
