@@ -343,11 +343,12 @@ static void usage(FILE *f)
 		"                          (Children); needs call chains (record -g). SPEC,\n"
 		"                          perf's words in any order: graph (the default),\n"
 		"                          none (no tree drawn), callee (each function's\n"
-		"                          callers, the default), function, percent, and a\n"
-		"                          threshold: tree branches under it %% are hidden;\n"
-		"                          caller, flat, fractal, folded, address, srcline,\n"
-		"                          branch, period, count are refused by name\n"
-		"  -G, --inverted          perf's caller-based graph: refused (see -g)\n"
+		"                          callers, the default), caller (as -G), function,\n"
+		"                          percent, and a threshold: tree branches under it %%\n"
+		"                          are hidden; flat, fractal, folded, address,\n"
+		"                          srcline, branch, period, count are refused by name\n"
+		"  -G, --inverted          -g in perf's caller order: each function's chains\n"
+		"                          from the outermost caller down to it\n"
 		"      --max-stack N       -g: the first N frames of each chain, leaf first\n"
 		"      --children          with -g: the Children column (the default)\n"
 		"      --no-children       with -g: self cost only, rows with self samples\n"
@@ -450,10 +451,10 @@ static void cpu_list(const bool *v, char *buf, size_t n)
 
 /* perf's -g words: the print type, order, key and value. */
 static const char *const graph_words[] = {
-	"graph", "none", "callee", "function", "percent",	/* taken */
-	"caller", "flat", "fractal", "folded", "address", "srcline", "branch", "period", "count",
+	"graph", "none", "callee", "caller", "function", "percent",	/* taken */
+	"flat", "fractal", "folded", "address", "srcline", "branch", "period", "count",
 };
-#define GRAPH_WORDS_TAKEN	5
+#define GRAPH_WORDS_TAKEN	6
 
 /* Is w (n bytes) a percentage like 0.5? */
 static bool is_percent(const char *w, size_t n)
@@ -478,8 +479,8 @@ static bool call_graph_words(const char *w)
 	return true;
 }
 
-/* -g's value into o: 0, or -1 after a line on stderr. */
-static int call_graph_spec(const char *spec, struct out *o)
+/* -g's value into o and ro: 0, or -1 after a line on stderr. */
+static int call_graph_spec(const char *spec, struct out *o, struct report_opts *ro)
 {
 	int numbers = 0;
 
@@ -501,12 +502,13 @@ static int call_graph_spec(const char *spec, struct out *o)
 			o->graph_limit = strtod(w, NULL);
 		} else if (i >= GRAPH_WORDS_TAKEN) {
 			fprintf(stderr, "bareperf report: -g %.*s: not supported: the graph is perf's "
-				"'graph,callee,function,percent' (each function's callers, absolute "
-				"percentages)%s\n", (int)n, w,
-				!strncmp(w, "caller", n) ? "; -G is refused too" : "");
+				"graph by function, in absolute percentages (callee or caller order)\n",
+				(int)n, w);
 			return -1;
 		} else if (!strncmp(w, "none", n)) {
 			o->no_graph = true;
+		} else if (!strncmp(w, "caller", n) || !strncmp(w, "callee", n)) {
+			ro->inverted = w[5] == 'r';
 		}
 		w += n + (w[n] == ',');
 	}
@@ -580,13 +582,10 @@ static int parse_args(int argc, char **argv, struct report_cmd *c)
 			/* perf's -g takes its value as the next word too: -g caller */
 			if (!optarg && optind < argc && call_graph_words(argv[optind]))
 				optarg = argv[optind++];
-			if (optarg && call_graph_spec(optarg, &c->o))
+			if (optarg && call_graph_spec(optarg, &c->o, &c->ro))
 				return 2;
 			break;
-		case 'G':
-			fprintf(stderr, "bareperf report: -G (perf's inverted, caller-based graph): not "
-				"supported: -g draws each function's callers (perf's callee order)\n");
-			return 2;
+		case 'G': c->ro.callgraph = c->ro.inverted = true; break;
 		case OPT_MAX_STACK:
 			c->ro.max_stack = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || end == optarg || !c->ro.max_stack || optarg[0] == '-') {

@@ -291,13 +291,17 @@ for m in dwarf lbr dwarf,4096; do
 		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
 done
 R -i "$OUT/c1.bpc" -g caller > "$OUT/g_caller.txt" 2>&1
+R -i "$OUT/c1.bpc" -G > "$OUT/g_inverted.txt" 2>&1
+R -i "$OUT/c1.bpc" -g fractal > "$OUT/g_fractal.txt" 2>&1
 rc=$?
-R -i "$OUT/c1.bpc" -G >> "$OUT/g_caller.txt" 2>&1
-rc2=$?
-check "report -g caller and -G: refused by name (the graph is each function's callers)" \
-	"$OUT/g_caller.txt" sh -c "test $rc -eq 2 && test $rc2 -eq 2 &&
-	grep -q -- '-g caller: not supported' '$OUT/g_caller.txt' &&
-	grep -q -- \"-G (perf's inverted, caller-based graph): not supported\" '$OUT/g_caller.txt'"
+# sieve's tree: _start64 first, sieve itself last
+awk '/  sieve$/ && $1 ~ /%$/ { on = 1; next } on && NF == 1 && $1 != "|" { print $1 } on && NF == 0 { exit }' \
+	"$OUT/g_inverted.txt" > "$OUT/g_inverted.sieve"
+check "report -G (-g caller): each function's chains from the outermost caller down to it; -g fractal refused" \
+	"$OUT/g_inverted.txt" sh -c "cmp -s '$OUT/g_caller.txt' '$OUT/g_inverted.txt' &&
+	test \"\$(head -n 1 '$OUT/g_inverted.sieve')\" = _start64 &&
+	test \"\$(tail -n 1 '$OUT/g_inverted.sieve')\" = sieve &&
+	test $rc -eq 2 && grep -q -- '-g fractal: not supported' '$OUT/g_fractal.txt'"
 R -i "$OUT/c1.bpc" -g none > "$OUT/g_none.txt" 2>&1
 R -i "$OUT/c1.bpc" --call-graph=graph,0.5,callee > "$OUT/g_spec.txt" 2>&1
 rows < "$OUT/g_none.txt" > "$OUT/g_none.rows"

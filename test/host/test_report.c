@@ -302,6 +302,35 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/* -G (perf's caller order): a row's tree runs from the outermost caller
+ * down to the row's function. */
+static void call_graph_inverted(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true, .inverted = true };
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+	const char *want[] = { "fn_top", "fn_mid", "fn_hot" };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 7; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_row *h = row(&r.events[0], "fn_hot");
+	assert_non_null(h);
+	assert_int_equal(row(&r.events[0], "fn_top")->child_samples, 7);
+	size_t c = h->callers;
+	for (size_t i = 0; i < 3; i++) {
+		c = r.pool[c].first_child;
+		assert_int_not_equal(c, 0);
+		assert_string_equal(r.pool[c].name, want[i]);
+		assert_int_equal(r.pool[c].samples, 7);
+		assert_int_equal(r.pool[c].next_sibling, 0);
+	}
+	assert_int_equal(r.pool[c].first_child, 0);
+	report_free(&r);
+}
+
 /* -g on samples without a chain: each still counts toward its own
  * function's inclusive cost, so Children is never below Self. */
 static void call_graph_chainless(void **state)
@@ -531,6 +560,7 @@ int main(void)
 		cmocka_unit_test(filters),
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
+		cmocka_unit_test(call_graph_inverted),
 		cmocka_unit_test(by_line),
 		cmocka_unit_test(by_line_merges_functions),
 		cmocka_unit_test(time_window),

@@ -395,8 +395,11 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 		keys[n] = symcache_get(&A->sc, ret - 1, &names[n]);
 		n++;
 	}
+	/* Under the root, the leaf; under it its callers, innermost first,
+	 * or (inverted) the chain from the outermost caller down to the leaf. */
 	node = E->root;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n + A->o.inverted; k++) {
+		size_t i = !A->o.inverted ? k : k ? n - k : 0;
 		node = node_child(A, node, keys[i], names[i]);
 		if (!node)
 			return -1;

@@ -50,14 +50,18 @@ struct report_opts {
 	size_t nkeys;
 	unsigned max_stack;			/* -g: frames of a chain used, leaf first
 						 * (perf's --max-stack); 0: all (up to 128) */
+	bool inverted;				/* -g: a row's tree is its chains from the
+						 * outermost caller down to it (perf's -G,
+						 * caller order), not its callers */
 };
 
 /* Parse perf's --sort list ("cpu,sym"; "symbol", "line" and "app"/"run"
  * are accepted too) into o->keys. -1 with the offending word in err. */
 int report_parse_sort(const char *list, struct report_opts *o, char *err, size_t errlen);
 
-/* The call-graph tree of -g: a row's callers, their callers, ... Nodes
- * live in report.pool; links are indices into it, 0 = none. */
+/* The call-graph tree of -g: a row's callers, their callers, ... (or,
+ * inverted, the outermost callers, what they call, ... down to the row's
+ * function). Nodes live in report.pool; links are indices into it, 0 = none. */
 struct report_node {
 	uint64_t key;			/* symbol start, or the address if in no symbol */
 	const char *name;		/* NULL if unknown */
