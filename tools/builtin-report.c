@@ -85,7 +85,6 @@ static void print_callers(const struct out *o, const struct report *r, size_t no
 			  uint64_t total, char *prefix, size_t plen, int depth)
 {
 	size_t kids[64], nk = 0;
-
 	double limit = o->limit > o->graph_limit ? o->limit : o->graph_limit;
 
 	if (depth > 64 || plen + 32 >= 1024)
@@ -455,6 +454,17 @@ static const char *const graph_words[] = {
 	"flat", "fractal", "folded", "address", "srcline", "branch", "period", "count",
 };
 #define GRAPH_WORDS_TAKEN	6
+#define NGRAPH_WORDS		(sizeof(graph_words) / sizeof(graph_words[0]))
+
+/* The index of w (n bytes) in graph_words, or NGRAPH_WORDS. */
+static size_t graph_word(const char *w, size_t n)
+{
+	size_t i = 0;
+
+	while (i < NGRAPH_WORDS && (strlen(graph_words[i]) != n || strncmp(graph_words[i], w, n)))
+		i++;
+	return i;
+}
 
 /* Is w (n bytes) a percentage like 0.5? */
 static bool is_percent(const char *w, size_t n)
@@ -468,11 +478,8 @@ static bool is_percent(const char *w, size_t n)
 static bool call_graph_words(const char *w)
 {
 	while (*w) {
-		size_t n = strcspn(w, ","), i;
-		for (i = 0; i < sizeof(graph_words) / sizeof(graph_words[0]); i++)
-			if (strlen(graph_words[i]) == n && !strncmp(graph_words[i], w, n))
-				break;
-		if (i == sizeof(graph_words) / sizeof(graph_words[0]) && !is_percent(w, n))
+		size_t n = strcspn(w, ",");
+		if (graph_word(w, n) == NGRAPH_WORDS && !is_percent(w, n))
 			return false;
 		w += n + (w[n] == ',');
 	}
@@ -490,25 +497,22 @@ static int call_graph_spec(const char *spec, struct out *o, struct report_opts *
 		return -1;
 	}
 	for (const char *w = spec; *w;) {
-		size_t n = strcspn(w, ","), i;
-		for (i = 0; i < sizeof(graph_words) / sizeof(graph_words[0]); i++)
-			if (strlen(graph_words[i]) == n && !strncmp(graph_words[i], w, n))
-				break;
-		if (i == sizeof(graph_words) / sizeof(graph_words[0]) && numbers++) {
+		size_t n = strcspn(w, ","), i = graph_word(w, n);
+		if (i == NGRAPH_WORDS && numbers++) {
 			fprintf(stderr, "bareperf report: -g %s: perf's print limit (a second "
 				"number) is not supported\n", spec);
 			return -1;
-		} else if (i == sizeof(graph_words) / sizeof(graph_words[0])) {
+		} else if (i == NGRAPH_WORDS) {
 			o->graph_limit = strtod(w, NULL);
 		} else if (i >= GRAPH_WORDS_TAKEN) {
 			fprintf(stderr, "bareperf report: -g %.*s: not supported: the graph is perf's "
 				"graph by function, in absolute percentages (callee or caller order)\n",
 				(int)n, w);
 			return -1;
-		} else if (!strncmp(w, "none", n)) {
+		} else if (!strcmp(graph_words[i], "none")) {
 			o->no_graph = true;
-		} else if (!strncmp(w, "caller", n) || !strncmp(w, "callee", n)) {
-			ro->inverted = w[5] == 'r';
+		} else if (!strcmp(graph_words[i], "caller") || !strcmp(graph_words[i], "callee")) {
+			ro->inverted = !strcmp(graph_words[i], "caller");
 		}
 		w += n + (w[n] == ',');
 	}

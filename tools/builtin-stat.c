@@ -300,7 +300,8 @@ static const struct row *find_row(const struct table *t, const char *name)
 /*
  * perf stat -r's spread: the standard error of the repetitions' mean (the
  * sample standard deviation over sqrt(n)), in % of the mean. The value
- * shown beside it is the median. -1 for one repetition or a zero mean.
+ * shown beside it is the median. -1 for one repetition, a repetition
+ * without a count, or a zero mean.
  */
 static double spread_pct(const struct row *r)
 {
@@ -308,8 +309,11 @@ static double spread_pct(const struct row *r)
 
 	if (r->n < 2)
 		return -1;
-	for (int i = 0; i < r->n; i++)
+	for (int i = 0; i < r->n; i++) {
+		if (r->v[i] < 0)
+			return -1;		/* a repetition that did not count it */
 		mean += r->v[i] / r->n;
+	}
 	for (int i = 0; i < r->n; i++)
 		ss += (r->v[i] - mean) * (r->v[i] - mean);
 	if (mean <= 0)

@@ -187,6 +187,7 @@ static size_t parse_seconds(const char *p, uint64_t *ns)
 int report_parse_time(const char *spec, struct report_filter *f, char *err, size_t errlen)
 {
 	const char *comma = strchr(spec, ',');
+	bool bad = !comma;
 	size_t n;
 
 	if (strchr(spec, '%')) {
@@ -200,8 +201,6 @@ int report_parse_time(const char *spec, struct report_filter *f, char *err, size
 	}
 	f->time_lo = 0;
 	f->time_hi = UINT64_MAX;
-	bool bad = !comma;
-
 	if (!bad && comma > spec)
 		bad = parse_seconds(spec, &f->time_lo) != (size_t)(comma - spec);
 	if (!bad && comma[1])
@@ -229,9 +228,11 @@ bool report_symbol_in(const char *list, const char *name)
 {
 	size_t l = name ? strlen(name) : 0;
 
-	for (const char *p = list; l && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
-		if (strcspn(p, ",") == l && !strncmp(p, name, l))
+	for (const char *p = list; l && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == l && !strncmp(p, name, l))
 			return true;
+		p += n + (p[n] == ',');
 	}
 	return false;
 }
@@ -382,7 +383,6 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 	uint64_t keys[MAX_CHAIN];
 	const char *names[MAX_CHAIN];
 	size_t n = 0, node;
-
 	size_t max = A->o.max_stack && A->o.max_stack < MAX_CHAIN ? A->o.max_stack : MAX_CHAIN;
 
 	keys[n] = symcache_get(&A->sc, x->ip, &names[n]);
