@@ -133,9 +133,9 @@ static void usage(FILE *f)
 		"  -c, --period N        sampling period (events, or ns for cpu-clock)\n"
 		"  -F, --freq N          samples per second instead of a period\n"
 		"  -g                    record frame-pointer call chains\n"
-		"      --call-graph fp   the same, in perf's spelling (fp[,N] with perf's depth\n"
-		"                        N accepted); dwarf and lbr are refused: the kernel\n"
-		"                        unwinds by frame pointers\n"
+		"      --call-graph fp   the same, in perf's spelling (perf's fp,N is taken, N\n"
+		"                        unused: the kernel walks to its own depth); dwarf and\n"
+		"                        lbr are refused: the kernel unwinds by frame pointers\n"
 		"      --count LIST      also count these events (count=; COUNTS records for\n"
 		"                        bareperf stat); no sampling then unless -e is given\n"
 		"      --max-rate N      samples/s per CPU before sampling is throttled\n"
@@ -203,8 +203,8 @@ enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_M
        OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT, OPT_CALL_GRAPH };
 
 /*
- * --call-graph MODE, perf's: fp, or fp,N (perf's stack depth, which the
- * kernel's own walk bounds here). dwarf and lbr are named and refused.
+ * --call-graph MODE, perf's: fp, or fp,N (perf's stack depth, unused: the
+ * kernel walks to its own depth). dwarf and lbr are named and refused.
  * 0, or -1 after a line on stderr.
  */
 static int call_graph_mode(const char *mode)
