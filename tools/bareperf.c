@@ -2,6 +2,7 @@
  * tools/bareperf.c — the host tool's entry point: `bareperf CMD ...`
  * dispatches through the command table (tools/commands.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,56 @@ static void usage(FILE *f)
 		"  bareperf report -i capture.bpc\n");
 }
 
+/* Edits (insert, delete, replace, swap two neighbours) from a to b. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[32][32];
+
+	if (la >= 32 || lb >= 32)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			if (!i || !j) {
+				d[i][j] = i + j;
+				continue;
+			}
+			size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+/* No command called name: say so, and name the closest ones (within two
+ * edits, or a third of the word) as git and perf do. */
+static int no_command(const char *name)
+{
+	size_t best = SIZE_MAX, limit = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
+
+	for (size_t i = 0; i < bareperf_ncommands; i++) {
+		size_t d = edit_distance(name, bareperf_commands[i].name);
+		best = d < best ? d : best;
+	}
+	fprintf(stderr, "bareperf: no command '%s' (bareperf --help lists them)", name);
+	if (best <= limit) {
+		const char *sep = "; did you mean ";
+		for (size_t i = 0; i < bareperf_ncommands; i++)
+			if (edit_distance(name, bareperf_commands[i].name) == best) {
+				fprintf(stderr, "%s'%s'", sep, bareperf_commands[i].name);
+				sep = " or ";
+			}
+		fputc('?', stderr);
+	}
+	fputc('\n', stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const struct bareperf_command *c;
@@ -55,16 +106,12 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (!(c = bareperf_command(argv[2]))) {
-			fprintf(stderr, "bareperf: no command '%s' (bareperf --help lists them)\n", argv[2]);
-			return 2;
-		}
+		if (!(c = bareperf_command(argv[2])))
+			return no_command(argv[2]);
 		char *av[] = { argv[2], help, NULL };
 		return c->fn(2, av);
 	}
-	if (!(c = bareperf_command(argv[1]))) {
-		fprintf(stderr, "bareperf: no command '%s' (bareperf --help lists them)\n", argv[1]);
-		return 2;
-	}
+	if (!(c = bareperf_command(argv[1])))
+		return no_command(argv[1]);
 	return c->fn(argc - 1, argv + 1);
 }

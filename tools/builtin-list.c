@@ -126,15 +126,23 @@ static bool wanted(const char *filter, const char *name, const char *desc)
 	return !filter || strcasestr(name, filter);
 }
 
-static void list_generic(const struct model *only, const char *filter)
-{
-	int shown = 0;
+/* perf list's classes: hw (hardware), sw (software); 0 for a plain word. */
+enum { CLASS_ALL = 0, CLASS_HW = 1, CLASS_SW = 2 };
 
+/* The generic hardware events (with filter in their name): how many.
+ * Nothing at all, not even the heading, when none matches. */
+static int list_hw(const struct model *only, const char *filter)
+{
 	/* Without a model: the encodings on each vendor family side by side. */
 	static const char *const cols[] = { "intel", "k8", "zen1", "zen3" };
 	char b[4][24];
 	const char *desc;
+	int shown = 0;
 
+	for (int i = 0; pmu_event_name(i, &desc); i++)
+		shown += wanted(filter, pmu_event_name(i, &desc), desc);
+	if (!shown)
+		return 0;
 	if (only)
 		printf("Generic events on %s (family %xh model %xh), as events=NAME programs them:\n\n"
 		       "  %-26s %-10s %s\n", only->desc, only->family, only->model,
@@ -148,7 +156,6 @@ static void list_generic(const struct model *only, const char *filter)
 		const char *name = pmu_event_name(i, &desc);
 		if (!wanted(filter, name, desc))
 			continue;
-		shown++;
 		if (only) {
 			printf("  %-26s %-10s %s\n", name, encode(only, name, b[0], sizeof(b[0])), desc);
 			continue;
@@ -157,21 +164,40 @@ static void list_generic(const struct model *only, const char *filter)
 			encode(find_model(cols[k]), name, b[k], sizeof(b[k]));
 		printf("  %-26s %-10s %-10s %-10s %-10s %s\n", name, b[0], b[1], b[2], b[3], desc);
 	}
-	printf("\nSoftware events (every machine, no PMU needed):\n\n  %-26s %s\n", "event",
-	       "description");
+	return shown;
+}
+
+/* The software events (with filter in their name), after a blank line
+ * if sep: how many. Nothing when none matches. */
+static int list_sw(const char *filter, bool sep)
+{
+	int shown = 0;
+
 	for (size_t i = 0; i < sizeof(soft_events) / sizeof(soft_events[0]); i++)
-		if (wanted(filter, soft_events[i].name, soft_events[i].desc)) {
+		shown += wanted(filter, soft_events[i].name, soft_events[i].desc);
+	if (!shown)
+		return 0;
+	printf("%sSoftware events (every machine, no PMU needed):\n\n  %-26s %s\n", sep ? "\n" : "",
+	       "event", "description");
+	for (size_t i = 0; i < sizeof(soft_events) / sizeof(soft_events[0]); i++)
+		if (wanted(filter, soft_events[i].name, soft_events[i].desc))
 			printf("  %-26s %s\n", soft_events[i].name, soft_events[i].desc);
-			shown++;
-		}
-	if (filter) {
-		if (!shown)
-			printf("\n  (no event matches '%s')\n", filter);
-		return;
-	}
+	return shown;
+}
+
+/* The events of one class, or those with filter in their name: how many. */
+static int list_generic(const struct model *only, const char *filter, int cls)
+{
+	int shown = cls == CLASS_SW ? 0 : list_hw(only, filter);
+
+	if (cls != CLASS_HW)
+		shown += list_sw(filter, shown > 0);
+	if (filter || cls)
+		return shown;
 	printf("\nRaw events: r<hex> (PERFEVTSEL bits 0-31; AMD EventSelect[11:8] at 32-35), or\n"
 	       "  cpu/event=0x..,umask=0x..,cmask=N,inv,edge/; terms after a name:\n"
 	       "  cycles/period=100000/, instructions/freq=1000/, .../pinned/\n");
+	return shown;
 }
 
 #ifdef HAVE_LIBPFM
@@ -195,11 +221,35 @@ static bool pfm_encode(const char *spec, uint64_t *out)
 	return true;
 }
 
-/* The model's native events and unit masks, from libpfm4. */
-static int list_pfm(const char *pmu_name)
+/* The heading of a model's native events, once. */
+static void pfm_head(const pfm_pmu_info_t *pi, bool *head)
+{
+	if (!*head)
+		printf("\nNative events of %s (libpfm4 PMU %s), usable as events=r<hex>:\n\n",
+		       pi->desc, pi->name);
+	*head = true;
+}
+
+/* A native event's line, after the heading: "NAME encoding desc". */
+static void pfm_line(const pfm_pmu_info_t *pi, const char *spec, const char *name,
+		     const char *desc, bool *head)
+{
+	uint64_t code;
+
+	pfm_head(pi, head);
+	if (pfm_encode(spec, &code))
+		printf("  %-46s r%-9" PRIx64 " %s\n", name, code, desc ? desc : "");
+	else
+		printf("  %-46s %-10s %s\n", name, "(umask)", desc ? desc : "");
+}
+
+/* The model's native events and unit masks, from libpfm4; with filter,
+ * those whose name or EVENT:UMASK holds it. The events listed, or -1. */
+static int list_pfm(const char *pmu_name, const char *filter)
 {
 	pfm_pmu_info_t pi;
 	pfm_pmu_t p;
+	bool head = false;
 	int n = 0;
 
 	setenv("LIBPFM_ENCODE_INACTIVE", "1", 1);
@@ -217,49 +267,98 @@ static int list_pfm(const char *pmu_name)
 		fprintf(stderr, "bareperf list: libpfm4 has no PMU '%s'\n", pmu_name);
 		return -1;
 	}
-	printf("\nNative events of %s (libpfm4 PMU %s), usable as events=r<hex>:\n\n", pi.desc,
-	       pi.name);
+	if (!filter)
+		pfm_head(&pi, &head);
 	for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
 		pfm_event_info_t ei;
-		char spec[512];
-		uint64_t code;
+		char spec[512], sub[300];
 
 		memset(&ei, 0, sizeof(ei));
 		ei.size = sizeof(ei);
 		if (pfm_get_event_info(i, PFM_OS_NONE, &ei) != PFM_SUCCESS)
 			continue;
+		bool all = !filter || strcasestr(ei.name, filter), listed = all;
 		snprintf(spec, sizeof(spec), "%s::%s", pi.name, ei.name);
-		if (pfm_encode(spec, &code))
-			printf("  %-46s r%-9" PRIx64 " %s\n", ei.name, code, ei.desc ? ei.desc : "");
-		else
-			printf("  %-46s %-10s %s\n", ei.name, "(umask)", ei.desc ? ei.desc : "");
-		n++;
+		if (all)
+			pfm_line(&pi, spec, ei.name, ei.desc, &head);
 		for (int a = 0; a < ei.nattrs; a++) {
 			pfm_event_attr_info_t ai;
+			uint64_t code;
 			memset(&ai, 0, sizeof(ai));
 			ai.size = sizeof(ai);
 			if (pfm_get_event_attr_info(i, a, PFM_OS_NONE, &ai) != PFM_SUCCESS ||
 			    ai.type != PFM_ATTR_UMASK)
 				continue;
+			snprintf(sub, sizeof(sub), "%s:%s", ei.name, ai.name);
+			if (!all && !strcasestr(sub, filter))
+				continue;
+			if (!listed)
+				pfm_line(&pi, spec, ei.name, ei.desc, &head);
+			listed = true;
 			snprintf(spec, sizeof(spec), "%s::%s:%s", pi.name, ei.name, ai.name);
-			char sub[128];
 			snprintf(sub, sizeof(sub), "  :%s", ai.name);
 			if (pfm_encode(spec, &code))
 				printf("  %-46s r%-9" PRIx64 " %s\n", sub, code, ai.desc ? ai.desc : "");
 		}
+		n += listed;
 	}
 	pfm_terminate();
-	printf("\n(%d events; encodings from libpfm4, an independent table)\n", n);
-	return 0;
+	if (!filter)
+		printf("\n(%d events; encodings from libpfm4, an independent table)\n", n);
+	return n;
 }
 #endif
+
+/* perf list's class words: hw, sw (CLASS_*); 0 for any other word; -1
+ * after a line on stderr for the classes this kernel has none of. */
+static int list_class(const char *w)
+{
+	static const char *const none[] = { "tracepoint", "sdt", "metric", "metricgroup" };
+
+	if (!strcmp(w, "hw") || !strcmp(w, "hardware"))
+		return CLASS_HW;
+	if (!strcmp(w, "sw") || !strcmp(w, "software"))
+		return CLASS_SW;
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		if (!strcmp(w, none[i])) {
+			fprintf(stderr, "bareperf list: %s: the bareperf kernel has no %ss (its events: "
+				"hw, sw and raw)\n", w, none[i]);
+			return -1;
+		}
+	return CLASS_ALL;
+}
+
+/* Native events (libpfm4): of model m, or, with a word and no model, of
+ * every model that has some, those holding the word. How many listed. */
+static int list_native(const struct model *m, const char *filter)
+{
+	int n = 0;
+
+#ifdef HAVE_LIBPFM
+	for (size_t i = 0; i < NMODELS; i++)
+		if ((m ? &models[i] == m : filter != NULL) && models[i].pfm) {
+			int k = list_pfm(models[i].pfm, filter);
+			n += k > 0 ? k : 0;
+		}
+#else
+	if (m && m->pfm && !filter)
+		printf("\n(native events of %s need libpfm4: apt-get install libpfm4-dev, "
+		       "then rebuild)\n", m->desc);
+	else if (filter)
+		printf("\n(native events, e.g. UOPS_ISSUED, need libpfm4: apt-get install "
+		       "libpfm4-dev, then rebuild)\n");
+#endif
+	return n;
+}
 
 static void list_usage(FILE *f)
 {
 	fprintf(f, "usage: bareperf list [--cpu MODEL] [WORD]\n"
 		"  the events the kernel knows (events=..., count=...), with their raw encodings:\n"
 		"  the generic hardware events and the software ones (cpu-clock, task-clock, tsc);\n"
-		"  WORD: only the events with WORD in their name (as perf list WORD)\n"
+		"  WORD: only the events with WORD in their name (as perf list WORD), the\n"
+		"  native ones (libpfm4) of every model included, e.g. UOPS_ISSUED; hw, sw:\n"
+		"  perf's classes, the hardware or the software events\n"
 		"  --cpu MODEL   encodings on one CPU model, and its native events (libpfm4);\n"
 		"                MODEL is one of:");
 	for (size_t i = 0; i < NMODELS; i++)
@@ -276,7 +375,7 @@ int cmd_list(int argc, char **argv)
 	};
 	const struct model *m = NULL;
 	const char *filter;
-	int c;
+	int c, cls = CLASS_ALL;
 
 	optind = 0;
 	opterr = 0;
@@ -304,16 +403,15 @@ int cmd_list(int argc, char **argv)
 		return 2;
 	}
 	filter = optind < argc ? argv[optind] : NULL;
-	list_generic(m, filter);
-	if (m && m->pfm && !filter) {
-#ifdef HAVE_LIBPFM
-		if (list_pfm(m->pfm))
-			return 1;
-#else
-		printf("\n(native events of %s need libpfm4: apt-get install libpfm4-dev, "
-		       "then rebuild)\n", m->desc);
-#endif
-	}
+	if (filter && (cls = list_class(filter)) < 0)
+		return 2;
+	if (cls)
+		filter = NULL;
+	int shown = list_generic(m, filter, cls);
+	if (!cls && (filter || m))
+		shown += list_native(m, filter);
+	if (filter && !shown)
+		printf("\n  (no event matches '%s')\n", filter);
 	return ferror(stdout) ? 1 : 0;
 }
 

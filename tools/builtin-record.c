@@ -144,7 +144,10 @@ static void usage(FILE *f)
 		"                        without a PMU); bareperf list names them\n"
 		"  -c, --period N        sampling period (events, or ns for cpu-clock)\n"
 		"  -F, --freq N          samples per second instead of a period\n"
-		"  -g, --call-graph      record frame-pointer call chains\n"
+		"  -g                    record frame-pointer call chains\n"
+		"      --call-graph fp   the same, in perf's spelling (perf's fp,N is taken, N\n"
+		"                        unused: the kernel walks to its own depth); dwarf and\n"
+		"                        lbr are refused: the kernel unwinds by frame pointers\n"
 		"      --count LIST      also count these events (count=; COUNTS records for\n"
 		"                        bareperf stat); no sampling then unless -e is given\n"
 		"      --max-rate N      samples/s per CPU before sampling is throttled\n"
@@ -225,7 +228,37 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 /* The options record knows (getopt_long's values). */
 enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT,
        OPT_KVM, OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU,
-       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT };
+       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT, OPT_CALL_GRAPH };
+
+/*
+ * --call-graph MODE, perf's: fp, or fp,N (perf's stack depth, unused: the
+ * kernel walks to its own depth). dwarf and lbr are named and refused.
+ * 0, or -1 after a line on stderr.
+ */
+static int call_graph_mode(const char *mode)
+{
+	size_t n = strcspn(mode, ",");
+	char *end;
+
+	if (n == 2 && !strncmp(mode, "fp", 2)) {
+		if (!mode[n])
+			return 0;
+		strtoul(mode + n + 1, &end, 10);
+		if (end != mode + n + 1 && !*end)
+			return 0;
+		fprintf(stderr, "bareperf record: --call-graph %s: the depth after fp, is not a "
+			"number\n", mode);
+		return -1;
+	}
+	if ((n == 5 && !strncmp(mode, "dwarf", 5)) || (n == 3 && !strncmp(mode, "lbr", 3))) {
+		fprintf(stderr, "bareperf record: --call-graph %.*s: not supported: the kernel "
+			"unwinds by frame pointers only (--call-graph fp, or -g)\n", (int)n, mode);
+		return -1;
+	}
+	fprintf(stderr, "bareperf record: --call-graph: '%s' is not a mode (fp; perf's dwarf "
+		"and lbr are not supported here)\n", mode);
+	return -1;
+}
 
 /* Option c (its value optarg) into o; *qemu: a QEMU option came, *baud_set:
  * --baud did. -1 to go on, else the command's exit status. */
@@ -246,6 +279,11 @@ static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *bau
 			return 2;
 		break;
 	case 'g': o->callchain = true; break;
+	case OPT_CALL_GRAPH:
+		if (call_graph_mode(optarg))
+			return 2;
+		o->callchain = true;
+		break;
 	case OPT_RING:
 		if (parse_u("--ring-pages", optarg, 2, 65536, &v) || (v & (v - 1))) {
 			if (v & (v - 1))
@@ -407,7 +445,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "events", required_argument, NULL, 'e' },
 		{ "period", required_argument, NULL, 'c' },
 		{ "freq", required_argument, NULL, 'F' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "ring-pages", required_argument, NULL, OPT_RING },
 		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "count", required_argument, NULL, OPT_COUNT },

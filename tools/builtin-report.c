@@ -38,6 +38,8 @@ struct out {
 	enum col cols[MAX_COLS];
 	size_t ncols;
 	bool no_children;		/* -g --no-children: self cost only */
+	bool no_graph;			/* -g none: the columns of -g, no callers tree */
+	double graph_limit;		/* -g's threshold: tree branches under it hidden */
 	const char *dso;		/* the kernel image's name */
 	const struct session *s;
 };
@@ -83,11 +85,12 @@ static void print_callers(const struct out *o, const struct report *r, size_t no
 			  uint64_t total, char *prefix, size_t plen, int depth)
 {
 	size_t kids[64], nk = 0;
+	double limit = o->limit > o->graph_limit ? o->limit : o->graph_limit;
 
 	if (depth > 64 || plen + 32 >= 1024)
 		return;
 	for (size_t c = r->pool[node].first_child; c && nk < 64; c = r->pool[c].next_sibling)
-		if (pct_of(r->pool[c].period, total) >= o->limit)
+		if (pct_of(r->pool[c].period, total) >= limit)
 			kids[nk++] = c;
 	/* Largest first (insertion sort: few children). */
 	for (size_t i = 1; i < nk; i++)
@@ -168,7 +171,11 @@ static const char *col_text(const struct out *o, const struct report_row *w, enu
 			snprintf(buf, n, "[unknown] 0x%" PRIx64, w->line_addr);
 		if (c == COL_LINE_FUNC) {
 			size_t l = strlen(buf);
-			snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
+			if (w->more_functions)
+				snprintf(buf + l, n - l, "  (%s and %u more)", w->name ? w->name : "?",
+					 w->more_functions);
+			else
+				snprintf(buf + l, n - l, "  (%s)", w->name ? w->name : "?");
 		}
 		return buf;
 	case COL_COMM: {
@@ -278,8 +285,9 @@ static void print_event(const struct out *o, const struct session *s, const stru
 		bool any = false;
 		for (size_t c = w->callers ? r->pool[w->callers].first_child : 0; c && !any;
 		     c = r->pool[c].next_sibling)
-			any = pct_of(r->pool[c].period, E->period) >= o->limit;
-		if (ro->callgraph && any) {
+			any = pct_of(r->pool[c].period, E->period) >= o->limit &&
+			      pct_of(r->pool[c].period, E->period) >= o->graph_limit;
+		if (ro->callgraph && any && !o->no_graph) {
 			char prefix[1024];
 			memset(prefix, ' ', 34);
 			fprintf(f, "%.*s|\n", 34, prefix);
@@ -331,18 +339,34 @@ static void usage(FILE *f)
 		"                          pid (the app run); e.g. --sort cpu,sym\n"
 		"  -F, --fields LIST       the columns, in order: overhead, sample, period and\n"
 		"                          sort keys; the keys among them sort the rows\n"
-		"  -g, --call-graph        callers of each function, and inclusive cost\n"
-		"                          (Children); needs call chains (record -g)\n"
+		"  -g, --call-graph[=SPEC]  callers of each function, and inclusive cost\n"
+		"                          (Children); needs call chains (record -g). SPEC,\n"
+		"                          perf's words in any order: graph (the default),\n"
+		"                          none (no tree drawn), callee (each function's\n"
+		"                          callers, the default), caller (as -G), function,\n"
+		"                          percent, and a threshold: tree branches under it %%\n"
+		"                          are hidden; flat, fractal, folded, address,\n"
+		"                          srcline, branch, period, count are refused by name\n"
+		"  -G, --inverted          -g in perf's caller order: each function's chains\n"
+		"                          from the outermost caller down to it\n"
+		"      --max-stack N       -g: the first N frames of each chain, leaf first\n"
 		"      --children          with -g: the Children column (the default)\n"
 		"      --no-children       with -g: self cost only, rows with self samples\n"
 		"  -C, --cpu LIST          only these CPUs, e.g. 0,2-3\n"
 		"      --app NAME          only the runs of this app\n"
+		"  -S, --symbols LIST      only samples in these functions (comma-separated);\n"
+		"                          percentages are of what is kept\n"
+		"      --time START,STOP   only samples in this window, seconds.nanoseconds\n"
+		"                          since the run's start as bareperf script prints\n"
+		"                          them (perf's format; ,STOP and START, too)\n"
 		"      --percent-limit P   hide rows under P%%\n"
 		"  -n, --show-nr-samples   the Samples column (shown unless -F leaves it out)\n"
 		"      --max-rows N        at most N rows per event\n"
 		"      --header            the run's metadata, then the report (as perf report\n"
 		"                          --header; the default unless -q)\n"
 		"      --header-only       the run's metadata and losses, no tables\n"
+		"      --stats             the count of each record type and the losses, no\n"
+		"                          tables (perf's --stats)\n"
 		"      --stdio             plain text (no colour even on a terminal)\n"
 		"      --force             symbolize even if the kernel's build-id differs\n"
 		"  -q, --quiet             no header, only the tables and the losses\n"
@@ -425,10 +449,81 @@ static void cpu_list(const bool *v, char *buf, size_t n)
 	}
 }
 
+/* perf's -g words: the print type, order, key and value. */
+static const char *const graph_words[] = {
+	"graph", "none", "callee", "caller", "function", "percent",	/* taken */
+	"flat", "fractal", "folded", "address", "srcline", "branch", "period", "count",
+};
+#define GRAPH_WORDS_TAKEN	6
+#define NGRAPH_WORDS		(sizeof(graph_words) / sizeof(graph_words[0]))
+
+/* The index of w (n bytes) in graph_words, or NGRAPH_WORDS. */
+static size_t graph_word(const char *w, size_t n)
+{
+	size_t i = 0;
+
+	while (i < NGRAPH_WORDS && (strlen(graph_words[i]) != n || strncmp(graph_words[i], w, n)))
+		i++;
+	return i;
+}
+
+/* Is w (n bytes) a percentage like 0.5? */
+static bool is_percent(const char *w, size_t n)
+{
+	size_t digits = strspn(w, "0123456789"), dot = w[digits] == '.';
+
+	return digits + dot + (dot ? strspn(w + digits + 1, "0123456789") : 0) == n && n > dot;
+}
+
+/* Is w a -g value, perf's words or numbers separated by commas? */
+static bool call_graph_words(const char *w)
+{
+	while (*w) {
+		size_t n = strcspn(w, ",");
+		if (graph_word(w, n) == NGRAPH_WORDS && !is_percent(w, n))
+			return false;
+		w += n + (w[n] == ',');
+	}
+	return true;
+}
+
+/* -g's value into o and ro: 0, or -1 after a line on stderr. */
+static int call_graph_spec(const char *spec, struct out *o, struct report_opts *ro)
+{
+	int numbers = 0;
+
+	if (!call_graph_words(spec)) {
+		fprintf(stderr, "bareperf report: -g: '%s' is not perf's graph,threshold,order,key,"
+			"value (e.g. graph,0.5,callee)\n", spec);
+		return -1;
+	}
+	for (const char *w = spec; *w;) {
+		size_t n = strcspn(w, ","), i = graph_word(w, n);
+		if (i == NGRAPH_WORDS && numbers++) {
+			fprintf(stderr, "bareperf report: -g %s: perf's print limit (a second "
+				"number) is not supported\n", spec);
+			return -1;
+		} else if (i == NGRAPH_WORDS) {
+			o->graph_limit = strtod(w, NULL);
+		} else if (i >= GRAPH_WORDS_TAKEN) {
+			fprintf(stderr, "bareperf report: -g %.*s: not supported: the graph is perf's "
+				"graph by function, in absolute percentages (callee or caller order)\n",
+				(int)n, w);
+			return -1;
+		} else if (!strcmp(graph_words[i], "none")) {
+			o->no_graph = true;
+		} else if (!strcmp(graph_words[i], "caller") || !strcmp(graph_words[i], "callee")) {
+			ro->inverted = !strcmp(graph_words[i], "caller");
+		}
+		w += n + (w[n] == ',');
+	}
+	return 0;
+}
+
 /* The command's options and the buffers they point into. */
 struct report_cmd {
 	const char *input, *kernel, *fields;
-	bool aux, show_nr, header_only, header, sorted, stdio, force, quiet;
+	bool aux, show_nr, header_only, header, sorted, stdio, force, quiet, stats;
 	size_t max_rows;
 	struct report_opts ro;
 	struct out o;
@@ -440,14 +535,19 @@ static int parse_args(int argc, char **argv, struct report_cmd *c)
 {
 	enum {
 		OPT_APP = 256, OPT_LIMIT, OPT_MAX_ROWS, OPT_STDIO, OPT_FORCE, OPT_AUX, OPT_CHILDREN,
-		OPT_NO_CHILDREN, OPT_HEADER_ONLY, OPT_HEADER,
+		OPT_NO_CHILDREN, OPT_HEADER_ONLY, OPT_HEADER, OPT_MAX_STACK, OPT_STATS, OPT_TIME,
 	};
 	static const struct option lo[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "fields", required_argument, NULL, 'F' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", optional_argument, NULL, 'g' },
+		{ "inverted", no_argument, NULL, 'G' },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "symbols", required_argument, NULL, 'S' },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "time", required_argument, NULL, OPT_TIME },
 		{ "children", no_argument, NULL, OPT_CHILDREN },
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -469,7 +569,7 @@ static int parse_args(int argc, char **argv, struct report_cmd *c)
 
 	optind = 0;
 	opterr = 0;
-	while ((k = getopt_long(argc, argv, ":i:k:s:F:gC:nqh", lo, NULL)) != -1) {
+	while ((k = getopt_long(argc, argv, ":i:k:s:F:g::GS:C:nqh", lo, NULL)) != -1) {
 		char *end;
 		switch (k) {
 		case 'i': c->input = optarg; break;
@@ -482,7 +582,31 @@ static int parse_args(int argc, char **argv, struct report_cmd *c)
 			c->sorted = true;
 			break;
 		case 'F': c->fields = optarg; break;
-		case 'g': c->ro.callgraph = true; break;
+		case 'g':
+			c->ro.callgraph = true;
+			/* perf's -g takes its value as the next word too: -g caller */
+			if (!optarg && optind < argc && call_graph_words(argv[optind]))
+				optarg = argv[optind++];
+			if (optarg && call_graph_spec(optarg, &c->o, &c->ro))
+				return 2;
+			break;
+		case 'G': c->ro.callgraph = c->ro.inverted = true; break;
+		case OPT_MAX_STACK:
+			c->ro.max_stack = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || end == optarg || !c->ro.max_stack || optarg[0] == '-') {
+				fprintf(stderr, "bareperf report: --max-stack: '%s' is not a number of "
+					"frames from 1\n", optarg);
+				return 2;
+			}
+			break;
+		case 'S': c->ro.filter.symbols = optarg; break;
+		case OPT_STATS: c->stats = true; break;
+		case OPT_TIME:
+			if (report_parse_time(optarg, &c->ro.filter, err, sizeof(err))) {
+				fprintf(stderr, "bareperf report: --time: %s\n", err);
+				return 2;
+			}
+			break;
 		case OPT_CHILDREN: c->ro.callgraph = true, c->o.no_children = false; break;
 		case OPT_NO_CHILDREN: c->o.no_children = true; break;
 		case 'C':
@@ -689,10 +813,13 @@ static void print_report(const struct report_cmd *c, const struct session *s,
 
 	if (header)
 		header_print(o->f, s, c->used, t, "# ");
-	if (fl->cpu_set || fl->app)
-		fprintf(o->f, "# filter:%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
-			fl->cpu_set ? " cpus" : "", fl->app ? " app " : "",
-			fl->app ? fl->app : "", r->samples, r->filtered_out);
+	bool filtered = fl->cpu_set || fl->app || fl->time_set || fl->symbols;
+
+	if (filtered)
+		fprintf(o->f, "# filter:%s%s%s%s%s%s: %" PRIu64 " samples kept, %" PRIu64 " left out\n",
+			fl->cpu_set ? " cpus" : "", fl->app ? " app " : "", fl->app ? fl->app : "",
+			fl->time_set ? " time" : "", fl->symbols ? " symbols " : "",
+			fl->symbols ? fl->symbols : "", r->samples, r->filtered_out);
 	/* A report never hides a loss: every nonzero count, before the tables. */
 	if (o->color)
 		fputs(C_RED, o->f);
@@ -715,9 +842,53 @@ static void print_report(const struct report_cmd *c, const struct session *s,
 			"");
 	for (size_t i = 0; i < r->nevents && !c->header_only; i++) {
 		const struct bp_record_event_desc *d = session_event(s, r->events[i].id);
-		if (r->events[i].samples || (!(fl->cpu_set || fl->app) && (!d || d->sample_period)))
+		if (r->events[i].samples || (!filtered && (!d || d->sample_period)))
 			print_event(o, s, r, &r->events[i], &c->ro, c->max_rows);
 	}
+}
+
+/* --stats: the count of each record type, perf's "Aggregated stats". */
+static int print_stats(const struct report_cmd *c)
+{
+	static const struct { uint32_t type; const char *name; } types[] = {
+		{ BP_RECORD_SAMPLE, "SAMPLE" }, { BP_RECORD_LOST, "LOST" },
+		{ BP_RECORD_LOST_SAMPLES, "LOST_SAMPLES" }, { BP_RECORD_THROTTLE, "THROTTLE" },
+		{ BP_RECORD_UNTHROTTLE, "UNTHROTTLE" }, { BP_RECORD_AUX, "AUX" },
+		{ BP_RECORD_ITRACE_START, "ITRACE_START" }, { BP_RECORD_RUN_META, "RUN_META" },
+		{ BP_RECORD_CPU_INFO, "CPU_INFO" }, { BP_RECORD_PMU_CAPS, "PMU_CAPS" },
+		{ BP_RECORD_EVENT_DESC, "EVENT_DESC" }, { BP_RECORD_APP_START, "APP_START" },
+		{ BP_RECORD_APP_STOP, "APP_STOP" }, { BP_RECORD_COUNTS, "COUNTS" },
+		{ BP_RECORD_BENCH, "BENCH" }, { BP_RECORD_TICKS, "TICKS" },
+		{ BP_RECORD_BENCH_END, "BENCH_END" },
+	};
+	uint64_t n[sizeof(types) / sizeof(types[0])] = { 0 }, other = 0;
+	struct session s;
+	char err[1024];
+
+	if (session_load_flags(&s, c->input, SESSION_NO_CONSOLE, err, sizeof(err))) {
+		cli_input_name(c->stdin_tmp, "(standard input)", err, sizeof(err));
+		fprintf(stderr, "bareperf report: %s\n", err);
+		return 1;
+	}
+	for (size_t i = 0; i < s.nrecords; i++) {
+		const struct bp_record_header *h = (const void *)(s.rec_data + s.records[i].off);
+		size_t k = 0;
+		while (k < sizeof(types) / sizeof(types[0]) && types[k].type != h->type)
+			k++;
+		if (k < sizeof(types) / sizeof(types[0]))
+			n[k]++;
+		else
+			other++;
+	}
+	printf("Aggregated stats:\n%20s records: %10zu\n", "TOTAL", s.nrecords);
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+		if (n[k])
+			printf("%20s records: %10" PRIu64 "\n", types[k].name, n[k]);
+	if (other)
+		printf("%20s records: %10" PRIu64 "\n", "(unknown type)", other);
+	session_print_losses(&s, stdout, "# WARNING: ");
+	session_free(&s);
+	return ferror(stdout) ? 1 : 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -733,6 +904,11 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	if (cli_input("report", &c.input, c.stdin_tmp, sizeof(c.stdin_tmp)))
 		return 1;
+	if (c.stats) {
+		rc = print_stats(&c);
+		cli_input_done(c.stdin_tmp);
+		return rc;
+	}
 	if (c.aux) {
 		struct trace_opts to = { .force = c.force, .cpu = -1, .top = c.max_rows };
 		to.kernel_elf = session_kernel_for(c.input, c.kernel, c.used, sizeof(c.used));

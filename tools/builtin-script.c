@@ -12,6 +12,7 @@
 #include "tools/util/cli.h"
 #include "tools/commands.h"
 #include "tools/util/header.h"
+#include "tools/util/hist.h"
 #include "tools/util/trace/trace.h"
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -25,6 +26,8 @@ struct ctx {
 	size_t nseg;			/* -g: the kernel's executable segments */
 	uint64_t seg_lo[16], seg_hi[16];
 	unsigned fields;		/* -g, -F: perf script's fields (PF_*) */
+	bool ns;			/* --ns: perf's layout's times to the nanosecond */
+	struct report_filter time;	/* --time: the samples shown */
 };
 
 /* A record's fixed layout, zero-filled beyond what arrived. */
@@ -113,6 +116,8 @@ static void sample(const struct ctx *c, uint32_t cpu, const struct bp_record_hea
 				"", cpu, "");
 		return;
 	}
+	if (!report_time_in(&c->time, s, r.time))
+		return;
 	uint64_t ns = session_tsc_to_ns(s, r.time);
 	const char *ev = session_event_name(s, r.id, en, sizeof(en));
 	symbolize(c, r.ip, sym, sizeof(sym));
@@ -182,13 +187,26 @@ static const struct { const char *name; unsigned bit; } perf_fields[] = {
 	{ "sym", PF_SYM }, { "symoff", PF_SYMOFF }, { "dso", PF_DSO }, { "srcline", PF_SRCLINE },
 };
 
-/* perf script -F's list; 0 and a line on stderr for an unknown field. */
+/*
+ * perf script -F's list: the fields, or, when every word starts with + or
+ * -, the default fields with those added or removed (perf's -F +srcline,
+ * -F -cpu,+period; the two forms do not mix). 0 and a line on stderr for
+ * an unknown field.
+ */
 static unsigned parse_perf_fields(const char *list)
 {
-	unsigned bits = 0;
+	bool edit = *list == '+' || *list == '-';
+	unsigned bits = edit ? PF_DEFAULT : 0;
 
 	while (*list) {
 		size_t n = strcspn(list, ","), i;
+		char op = *list == '+' || *list == '-' ? *list : 0;
+		if (!op != !edit) {
+			fprintf(stderr, "bareperf script: -F: '%.*s': adding or removing fields (+f, -f)"
+				" does not mix with naming them\n", (int)n, list);
+			return 0;
+		}
+		list += !!op, n -= !!op;
 		for (i = 0; i < sizeof(perf_fields) / sizeof(perf_fields[0]); i++)
 			if (strlen(perf_fields[i].name) == n && !strncmp(perf_fields[i].name, list, n))
 				break;
@@ -197,7 +215,10 @@ static unsigned parse_perf_fields(const char *list)
 				"cpu, time, period, event, ip, sym, symoff, dso, srcline)\n", (int)n, list);
 			return 0;
 		}
-		bits |= perf_fields[i].bit;
+		if (op == '-')
+			bits &= ~perf_fields[i].bit;
+		else
+			bits |= perf_fields[i].bit;
 		list += n + (list[n] == ',');
 	}
 	if (!bits)
@@ -253,6 +274,8 @@ static void perf_samples(struct ctx *c)
 	for (size_t i = 0; i < s->nsamples; i++) {
 		const struct bp_sample_rec *r = &s->samples[i];
 		uint64_t ns = session_tsc_to_ns(s, r->time);
+		if (!report_time_in(&c->time, s, r->time))
+			continue;
 		if (f & PF_COMM)
 			fprintf(c->f, chains ? "%s " : "%16s ", app_name(s, r->pid));
 		if ((f & PF_PID) && (f & PF_TID))
@@ -261,7 +284,10 @@ static void perf_samples(struct ctx *c)
 			fprintf(c->f, "%5u ", r->pid);
 		if (f & PF_CPU)
 			fprintf(c->f, "[%03u] ", r->cpu);
-		if (f & PF_TIME)
+		if ((f & PF_TIME) && c->ns)
+			fprintf(c->f, "%5" PRIu64 ".%09" PRIu64 ": ", ns / 1000000000u,
+				ns % 1000000000u);
+		else if (f & PF_TIME)
 			fprintf(c->f, "%5" PRIu64 ".%06" PRIu64 ": ", ns / 1000000000u,
 				ns % 1000000000u / 1000u);
 		if (f & PF_PERIOD)
@@ -679,7 +705,12 @@ static void usage(FILE *f)
 		"                      chains (what stackcollapse-perf.pl and speedscope read)\n"
 		"  -F, --fields LIST   perf script's layout with these fields: comm, tid, pid,\n"
 		"                      cpu, time, period, event, ip, sym, symoff, dso, srcline\n"
-		"                      (default comm,tid,cpu,time,period,event,ip,sym,symoff,dso)\n"
+		"                      (default comm,tid,cpu,time,period,event,ip,sym,symoff,dso;\n"
+		"                      +f,-f: the default with f added or removed, as perf)\n"
+		"      --ns            perf's layout: times to the nanosecond (9 decimals)\n"
+		"      --time START,STOP  only the samples in this window, seconds.nanoseconds\n"
+		"                      since the run's start (perf's format; ,STOP and START,\n"
+		"                      too)\n"
 		"      --no-symbols    do not load kernel.elf\n"
 		"      --force         symbolize even if the kernel's build-id differs\n"
 		"      --header        text: the run's metadata first (# lines)\n"
@@ -705,6 +736,8 @@ int cmd_script(int argc, char **argv)
 		{ "aux", no_argument, NULL, 'A' },
 		{ "range", required_argument, NULL, 'R' },
 		{ "fields", required_argument, NULL, 'F' },
+		{ "ns", no_argument, NULL, 'n' },
+		{ "time", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -734,6 +767,13 @@ int cmd_script(int argc, char **argv)
 		case 'F':
 			if (!(c.fields = parse_perf_fields(optarg)))
 				return 2;
+			break;
+		case 'n': c.ns = true; break;
+		case 'T':
+			if (report_parse_time(optarg, &c.time, err, sizeof(err))) {
+				fprintf(stderr, "bareperf script: --time: %s\n", err);
+				return 2;
+			}
 			break;
 		case 'h': usage(stdout); return 0;
 		case ':':

@@ -1,7 +1,8 @@
 /*
  * tools/builtin-stat.c — `bareperf stat`: a counter table per app run and CPU,
- * like perf stat, with derived metrics and min/median/max over
- * repetitions (several captures, or `stat -r N -- APP`).
+ * like perf stat, with derived metrics and min/median/max and perf's
+ * spread over repetitions (several captures, or `stat -r N -- APP`).
+ * Events the kernel refuses for want of a PMU show as "<not supported>".
  *
  * Two sources of numbers, each row saying which (struct row.source):
  *   counted     COUNTS records (the kernel's count= events): exact counts
@@ -21,6 +22,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,11 +38,15 @@
 
 enum source { SRC_MEASURED, SRC_COUNTED, SRC_ESTIMATED };
 
+#define NOT_COUNTED	(-1.0)		/* on no counter at any time */
+#define NOT_SUPPORTED	(-2.0)		/* refused: no counter for it on the machine */
+
 struct row {
 	char name[72];			/* "duration", "cycles", "cpu-clock samples" */
 	const char *unit;		/* "ns", "" */
 	enum source source;
-	double v[MAX_REPS];		/* one value per repetition; < 0: not counted */
+	double v[MAX_REPS];		/* one value per repetition; NOT_COUNTED, or
+					 * NOT_SUPPORTED (the kernel refused the event) */
 	int n;
 	double enabled, running;	/* SRC_COUNTED: multiplexing, summed */
 	double run_ns;			/* ns the event ran, summed over the repetitions:
@@ -194,7 +200,7 @@ static void add_session(struct tables *T, const struct session *s, const struct 
 				continue;
 			r->source = SRC_COUNTED;
 			if (!c->time_running) {
-				r->v[r->n++] = -1;	/* never on a counter */
+				r->v[r->n++] = NOT_COUNTED;
 				continue;
 			}
 			r->v[r->n++] = c->time_running < c->time_enabled ?
@@ -291,6 +297,43 @@ static const struct row *find_row(const struct table *t, const char *name)
 	return NULL;
 }
 
+/*
+ * perf stat -r's spread: the standard error of the repetitions' mean (the
+ * sample standard deviation over sqrt(n)), in % of the mean. The value
+ * shown beside it is the median. -1 for one repetition, a repetition
+ * without a count, or a zero mean.
+ */
+static double spread_pct(const struct row *r)
+{
+	double mean = 0, ss = 0;
+
+	if (r->n < 2)
+		return -1;
+	for (int i = 0; i < r->n; i++) {
+		if (r->v[i] < 0)
+			return -1;		/* a repetition that did not count it */
+		mean += r->v[i] / r->n;
+	}
+	for (int i = 0; i < r->n; i++)
+		ss += (r->v[i] - mean) * (r->v[i] - mean);
+	if (mean <= 0)
+		return -1;
+	return 100.0 * sqrt(ss / (r->n - 1) / r->n) / mean;
+}
+
+/* perf's "<not counted>" or "<not supported>" for a median below zero. */
+static const char *not_counted(double m)
+{
+	return m == NOT_SUPPORTED ? "<not supported>" : "<not counted>";
+}
+
+/* perf stat's unit for a time in ns: msec (task-clock, cpu-clock). */
+static bool in_msec(const struct row *r)
+{
+	return !strcmp(r->unit, "ns") && (!strcmp(r->name, "task-clock") ||
+					  !strcmp(r->name, "cpu-clock"));
+}
+
 static double row_med(const struct row *r)
 {
 	double lo, hi;
@@ -350,9 +393,12 @@ static void print_table_csv(const struct table *t, const char *sep, int prefix)
 		m = med(r, &lo, &hi);
 		snprintf(label, sizeof(label), "%s%s", r->name,
 			 r->source == SRC_ESTIMATED ? " (est.)" : "");
+		const char *unit = in_msec(r) ? "msec" : r->unit;
+		double sp = spread_pct(r);
 		if (m < 0) {
-			printf("<not counted>%s%s%s%s%s0%s0.00%s%s\n", sep, r->unit, sep, label, sep, sep,
-			       sep, sep);
+			/* value, unit, event, run time, %, [spread,] metric, unit */
+			printf("%s%s%s%s%s%s0%s0.00%s%s%s\n", not_counted(m), sep, unit, sep, label, sep,
+			       sep, sep, t->reps > 1 ? sep : "", sep);
 			continue;
 		}
 		derived(t, r, der, sizeof(der));
@@ -364,8 +410,13 @@ static void print_table_csv(const struct table *t, const char *sep, int prefix)
 		}
 		if (r->source == SRC_COUNTED && r->enabled > 0)
 			pct = 100.0 * r->running / r->enabled;
-		printf("%.2f%s%s%s%s%s%.0f%s%.2f%s%s%s%s\n", m, sep, r->unit, sep, label, sep,
-		       r->run_ns / r->n, sep, pct, sep, metric, sep, munit);
+		printf("%.2f%s%s%s%s%s%.0f%s%.2f%s", in_msec(r) ? m / 1e6 : m, sep, unit, sep, label, sep,
+		       r->run_ns / r->n, sep, pct, sep);
+		if (t->reps > 1 && sp >= 0)
+			printf("%.2f%%%s", sp, sep);
+		else if (t->reps > 1)
+			printf("%s", sep);
+		printf("%s%s%s\n", metric, sep, munit);
 	}
 }
 
@@ -392,7 +443,7 @@ static void print_table(const struct table *t)
 			continue;
 		m = med(r, &lo, &hi);
 		if (m < 0) {
-			printf("  %18s %-3s %s\n", "<not counted>", r->unit, r->name);
+			printf("  %18s %-3s %s\n", not_counted(m), r->unit, r->name);
 			continue;
 		}
 		derived(t, r, der, sizeof(der));
@@ -404,6 +455,9 @@ static void print_table(const struct table *t)
 		if (r->source == SRC_COUNTED && r->enabled > 0 && r->running < r->enabled)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " (%.2f%%)",
 					100.0 * r->running / r->enabled);
+		if (spread_pct(r) >= 0)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " ( +- %.2f%% )",
+					spread_pct(r));
 		if (r->n > 1 && lo != hi)
 			len += snprintf(line + len, sizeof(line) - (size_t)len, " [min %s, max %s]",
 					grouped(lo, lo_s, sizeof(lo_s)), grouped(hi, hi_s, sizeof(hi_s)));
@@ -412,7 +466,8 @@ static void print_table(const struct table *t)
 		printf("%s\n", line);
 	}
 	if (t->reps > 1)
-		printf("\n  (median of %d runs; [min, max] where they differ)\n", t->reps);
+		printf("\n  (median of %d runs; [min, max] where they differ; ( +- x%% ): perf's\n"
+		       "  spread, the standard error of the runs' mean in %% of the mean)\n", t->reps);
 }
 
 static void usage(FILE *f)
@@ -423,13 +478,18 @@ static void usage(FILE *f)
 		"  a counter table per app run and CPU, counted by the kernel (count=); with\n"
 		"  several captures or -r N the median, min and max over the repetitions\n"
 		"  -i, --input FILE   a capture (repeat for repetitions; - reads standard input)\n"
-		"  -r, --repeat N     run APP N times (bareperf record --qemu each time)\n"
+		"  -r, --repeat N     run APP N times (bareperf record --qemu each time); each\n"
+		"                     value is the median, with perf's spread ( +- x.xx%% ):\n"
+		"                     the standard error of the runs' mean, in %% of the mean\n"
 		"  -e, --events LIST  events to count (count=; default task-clock,tsc, plus\n"
-		"                     cycles,instructions,branches,branch-misses with --kvm)\n"
+		"                     cycles,instructions,branches,branch-misses with --kvm);\n"
+		"                     on a machine without a PMU the hardware ones show as\n"
+		"                     <not supported> and the software ones are counted\n"
 		"  record options     passed to bareperf record (--smp, --icount, --kvm, --tty ...)\n"
 		"  -x, --field-separator SEP  perf stat's CSV layout, fields separated by SEP,\n"
 		"                     one line per counter: [CPU,]value,unit,event,run time,\n"
-		"                     %% running,metric value,metric unit. run time: ns the\n"
+		"                     %% running,[spread with -r,]metric value,metric unit;\n"
+		"                     task-clock and cpu-clock in msec (perf's). run time: ns the\n"
 		"                     counter ran (a counted event's time running, else the\n"
 		"                     run's duration); estimates named \"EVENT (est.)\"; the\n"
 		"                     leading CPUn (APP/CPUn if several apps) only with\n"
@@ -460,6 +520,9 @@ struct stat_cmd {
 	const char *inputs[MAX_REPS];
 	int ninputs;
 	const char *count, *plot, *sep;
+	char soft[256];			/* -e's software events, when the kernel refused
+					 * the others: what the runs count */
+	char unsupported[256];		/* ... and those others, "<not supported>" */
 	bool kvm, bench_only, plotted, plot_failed;
 	int nbench, agg, reps;
 	char *rec_argv[256];		/* record's options, then a run's */
@@ -567,6 +630,75 @@ static int parse_args(int argc, char **argv, struct stat_cmd *c)
 	return -1;
 }
 
+/* A counting run's temporary capture, and record's copy of the kernel beside it. */
+static void remove_run(const char *path)
+{
+	char copy[128];
+
+	session_kernel_copy_path(path, copy, sizeof(copy));
+	unlink(copy);
+	unlink(path);
+}
+
+/* The software events (pmu/profile.c's): every machine counts them. */
+static bool soft_event(const char *name, size_t n)
+{
+	static const char *const soft[] = { "cpu-clock", "task-clock", "tsc" };
+
+	for (size_t i = 0; i < sizeof(soft) / sizeof(soft[0]); i++)
+		if (strlen(soft[i]) == n && !strncmp(soft[i], name, n))
+			return true;
+	return false;
+}
+
+/*
+ * Did the run in capture path fail because the machine has no PMU for
+ * -e's hardware events (the kernel's refusal on its console, before any
+ * app ran), while -e has software events too? Then c->soft and
+ * c->unsupported split -e's list, and true: perf stat counts what it can
+ * and prints "<not supported>" for the rest.
+ */
+static bool split_unsupported(struct stat_cmd *c, const char *path)
+{
+	struct session s;
+	char err[256];
+	bool refused;
+
+	if (session_load_flags(&s, path, SESSION_NO_RECORDS, err, sizeof(err)))
+		return false;
+	refused = !s.napps && s.console && strstr(s.console, "needs a hardware PMU");
+	session_free(&s);
+	if (!refused)
+		return false;
+	c->soft[0] = c->unsupported[0] = 0;
+	for (const char *p = c->count; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		size_t n = strcspn(p, ","), l;
+		char *to = soft_event(p, n) ? c->soft : c->unsupported;
+		if (!n || (l = strlen(to)) + n + 2 > sizeof(c->soft))
+			continue;
+		snprintf(to + l, sizeof(c->soft) - l, "%s%.*s", l ? "," : "", (int)n, p);
+	}
+	return c->soft[0] && c->unsupported[0];
+}
+
+/* "<not supported>" rows for the events the kernel refused, in every table. */
+static void add_unsupported(struct stat_cmd *c)
+{
+	for (size_t i = 0; i < c->T.n; i++) {
+		struct table *t = &c->T.t[i];
+		for (const char *p = c->unsupported; *p;
+		     p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+			char name[72];
+			struct row *r;
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ","), p);
+			if (!(r = row_get(t, name, "", SRC_COUNTED)))
+				continue;
+			while (r->n < t->reps && r->n < MAX_REPS)
+				r->v[r->n++] = NOT_SUPPORTED;
+		}
+	}
+}
+
 /*
  * Counting mode: a run per repetition with count= (and no sampling),
  * into temporary captures. Without -e: the soft events every machine
@@ -600,6 +732,15 @@ static int run_app(int argc, char **argv, struct stat_cmd *c)
 			c->rec_argv[c->rec_argc++] = argv[i];
 		c->rec_argv[c->rec_argc] = NULL;
 		int st = cmd_record(c->rec_argc, c->rec_argv);
+		if (st == 2 && k == 0 && !c->unsupported[0] && split_unsupported(c, c->tmpl[k])) {
+			fprintf(stderr, "bareperf stat: no PMU for %s on this machine: counting %s, "
+				"as perf stat does (<not supported>)\n", c->unsupported, c->soft);
+			c->rec_argv[base - 1] = c->soft;
+			remove_run(c->tmpl[k]);
+			c->ninputs--;
+			k--;
+			continue;
+		}
 		if (st) {
 			fprintf(stderr, "bareperf stat: run %d: bareperf record ended with status %d\n",
 				k + 1, st);
@@ -750,12 +891,8 @@ static void remove_runs(const struct stat_cmd *c)
 	if (c->app_at < 0)
 		return;
 	for (int k = 0; k < c->ninputs; k++)
-		if (!strncmp(c->inputs[k], "/tmp/bareperf-stat-", 19)) {
-			char copy[128];
-			session_kernel_copy_path(c->inputs[k], copy, sizeof(copy));
-			unlink(copy);		/* record's copy of the kernel */
-			unlink(c->inputs[k]);
-		}
+		if (!strncmp(c->inputs[k], "/tmp/bareperf-stat-", 19))
+			remove_run(c->inputs[k]);
 }
 
 int cmd_stat(int argc, char **argv)
@@ -781,6 +918,7 @@ int cmd_stat(int argc, char **argv)
 			c.plot);
 	else if (c.plotted && !c.bench_only)
 		fprintf(stderr, "bareperf stat: wrote %s\n", c.plot);
+	add_unsupported(&c);
 	if (!c.bench_only)
 		print_counts(&c);
 out:

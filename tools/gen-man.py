@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 OPTION = re.compile(r"^ {2,6}(-[A-Za-z0-9](?:[,|] ?-{1,2}[\w-]+)?|--?[\w][\w.-]*)"
-                    r"((?:[ =][^ ]+)*?)(?: {2,}(.*))?$")
+                    r"((?:[ =[][^ ]+)*?)(?: {2,}(.*))?$")
 
 
 def roff(text):

@@ -28,11 +28,11 @@ cp "$B/kernel.elf" "$OUT/kernel.elf"
 K=$OUT/kernel.elf
 record() {	# record NAME EXTRA...
 	rec=$1; shift
-	"$BP" record --qemu --icount -g --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
+	"$BP" record --qemu --icount --kernel "$K" -q "$@" -o "$OUT/$rec.bpc" \
 		-- loopnest > "$OUT/$rec.record.log" 2>&1
 }
 check "record loopnest on 1 and 2 CPUs" "$OUT/c2.record.log" \
-	sh -c "true" && record c1 && record c2 --smp 2
+	sh -c "true" && record c1 --call-graph fp && record c2 -g --smp 2
 [ -s "$OUT/c1.bpc" ] && [ -s "$OUT/c2.bpc" ] || finish
 R() { "$BP" report -k "$K" --stdio -q "$@"; }
 rows() { awk '!/^#/ && $1 ~ /%$/'; }
@@ -177,11 +177,26 @@ check "report --header-only: control bytes of the capture's header fields escape
 # ---- stat -x -------------------------------------------------------------------------
 "$BP" stat -x, -k "$K" --icount -- loopnest > "$OUT/stat_x.txt" 2> "$OUT/stat_x.err"
 rc=$?
-check "stat -x, -- loopnest: perf's CSV, 7 fields a line, task-clock and its metric" \
+check "stat -x, -- loopnest: perf's CSV, 7 fields a line, task-clock in msec and its metric" \
 	"$OUT/stat_x.err" \
 	sh -c "test $rc -eq 0 && test -s '$OUT/stat_x.txt' &&
 	       ! awk -F, 'NF != 7' '$OUT/stat_x.txt' | grep -q . &&
-	       grep -Eq '^[0-9.]+,ns,task-clock,[0-9]+,100.00,[0-9.]+,CPUs utilized\$' '$OUT/stat_x.txt'"
+	       grep -Eq '^[0-9]+\.[0-9]{2},msec,task-clock,[0-9]+,100.00,[0-9.]+,CPUs utilized\$' '$OUT/stat_x.txt'"
+"$BP" stat -e instructions,task-clock -k "$K" --icount -- loopnest > "$OUT/stat_ns.txt" 2> "$OUT/stat_ns.err"
+rc=$?
+check "stat -e instructions,task-clock without a PMU: task-clock counted, instructions <not supported>" \
+	"$OUT/stat_ns.err" \
+	sh -c "test $rc -eq 0 && grep -Eq '^ +<not supported> +instructions\$' '$OUT/stat_ns.txt' &&
+	       grep -Eq '^ +[0-9,]+ ns +task-clock ' '$OUT/stat_ns.txt' &&
+	       grep -q 'no PMU for instructions on this machine: counting task-clock' '$OUT/stat_ns.err'"
+"$BP" stat -r 2 -k "$K" --icount -- loopnest > "$OUT/stat_r.txt" 2>&1
+"$BP" stat -x, -i "$OUT/c1.bpc" -i "$OUT/c1.bpc" > "$OUT/stat_rx.txt" 2>&1
+check "stat -r 2: perf's ( +- x.xx% ) spread, said what it is; -x, with two runs: 8 fields, the spread" \
+	"$OUT/stat_r.txt" \
+	sh -c "grep -Eq '^ +[0-9,]+ ns +task-clock +# [0-9.]+ CPUs utilized +\( \+- [0-9]+\.[0-9]{2}% \)' '$OUT/stat_r.txt' &&
+	       grep -q 'standard error of the runs' '$OUT/stat_r.txt' &&
+	       ! awk -F, 'NF != 8' '$OUT/stat_rx.txt' | grep -q . &&
+	       grep -Eq '^[0-9.]+,ns,duration,[0-9]+,100.00,0.00%,' '$OUT/stat_rx.txt'"
 "$BP" stat -x ';' -i "$OUT/c1.bpc" > "$OUT/stat_x2.txt" 2>&1
 check "stat -x ';' -i CAPTURE: fields separated by ;" "$OUT/stat_x2.txt" \
 	sh -c "grep -q ';ns;duration;' '$OUT/stat_x2.txt' && ! grep -q '^#' '$OUT/stat_x2.txt'"
@@ -195,6 +210,28 @@ check "list clock: cpu-clock and task-clock, nothing else" "$OUT/list_clock.txt"
 check "list: the software events tsc and task-clock are listed" "$OUT/list.txt" \
 	sh -c "grep -q '^  tsc ' '$OUT/list.txt' && grep -q '^  task-clock ' '$OUT/list.txt' &&
 	       grep -q '^  cycles ' '$OUT/list.txt'"
+
+"$BP" list hw > "$OUT/list_hw.txt" 2>&1
+"$BP" list sw > "$OUT/list_sw.txt" 2>&1
+"$BP" list tracepoint > "$OUT/list_tp.txt" 2>&1
+rc=$?
+check "list hw, list sw: perf's classes, the hardware or the software events; tracepoint refused" \
+	"$OUT/list_hw.txt" \
+	sh -c "grep -q '^  cycles ' '$OUT/list_hw.txt' && grep -q '^  cache-misses ' '$OUT/list_hw.txt' &&
+	       ! grep -q '^  task-clock ' '$OUT/list_hw.txt' && grep -q '^  task-clock ' '$OUT/list_sw.txt' &&
+	       ! grep -q '^  cycles ' '$OUT/list_sw.txt' && test $rc -eq 2 &&
+	       grep -q 'no tracepoints' '$OUT/list_tp.txt'"
+"$BP" list UOPS_ISSUED > "$OUT/list_uops.txt" 2>&1
+if grep -q 'need libpfm4' "$OUT/list_uops.txt"; then
+	check "list UOPS_ISSUED without libpfm4: says native events need it" "$OUT/list_uops.txt" \
+		grep -q 'native events, e.g. UOPS_ISSUED, need libpfm4' "$OUT/list_uops.txt"
+else
+	check "list UOPS_ISSUED: the native event of each model that has it (libpfm4), with encodings" \
+		"$OUT/list_uops.txt" \
+		sh -c "grep -q '^Native events of Intel Skylake (libpfm4 PMU skl)' '$OUT/list_uops.txt' &&
+		       grep -Eq '^  UOPS_ISSUED +r10e ' '$OUT/list_uops.txt' &&
+		       ! grep -q 'no event matches' '$OUT/list_uops.txt'"
+fi
 
 # ---- make run's call chains -------------------------------------------------------------
 make -n run UEFI=0 BUILD="$B" 2>/dev/null | tr '\\\n' '  ' | grep -o 'bareperf record[^;]*' \
@@ -240,6 +277,85 @@ sh tools/deps.sh list > "$OUT/deps_list.txt"
 CLANG_V=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\)\..*/\1/p' | head -n 1)
 check "deps list: the clang runtime package of the installed clang (libclang-rt-$CLANG_V-dev)" \
 	"$OUT/deps_list.txt" grep -q "libclang-rt-$CLANG_V-dev" "$OUT/deps_list.txt"
+
+# ---- perf's spellings -------------------------------------------------------------------
+# c1 was recorded with --call-graph fp: its call chains show in report -g above.
+check "record --call-graph fp: call chains, as -g (report -g finds kmain's callees)" \
+	"$OUT/children.txt" sh -c "grep -q 'kmain' '$OUT/children.rows' &&
+	! grep -q 'no call chains' '$OUT/children.txt'"
+for m in dwarf lbr dwarf,4096; do
+	"$BP" record --call-graph $m -o "$OUT/cg_$m.bpc" -- loopnest > "$OUT/cg_$m.txt" 2>&1
+	rc=$?
+	check "record --call-graph $m: refused by name, the kernel unwinds by frame pointers" \
+		"$OUT/cg_$m.txt" sh -c "test $rc -eq 2 && test ! -e '$OUT/cg_$m.bpc' &&
+		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
+done
+R -i "$OUT/c1.bpc" -g caller > "$OUT/g_caller.txt" 2>&1
+R -i "$OUT/c1.bpc" -G > "$OUT/g_inverted.txt" 2>&1
+R -i "$OUT/c1.bpc" -g fractal > "$OUT/g_fractal.txt" 2>&1
+rc=$?
+# sieve's tree: _start64 first, sieve itself last
+awk '/  sieve$/ && $1 ~ /%$/ { on = 1; next } on && NF == 1 && $1 != "|" { print $1 } on && NF == 0 { exit }' \
+	"$OUT/g_inverted.txt" > "$OUT/g_inverted.sieve"
+check "report -G (-g caller): each function's chains from the outermost caller down to it; -g fractal refused" \
+	"$OUT/g_inverted.txt" sh -c "cmp -s '$OUT/g_caller.txt' '$OUT/g_inverted.txt' &&
+	test \"\$(head -n 1 '$OUT/g_inverted.sieve')\" = _start64 &&
+	test \"\$(tail -n 1 '$OUT/g_inverted.sieve')\" = sieve &&
+	test $rc -eq 2 && grep -q -- '-g fractal: not supported' '$OUT/g_fractal.txt'"
+R -i "$OUT/c1.bpc" -g none > "$OUT/g_none.txt" 2>&1
+R -i "$OUT/c1.bpc" --call-graph=graph,0.5,callee > "$OUT/g_spec.txt" 2>&1
+rows < "$OUT/g_none.txt" > "$OUT/g_none.rows"
+check "report -g none: -g's columns, no tree; --call-graph=graph,0.5,callee: the tree" \
+	"$OUT/g_none.txt" sh -c "cmp -s '$OUT/g_none.rows' '$OUT/children.rows' &&
+	! grep -q '^ *|\$' '$OUT/g_none.txt' && grep -q '^ *|\$' '$OUT/g_spec.txt' &&
+	grep -q '^#  Children      Self' '$OUT/g_spec.txt'"
+R -i "$OUT/c1.bpc" -g --max-stack 2 > "$OUT/max_stack.txt" 2>&1
+rows < "$OUT/max_stack.txt" > "$OUT/max_stack.rows"
+check "report -g --max-stack 2: the leaf and its caller only (no kmain)" "$OUT/max_stack.txt" \
+	sh -c "grep -q ' loopnest_main\$' '$OUT/max_stack.rows' && ! grep -q kmain '$OUT/max_stack.txt'"
+R -i "$OUT/c1.bpc" -S sieve,matmul > "$OUT/symbols.txt" 2>&1
+rows < "$OUT/symbols.txt" > "$OUT/symbols.rows"
+awk '{ print $NF }' "$OUT/symbols.rows" | sort | tr '\n' ' ' > "$OUT/symbols.names"
+check "report -S sieve,matmul: those rows only, shares of what is kept" "$OUT/symbols.txt" \
+	sh -c "test \"\$(cat '$OUT/symbols.names')\" = 'matmul sieve ' &&
+	grep -q '^# filter: symbols sieve,matmul: ' '$OUT/symbols.txt' &&
+	awk '{ s += \$1 } END { exit !(s > 99.9 && s < 100.1) }' '$OUT/symbols.rows'"
+R -i "$OUT/c1.bpc" --stats > "$OUT/stats.txt" 2>&1
+NS=$("$BP" script -i "$OUT/c1.bpc" --json 2>/dev/null | grep -c '"type":"SAMPLE"')
+check "report --stats: perf's Aggregated stats, a count per record type" "$OUT/stats.txt" \
+	sh -c "grep -q '^Aggregated stats:' '$OUT/stats.txt' &&
+	grep -Eq '^ +SAMPLE records: +$NS\$' '$OUT/stats.txt' && ! grep -q '%' '$OUT/stats.txt'"
+# the window: the 11th to the 20th sample, as script -F time --ns prints them
+"$BP" script -i "$OUT/c1.bpc" -F time --ns > "$OUT/times.txt" 2>&1
+T0=$(sed -n 11p "$OUT/times.txt" | tr -d ' :')
+T1=$(sed -n 20p "$OUT/times.txt" | tr -d ' :')
+"$BP" script -i "$OUT/c1.bpc" -F time --ns --time "$T0,$T1" > "$OUT/time_script.txt" 2>&1
+R -i "$OUT/c1.bpc" --time "$T0,$T1" > "$OUT/time_report.txt" 2>&1
+R -i "$OUT/c1.bpc" --time 10%/2 > "$OUT/time_pct.txt" 2>&1
+rc=$?
+check "script --ns, --time START,STOP (perf's format): the samples in the window, in report too" \
+	"$OUT/time_report.txt" sh -c "grep -Eq '^ +[0-9]+\.[0-9]{9}: \$' '$OUT/times.txt' &&
+	test \$(wc -l < '$OUT/time_script.txt') -eq 10 &&
+	grep -q '^# filter: time: 10 samples kept' '$OUT/time_report.txt' &&
+	test $rc -eq 2 && grep -q 'percent slices are not supported' '$OUT/time_pct.txt'"
+"$BP" script -i "$OUT/c1.bpc" -F +srcline > "$OUT/plus_srcline.txt" 2>&1
+"$BP" script -i "$OUT/c1.bpc" -F -cpu,-symoff > "$OUT/minus.txt" 2>&1
+"$BP" script -i "$OUT/c1.bpc" -F cpu,+srcline > "$OUT/mixed.txt" 2>&1
+rc=$?
+check "script -F +srcline: the default fields and the source lines; -F -cpu; mixing refused" \
+	"$OUT/plus_srcline.txt" sh -c "grep -Eq '^  loopnest.c:[0-9]+\$' '$OUT/plus_srcline.txt' &&
+	grep -q '\[000\]' '$OUT/plus_srcline.txt' && grep -q 'matmul+0x' '$OUT/plus_srcline.txt' &&
+	! grep -q '\[000\]' '$OUT/minus.txt' && ! grep -q 'matmul+0x' '$OUT/minus.txt' &&
+	grep -q ' matmul ' '$OUT/minus.txt' && test $rc -eq 2"
+"$BP" reprot -i "$OUT/c1.bpc" > "$OUT/typo.txt" 2>&1
+rc=$?
+"$BP" help lsit >> "$OUT/typo.txt" 2>&1
+"$BP" xyzzyq >> "$OUT/typo.txt" 2>&1
+check "bareperf reprot: no such command, did you mean 'report'? (help lsit: 'list')" \
+	"$OUT/typo.txt" sh -c "test $rc -eq 2 &&
+	grep -q \"no command 'reprot' (bareperf --help lists them); did you mean 'report'?\" '$OUT/typo.txt' &&
+	grep -q \"no command 'lsit'.*did you mean 'list'?\" '$OUT/typo.txt' &&
+	grep -q \"no command 'xyzzyq' (bareperf --help lists them)\$\" '$OUT/typo.txt'"
 
 # ---- help and man pages -------------------------------------------------------------------
 "$BP" --help > "$OUT/help.txt" 2>&1

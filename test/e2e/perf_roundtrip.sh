@@ -97,14 +97,14 @@ else
 	check "perf report without kernel.elf: says no vmlinux with that build-id was found" \
 		"$OUT/perf_nok.txt" grep -q "No kallsyms or vmlinux with build-id $BID" "$OUT/perf_nok.txt"
 
-	# by function and source line: bareperf report --sort line
-	"$BP" report -i "$OUT/rt.bpc" --stdio -q --sort line 2>/dev/null |
-		awk '!/^#/ && $1 ~ /%$/ { f = $3; sub(/.*\//, "", f); fn = $4; gsub(/[()]/, "", fn);
-		      print fn, f, $2 }' | sort > "$OUT/bp_line_rows"
+	# by function and source line: bareperf report --sort sym,srcline
+	"$BP" report -i "$OUT/rt.bpc" --stdio -q --sort sym,srcline 2>/dev/null |
+		awk '!/^#/ && $1 ~ /%$/ { f = $4; sub(/.*\//, "", f); print $3, f, $2 }' |
+		sort > "$OUT/bp_line_rows"
 	PERF report --stdio -i "$OUT/rt.data" --no-children -n --sort sym,srcline -g none \
 		2> "$OUT/perf_line.err" | awk '$3 == "[k]" { print $4, $5, $2 }' | sort > "$OUT/perf_line_rows"
 	diff "$OUT/bp_line_rows" "$OUT/perf_line_rows" > "$OUT/line.diff" 2>&1
-	check "perf report --sort sym,srcline = bareperf report --sort line" "$OUT/line.diff" \
+	check "perf report --sort sym,srcline = bareperf report --sort sym,srcline" "$OUT/line.diff" \
 		test -s "$OUT/perf_line_rows" -a ! -s "$OUT/line.diff" -a ! -s "$OUT/perf_line.err"
 
 	# inclusive cost: bareperf report -g's Children and Self columns

@@ -302,6 +302,35 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/* -G (perf's caller order): a row's tree runs from the outermost caller
+ * down to the row's function. */
+static void call_graph_inverted(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true, .inverted = true };
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+	const char *want[] = { "fn_top", "fn_mid", "fn_hot" };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 7; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_row *h = row(&r.events[0], "fn_hot");
+	assert_non_null(h);
+	assert_int_equal(row(&r.events[0], "fn_top")->child_samples, 7);
+	size_t c = h->callers;
+	for (size_t i = 0; i < 3; i++) {
+		c = r.pool[c].first_child;
+		assert_int_not_equal(c, 0);
+		assert_string_equal(r.pool[c].name, want[i]);
+		assert_int_equal(r.pool[c].samples, 7);
+		assert_int_equal(r.pool[c].next_sibling, 0);
+	}
+	assert_int_equal(r.pool[c].first_child, 0);
+	report_free(&r);
+}
+
 /* -g on samples without a chain: each still counts toward its own
  * function's inclusive cost, so Children is never below Self. */
 static void call_graph_chainless(void **state)
@@ -355,9 +384,9 @@ static void by_line(void **state)
 	report_free(&r);
 }
 
-/* --sort srcline: a row names one function, so samples of two functions
- * on the same line are two rows, never one row under either's name. */
-static void by_line_splits_functions(void **state)
+/* --sort srcline: one row per line, as perf, whatever functions share
+ * it; the row names the first and counts the others. */
+static void by_line_merges_functions(void **state)
 {
 	struct report_opts o = { .sort = REPORT_SORT_LINE };
 	struct report r;
@@ -368,14 +397,105 @@ static void by_line_splits_functions(void **state)
 		add(A(fn_twin_a), 1, 0, 1, 0, 0, NULL);
 	for (int i = 0; i < 4; i++)
 		add(A(fn_twin_b), 1, 0, 1, 0, 0, NULL);
+	add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
 	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
 	const struct report_event *e = &r.events[0];
 	assert_int_equal(e->nrows, 2);
-	assert_int_equal(e->rows[0].line, e->rows[1].line);
-	assert_string_equal(e->rows[0].name, "fn_twin_a");
-	assert_int_equal(e->rows[0].samples, 6);
-	assert_string_equal(e->rows[1].name, "fn_twin_b");
-	assert_int_equal(e->rows[1].samples, 4);
+	assert_int_equal(e->rows[0].samples, 10);
+	assert_int_equal(e->rows[0].more_functions, 1);
+	assert_non_null(e->rows[0].name);
+	assert_true(!strcmp(e->rows[0].name, "fn_twin_a") || !strcmp(e->rows[0].name, "fn_twin_b"));
+	assert_int_equal(e->rows[1].samples, 1);
+	assert_int_equal(e->rows[1].more_functions, 0);
+	report_free(&r);
+}
+
+/* perf's --time START,STOP: seconds.nanoseconds, either end left out;
+ * percent slices and several ranges refused by name. */
+static void time_window(void **state)
+{
+	struct report_filter f = { 0 };
+
+	(void)state;
+	assert_int_equal(report_parse_time("1.5,2.000000003", &f, err, sizeof(err)), 0);
+	assert_true(f.time_set);
+	assert_int_equal(f.time_lo, 1500000000ull);
+	assert_int_equal(f.time_hi, 2000000003ull);
+	assert_int_equal(report_parse_time(",0.25", &f, err, sizeof(err)), 0);
+	assert_int_equal(f.time_lo, 0);
+	assert_int_equal(f.time_hi, 250000000ull);
+	assert_int_equal(report_parse_time("3,", &f, err, sizeof(err)), 0);
+	assert_int_equal(f.time_lo, 3000000000ull);
+	assert_int_equal(f.time_hi, UINT64_MAX);
+	assert_int_equal(report_parse_time("10%/2", &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "percent slices are not supported"));
+	assert_int_equal(report_parse_time("1,2 3,4", &f, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "one range only"));
+	assert_int_equal(report_parse_time("2,1", &f, err, sizeof(err)), -1);
+	assert_int_equal(report_parse_time("1.5", &f, err, sizeof(err)), -1);
+	assert_int_equal(report_parse_time("x,1", &f, err, sizeof(err)), -1);
+	assert_int_equal(report_parse_time("1,2s", &f, err, sizeof(err)), -1);
+
+	/* Without RUN_META the clock is the sample's own time (1, 2, ...). */
+	struct report_opts o = { .sort = REPORT_SORT_SYM };
+	struct report r;
+	sess_init();
+	for (int i = 0; i < 10; i++)
+		add(i < 5 ? A(fn_hot) : A(fn_warm), 1, 0, 1, 0, 0, NULL);
+	o.filter.time_set = true;
+	o.filter.time_lo = 4;
+	o.filter.time_hi = 7;
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.samples, 4);
+	assert_int_equal(r.filtered_out, 6);
+	assert_int_equal(row(&r.events[0], "fn_hot")->samples, 2);
+	assert_int_equal(row(&r.events[0], "fn_warm")->samples, 2);
+	report_free(&r);
+}
+
+/* -S: only the samples in the functions named; shares are of those. */
+static void symbol_filter(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .filter.symbols = "fn_cold,fn_warm" };
+	struct report r;
+
+	(void)state;
+	assert_true(report_symbol_in("a,fn_warm", "fn_warm"));
+	assert_false(report_symbol_in("fn_warm", "fn_war"));
+	assert_false(report_symbol_in("fn_war", "fn_warm"));
+	assert_false(report_symbol_in("fn_warm", NULL));
+	sess_init();
+	for (int i = 0; i < 6; i++)
+		add(A(fn_hot), 1, 0, 1, 0, 0, NULL);
+	for (int i = 0; i < 3; i++)
+		add(A(fn_warm), 1, 0, 1, 0, 0, NULL);
+	add(A(fn_cold), 1, 0, 1, 0, 0, NULL);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_int_equal(e->nrows, 2);
+	assert_int_equal(e->period, 4);
+	assert_int_equal(r.filtered_out, 6);
+	assert_null(row(e, "fn_hot"));
+	assert_int_equal(row(e, "fn_warm")->samples, 3);
+	report_free(&r);
+}
+
+/* --max-stack N: -g uses a chain's first N frames, the leaf first. */
+static void max_stack(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true, .max_stack = 2 };
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 5; i++)
+		add(hot[0], 1, 0, 1, 0, 3, hot);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_event *e = &r.events[0];
+	assert_non_null(row(e, "fn_mid"));
+	assert_int_equal(row(e, "fn_mid")->child_samples, 5);
+	assert_null(row(e, "fn_top"));
 	report_free(&r);
 }
 
@@ -440,8 +560,12 @@ int main(void)
 		cmocka_unit_test(filters),
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
+		cmocka_unit_test(call_graph_inverted),
 		cmocka_unit_test(by_line),
-		cmocka_unit_test(by_line_splits_functions),
+		cmocka_unit_test(by_line_merges_functions),
+		cmocka_unit_test(time_window),
+		cmocka_unit_test(symbol_filter),
+		cmocka_unit_test(max_stack),
 		cmocka_unit_test(session_kernel_choice),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

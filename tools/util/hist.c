@@ -164,6 +164,79 @@ int report_parse_cpus(const char *list, struct report_filter *f)
 	return 0;
 }
 
+/* "sec[.nanoseconds]" of --time into ns: the bytes used, 0 if none. */
+static size_t parse_seconds(const char *p, uint64_t *ns)
+{
+	const char *q = p;
+	uint64_t sec = 0, frac = 0, scale = 1000000000u;
+
+	while (*q >= '0' && *q <= '9' && q - p < 12)
+		sec = sec * 10 + (uint64_t)(*q++ - '0');
+	if (q == p)
+		return 0;
+	if (*q == '.')
+		for (q++; *q >= '0' && *q <= '9'; q++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*q - '0') * scale;
+			}
+	*ns = sec * 1000000000u + frac;
+	return (size_t)(q - p);
+}
+
+int report_parse_time(const char *spec, struct report_filter *f, char *err, size_t errlen)
+{
+	const char *comma = strchr(spec, ',');
+	bool bad = !comma;
+	size_t n;
+
+	if (strchr(spec, '%')) {
+		snprintf(err, errlen, "'%s': perf's percent slices are not supported: give "
+			 "START,STOP in seconds.nanoseconds (as bareperf script prints them)", spec);
+		return -1;
+	}
+	if (strchr(spec, ' ')) {
+		snprintf(err, errlen, "'%s': one range only (START,STOP), not several", spec);
+		return -1;
+	}
+	f->time_lo = 0;
+	f->time_hi = UINT64_MAX;
+	if (!bad && comma > spec)
+		bad = parse_seconds(spec, &f->time_lo) != (size_t)(comma - spec);
+	if (!bad && comma[1])
+		bad = !(n = parse_seconds(comma + 1, &f->time_hi)) || comma[1 + n];
+	if (bad || f->time_lo > f->time_hi) {
+		snprintf(err, errlen, "'%s' is not START,STOP in seconds.nanoseconds (either may "
+			 "be left out: ,STOP or START,)", spec);
+		return -1;
+	}
+	f->time_set = true;
+	return 0;
+}
+
+bool report_time_in(const struct report_filter *f, const struct session *s, uint64_t tsc)
+{
+	uint64_t ns;
+
+	if (!f->time_set)
+		return true;
+	ns = session_tsc_to_ns(s, tsc);
+	return ns >= f->time_lo && ns <= f->time_hi;
+}
+
+bool report_symbol_in(const char *list, const char *name)
+{
+	size_t l = name ? strlen(name) : 0;
+
+	for (const char *p = list; l && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == l && !strncmp(p, name, l))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 static const struct { const char *name; enum report_key key; } sort_names[] = {
 	{ "sym", RK_SYM }, { "symbol", RK_SYM }, { "dso", RK_DSO }, { "srcline", RK_SRCLINE },
 	{ "line", RK_SRCLINE }, { "cpu", RK_CPU }, { "comm", RK_COMM }, { "app", RK_COMM },
@@ -310,10 +383,11 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 	uint64_t keys[MAX_CHAIN];
 	const char *names[MAX_CHAIN];
 	size_t n = 0, node;
+	size_t max = A->o.max_stack && A->o.max_stack < MAX_CHAIN ? A->o.max_stack : MAX_CHAIN;
 
 	keys[n] = symcache_get(&A->sc, x->ip, &names[n]);
 	n++;
-	for (uint32_t i = 1; i < x->nr_ips && n < MAX_CHAIN; i++) {
+	for (uint32_t i = 1; i < x->nr_ips && n < max; i++) {
 		uint64_t ret = ips[i];
 		if (!ret || ret >= (uint64_t)-4095)	/* none, or a perf context marker */
 			continue;
@@ -321,8 +395,11 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 		keys[n] = symcache_get(&A->sc, ret - 1, &names[n]);
 		n++;
 	}
+	/* Under the root, the leaf; under it its callers, innermost first,
+	 * or (inverted) the chain from the outermost caller down to the leaf. */
 	node = E->root;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n + A->o.inverted; k++) {
+		size_t i = !A->o.inverted ? k : k ? n - k : 0;
 		node = node_child(A, node, keys[i], names[i]);
 		if (!node)
 			return -1;
@@ -390,11 +467,8 @@ static int cmp_keys(const void *a, const void *b)
 				return x->line_addr < y->line_addr ? -1 : 1;
 			if (x->line != y->line)
 				return x->line - y->line;
-			/* A row names one function (Source:Line (function)): a
-			 * line shared by several (inlined code, macros) is a row
-			 * per function, never one row named after one of them. */
-			if (x->key != y->key)
-				return x->key < y->key ? -1 : 1;
+			/* One row per line, as perf: a line shared by several
+			 * functions (inlined code, macros) is one row. */
 			break;
 		case RK_CPU:
 			if (x->cpu != y->cpu)
@@ -413,6 +487,18 @@ static int cmp_keys(const void *a, const void *b)
 		}
 	}
 	return 0;
+}
+
+/* The rows' order: by the sort keys, then by function (a line's
+ * functions next to each other, to be counted as they merge). */
+static int cmp_keys_fn(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	int c = cmp_keys(a, b);
+
+	if (c || x->key == y->key)
+		return c;
+	return x->key < y->key ? -1 : 1;
 }
 
 /* Index of key in rows[0, n) sorted by key, or n. */
@@ -461,11 +547,13 @@ static int build_rows(struct report_agg *A, size_t ev)
 	}
 	/* By the sort keys; merge equal ones. */
 	cmp_agg = A;
-	qsort(rows, n, sizeof(*rows), cmp_keys);
+	qsort(rows, n, sizeof(*rows), cmp_keys_fn);
 	for (size_t i = 0; i < n; i++) {
+		uint64_t prev_fn = i ? rows[i - 1].key : 0;
 		if (m && !cmp_keys(&rows[m - 1], &rows[i])) {
 			rows[m - 1].samples += rows[i].samples;
 			rows[m - 1].period += rows[i].period;
+			rows[m - 1].more_functions += rows[i].key != prev_fn;
 			continue;
 		}
 		rows[m++] = rows[i];
@@ -595,6 +683,18 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 	if (A->o.filter.app && !app_match(A, s, x->pid)) {
 		r->filtered_out++;
 		return 0;
+	}
+	if (!report_time_in(&A->o.filter, s, x->time)) {
+		r->filtered_out++;
+		return 0;
+	}
+	if (A->o.filter.symbols) {
+		const char *name;
+		symcache_get(&A->sc, x->ip, &name);
+		if (!report_symbol_in(A->o.filter.symbols, name)) {
+			r->filtered_out++;
+			return 0;
+		}
 	}
 	if (x->id == A->last_id) {
 		ev = A->last_ev;

@@ -23,7 +23,8 @@ enum report_sort { REPORT_SORT_SYM, REPORT_SORT_LINE };
 /*
  * --sort keys, perf's names: rows are the distinct combinations of the
  * keys, in the order given. sym: the function; dso: the image (always
- * kernel.elf: one address space); srcline: file and line (DWARF);
+ * kernel.elf: one address space); srcline: file and line (DWARF), one
+ * row per line whatever function holds it, as perf;
  * cpu; comm: the app's name; pid: the app run (APP_START's id).
  */
 enum report_key { RK_SYM, RK_DSO, RK_SRCLINE, RK_CPU, RK_COMM, RK_PID, RK_NKEYS };
@@ -33,6 +34,11 @@ struct report_filter {
 	bool cpu_set;				/* false: every CPU */
 	bool cpus[SESSION_MAX_CPUS];
 	const char *app;			/* NULL: every app run */
+	/* Appended: */
+	bool time_set;				/* --time: only samples in [time_lo, time_hi], */
+	uint64_t time_lo, time_hi;		/* ns since the run's start (as script prints) */
+	const char *symbols;			/* -S: only samples in these functions
+						 * (comma-separated names), NULL: all */
 };
 
 struct report_opts {
@@ -42,14 +48,20 @@ struct report_opts {
 	/* Appended: */
 	enum report_key keys[REPORT_MAX_KEYS];	/* --sort sym,cpu,...: nkeys > 0 */
 	size_t nkeys;
+	unsigned max_stack;			/* -g: frames of a chain used, leaf first
+						 * (perf's --max-stack); 0: all (up to 128) */
+	bool inverted;				/* -g: a row's tree is its chains from the
+						 * outermost caller down to it (perf's -G,
+						 * caller order), not its callers */
 };
 
 /* Parse perf's --sort list ("cpu,sym"; "symbol", "line" and "app"/"run"
  * are accepted too) into o->keys. -1 with the offending word in err. */
 int report_parse_sort(const char *list, struct report_opts *o, char *err, size_t errlen);
 
-/* The call-graph tree of -g: a row's callers, their callers, ... Nodes
- * live in report.pool; links are indices into it, 0 = none. */
+/* The call-graph tree of -g: a row's callers, their callers, ... (or,
+ * inverted, the outermost callers, what they call, ... down to the row's
+ * function). Nodes live in report.pool; links are indices into it, 0 = none. */
 struct report_node {
 	uint64_t key;			/* symbol start, or the address if in no symbol */
 	const char *name;		/* NULL if unknown */
@@ -69,6 +81,7 @@ struct report_row {
 	/* Appended: */
 	uint32_t cpu, pid;		/* with the cpu, comm or pid keys */
 	uint64_t line_addr;		/* srcline key without line info: the address */
+	uint32_t more_functions;	/* srcline: functions on the line besides name's */
 };
 
 struct report_event {
@@ -117,5 +130,16 @@ const char *report_app_name(const struct session *s, uint32_t pid);
 
 /* Parse "0,2-3" into filter->cpus; -1 if malformed. */
 int report_parse_cpus(const char *list, struct report_filter *f);
+
+/*
+ * Parse perf's --time START,STOP (seconds.nanoseconds; either may be
+ * left out: from the start, to the end) into f. perf's percentages and
+ * several ranges are refused by name. -1 with a line in err.
+ */
+int report_parse_time(const char *spec, struct report_filter *f, char *err, size_t errlen);
+/* Is a sample at tsc inside f's --time (true without one)? */
+bool report_time_in(const struct report_filter *f, const struct session *s, uint64_t tsc);
+/* Is name one of -S's comma-separated list? */
+bool report_symbol_in(const char *list, const char *name);
 
 #endif
