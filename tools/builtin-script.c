@@ -226,8 +226,10 @@ static void perf_frame(const struct ctx *c, uint64_t a, char sep)
 		else
 			fputs(sym.name, c->f);
 	}
-	if (f & PF_DSO)
-		fprintf(c->f, " (%s)", kernel ? "[kernel.kallsyms]" : "[unknown]");
+	if (f & PF_DSO) {
+		const char *prog = symtab_dso(c->t, a);
+		fprintf(c->f, " (%s)", prog ? prog : kernel ? "[kernel.kallsyms]" : "[unknown]");
+	}
 	/* perf's srcline: the file's base name; nothing when there is no line */
 	if ((f & PF_SRCLINE) && c->t && symtab_line(c->t, a, &file, &line)) {
 		const char *b = strrchr(file, '/');

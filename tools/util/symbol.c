@@ -28,7 +28,6 @@
 
 #define BUILD_ID_MAX	64
 #define MAX_SEGMENTS	16
-#define MAX_PROGRAMS	64
 
 struct sym {
 	uint64_t start, size;
@@ -56,7 +55,7 @@ struct symtab {
 	size_t nsecs;
 	Dwfl *dwfl;			/* owns dw when not NULL */
 	/* A kernel: the programs loaded into it, owned. */
-	struct symtab *progs[MAX_PROGRAMS];
+	struct symtab **progs;
 	size_t nprogs;
 };
 
@@ -425,16 +424,25 @@ struct symtab *symtab_new_program(const struct symtab_program *p)
 
 int symtab_add_program(struct symtab *kernel, struct symtab *prog)
 {
-	if (kernel->nprogs == MAX_PROGRAMS)
+	struct symtab **q = realloc(kernel->progs, (kernel->nprogs + 1) * sizeof(*q));
+
+	if (!q)
 		return -1;
+	kernel->progs = q;
 	kernel->progs[kernel->nprogs++] = prog;
 	return 0;
 }
 
-/* The table that names addr: the program's holding it, else t. */
+size_t symtab_program_count(const struct symtab *t)
+{
+	return t ? t->nprogs : 0;
+}
+
+/* The table that names addr: the program's holding it (the last added of
+ * those whose ranges overlap), else t. */
 static const struct symtab *table_for(const struct symtab *t, uint64_t addr)
 {
-	for (size_t i = 0; t && i < t->nprogs; i++)
+	for (size_t i = t ? t->nprogs : 0; i-- > 0;)
 		if (addr >= t->progs[i]->prog_start && addr < t->progs[i]->prog_end)
 			return t->progs[i];
 	return t;
@@ -466,6 +474,7 @@ void symtab_free(struct symtab *t)
 		return;
 	for (size_t i = 0; i < t->nprogs; i++)
 		symtab_free(t->progs[i]);
+	free(t->progs);
 	if (t->dwfl)
 		dwfl_end(t->dwfl);
 	else if (t->dw)

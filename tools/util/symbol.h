@@ -99,9 +99,11 @@ struct symtab *symtab_new_program(const struct symtab_program *p);
 /*
  * Give a program's table to the kernel's (which frees it): symtab_lookup
  * and symtab_line on the kernel's table then answer from the program's
- * for the addresses in its [start, end). -1 if the table holds too many.
+ * for the addresses in its [start, end) (the last added, where ranges
+ * overlap). -1 if out of memory.
  */
 int symtab_add_program(struct symtab *kernel, struct symtab *prog);
+size_t symtab_program_count(const struct symtab *t);
 /* The name of the program whose range holds addr, NULL for the kernel's. */
 const char *symtab_dso(const struct symtab *t, uint64_t addr);
 /* The i-th program added (NULL past the last), and its name and range. */
