@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ struct symtab {
 	size_t nseg;
 	struct fake_sym *labels;	/* symtab_value: fake_symtab_label, or NOTYPE symbols */
 	size_t nlabels;
+	char prog[32];			/* fake_symtab_program: its name, "" for none */
+	uint64_t prog_start, prog_end;
 };
 
 const struct session *fake_loaded_session;
@@ -159,6 +162,18 @@ void symtab_free(struct symtab *t)
 	free(t->syms);
 	free(t->labels);
 	free(t);
+}
+
+void fake_symtab_program(struct symtab *t, const char *name, uint64_t start, uint64_t end)
+{
+	snprintf(t->prog, sizeof(t->prog), "%s", name);
+	t->prog_start = start;
+	t->prog_end = end;
+}
+
+const char *symtab_dso(const struct symtab *t, uint64_t addr)
+{
+	return t && t->prog[0] && addr >= t->prog_start && addr < t->prog_end ? t->prog : NULL;
 }
 
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
