@@ -5,6 +5,7 @@
 #   tools/util/perfdata.c       the perf.data file format: writer, and a reader the tests use
 #   tools/util/convert_perf.c   a capture to perf.data
 #   tools/util/buildid_cache.c  perf's build-id cache (convert puts kernel.elf there)
+#   tools/util/program_image.c  a loaded program linked at its run's addresses, for perf
 #   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
 #   tools/util/stack.c          the stack tree, folded output, kinds of code
 #   tools/util/flamegraph.c     the flame graph SVG
@@ -20,6 +21,7 @@
 # the converted perf.data vs bareperf report on the capture, same samples.
 
 CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/buildid_cache.c \
+	tools/util/program_image.c \
 	tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c \
 	tools/util/escape.c
 CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)

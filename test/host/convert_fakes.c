@@ -176,6 +176,42 @@ const char *symtab_dso(const struct symtab *t, uint64_t addr)
 	return t && t->prog[0] && addr >= t->prog_start && addr < t->prog_end ? t->prog : NULL;
 }
 
+/* No program has an object here: convert links no image. */
+const struct symtab *symtab_program_at(const struct symtab *t, size_t i)
+{
+	(void)t, (void)i;
+	return NULL;
+}
+
+void symtab_program_range(const struct symtab *p, const char **name, uint64_t *start,
+			  uint64_t *end)
+{
+	*name = p->prog;
+	*start = p->prog_start;
+	*end = p->prog_end;
+}
+
+bool symtab_is_program_object(const struct symtab *p)
+{
+	(void)p;
+	return false;
+}
+
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	(void)p, (void)kernel, (void)f;
+	snprintf(err, errlen, "no object");
+	return -1;
+}
+
+int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen)
+{
+	(void)path, (void)id, (void)cap;
+	snprintf(err, errlen, "no build-id");
+	return 0;
+}
+
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n;

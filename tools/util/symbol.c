@@ -455,6 +455,74 @@ const char *symtab_dso(const struct symtab *t, uint64_t addr)
 	return p && p->rel ? p->prog_name : NULL;
 }
 
+/* The undefined symbols of a program's object, as "NAME = VALUE;" lines with
+ * the kernel's values; -1 if the kernel lacks one that is not weak. */
+static int ldscript_symbols(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			uint64_t v;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx != SHN_UNDEF ||
+			    !(name = elf_strptr(p->elf, sh.sh_link, s.st_name)) || !*name)
+				continue;
+			if (symtab_value(kernel, name, &v))
+				fprintf(f, "\"%s\" = 0x%" PRIx64 ";\n", name, v);
+			else if (GELF_ST_BIND(s.st_info) != STB_WEAK)
+				return fail(err, errlen, "%s: %s is not in the kernel's symbols",
+					    p->path, name);
+		}
+	}
+	return 0;
+}
+
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	uint64_t rest = (p->prog_end + 0xfff) & ~(uint64_t)0xfff;
+
+	if (!p->rel || !p->elf || elf_getshdrstrndx(p->elf, &shstr))
+		return fail(err, errlen, "%s: not a program's object", p->path);
+	fprintf(f, "SECTIONS\n{\n");
+	/* the placed sections at their addresses, then the others past the end */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			fprintf(f, "\t. = 0x%" PRIx64 ";\n", rest);
+		while ((scn = elf_nextscn(p->elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			uint64_t at = 0;
+			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+			    !(name = elf_strptr(p->elf, shstr, sh.sh_name)) ||
+			    !strcmp(name, ".note.gnu.build-id"))
+				continue;
+			bool placed = section_addr(p, elf_ndxscn(scn), &at);
+			if (placed && !pass)
+				fprintf(f, "\t%s 0x%" PRIx64 " : { *(%s) }\n", name, at, name);
+			else if (!placed && pass)
+				fprintf(f, "\t%s : { *(%s) }\n", name, name);
+		}
+	}
+	fprintf(f, "\t.note.gnu.build-id : { *(.note.gnu.build-id) }\n}\n");
+	return ldscript_symbols(p, kernel, f, err, errlen);
+}
+
+bool symtab_is_program_object(const struct symtab *p)
+{
+	return p->rel && p->elf;
+}
+
 const struct symtab *symtab_program_at(const struct symtab *t, size_t i)
 {
 	return t && i < t->nprogs ? t->progs[i] : NULL;

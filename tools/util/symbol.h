@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct symtab;
 
@@ -110,6 +111,18 @@ const char *symtab_dso(const struct symtab *t, uint64_t addr);
 const struct symtab *symtab_program_at(const struct symtab *t, size_t i);
 void symtab_program_range(const struct symtab *p, const char **name, uint64_t *start,
 			  uint64_t *end);
+/* Whether p was read from its object (not symtab_new_program's [NAME]). */
+bool symtab_is_program_object(const struct symtab *p);
+/*
+ * A GNU ld script that links a program's object (p, loaded from it) into
+ * an image with each section where its run placed it: the placed ones at
+ * their addresses, the others past the program's end, the image's own
+ * build-id note last; each symbol the object takes from the kernel gets
+ * its value in the kernel's .symtab. -1 with a line in err when the
+ * kernel lacks one.
+ */
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen);
 
 /*
  * An ELF file read for its sections rather than its symbols (bareperf
