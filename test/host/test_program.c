@@ -352,6 +352,51 @@ static void missing_object(void **state)
 	assert_null(strstr(out, "hot_inner"));
 }
 
+/*
+ * convert --to perf.data, read by the installed perf: report names the
+ * functions with the image as their shared object, annotate shows their
+ * source; the image is found in the build-id cache (HOME's) when it is not
+ * beside perf.data. Skipped without perf.
+ */
+static void perf_reads_them(void **state)
+{
+	static char out[65536];
+	char cmd[32768], want[128], moved[4200], home[4200];
+
+	(void)state;
+	snprintf(home, sizeof(home), "%s", tmpdir_path("home"));
+	if (run("command -v perf >/dev/null 2>&1"))
+		skip();
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s && HOME=%s %s convert -i %s -k %s --to perf.data "
+		 "-o %s 2>&1", home, home, BAREPERF, F.cap, F.self, tmpdir_path("perf.data"));
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	assert_null(strstr(out, "perf will not name"));
+	snprintf(moved, sizeof(moved), "%s", tmpdir_path("perf.data.hot.elf"));
+	assert_int_equal(access(moved, R_OK), 0);
+
+	snprintf(cmd, sizeof(cmd), "HOME=%s perf report -i %s --stdio --no-children 2>&1", home,
+		 tmpdir_path("perf.data"));
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "perf.data.hot.elf  [.] hot_inner"));
+	assert_non_null(strstr(out, "[.] hot_outer"));
+	assert_non_null(strstr(out, "[.] main"));
+
+	snprintf(cmd, sizeof(cmd), "HOME=%s perf report -i %s --stdio --no-children --sort srcline "
+		 "2>&1", home, tmpdir_path("perf.data"));
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "hot_loops.c:%d", oracle_line(".text", ip_inner() - TEXT_AT));
+	assert_non_null(strstr(out, want));
+
+	/* from the build-id cache alone */
+	assert_int_equal(rename(moved, tmpdir_path("away.elf")), 0);
+	snprintf(cmd, sizeof(cmd), "HOME=%s perf annotate -i %s --stdio hot_inner 2>&1", home,
+		 tmpdir_path("perf.data"));
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	assert_int_equal(rename(tmpdir_path("away.elf"), moved), 0);
+	assert_non_null(strstr(out, "<hot_inner>:"));
+	assert_non_null(strstr(out, "hot_sink += i * 3;"));
+}
+
 /* An object whose build-id is not the record's is not used. */
 static void wrong_build_id(void **state)
 {
@@ -384,6 +429,7 @@ int main(void)
 		cmocka_unit_test(report_names_them),
 		cmocka_unit_test(script_names_them),
 		cmocka_unit_test(missing_object),
+		cmocka_unit_test(perf_reads_them),
 		cmocka_unit_test(wrong_build_id),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
