@@ -17,6 +17,7 @@ struct app {
 	unsigned flags;
 };
 #define APP_TEST	(1u << 0)		/* a guest test, hidden from the app list */
+#define APP_PROGRAM	(1u << 1)		/* a program the host loaded (apps/program.h) */
 
 #define APP(n, d, fn, fl)						\
 	static const struct app __app_##n				\

@@ -4,7 +4,8 @@
  * running one app from the command line. Requests are CONTROL frames from
  * WIRE_CPU_HOST; every reply is CONTROL frames too, ending in OK or ERROR.
  *
- *   LIST_APPS    one ITEM "name<TAB>description" per app, then OK
+ *   LIST_APPS    one ITEM "name<TAB>description" per app, then OK (the
+ *                programs the host loaded last, "loaded program, ...")
  *   LIST_EVENTS  one ITEM "name<TAB>description" per event, then OK
  *   START_RUN    {APP, EVENT*, PERIOD | FREQ, CPUS, ARG*, COUNT*, MAX_RATE,
  *                TRACE}: runs the app (records stream as usual), then
@@ -13,6 +14,8 @@
  *                not sent are the boot command line's (uapi/wire.h)
  *   RUN_CODE     {BODY, INIT, UNROLL, ...}: with code=1 only, measures the
  *                machine code sent (apps/bench_code.h): ITEMs, then OK
+ *   LOAD         {NAME, SIZE, OFFSET, DATA}: with code=1 only, a program's
+ *                object in pieces (apps/program_load.c): ITEMs, then OK
  *
  * control.c answers LIST_APPS and LIST_EVENTS itself; START_RUN is
  * apps/run_request.c's, RUN_CODE apps/bench_code.c's: each request type
@@ -27,6 +30,7 @@
 #include "kernel/kernel.h"
 #include "apps/app.h"
 #include "apps/control.h"
+#include "apps/program.h"
 #include "kernel/stream.h"
 #include "wire/frame.h"
 #include "profile/profile.h"
@@ -66,6 +70,8 @@ static void list_apps(const u8 *v, size_t len)
 {
 	(void)v, (void)len;
 	for (const struct app *a = app_next(NULL); a; a = app_next(a))
+		replyf(WIRE_CTL_ITEM, "%s\t%s", a->name, a->desc);
+	for (const struct app *a = program_next(NULL); a; a = program_next(a))
 		replyf(WIRE_CTL_ITEM, "%s\t%s", a->name, a->desc);
 	reply(WIRE_CTL_OK, "", 0);
 }

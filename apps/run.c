@@ -42,6 +42,7 @@
 #include "kernel/trap.h"
 #include "apps/app.h"
 #include "apps/control.h"
+#include "apps/program.h"
 #include "apps/run.h"
 #include "profile/profile.h"
 #include "ringbuf/drain.h"
@@ -62,7 +63,9 @@ void run_drain(bool from_tick)
 static void run_tick(struct trap_frame *f)
 {
 	apic_eoi();
-	if (!profile_tick(f))
+	bool tick = profile_tick(f);
+	program_watchdog(f);		/* a loaded program past its time */
+	if (!tick)
 		return;			/* only a soft-PMU sample, or no run */
 	if (this_cpu_id() == 0 && !profile_app_running(0))
 		run_drain(true);	/* rule 4 */
@@ -80,7 +83,10 @@ static void remote_main(void *arg)
 	struct remote_app *r = arg;
 
 	profile_app_enter();		/* rule 3 */
-	r->rc = r->app->main(r->argc, r->argv);
+	if (r->app->flags & APP_PROGRAM)
+		r->rc = program_main(r->app, r->argc, r->argv);
+	else
+		r->rc = r->app->main(r->argc, r->argv);
 	profile_app_exit();
 }
 
@@ -91,6 +97,8 @@ int app_run_on(u32 cpu, const struct app *app, int argc, char **argv,
 	struct remote_app r = { app, argc, argv, 0 };
 	struct profile_app who = { app->name, app->main, .on_cpu = true, .cpu = cpu };
 
+	if (app->flags & APP_PROGRAM)
+		program_run_begin(app, &who);
 	/* start (rules 1, 2) */
 	u64 t0 = rdtsc_ordered();
 	stream_start();

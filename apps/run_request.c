@@ -1,13 +1,16 @@
 /*
  * run_request.c — START_RUN, the control channel's request for a run
  * (apps/control.h, include/uapi/wire.h §5): {APP, EVENT*, PERIOD | FREQ,
- * CPUS, ARG*, COUNT*, MAX_RATE, TRACE} runs the app with the boot command
- * line's settings and the request's (apps/run.c), then replies OK "exit N".
+ * CPUS, ARG*, COUNT*, MAX_RATE, TRACE, TIMEOUT_MS} runs the app (or a
+ * program the host loaded, apps/program.h) with the boot command line's
+ * settings and the request's (apps/run.c), then replies OK "exit N"; a
+ * program that faulted or ran past its timeout gets an ERROR saying so.
  * Every value is bounds-checked and copied into fixed buffers.
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
 #include "apps/control.h"
+#include "apps/program.h"
 #include "apps/run.h"
 #include "profile/profile.h"
 #include <uapi/wire.h>
@@ -43,6 +46,7 @@ struct run_req {
 	int cpu;
 	int argc;
 	char args[ARG_MAX][64];
+	u64 timeout_ms;			/* a loaded program's limit, 0: the default */
 };
 
 /* Add one text value to a comma-separated list; false if it does not fit
@@ -129,6 +133,11 @@ static int parse_run(const u8 *p, size_t len, struct run_req *r)
 				return -1;
 			}
 			break;
+		case WIRE_RUN_TIMEOUT_MS:
+			ok = t.len == sizeof(u64);
+			if (ok)
+				memcpy(&r->timeout_ms, v, sizeof(r->timeout_ms));
+			break;
 		case WIRE_RUN_NONCE:		/* handle() checked it */
 			ok = t.len == sizeof(u64);
 			break;
@@ -161,13 +170,15 @@ static void start_run(const u8 *v, size_t len)
 {
 	static struct run_req r;
 	static struct profile_cfg cfg;
-	char *argv[ARG_MAX + 2], err[200];
+	char *argv[ARG_MAX + 2], err[256];
 
 	if (parse_run(v, len, &r))
 		return;
 	/* Guest tests (APP_TEST) fault, panic and reprogram hardware on
 	 * purpose: they are for the test runner's boots, never a served run. */
 	const struct app *app = app_find(r.app);
+	if (!app)
+		app = program_find(r.app);
 	if (!app) {
 		replyf(WIRE_CTL_ERROR, "no app named '%s' (LIST_APPS lists them)", r.app);
 		return;
@@ -197,7 +208,12 @@ static void start_run(const u8 *v, size_t len)
 	for (int i = 0; i < r.argc; i++)
 		argv[i + 1] = r.args[i];
 	argv[r.argc + 1] = NULL;
+	if (app->flags & APP_PROGRAM)
+		program_set_timeout(r.timeout_ms);
 	int rc = app_run_on(r.cpu < 0 ? this_cpu_id() : (u32)r.cpu, app, r.argc + 1, argv, &cfg);
-	replyf(WIRE_CTL_OK, "exit %d", rc);
+	if ((app->flags & APP_PROGRAM) && program_run_end(err, sizeof(err)))
+		reply(WIRE_CTL_ERROR, err, strlen(err));
+	else
+		replyf(WIRE_CTL_OK, "exit %d", rc);
 }
 CONTROL_HANDLER(start_run, WIRE_CTL_START_RUN, start_run);

@@ -50,6 +50,12 @@ u64 leaf_return_address(u64 rip, u64 rsp)
 	return target == rip - func_off ? ret : 0;
 }
 
+/* The kernel's text, or code with a symbol (a loaded program's). */
+static bool is_text(u64 pc)
+{
+	return (pc >= (u64)__text_start && pc < (u64)__text_end) || ksym_lookup(pc, NULL, NULL);
+}
+
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 {
 	u64 pc = rip;
@@ -71,9 +77,9 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 			next = ((u64 *)rbp)[0];
 			next_pc = ((u64 *)rbp)[1];
 			/* Frames go up the stack; a return address outside the
-			 * kernel's text (the AP trampoline) ends the walk. */
-			if ((next && next <= rbp) || next_pc < (u64)__text_start ||
-			    next_pc >= (u64)__text_end)
+			 * kernel's text and programs' (the AP trampoline) ends
+			 * the walk. */
+			if ((next && next <= rbp) || !is_text(next_pc))
 				next_pc = 0;
 		}
 		/* Runs of one frame (deep recursion) print once with a count. */

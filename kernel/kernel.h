@@ -77,6 +77,10 @@ u64 leaf_return_address(u64 rip, u64 rsp);
 const char *ksym_lookup(u64 addr, u64 *offset, u64 *size);
 /* Address of a named text symbol, 0 if none. */
 u64 ksym_address(const char *name);
+/* The lookup for addresses outside the kernel's text (code loaded at run
+ * time), with ksym_lookup's contract; NMI-safe. */
+typedef const char *(*ksym_more_fn)(u64 addr, u64 *offset, u64 *size);
+void ksym_set_more(ksym_more_fn fn);
 
 /* bootinfo.c: the kernel's GNU build-id (len bytes), NULL if it has none. */
 const u8 *kernel_build_id(u32 *len);
@@ -130,6 +134,8 @@ void vfree_stack(u64 top, size_t npages);
  * (W^X: never both writable and executable). */
 u64 vmalloc_code(size_t npages);
 void paging_code_exec(u64 va, size_t npages, bool exec);
+/* The same pages read-only, no-execute (vfree_stack frees them all). */
+void paging_code_rodata(u64 va, size_t npages);
 /* A hash of every entry of the kernel's page tables, the Accessed and
  * Dirty bits left out (the CPU sets them): a write to any entry changes it. */
 u64 paging_hash(void);

@@ -4,9 +4,18 @@
  *
  * The table is generated at link time (tools/gen-ksyms.sh, two-pass link
  * in the Makefile): sorted text addresses, and their names. Reads only:
- * NMI-safe, and safe on the fault path.
+ * NMI-safe, and safe on the fault path. An address outside the kernel's
+ * text goes to the lookup set with ksym_set_more (the programs the host
+ * loaded, apps/program.c).
  */
 #include "kernel/kernel.h"
+
+static ksym_more_fn more;
+
+void ksym_set_more(ksym_more_fn fn)
+{
+	__atomic_store_n(&more, fn, __ATOMIC_RELEASE);
+}
 
 extern const u64 ksyms_count;
 extern const u64 ksyms_addr[];
@@ -17,8 +26,10 @@ const char *ksym_lookup(u64 addr, u64 *offset, u64 *size)
 {
 	u64 lo = 0, hi = ksyms_count;
 
-	if (addr < (u64)__text_start || addr >= (u64)__text_end || !hi)
-		return NULL;
+	if (addr < (u64)__text_start || addr >= (u64)__text_end || !hi) {
+		ksym_more_fn fn = __atomic_load_n(&more, __ATOMIC_ACQUIRE);
+		return fn ? fn(addr, offset, size) : NULL;
+	}
 	/* Last symbol with address <= addr. */
 	while (hi - lo > 1) {
 		u64 mid = (lo + hi) / 2;

@@ -205,6 +205,17 @@ void paging_code_exec(u64 va, size_t npages, bool exec)
 	}
 }
 
+void paging_code_rodata(u64 va, size_t npages)
+{
+	BUG_ON(va < VMALLOC_BASE || (va & (PAGE_SIZE - 1)));
+	for (size_t i = 0; i < npages; i++) {
+		u64 *e = pte_slot(va + i * PAGE_SIZE, 0);
+		BUG_ON(!(*e & PTE_P));
+		*e = (*e & PTE_ADDR) | PTE_P | nx;
+		invlpg(va + i * PAGE_SIZE);
+	}
+}
+
 /* FNV-1a over the table's entries, and over the tables below them. */
 static u64 hash_table(const u64 *t, int level, u64 h)
 {

@@ -28,7 +28,8 @@ static struct idt_gate idt[256] __attribute__((aligned(16)));
 static trap_handler_t handlers[256];
 static trap_handler_t stray_handler;
 
-static trap_fixup_t fault_fixup;
+#define FIXUPS_MAX	4
+static trap_fixup_t fault_fixups[FIXUPS_MAX];
 
 /* Exception table: probing instructions that may fault (x86.h *_safe). */
 struct extable_entry {
@@ -97,7 +98,24 @@ void trap_set_stray_handler(trap_handler_t h)
 
 void trap_set_fault_fixup(trap_fixup_t fn)
 {
-	__atomic_store_n(&fault_fixup, fn, __ATOMIC_RELEASE);
+	for (int i = 0; i < FIXUPS_MAX; i++) {
+		trap_fixup_t was = NULL;
+		if (__atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE) == fn ||
+		    __atomic_compare_exchange_n(&fault_fixups[i], &was, fn, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+	panic("trap_set_fault_fixup: more than %d fix-ups", FIXUPS_MAX);
+}
+
+static bool run_fixups(struct trap_frame *f)
+{
+	for (int i = 0; i < FIXUPS_MAX; i++) {
+		trap_fixup_t fix = __atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE);
+		if (fix && fix(f))
+			return true;
+	}
+	return false;
 }
 
 static bool extable_fixup(struct trap_frame *f)
@@ -140,13 +158,12 @@ void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
 	unsigned v = f->vector;
-	trap_fixup_t fix = __atomic_load_n(&fault_fixup, __ATOMIC_ACQUIRE);
 
 	/* A probing instruction's fault reaches its fix-up first; then code
 	 * run on purpose gets its chance, at any vector (an INT n it ran). */
 	if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
 		return;
-	if (fix && fix(f))
+	if (run_fixups(f))
 		return;
 	if (v == VEC_NMI) {
 		if (!nmi_dispatch(f))
@@ -189,19 +206,8 @@ static void print_rip(const char *label, u64 rip)
 		kprintf("  %s %016lx ?\n", label, rip);
 }
 
-void fatal_trap(struct trap_frame *f, const char *why)
+void trap_report(const struct trap_frame *f)
 {
-	struct percpu *pc = this_cpu();
-
-	irq_disable();
-	if (__atomic_exchange_n(&pc->in_fatal, 1, __ATOMIC_ACQ_REL)) {
-		/* A fault while reporting a fault: say so and leave at once. */
-		kprintf("\nbareperf: FATAL: nested fault (vector %lu, rip %016lx) while reporting\n",
-			f->vector, f->rip);
-		machine_exit(EXIT_PANIC);
-	}
-	kprintf("\nbareperf: FATAL: CPU exception %s (vector %lu) on cpu %u\n",
-		why, f->vector, pc->cpu);
 	if (f->vector == VEC_PF)
 		print_pf_error(f->error);
 	else
@@ -217,6 +223,22 @@ void fatal_trap(struct trap_frame *f, const char *why)
 		f->cs, f->ss, read_cr0(), read_cr3(), read_cr4());
 	kprintf("Call trace:\n");
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
+}
+
+void fatal_trap(struct trap_frame *f, const char *why)
+{
+	struct percpu *pc = this_cpu();
+
+	irq_disable();
+	if (__atomic_exchange_n(&pc->in_fatal, 1, __ATOMIC_ACQ_REL)) {
+		/* A fault while reporting a fault: say so and leave at once. */
+		kprintf("\nbareperf: FATAL: nested fault (vector %lu, rip %016lx) while reporting\n",
+			f->vector, f->rip);
+		machine_exit(EXIT_PANIC);
+	}
+	kprintf("\nbareperf: FATAL: CPU exception %s (vector %lu) on cpu %u\n",
+		why, f->vector, pc->cpu);
+	trap_report(f);
 	panic_stop_others();
 	machine_exit(EXIT_PANIC);
 }

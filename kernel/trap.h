@@ -48,8 +48,9 @@ void trap_set_stray_handler(trap_handler_t h);
 /* Before any handler, for every vector (after the exception table's
  * fix-ups): true if it took the trap (it rewrote the frame to resume
  * elsewhere). It must leave alone what it does not know for its own,
- * NMIs and interrupts included. One at a time: apps/bench_code.c, for
- * code run on purpose. */
+ * NMIs and interrupts included. Up to four, asked in the order set (a
+ * second set of one is ignored): apps/bench_code.c's and
+ * apps/program.c's, for code run on purpose. */
 typedef bool (*trap_fixup_t)(struct trap_frame *f);
 void trap_set_fault_fixup(trap_fixup_t fn);
 /* "#GP general protection" for 13; "interrupt" above 31. */
@@ -69,6 +70,8 @@ bool nmi_dispatch(struct trap_frame *f);
 void idt_init(void);		/* builds the shared IDT (boot CPU) */
 void idt_load(void);		/* loads it (every CPU) */
 
+/* Print the error code, the registers and the backtrace of a trap. */
+void trap_report(const struct trap_frame *f);
 /* Print the register dump and backtrace for a fatal trap, then exit. */
 void fatal_trap(struct trap_frame *f, const char *why) __attribute__((noreturn));
 

@@ -231,6 +231,9 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 	prof.app_name = app ? app->name : NULL;
 	prof.app_main = app ? app->main : NULL;
 	prof.app_cpu1 = app && app->on_cpu ? app->cpu + 1 : 0;
+	prof.app_text0 = app ? app->text_start : 0;
+	prof.app_text1 = app ? app->text_end : 0;
+	prof.app_record = app ? app->record : NULL;
 	prof.ncpus = MIN(smp_cpus(), (u32)MAX_CPUS_PROF);
 	prof.hw_n = 0;
 	for (int i = 0; i < prof_events_total(); i++) {

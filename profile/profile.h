@@ -81,6 +81,9 @@ struct profile_app {
 	const void *main;
 	bool on_cpu;			/* cpu is the CPU that runs main (APP_START says so) */
 	u32 cpu;
+	u64 text_start, text_end;	/* main's code for APP_START; 0: the kernel's text */
+	const void *record;		/* a record each CPU writes before its APP_START
+					 * (a loaded program's PROGRAM), or NULL */
 };
 
 /* At boot, after the APIC and the HPET: time the soft PMU's NMI handler

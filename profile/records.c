@@ -177,9 +177,12 @@ void prof_app_record(const char *app, u64 time, bool start, s64 status)
 		struct bp_record_app_start r = {
 			.header = { BP_RECORD_APP_START, 0, sizeof(r) },
 			.app_id = prof.run_id, .cpu = cpu, .time = time,
-			.text_start = (u64)__text_start, .text_end = (u64)__text_end,
+			.text_start = prof.app_text0 ? prof.app_text0 : (u64)__text_start,
+			.text_end = prof.app_text0 ? prof.app_text1 : (u64)__text_end,
 			.main_cpu = prof.app_cpu1,
 		};
+		if (prof.app_record)
+			prof_put(rb, prof.app_record);
 		strlcpy(r.name, app ? app : "", sizeof(r.name));
 		prof_put(rb, &r);
 	} else {

@@ -82,6 +82,8 @@ struct prof_run {
 	const char *app_name;		/* the run's app, NULL without one */
 	const void *app_main;
 	u32 app_cpu1;			/* the CPU that runs it, plus one; 0: not known */
+	u64 app_text0, app_text1;	/* its code (APP_START), the kernel's if 0 */
+	const void *app_record;		/* written before APP_START, or NULL */
 	u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
 	/* The run's PMU events: cfg index -> context index (-1: soft), and back. */
 	int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;

@@ -24,6 +24,9 @@ APP_C += test/guest/test_acpi.c
 # of the build; the README's "Rules of the house").
 HOST_TESTS += test/check_layers.py
 
+# The SDK's header and the kernel's export table name the same functions.
+HOST_TESTS += test/sdk_exports.py
+
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
@@ -99,6 +102,20 @@ HOST_TESTS += $(BUILD)/host/bench_regs
 
 $(BUILD)/host/bench_regs: test/e2e/bench_regs.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_regs.sh $(BUILD))
+
+# The user's own programs (test/e2e/program.py, test/programs/): record --
+# FILE.c in QEMU and over a pty (two programs in one boot, a 100 KB load
+# timed), bench -code_c, and each refusal: a compile error, no object, an
+# undefined symbol.
+HOST_TESTS += $(BUILD)/host/program
+
+$(BUILD)/host/program: test/e2e/program.py test/e2e/e2e_common.py $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf $(wildcard test/programs/*.c)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec %s test/e2e/program.py %s\n' \
+		$(CURDIR) $(PYTHON) $(BUILD) > $@
+	$(Q)chmod +x $@
 
 # bareperf bench --check (test/e2e/bench_check.sh): nanoBench's -config and
 # -msr_config lines parsed and laid out in runs, no machine booted.

@@ -20,14 +20,16 @@
 # both through secondary expansion.
 
 BAREPERF_SRCS := tools/bareperf.c tools/commands.c tools/builtin-record.c tools/builtin-report.c \
-	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c
+	tools/builtin-stat.c tools/builtin-script.c tools/builtin-list.c tools/builtin-bench.c \
+	tools/builtin-cflags.c
 BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/session_symbols.c \
 	tools/util/symbol.c tools/util/cli.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
 	tools/util/header.c tools/util/stat_bench.c tools/util/stat_plot.c tools/util/record_live.c \
 	tools/util/bench_config.c tools/util/bench_asm.c tools/util/bench_gas.c \
 	tools/util/bench_src.c tools/util/bench_check.c tools/util/bench_args.c \
-	tools/util/bench_out.c tools/util/capture.c
+	tools/util/bench_out.c tools/util/capture.c tools/util/paths.c tools/util/sdk.c \
+	tools/util/program.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.
@@ -76,10 +78,30 @@ HOST_TOOLS += $(MAN_STAMP)
 .PHONY: man install
 man: $(MAN_STAMP)
 
-install: $(BUILD)/bareperf $(MAN_STAMP)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+# ---- install ------------------------------------------------------------------
+#
+# What an installed PREFIX/bin/bareperf finds beside itself
+# (tools/util/paths.h), laid out as the build directory holds it:
+#   PREFIX/lib/bareperf/kernel.elf      what record, bench and list-apps boot
+#   PREFIX/lib/bareperf/esp/            the ESP tree of record --uefi and a USB
+#                                       stick: EFI/BOOT/BOOTX64.EFI, kernel.elf
+#                                       (a link to ../kernel.elf), and
+#                                       bareperf.cfg.example
+#   PREFIX/include/bareperf.h           the SDK header (bareperf cflags)
+BP_LIBDIR   = $(DESTDIR)$(PREFIX)/lib/bareperf
+SDK_HEADERS := $(wildcard include/bareperf.h)
+
+install: $(BUILD)/bareperf $(MAN_STAMP) $(BUILD)/kernel.elf $(ESP)/EFI/BOOT/BOOTX64.EFI
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(BP_LIBDIR)/esp/EFI/BOOT
 	install -m 755 $(BUILD)/bareperf $(DESTDIR)$(PREFIX)/bin/bareperf
 	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(BUILD)/kernel.elf $(BP_LIBDIR)/kernel.elf
+	install -m 644 $(ESP)/EFI/BOOT/BOOTX64.EFI $(BP_LIBDIR)/esp/EFI/BOOT/BOOTX64.EFI
+	ln -sf ../kernel.elf $(BP_LIBDIR)/esp/kernel.elf
+	install -m 644 boot/bareperf.cfg.example $(BP_LIBDIR)/esp/bareperf.cfg.example
+	$(if $(SDK_HEADERS),install -d $(DESTDIR)$(PREFIX)/include)
+	$(if $(SDK_HEADERS),install -m 644 $(SDK_HEADERS) $(DESTDIR)$(PREFIX)/include/)
 
 # ---- tests ------------------------------------------------------------------
 #

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/util/paths.h"
 #include "tools/util/trace/trace.h"
 
 static int usage(void)
@@ -65,8 +66,7 @@ static int bench(const char *capture, const struct trace_opts *o)
 	struct timespec t0, t1;
 
 	if (trace_capture_load(&tc, capture, err, sizeof(err)) ||
-	    trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", NULL, 0, err,
-			     sizeof(err))) {
+	    trace_image_load(&im, o->kernel_elf, NULL, 0, err, sizeof(err))) {
 		fprintf(stderr, "bptrace: %s\n", err);
 		return 1;
 	}
@@ -88,7 +88,7 @@ static int bench(const char *capture, const struct trace_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct trace_opts o = { .cpu = -1 };
+	struct trace_opts o = { .kernel_elf = paths_kernel(), .cpu = -1 };
 	const char *range = NULL, *cmd, *capture;
 
 	if (argc < 3)

@@ -26,6 +26,8 @@
 #include "tools/util/bench_out.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
+#include "tools/util/paths.h"
+#include "tools/util/program.h"
 #include "tools/util/qemu.h"
 #include "tools/util/util.h"
 #include "wire/decode.h"
@@ -43,6 +45,7 @@
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
 #define AGG_MAX		(-1)	/* -max: the host's choice of the ITEM's fields */
+#define CALL_LEN	12	/* movabs rax, imm64; call rax */
 
 /* The kernel's answer to a RUN_CODE without code (apps/bench_code.c):
  * bench never sends a snippet without code, so only the probe (over
@@ -52,6 +55,7 @@
 struct bopts {
 	const char *asm_body, *asm_init, *asm_late, *code, *code_init, *batch, *tty, *kernel;
 	const char *asm_once, *code_once, *code_late;
+	const char *code_c, *code_o, *function;	/* a function of the user's program */
 	uint64_t r14_mib;		/* -R14_size; 0: the kernel's 1 MiB */
 	bool range, remove_empty, fixed, no_mem;
 	const char *build;		/* --uefi: where esp/ is */
@@ -93,6 +97,11 @@ static void usage(FILE *f)
 		"                          each snippet, each group of events)\n"
 		"  -code FILE, -code_init FILE, -code_late_init FILE, -code_one_time_init FILE\n"
 		"                          raw machine code instead\n"
+		"  -code_c FILE.c -function NAME   measure a C function: FILE.c compiled with the\n"
+		"                          flags of bareperf cflags, loaded into the kernel (LOAD),\n"
+		"                          the body a call of NAME (movabs rax, NAME; call rax),\n"
+		"                          with no arguments (RDI and RSI hold the areas below)\n"
+		"  -code_o FILE.o -function NAME   the same from an object file (cc -c)\n"
 		"  --nasm                  -asm and --batch in NASM's syntax (mov rax, qword [r14])\n"
 		"  -unroll_count N         copies of the body, n (default 1000)\n"
 		"  -loop_count N           iterations of a loop around them (default 0: no loop;\n"
@@ -134,16 +143,20 @@ static void usage(FILE *f)
 		"                          starting with '-' is one experiment's nanoBench options\n"
 		"                          (-asm \"...\" -unroll_count N ...), quoted as in a shell\n"
 		"  --json                  JSON instead of text or CSV\n"
-		"  --qemu                  boot build/kernel.elf in QEMU (default)\n"
-		"  --uefi                  QEMU: boot through OVMF and the loader (build/esp)\n"
-		"  --build DIR             where the ESP is, for --uefi (default build)\n"
+		"  --qemu                  boot the kernel in QEMU (default)\n"
+		"  --uefi                  QEMU: boot through OVMF and the loader (LIBDIR/esp)\n"
+		"  --build DIR             where the ESP is, for --uefi (default LIBDIR)\n"
 		"  --icount                QEMU -icount shift=0: the TSC counts instructions\n"
 		"  --kvm                   QEMU with KVM (a real PMU)\n"
 		"  --smp N                 CPUs of the QEMU machine\n"
 		"  --pace BAUD             QEMU: the kernel holds its stream to a serial line's rate\n"
 		"  --tty DEV [--baud N]    a machine booted with control=1 code=1 stream=uart\n"
-		"  -k, --kernel PATH       the kernel (default build/kernel.elf)\n"
-		"The kernel runs the code in ring 0: code=1 is for machines you own.\n");
+		"  -k, --kernel PATH       the kernel (default LIBDIR/kernel.elf)\n"
+		"The kernel runs the code in ring 0: code=1 is for machines you own.\n"
+		"\n"
+		"LIBDIR, where the kernel and the ESP come from: BUILD for a build tree's\n"
+		"BUILD/bareperf, PREFIX/lib/bareperf for an installed PREFIX/bin/bareperf\n"
+		"(make install), or $BAREPERF_LIBDIR when set.\n");
 }
 
 static int parse_num(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
@@ -174,6 +187,7 @@ static const char *const opt_names[] = {
 	"-initial_warm_up_count", "-alignment_offset", "-cpu", "-min", "-max", "-median", "-avg",
 	"-range", "-basic_mode", "-no_normalization", "-verbose", "-df", "-remove_empty_events",
 	"-fixed_counters", "-no_mem", "-R14_size", "-e", "-k", "-h", "-v",
+	"-code_c", "-code_o", "-function",
 };
 
 /* nanoBench's options bench does not take, and why; all three are
@@ -190,7 +204,7 @@ static const struct {
 /* What a --batch line may not set: the machine, the output, the events
  * (one set for the whole table). */
 static const char *const not_per_line[] = { "-e", "-k", "-h", "-config", "-msr_config",
-					    "-fixed_counters" };
+					    "-fixed_counters", "-code_c", "-code_o", "-function" };
 
 /* The option argv word a names (an abbreviation resolved), or NULL (said). */
 static const char *opt_resolve(const char *a, bool line)
@@ -265,9 +279,15 @@ static int fixed_events(struct bopts *o)
 /* The options together: 0, or -1 with the reason said. */
 static int check_args(struct bopts *o)
 {
-	int sources = !!o->asm_body + !!o->code + !!o->batch;
+	int sources = !!o->asm_body + !!o->code + !!o->batch + !!o->code_c + !!o->code_o;
 	if (sources != 1) {
-		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code and --batch\n");
+		fprintf(stderr, "bareperf bench: give exactly one of -asm, -code, -code_c, -code_o "
+			"and --batch\n");
+		return -1;
+	}
+	if (!(o->code_c || o->code_o) != !o->function) {
+		fprintf(stderr, "bareperf bench: -function NAME goes with -code_c FILE.c or -code_o "
+			"FILE.o: the function of the program to measure\n");
 		return -1;
 	}
 	if (o->tty && (o->uefi || o->icount || o->kvm || o->smp != 1)) {
@@ -292,8 +312,8 @@ static void set_defaults(struct bopts *o)
 	o->agg = BP_BENCH_AGG_AVG;	/* nanoBench's documented default */
 	o->smp = 1;
 	o->baud = 115200;
-	o->kernel = "build/kernel.elf";
-	o->build = "build";
+	o->kernel = paths_kernel();
+	o->build = paths()->libdir;
 }
 
 /* argv[1..argc) into o, over what o holds; line: a --batch line's words. */
@@ -345,6 +365,9 @@ static int parse_opts(int argc, char **argv, struct bopts *o, bool line)
 		STR("-asm_one_time_init", asm_once)
 		STR("-code_one_time_init", code_once)
 		STR("-code_late_init", code_late)
+		STR("-code_c", code_c)
+		STR("-code_o", code_o)
+		STR("-function", function)
 		NUM("-R14_size", r14_mib, 1, 1u << 20)
 		STR("--batch", batch)
 		STR("--tty", tty)
@@ -644,6 +667,7 @@ struct bench {
 	int nsn;
 	int ngroups;			/* requests per snippet: MAX_EVENTS events each */
 	struct ctl_line L;
+	struct program prog;		/* -code_c, -code_o: the program of -function */
 	struct termios saved;		/* --tty: the line's settings before */
 	/* The machine has answered (over --tty, the probe; under QEMU, it
 	 * said it is ready) since it booted: from then on, silence or a
@@ -792,6 +816,15 @@ static int prepare_snippets(struct bench *B)
 					   &B->sn[i].body_len))
 				return 2;
 		}
+	} else if (o->code_c || o->code_o) {
+		char err[512];
+		one->src = (char *)o->function;
+		one->body = calloc(1, CALL_LEN);
+		one->body_len = CALL_LEN;
+		if (program_prepare(&B->prog, o->code_c ? o->code_c : o->code_o, err, sizeof(err))) {
+			fprintf(stderr, "bareperf bench: %s\n", err);
+			return 2;
+		}
 	} else if (o->code) {
 		one->src = (char *)o->code;
 		if (bench_read_code(o->code, &one->body, &one->body_len, "-code"))
@@ -822,6 +855,45 @@ static int prepare_snippets(struct bench *B)
 			return 2;
 		}
 	}
+	return 0;
+}
+
+/*
+ * -code_c, -code_o: the program loaded into the machine, and the body a
+ * call of its function, position independent: movabs rax, ADDR; call rax.
+ * 0, or the exit status (1: the line failed; 2: the kernel or the object
+ * refused).
+ */
+static int load_program(struct bench *B)
+{
+	struct program *p = &B->prog;
+	uint8_t *b = B->one.body;
+	uint64_t addr;
+	char err[sizeof(B->why)];
+
+	if (!B->o.tty && !B->L.ready &&
+	    ctl_line_wait_ready(&B->L, B->o.uefi ? BOOT_WAIT_UEFI_ICOUNT_S : BOOT_WAIT_S, err,
+				sizeof(err)) != CTL_LINE_OK) {
+		fprintf(stderr, "bareperf bench: %s\n", err);
+		return 1;
+	}
+	if (program_load(p, &B->L, B->o.verbose, err, sizeof(err))) {
+		fprintf(stderr, "bareperf bench: %s\n", err);
+		return strstr(err, "refused") ? 2 : 1;
+	}
+	fprintf(stderr, "bareperf bench: %s loaded as %s (%zu bytes) in %.2f s\n", p->file,
+		p->name, p->sent_len, p->load_s);
+	if (!program_symbol(p, B->o.function, &addr, err, sizeof(err))) {
+		fprintf(stderr, "bareperf bench: %s\n", err);
+		return 2;
+	}
+	b[0] = 0x48;			/* movabs rax, imm64 */
+	b[1] = 0xb8;
+	for (int i = 0; i < 8; i++)
+		b[2 + i] = (uint8_t)(addr >> (8 * i));
+	b[10] = 0xff;			/* call rax */
+	b[11] = 0xd0;
+	B->answered = true;
 	return 0;
 }
 
@@ -1099,8 +1171,10 @@ int cmd_bench(int argc, char **argv)
 	/* Events in groups the kernel takes in one request, each group a
 	 * measurement of its own (never multiplexed). */
 	B.ngroups = o->nevents ? (o->nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
-	if (prepare_snippets(&B))
+	if (prepare_snippets(&B)) {
+		program_free(&B.prog);
 		return 2;
+	}
 	/* A machine that resets closes the line: a write then fails with
 	 * EPIPE, which ctl_line_request reports, instead of killing us. */
 	signal(SIGPIPE, SIG_IGN);
@@ -1116,6 +1190,8 @@ int cmd_bench(int argc, char **argv)
 		}
 		B.answered = true;
 	}
+	if (!rc && (o->code_c || o->code_o))
+		rc = load_program(&B);
 	if (o->batch && !o->json && !rc)
 		printf("asm,event,value,error\n");
 	if (o->json && o->batch && !rc)
@@ -1133,6 +1209,7 @@ int cmd_bench(int argc, char **argv)
 	if (B.L.prepared)
 		qemu_cleanup(&B.L.q);
 	wire_dec_free(B.L.dec);
+	program_free(&B.prog);
 	if (!rc && B.gone[0])
 		rc = 1;
 	if (!rc && B.failed)

@@ -55,7 +55,8 @@ static void usage(FILE *f)
 	      "                       folded: folded stacks for flamegraph.pl (-o default stdout)\n"
 	      "                       chrome: Chrome/Perfetto trace-event JSON (-o default stdout)\n"
 	      "  -k, --kernel PATH    the kernel.elf that ran (default: kernel.elf next to the\n"
-	      "                       capture, or build/kernel.elf; its build-id must match)\n"
+	      "                       capture, or LIBDIR's (bareperf record -h); its build-id\n"
+	      "                       must match)\n"
 	      "  -f, --force          use the kernel even if its build-id differs\n"
 	      "  -e, --event NAME     folded: the event to show (default: the first with samples)\n"
 	      "  --no-buildid-cache   perf.data: leave perf's build-id cache (~/.debug) alone\n",

@@ -15,6 +15,7 @@
 
 #include "pmu/pmu.h"
 #include "tools/commands.h"
+#include "tools/util/paths.h"
 #include "tools/util/symbol.h"
 
 #ifdef HAVE_LIBPFM
@@ -335,7 +336,7 @@ int cmd_list_apps(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *kernel = "build/kernel.elf";
+	const char *kernel = paths_kernel();
 	bool all = false;
 	struct elf_file *e;
 	const void *apps;
@@ -351,8 +352,9 @@ int cmd_list_apps(int argc, char **argv)
 		case 'a': all = true; break;
 		case 'h':
 			printf("usage: bareperf list-apps [-k|--kernel PATH] [--all]\n"
-			       "  the apps built into kernel.elf (default build/kernel.elf), with their\n"
-			       "  descriptions; --all adds the guest test apps\n");
+			       "  the apps built into kernel.elf (default LIBDIR/kernel.elf, as for\n"
+			       "  bareperf record), with their descriptions; --all adds the guest\n"
+			       "  test apps\n");
 			return 0;
 		default:
 			fprintf(stderr, "bareperf list-apps: bad option '%s'\n", argv[optind - 1]);

@@ -40,6 +40,8 @@
 #include "tools/util/capture.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
+#include "tools/util/paths.h"
+#include "tools/util/program.h"
 #include "tools/util/qemu.h"
 #include "tools/util/record_live.h"
 #include "tools/util/session.h"
@@ -52,7 +54,9 @@
 
 struct opts {
 	const char *out, *events, *kernel, *build, *tty, *append, *cpu, *count, *trace;
-	bool control;			/* --tty: ask for the run over the control channel */
+	bool control;			/* ask for the run over the control channel */
+	bool program;			/* the app is the user's FILE.c or FILE.o */
+	const char *run_app;		/* the app the run asks for: APP, or the program's name */
 	uint64_t period, freq;
 	bool max_rate_set;		/* --max-rate given (0: no limit) */
 	uint64_t max_rate;
@@ -72,20 +76,25 @@ static void on_signal(int sig)
 }
 
 /*
- * The kernel command line this run asks for; over --tty (o->control), the
- * START_RUN request in the same words, for the capture's run_args.
+ * The kernel command line this run boots with, or (request) the START_RUN
+ * request in the same words, for the capture's run_args. A program boots
+ * the kernel with the control channel and asks for its run.
  */
-static void build_cmdline(const struct opts *o, char *buf, size_t n)
+static void build_cmdline(const struct opts *o, bool request, char *buf, size_t n)
 {
+	bool run = request || !o->control, boot = !request;
 	size_t len = 0;
 
 #define ADD(...) (len += (size_t)snprintf(buf + len, len < n ? n - len : 0, __VA_ARGS__))
-	if (o->control)
+	if (request)
 		ADD("START_RUN");
 	else
-		ADD("stream=%s", o->virtio ? "virtio" : "uart");
+		ADD("stream=%s%s", o->virtio ? "virtio" : "uart",
+		    o->control ? " control=1 code=1" : "");
+	if (!run)
+		goto boot_options;
 	if (o->app)
-		ADD(" app=%s", o->app[0]);
+		ADD(" app=%s", o->run_app);
 	if (o->events)
 		ADD(" events=%s", o->events);
 	if (o->count)
@@ -98,17 +107,18 @@ static void build_cmdline(const struct opts *o, char *buf, size_t n)
 		ADD(" max_rate=%" PRIu64, o->max_rate);
 	if (o->trace)
 		ADD(" trace=%s", o->trace);
-	if (o->control && o->cpu)
+	if (request && o->cpu)
 		ADD(" cpus=%s", o->cpu);
-	if (o->callchain)
+boot_options:
+	if (boot && o->callchain)
 		ADD(" callchain=1");
-	if (o->ring_pages)
+	if (boot && o->ring_pages)
 		ADD(" ring_pages=%u", o->ring_pages);
-	if (o->pace)
+	if (boot && o->pace)
 		ADD(" pace=%u", o->pace);
-	if (o->append)
+	if (boot && o->append)
 		ADD(" %s", o->append);
-	if (o->app && o->napp > 1) {
+	if (run && o->app && o->napp > 1) {
 		ADD(" --");
 		for (int i = 1; i < o->napp; i++)
 			ADD(" %s", o->app[i]);
@@ -125,7 +135,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bareperf record [-o FILE] [-e EVENTS] [-c PERIOD | -F FREQ] [-g]\n"
 		"                       [--qemu [QEMU options] | --tty DEV [--baud N]] [-- APP [ARGS]]\n"
-		"  run APP on the bareperf kernel and write what it streams into a capture\n"
+		"       bareperf record [options] [--qemu | --tty DEV] -- FILE.c|FILE.o [ARGS]\n"
+		"  run APP, or a program of your own, on the bareperf kernel and write what it\n"
+		"  streams into a capture\n"
 		"  -o, --output FILE     capture file (default capture.bpc); with --qemu, a copy\n"
 		"                        of the kernel goes beside it (FILE.bpc -> FILE.kernel.elf)\n"
 		"  -e, --events LIST     events to sample (events=; default cycles, or cpu-clock\n"
@@ -145,10 +157,10 @@ static void usage(FILE *f)
 		"      --cpu N           --tty only: the CPU the app runs on (every CPU of the\n"
 		"                        run is sampled; filter with bareperf report --cpu)\n"
 		"  QEMU (the default link):\n"
-		"      --qemu            boot build/kernel.elf in QEMU (PVH direct boot)\n"
+		"      --qemu            boot the kernel in QEMU (PVH direct boot)\n"
 		"      --uefi            boot through OVMF and the loader instead\n"
-		"  -k, --kernel PATH     the kernel (default build/kernel.elf)\n"
-		"      --build DIR       where the ESP is, for --uefi (default build)\n"
+		"  -k, --kernel PATH     the kernel (default LIBDIR/kernel.elf, below)\n"
+		"      --build DIR       where the ESP is, for --uefi (default LIBDIR)\n"
 		"      --smp N, --mem MIB  CPUs (default 1) and memory (default 256)\n"
 		"      --icount          TSC = instructions: deterministic runs (TCG)\n"
 		"      --kvm             -enable-kvm -cpu host (a Linux host with a PMU)\n"
@@ -161,8 +173,9 @@ static void usage(FILE *f)
 		"      --quiet-time SEC  stop this long after every CPU's APP_STOP (default 1)\n"
 		"      --wait SEC        give up when no frame came in SEC s (default 60, 0: never)\n"
 		"  -v, --verbose         show the console even when stderr is not a terminal,\n"
-		"                        and the QEMU command; -v -v also the firmware's own\n"
-		"                        output (otherwise shown only if the loader never starts)\n"
+		"                        the QEMU command and where a program's sections went;\n"
+		"                        -v -v also the firmware's own output (otherwise shown\n"
+		"                        only if the loader never starts)\n"
 		"  -q, --quiet           no console, no progress, no summary\n"
 		"\n"
 		"With --tty and -- APP, the machine must have booted with control=1\n"
@@ -172,6 +185,21 @@ static void usage(FILE *f)
 		"options of the machine's boot (callchain=, ring_pages=, pace= in its\n"
 		"bareperf.cfg), refused with --tty. Without an app, record takes what the\n"
 		"machine's bareperf.cfg runs.\n"
+		"\n"
+		"-- FILE.c runs your own program: a C file with main() that includes\n"
+		"bareperf.h, compiled with the flags of bareperf cflags (${CC:-cc}), or an\n"
+		"object file FILE.o built with them. It is given a GNU build-id, sent without\n"
+		"its debug sections to a kernel booted with control=1 code=1 (--qemu boots\n"
+		"one, then stops it), linked there against bareperf.h's functions, and run as\n"
+		"the app NAME, the file's name without .c or .o; its exit status is record's.\n"
+		"The full object is kept beside the capture (-o STEM.bpc: STEM.NAME.o) and in\n"
+		"perf's build-id cache, where reports find its symbols. A program the kernel\n"
+		"refuses (an undefined symbol, a relocation it does not do) leaves the file\n"
+		"at -o as it was.\n"
+		"\n"
+		"LIBDIR, where the kernel and the ESP come from: BUILD for a build tree's\n"
+		"BUILD/bareperf, PREFIX/lib/bareperf for an installed PREFIX/bin/bareperf\n"
+		"(make install), or $BAREPERF_LIBDIR when set.\n"
 		"\n"
 		"Exit status: the kernel's exit code (0 ok, 1 failure, 2 usage, 3 panic), from\n"
 		"its stream's END (or, if it stopped before its stream started, QEMU's status),\n"
@@ -329,8 +357,13 @@ static int check_args(struct opts *o, bool qemu, bool baud_set)
 	}
 	/* --tty with an app: the machine booted with control=1 serves the run we
 	 * ask for, with what START_RUN carries (apps/control.c). */
-	o->control = o->tty && (o->app || o->events || o->period || o->freq || o->cpu ||
-				o->count || o->max_rate_set || o->trace);
+	o->control = o->program || (o->tty && (o->app || o->events || o->period || o->freq ||
+				o->cpu || o->count || o->max_rate_set || o->trace));
+	if (o->program && o->virtio) {
+		fprintf(stderr, "bareperf record: %s: a program is sent over the UART, which "
+			"--virtio leaves to the console; record it without --virtio\n", o->app[0]);
+		return 2;
+	}
 	if (o->tty && !o->app && o->control) {
 		fprintf(stderr, "bareperf record: -e, -c, -F, --count, --max-rate, --trace and --cpu "
 			"over --tty need an app (-- APP): the run is asked for over the control "
@@ -406,8 +439,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->out = "capture.bpc";
-	o->kernel = "build/kernel.elf";
-	o->build = "build";
+	o->kernel = paths_kernel();
+	o->build = paths()->libdir;
 	o->baud = 115200;
 	o->smp = 1;
 	o->mem = 256;
@@ -423,6 +456,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (optind < argc) {
 		o->app = argv + optind;
 		o->napp = argc - optind;
+		o->run_app = o->app[0];
+		o->program = program_is_file(o->app[0]);
 	}
 	return check_args(o, qemu, baud_set);
 }
@@ -435,6 +470,9 @@ struct rec {
 	struct capture_writer w;
 	struct wire_dec *d;
 	struct ctl_client ctl;
+	int ctl_fd;			/* where the request goes: the tty, or QEMU's UART */
+	struct program prog;		/* -- FILE.c | FILE.o */
+	struct ctl_line line;		/* the program's LOAD requests go over it */
 	struct termios saved;		/* --tty: the line's settings before ours */
 	struct sigaction old_int, old_term, old_hup, old_pipe;
 	bool signals_set;
@@ -451,6 +489,25 @@ static void qemu_says(void *ctx, const char *line)
 
 	live_clear_status(L);
 	fprintf(stderr, "qemu: %s\n", line);
+}
+
+static int rec_load(struct rec *R);
+
+/*
+ * -- FILE.c | FILE.o: compiled (or taken) and checked before anything
+ * else, so a program that does not compile touches no line, machine or
+ * file. 0, or the exit status.
+ */
+static int rec_program(struct rec *R)
+{
+	struct opts *o = &R->o;
+
+	if (program_prepare(&R->prog, o->app[0], R->err, sizeof(R->err))) {
+		fprintf(stderr, "bareperf record: %s\n", R->err);
+		return 1;
+	}
+	o->run_app = R->prog.name;
+	return 0;
 }
 
 /*
@@ -475,7 +532,7 @@ static int rec_open(struct rec *R)
 		meta.baud = o->baud;
 		meta.link = o->tty;
 		if (o->control) {		/* what we ask the machine for */
-			build_cmdline(o, request, sizeof(request));
+			build_cmdline(o, true, request, sizeof(request));
 			meta.run_args = request;
 		}
 	} else {
@@ -484,9 +541,10 @@ static int rec_open(struct rec *R)
 			.kernel = o->kernel, .build = o->build, .cmdline = cmdline,
 			.smp = o->smp, .mem = o->mem,
 			.uefi = o->uefi, .virtio = o->virtio, .icount = o->icount, .kvm = o->kvm,
+			.serial_in = o->control,
 		};
 		int n = symtab_read_build_id(o->kernel, bid, sizeof(bid), R->err, sizeof(R->err));
-		build_cmdline(o, cmdline, sizeof(cmdline));
+		build_cmdline(o, false, cmdline, sizeof(cmdline));
 		if (n < 0 || qemu_prepare(&R->q, &qc, R->err, sizeof(R->err))) {
 			fprintf(stderr, "bareperf record: %s\n", R->err);
 			return 1;
@@ -499,6 +557,10 @@ static int rec_open(struct rec *R)
 		meta.link = R->q.link;
 		meta.run_args = R->q.cmdline;
 	}
+	/* The program goes first: a refused one leaves the file at -o as it was. */
+	if (o->program && rec_load(R))
+		return 1;
+	R->ctl_fd = o->tty ? R->ttyfd : R->q.in_fd;
 	R->buf = malloc(1 << 16);
 	R->d = wire_dec_new(&live_dec_ops, &R->L);
 	if (!R->buf || !R->d || capture_create(&R->w, o->out, &meta, R->err, sizeof(R->err))) {
@@ -506,13 +568,16 @@ static int rec_open(struct rec *R)
 		return 1;
 	}
 	/* The kernel that runs, kept beside the capture: reports symbolize it
-	 * after build/kernel.elf was rebuilt (session_symtab looks there first). */
+	 * after the default kernel was rebuilt (session_symtab looks there first). */
 	if (!o->tty) {
 		char copy[4200];
 		session_kernel_copy_path(o->out, copy, sizeof(copy));
 		if (strcmp(copy, o->kernel) && copy_file(o->kernel, copy, R->err, sizeof(R->err)))
 			fprintf(stderr, "bareperf record: warning: %s\n", R->err);
 	}
+	/* The program's full object, where reports find its symbols. */
+	if (o->program && program_keep(&R->prog, o->out, R->err, sizeof(R->err)))
+		fprintf(stderr, "bareperf record: warning: %s\n", R->err);
 	return 0;
 }
 
@@ -525,7 +590,7 @@ static int rec_request(struct rec *R)
 {
 	const struct opts *o = &R->o;
 	struct ctl_run run = {
-		.app = o->app[0], .args = o->app + 1, .nargs = o->napp - 1,
+		.app = o->run_app, .args = o->app + 1, .nargs = o->napp - 1,
 		.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
 		.count = o->count, .has_max_rate = o->max_rate_set, .max_rate = o->max_rate,
 		.trace = o->trace,
@@ -540,13 +605,13 @@ static int rec_request(struct rec *R)
 	return 0;
 }
 
-/* Catch the stop signals (they only set stop_signal) and start QEMU.
- * 0, or the exit status. */
-static int rec_start(struct rec *R)
+/* Catch the stop signals: they only set stop_signal. */
+static void rec_signals(struct rec *R)
 {
-	const struct opts *o = &R->o;
 	struct sigaction sa;
 
+	if (R->signals_set)
+		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -557,24 +622,83 @@ static int rec_start(struct rec *R)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &R->old_pipe);
 	R->signals_set = true;
+}
 
-	if (!o->tty) {
-		if (o->verbose) {
-			fprintf(stderr, "bareperf record:");
-			for (int i = 0; i < R->q.argc; i++)
-				fprintf(stderr, strpbrk(R->q.argv[i], " ,") ? " '%s'" : " %s",
-					R->q.argv[i]);
-			fputc('\n', stderr);
-		}
-		if (qemu_start(&R->q, &R->uart, R->err, sizeof(R->err)) ||
-		    (o->virtio && (R->vsock = qemu_connect(&R->q, R->err, sizeof(R->err))) < 0)) {
-			fprintf(stderr, "bareperf record: %s\n", R->err);
-			return 1;
-		}
+/* Start QEMU (once). 0, or the exit status. */
+static int rec_qemu(struct rec *R)
+{
+	const struct opts *o = &R->o;
+
+	if (R->q.pid > 0)
+		return 0;
+	if (o->verbose) {
+		fprintf(stderr, "bareperf record:");
+		for (int i = 0; i < R->q.argc; i++)
+			fprintf(stderr, strpbrk(R->q.argv[i], " ,") ? " '%s'" : " %s",
+				R->q.argv[i]);
+		fputc('\n', stderr);
 	}
-	if (o->control && !o->quiet)
+	if (qemu_start(&R->q, &R->uart, R->err, sizeof(R->err)) ||
+	    (o->virtio && (R->vsock = qemu_connect(&R->q, R->err, sizeof(R->err))) < 0)) {
+		fprintf(stderr, "bareperf record: %s\n", R->err);
+		return 1;
+	}
+	return 0;
+}
+
+/* Catch the stop signals and start QEMU. 0, or the exit status. */
+static int rec_start(struct rec *R)
+{
+	const struct opts *o = &R->o;
+
+	rec_signals(R);
+	if (!o->tty && rec_qemu(R))
+		return 1;
+	if (o->control && o->tty && !o->quiet)
 		fprintf(stderr, "bareperf record: asking the machine on %s for the run "
-			"(it must have booted with control=1 stream=uart)\n", o->tty);
+			"(it must have booted with control=1%s stream=uart)\n", o->tty,
+			o->program ? " code=1" : "");
+	return 0;
+}
+
+/*
+ * The program's LOAD requests, over the line to the machine: QEMU booted
+ * here (once the kernel says it reads requests), or the tty. What the
+ * machine says meanwhile is the load's, not the capture's: the capture
+ * starts with the run. 0, or the exit status.
+ */
+static int rec_load(struct rec *R)
+{
+	const struct opts *o = &R->o;
+	struct program *p = &R->prog;
+	struct ctl_line *L = &R->line;
+
+	rec_signals(R);
+	*L = (struct ctl_line){ .in = R->ttyfd, .out = R->ttyfd, .ready = true };
+	if (!o->tty) {
+		if (rec_qemu(R))
+			return 1;
+		*L = (struct ctl_line){ .in = R->uart, .out = R->q.in_fd };
+	}
+	ctl_line_codec(L);
+	if (!o->tty && ctl_line_wait_ready(L, o->uefi ? 600.0 : 120.0, R->err,
+					   sizeof(R->err)) != CTL_LINE_OK) {
+		fprintf(stderr, "bareperf record: %s\n", R->err);
+		return 1;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "bareperf record: sending %s as program %s: %zu bytes (%zu with "
+			"debug info)\n", p->file, p->name, p->sent_len, p->full_len);
+	if (program_load(p, L, o->verbose, R->err, sizeof(R->err))) {
+		fprintf(stderr, "bareperf record: %s\n", R->err);
+		if (strstr(R->err, "built-in"))
+			fprintf(stderr, "bareperf record: the program is named after its file: "
+				"rename %s\n", p->file);
+		return 1;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "bareperf record: %s loaded in %.2f s (%.0f bytes/s)\n", p->name,
+			p->load_s, p->load_s > 0 ? (double)p->sent_len / p->load_s : 0.0);
 	return 0;
 }
 
@@ -675,7 +799,7 @@ static void rec_loop(struct rec *R)
 		}
 		if (R->io_error || (o->tty && R->eof_stream))
 			break;
-		if (o->control && ctl_client_tick(&R->ctl, R->ttyfd, &L->ctl, now_s(), last_byte,
+		if (o->control && ctl_client_tick(&R->ctl, R->ctl_fd, &L->ctl, now_s(), last_byte,
 						  L->frames_seen, R->err, sizeof(R->err))) {
 			fprintf(stderr, "bareperf record: %s: %s\n", o->tty, R->err);
 			R->io_error = true;
@@ -702,7 +826,9 @@ static void tty_silent(const struct rec *R)
 	const struct opts *o = &R->o;
 	uint64_t bytes = wire_dec_stats(R->d)->bytes;
 
-	if (R->eof_stream)
+	if (!o->tty)
+		fprintf(stderr, "bareperf record: QEMU ended before the machine answered\n");
+	else if (R->eof_stream)
 		fprintf(stderr, "bareperf record: %s closed before the machine answered "
 			"(%" PRIu64 " bytes, %" PRIu64 " frames arrived); %s holds them\n", o->tty,
 			bytes, R->L.frames_seen, o->out);
@@ -742,7 +868,8 @@ static int rec_finish(struct rec *R)
 			fprintf(stderr, "  (%zu more lines)\n", L->fw_dropped);
 	}
 	if (!o->tty) {
-		st = qemu_reap(&R->q, stop_signal || R->timed_out || R->io_error);
+		/* A machine with the control channel waits for more requests. */
+		st = qemu_reap(&R->q, stop_signal || R->timed_out || R->io_error || o->control);
 		while (R->q.err_fd >= 0)
 			qemu_err_read(&R->q, qemu_says, L);	/* its last words, up to EOF */
 	}
@@ -866,6 +993,8 @@ static void rec_close(struct rec *R)
 	}
 	qemu_cleanup(&R->q);
 	wire_dec_free(R->d);
+	wire_dec_free(R->line.dec);
+	program_free(&R->prog);
 	free(R->buf);
 }
 
@@ -898,7 +1027,9 @@ int cmd_record(int argc, char **argv)
 	L->quiet = R->o.quiet;
 	L->live_boot_text = !R->o.tty;
 
-	rc = R->o.control ? rec_request(R) : 0;
+	rc = R->o.program ? rec_program(R) : 0;
+	if (!rc && R->o.control)
+		rc = rec_request(R);
 	if (!rc)
 		rc = rec_open(R);
 	if (!rc)

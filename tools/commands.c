@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tools/commands.h"
+#include "tools/util/paths.h"
 #include "tools/util/trace/trace.h"
 #include "tools/util/chrome.h"
 
@@ -24,6 +25,8 @@ const struct bareperf_command bareperf_commands[] = {
 	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture's call chains" },
 	{ "list", cmd_list, "the events the kernel knows, with their raw encodings" },
 	{ "list-apps", cmd_list_apps, "the apps built into a kernel.elf" },
+	{ "cflags", cmd_cflags, "the compiler flags of a C file built against the SDK header "
+	  "bareperf.h" },
 };
 
 const size_t bareperf_ncommands = sizeof(bareperf_commands) / sizeof(bareperf_commands[0]);
@@ -54,7 +57,8 @@ static int trace_slices(const char *capture, const char *kernel, convert_slice_e
 			void *ctx, char *err, size_t n)
 {
 	/* convert has already checked (or was told to --force) the kernel. */
-	struct trace_opts o = { .kernel_elf = kernel, .force = true, .cpu = -1 };
+	struct trace_opts o = { .kernel_elf = kernel ? kernel : paths_kernel(), .force = true,
+				.cpu = -1 };
 	struct slice_adapter a = { emit, ctx };
 
 	return trace_call_slices(capture, &o, adapt_slice, &a, err, n);

@@ -20,6 +20,7 @@ int cmd_list(int argc, char **argv);		/* tools/builtin-list.c: events */
 int cmd_list_apps(int argc, char **argv);	/* tools/builtin-list.c */
 int cmd_convert(int argc, char **argv);		/* tools/builtin-convert.c */
 int cmd_flamegraph(int argc, char **argv);	/* tools/builtin-flamegraph.c */
+int cmd_cflags(int argc, char **argv);		/* tools/builtin-cflags.c */
 
 struct bareperf_command {
 	const char *name;

@@ -308,6 +308,8 @@ enum wire_run_param {
 	WIRE_RUN_MAX_RATE	= 9,	/* u64: samples/s per CPU before throttling,
 					 * 0 no limit (max_rate=) */
 	WIRE_RUN_TRACE		= 10,	/* text: instruction tracing (trace=SPEC) */
+	WIRE_RUN_TIMEOUT_MS	= 11,	/* u64: a loaded program's run is stopped after
+					 * this long (ERROR); 0 or not sent: 60 s */
 };
 
 /*
@@ -361,7 +363,8 @@ enum wire_code_param {
  * programs (include/bareperf.h) and map it (text read-only executable,
  * the rest no-execute); the reply is one ITEM per placed section,
  *	section  shndx  name  addr  size  flags
- * (addr and size in hex, flags BP_PROGRAM_SEC_*), then OK; or ERROR
+ * (tab-separated; addr and size in hex with 0x, flags BP_PROGRAM_SEC_*
+ * in decimal), then OK; or ERROR
  * naming what is wrong (an undefined symbol, a relocation it does not
  * do, too little memory). A loaded program runs as an app named NAME
  * (START_RUN), replacing an earlier program of that name; each of its

@@ -9,7 +9,7 @@
 # a pty pair standing in for the device.
 TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/session_info.o \
 	tools/util/session_symbols.o tools/util/symbol.o tools/util/buildid_cache.o \
-	tools/util/util.o test/host/capgen.o ringbuf/ringbuf.o) \
+	tools/util/paths.o tools/util/util.o test/host/capgen.o ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
 HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
@@ -108,6 +108,17 @@ HOST_TESTS += $(BUILD)/host/test_bench_args
 
 $(BUILD)/host/test_bench_args: $(BUILD)/h/test/host/test_bench_args.o \
 		$(BUILD)/h/tools/util/bench_args.o $(BUILD)/h/tools/util/bench_out.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# Where the binary finds the kernel, the ESP and bareperf.h from its own
+# location (tools/util/paths.c), on trees laid out in a scratch directory,
+# and the SDK's compiler flags (tools/util/sdk.c).
+HOST_TESTS += $(BUILD)/host/test_paths
+
+$(BUILD)/host/test_paths: $(BUILD)/h/test/host/test_paths.o $(BUILD)/h/tools/util/paths.o \
+		$(BUILD)/h/tools/util/sdk.o $(BUILD)/h/test/host/tmpdir.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

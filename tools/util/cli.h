@@ -29,7 +29,7 @@ void cli_input_name(const char *tmp, const char *name, char *text, size_t n);
 /*
  * Open a capture for a converter: cli_input, session_load(in) without
  * the console, then the kernel's symbols as report does (session_symtab:
- * kernel, else kernel.elf next to the capture or build/kernel.elf,
+ * kernel, else kernel.elf next to the capture or the default kernel,
  * checked against the capture's build-id unless force); kpath (PATH_MAX
  * bytes) receives the absolute path of the file used. Prints errors
  * (naming `bareperf cmd`) and the capture's losses on stderr. 0 or -1.

@@ -229,6 +229,10 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	memcpy(&m, p, sizeof(m));
 	if (m.len > n - sizeof(m))
 		return;
+	if (m.type == WIRE_CTL_END) {
+		L->r->ended = L->r->done;
+		return;
+	}
 	if (m.type == WIRE_CTL_ITEM && L->r->on_item) {
 		char text[600];
 		size_t k = m.len < sizeof(text) - 1 ? m.len : sizeof(text) - 1;
@@ -371,6 +375,11 @@ int ctl_line_probe(struct ctl_line *L, const uint8_t *msg, size_t len, const cha
 	L->probing = false;
 	L->r = NULL;
 	return say_why(L, k, wait_s, why, why_n);
+}
+
+int ctl_line_wait_end(struct ctl_line *L, double wait_s)
+{
+	return L->r ? pump(L, &L->r->ended, wait_s) : CTL_LINE_OK;
 }
 
 int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n)

@@ -119,6 +119,7 @@ int ctl_client_tick(struct ctl_client *c, int fd, const struct ctl_reply *r, dou
 /* One request's replies: ITEMs, then OK or ERROR (done). */
 struct ctl_replies {
 	bool done, ok;
+	bool ended;			/* the END after them came */
 	char text[600];
 	int nitems;
 	char item[CTL_ITEMS_MAX][600];
@@ -166,6 +167,13 @@ void ctl_line_stop_qemu(struct ctl_line *L);
  */
 int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct ctl_replies *r,
 		     double wait_s, char *why, size_t why_n);
+
+/*
+ * After the last request's reply: wait for the END that closes it (at
+ * most wait_s), so that what comes next on the line is the next
+ * request's. CTL_LINE_OK, or CTL_LINE_SILENT / CTL_LINE_CLOSED.
+ */
+int ctl_line_wait_end(struct ctl_line *L, double wait_s);
 
 /*
  * A tty, before any request: msg, one that runs nothing and is answered

@@ -50,7 +50,8 @@ static int prepare_uefi(struct qemu *q, const struct qemu_config *c, char *err, 
 		return fail(err, errlen, "%s is missing: apt-get install ovmf", QEMU_OVMF_CODE);
 	snprintf(from, sizeof(from), "%s/esp/EFI/BOOT/BOOTX64.EFI", c->build);
 	if (access(from, R_OK))
-		return fail(err, errlen, "%s is missing: run 'make esp' first", from);
+		return fail(err, errlen, "%s is missing: make esp builds it (make install "
+			    "installs it)", from);
 	snprintf(esp, sizeof(esp), "%s/esp", q->dir);
 	snprintf(path, sizeof(path), "%s/EFI/BOOT", esp);
 	if (mkdir(esp, 0755) || mkdir(qs(q, "%s/EFI", esp), 0755) || mkdir(path, 0755))

@@ -286,7 +286,8 @@ int session_warn(const struct session *s, const char *cmd);
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must
  * match, unless force), else the first of "CAPTURE.kernel.elf" (the copy
  * `record --qemu` keeps of the kernel it booted: x.bpc -> x.kernel.elf),
- * "kernel.elf next to the capture", "build/kernel.elf" whose build-id
+ * "kernel.elf next to the capture", the default kernel (paths_kernel(),
+ * tools/util/paths.h: build/kernel.elf in a build tree) whose build-id
  * matches the capture's. force: load even on a mismatch (a warning line
  * on stderr). Returns 0 or -1 with one line in err; *used names the file
  * loaded.
@@ -294,7 +295,7 @@ int session_warn(const struct session *s, const char *cmd);
 void session_kernel_copy_path(const char *capture, char *buf, size_t n);
 /* The kernel.elf for a capture when no session is loaded (trace decoding):
  * explicit if given, else the copy `record` keeps beside the capture if it
- * exists (in buf), else NULL for the default build/kernel.elf. */
+ * exists (in buf), else the default kernel (paths_kernel()). */
 const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n);
 int session_symtab(const struct session *s, const char *explicit, bool force,
 		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen);

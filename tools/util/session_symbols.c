@@ -9,9 +9,11 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tools/util/buildid_cache.h"
+#include "tools/util/paths.h"
 #include "tools/util/session.h"
 #include "tools/util/symbol.h"
 
@@ -29,7 +31,14 @@ const char *session_kernel_for(const char *capture, const char *explicit, char *
 	if (explicit)
 		return explicit;
 	session_kernel_copy_path(capture, buf, n);
-	return access(buf, R_OK) == 0 ? buf : NULL;
+	return access(buf, R_OK) == 0 ? buf : paths_kernel();
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 int session_symtab(const struct session *s, const char *explicit, bool force,
@@ -46,16 +55,16 @@ int session_symtab(const struct session *s, const char *explicit, bool force,
 		snprintf(cand[ncand++], sizeof(cand[0]), "%s", explicit);
 	} else {
 		/* The copy record made of the kernel it booted, kernel.elf next to
-		 * the capture, then the build's: the first whose build-id matches. */
+		 * the capture, then the one this binary boots by default
+		 * (tools/util/paths.h): the first whose build-id matches. */
 		session_kernel_copy_path(s->path, cand[ncand], sizeof(cand[0]));
 		if (!access(cand[ncand], R_OK))
 			ncand++;
 		snprintf(dir, sizeof(dir), "%s", s->path);
 		snprintf(cand[ncand], sizeof(cand[0]), "%s/kernel.elf", dirname(dir));
-		if (!access(cand[ncand], R_OK) && strcmp(cand[ncand], "build/kernel.elf") &&
-		    strcmp(cand[ncand], "./build/kernel.elf"))
+		if (!access(cand[ncand], R_OK) && !same_file(cand[ncand], paths_kernel()))
 			ncand++;
-		snprintf(cand[ncand++], sizeof(cand[0]), "build/kernel.elf");
+		snprintf(cand[ncand++], sizeof(cand[0]), "%s", paths_kernel());
 	}
 	for (int i = 0; i < ncand; i++) {
 		if (!symtab_load(out, cand[i], have_id ? id : NULL, have_id ? idlen : 0,

@@ -21,15 +21,18 @@ struct inputs {			/* what a command decodes: capture and kernel.elf */
 };
 
 /*
- * The capture and the kernel.elf that ran (o->kernel_elf, else
- * build/kernel.elf): its build-id must match the capture's, unless
- * o->force (then a warning line).
+ * The capture and the kernel.elf that ran (o->kernel_elf): its build-id
+ * must match the capture's, unless o->force (then a warning line).
  */
 static int open_inputs(struct inputs *S, const char *capture, const struct trace_opts *o)
 {
-	const char *elf = o && o->kernel_elf ? o->kernel_elf : "build/kernel.elf";
+	const char *elf = o ? o->kernel_elf : NULL;
 
 	memset(S, 0, sizeof(*S));
+	if (!elf) {
+		snprintf(S->err, sizeof(S->err), "no kernel.elf to decode %s against", capture);
+		return -1;
+	}
 	if (trace_capture_load(&S->tc, capture, S->err, sizeof(S->err)))
 		return -1;
 	if (!trace_image_load(&S->im, elf, S->tc.build_id, S->tc.build_id_len, S->err,
@@ -343,8 +346,11 @@ int trace_opts_set_range(struct trace_opts *o, const char *range, char *err, siz
 	struct trace_image *im;
 	int rc;
 
-	if (trace_image_load(&im, o->kernel_elf ? o->kernel_elf : "build/kernel.elf", NULL, 0, err,
-			     n))
+	if (!o->kernel_elf) {
+		snprintf(err, n, "no kernel.elf to read --range's symbols from");
+		return -1;
+	}
+	if (trace_image_load(&im, o->kernel_elf, NULL, 0, err, n))
 		return -1;
 	rc = trace_parse_range(im, range, &o->lo, &o->hi, err, n);
 	o->have_range = !rc;

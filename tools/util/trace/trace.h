@@ -195,7 +195,7 @@ int trace_detect_format(const struct trace_piece *pieces, size_t n);
 /* ---- commands --------------------------------------------------------------- */
 
 struct trace_opts {
-	const char *kernel_elf;		/* NULL: build/kernel.elf */
+	const char *kernel_elf;		/* the kernel.elf that ran (required) */
 	bool force;			/* decode even if the build-ids differ */
 	bool have_range;		/* script: only instructions in [lo, hi) */
 	uint64_t lo, hi;

@@ -38,6 +38,7 @@ HOST_TOOLS += $(BUILD)/bptrace
 
 $(BUILD)/bptrace: $(BUILD)/tool/tools/bptrace.o $(TRACE_LIB) $(BUILD)/tool/tools/util/session.o \
 		$(BUILD)/tool/tools/util/session_info.o $(BUILD)/tool/tools/util/symbol.o \
-		$(BUILD)/tool/tools/util/capture.o $(BPWIRE_LIB) $(BPRING_LIB)
+		$(BUILD)/tool/tools/util/capture.o $(BUILD)/tool/tools/util/paths.o \
+		$(BPWIRE_LIB) $(BPRING_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $^ $(TRACE_LIBS) -o $@
