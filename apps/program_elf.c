@@ -95,8 +95,8 @@ static int check_header(struct elf_obj *o, char *err, size_t n)
 				 "with -c, or link with ld -r)", eh->type), -1;
 	if (eh->shentsize != sizeof(struct elf64_shdr) || !eh->shnum || eh->shnum >= SHN_LORESERVE ||
 	    (eh->shoff & 7) || !in_buf(o, eh->shoff, (u64)eh->shnum * sizeof(struct elf64_shdr)))
-		return ksnprintf(err, n, "the section header table is not in the object (%lu bytes)",
-				 (u64)o->len), -1;
+		return ksnprintf(err, n, "the section header table is not in the object (%lu bytes; "
+				 "truncated?)", (u64)o->len), -1;
 	o->eh = eh;
 	o->sh = (const void *)(o->buf + eh->shoff);
 	o->shnum = eh->shnum;

@@ -30,6 +30,9 @@ HOST_TESTS += test/sdk_exports.py
 # End to end: the control channel, driven by an independent encoder of the
 # wire format (needs build/kernel.elf).
 HOST_TESTS += test/e2e/control.py
+# Programs the host loads (LOAD): built from test/programs/ with the SDK's
+# flags, run, and refused in each way they can be (needs build/kernel.elf).
+HOST_TESTS += test/e2e/program.py
 # The UART held to 115200 baud: exact LOST accounting when the line cannot
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
