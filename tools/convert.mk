@@ -15,8 +15,9 @@
 # sessions built in memory, test/host/convert_fakes.c for session and
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
 # convert -> the real perf report / perf script / perf annotate, flame
-# graph as XML) and profilers (test/e2e/profilers.sh: script -g = perf
-# script; speedscope and Perfetto read script -g and Chrome JSON).
+# graph as XML), profilers (test/e2e/profilers.sh: script -g = perf
+# script; speedscope and Perfetto read script -g and Chrome JSON) and
+# program_perf (test/e2e/program_perf.sh: a program of the user's own).
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
@@ -37,6 +38,19 @@ $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_chec
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/perf_roundtrip.sh %s\n' \
+		$(CURDIR) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# A program of the user's own (test/programs/hot_loops.c) recorded in QEMU,
+# named by report and script, converted, and read by the real perf
+# (test/e2e/program_perf.sh).
+HOST_TESTS += $(BUILD)/host/program_perf
+
+$(BUILD)/host/program_perf: test/e2e/program_perf.sh test/programs/hot_loops.c \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/program_perf.sh %s\n' \
 		$(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
