@@ -18,7 +18,8 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
-	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o) $(TOOL_HOBJS)
+	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o program.o sdk.o) \
+	$(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o \
 		$(BUILD)/h/tools/util/escape.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
