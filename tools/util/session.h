@@ -17,7 +17,8 @@
  *   - the console text (CONSOLE frames and the plain text outside the
  *     stream: boot text, a halted machine's last line), up to
  *     SESSION_CONSOLE_MAX bytes,
- *   - whether the stream's end (the kernel's END) is in the capture.
+ *   - whether the stream's end (the kernel's END) is in the capture,
+ *   - the PROGRAM records: where the programs the kernel loaded went.
  * A session never hides a loss: every count above is available and the
  * commands print the nonzero ones.
  *
@@ -280,7 +281,8 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
  */
 int session_warn(const struct session *s, const char *cmd);
 
-/* ---- the kernel.elf of a session (tools/util/session_symbols.c) ------- */
+/* ---- the kernel.elf of a session and its programs' objects
+ * (tools/util/session_symbols.c) ---------------------------------------- */
 
 /*
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must

@@ -455,6 +455,43 @@ const char *symtab_dso(const struct symtab *t, uint64_t addr)
 	return p && p->rel ? p->prog_name : NULL;
 }
 
+/* The 8 bytes at vaddr in an allocated section of t's file. */
+static bool read_u64(const struct symtab *t, uint64_t vaddr, uint64_t *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr + 8 > sh.sh_size)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || vaddr - sh.sh_addr + 8 > d->d_size)
+			return false;
+		memcpy(out, (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr), 8);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What the kernel's loader links a program's undefined symbol name to:
+ * the function the SDK exports under that name (apps/sdk.h: SDK_EXPORT's
+ * struct sdk_export { name, addr } at __sdk_export_NAME), else the
+ * kernel's own symbol of that name.
+ */
+static bool kernel_value(const struct symtab *kernel, const char *name, uint64_t *v)
+{
+	char exp[256];
+	uint64_t at;
+
+	snprintf(exp, sizeof(exp), "__sdk_export_%s", name);
+	if (symtab_value(kernel, exp, &at) && read_u64(kernel, at + 8, v))
+		return true;
+	return symtab_value(kernel, name, v);
+}
+
 /* The undefined symbols of a program's object, as "NAME = VALUE;" lines with
  * the kernel's values; -1 if the kernel lacks one that is not weak. */
 static int ldscript_symbols(const struct symtab *p, const struct symtab *kernel, FILE *f,
@@ -475,7 +512,7 @@ static int ldscript_symbols(const struct symtab *p, const struct symtab *kernel,
 			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx != SHN_UNDEF ||
 			    !(name = elf_strptr(p->elf, sh.sh_link, s.st_name)) || !*name)
 				continue;
-			if (symtab_value(kernel, name, &v))
+			if (kernel_value(kernel, name, &v))
 				fprintf(f, "\"%s\" = 0x%" PRIx64 ";\n", name, v);
 			else if (GELF_ST_BIND(s.st_info) != STB_WEAK)
 				return fail(err, errlen, "%s: %s is not in the kernel's symbols",

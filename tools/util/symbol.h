@@ -1,7 +1,8 @@
 /*
  * tools/util/symbol.h — the one ELF reader of the host tools
  * (tools/util/symbol.c, elfutils libelf + libdw): a kernel.elf's function
- * symbols, source lines, executable segments and GNU build-id. Sessions
+ * symbols, source lines, executable segments and GNU build-id, and those
+ * of the programs the kernel loaded from relocatable objects. Sessions
  * choose their kernel.elf with it (tools/util/session.h: session_symtab), the
  * trace decoder walks the code it maps (tools/util/trace/image.c).
  *
@@ -118,8 +119,9 @@ bool symtab_is_program_object(const struct symtab *p);
  * an image with each section where its run placed it: the placed ones at
  * their addresses, the others past the program's end, the image's own
  * build-id note last; each symbol the object takes from the kernel gets
- * its value in the kernel's .symtab. -1 with a line in err when the
- * kernel lacks one.
+ * the value the kernel's loader gave it: the SDK's export of that name
+ * (apps/sdk.h), else the kernel's symbol. -1 with a line in err when the
+ * kernel has neither.
  */
 int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
 			    char *err, size_t errlen);
