@@ -286,6 +286,14 @@ static void report_names_them(void **state)
 	assert_non_null(strstr(out, "main"));
 	assert_null(strstr(out, "no object of program"));
 
+	snprintf(cmd, sizeof(cmd), "%s report -i %s -k %s --stdio --header-only 2>&1", BAREPERF,
+		 F.cap, F.self);
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	snprintf(want, sizeof(want), "# program: hot at %#llx-%#llx: ",
+		 (unsigned long long)TEXT_AT, (unsigned long long)PROG_END);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "cap.hot.o, build-id "));
+
 	snprintf(cmd, sizeof(cmd), "%s report -i %s -k %s --stdio -q --sort dso,sym 2>&1",
 		 BAREPERF, F.cap, F.self);
 	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
