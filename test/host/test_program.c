@@ -113,7 +113,7 @@ static uint64_t ip_outer(void) { return TEXT_AT + F.outer + F.outer_size / 2; }
 static uint64_t ip_main(void) { return STARTUP_AT + F.main_off + F.main_size / 2; }
 
 /* The PROGRAM record of the test's placement, the build-id given. */
-static void program_record(struct capgen *g, const uint8_t *id, size_t idlen)
+static void program_record(struct capgen *g, const char *name, const uint8_t *id, size_t idlen)
 {
 	struct {
 		struct bp_record_program p;
@@ -130,7 +130,7 @@ static void program_record(struct capgen *g, const uint8_t *id, size_t idlen)
 
 	memcpy(r.p.build_id, id, idlen);
 	r.p.build_id_len = (uint8_t)idlen;
-	snprintf(r.p.name, sizeof(r.p.name), "hot");
+	snprintf(r.p.name, sizeof(r.p.name), "%s", name);
 	capgen_record(g, 0, &r);
 }
 
@@ -152,7 +152,7 @@ static int write_capture(const uint8_t *id, size_t idlen)
 	capgen_cpu(g, 0, 0);
 	capgen_event(g, 1, "cpu-clock", 0, 100000);
 	for (uint32_t run_id = 1; run_id <= 2; run_id++) {
-		program_record(g, id, idlen);
+		program_record(g, "hot", id, idlen);
 		capgen_app(g, 0, true, run_id, "hot", t++, 0);
 		for (int i = 0; i < (run_id == 1 ? 6 : 0); i++) {
 			uint64_t ips[] = { ip_inner(), ip_outer() + 1, ip_main() + 1 };
@@ -405,6 +405,37 @@ static void perf_reads_them(void **state)
 	assert_non_null(strstr(out, "hot_sink += i * 3;"));
 }
 
+/* A run that placed another program over this one's range: said, and the
+ * later program names the addresses. */
+static void overlapping_programs(void **state)
+{
+	static char out[65536];
+	struct capgen *g = calloc(1, sizeof(*g));
+	char cap[4200], cmd[16384], err[256];
+
+	(void)state;
+	snprintf(cap, sizeof(cap), "%s", tmpdir_path("over.bpc"));
+	assert_non_null(g);
+	assert_int_equal(capgen_open(g, cap, CAPGEN_ST, NULL, err, sizeof(err)), 0);
+	capgen_meta(g, 1, 1000000000ull, 0, F.kid, F.kidlen);
+	capgen_cpu(g, 0, 0);
+	capgen_event(g, 1, "cpu-clock", 0, 100000);
+	program_record(g, "hot", F.id, F.idlen);
+	capgen_app(g, 0, true, 1, "hot", 10, 0);
+	capgen_app(g, 0, false, 1, "hot", 11, 0);
+	program_record(g, "cold", F.id, F.idlen);
+	capgen_app(g, 0, true, 2, "cold", 12, 0);
+	capgen_sample(g, 0, 1, ip_inner(), 13, 100000, 2, 0, NULL);
+	capgen_app(g, 0, false, 2, "cold", 14, 0);
+	assert_int_equal(capgen_close(g, 0, err, sizeof(err)), 0);
+	free(g);
+	snprintf(cmd, sizeof(cmd), "HOME=%s %s script -i %s -k %s -F ip,sym,dso 2>&1",
+		 tmpdir_path("no-home"), BAREPERF, cap, F.self);
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "program cold was placed over hot"));
+	assert_non_null(strstr(out, "[cold]+0x"));
+}
+
 /* An object whose build-id is not the record's is not used. */
 static void wrong_build_id(void **state)
 {
@@ -438,6 +469,7 @@ int main(void)
 		cmocka_unit_test(script_names_them),
 		cmocka_unit_test(missing_object),
 		cmocka_unit_test(perf_reads_them),
+		cmocka_unit_test(overlapping_programs),
 		cmocka_unit_test(wrong_build_id),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
  * the kernel loaded, each given to the kernel's table for its range.
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,10 +148,28 @@ static struct symtab *program_table(const struct session *s, const struct sessio
 	return symtab_new_program(&sp);
 }
 
+/* A program placed over an earlier one (a run that loaded another program
+ * where one had been): said on stderr, the later one names the addresses. */
+static void warn_overlap(const struct symtab *t, const struct session_program *p)
+{
+	const struct symtab *q;
+
+	for (size_t i = 0; (q = symtab_program_at(t, i)); i++) {
+		const char *name;
+		uint64_t start, end;
+		symtab_program_range(q, &name, &start, &end);
+		if (p->rec.start < end && start < p->rec.end)
+			fprintf(stderr, "bareperf: warning: program %s was placed over %s "
+				"(%#" PRIx64 "-%#" PRIx64 "): addresses there are named as %s's in "
+				"every run\n", p->rec.name, name, start, end, p->rec.name);
+	}
+}
+
 void session_symtab_programs(const struct session *s, struct symtab *t)
 {
 	for (size_t i = symtab_program_count(t); i < s->nprograms; i++) {
 		struct symtab *p = program_table(s, &s->programs[i]);
+		warn_overlap(t, &s->programs[i]);
 		if (!p || symtab_add_program(t, p)) {
 			symtab_free(p);
 			return;
