@@ -236,6 +236,42 @@ static void session_keeps_programs(void **state)
 	session_free(&s);
 }
 
+/* A PROGRAM that claims more sections than it holds, or is cut short:
+ * what it holds is kept, nothing read past it. */
+static void damaged_program_records(void **state)
+{
+	struct capgen *g = calloc(1, sizeof(*g));
+	struct {
+		struct bp_record_program p;
+		struct bp_program_section s[2];
+	} r = {
+		.p = { .header = { BP_RECORD_PROGRAM, 0, sizeof(r) }, .nr = 1000,
+		       .start = TEXT_AT, .end = PROG_END, .build_id_len = 200 },
+		.s = { { TEXT_AT, 16, 2, BP_PROGRAM_SEC_EXEC }, { BSS_AT, 8, 3, 0 } },
+	};
+	struct { struct bp_record_header h; uint64_t rest; } cut = { { BP_RECORD_PROGRAM, 0, 16 }, 0 };
+	char cap[4200], err[256];
+	struct session s;
+
+	(void)state;
+	memset(r.p.name, 'x', sizeof(r.p.name));
+	snprintf(cap, sizeof(cap), "%s", tmpdir_path("damaged.bpc"));
+	assert_non_null(g);
+	assert_int_equal(capgen_open(g, cap, CAPGEN_ST, NULL, err, sizeof(err)), 0);
+	capgen_meta(g, 1, 1000000000ull, 0, NULL, 0);
+	capgen_record(g, 0, &r);
+	capgen_record(g, 0, &cut);
+	assert_int_equal(capgen_close(g, 0, err, sizeof(err)), 0);
+	free(g);
+	assert_int_equal(session_load(&s, cap, err, sizeof(err)), 0);
+	assert_int_equal(s.nprograms, 1);
+	assert_int_equal(s.programs[0].nsec, 2);
+	assert_int_equal(s.programs[0].sec[1].addr, BSS_AT);
+	assert_int_equal(strlen(s.programs[0].rec.name), sizeof(r.p.name) - 1);
+	assert_int_equal(s.programs[0].rec.build_id_len, 20);
+	session_free(&s);
+}
+
 static void symbols_and_lines(void **state)
 {
 	struct session s;
@@ -464,6 +500,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(session_keeps_programs),
+		cmocka_unit_test(damaged_program_records),
 		cmocka_unit_test(symbols_and_lines),
 		cmocka_unit_test(report_names_them),
 		cmocka_unit_test(script_names_them),
