@@ -13,6 +13,7 @@
 
 #include "tools/commands.h"
 #include "tools/util/buildid_cache.h"
+#include "tools/util/program_image.h"
 #include "tools/util/chrome.h"
 #include "tools/util/cli.h"
 #include "tools/util/convert_perf.h"
@@ -20,6 +21,30 @@
 #include "tools/util/stack.h"
 
 /* ---- the command ---------------------------------------------------------- */
+
+/* The images convert linked of the programs (program_image.h), into perf's
+ * build-id cache beside the kernel. */
+static void cache_program_images(const struct symtab *t, const char *outp)
+{
+	const struct symtab *p;
+
+	for (size_t i = 0; (p = symtab_program_at(t, i)); i++) {
+		char path[PATH_MAX], abs[PATH_MAX], dir[PATH_MAX], err[1024];
+		const char *name;
+		uint64_t start, end;
+		uint8_t id[64];
+		int n;
+		symtab_program_range(p, &name, &start, &end);
+		program_image_path(outp, name, path, sizeof(path));
+		if (!symtab_is_program_object(p) || !realpath(path, abs))
+			continue;
+		n = symtab_read_build_id(abs, id, sizeof(id), err, sizeof(err));
+		if (n <= 0 || buildid_cache_add(abs, id, (size_t)n, dir, sizeof(dir), err,
+						sizeof(err)))
+			fprintf(stderr, "bareperf convert: warning: build-id cache: %s: %s\n", abs,
+				n <= 0 ? "no build-id" : err);
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -132,6 +157,8 @@ int cmd_convert(int argc, char **argv)
 			else
 				fprintf(stderr, "bareperf convert: %s is in perf's build-id cache "
 					"(%s): perf report -i %s finds it\n", kpath, dir, outp);
+			if (cache)
+				cache_program_images(t, outp);
 		}
 	} else {
 		FILE *out = strcmp(outp, "-") ? fopen(outp, "w") : stdout;

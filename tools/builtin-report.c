@@ -42,6 +42,7 @@ struct out {
 	double graph_limit;		/* -g's threshold: tree branches under it hidden */
 	const char *dso;		/* the kernel image's name */
 	const struct session *s;
+	const struct symtab *t;		/* names the programs' ranges (their dso) */
 };
 
 #define C_RED	"\033[31m"
@@ -157,8 +158,10 @@ static const char *col_text(const struct out *o, const struct report_row *w, enu
 			return w->name;
 		snprintf(buf, n, "[unknown] 0x%" PRIx64, w->key);
 		return buf;
-	case COL_DSO:
-		return o->dso;
+	case COL_DSO: {
+		const char *prog = symtab_dso(o->t, w->key);
+		return prog ? prog : o->dso;
+	}
 	case COL_SRCLINE:
 	case COL_LINE_FUNC:
 		/* without a line (code with no debug info): perf's fallback,
@@ -762,6 +765,7 @@ static int aggregate(struct report_cmd *c, struct session *s, struct report *r,
 	cli_input_done(c->stdin_tmp);
 	if (c->stdin_tmp[0])
 		snprintf(s->path, sizeof(s->path), "(standard input)");
+	session_symtab_programs(s, sc.t);
 	report_set_symtab(sc.agg, sc.t);
 	if (report_end(sc.agg, s, err, sizeof(err))) {
 		fprintf(stderr, "bareperf report: %s\n", err);
@@ -774,6 +778,7 @@ static int aggregate(struct report_cmd *c, struct session *s, struct report *r,
 	const char *b = strrchr(c->used, '/');
 	c->o.dso = b ? b + 1 : c->used;
 	c->o.s = s;
+	c->o.t = sc.t;
 	return 0;
 }
 

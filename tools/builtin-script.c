@@ -247,8 +247,10 @@ static void perf_frame(const struct ctx *c, uint64_t a, char sep)
 		else
 			fputs(sym.name, c->f);
 	}
-	if (f & PF_DSO)
-		fprintf(c->f, " (%s)", kernel ? "[kernel.kallsyms]" : "[unknown]");
+	if (f & PF_DSO) {
+		const char *prog = symtab_dso(c->t, a);
+		fprintf(c->f, " (%s)", prog ? prog : kernel ? "[kernel.kallsyms]" : "[unknown]");
+	}
 	/* perf's srcline: the file's base name; nothing when there is no line */
 	if ((f & PF_SRCLINE) && c->t && symtab_line(c->t, a, &file, &line)) {
 		const char *b = strrchr(file, '/');
@@ -562,6 +564,34 @@ static void bench_end_words(struct words *w, const struct bp_record_header *h)
 	kv_u(w, "lost", r.lost);
 }
 
+/* PROGRAM: the program, its build-id and range; each section as
+ * shndx@addr+size (x executable, w writable). */
+static void program_words(struct words *w, const struct bp_record_header *h)
+{
+	struct bp_record_program r;
+	size_t len = 0;
+
+	fixed(&r, sizeof(r), h);
+	r.name[sizeof(r.name) - 1] = 0;
+	snprintf(w->brand, sizeof(w->brand), "%s", r.name);
+	kv_s(w, "name", w->brand);
+	kv_s(w, "build_id", symtab_hex(r.build_id, r.build_id_len < sizeof(r.build_id) ?
+				       r.build_id_len : sizeof(r.build_id), w->b1, sizeof(w->b1)));
+	kv_x(w, "start", r.start);
+	kv_x(w, "end", r.end);
+	w->list[0] = 0;
+	for (uint32_t i = 0; i < r.nr && sizeof(r) + (i + 1) * sizeof(struct bp_program_section) <=
+					 h->size && len < sizeof(w->list); i++) {
+		struct bp_program_section e;
+		memcpy(&e, (const uint8_t *)h + sizeof(r) + i * sizeof(e), sizeof(e));
+		len += (size_t)snprintf(w->list + len, sizeof(w->list) - len,
+					"%s%u@0x%" PRIx64 "+0x%" PRIx64 "%s%s", i ? " " : "", e.shndx,
+					e.addr, e.size, e.flags & BP_PROGRAM_SEC_EXEC ? "x" : "",
+					e.flags & BP_PROGRAM_SEC_WRITE ? "w" : "");
+	}
+	kv_s(w, "sections", w->list);
+}
+
 /* A record of a type without a printer: its header. */
 static void header_words(struct words *w, const struct bp_record_header *h)
 {
@@ -592,6 +622,7 @@ static const struct record_type {
 	{ BP_RECORD_BENCH,		"BENCH",	bench_words },
 	{ BP_RECORD_TICKS,		"TICKS",	ticks_words },
 	{ BP_RECORD_BENCH_END,		"BENCH_END",	bench_end_words },
+	{ BP_RECORD_PROGRAM,		"PROGRAM",	program_words },
 };
 
 static const struct record_type *record_type(uint32_t type)

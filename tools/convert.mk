@@ -5,6 +5,7 @@
 #   tools/util/perfdata.c       the perf.data file format: writer, and a reader the tests use
 #   tools/util/convert_perf.c   a capture to perf.data
 #   tools/util/buildid_cache.c  perf's build-id cache (convert puts kernel.elf there)
+#   tools/util/program_image.c  a loaded program linked at its run's addresses, for perf
 #   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
 #   tools/util/stack.c          the stack tree, folded output, kinds of code
 #   tools/util/flamegraph.c     the flame graph SVG
@@ -14,12 +15,14 @@
 # sessions built in memory, test/host/convert_fakes.c for session and
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
 # convert -> the real perf report / perf script / perf annotate, flame
-# graph as XML) and profilers (test/e2e/profilers.sh: script -g = perf
-# script; speedscope and Perfetto read script -g and Chrome JSON).
+# graph as XML), profilers (test/e2e/profilers.sh: script -g = perf
+# script; speedscope and Perfetto read script -g and Chrome JSON) and
+# program_perf (test/e2e/program_perf.sh: a program of the user's own).
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
 CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/buildid_cache.c \
+	tools/util/program_image.c \
 	tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c \
 	tools/util/escape.c
 CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
@@ -35,6 +38,19 @@ $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_chec
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)
 	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/perf_roundtrip.sh %s\n' \
+		$(CURDIR) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+# A program of the user's own (test/programs/hot_loops.c) recorded in QEMU,
+# named by report and script, converted, and read by the real perf
+# (test/e2e/program_perf.sh).
+HOST_TESTS += $(BUILD)/host/program_perf
+
+$(BUILD)/host/program_perf: test/e2e/program_perf.sh test/programs/hot_loops.c \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh test/e2e/program_perf.sh %s\n' \
 		$(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 

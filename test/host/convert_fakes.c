@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ struct symtab {
 	size_t nseg;
 	struct fake_sym *labels;	/* symtab_value: fake_symtab_label, or NOTYPE symbols */
 	size_t nlabels;
+	char prog[32];			/* fake_symtab_program: its name, "" for none */
+	uint64_t prog_start, prog_end;
 };
 
 const struct session *fake_loaded_session;
@@ -159,6 +162,54 @@ void symtab_free(struct symtab *t)
 	free(t->syms);
 	free(t->labels);
 	free(t);
+}
+
+void fake_symtab_program(struct symtab *t, const char *name, uint64_t start, uint64_t end)
+{
+	snprintf(t->prog, sizeof(t->prog), "%s", name);
+	t->prog_start = start;
+	t->prog_end = end;
+}
+
+const char *symtab_dso(const struct symtab *t, uint64_t addr)
+{
+	return t && t->prog[0] && addr >= t->prog_start && addr < t->prog_end ? t->prog : NULL;
+}
+
+/* No program has an object here: convert links no image. */
+const struct symtab *symtab_program_at(const struct symtab *t, size_t i)
+{
+	(void)t, (void)i;
+	return NULL;
+}
+
+void symtab_program_range(const struct symtab *p, const char **name, uint64_t *start,
+			  uint64_t *end)
+{
+	*name = p->prog;
+	*start = p->prog_start;
+	*end = p->prog_end;
+}
+
+bool symtab_is_program_object(const struct symtab *p)
+{
+	(void)p;
+	return false;
+}
+
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	(void)p, (void)kernel, (void)f;
+	snprintf(err, errlen, "no object");
+	return -1;
+}
+
+int symtab_read_build_id(const char *path, uint8_t *id, size_t cap, char *err, size_t errlen)
+{
+	(void)path, (void)id, (void)cap;
+	snprintf(err, errlen, "no build-id");
+	return 0;
 }
 
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)

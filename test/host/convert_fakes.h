@@ -31,6 +31,8 @@ struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 void fake_symtab_label(struct symtab *t, const char *name, uint64_t value);
 /* symtab_line answers file (line 1) for every address of function name. */
 void fake_symtab_file(struct symtab *t, const char *name, const char *file);
+/* One program the kernel loaded, in [start, end): symtab_dso names it. */
+void fake_symtab_program(struct symtab *t, const char *name, uint64_t start, uint64_t end);
 
 /*
  * Building sessions: fs_init zeroes s and sets RUN_META with 1 TSC tick =

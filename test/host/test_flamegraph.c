@@ -466,6 +466,10 @@ static void test_kinds(void **state)
 	assert_int_equal(convert_addr_kind(nolabels, 0x1210), CONVERT_KIND_APP);
 	assert_int_equal(convert_addr_kind(NULL, 0x1100), CONVERT_KIND_KERNEL);
 	assert_string_equal(convert_kind_name(CONVERT_KIND_BENCH), "benchmark");
+	/* a program the kernel loaded is the app's, whatever its source's path */
+	fake_symtab_program(t, "hot", 0x9000, 0xa000);
+	assert_int_equal(convert_addr_kind(t, 0x9000), CONVERT_KIND_APP);
+	assert_int_equal(convert_addr_kind(t, 0xa000), CONVERT_KIND_KERNEL);
 	symtab_free(t);
 	symtab_free(nolabels);
 }

@@ -8,8 +8,8 @@
 # link addresses), report aggregation, and record's serial-line path with
 # a pty pair standing in for the device.
 TOOL_HOBJS := $(addprefix $(BUILD)/h/,tools/util/session.o tools/util/session_info.o \
-	tools/util/session_symbols.o tools/util/symbol.o tools/util/paths.o test/host/capgen.o \
-	ringbuf/ringbuf.o) \
+	tools/util/session_symbols.o tools/util/symbol.o tools/util/buildid_cache.o \
+	tools/util/paths.o tools/util/util.o test/host/capgen.o ringbuf/ringbuf.o) \
 	$(WIRE_C:%.c=$(BUILD)/h/%.o)
 
 HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
@@ -18,8 +18,8 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
 $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
-	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o util.o record_live.o program.o sdk.o \
-		buildid_cache.o) $(TOOL_HOBJS)
+	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o program.o sdk.o) \
+	$(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o \
 		$(BUILD)/h/tools/util/escape.o $(TOOL_HOBJS)
 $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
@@ -27,6 +27,19 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -o $@
+
+# A program loaded from a relocatable object (test/programs/hot_loops.c,
+# compiled by the test with the SDK flags), named by the session, report
+# and script: the test runs $(BUILD)/bareperf on the capture it writes.
+HOST_TESTS += $(BUILD)/host/test_program
+
+$(BUILD)/h/test/host/test_program.o: HOSTCFLAGS += \
+	-DPROGRAM_SRC='"$(CURDIR)/test/programs/hot_loops.c"' -DBAREPERF='"$(CURDIR)/$(BUILD)/bareperf"'
+$(BUILD)/host/test_program: $(BUILD)/h/test/host/test_program.o $(BUILD)/h/test/host/tmpdir.o \
+		$(TOOL_HOBJS) | $(BUILD)/bareperf
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $(filter %.o %.a,$^) -lcmocka -lelf -ldw -o $@
 
 # stat --bench (tools/util/stat_bench.c) and the harness's statistics
 # (apps/bench_stats.c) on sessions built in memory (convert_fakes for

@@ -112,3 +112,19 @@ int buildid_cache_add(const char *kernel_path, const uint8_t *id, size_t idlen,
 	}
 	return 0;
 }
+
+int buildid_cache_path(const uint8_t *id, size_t idlen, char *buf, size_t n)
+{
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char hex[2 * 64 + 1];
+
+	if (!idlen || idlen > 64 || ((!env || !*env) && (!home || !*home)))
+		return -1;
+	for (size_t i = 0; i < idlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (env && *env)
+		snprintf(buf, n, "%s/.build-id/%.2s/%s/elf", env, hex, hex + 2);
+	else
+		snprintf(buf, n, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+	return 0;
+}

@@ -16,4 +16,11 @@
 int buildid_cache_add(const char *kernel_path, const uint8_t *id, size_t idlen,
 		      char *dir_out, size_t dirlen, char *err, size_t errlen);
 
+/*
+ * Where the cache keeps the file of build-id id: DIR/.build-id/xx/rest/elf
+ * (in buf); -1 if no cache directory is known (neither PERF_BUILDID_DIR
+ * nor HOME). The file may not be there.
+ */
+int buildid_cache_path(const uint8_t *id, size_t idlen, char *buf, size_t n);
+
 #endif

@@ -30,6 +30,28 @@
  *   - one COMM record per app run: pid = tid = the run id (the SAMPLE
  *     pid), comm = the app's name, or "bareperf" if no APP_START names it.
  *
+ * A program the kernel loaded from a relocatable object (PROGRAM records,
+ * its object found by the session) is no part of kernel.elf, and perf
+ * reads a kernel map other than [kernel.kallsyms] as a kernel module,
+ * whose symbols it relocates from the running kernel's module sections.
+ * So the program is what perf knows best, a process's executable:
+ *
+ *   - its object is linked by the system's ld into an image with every
+ *     section where the run placed it (tools/util/program_image.h), a
+ *     GNU build-id of its own, kept as OUT.NAME.elf (builtin-convert puts
+ *     it in the build-id cache too);
+ *   - each run of the program (the runs of an app of its name; all runs
+ *     if none has it) gets an MMAP2 of each executable segment of the
+ *     image, at its address, pgoff = its file offset, with the image's
+ *     build-id (PERF_RECORD_MISC_MMAP_BUILD_ID), and BUILD_ID names it;
+ *   - a sample whose ip is in the program is a user-mode sample
+ *     (cpumode PERF_RECORD_MISC_USER, exclude_user clear), and a call
+ *     chain switches context with PERF_CONTEXT_USER / PERF_CONTEXT_KERNEL
+ *     markers where it passes between the program and the kernel.
+ *
+ * perf report then names the program's functions with the image as their
+ * shared object, perf annotate disassembles the image with its source.
+ *
  * Samples keep their order (the session sorts them by time) and carry
  * IP|TID|TIME|ID|CPU|PERIOD, plus CALLCHAIN if any sample has one.
  * tid = pid: one thread per run (the kernel's tid is the CPU number,
@@ -62,6 +84,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,10 +93,12 @@
 #include "tools/util/convert_perf.h"
 #include "tools/util/evlist.h"
 #include "tools/util/perfdata.h"
+#include "tools/util/program_image.h"
 
 #define CONVERT_ROUND		4096	/* samples between FINISHED_ROUND records */
 #define MAX_SEGMENTS		16
-/* callchain entries that fit a SAMPLE: header, 6 fields, nr, marker */
+#define MAX_PROGRAMS		64
+/* callchain addresses that fit a SAMPLE: header, 6 fields, nr, marker */
 #define MAX_CHAIN		((0xfff8u - 8 - 48 - 8 - 8) / 8)
 
 /* ---- events ----------------------------------------------------------- */
@@ -117,9 +143,22 @@ struct sample_id {
 	uint32_t cpu, res;
 };
 
+/* A program linked into an image for perf (program_image.h). */
+struct conv_prog {
+	const char *name;
+	uint64_t start, end;
+	char image[4096];		/* absolute */
+	uint8_t id[20];
+	size_t idlen;
+	uint64_t vaddr[MAX_SEGMENTS], size[MAX_SEGMENTS], off[MAX_SEGMENTS];
+	size_t nseg;			/* its executable segments */
+};
+
 struct pd_conv {
 	struct pd_writer w;
 	const struct session *s;
+	struct conv_prog prog[MAX_PROGRAMS];
+	size_t nprog;
 	struct evmap ev;
 	uint64_t sample_type;
 	uint8_t *rec;			/* record being built */
@@ -270,11 +309,72 @@ static void write_kernel_mmap(struct pd_conv *c, uint64_t first_id, uint64_t sta
 	rec_end(c, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, p);
 }
 
-/* perf's cpumode for a sample: user if the kernel said CPL 3, else kernel. */
-static uint16_t sample_cpumode(const struct bp_sample_rec *r)
+static bool in_program(const struct pd_conv *c, uint64_t ip)
 {
-	return (r->misc & BP_MISC_CPUMODE_MASK) == BP_MISC_USER ? PERF_RECORD_MISC_USER
-								 : PERF_RECORD_MISC_KERNEL;
+	for (size_t i = 0; i < c->nprog; i++)
+		if (ip >= c->prog[i].start && ip < c->prog[i].end)
+			return true;
+	return false;
+}
+
+/*
+ * A run's map of one executable segment of a program's image: MMAP2 with
+ * the image's build-id, pgoff = the segment's file offset.
+ */
+static void write_program_mmap(struct pd_conv *c, uint32_t pid, uint64_t first_id,
+			       const struct conv_prog *g, size_t seg)
+{
+	size_t flen = strlen(g->image);
+	uint32_t ids[2] = { pid, pid };
+	uint64_t f[3] = { g->vaddr[seg], g->size[seg], g->off[seg] };
+	uint8_t bid[24] = { (uint8_t)g->idlen };
+	uint32_t prot[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
+	uint8_t *p = rec_begin(c, 8 + 24 + 24 + 8 + flen + 8 + sizeof(struct sample_id));
+
+	if (!p)
+		return;
+	memcpy(bid + 4, g->id, g->idlen);
+	memcpy(p, ids, 8), p += 8;
+	memcpy(p, f, 24), p += 24;
+	memcpy(p, bid, 24), p += 24;
+	memcpy(p, prot, 8), p += 8;
+	memcpy(p, g->image, flen), p += (flen + 8) & ~(size_t)7;
+	p = put_sample_id(p, pid, 0, first_id, 0);
+	rec_end(c, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER | PERF_RECORD_MISC_MMAP_BUILD_ID, p);
+}
+
+/* perf's cpumode for a sample: user if the kernel said CPL 3 or the ip
+ * is in a program's image, else kernel. */
+static uint16_t sample_cpumode(const struct pd_conv *c, const struct bp_sample_rec *r)
+{
+	return (r->misc & BP_MISC_CPUMODE_MASK) == BP_MISC_USER || in_program(c, r->ip) ?
+	       PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+}
+
+/*
+ * The chain perf reads: a context marker, then the addresses, and a marker
+ * again wherever they pass between the kernel and a program. At most max
+ * entries into out; returns how many.
+ */
+static uint64_t chain_with_markers(const struct pd_conv *c, const struct bp_sample_rec *r,
+				   const uint64_t *ips, uint64_t nr, uint64_t *out, uint64_t max)
+{
+	bool user_cpl = (r->misc & BP_MISC_CPUMODE_MASK) == BP_MISC_USER;
+	uint64_t n = 0, mode = 0;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t want = user_cpl || in_program(c, ips[i]) ? PERF_CONTEXT_USER
+								 : PERF_CONTEXT_KERNEL;
+		if (want != mode) {
+			if (n + 2 > max)
+				break;
+			out[n++] = mode = want;
+		}
+		if (n == max)
+			break;
+		out[n++] = ips[i];
+	}
+	return n;
 }
 
 static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
@@ -287,31 +387,23 @@ static void write_sample(struct pd_conv *c, const struct bp_sample_rec *r)
 		uint64_t period;
 	} f = { r->ip, r->pid, r->pid, ns(c->s, r->time),
 		(uint64_t)evmap_find(&c->ev, r->id) + 1, r->cpu, 0, r->period };
-	uint64_t nr = r->nr_ips ? r->nr_ips : 1;
+	uint64_t nr = r->nr_ips ? r->nr_ips : 1, n;
 	uint8_t *p;
 
-	/* A record's size is a u16; the context marker makes ours 8 bytes
-	 * longer than the kernel's, so the deepest frames of the longest
-	 * possible chain would not fit: keep the innermost. */
-	if (nr > MAX_CHAIN)
-		nr = MAX_CHAIN;
-	p = rec_begin(c, sizeof(f) + (nr + 2) * 8);
+	/* A record's size is a u16; the context markers make ours longer
+	 * than the kernel's, so the deepest frames of the longest possible
+	 * chain would not fit: keep the innermost. */
+	p = rec_begin(c, sizeof(f) + (MAX_CHAIN + 2) * 8);
 	if (!p)
 		return;
 	memcpy(p, &f, sizeof(f)), p += sizeof(f);
 	if (c->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint16_t mode = sample_cpumode(r);
-		uint64_t n = nr + 1;
-		uint64_t mark = mode == PERF_RECORD_MISC_USER ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
-		memcpy(p, &n, 8), p += 8;
-		memcpy(p, &mark, 8), p += 8;
-		if (r->nr_ips)
-			memcpy(p, &c->s->ips[r->ips_off], nr * 8);
-		else
-			memcpy(p, &r->ip, 8);
-		p += nr * 8;
+		n = chain_with_markers(c, r, r->nr_ips ? &c->s->ips[r->ips_off] : &r->ip, nr,
+				       (uint64_t *)(void *)(p + 8), MAX_CHAIN + 1);
+		memcpy(p, &n, 8), p += 8 + n * 8;
 	}
-	rec_end(c, PERF_RECORD_SAMPLE, sample_cpumode(r) | (r->misc & PERF_RECORD_MISC_EXACT_IP), p);
+	rec_end(c, PERF_RECORD_SAMPLE, sample_cpumode(c, r) | (r->misc & PERF_RECORD_MISC_EXACT_IP),
+		p);
 }
 
 static void write_throttle(struct pd_conv *c, const struct session_throttle *t, bool start,
@@ -514,6 +606,10 @@ static void set_features(struct pd_conv *c, const char *kernel_path, const uint8
 	if (build_id_len)
 		pd_add_build_id(&c->w, PERF_RECORD_MISC_KERNEL, build_id, build_id_len,
 				CONVERT_KERNEL_MAP);
+	for (size_t i = 0; i < c->nprog; i++)
+		if (c->prog[i].idlen)
+			pd_add_build_id(&c->w, PERF_RECORD_MISC_USER, c->prog[i].id,
+					c->prog[i].idlen, c->prog[i].image);
 	/* the machine that ran, as the capture names it: the link it came over */
 	snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(s->capture.link), s->capture.link);
 	pd_set_feature_string(&c->w, PD_FEAT_HOSTNAME, buf[0] ? buf : "bareperf");
@@ -551,6 +647,61 @@ static void set_features(struct pd_conv *c, const char *kernel_path, const uint8
 				  ns(s, s->samples[s->nsamples - 1].time) };
 		pd_set_feature(&c->w, PD_FEAT_SAMPLE_TIME, t, sizeof(t));
 	}
+}
+
+/* Each program of t read from its object, linked into its image beside out
+ * (a warning on stderr for one that cannot be: perf will not name it). */
+static void link_programs(struct pd_conv *c, const struct symtab *t, const char *out)
+{
+	const struct symtab *p;
+	char err[1024], path[4096];
+
+	for (size_t i = 0; (p = symtab_program_at(t, i)) && c->nprog < MAX_PROGRAMS; i++) {
+		struct conv_prog *g = &c->prog[c->nprog];
+		struct symtab *img;
+		const uint8_t *id;
+		if (!symtab_is_program_object(p))
+			continue;
+		symtab_program_range(p, &g->name, &g->start, &g->end);
+		program_image_path(out, g->name, path, sizeof(path));
+		if (!program_image_link(p, t, path, err, sizeof(err)) && !realpath(path, g->image))
+			snprintf(err, sizeof(err), "%.900s: %s", path, strerror(errno));
+		if (!g->image[0] || symtab_load(&img, g->image, NULL, 0, err, sizeof(err))) {
+			fprintf(stderr, "bareperf convert: warning: program %s: %s; perf will not "
+				"name its code\n", g->name, err);
+			memset(g, 0, sizeof(*g));
+			continue;
+		}
+		id = symtab_build_id(img, &g->idlen);
+		g->idlen = g->idlen < sizeof(g->id) ? g->idlen : sizeof(g->id);
+		memcpy(g->id, id, g->idlen);
+		g->nseg = symtab_exec_segments(img, g->vaddr, g->size, g->off, MAX_SEGMENTS);
+		symtab_free(img);
+		c->nprog++;
+	}
+}
+
+/* Whether run pid runs program g: its app has g's name, or no app has. */
+static bool runs_program(const struct session *s, uint32_t pid, const struct conv_prog *g)
+{
+	bool named = false;
+
+	for (size_t i = 0; i < s->napps; i++) {
+		bool same = !strncmp(s->apps[i].name, g->name, sizeof(s->apps[i].name));
+		if (same && s->apps[i].app_id == pid)
+			return true;
+		named |= same;
+	}
+	return !named;
+}
+
+static void write_program_mmaps(struct pd_conv *c, const uint32_t *pids, size_t npids)
+{
+	for (size_t i = 0; i < npids; i++)
+		for (size_t k = 0; k < c->nprog; k++)
+			for (size_t j = 0; runs_program(c->s, pids[i], &c->prog[k]) &&
+					   j < c->prog[k].nseg; j++)
+				write_program_mmap(c, pids[i], 1, &c->prog[k], j);
 }
 
 int convert_perfdata(const struct session *s, const struct symtab *t,
@@ -595,9 +746,10 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 		snprintf(err, errlen, "out of memory");
 		goto fail_early;
 	}
+	link_programs(c, t, out);
 	for (size_t i = 0; i < s->nsamples; i++) {
 		callchain |= s->samples[i].nr_ips > 0;
-		user |= sample_cpumode(&s->samples[i]) == PERF_RECORD_MISC_USER;
+		user |= sample_cpumode(c, &s->samples[i]) == PERF_RECORD_MISC_USER;
 	}
 	c->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -631,6 +783,7 @@ int convert_perfdata(const struct session *s, const struct symtab *t,
 	write_kernel_mmap(c, 1, kstart, kend - kstart, ref.name, ref.start);
 	for (size_t i = 0; i < npids; i++)
 		write_comm(c, pids[i], 1);
+	write_program_mmaps(c, pids, npids);
 
 	for (size_t i = 0; i < s->nthrottle; i++) {
 		thr[nthr++] = (struct tev){ s->throttle[i].start, (uint32_t)i, true };

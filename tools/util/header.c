@@ -99,6 +99,31 @@ static const char *vendor_name(uint32_t v)
 	return v == BP_CPU_VENDOR_INTEL ? "Intel" : v == BP_CPU_VENDOR_AMD ? "AMD" : "unknown";
 }
 
+/* One line per program the kernel loaded: the object that names it, or none. */
+static void print_programs(FILE *f, const struct symtab *t, const char *pfx)
+{
+	const struct symtab *p;
+	char hex[2 * 64 + 1], e1[4 * 32 + 1], e2[4 * 256 + 1];
+
+	for (size_t i = 0; (p = symtab_program_at(t, i)); i++) {
+		const char *name;
+		uint64_t start, end;
+		size_t idlen;
+		const uint8_t *id;
+		symtab_program_range(p, &name, &start, &end);
+		term_escape(e1, sizeof(e1), name);
+		if (!symtab_is_program_object(p)) {
+			fprintf(f, "%sprogram: %s at %#" PRIx64 "-%#" PRIx64 ": no object (its code "
+				"shows as [%s]+0x...)\n", pfx, e1, start, end, e1);
+			continue;
+		}
+		id = symtab_build_id(p, &idlen);
+		fprintf(f, "%sprogram: %s at %#" PRIx64 "-%#" PRIx64 ": %s, build-id %s\n",
+			pfx, e1, start, end, term_escape(e2, sizeof(e2), symtab_path(p)),
+			id ? symtab_hex(id, idlen, hex, sizeof(hex)) : "(none)");
+	}
+}
+
 void header_print(FILE *f, const struct session *s, const char *kernel,
 			 const struct symtab *t, const char *pfx)
 {
@@ -138,6 +163,7 @@ void header_print(FILE *f, const struct session *s, const char *kernel,
 				symtab_hex(id, idlen, hex, sizeof(hex)));
 	} else if (session_build_id(s, &id, &idlen))
 		fprintf(f, "%skernel: build-id %s\n", pfx, symtab_hex(id, idlen, hex, sizeof(hex)));
+	print_programs(f, t, pfx);
 	if (s->have_cpu_info[0]) {
 		const struct bp_record_cpu_info *c = &s->cpu_info[0];
 		char brand[sizeof(c->brand) + 1];

@@ -456,8 +456,12 @@ static int cmp_keys(const void *a, const void *b)
 			if (x->key != y->key)
 				return x->key < y->key ? -1 : 1;
 			break;
-		case RK_DSO:
-			break;			/* one image */
+		case RK_DSO: {			/* the kernel's, or a program's */
+			const char *dx = symtab_dso(A->sc.t, x->key), *dy = symtab_dso(A->sc.t, y->key);
+			if (dx != dy && (c = strcmp(dx ? dx : "", dy ? dy : "")))
+				return c;
+			break;
+		}
 		case RK_SRCLINE:
 			if (!x->file != !y->file)
 				return x->file ? -1 : 1;

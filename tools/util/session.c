@@ -36,6 +36,7 @@ struct loader {
 	bool seen[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];	/* a frame of (channel, cpu) arrived */
 	size_t cap_samples, cap_ips, cap_records, cap_rec_data, cap_console;
 	size_t cap_events, cap_apps, cap_throttle, cap_counts, cap_benches, cap_ticks, cap_bench_ends;
+	size_t cap_programs;
 	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
 	size_t defer_len, cap_defer;
 	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
@@ -370,6 +371,55 @@ static void add_bench_end(struct loader *L, const struct bp_record_header *h)
 	e->last_table[sizeof(e->last_table) - 1] = 0;
 }
 
+static bool same_program(const struct session_program *a, const struct bp_record_program *r,
+			 const struct bp_program_section *sec, uint32_t nsec)
+{
+	return a->nsec == nsec && !strcmp(a->rec.name, r->name) &&
+	       a->rec.build_id_len == r->build_id_len &&
+	       !memcmp(a->rec.build_id, r->build_id, sizeof(r->build_id)) &&
+	       a->rec.start == r->start && a->rec.end == r->end &&
+	       !memcmp(a->sec, sec, nsec * sizeof(*sec));
+}
+
+/* A PROGRAM record and the sections of it that fit in the record. */
+static void add_program(struct loader *L, const struct bp_record_header *h)
+{
+	struct session *s = L->s;
+	struct bp_record_program r;
+	struct session_program *p;
+	uint32_t nsec;
+
+	if (h->size < sizeof(r))
+		return;
+	copy_rec(&r, sizeof(r), h);
+	r.name[sizeof(r.name) - 1] = 0;
+	if (r.build_id_len > sizeof(r.build_id))
+		r.build_id_len = sizeof(r.build_id);
+	nsec = (uint32_t)((h->size - sizeof(r)) / sizeof(struct bp_program_section));
+	if (r.nr < nsec)
+		nsec = r.nr;
+	struct bp_program_section *sec = malloc((nsec ? nsec : 1) * sizeof(*sec));
+	if (!sec) {
+		L->oom = true;
+		return;
+	}
+	memcpy(sec, (const uint8_t *)h + sizeof(r), nsec * sizeof(*sec));
+	for (size_t i = 0; i < s->nprograms; i++)
+		if (same_program(&s->programs[i], &r, sec, nsec)) {
+			free(sec);
+			return;
+		}
+	if (!grow(L, (void **)&s->programs, &L->cap_programs, s->nprograms,
+		  sizeof(*s->programs), 1)) {
+		free(sec);
+		return;
+	}
+	p = &s->programs[s->nprograms++];
+	p->rec = r;
+	p->sec = sec;
+	p->nsec = nsec;
+}
+
 static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 			const struct bp_record_header *h)
 {
@@ -491,6 +541,9 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		break;
 	case BP_RECORD_BENCH_END:
 		add_bench_end(L, h);
+		break;
+	case BP_RECORD_PROGRAM:
+		add_program(L, h);
 		break;
 	case BP_RECORD_AUX:
 		if (h->size >= sizeof(struct bp_record_aux) &&
@@ -772,6 +825,11 @@ void session_free(struct session *s)
 	free(s->bench_ends);
 	s->bench_ends = NULL;
 	s->nbench_ends = 0;
+	for (size_t i = 0; i < s->nprograms; i++)
+		free(s->programs[i].sec);
+	free(s->programs);
+	s->programs = NULL;
+	s->nprograms = 0;
 	s->events = NULL;
 	s->apps = NULL;
 	s->samples = NULL;

@@ -17,7 +17,8 @@
  *   - the console text (CONSOLE frames and the plain text outside the
  *     stream: boot text, a halted machine's last line), up to
  *     SESSION_CONSOLE_MAX bytes,
- *   - whether the stream's end (the kernel's END) is in the capture.
+ *   - whether the stream's end (the kernel's END) is in the capture,
+ *   - the PROGRAM records: where the programs the kernel loaded went.
  * A session never hides a loss: every count above is available and the
  * commands print the nonzero ones.
  *
@@ -100,6 +101,12 @@ struct session_ticks {			/* a TICKS record (perf_ring.h): a soft-PMU run's accou
 					 * previous TICKS: compare with rec.samples */
 };
 
+struct session_program {		/* a PROGRAM record (perf_ring.h), once per placement */
+	struct bp_record_program rec;	/* as the kernel sent it (name NUL-terminated) */
+	struct bp_program_section *sec;	/* rec.nr sections that arrived */
+	uint32_t nsec;
+};
+
 struct session_record {			/* for `script`: every record, in stream order */
 	uint32_t cpu;
 	uint32_t type;
@@ -169,6 +176,10 @@ struct session {
 	 */
 	bool complete;
 	uint64_t console_dropped;	/* console bytes past SESSION_CONSOLE_MAX, not kept */
+	/* PROGRAM records, stream order, whatever the flags; a run of a program
+	 * placed as an earlier one was adds none. */
+	struct session_program *programs;
+	size_t nprograms;
 };
 
 /* The console text kept at most (boot text, CONSOLE frames): a file of noise
@@ -270,7 +281,8 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
  */
 int session_warn(const struct session *s, const char *cmd);
 
-/* ---- the kernel.elf of a session (tools/util/session_symbols.c) ------- */
+/* ---- the kernel.elf of a session and its programs' objects
+ * (tools/util/session_symbols.c) ---------------------------------------- */
 
 /*
  * The kernel.elf for a session: `explicit` if not NULL (its build-id must
@@ -289,5 +301,18 @@ void session_kernel_copy_path(const char *capture, char *buf, size_t n);
 const char *session_kernel_for(const char *capture, const char *explicit, char *buf, size_t n);
 int session_symtab(const struct session *s, const char *explicit, bool force,
 		   struct symtab **out, char *used, size_t usedlen, char *err, size_t errlen);
+/*
+ * The object of a program of the session: "STEM.NAME.o" beside the capture
+ * (capture STEM.bpc), else perf's build-id cache's copy, the first whose
+ * build-id matches the record's, in buf; -1 if none does (err says what
+ * was looked for). session_symtab gives each program's table to the
+ * kernel's; a program whose object is missing is said once on stderr and
+ * its addresses show as [NAME]+0x...
+ */
+int session_program_object(const struct session *s, const struct session_program *p,
+			   char *buf, size_t n, char *err, size_t errlen);
+/* Give t the tables of the session's programs it does not hold yet (those
+ * whose PROGRAM came after session_symtab: a streamed capture). */
+void session_symtab_programs(const struct session *s, struct symtab *t);
 
 #endif

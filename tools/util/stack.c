@@ -401,9 +401,9 @@ static bool apps_machinery(const char *file)
 
 /*
  * The measured benchmark bodies (BENCH_BODY and BENCH_ASM, apps/bench.h),
- * assembly or C, lie between the labels linker.ld puts around them; the
- * rest is app code if its source is under apps/ or test/guest/ (but for
- * apps/'s machinery).
+ * assembly or C, lie between the labels linker.ld puts around them; a
+ * program the kernel loaded is app code, and so is the kernel's if its
+ * source is under apps/ or test/guest/ (but for apps/'s machinery).
  */
 enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 {
@@ -414,6 +414,8 @@ enum convert_kind convert_addr_kind(const struct symtab *t, uint64_t addr)
 	if (t && symtab_value(t, "__bench_body_start", &lo) &&
 	    symtab_value(t, "__bench_body_end", &hi) && addr >= lo && addr < hi)
 		return CONVERT_KIND_BENCH;
+	if (symtab_dso(t, addr))
+		return CONVERT_KIND_APP;
 	if (!t || !symtab_line(t, addr, &file, &line) || apps_machinery(file))
 		return CONVERT_KIND_KERNEL;
 	if (strstr(file, "apps/") || strstr(file, "test/guest/"))

@@ -2,13 +2,17 @@
  * tools/util/symbol.c — the symbols of a kernel.elf (tools/util/symbol.h): function
  * symbols from .symtab, sorted for binary search; source lines from the
  * DWARF line tables through libdw; the GNU build-id that ties the file to
- * a capture. elfutils: libelf (gelf_*) and libdw.
+ * a capture. A program's relocatable object is read the same way, each
+ * section at the address the kernel placed it: symbols at that address
+ * plus st_value, lines through libdwfl, which applies the object's DWARF
+ * relocations for that layout. elfutils: libelf (gelf_*), libdw, libdwfl.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -43,6 +47,16 @@ struct symtab {
 	struct { uint64_t vaddr, size, off, filesz; } seg[MAX_SEGMENTS];
 	size_t nseg;
 	char *names;			/* symtab_new: the names, back to back */
+	/* A program (ET_REL): its name, range and where its sections are. */
+	bool rel;
+	char prog_name[32];
+	uint64_t prog_start, prog_end;
+	struct symtab_section *secs;
+	size_t nsecs;
+	Dwfl *dwfl;			/* owns dw when not NULL */
+	/* A kernel: the programs loaded into it, owned. */
+	struct symtab **progs;
+	size_t nprogs;
 };
 
 char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize)
@@ -143,6 +157,23 @@ static void sort_syms(struct symtab *t)
 }
 
 /*
+ * Where section shndx starts: its sh_addr in a linked file (*addr as
+ * given), the address the kernel placed it at in a program's object;
+ * false if the program's run did not place it.
+ */
+static bool section_addr(const struct symtab *t, size_t shndx, uint64_t *addr)
+{
+	if (!t->rel)
+		return true;
+	for (size_t i = 0; i < t->nsecs; i++)
+		if (t->secs[i].shndx == shndx) {
+			*addr = t->secs[i].addr;
+			return true;
+		}
+	return false;
+}
+
+/*
  * Code symbols: STT_FUNC, and STT_NOTYPE labels in executable sections
  * (the NASM entry code and interrupt stubs have no type and no size).
  * At one address the sized FUNC wins, global before local; a symbol
@@ -174,7 +205,8 @@ static int load_syms(struct symtab *t, char *err, size_t errlen)
 			if (type != STT_FUNC && type != STT_NOTYPE)
 				continue;
 			target = elf_getscn(t->elf, s.st_shndx);
-			if (!target || !gelf_getshdr(target, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR))
+			if (!target || !gelf_getshdr(target, &tsh) || !(tsh.sh_flags & SHF_EXECINSTR) ||
+			    !section_addr(t, s.st_shndx, &tsh.sh_addr))
 				continue;
 			name = elf_strptr(t->elf, sh.sh_link, s.st_name);
 			if (!name || !*name || name[0] == '$' || !strncmp(name, ".L", 2))
@@ -188,6 +220,8 @@ static int load_syms(struct symtab *t, char *err, size_t errlen)
 				cap = ncap;
 			}
 			uint64_t sec_end = tsh.sh_addr + tsh.sh_size;
+			if (t->rel)
+				s.st_value += tsh.sh_addr;
 			t->syms[t->nsyms++] = (struct sym){
 				.start = s.st_value,
 				/* unsized: bounded by the section now, by the next symbol below */
@@ -220,6 +254,37 @@ static void load_segments(struct symtab *t)
 	}
 }
 
+/*
+ * Open path into t and check its build-id against the capture's (when
+ * build_id is not NULL); whose: "kernel", "program NAME" for the message.
+ */
+static int open_checked(struct symtab *t, const char *path, const uint8_t *build_id,
+			size_t build_id_len, const char *whose, char *err, size_t errlen)
+{
+	char want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
+	size_t n;
+
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	if (open_elf(path, &t->fd, &t->elf, err, errlen)) {
+		t->fd = -1;
+		t->elf = NULL;
+		return -1;
+	}
+	t->build_id_len = find_build_id(t->elf, t->build_id, sizeof(t->build_id));
+	if (!build_id || !build_id_len)
+		return 0;
+	n = build_id_len < t->build_id_len ? build_id_len : t->build_id_len;
+	if (!t->build_id_len)
+		return fail(err, errlen, "%s does not match the capture: it has no build-id, the "
+			    "capture's %s had %s", path, whose,
+			    symtab_hex(build_id, build_id_len, want, sizeof(want)));
+	if (!n || memcmp(build_id, t->build_id, n))
+		return fail(err, errlen, "%s does not match the capture: build-id %s vs %s", path,
+			    symtab_hex(t->build_id, t->build_id_len, have, sizeof(have)),
+			    symtab_hex(build_id, build_id_len, want, sizeof(want)));
+	return 0;
+}
+
 int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 		size_t build_id_len, char *err, size_t errlen)
 {
@@ -228,31 +293,8 @@ int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 	*out = NULL;
 	if (!t)
 		return fail(err, errlen, "%s: out of memory", path);
-	snprintf(t->path, sizeof(t->path), "%s", path);
-	if (open_elf(path, &t->fd, &t->elf, err, errlen)) {
-		free(t);
-		return -1;
-	}
-	t->build_id_len = find_build_id(t->elf, t->build_id, sizeof(t->build_id));
-	if (build_id && build_id_len) {
-		char want[2 * BUILD_ID_MAX + 1], have[2 * BUILD_ID_MAX + 1];
-		size_t n = build_id_len < t->build_id_len ? build_id_len : t->build_id_len;
-		if (!t->build_id_len) {
-			fail(err, errlen, "%s does not match the capture: it has no build-id, the "
-			     "capture's kernel had %s", path,
-			     symtab_hex(build_id, build_id_len, want, sizeof(want)));
-			symtab_free(t);
-			return -1;
-		}
-		if (!n || memcmp(build_id, t->build_id, n)) {
-			fail(err, errlen, "%s does not match the capture: build-id %s vs %s", path,
-			     symtab_hex(t->build_id, t->build_id_len, have, sizeof(have)),
-			     symtab_hex(build_id, build_id_len, want, sizeof(want)));
-			symtab_free(t);
-			return -1;
-		}
-	}
-	if (load_syms(t, err, errlen)) {
+	if (open_checked(t, path, build_id, build_id_len, "kernel", err, errlen) ||
+	    load_syms(t, err, errlen)) {
 		symtab_free(t);
 		return -1;
 	}
@@ -262,11 +304,285 @@ int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 	return 0;
 }
 
+/* ---- a program's relocatable object ----------------------------------- */
+
+/* libdwfl asks for the module's file: the object t was read from. */
+static int prog_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	const struct symtab *t = *userdata;
+
+	(void)mod, (void)name, (void)base;
+	*elfp = NULL;
+	*file_name = strdup(t->path);
+	return open(t->path, O_RDONLY | O_CLOEXEC);
+}
+
+/* ... and, to relocate its DWARF, where each section is: as recorded;
+ * -1 (not loaded) for one the run did not place. */
+static int prog_section_address(Dwfl_Module *mod, void **userdata, const char *modname,
+				Dwarf_Addr base, const char *secname, GElf_Word shndx,
+				const GElf_Shdr *sh, Dwarf_Addr *addr)
+{
+	const struct symtab *t = *userdata;
+	uint64_t a = sh->sh_addr;
+
+	(void)mod, (void)modname, (void)base, (void)secname;
+	*addr = section_addr(t, shndx, &a) ? a : (Dwarf_Addr)-1;
+	return 0;
+}
+
+static char *prog_debuginfo_path;
+
+static const Dwfl_Callbacks prog_callbacks = {
+	.find_elf = prog_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = prog_section_address,
+	.debuginfo_path = &prog_debuginfo_path,
+};
+
+/* The object's DWARF, relocated for the recorded layout; NULL if none. */
+static Dwarf *prog_dwarf(struct symtab *t)
+{
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	void **ud;
+
+	if (t->prog_end <= t->prog_start || !(t->dwfl = dwfl_begin(&prog_callbacks)))
+		return NULL;
+	mod = dwfl_report_module(t->dwfl, t->prog_name, t->prog_start, t->prog_end);
+	if (!mod || dwfl_report_end(t->dwfl, NULL, NULL))
+		return NULL;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = t;
+	return dwfl_module_getdwarf(mod, &bias);
+}
+
+static int program_init(struct symtab *t, const struct symtab_program *p)
+{
+	snprintf(t->prog_name, sizeof(t->prog_name), "%s", p->name);
+	t->rel = true;
+	t->prog_start = p->start;
+	t->prog_end = p->end;
+	t->secs = malloc((p->nsecs ? p->nsecs : 1) * sizeof(*t->secs));
+	if (!t->secs)
+		return -1;
+	memcpy(t->secs, p->secs, p->nsecs * sizeof(*t->secs));
+	t->nsecs = p->nsecs;
+	return 0;
+}
+
+int symtab_load_program(struct symtab **out, const char *path, const struct symtab_program *p,
+			char *err, size_t errlen)
+{
+	struct symtab *t = calloc(1, sizeof(*t));
+	char whose[64];
+	GElf_Ehdr eh;
+
+	*out = NULL;
+	if (!t)
+		return fail(err, errlen, "%s: out of memory", path);
+	t->fd = -1;
+	snprintf(whose, sizeof(whose), "program %s", p->name);
+	if (program_init(t, p)) {
+		symtab_free(t);
+		return fail(err, errlen, "%s: out of memory", path);
+	}
+	if (open_checked(t, path, p->build_id, p->build_id_len, whose, err, errlen)) {
+		symtab_free(t);
+		return -1;
+	}
+	if (!gelf_getehdr(t->elf, &eh) || eh.e_type != ET_REL) {
+		fail(err, errlen, "%s: not a relocatable object", path);
+		symtab_free(t);
+		return -1;
+	}
+	if (load_syms(t, err, errlen)) {
+		symtab_free(t);
+		return -1;
+	}
+	t->dw = prog_dwarf(t);
+	*out = t;
+	return 0;
+}
+
+struct symtab *symtab_new_program(const struct symtab_program *p)
+{
+	char name[48];
+	struct symbol whole;
+	struct symtab *t;
+
+	snprintf(name, sizeof(name), "[%s]", p->name);
+	whole = (struct symbol){ name, p->start, p->end - p->start };
+	t = symtab_new(&whole, 1);
+	if (t && program_init(t, p)) {
+		symtab_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int symtab_add_program(struct symtab *kernel, struct symtab *prog)
+{
+	struct symtab **q = realloc(kernel->progs, (kernel->nprogs + 1) * sizeof(*q));
+
+	if (!q)
+		return -1;
+	kernel->progs = q;
+	kernel->progs[kernel->nprogs++] = prog;
+	return 0;
+}
+
+size_t symtab_program_count(const struct symtab *t)
+{
+	return t ? t->nprogs : 0;
+}
+
+/* The table that names addr: the program's holding it (the last added of
+ * those whose ranges overlap), else t. */
+static const struct symtab *table_for(const struct symtab *t, uint64_t addr)
+{
+	for (size_t i = t ? t->nprogs : 0; i-- > 0;)
+		if (addr >= t->progs[i]->prog_start && addr < t->progs[i]->prog_end)
+			return t->progs[i];
+	return t;
+}
+
+const char *symtab_dso(const struct symtab *t, uint64_t addr)
+{
+	const struct symtab *p = table_for(t, addr);
+
+	return p && p->rel ? p->prog_name : NULL;
+}
+
+/* The 8 bytes at vaddr in an allocated section of t's file. */
+static bool read_u64(const struct symtab *t, uint64_t vaddr, uint64_t *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(t->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr + 8 > sh.sh_size)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || vaddr - sh.sh_addr + 8 > d->d_size)
+			return false;
+		memcpy(out, (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr), 8);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * What the kernel's loader links a program's undefined symbol name to:
+ * the function the SDK exports under that name (apps/sdk.h: SDK_EXPORT's
+ * struct sdk_export { name, addr } at __sdk_export_NAME), else the
+ * kernel's own symbol of that name.
+ */
+static bool kernel_value(const struct symtab *kernel, const char *name, uint64_t *v)
+{
+	char exp[256];
+	uint64_t at;
+
+	snprintf(exp, sizeof(exp), "__sdk_export_%s", name);
+	if (symtab_value(kernel, exp, &at) && read_u64(kernel, at + 8, v))
+		return true;
+	return symtab_value(kernel, name, v);
+}
+
+/* The undefined symbols of a program's object, as "NAME = VALUE;" lines with
+ * the kernel's values; -1 if the kernel lacks one that is not weak. */
+static int ldscript_symbols(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			uint64_t v;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx != SHN_UNDEF ||
+			    !(name = elf_strptr(p->elf, sh.sh_link, s.st_name)) || !*name)
+				continue;
+			if (kernel_value(kernel, name, &v))
+				fprintf(f, "\"%s\" = 0x%" PRIx64 ";\n", name, v);
+			else if (GELF_ST_BIND(s.st_info) != STB_WEAK)
+				return fail(err, errlen, "%s: %s is not in the kernel's symbols",
+					    p->path, name);
+		}
+	}
+	return 0;
+}
+
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	uint64_t rest = (p->prog_end + 0xfff) & ~(uint64_t)0xfff;
+
+	if (!p->rel || !p->elf || elf_getshdrstrndx(p->elf, &shstr))
+		return fail(err, errlen, "%s: not a program's object", p->path);
+	fprintf(f, "SECTIONS\n{\n");
+	/* the placed sections at their addresses, then the others past the end */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			fprintf(f, "\t. = 0x%" PRIx64 ";\n", rest);
+		while ((scn = elf_nextscn(p->elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			uint64_t at = 0;
+			if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+			    !(name = elf_strptr(p->elf, shstr, sh.sh_name)) ||
+			    !strcmp(name, ".note.gnu.build-id"))
+				continue;
+			bool placed = section_addr(p, elf_ndxscn(scn), &at);
+			if (placed && !pass)
+				fprintf(f, "\t%s 0x%" PRIx64 " : { *(%s) }\n", name, at, name);
+			else if (!placed && pass)
+				fprintf(f, "\t%s : { *(%s) }\n", name, name);
+		}
+	}
+	fprintf(f, "\t.note.gnu.build-id : { *(.note.gnu.build-id) }\n}\n");
+	return ldscript_symbols(p, kernel, f, err, errlen);
+}
+
+bool symtab_is_program_object(const struct symtab *p)
+{
+	return p->rel && p->elf;
+}
+
+const struct symtab *symtab_program_at(const struct symtab *t, size_t i)
+{
+	return t && i < t->nprogs ? t->progs[i] : NULL;
+}
+
+void symtab_program_range(const struct symtab *p, const char **name, uint64_t *start,
+			  uint64_t *end)
+{
+	*name = p->prog_name;
+	*start = p->prog_start;
+	*end = p->prog_end;
+}
+
 void symtab_free(struct symtab *t)
 {
 	if (!t)
 		return;
-	if (t->dw)
+	for (size_t i = 0; i < t->nprogs; i++)
+		symtab_free(t->progs[i]);
+	free(t->progs);
+	if (t->dwfl)
+		dwfl_end(t->dwfl);
+	else if (t->dw)
 		dwarf_end(t->dw);
 	if (t->elf)
 		elf_end(t->elf);
@@ -274,6 +590,7 @@ void symtab_free(struct symtab *t)
 		close(t->fd);
 	free(t->syms);
 	free(t->names);
+	free(t->secs);
 	free(t);
 }
 
@@ -303,7 +620,11 @@ bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 {
 	struct symbol r = { NULL, 0, 0 };
-	size_t lo = 0, hi = t ? t->nsyms : 0;
+	size_t lo, hi;
+
+	t = table_for(t, addr);
+	lo = 0;
+	hi = t ? t->nsyms : 0;
 
 	/* The last symbol starting at or below addr. */
 	while (lo < hi) {
@@ -330,6 +651,7 @@ bool symtab_line(const struct symtab *t, uint64_t addr, const char **file, int *
 	Dwarf_Line *l;
 	const char *f;
 
+	t = table_for(t, addr);
 	if (!t || !t->dw || !dwarf_addrdie(t->dw, addr, &cu))
 		return false;
 	l = dwarf_getsrc_die(&cu, addr);

@@ -1,7 +1,8 @@
 /*
  * tools/util/symbol.h — the one ELF reader of the host tools
  * (tools/util/symbol.c, elfutils libelf + libdw): a kernel.elf's function
- * symbols, source lines, executable segments and GNU build-id. Sessions
+ * symbols, source lines, executable segments and GNU build-id, and those
+ * of the programs the kernel loaded from relocatable objects. Sessions
  * choose their kernel.elf with it (tools/util/session.h: session_symtab), the
  * trace decoder walks the code it maps (tools/util/trace/image.c).
  *
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct symtab;
 
@@ -30,7 +32,8 @@ struct symbol {
 	uint64_t start, size;
 };
 
-/* The function holding addr; NULL name when none. Fast (binary search). */
+/* The function holding addr; NULL name when none. Fast (binary search).
+ * An address in a program's range (symtab_add_program) is the program's. */
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
 /* Source file and line for addr (DWARF), or false. */
 /* The value of the ELF symbol called name, of any type (linker-script
@@ -67,6 +70,61 @@ const uint8_t *symtab_code(const struct symtab *t, uint64_t addr, size_t *avail)
  * or build-id. NULL if out of memory.
  */
 struct symtab *symtab_new(const struct symbol *syms, size_t n);
+
+/*
+ * A program the kernel loaded from a relocatable object (BP_RECORD_PROGRAM):
+ * its name, build-id, the range it occupies and where each allocated
+ * section of the object was placed.
+ */
+struct symtab_section {
+	uint64_t addr, size;
+	uint32_t shndx;
+};
+struct symtab_program {
+	const char *name;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	uint64_t start, end;
+	const struct symtab_section *secs;
+	size_t nsecs;
+};
+/*
+ * Load the object at path (ET_REL; its build-id must match p's when p has
+ * one) as placed: a function symbol at its section's address plus its
+ * st_value, source lines from its DWARF relocated for that layout.
+ */
+int symtab_load_program(struct symtab **out, const char *path, const struct symtab_program *p,
+			char *err, size_t errlen);
+/* A program whose object is not at hand: its range is one symbol, "[NAME]".
+ * NULL if out of memory. */
+struct symtab *symtab_new_program(const struct symtab_program *p);
+/*
+ * Give a program's table to the kernel's (which frees it): symtab_lookup
+ * and symtab_line on the kernel's table then answer from the program's
+ * for the addresses in its [start, end) (the last added, where ranges
+ * overlap). -1 if out of memory.
+ */
+int symtab_add_program(struct symtab *kernel, struct symtab *prog);
+size_t symtab_program_count(const struct symtab *t);
+/* The name of the program whose range holds addr, NULL for the kernel's. */
+const char *symtab_dso(const struct symtab *t, uint64_t addr);
+/* The i-th program added (NULL past the last), and its name and range. */
+const struct symtab *symtab_program_at(const struct symtab *t, size_t i);
+void symtab_program_range(const struct symtab *p, const char **name, uint64_t *start,
+			  uint64_t *end);
+/* Whether p was read from its object (not symtab_new_program's [NAME]). */
+bool symtab_is_program_object(const struct symtab *p);
+/*
+ * A GNU ld script that links a program's object (p, loaded from it) into
+ * an image with each section where its run placed it: the placed ones at
+ * their addresses, the others past the program's end, the image's own
+ * build-id note last; each symbol the object takes from the kernel gets
+ * the value the kernel's loader gave it: the SDK's export of that name
+ * (apps/sdk.h), else the kernel's symbol. -1 with a line in err when the
+ * kernel has neither.
+ */
+int symtab_program_ldscript(const struct symtab *p, const struct symtab *kernel, FILE *f,
+			    char *err, size_t errlen);
 
 /*
  * An ELF file read for its sections rather than its symbols (bareperf
