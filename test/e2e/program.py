@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from e2e_common import ROOT, Tap, boot, cobs_decode, cobs_encode, crc32c
+from e2e_common import ROOT, Tap, bpqemu, cobs_decode, cobs_encode, crc32c
 
 CH_CONSOLE, CH_RECORDS, CH_CONTROL, CPU_HOST = 0, 1, 3, 0xFFFF
 LIST_APPS, START_RUN, LOAD = 1, 3, 5
@@ -167,6 +167,16 @@ def program_records(records, name):
         at += 4
 
 
+def app_starts(records, name):
+    """(text_start, text_end) of each APP_START record naming name."""
+    out, at = [], 0
+    while (at := records.find(struct.pack("<IHH", 0x4004, 0, 88), at)) >= 0:
+        if at + 88 <= len(records) and records[at + 40:at + 72].split(b"\0")[0] == name.encode():
+            out.append(struct.unpack_from("<QQ", records, at + 24))
+        at += 4
+    return out
+
+
 def items(r):
     """The LOAD reply's sections: [(shndx, name, addr, size, flags)]."""
     out = []
@@ -200,6 +210,8 @@ def check_hello(T, link, out):
     T.check("hello from a loaded program, 2 args" in con and "argv[1]=world" in con,
             "its printf and puts text is on the console", con)
     T.check("add_up" in con, "bp_bench printed a BENCH row for add_up", con)
+    T.check("hello: bp_run_on cpu 1: 0, it ran on cpu 1" in con,
+            "bp_run_on and bp_wait ran a function on cpu 1", con)
     recs = program_records(link.records, "hello")
     want = [(a, s, i, f) for i, _, a, s, f in secs]
     T.check(recs and recs[0][0] == build_id(hello) and len(recs[0][0]) == 20
@@ -207,6 +219,11 @@ def check_hello(T, link, out):
             f"PROGRAM record: build-id {build_id(hello).hex()[:12]}..., "
             f"{len(want)} sections where LOAD placed them", str(recs)[:2000])
     T.check(b"\x07\x40\x00\x00" in link.records, "a BENCH record in the run's records")
+    text = [(a, s) for _, n, a, s, f in secs if f == 1]
+    starts = app_starts(link.records, "hello")
+    T.check(starts and all(t == (min(a for a, _ in text), max(a + s for a, s in text))
+                           for t in starts),
+            f"APP_START's text range is the program's text ({len(starts)} records)", starts)
     r = link.run("hello")
     T.check(r[-1] == (OK, "exit 3"), f"hello runs again in the same boot: {r[-1]}")
     link.send(msg(LIST_APPS))
@@ -281,7 +298,10 @@ def check_big(T, link, out):
 def main():
     out = os.path.join(ROOT, "build", "test", "program")
     os.makedirs(out, exist_ok=True)
-    p = boot("control=1 code=1 stream=uart events=none")
+    # Two CPUs: a program runs a function on the other with bp_run_on.
+    p = subprocess.Popen(bpqemu.qemu_command("build", cmdline="control=1 code=1 stream=uart "
+                                             "events=none", smp=2),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     link, T = Link(p), Tap()
     try:
         link.send(msg(LIST_APPS))
