@@ -10,6 +10,8 @@
 #   test-kvm                  the real-PMU suite: here, where KVM has no PMU,
 #                             every test must SKIP with its reason, none pass
 #   run UEFI=0, run UEFI=1    make run with a short app (loopnest)
+#   install PREFIX=...        into build/ci/prefix; the installed binary lists
+#                             the installed kernel's apps from an empty directory
 #   test-host, test-guest ONLY=..., the folders' own targets, check-deps,
 #   kernel, esp, tools, clean (in a scratch BUILD)
 #
@@ -133,6 +135,18 @@ tap_any_ok() {	# the folder targets that print TAP themselves
 	grep -q '^ok ' "$log" || echo "no passing check"
 }
 
+install_ok() {
+	status_ok
+	p=$(cd "$LOG/prefix" 2>/dev/null && pwd -P)
+	[ -x "$p/bin/bareperf" ] || { echo "no $LOG/prefix/bin/bareperf"; return; }
+	cmp -s "$p/lib/bareperf/kernel.elf" "$B/kernel.elf" ||
+		echo "$LOG/prefix/lib/bareperf/kernel.elf differs from $B/kernel.elf"
+	mkdir -p "$LOG/install-empty"
+	(cd "$LOG/install-empty" && "$p/bin/bareperf" list-apps 2>&1) | grep -q '^  loopnest ' ||
+		echo "the installed bareperf list-apps does not list loopnest"
+	rm -rf "$LOG/prefix" "$LOG/install-empty"
+}
+
 clean_ok() {
 	status_ok
 	[ ! -e "$LOG/clean-build" ] || echo "$LOG/clean-build still exists"
@@ -149,6 +163,8 @@ target "test-kvm" kvm_ok test-kvm
 target "run UEFI=0 APP=loopnest" run_ok run UEFI=0 APP=loopnest
 target "run UEFI=1 APP=loopnest" run_ok run UEFI=1 APP=loopnest
 target "test-guest ONLY=^boot" tap_ok test-guest ONLY='^boot'
+rm -rf "$LOG/prefix"
+target "install PREFIX=$LOG/prefix" install_ok install PREFIX="$(pwd)/$LOG/prefix"
 target "wire-test" tap_ok wire-test
 target "convert-test" tap_ok convert-test
 target "ringbuf-test" tap_any_ok ringbuf-test

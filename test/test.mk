@@ -76,6 +76,16 @@ $(BUILD)/host/vs_perf_cache: test/e2e/vs_perf_cache.sh tools/bench/vs_perf_bench
 $(BUILD)/host/cli: test/e2e/cli.sh $(BUILD)/bareperf $(BUILD)/kernel.elf $(MAN_STAMP)
 	$(call gen_script,sh test/e2e/cli.sh $(BUILD))
 
+# An installed bareperf works anywhere (test/e2e/install.sh): make install
+# into a scratch PREFIX, moved, then run from an empty directory: cflags,
+# list-apps, record --qemu and --uefi, report, a C file compiled with
+# $(bareperf cflags); BAREPERF_LIBDIR and -k.
+HOST_TESTS += $(BUILD)/host/install
+
+$(BUILD)/host/install: test/e2e/install.sh test/e2e/e2e_common.sh $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf $(ESP)/EFI/BOOT/BOOTX64.EFI $(MAN_STAMP)
+	$(call gen_script,sh test/e2e/install.sh $(BUILD))
+
 # bareperf bench (test/e2e/bench_code.sh): snippets measured exactly under
 # -icount, faults and the watchdog in one boot, errors before sending.
 HOST_TESTS += $(BUILD)/host/bench_code
