@@ -1,11 +1,13 @@
-# tools/ build fragment: convert (perf.data, folded, chrome) and flamegraph, linked into build/bareperf.
+# tools/ build fragment: convert (perf.data, folded, chrome, speedscope, pprof) and flamegraph, linked into build/bareperf.
 #
 #   tools/builtin-convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
 #   tools/builtin-flamegraph.c  `bareperf flamegraph`
 #   tools/util/perfdata.c       the perf.data file format: writer, and a reader the tests use
 #   tools/util/convert_perf.c   a capture to perf.data
 #   tools/util/buildid_cache.c  perf's build-id cache (convert puts kernel.elf there)
-#   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
+#   tools/util/chrome.c         a capture to Chrome trace-event JSON
+#   tools/util/speedscope.c     a capture in speedscope's file format
+#   tools/util/pprof.c          a capture as a gzipped pprof profile.proto (zlib)
 #   tools/util/stack.c          the stack tree, folded output, kinds of code
 #   tools/util/flamegraph.c     the flame graph SVG
 #   tools/util/evlist.c         a capture's events as the converters number them
@@ -21,10 +23,13 @@
 
 CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/buildid_cache.c \
 	tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c \
-	tools/util/escape.c
+	tools/util/escape.c tools/util/speedscope.c tools/util/pprof.c
+# pprof's gzip: zlib (Debian zlib1g-dev)
+CONVERT_LIBS   := -lz
 CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
 BAREPERF_SRCS   += tools/builtin-convert.c tools/builtin-flamegraph.c
 BAREPERF_UTIL_C += $(CONVERT_UTIL_C)
+BAREPERF_LIBS   += $(CONVERT_LIBS)
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers
