@@ -1,7 +1,8 @@
 /*
  * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
- * (tools/util/flamegraph.c) and the Chrome JSON (tools/util/chrome.c), on sessions
- * built in memory. Well-formedness is checked by python3's own parsers
+ * (tools/util/flamegraph.c), the Chrome JSON (tools/util/chrome.c), speedscope's
+ * format (tools/util/speedscope.c) and the pprof profile (tools/util/pprof.c), on
+ * sessions built in memory. Well-formedness is checked by python3's own parsers
  * (xml.etree, json), which know nothing of our writers.
  */
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include "tools/util/escape.h"
 #include "tools/util/evlist.h"
 #include "tools/util/flamegraph.h"
+#include "tools/util/pprof.h"
+#include "tools/util/speedscope.h"
 #include "tools/util/stack.h"
 #include "test/host/convert_fakes.h"
 #include "test/host/tmpdir.h"
@@ -412,6 +415,114 @@ static void test_chrome(void **state)
 	fs_free(&s);
 }
 
+/* speedscope's format: frames shared, one sampled profile, weights = periods. */
+static const char speedscope_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"assert d[\"$schema\"] == \"https://www.speedscope.app/file-format-schema.json\"\n"
+	"fr = [f[\"name\"] for f in d[\"shared\"][\"frames\"]]\n"
+	"assert len(fr) == len(set(fr)) == 4, fr\n"
+	"ps = d[\"profiles\"]\n"
+	"assert [p[\"name\"] for p in ps] == [\"cycles on CPU 0\", \"cycles on CPU 1\"], ps\n"
+	"p = ps[0]\n"
+	"assert p[\"type\"] == \"sampled\" and p[\"unit\"] == \"none\", p\n"
+	"assert p[\"startValue\"] == 0 and p[\"endValue\"] == 10000, p\n"
+	"assert len(p[\"samples\"]) == len(p[\"weights\"]) == 10\n"
+	"self = {}\n"
+	"for st, w in zip(p[\"samples\"], p[\"weights\"]):\n"
+	"    assert fr[st[0]] == \"kmain\", st\n"
+	"    self[fr[st[-1]]] = self.get(fr[st[-1]], 0) + w\n"
+	"assert self == {\"matmul\": 6000, \"sieve\": 3000, \"loopnest_main\": 1000}, self\n"
+	"assert ps[1][\"samples\"] == [[fr.index(\"sieve\")]] and ps[1][\"weights\"] == [5000]\n";
+
+static void test_speedscope(void **state)
+{
+	struct session s;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_sample(&s, 600, 1, 1, 0, 5000, F_SIEVE, NULL, 0);
+	f = fopen(tmpdir_path("a.speedscope.json"), "w");
+	assert_int_equal(convert_speedscope(&s, symtab, f, err, sizeof(err)), 0);
+	fclose(f);
+	if (py_check(speedscope_check, tmpdir_path("a.speedscope.json")))
+		fail_msg("%s: not the profile expected", tmpdir_path("a.speedscope.json"));
+	fs_free(&s);
+}
+
+/*
+ * The pprof profile read back by a protocol buffer wire-format reader of
+ * its own (varints and length-delimited fields), field numbers as
+ * proto/profile.proto gives them.
+ */
+static const char pprof_check[] =
+	"import gzip, sys\n"
+	"def varint(b, i):\n"
+	"    v = s = 0\n"
+	"    while True:\n"
+	"        c = b[i]; i += 1; v |= (c & 127) << s; s += 7\n"
+	"        if c < 128: return v, i\n"
+	"def fields(b):\n"
+	"    i, out = 0, []\n"
+	"    while i < len(b):\n"
+	"        k, i = varint(b, i)\n"
+	"        if k & 7 == 0: v, i = varint(b, i)\n"
+	"        elif k & 7 == 2: n, i = varint(b, i); v = b[i:i + n]; i += n\n"
+	"        else: raise ValueError(k)\n"
+	"        out.append((k >> 3, v))\n"
+	"    return out\n"
+	"def one(b, f, d=0):\n"
+	"    v = [x for k, x in fields(b) if k == f]\n"
+	"    assert len(v) <= 1, (f, v)\n"
+	"    return v[0] if v else d\n"
+	"def packed(b):\n"
+	"    i, out = 0, []\n"
+	"    while i < len(b): v, i = varint(b, i); out.append(v)\n"
+	"    return out\n"
+	"p = fields(gzip.open(sys.argv[1]).read())\n"
+	"st = [v.decode() for f, v in p if f == 6]\n"
+	"assert st[0] == \"\", st\n"
+	"types = [(st[one(v, 1)], st[one(v, 2)]) for f, v in p if f == 1]\n"
+	"assert types == [(\"samples\", \"count\"), (\"cycles\", \"count\")], types\n"
+	"fn = {one(v, 1): st[one(v, 2)] for f, v in p if f == 5}\n"
+	"loc = {one(v, 1): (fn[one(one(v, 4), 1)], one(v, 2), one(v, 3)) for f, v in p if f == 4}\n"
+	"flat, cpus = {}, set()\n"
+	"for f, v in p:\n"
+	"    if f != 2: continue\n"
+	"    ids, vals = packed(one(v, 1)), packed(one(v, 2))\n"
+	"    assert vals[1] == 1000 * vals[0], vals\n"
+	"    assert [loc[i][0] for i in ids[-2:]] == [\"loopnest_main\", \"kmain\"] or len(ids) == 1\n"
+	"    flat[loc[ids[0]][0]] = flat.get(loc[ids[0]][0], 0) + vals[0]\n"
+	"    label = one(v, 3)\n"
+	"    assert st[one(label, 1)] == \"cpu\", label\n"
+	"    cpus.add(one(label, 3))\n"
+	"assert flat == {\"matmul\": 6, \"sieve\": 3, \"loopnest_main\": 1}, flat\n"
+	"assert cpus == {0}, cpus\n"
+	"maps = [(one(v, 1), one(v, 2), one(v, 3)) for f, v in p if f == 3]\n"
+	"assert maps == [(1, 0xffffffff80100000, 0xffffffff80101000)], maps\n"
+	"assert all(m == 1 for n, m, a in loc.values()), loc\n"
+	"assert [v for f, v in p if f == 12] == [1000]\n";
+
+static void test_pprof(void **state)
+{
+	struct session s;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_event(&s, 7, "instructions", 0xc0, 1000);
+	fs_sample(&s, 600, 0, 1, 7, 1000, F_SIEVE, NULL, 0);	/* another event: left out */
+	f = fopen(tmpdir_path("a.pb.gz"), "w");
+	assert_int_equal(convert_pprof(&s, symtab, 0, f, err, sizeof(err)), 0);
+	fclose(f);
+	if (py_check(pprof_check, tmpdir_path("a.pb.gz")))
+		fail_msg("%s: not the profile expected", tmpdir_path("a.pb.gz"));
+	fs_free(&s);
+}
+
 /* Kinds of code, for the colours and the Chrome categories: benchmark
  * bodies (assembly or C) by the labels linker.ld puts around them, the
  * rest by its source file. */
@@ -507,6 +618,11 @@ static void test_commands(void **state)
 			   "--kernel", "/proc/self/exe", NULL };
 	char *nokernel[] = { "convert", "-i", "x.bpc", "--to", "folded", "--kernel",
 			     "/nonexistent/kernel.elf", NULL };
+	char *speedscope[] = { "convert", "-i", "x.bpc", "--to", "speedscope", "-o", NULL,
+			       "--kernel", "/proc/self/exe", NULL };
+	char *pprof[] = { "convert", "-i", "x.bpc", "--to", "pprof", "-o", NULL,
+			  "--kernel", "/proc/self/exe", NULL };
+	char *unknown[] = { "convert", "-i", "x.bpc", "--to", "pprof.proto", NULL };
 
 	(void)state;
 	fs_init(&s);
@@ -530,6 +646,15 @@ static void test_commands(void **state)
 	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
 				  tmpdir_path("cmd.json")), 0);
 	assert_int_equal(cmd_convert(7, nokernel), 1);
+	speedscope[6] = tmpdir_path("cmd.speedscope.json");
+	assert_int_equal(cmd_convert(9, speedscope), 0);
+	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))[\"profiles\"][0]",
+				  tmpdir_path("cmd.speedscope.json")), 0);
+	pprof[6] = tmpdir_path("cmd.pb.gz");
+	assert_int_equal(cmd_convert(9, pprof), 0);
+	assert_int_equal(py_check("import sys, gzip; assert gzip.open(sys.argv[1]).read()",
+				  tmpdir_path("cmd.pb.gz")), 0);
+	assert_int_equal(cmd_convert(5, unknown), 2);
 	fake_loaded_session = NULL;
 	fs_free(&s);
 }
@@ -544,6 +669,8 @@ int main(void)
 		cmocka_unit_test(test_svg_elides_and_scales),
 		cmocka_unit_test(test_tree_many_frames),
 		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_commands),

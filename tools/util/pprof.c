@@ -320,7 +320,7 @@ static uint64_t pp_function(struct pp *p, uint64_t addr)
 	if (p->ifn.val[j])
 		return p->ifn.val[j];
 	sym = p->t ? symtab_lookup(p->t, addr) : (struct symbol){ 0 };
-	if (sym.name && symtab_line(p->t, sym.start, &file, &line)) {
+	if (sym.name && symtab_line(p->t, sym.start, &file, &line) && file) {
 		f.file = pp_string(p, file);
 		f.start_line = line;
 	}
@@ -495,9 +495,9 @@ int convert_pprof(const struct session *s, const struct symtab *t, uint64_t even
 		p.nseg = symtab_exec_segments(t, p.seg_lo, size, p.seg_off, 8);
 		for (size_t k = 0; k < p.nseg; k++)
 			p.seg_hi[k] = p.seg_lo[k] + size[k];
-		if (id && idlen <= 64)
-			symtab_hex(id, idlen, hex, sizeof(hex));
-		if ((path = pp_string(&p, symtab_path(t))) < 0 ||
+		for (size_t k = 0; id && idlen <= 64 && k < idlen; k++)
+			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		if ((path = pp_string(&p, symtab_path(t) ? symtab_path(t) : "")) < 0 ||
 		    (hex[0] && (build_id = pp_string(&p, hex)) < 0))
 			goto oom;
 	}
