@@ -244,7 +244,8 @@ static void test_svg(void **state)
 {
 	struct session s;
 	struct stack_tree tr;
-	struct flamegraph_opts o = { "Flame <&> graph", "cycles, 13 samples", 800 };
+	struct flamegraph_opts o = { .title = "Flame <&> graph", .subtitle = "cycles, 13 samples",
+				     .width = 800 };
 	char err[128];
 	FILE *f;
 
@@ -413,6 +414,145 @@ static void test_chrome(void **state)
 		assert_int_equal(system(cmd), 0);
 	}
 	fs_free(&s);
+}
+
+/* flamegraph.pl's --reverse: each stack from where it ended out to its callers. */
+static void test_reverse(void **state)
+{
+	struct session s;
+	struct stack_tree tr, rev;
+	char err[128];
+	uint32_t mm, m;
+
+	(void)state;
+	chain_session(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 0, err, sizeof(err)), 0);
+	assert_int_equal(stack_tree_reverse(&tr, &rev, err, sizeof(err)), 0);
+	assert_int_equal(rev.nodes[0].total, 10);
+	mm = find_child(&rev, 0, "matmul");
+	assert_int_equal(rev.nodes[mm].total, 6);
+	assert_int_equal(rev.nodes[mm].self, 0);
+	m = find_child(&rev, mm, "loopnest_main");
+	assert_int_equal(rev.nodes[find_child(&rev, m, "kmain")].self, 6);
+	assert_int_equal(rev.nodes[find_child(&rev, 0, "sieve")].total, 3);
+	m = find_child(&rev, 0, "loopnest_main");
+	assert_int_equal(rev.nodes[m].total, 1);
+	assert_int_equal(rev.nodes[find_child(&rev, m, "kmain")].self, 1);
+	assert_int_equal(rev.max_depth, 3);
+	stack_tree_free(&rev);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+/* Folded stacks read back: the same tree, written out the same; lines
+ * without a whole count after the last blank are ignored and counted. */
+static void test_read_folded(void **state)
+{
+	static const char text[] =
+		"kmain;loopnest_main;matmul 6\n"
+		"kmain;loopnest_main;sieve\t3\r\n"
+		"kmain;loopnest_main 1\n"
+		"no count here\n"
+		"a;b 1.5\n"
+		"\n"
+		"kmain;loopnest_main;matmul 2  \n"
+		"op<a&b> x 4\n";
+	struct stack_tree tr;
+	size_t ignored;
+	char err[128], *out;
+	FILE *f = fopen(tmpdir_path("in.folded"), "w");
+
+	(void)state;
+	fputs(text, f);
+	fclose(f);
+	f = fopen(tmpdir_path("in.folded"), "r");
+	assert_int_equal(stack_tree_read_folded(&tr, f, &ignored, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(ignored, 3);
+	assert_int_equal(tr.nodes[0].total, 16);
+	assert_int_equal(tr.nodes[find_child(&tr, find_child(&tr, find_child(&tr, 0, "kmain"),
+			"loopnest_main"), "matmul")].self, 8);
+	f = fopen(tmpdir_path("out.folded"), "w");
+	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
+	fclose(f);
+	out = slurp(tmpdir_path("out.folded"));
+	assert_string_equal(out,
+			    "kmain;loopnest_main 1\n"
+			    "kmain;loopnest_main;matmul 8\n"
+			    "kmain;loopnest_main;sieve 3\n"
+			    "op<a&b> x 4\n");
+	free(out);
+	stack_tree_free(&tr);
+}
+
+/* --inverted, --countname, --minwidth as a percentage, --colors. */
+static const char svg_opts_check[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"ns = \"{http://www.w3.org/2000/svg}\"\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"gs = [g for g in root.iter(ns + \"g\") if g.get(\"class\") == \"f\"]\n"
+	"f = {g.find(ns + \"title\").text: g.find(ns + \"rect\") for g in gs}\n"
+	"assert sorted(f) == [\"all (10 ticks, 100.00%)\", \"kmain (10 ticks, 100.00%)\",\n"
+	"                     \"loopnest_main (10 ticks, 100.00%)\", \"matmul (6 ticks, 60.00%)\"], f\n"
+	"y = [float(f[k].get(\"y\")) for k in sorted(f, key=lambda k: k.split()[0] != \"all\")]\n"
+	"assert y[0] == 80 and sorted(y[1:]) == [96, 112, 128], y\n"
+	"for k, r in f.items():\n"
+	"    if k.startswith(\"all\"): continue\n"
+	"    rgb = [int(v) for v in r.get(\"fill\")[4:-1].split(\",\")]\n"
+	"    assert rgb[0] < 100 and rgb[2] > 150, (k, rgb)\n"
+	"assert not list(root.find(ns + \"g[@id=\\\"legend\\\"]\")), \"a legend for one palette\"\n"
+	"assert \"INVERTED = 1\" in root.find(ns + \"script\").text\n";
+
+static void test_svg_options(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	struct flamegraph_opts o = { .width = 1000, .minwidth = 35, .minwidth_pct = true,
+				     .inverted = true, .countname = "ticks", .colors = "blue" };
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 0, err, sizeof(err)), 0);
+	f = fopen(tmpdir_path("opts.svg"), "w");
+	assert_int_equal(flamegraph_write_svg(&tr, &o, f), 0);
+	fclose(f);
+	if (py_check(svg_opts_check, tmpdir_path("opts.svg")))
+		fail_msg("%s: not the icicle graph expected", tmpdir_path("opts.svg"));
+	stack_tree_free(&tr);
+	fs_free(&s);
+	assert_true(flamegraph_palette("hot"));
+	assert_false(flamegraph_palette("java"));
+	assert_false(flamegraph_palette(NULL));
+}
+
+/* The command on folded input, with flamegraph.pl's options; bad values refused. */
+static void test_flamegraph_folded_cmd(void **state)
+{
+	char *fg[] = { "flamegraph", "--folded", "-i", NULL, "-o", NULL, "--reverse", "--inverted",
+		       "--colors", "hot", "--countname", "ticks", "--minwidth", "1%", NULL };
+	char *bad_colors[] = { "flamegraph", "--folded", "--colors", "java", NULL };
+	char *bad_min[] = { "flamegraph", "--folded", "--minwidth", "5px", NULL };
+	char *bad_pct[] = { "flamegraph", "--folded", "--minwidth", "101%", NULL };
+	FILE *f;
+	char *t;
+
+	(void)state;
+	fg[3] = tmpdir_path("cmd_in.folded");
+	f = fopen(fg[3], "w");
+	fputs("kmain;loopnest_main;matmul 6\nkmain;sieve 3\n", f);
+	fclose(f);
+	fg[5] = tmpdir_path("cmd_folded.svg");
+	assert_int_equal(cmd_flamegraph(14, fg), 0);
+	t = slurp(tmpdir_path("cmd_folded.svg"));
+	assert_non_null(strstr(t, "<title>matmul (6 ticks, 66.67%)</title>"));
+	assert_non_null(strstr(t, ">9 ticks, "));
+	assert_non_null(strstr(t, "stacks reversed"));
+	free(t);
+	assert_int_equal(cmd_flamegraph(4, bad_colors), 2);
+	assert_int_equal(cmd_flamegraph(4, bad_min), 2);
+	assert_int_equal(cmd_flamegraph(4, bad_pct), 2);
 }
 
 /* speedscope's format: frames shared, one sampled profile, weights = periods. */
@@ -670,6 +810,10 @@ int main(void)
 		cmocka_unit_test(test_tree_many_frames),
 		cmocka_unit_test(test_chrome),
 		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_reverse),
+		cmocka_unit_test(test_read_folded),
+		cmocka_unit_test(test_svg_options),
+		cmocka_unit_test(test_flamegraph_folded_cmd),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_escapes),
