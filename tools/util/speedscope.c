@@ -75,7 +75,7 @@ static long ss_frame(struct ss_frames *f, const struct symtab *t, uint64_t addr)
 		f->v = v;
 		f->cap = cap;
 	}
-	if (t && name != (const char *)CONVERT_UNKNOWN) {
+	if (t) {
 		struct symbol sym = symtab_lookup(t, addr);
 		if (sym.name && !symtab_line(t, sym.start, &fr.file, &fr.line))
 			fr.file = NULL;
