@@ -45,7 +45,7 @@ struct pb {
 
 static void pb_put(struct pb *p, const void *data, size_t len)
 {
-	if (p->oom)
+	if (p->oom || !len)
 		return;
 	if (p->n + len > p->cap) {
 		size_t cap = p->cap ? p->cap : 256;
@@ -202,6 +202,9 @@ struct pp {
 	struct index istr, ifn, iloc;
 	uint64_t seg_lo[8], seg_hi[8], seg_off[8];
 	size_t nseg;
+	uint64_t *ids;			/* a sample's location ids */
+	size_t ids_cap;
+	struct pb sample, label;	/* a sample's messages, reused */
 };
 
 static uint64_t mix(uint64_t k)
@@ -379,27 +382,31 @@ static void pp_value_type(struct pb *p, unsigned field, int64_t type, int64_t un
 static int pp_sample(struct pp *p, struct gz *g, struct pb *msg, const struct session *s,
 		     const struct bp_sample_rec *r, int64_t cpu_key)
 {
-	uint64_t ids[256], vals[2] = { 1, r->period };
+	uint64_t vals[2] = { 1, r->period };
 	uint32_t n = r->nr_ips ? r->nr_ips : 1;
-	struct pb m = { 0 }, label = { 0 };
+	struct pb *m = &p->sample, *label = &p->label;
 
-	if (n > sizeof(ids) / sizeof(ids[0]))
-		n = sizeof(ids) / sizeof(ids[0]);
+	if (n > p->ids_cap) {
+		uint64_t *v = realloc(p->ids, n * sizeof(*v));
+		if (!v)
+			return -1;
+		p->ids = v;
+		p->ids_cap = n;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t a = r->nr_ips ? s->ips[r->ips_off + k] - (k ? 1 : 0) : r->ip;
-		if (!(ids[k] = pp_location(p, a)))
+		if (!(p->ids[k] = pp_location(p, a)))
 			return -1;
 	}
-	pb_packed(&m, SAMPLE_LOCATION_ID, ids, n);
-	pb_packed(&m, SAMPLE_VALUE, vals, 2);
-	pb_uint(&label, LABEL_KEY, (uint64_t)cpu_key);
-	pb_key(&label, LABEL_NUM, WIRE_VARINT);		/* CPU 0 is a value too */
-	pb_varint(&label, r->cpu);
-	pb_bytes(&m, SAMPLE_LABEL, label.b, label.n);
-	pb_bytes(msg, PROFILE_SAMPLE, m.b, m.n);
-	msg->oom |= m.oom | label.oom;
-	free(m.b);
-	free(label.b);
+	m->n = label->n = 0;
+	pb_packed(m, SAMPLE_LOCATION_ID, p->ids, n);
+	pb_packed(m, SAMPLE_VALUE, vals, 2);
+	pb_uint(label, LABEL_KEY, (uint64_t)cpu_key);
+	pb_key(label, LABEL_NUM, WIRE_VARINT);		/* CPU 0 is a value too */
+	pb_varint(label, r->cpu);
+	pb_bytes(m, SAMPLE_LABEL, label->b, label->n);
+	pb_bytes(msg, PROFILE_SAMPLE, m->b, m->n);
+	msg->oom |= m->oom | label->oom;
 	gz_take(g, msg);
 	return 0;
 }
@@ -456,6 +463,9 @@ static void pp_free(struct pp *p)
 	free(p->str);
 	free(p->fn);
 	free(p->loc);
+	free(p->ids);
+	free(p->sample.b);
+	free(p->label.b);
 	index_free(&p->istr);
 	index_free(&p->ifn);
 	index_free(&p->iloc);
