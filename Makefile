@@ -107,7 +107,7 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	echo; echo "make run: wrote"; \
 	echo "  $$o/capture.bpc     the capture: bareperf report -i $$o/capture.bpc [-g | --sort srcline]"; \
 	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       kernel-mode samples for perf: perf report -i $$o/perf.data"; \
-	[ ! -s $$o/trace.json ] || echo "  $$o/trace.json      app runs and sampled stacks per CPU: open in ui.perfetto.dev or speedscope"; \
+	[ ! -s $$o/trace.json ] || echo "  $$o/trace.json      app runs and the samples' stacks as slices per CPU, a timeline: open in ui.perfetto.dev"; \
 	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  picture: where the samples' call chains spend the time, wider = more;" \
 		"kernel orange, apps green, benchmark bodies blue; open in a browser, click to zoom"; \
 	[ ! -s $$o/latency.svg ] || echo "  $$o/latency.svg     picture: memory latency per load by working set (log scale), the" \

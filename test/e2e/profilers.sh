@@ -9,6 +9,12 @@
 #     `script -g` output and `convert --to chrome` (the Trace Event
 #     format's stackFrames + samples) and find the stacks of
 #     `convert --to folded`, one profile per CPU for Chrome JSON;
+#   - speedscope reads `convert --to speedscope` (its own file format) with
+#     the weights bareperf gives: each function's self weight is its
+#     samples in `report`, the heaviest first in both;
+#   - `go tool pprof -top` (Debian golang-go) reads `convert --to pprof`:
+#     the same functions with the same samples as `report`, their files and
+#     lines, the kernel's mapping with its build-id; without go, a SKIP;
 #   - Perfetto's own trace processor (the WebAssembly build its UI runs, from
 #     an npm package of the UI) reads `convert --to chrome`: the app runs on
 #     one track per CPU, the sampled stacks as slices on another, in
@@ -63,6 +69,65 @@ fi
 
 "$BP" convert -i "$OUT/rt.bpc" --to chrome -o "$OUT/rt.json" 2> "$OUT/chrome.err"
 "$BP" convert -i "$OUT/rt2.bpc" --to chrome -o "$OUT/rt2.json" 2> "$OUT/chrome2.err"
+
+# ---- report's functions against another reader's ---------------------------------
+# samecount.py REPORT OTHER_JSON WHO: OTHER_JSON holds {function: samples
+# ending there} as another program read them; every function has report's
+# Samples (all CPUs), so the heaviest is report's; prints the top 10 side
+# by side.
+cat > "$OUT/samecount.py" << 'PYEOF'
+import json, re, sys
+report, got, who = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+want = {}
+for line in open(report):
+    m = re.match(r"^ +[0-9.]+% +([0-9]+)  (.+)$", line)
+    if m:
+        want[m.group(2)] = want.get(m.group(2), 0) + int(m.group(1))
+got = {k: v for k, v in got.items() if v}
+top = lambda d: sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+print("%-30s %7s   %-30s %7s" % ("report", "samples", who, "samples"))
+for (a, n), (b, m) in zip(top(want), top(got)):
+    print("%-30s %7d   %-30s %7g" % (a, n, b, m))
+assert want, "report printed no functions"
+assert got == want, ("differs from report", set(got.items()) ^ set(want.items()))
+print(who, "heaviest:", top(got)[0][0], "=", "report's", top(want)[0][0])
+PYEOF
+for r in rt rt2; do
+	"$BP" report -i "$OUT/$r.bpc" > "$OUT/$r.report" 2> "$OUT/$r.report.err"
+done
+
+# ---- pprof ---------------------------------------------------------------------------
+if ! command -v go > /dev/null 2>&1; then
+	skip "go tool pprof reads convert --to pprof" "go is not installed (Debian golang-go)"
+else
+	for r in rt rt2; do
+		"$BP" convert -i "$OUT/$r.bpc" --to pprof -o "$OUT/$r.pb.gz" 2> "$OUT/pprof_$r.log"
+		HOME=$OUT/home timeout 120 go tool pprof -top -nodefraction=0 -sample_index=samples \
+			"$OUT/$r.pb.gz" > "$OUT/pprof_$r.top" 2>> "$OUT/pprof_$r.log"
+		HOME=$OUT/home timeout 120 go tool pprof -raw "$OUT/$r.pb.gz" \
+			> "$OUT/pprof_$r.raw" 2>> "$OUT/pprof_$r.log"
+		python3 - "$OUT/pprof_$r.top" > "$OUT/pprof_$r.json" 2>> "$OUT/pprof_$r.log" << 'PYEOF'
+import json, re, sys
+flat = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"^ *([0-9]+) +[0-9.]+% +[0-9.]+% +[0-9]+ +[0-9.]+%  (.+)$", line)
+    if m:
+        flat[m.group(2)] = int(m.group(1))
+print(json.dumps(flat))
+PYEOF
+		python3 "$OUT/samecount.py" "$OUT/$r.report" "$OUT/pprof_$r.json" "pprof" \
+			>> "$OUT/pprof_$r.log" 2>&1
+		check "go tool pprof -top reads convert --to pprof ($r): report's functions, samples and heaviest" \
+			"$OUT/pprof_$r.log" grep -q "^pprof heaviest: " "$OUT/pprof_$r.log"
+	done
+	ID=$(sed -n 's/^# kernel: .*, build-id \([0-9a-f]*\) .*/\1/p' "$OUT/rt.report")
+	check "pprof: the kernel's mapping with its build-id, locations with function, file and line" \
+		"$OUT/pprof_rt.raw" sh -c "test -n '$ID' && grep -q '^Build ID: $ID\$' '$OUT/pprof_rt.top' &&
+		grep -Eq '^ +[0-9]+: 0xffffffff80[0-9a-f]{6} M=1 matmul apps/loopnest.c:[0-9]+ s=[0-9]+\$' \
+			'$OUT/pprof_rt.raw' &&
+		grep -Eq '^1: 0xffffffff80[0-9a-f]+/0xffffffff80[0-9a-f]+/0x[0-9a-f]+ [^ ]*kernel.elf $ID ' \
+			'$OUT/pprof_rt.raw'"
+fi
 
 # ---- Perfetto -----------------------------------------------------------------------
 PF=$B/node/perfetto/node_modules/${PERFETTO_UI%@*}
@@ -252,4 +317,30 @@ assert len(d) == 2 and 'CPU 0' in names[0] and 'CPU 1' in names[1], names
 cpu1 = [p for p in d if 'CPU 1' in p['name']][0]
 assert any(k.endswith('ap_idle') for k in cpu1['stacks']), cpu1['stacks']
 "
+
+# speedscope's own format: the weights bareperf gives, so each function's
+# self weight is report's samples x the period (250000 ns), whatever the
+# time between samples; one profile per CPU.
+for r in rt:1 rt2:2; do
+	n=${r%:*} ncpu=${r#*:}
+	"$BP" convert -i "$OUT/$n.bpc" --to speedscope -o "$OUT/$n.speedscope.json" \
+		2> "$OUT/ss_own_$n.log"
+	node test/e2e/speedscope_check.js "$BUNDLE" "$OUT/$n.speedscope.json" \
+		> "$OUT/ss_own_$n.json" 2>> "$OUT/ss_own_$n.log"
+	python3 - "$OUT/ss_own_$n.json" "$ncpu" > "$OUT/ss_own_$n.self" 2>> "$OUT/ss_own_$n.log" << 'PYEOF'
+import json, sys
+got, ncpu = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert sorted(p["name"] for p in got) == ["cpu-clock on CPU %d" % c for c in range(ncpu)], got
+self = {}
+for p in got:
+    for stack, w in p["stacks"].items():
+        leaf = stack.split(";")[-1]
+        self[leaf] = self.get(leaf, 0) + w / 250000
+print(json.dumps(self))
+PYEOF
+	python3 "$OUT/samecount.py" "$OUT/$n.report" "$OUT/ss_own_$n.self" "speedscope" \
+		>> "$OUT/ss_own_$n.log" 2>&1
+	check "speedscope reads convert --to speedscope ($n, $ncpu CPU): report's functions, weights and heaviest" \
+		"$OUT/ss_own_$n.log" grep -q "^speedscope heaviest: " "$OUT/ss_own_$n.log"
+done
 finish

@@ -23,7 +23,7 @@
  * usage error, means cmds[] no longer matches the commands' options); a
  * command that says it succeeded wrote what it promised (a perf.data
  * starts with PERFILE2, an SVG with "<?xml" or "<svg", a folded or JSON
- * file is text). stdout goes to /dev/null; run with -close_fd_mask=2 to
+ * file is text, a pprof profile is gzip). stdout goes to /dev/null; run with -close_fd_mask=2 to
  * silence the commands' error lines as well.
  *
  * The kernel: $BP_FUZZ_KERNEL, else FUZZ_KERNEL (the build's kernel.elf,
@@ -49,7 +49,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum out_kind { OUT_NONE, OUT_PERFDATA, OUT_SVG, OUT_TEXT };
+enum out_kind { OUT_NONE, OUT_PERFDATA, OUT_SVG, OUT_TEXT, OUT_GZIP };
 
 /* "@C" is the capture, "@K" the kernel, "@O" the output file. */
 static const struct {
@@ -92,6 +92,12 @@ static const struct {
 		     "@O" } },
 	{ OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "--event",
 		     "instructions", "--width", "300", "-o", "@O" } },
+	{ OUT_TEXT, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "speedscope",
+		      "-o", "@O" } },
+	{ OUT_GZIP, { "convert", "-i", "@C", "-k", "@K", "--force", "--to", "pprof",
+		      "-o", "@O" } },
+	{ OUT_SVG, { "flamegraph", "-i", "@C", "-k", "@K", "--force", "--reverse",
+		     "--inverted", "--minwidth", "1%", "--colors", "io", "-o", "@O" } },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -160,6 +166,10 @@ static void check_output(enum out_kind k)
 		break;
 	case OUT_TEXT:
 		if (memchr(head, 0, (size_t)got))
+			abort();
+		break;
+	case OUT_GZIP:
+		if (got < 2 || memcmp(head, "\x1f\x8b", 2))
 			abort();
 		break;
 	default:

@@ -1,7 +1,8 @@
 /*
  * test_flamegraph.c — the stack tree, folded stacks, the SVG flame graph
- * (tools/util/flamegraph.c) and the Chrome JSON (tools/util/chrome.c), on sessions
- * built in memory. Well-formedness is checked by python3's own parsers
+ * (tools/util/flamegraph.c), the Chrome JSON (tools/util/chrome.c), speedscope's
+ * format (tools/util/speedscope.c) and the pprof profile (tools/util/pprof.c), on
+ * sessions built in memory. Well-formedness is checked by python3's own parsers
  * (xml.etree, json), which know nothing of our writers.
  */
 #include <stdarg.h>
@@ -18,6 +19,8 @@
 #include "tools/util/escape.h"
 #include "tools/util/evlist.h"
 #include "tools/util/flamegraph.h"
+#include "tools/util/pprof.h"
+#include "tools/util/speedscope.h"
 #include "tools/util/stack.h"
 #include "test/host/convert_fakes.h"
 #include "test/host/tmpdir.h"
@@ -241,7 +244,8 @@ static void test_svg(void **state)
 {
 	struct session s;
 	struct stack_tree tr;
-	struct flamegraph_opts o = { "Flame <&> graph", "cycles, 13 samples", 800 };
+	struct flamegraph_opts o = { .title = "Flame <&> graph", .subtitle = "cycles, 13 samples",
+				     .width = 800 };
 	char err[128];
 	FILE *f;
 
@@ -412,6 +416,253 @@ static void test_chrome(void **state)
 	fs_free(&s);
 }
 
+/* flamegraph.pl's --reverse: each stack from where it ended out to its callers. */
+static void test_reverse(void **state)
+{
+	struct session s;
+	struct stack_tree tr, rev;
+	char err[128];
+	uint32_t mm, m;
+
+	(void)state;
+	chain_session(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 0, err, sizeof(err)), 0);
+	assert_int_equal(stack_tree_reverse(&tr, &rev, err, sizeof(err)), 0);
+	assert_int_equal(rev.nodes[0].total, 10);
+	mm = find_child(&rev, 0, "matmul");
+	assert_int_equal(rev.nodes[mm].total, 6);
+	assert_int_equal(rev.nodes[mm].self, 0);
+	m = find_child(&rev, mm, "loopnest_main");
+	assert_int_equal(rev.nodes[find_child(&rev, m, "kmain")].self, 6);
+	assert_int_equal(rev.nodes[find_child(&rev, 0, "sieve")].total, 3);
+	m = find_child(&rev, 0, "loopnest_main");
+	assert_int_equal(rev.nodes[m].total, 1);
+	assert_int_equal(rev.nodes[find_child(&rev, m, "kmain")].self, 1);
+	assert_int_equal(rev.max_depth, 3);
+	stack_tree_free(&rev);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
+/* Folded stacks read back: the same tree, written out the same; lines
+ * without a whole count after the last blank are ignored and counted. */
+static void test_read_folded(void **state)
+{
+	static const char text[] =
+		"kmain;loopnest_main;matmul 6\n"
+		"kmain;loopnest_main;sieve\t3\r\n"
+		"kmain;loopnest_main 1\n"
+		"no count here\n"
+		"a;b 1.5\n"
+		"\n"
+		"kmain;loopnest_main;matmul 2  \n"
+		"op<a&b> x 4\n";
+	struct stack_tree tr;
+	size_t ignored;
+	char err[128], *out;
+	FILE *f = fopen(tmpdir_path("in.folded"), "w");
+
+	(void)state;
+	fputs(text, f);
+	fclose(f);
+	f = fopen(tmpdir_path("in.folded"), "r");
+	assert_int_equal(stack_tree_read_folded(&tr, f, &ignored, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(ignored, 3);
+	assert_int_equal(tr.nodes[0].total, 16);
+	assert_int_equal(tr.nodes[find_child(&tr, find_child(&tr, find_child(&tr, 0, "kmain"),
+			"loopnest_main"), "matmul")].self, 8);
+	f = fopen(tmpdir_path("out.folded"), "w");
+	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
+	fclose(f);
+	out = slurp(tmpdir_path("out.folded"));
+	assert_string_equal(out,
+			    "kmain;loopnest_main 1\n"
+			    "kmain;loopnest_main;matmul 8\n"
+			    "kmain;loopnest_main;sieve 3\n"
+			    "op<a&b> x 4\n");
+	free(out);
+	stack_tree_free(&tr);
+}
+
+/* --inverted, --countname, --minwidth as a percentage, --colors. */
+static const char svg_opts_check[] =
+	"import sys, xml.etree.ElementTree as ET\n"
+	"ns = \"{http://www.w3.org/2000/svg}\"\n"
+	"root = ET.parse(sys.argv[1]).getroot()\n"
+	"gs = [g for g in root.iter(ns + \"g\") if g.get(\"class\") == \"f\"]\n"
+	"f = {g.find(ns + \"title\").text: g.find(ns + \"rect\") for g in gs}\n"
+	"assert sorted(f) == [\"all (10 ticks, 100.00%)\", \"kmain (10 ticks, 100.00%)\",\n"
+	"                     \"loopnest_main (10 ticks, 100.00%)\", \"matmul (6 ticks, 60.00%)\"], f\n"
+	"y = [float(f[k].get(\"y\")) for k in sorted(f, key=lambda k: k.split()[0] != \"all\")]\n"
+	"assert y[0] == 80 and sorted(y[1:]) == [96, 112, 128], y\n"
+	"for k, r in f.items():\n"
+	"    if k.startswith(\"all\"): continue\n"
+	"    rgb = [int(v) for v in r.get(\"fill\")[4:-1].split(\",\")]\n"
+	"    assert rgb[0] < 100 and rgb[2] > 150, (k, rgb)\n"
+	"assert not list(root.find(ns + \"g[@id=\\\"legend\\\"]\")), \"a legend for one palette\"\n"
+	"assert \"INVERTED = 1\" in root.find(ns + \"script\").text\n";
+
+static void test_svg_options(void **state)
+{
+	struct session s;
+	struct stack_tree tr;
+	struct flamegraph_opts o = { .width = 1000, .minwidth = 35, .minwidth_pct = true,
+				     .inverted = true, .countname = "ticks", .colors = "blue" };
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, false, 0, err, sizeof(err)), 0);
+	f = fopen(tmpdir_path("opts.svg"), "w");
+	assert_int_equal(flamegraph_write_svg(&tr, &o, f), 0);
+	fclose(f);
+	if (py_check(svg_opts_check, tmpdir_path("opts.svg")))
+		fail_msg("%s: not the icicle graph expected", tmpdir_path("opts.svg"));
+	stack_tree_free(&tr);
+	fs_free(&s);
+	assert_true(flamegraph_palette("hot"));
+	assert_false(flamegraph_palette("java"));
+	assert_false(flamegraph_palette(NULL));
+}
+
+/* The command on folded input, with flamegraph.pl's options; bad values refused. */
+static void test_flamegraph_folded_cmd(void **state)
+{
+	char *fg[] = { "flamegraph", "--folded", "-i", NULL, "-o", NULL, "--reverse", "--inverted",
+		       "--colors", "hot", "--countname", "ticks", "--minwidth", "1%", NULL };
+	char *bad_colors[] = { "flamegraph", "--folded", "--colors", "java", NULL };
+	char *bad_min[] = { "flamegraph", "--folded", "--minwidth", "5px", NULL };
+	char *bad_pct[] = { "flamegraph", "--folded", "--minwidth", "101%", NULL };
+	FILE *f;
+	char *t;
+
+	(void)state;
+	fg[3] = tmpdir_path("cmd_in.folded");
+	f = fopen(fg[3], "w");
+	fputs("kmain;loopnest_main;matmul 6\nkmain;sieve 3\n", f);
+	fclose(f);
+	fg[5] = tmpdir_path("cmd_folded.svg");
+	assert_int_equal(cmd_flamegraph(14, fg), 0);
+	t = slurp(tmpdir_path("cmd_folded.svg"));
+	assert_non_null(strstr(t, "<title>matmul (6 ticks, 66.67%)</title>"));
+	assert_non_null(strstr(t, ">9 ticks, "));
+	assert_non_null(strstr(t, "stacks reversed"));
+	free(t);
+	assert_int_equal(cmd_flamegraph(4, bad_colors), 2);
+	assert_int_equal(cmd_flamegraph(4, bad_min), 2);
+	assert_int_equal(cmd_flamegraph(4, bad_pct), 2);
+}
+
+/* speedscope's format: frames shared, one sampled profile, weights = periods. */
+static const char speedscope_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"assert d[\"$schema\"] == \"https://www.speedscope.app/file-format-schema.json\"\n"
+	"fr = [f[\"name\"] for f in d[\"shared\"][\"frames\"]]\n"
+	"assert len(fr) == len(set(fr)) == 4, fr\n"
+	"ps = d[\"profiles\"]\n"
+	"assert [p[\"name\"] for p in ps] == [\"cycles on CPU 0\", \"cycles on CPU 1\"], ps\n"
+	"p = ps[0]\n"
+	"assert p[\"type\"] == \"sampled\" and p[\"unit\"] == \"none\", p\n"
+	"assert p[\"startValue\"] == 0 and p[\"endValue\"] == 10000, p\n"
+	"assert len(p[\"samples\"]) == len(p[\"weights\"]) == 10\n"
+	"self = {}\n"
+	"for st, w in zip(p[\"samples\"], p[\"weights\"]):\n"
+	"    assert fr[st[0]] == \"kmain\", st\n"
+	"    self[fr[st[-1]]] = self.get(fr[st[-1]], 0) + w\n"
+	"assert self == {\"matmul\": 6000, \"sieve\": 3000, \"loopnest_main\": 1000}, self\n"
+	"assert ps[1][\"samples\"] == [[fr.index(\"sieve\")]] and ps[1][\"weights\"] == [5000]\n";
+
+static void test_speedscope(void **state)
+{
+	struct session s;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_sample(&s, 600, 1, 1, 0, 5000, F_SIEVE, NULL, 0);
+	f = fopen(tmpdir_path("a.speedscope.json"), "w");
+	assert_int_equal(convert_speedscope(&s, symtab, f, err, sizeof(err)), 0);
+	fclose(f);
+	if (py_check(speedscope_check, tmpdir_path("a.speedscope.json")))
+		fail_msg("%s: not the profile expected", tmpdir_path("a.speedscope.json"));
+	fs_free(&s);
+}
+
+/*
+ * The pprof profile read back by a protocol buffer wire-format reader of
+ * its own (varints and length-delimited fields), field numbers as
+ * proto/profile.proto gives them.
+ */
+static const char pprof_check[] =
+	"import gzip, sys\n"
+	"def varint(b, i):\n"
+	"    v = s = 0\n"
+	"    while True:\n"
+	"        c = b[i]; i += 1; v |= (c & 127) << s; s += 7\n"
+	"        if c < 128: return v, i\n"
+	"def fields(b):\n"
+	"    i, out = 0, []\n"
+	"    while i < len(b):\n"
+	"        k, i = varint(b, i)\n"
+	"        if k & 7 == 0: v, i = varint(b, i)\n"
+	"        elif k & 7 == 2: n, i = varint(b, i); v = b[i:i + n]; i += n\n"
+	"        else: raise ValueError(k)\n"
+	"        out.append((k >> 3, v))\n"
+	"    return out\n"
+	"def one(b, f, d=0):\n"
+	"    v = [x for k, x in fields(b) if k == f]\n"
+	"    assert len(v) <= 1, (f, v)\n"
+	"    return v[0] if v else d\n"
+	"def packed(b):\n"
+	"    i, out = 0, []\n"
+	"    while i < len(b): v, i = varint(b, i); out.append(v)\n"
+	"    return out\n"
+	"p = fields(gzip.open(sys.argv[1]).read())\n"
+	"st = [v.decode() for f, v in p if f == 6]\n"
+	"assert st[0] == \"\", st\n"
+	"types = [(st[one(v, 1)], st[one(v, 2)]) for f, v in p if f == 1]\n"
+	"assert types == [(\"samples\", \"count\"), (\"cycles\", \"count\")], types\n"
+	"fn = {one(v, 1): st[one(v, 2)] for f, v in p if f == 5}\n"
+	"loc = {one(v, 1): (fn[one(one(v, 4), 1)], one(v, 2), one(v, 3)) for f, v in p if f == 4}\n"
+	"flat, cpus = {}, set()\n"
+	"for f, v in p:\n"
+	"    if f != 2: continue\n"
+	"    ids, vals = packed(one(v, 1)), packed(one(v, 2))\n"
+	"    assert vals[1] == 1000 * vals[0], vals\n"
+	"    assert [loc[i][0] for i in ids[-2:]] == [\"loopnest_main\", \"kmain\"] or len(ids) == 1\n"
+	"    flat[loc[ids[0]][0]] = flat.get(loc[ids[0]][0], 0) + vals[0]\n"
+	"    label = one(v, 3)\n"
+	"    assert st[one(label, 1)] == \"cpu\", label\n"
+	"    cpus.add(one(label, 3))\n"
+	"assert flat == {\"matmul\": 6, \"sieve\": 3, \"loopnest_main\": 1}, flat\n"
+	"assert cpus == {0}, cpus\n"
+	"maps = [(one(v, 1), one(v, 2), one(v, 3)) for f, v in p if f == 3]\n"
+	"assert maps == [(1, 0xffffffff80100000, 0xffffffff80101000)], maps\n"
+	"assert all(m == 1 for n, m, a in loc.values()), loc\n"
+	"assert [v for f, v in p if f == 12] == [1000]\n";
+
+static void test_pprof(void **state)
+{
+	struct session s;
+	char err[128];
+	FILE *f;
+
+	(void)state;
+	chain_session(&s);
+	fs_event(&s, 7, "instructions", 0xc0, 1000);
+	fs_sample(&s, 600, 0, 1, 7, 1000, F_SIEVE, NULL, 0);	/* another event: left out */
+	f = fopen(tmpdir_path("a.pb.gz"), "w");
+	assert_int_equal(convert_pprof(&s, symtab, 0, f, err, sizeof(err)), 0);
+	fclose(f);
+	if (py_check(pprof_check, tmpdir_path("a.pb.gz")))
+		fail_msg("%s: not the profile expected", tmpdir_path("a.pb.gz"));
+	fs_free(&s);
+}
+
 /* Kinds of code, for the colours and the Chrome categories: benchmark
  * bodies (assembly or C) by the labels linker.ld puts around them, the
  * rest by its source file. */
@@ -511,6 +762,11 @@ static void test_commands(void **state)
 			   "--kernel", "/proc/self/exe", NULL };
 	char *nokernel[] = { "convert", "-i", "x.bpc", "--to", "folded", "--kernel",
 			     "/nonexistent/kernel.elf", NULL };
+	char *speedscope[] = { "convert", "-i", "x.bpc", "--to", "speedscope", "-o", NULL,
+			       "--kernel", "/proc/self/exe", NULL };
+	char *pprof[] = { "convert", "-i", "x.bpc", "--to", "pprof", "-o", NULL,
+			  "--kernel", "/proc/self/exe", NULL };
+	char *unknown[] = { "convert", "-i", "x.bpc", "--to", "pprof.proto", NULL };
 
 	(void)state;
 	fs_init(&s);
@@ -534,6 +790,15 @@ static void test_commands(void **state)
 	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))",
 				  tmpdir_path("cmd.json")), 0);
 	assert_int_equal(cmd_convert(7, nokernel), 1);
+	speedscope[6] = tmpdir_path("cmd.speedscope.json");
+	assert_int_equal(cmd_convert(9, speedscope), 0);
+	assert_int_equal(py_check("import sys, json; json.load(open(sys.argv[1]))[\"profiles\"][0]",
+				  tmpdir_path("cmd.speedscope.json")), 0);
+	pprof[6] = tmpdir_path("cmd.pb.gz");
+	assert_int_equal(cmd_convert(9, pprof), 0);
+	assert_int_equal(py_check("import sys, gzip; assert gzip.open(sys.argv[1]).read()",
+				  tmpdir_path("cmd.pb.gz")), 0);
+	assert_int_equal(cmd_convert(5, unknown), 2);
 	fake_loaded_session = NULL;
 	fs_free(&s);
 }
@@ -548,6 +813,12 @@ int main(void)
 		cmocka_unit_test(test_svg_elides_and_scales),
 		cmocka_unit_test(test_tree_many_frames),
 		cmocka_unit_test(test_chrome),
+		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_reverse),
+		cmocka_unit_test(test_read_folded),
+		cmocka_unit_test(test_svg_options),
+		cmocka_unit_test(test_flamegraph_folded_cmd),
+		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_commands),

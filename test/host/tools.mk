@@ -51,7 +51,7 @@ $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h
 		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm -o $@
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lm $(CONVERT_LIBS) -o $@
 
 # The converters (tools/convert.mk) on sessions built in memory:
 # test/host/convert_fakes.c stands in for the session loader and symtab;
@@ -63,7 +63,7 @@ $(BUILD)/host/test_perfdata $(BUILD)/host/test_flamegraph: $(BUILD)/host/%: \
 		$(BUILD)/h/test/host/%.o $(CONVERT_HOBJS) $(BUILD)/h/test/host/tmpdir.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka $(CONVERT_LIBS) -o $@
 
 # The codec (wire.mk's libbpwire.a over ringbuf.mk's libbpring.a) and
 # capture files, against test/host/wire_gen.c's streams (test_wire:

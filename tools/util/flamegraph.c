@@ -1,7 +1,8 @@
 /*
  * tools/util/flamegraph.c — the flame graph SVG (tools/util/flamegraph.h):
- * the root at the bottom, callers below callees, children in name order,
- * width proportional to samples. The inline script gives tooltips (name,
+ * the root at the bottom, callers below callees (upside down when
+ * inverted: an icicle graph), children in name order, width proportional
+ * to samples. The inline script gives tooltips (name,
  * samples, percentage; also on the details line), click to zoom, and a
  * regex search that highlights the matching frames and sums their share
  * without double counting.
@@ -26,9 +27,13 @@ struct svg_ctx {
 	FILE *out;
 	double scale;			/* px per sample */
 	double height;
+	double min_w;			/* px: narrower frames are left out */
 	double *x;			/* per node: left edge */
 	uint64_t total;
 	size_t elided;
+	bool inverted;
+	const char *countname;		/* NULL: "sample(s)" */
+	int palette;			/* index in palettes[], -1: by kind */
 };
 
 /*
@@ -46,14 +51,52 @@ static const struct {
 	[CONVERT_KIND_BENCH] = { "benchmark body", { 60, 120, 200 }, { 40, 60, 55 } },
 };
 
-static void frame_color(const char *name, int kind, unsigned rgb[3])
+/*
+ * Or one palette for every frame (--colors, flamegraph.pl's names for
+ * them), shaded by name the same way.
+ */
+static const struct {
+	const char *name;
+	unsigned base[3], span[3];
+} palettes[] = {
+	{ "hot", { 205, 50, 0 }, { 50, 180, 50 } },
+	{ "mem", { 0, 175, 40 }, { 30, 65, 170 } },
+	{ "io", { 80, 90, 185 }, { 60, 60, 60 } },
+	{ "red", { 195, 40, 40 }, { 60, 70, 70 } },
+	{ "green", { 40, 175, 40 }, { 70, 70, 70 } },
+	{ "blue", { 60, 80, 195 }, { 70, 70, 60 } },
+	{ "aqua", { 40, 165, 165 }, { 60, 70, 70 } },
+	{ "yellow", { 175, 175, 40 }, { 70, 70, 40 } },
+	{ "purple", { 160, 60, 180 }, { 70, 60, 70 } },
+	{ "orange", { 200, 90, 0 }, { 55, 70, 40 } },
+};
+
+const char flamegraph_palettes[] = "hot mem io red green blue aqua yellow purple orange";
+
+static int palette_index(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(palettes) / sizeof(palettes[0]); i++)
+		if (!strcmp(palettes[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+bool flamegraph_palette(const char *name)
+{
+	return palette_index(name) >= 0;
+}
+
+static void frame_color(const char *name, int kind, int palette, unsigned rgb[3])
 {
 	uint64_t h = stack_name_hash(name);
+	const unsigned *base, *span;
 
 	if (kind < 0 || kind > CONVERT_KIND_BENCH)
 		kind = CONVERT_KIND_KERNEL;
+	base = palette >= 0 ? palettes[palette].base : kinds[kind].base;
+	span = palette >= 0 ? palettes[palette].span : kinds[kind].span;
 	for (int i = 0; i < 3; i++)
-		rgb[i] = kinds[kind].base[i] + (unsigned)((h >> (8 * i)) % (kinds[kind].span[i] + 1));
+		rgb[i] = base[i] + (unsigned)((h >> (8 * i)) % (span[i] + 1));
 }
 
 /* Truncate name to what fits in w px: the whole name, "abc..", or nothing. */
@@ -96,21 +139,29 @@ static int svg_pre(const struct stack_tree *tr, uint32_t n, void *vctx)
 		c->x[nd->parent] = x + w;	/* next sibling's left edge */
 	}
 	x = c->x[n];
-	if (w < FG_MIN_W) {
+	if (w < c->min_w) {
 		c->elided++;
 		return 0;
 	}
-	y = c->height - FG_BOTTOM - (nd->depth + 1) * FG_FRAME_H;
+	/* the root at the bottom, callees above; inverted, the root at the top */
+	if (c->inverted)
+		y = FG_TOP + nd->depth * FG_FRAME_H;
+	else
+		y = c->height - FG_BOTTOM - (nd->depth + 1) * FG_FRAME_H;
 	if (n == 0)
 		rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
 	else
-		frame_color(nd->name, nd->kind, rgb);
+		frame_color(nd->name, nd->kind, c->palette, rgb);
 	fputs("<g class=\"f\"><title>", c->out);
 	xml_escape(c->out, nd->name);
-	fprintf(c->out, " (%" PRIu64 " sample%s, %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" "
+	fprintf(c->out, " (%" PRIu64 " ", nd->total);
+	if (c->countname)
+		xml_escape(c->out, c->countname);
+	else
+		fputs(nd->total == 1 ? "sample" : "samples", c->out);
+	fprintf(c->out, ", %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" "
 		"width=\"%.1f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>"
-		"<text x=\"%.1f\" y=\"%.1f\">",
-		nd->total, nd->total == 1 ? "" : "s", 100.0 * nd->total / c->total,
+		"<text x=\"%.1f\" y=\"%.1f\">", 100.0 * nd->total / c->total,
 		x, y, w, FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + FG_FRAME_H - 4.5);
 	put_label(c->out, nd->name, w - 6);
 	fputs("</text></g>\n", c->out);
@@ -125,11 +176,11 @@ static const char svg_script[] =
 "<script type=\"text/ecmascript\"><![CDATA[\n"
 "'use strict';\n"
 "var svg = document.documentElement, frames = [], details, matchedText, unzoomBtn;\n"
-"var XPAD = " "%d" ", WIDTH = %u, CHAR_W = %.2f, FRAME_H = %d;\n"
+"var XPAD = " "%d" ", WIDTH = %u, CHAR_W = %.2f, FRAME_H = %d, INVERTED = %d;\n"
 "var searching = null, zoomed = null;\n"
 "function fname(g) {\n"
 "  var t = g.getElementsByTagName('title')[0].textContent;\n"
-"  return t.replace(/ \\([0-9]+ samples?, [0-9.]+%%\\)$/, '');\n"
+"  return t.replace(/ \\([0-9]+ [^(),]*, [0-9.]+%%\\)$/, '');\n"
 "}\n"
 "function label(name, w) {\n"
 "  var fit = Math.floor((w - 6) / CHAR_W);\n"
@@ -175,7 +226,9 @@ static const char svg_script[] =
 "  unzoomBtn.style.opacity = '1';\n"
 "  frames.forEach(function (f) {\n"
 "    var inside = f.x >= z.x - 0.05 && f.x + f.w <= z.x + z.w + 0.05;\n"
-"    var below = f.y > z.y && f.x <= z.x + 0.05 && f.x + f.w >= z.x + z.w - 0.05;\n"
+"    /* z's callers: below it, or above it in an icicle graph */\n"
+"    var below = (INVERTED ? f.y < z.y : f.y > z.y) &&\n"
+"                f.x <= z.x + 0.05 && f.x + f.w >= z.x + z.w - 0.05;\n"
 "    f.g.style.display = inside || below ? '' : 'none';\n"
 "    f.g.style.opacity = below ? '0.5' : '';\n"
 "    if (below) place(f, XPAD, WIDTH - 2 * XPAD);\n"
@@ -244,6 +297,11 @@ int flamegraph_write_svg(const struct stack_tree *tr, const struct flamegraph_op
 
 	c.total = tr->nodes[0].total;
 	c.scale = c.total ? (double)(width - 2 * FG_XPAD) / (double)c.total : 0;
+	c.min_w = !o || !o->minwidth ? FG_MIN_W :
+		  o->minwidth_pct ? o->minwidth / 100 * (width - 2 * FG_XPAD) : o->minwidth;
+	c.inverted = o && o->inverted;
+	c.countname = o ? o->countname : NULL;
+	c.palette = palette_index(o ? o->colors : NULL);
 	c.height = FG_TOP + FG_BOTTOM + (tr->max_depth + 1) * FG_FRAME_H;
 	c.x = calloc(tr->n, sizeof(*c.x));
 	if (!c.x)
@@ -270,9 +328,9 @@ int flamegraph_write_svg(const struct stack_tree *tr, const struct flamegraph_op
 		xml_escape(out, o->subtitle);
 		fputs("</text>\n", out);
 	}
-	/* the legend: what each colour means */
+	/* the legend: what each colour means (one palette: nothing to tell) */
 	fputs("<g id=\"legend\">", out);
-	for (int k = 0, x = FG_XPAD; k <= CONVERT_KIND_BENCH; k++) {
+	for (int k = 0, x = FG_XPAD; c.palette < 0 && k <= CONVERT_KIND_BENCH; k++) {
 		unsigned rgb[3];
 		for (int i = 0; i < 3; i++)
 			rgb[i] = kinds[k].base[i] + kinds[k].span[i] / 2;
@@ -297,7 +355,7 @@ int flamegraph_write_svg(const struct stack_tree *tr, const struct flamegraph_op
 	if (!c.total)
 		fprintf(out, "<text x=\"%u\" y=\"%.0f\" text-anchor=\"middle\">no samples</text>\n",
 			width / 2, c.height / 2);
-	fprintf(out, svg_script, FG_XPAD, width, FG_CHAR_W, FG_FRAME_H);
+	fprintf(out, svg_script, FG_XPAD, width, FG_CHAR_W, FG_FRAME_H, c.inverted);
 	fputs("</svg>\n", out);
 	free(c.x);
 	return rc || ferror(out) ? -1 : 0;

@@ -4,6 +4,7 @@
  * folded`.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,8 @@ struct stack_map {
 	size_t nnames, names_cap;
 	struct child_slot *ctab;
 	size_t ccap, cn;
+	char **owned;			/* names read from folded text: the tree's copies */
+	size_t nowned, owned_cap;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -208,17 +211,25 @@ static int child(struct stack_tree *tr, uint32_t parent, const char *name, uint3
 	}
 }
 
-int stack_tree_build(struct stack_tree *tr, const struct session *s, const struct symtab *t,
-		     bool all_events, uint64_t event_id, char *err, size_t errlen)
+/* An empty tree: the root "all" alone. */
+static int tree_init(struct stack_tree *tr)
 {
 	memset(tr, 0, sizeof(*tr));
 	tr->map = calloc(1, sizeof(*tr->map));
 	tr->nodes = malloc(1024 * sizeof(*tr->nodes));
 	if (!tr->map || !tr->nodes)
-		goto oom;
+		return -1;
 	tr->cap = 1024;
 	tr->nodes[0] = (struct stack_node){ .name = "all" };
 	tr->n = 1;
+	return 0;
+}
+
+int stack_tree_build(struct stack_tree *tr, const struct session *s, const struct symtab *t,
+		     bool all_events, uint64_t event_id, char *err, size_t errlen)
+{
+	if (tree_init(tr))
+		goto oom;
 
 	for (size_t i = 0; i < s->nsamples; i++) {
 		const struct bp_sample_rec *r = &s->samples[i];
@@ -249,9 +260,139 @@ oom:
 	return -1;
 }
 
+/*
+ * A name read from text (n bytes at s), as the tree's own copy: the one
+ * copy of that content (str_intern keeps a new name's pointer, so only a
+ * copy it did not keep is freed).
+ */
+static const char *own_name(struct stack_map *m, const char *s, size_t n)
+{
+	char *copy;
+	uint32_t id;
+
+	if (m->nowned == m->owned_cap) {
+		size_t cap = m->owned_cap ? 2 * m->owned_cap : 1024;
+		char **v = realloc(m->owned, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		m->owned = v;
+		m->owned_cap = cap;
+	}
+	if (!(copy = strndup(s, n)) || str_intern(m, copy, &id)) {
+		free(copy);
+		return NULL;
+	}
+	if (m->names[id] != copy) {
+		free(copy);
+		return m->names[id];
+	}
+	m->owned[m->nowned++] = copy;
+	return copy;
+}
+
+/* One folded line, "a;b;c 12" (trailing white space gone), into the tree;
+ * 1 if it is no such line. */
+static int folded_line(struct stack_tree *tr, char *line)
+{
+	char *sp = strrchr(line, ' '), *tab = strrchr(line, '\t'), *end;
+	uint32_t node = 0;
+	uint64_t count;
+
+	if (!sp || (tab && tab > sp))
+		sp = tab;
+	if (!sp || sp == line || sp[1] < '0' || sp[1] > '9')
+		return 1;
+	errno = 0;
+	count = strtoull(sp + 1, &end, 10);
+	if (*end || errno)
+		return 1;
+	while (sp > line && (sp[-1] == ' ' || sp[-1] == '\t'))
+		sp--;
+	*sp = 0;
+	tr->nodes[0].total += count;
+	for (char *f = line;; f++) {
+		size_t n = strcspn(f, ";");
+		const char *name = own_name(tr->map, f, n);
+		if (!name || child(tr, node, name, &node))
+			return -1;
+		tr->nodes[node].total += count;
+		if (!f[n])
+			break;
+		f += n;
+	}
+	tr->nodes[node].self += count;
+	return 0;
+}
+
+int stack_tree_read_folded(struct stack_tree *tr, FILE *in, size_t *ignored, char *err,
+			   size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	*ignored = 0;
+	if (tree_init(tr)) {
+		rc = -1;
+		goto done;
+	}
+	while (rc >= 0 && (len = getline(&line, &cap, in)) >= 0) {
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
+			       line[len - 1] == ' ' || line[len - 1] == '\t'))
+			line[--len] = 0;
+		rc = folded_line(tr, line);
+		if (rc > 0)
+			++*ignored;
+	}
+done:
+	free(line);
+	if (rc < 0) {
+		stack_tree_free(tr);
+		snprintf(err, errlen, "out of memory building the stack tree");
+		return -1;
+	}
+	if (ferror(in)) {
+		stack_tree_free(tr);
+		snprintf(err, errlen, "read: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int stack_tree_reverse(const struct stack_tree *in, struct stack_tree *out, char *err,
+		       size_t errlen)
+{
+	if (tree_init(out))
+		goto oom;
+	out->nodes[0].total = in->nodes[0].total;
+	for (size_t n = 1; n < in->n; n++) {
+		uint64_t self = in->nodes[n].self;
+		uint32_t node = 0;
+
+		if (!self)
+			continue;
+		for (uint32_t k = (uint32_t)n; k; k = in->nodes[k].parent) {
+			if (child(out, node, in->nodes[k].name, &node))
+				goto oom;
+			out->nodes[node].total += self;
+			out->nodes[node].kind = in->nodes[k].kind;
+		}
+		out->nodes[node].self += self;
+	}
+	return 0;
+oom:
+	stack_tree_free(out);
+	snprintf(err, errlen, "out of memory building the stack tree");
+	return -1;
+}
+
 void stack_tree_free(struct stack_tree *tr)
 {
 	if (tr->map) {
+		for (size_t i = 0; i < tr->map->nowned; i++)
+			free(tr->map->owned[i]);
+		free(tr->map->owned);
 		free(tr->map->ptab);
 		free(tr->map->stab);
 		free(tr->map->names);

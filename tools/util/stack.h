@@ -73,6 +73,24 @@ int stack_tree_build(struct stack_tree *tr, const struct session *s, const struc
 		     bool all_events, uint64_t event_id, char *err, size_t errlen);
 void stack_tree_free(struct stack_tree *tr);
 
+/*
+ * The tree of folded stacks read back (flamegraph.pl's input: "a;b;c 12"
+ * per line, root first, a whole count after the last space or tab); the
+ * names are the tree's own copies, every frame of kind kernel (the text
+ * does not say). Lines that are not of that form are counted in *ignored.
+ */
+int stack_tree_read_folded(struct stack_tree *tr, FILE *in, size_t *ignored, char *err,
+			   size_t errlen);
+
+/*
+ * The stack-reversed tree of in (flamegraph.pl's --reverse): each stack
+ * that ended in a frame read from that frame out to the outermost
+ * caller, so the functions where samples ended are at depth 1. Its names
+ * are in's: free out before in.
+ */
+int stack_tree_reverse(const struct stack_tree *in, struct stack_tree *out, char *err,
+		       size_t errlen);
+
 /* Depth-first from the root, children in name order: visit(node) in
  * pre-order, until it returns nonzero (which it returns; -1 out of memory). */
 typedef int (*stack_visit_fn)(const struct stack_tree *tr, uint32_t node, void *ctx);
