@@ -34,7 +34,8 @@ struct quiet_change {
  * The changes one setting (BP_QUIET_TURBO_OFF or BP_QUIET_PREFETCH_OFF)
  * needs on this CPU, in c[0..*nc). Returns 0 (with *nc == 0 and why saying
  * so when there is nothing to do); -E_NODEV with why filled when the CPU
- * has no documented control.
+ * has no documented control; -E_BUSY when the control is not the guest's
+ * (turbo under a hypervisor: the host's).
  */
 int quiet_plan(const struct quiet_cpu *cpu, u32 what, struct quiet_change c[QUIET_PLAN_MAX],
 	       int *nc, char *why, size_t n);
