@@ -175,6 +175,10 @@ extern struct pmu_caps pmu_boot_caps;
 void pmu_ap_init(u32 cpu);
 /* The caps of CPU cpu (the boot CPU's until that CPU was probed). */
 const struct pmu_caps *pmu_cpu_caps(u32 cpu);
+/* Whether LFENCE is known to serialize on CPU cpu (pmu_cpu_quiesce's
+ * answer there; the boot CPU's until that CPU was probed). Where it is
+ * not, serialized reads (bench) use CPUID instead. */
+bool pmu_cpu_lfence_serializes(u32 cpu);
 
 /* ---- Events ---- */
 
