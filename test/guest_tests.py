@@ -178,6 +178,12 @@ TESTS = [
 # make test-kvm: the same kernel under -enable-kvm -cpu host, for a Linux host
 # with a PMU. The runner reports every one as SKIP, with the reason, where
 # there is no usable /dev/kvm or the host CPU has no PMU.
+# The real-PMU suite's skip path under TCG: every check SKIPs with the
+# reason, none fails (its checks pass on the register model: test_pmu_regs).
+TESTS += [
+    dict(name="pmu_hw_tcg", append="events=none app=test_pmu_hw"),
+]
+
 KVM_TESTS = [
     dict(name="kvm_pmu_probe", kvm=True, append="app=test_pmu_probe"),
     dict(name="kvm_pmu_hw", kvm=True, append="events=none app=test_pmu_hw"),

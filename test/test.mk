@@ -13,7 +13,7 @@ endef
 
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
-	test/guest/test_pmu_hw.c test/guest/test_fb.c
+	test/guest/test_pmu_hw.c test/pmu_regs_check.c test/guest/test_fb.c
 
 # ACPI: the parsers against broken tables on the host (test/host/kernel.mk);
 # QEMU's tables in the guest.

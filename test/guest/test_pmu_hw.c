@@ -19,6 +19,10 @@
  *              offers it (IA32_PERF_CAPABILITIES[12]; KVM: SKIP)
  *   smi        the SMI count reads and never goes back (Intel MSR_SMI_COUNT;
  *              AMD Zen PMCx02B beside a running context; before Zen: SKIP)
+ *   regs       the register-level checks of test/pmu_regs_check.c on every
+ *              GP and fixed index: rdpmc against rdmsr, legacy and full-width
+ *              writes, overflow, status and acknowledge, a PMI, all at once
+ *              (the same checks pass on the register model: test_pmu_regs)
  *
  * Run with events=none: the test opens the counters itself.
  */
@@ -28,6 +32,8 @@
 #include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
+#include "test/pmu_regs_check.h"
+#include "kernel/percpu.h"
 #include <uapi/perf_ring.h>
 
 extern struct pmu_caps pmu_boot_caps;
@@ -228,6 +234,27 @@ static void check_smi(void)
 	       c->amd ? "PMCx02B (LsSmiRx)" : "MSR_SMI_COUNT", (long)x, (long)y);
 }
 
+/* n instructions, near enough: dec_loop's two per iteration, and the call. */
+static void regs_work(void *arg, u64 n)
+{
+	(void)arg;
+	dec_loop(MAX(n / 2, 1ul));
+}
+
+static u64 regs_pmis(void *arg)
+{
+	(void)arg;
+	return __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
+}
+
+static void check_regs(void)
+{
+	struct pmu_regs_env env = { &pmu_boot_caps, regs_work, regs_pmis, NULL, report,
+				    report_skip };
+
+	pmu_regs_check(&env);
+}
+
 static int test_pmu_hw_main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -239,6 +266,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 		report_skip("no PMU on this machine: freeze on PMI");
 		report_skip("no PMU on this machine: freeze in SMM");
 		report_skip("no PMU on this machine: SMI count");
+		report_skip("no PMU on this machine: register checks on every counter");
 		return report_summary();
 	}
 	check_exact();
@@ -248,6 +276,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 	check_freeze();
 	check_smm_freeze();
 	check_smi();
+	check_regs();
 	return report_summary();
 }
 
