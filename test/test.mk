@@ -148,8 +148,9 @@ test-guest: check-deps kernel esp
 test: check-deps $$(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
 
-# The guest PMU suite under KVM with the host's PMU (a real Linux host).
-test-kvm: check-deps kernel
+# The guest PMU suite under KVM with the host's PMU (a real Linux host);
+# kvm_bench_add drives build/bareperf.
+test-kvm: check-deps kernel tools
 	$(Q)$(RUNNER) --kvm $(if $(ONLY),--only '$(ONLY)')
 
 
