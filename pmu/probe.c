@@ -402,6 +402,25 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 		     "QEMU TCG or a hypervisor without a vPMU");
 }
 
+/*
+ * RDPMC of every counter the caps name: #UD under TCG, #GP for an index the
+ * CPU or a hypervisor does not take (SDM Vol. 2B RDPMC). The driver reads
+ * counters with a plain RDPMC, also in NMI context, so one index that
+ * faults turns RDPMC off for all of them: RDMSR reads then.
+ */
+static bool rdpmc_every_index_works(const struct pmu_caps *caps)
+{
+	u64 v;
+
+	for (u32 i = 0; i < caps->nr_gp; i++)
+		if (pmu_hw_rdpmc_safe(i, &v))
+			return false;
+	for (u32 i = 0; i < PMU_MAX_FIXED; i++)
+		if ((caps->fixed_bitmap >> i & 1) && pmu_hw_rdpmc_safe(RDPMC_FIXED | i, &v))
+			return false;
+	return true;
+}
+
 int pmu_probe(struct pmu_caps *caps)
 {
 	u32 r[4];
@@ -448,9 +467,7 @@ int pmu_probe(struct pmu_caps *caps)
 	else
 		none(caps, "CPU vendor is neither Intel nor AMD");
 
-	/* RDPMC of counter 0: #UD under TCG, #GP if the index is bad. */
-	u64 v;
-	caps->rdpmc_ok = caps->kind != PMU_KIND_NONE && !pmu_hw_rdpmc_safe(0, &v);
+	caps->rdpmc_ok = caps->kind != PMU_KIND_NONE && rdpmc_every_index_works(caps);
 	return caps->kind == PMU_KIND_NONE ? -E_NODEV : 0;
 }
 

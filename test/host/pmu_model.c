@@ -778,6 +778,8 @@ int model_rdpmc(struct pmu_model *m, mu32 ecx, mu64 *val)
 	mu32 idx = ecx & ~(3u << 30);
 	if (fast && (!m->cfg.fast_rdpmc || m->cfg.kvm))
 		return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: no fast-read mode", ecx);
+	if (fixed && m->cfg.rdpmc_no_fixed)
+		return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: fixed counters not emulated", ecx);
 	if (fixed) {
 		if (idx >= MODEL_FIXED_MAX || !(m->fixed_present >> idx & 1))
 			return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: no fixed counter %u", ecx, idx);

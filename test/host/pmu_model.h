@@ -71,6 +71,9 @@ struct model_cfg {
 	 * Raptor Lake P-cores: GP 6-7 and fixed counter 3). */
 	mu32 extra_gp, extra_fixed;
 	mu32 core_type;			/* CPUID.1AH:EAX[31:24] on hybrids, else 0 */
+	/* RDPMC of a fixed counter #GPs: a hypervisor that emulates RDPMC
+	 * of the GP counters only. */
+	bool rdpmc_no_fixed;
 	bool smm_freeze;		/* PERF_CAPABILITIES[12]: DEBUGCTL.FREEZE_WHILE_SMM */
 	/* Haswell and later big cores: unmasking LVT PC while the counters are
 	 * globally disabled in the PMI handler raises one more, spurious PMI

@@ -612,6 +612,36 @@ static void smm_freeze(void **state)
 	assert_int_equal(M.faults, faults);
 }
 
+/* RDPMC faulting on one index (here the fixed counters, as a hypervisor
+ * that emulates GP RDPMC only): the probe tries every index, turns RDPMC
+ * off, and the PMI handler's reads go through RDMSR; a probe of index 0
+ * alone would leave a plain RDPMC to fault in NMI context. */
+static void rdpmc_every_index(void **state)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+	struct model_cfg cfg = *model_preset(flav(state));
+	char line[256];
+
+	cfg.rdpmc_no_fixed = true;
+	model_init(&M, &cfg);
+	M.unexpected_fault = unexpected_fault;
+	M.nmi = on_nmi;
+	memset(&log_, 0, sizeof(log_));
+	log_.group_ok = true;
+	assert_int_equal(pmu_probe(&caps), 0);
+	M.lvtpc = LVT_NMI;
+	assert_false(caps.rdpmc_ok);
+	assert_true(contains(pmu_describe(&caps, line, sizeof(line)), "rdpmc faults"));
+	struct pmu_event_attr a[2] = { ev("instructions/period=1000/"), ev("cycles") };
+	open_n(a, 2, 0);
+	pmu_start(&ctx);
+	model_run(&M, &c, 100000);
+	pmu_stop(&ctx);
+	assert_int_equal(log_.per_idx[0], 100);
+	assert_int_equal(pmu_read(&ctx, 0), 100000);
+	assert_int_equal(pmu_read(&ctx, 1), 100000);
+}
+
 /* Alder Lake: CPUID.0AH reports 6 GP and fixed counters 0-2 on both core
  * types and there is no leaf 23H; the P-core has 8 GP counters and fixed
  * counter 3. The probe finds them on the P-core, write-tested, adds none
@@ -1587,6 +1617,7 @@ static const struct scenario scenarios[] = {
 	  F(MODEL_INTEL_GRACEMONT) | F(MODEL_INTEL_CWF) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) |
 	  F(MODEL_INTEL_BDW) | F(MODEL_KVM_V2) | F(MODEL_AMD_V2) | F(MODEL_KVM_AMD_V2) },
 	{ "amd_smi_count", amd_smi_count, ALL_PMU },
+	{ "rdpmc_every_index", rdpmc_every_index, F(MODEL_KVM_V2) | F(MODEL_INTEL_V5) },
 	{ "hybrid_pcore_counters", hybrid_pcore_counters, F(MODEL_INTEL_ADL_P) | F(MODEL_INTEL_ADL_E) |
 	  F(MODEL_KVM_ADL_P) },
 	{ "stray_pmi_before_start", stray_pmi_before_start, ALL_PMU },
