@@ -187,6 +187,12 @@ TESTS += [
 KVM_TESTS = [
     dict(name="kvm_pmu_probe", kvm=True, append="app=test_pmu_probe"),
     dict(name="kvm_pmu_hw", kvm=True, append="events=none app=test_pmu_hw"),
+    # Two CPUs: the AP's own probe (pmu_ap_init) and the register checks there.
+    dict(name="kvm_pmu_hw_smp2", kvm=True, smp=2, append="events=none app=test_pmu_hw"),
+    # AMD's K7 legacy counters (no PerfCtrExtCore): 4 counters at 0xC0010000.
+    # On an Intel host the flag is not there to remove: the same suite.
+    dict(name="kvm_pmu_hw_k7", kvm=True, qemu_args=["-cpu", "host,-perfctr-core"],
+         append="events=none app=test_pmu_hw"),
     dict(name="kvm_period_1", kvm=True, kind="expect", append="events=cycles period=1", exit=2,
          expect=[r"cycles: period=1 is too short: a hardware period is at least 2"]),
     dict(name="kvm_default_app", kvm=True, kind="expect", append="events=cycles",

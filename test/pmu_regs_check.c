@@ -263,6 +263,101 @@ static void check_all(const struct pmu_regs_env *env)
 		    c->has_global ? "" : "; enabled one by one: not compared");
 }
 
+/* ---- generic events within bounds ---- */
+
+/* One event on GP counter 0 around the work: its count, or ~0 if the event
+ * does not parse for this CPU (*why says so). */
+static u64 count_event(const struct pmu_regs_env *env, const char *name, char *why, size_t n)
+{
+	const struct pmu_caps *c = env->caps;
+	struct pmu_event_attr a;
+	u64 v;
+
+	if (pmu_event_parse(name, c, &a, why, n))
+		return ~0ull;
+	all_off(c);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), a.config | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 1);
+	env->work(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	v = pmu_hw_rdmsr_safe(gp_ctr(c, 0), &v) ? 0 : v;
+	all_off(c);
+	return v;
+}
+
+static void check_events(const struct pmu_regs_env *env)
+{
+	/* Per WORK instructions: the loop's own, its branches, and room for
+	 * what the enabling write and a hypervisor's exits add (under KVM on
+	 * AMD a VMRUN counts as a branch; Atom errata over-count). */
+	static const struct { const char *name; u64 min, max; } ev[] = {
+		{ "instructions", WORK, WORK + WORK / 10 },
+		{ "branches", WORK / 2, WORK / 2 + WORK / 10 },
+		{ "branch-misses", 0, WORK / 20 },
+		{ "cache-references", 0, WORK },
+		{ "cache-misses", 0, WORK },
+	};
+	const struct pmu_caps *c = env->caps;
+	char why[160];
+
+	for (u32 i = 0; i < ARRAY_SIZE(ev); i++) {
+		u64 v = count_event(env, ev[i].name, why, sizeof(why));
+		if (v == ~0ull) {
+			env->skip("events: %s: %s", ev[i].name, why);
+			continue;
+		}
+		env->report(v >= ev[i].min && v <= ev[i].max, "%s: %lu in a loop of %u instructions "
+			    "(bounds %lu..%lu)", ev[i].name, (unsigned long)v, WORK,
+			    (unsigned long)ev[i].min, (unsigned long)ev[i].max);
+	}
+	if (!has_fixed(c, 2)) {
+		env->skip("events: ref-cycles: no fixed counter 2");
+		return;
+	}
+	/* ref-cycles ticks at the TSC's rate (SDM 21.2.2: CPU_CLK_UNHALTED.REF_TSC). */
+	all_off(c);
+	pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (FIXED_CTRL_OS | FIXED_CTRL_USR) << FIXED_CTRL_SHIFT(2));
+	u64 t0 = pmu_hw_rdtsc();
+	pmu_hw_wrmsr_safe(c->global_ctrl, 1ull << PMU_FIXED_BIT(2));
+	env->work(env->arg, 100 * WORK);
+	pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	u64 t = pmu_hw_rdtsc() - t0, v;
+	v = pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR0 + 2, &v) ? 0 : v;
+	all_off(c);
+	env->report(v >= t / 4 && v <= t + t / 10, "ref-cycles (fixed 2) %lu over %lu TSC ticks "
+		    "(bounds: a quarter to 1.1 times)", (unsigned long)v, (unsigned long)t);
+}
+
+/* ---- emulated instructions ---- */
+
+static void check_emulated(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u64 v, st = 0;
+
+	all_off(c);
+	/* Instructions on GP 0, OVF_AFTER from overflow; then WORK emulated. */
+	u64 bit = arm(c, false, 0, false);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
+	env->emulated(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	v = pmu_hw_rdmsr_safe(gp_ctr(c, 0), &v) ? 0 : v;
+	if (c->has_global)
+		pmu_hw_rdmsr_safe(c->global_status, &st);
+	all_off(c);
+	/* Counted from -OVF_AFTER: WORK - OVF_AFTER after the wrap. */
+	bool counted = v >= WORK - OVF_AFTER && v < WORK + WORK / 10;
+	env->report(counted && (!c->has_global || (st & bit)), "%u emulated instructions counted "
+		    "across an overflow (counter %lu after the wrap%s)", WORK, (unsigned long)v,
+		    c->has_global ? (st & bit ? ", status bit set" : ", status bit NOT set") : "");
+}
+
 void pmu_regs_check(const struct pmu_regs_env *env)
 {
 	const struct pmu_caps *c = env->caps;
@@ -280,4 +375,6 @@ void pmu_regs_check(const struct pmu_regs_env *env)
 	check_overflow(env, false);
 	check_overflow(env, true);
 	check_all(env);
+	check_events(env);
+	check_emulated(env);
 }

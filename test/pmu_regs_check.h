@@ -15,6 +15,12 @@
  *   pmi        every index, with its interrupt bit, raises a PMI
  *   all        every counter at once counts the same work, exactly where the
  *              event is instructions
+ *   events     instructions, branches, branch-misses, cache-references and
+ *              -misses on a GP counter within bounds of the work (n
+ *              instructions, n/2 of them branches), ref-cycles (fixed 2)
+ *              against the TSC
+ *   emulated   instructions a hypervisor emulates (port I/O) are counted and
+ *              overflow the counter
  *
  * Each check restores the counters it used to zero and disabled.
  */
@@ -25,9 +31,12 @@
 
 struct pmu_regs_env {
 	const struct pmu_caps *caps;
-	/* Retire exactly n instructions at CPL 0 (and at least as many
-	 * cycles), with the counters as they are. */
+	/* Retire n instructions at CPL 0, n/2 of them taken branches (a
+	 * loop of dec, jnz), with the counters as they are. */
 	void (*work)(void *arg, u64 n);
+	/* Retire n instructions a hypervisor emulates (port I/O), or the
+	 * same as work where nothing is emulated. */
+	void (*emulated)(void *arg, u64 n);
 	/* PMIs delivered on this CPU so far. */
 	u64 (*pmis)(void *arg);
 	void *arg;

@@ -34,6 +34,7 @@
 #include "test/guest/report.h"
 #include "test/pmu_regs_check.h"
 #include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include <uapi/perf_ring.h>
 
 extern struct pmu_caps pmu_boot_caps;
@@ -241,18 +242,46 @@ static void regs_work(void *arg, u64 n)
 	dec_loop(MAX(n / 2, 1ul));
 }
 
+/* n instructions, a third of them port writes to 0x80 (the POST port:
+ * nothing listens), each a VM exit that KVM emulates. */
+static void __attribute__((noipa)) regs_io(void *arg, u64 n)
+{
+	u64 k = MAX(n / 3, 1ul);
+
+	(void)arg;
+	asm volatile("xor %%eax, %%eax; 1: outb %%al, $0x80; dec %0; jnz 1b"
+		     : "+c"(k) : : "rax", "cc", "memory");
+}
+
 static u64 regs_pmis(void *arg)
 {
 	(void)arg;
 	return __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
 }
 
+static void regs_on_cpu(void *arg)
+{
+	const struct pmu_regs_env *env = arg;
+
+	pmu_regs_check(env);
+}
+
+/* On every CPU, each with the caps its own probe found (pmu_ap_init). */
 static void check_regs(void)
 {
-	struct pmu_regs_env env = { &pmu_boot_caps, regs_work, regs_pmis, NULL, report,
-				    report_skip };
-
-	pmu_regs_check(&env);
+	for (u32 cpu = 0; cpu < smp_cpus(); cpu++) {
+		const struct pmu_caps *c = pmu_cpu_caps(cpu);
+		struct pmu_regs_env env = { c, regs_work, regs_io, regs_pmis, NULL, report,
+					    report_skip };
+		if (cpu == this_cpu()->cpu) {
+			pmu_regs_check(&env);
+			continue;
+		}
+		report(cpu == 0 || c != &pmu_boot_caps, "cpu %u probed its own PMU", cpu);
+		int e = smp_call(cpu, regs_on_cpu, &env, true);
+		if (e)
+			report(false, "cpu %u: register checks: %s", cpu, smp_call_why(e));
+	}
 }
 
 static int test_pmu_hw_main(int argc, char **argv)
