@@ -19,6 +19,9 @@
  *              offers it (IA32_PERF_CAPABILITIES[12]; KVM: SKIP)
  *   smi        the SMI count reads and never goes back (Intel MSR_SMI_COUNT;
  *              AMD Zen PMCx02B beside a running context; before Zen: SKIP)
+ *   pcore      an Alder or Raptor Lake P-core has GP counters 6-7 and fixed
+ *              counter 3 beyond CPUID.0AH (bare metal; a guest: SKIP where
+ *              the hypervisor does not offer them)
  *   regs       the register-level checks of test/pmu_regs_check.c on every
  *              GP and fixed index: rdpmc against rdmsr, legacy and full-width
  *              writes, overflow, status and acknowledge, a PMI, all at once
@@ -235,6 +238,29 @@ static void check_smi(void)
 	       c->amd ? "PMCx02B (LsSmiRx)" : "MSR_SMI_COUNT", (long)x, (long)y);
 }
 
+static void check_pcore(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+	u32 m = c->model;
+	bool adl_rpl = c->intel && c->family == 6 &&
+		       (m == 0x97 || m == 0x9a || m == 0xb7 || m == 0xba || m == 0xbf);
+	const u64 want = 3ull << 6 | 1ull << (32 + 3);
+
+	if (!adl_rpl || c->core_type != 0x40) {
+		report_skip("P-core counters beyond CPUID.0AH: not an Alder or Raptor Lake P-core "
+			    "(family %#x model %#x, core type %#x)", c->family, m, c->core_type);
+		return;
+	}
+	if (c->hypervisor && c->beyond_cpuid != want) {
+		report_skip("P-core counters beyond CPUID.0AH: the hypervisor offers 0x%lx of them",
+			    (unsigned long)c->beyond_cpuid);
+		return;
+	}
+	report(c->beyond_cpuid == want && c->nr_gp == 8 && (c->fixed_bitmap & 8),
+	       "the P-core has GP counters 6-7 and fixed counter 3 beyond CPUID.0AH (0x%lx; "
+	       "%u GP, fixed 0x%x)", (unsigned long)c->beyond_cpuid, c->nr_gp, c->fixed_bitmap);
+}
+
 /* n instructions, near enough: dec_loop's two per iteration, and the call. */
 static void regs_work(void *arg, u64 n)
 {
@@ -295,6 +321,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 		report_skip("no PMU on this machine: freeze on PMI");
 		report_skip("no PMU on this machine: freeze in SMM");
 		report_skip("no PMU on this machine: SMI count");
+		report_skip("no PMU on this machine: P-core counters beyond CPUID.0AH");
 		report_skip("no PMU on this machine: register checks on every counter");
 		return report_summary();
 	}
@@ -305,6 +332,7 @@ static int test_pmu_hw_main(int argc, char **argv)
 	check_freeze();
 	check_smm_freeze();
 	check_smi();
+	check_pcore();
 	check_regs();
 	return report_summary();
 }
