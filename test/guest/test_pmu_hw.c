@@ -83,10 +83,19 @@ static void check_exact(void)
 	}
 	count_loop(&ctx, n);			/* warm up */
 	u64 a = count_loop(&ctx, n), b = count_loop(&ctx, 2 * n);
-	report(b - a == 2 * n, "2n - n iterations retired exactly %lu instructions (got %lu)",
-	       2 * n, b - a);
+	/* The Atoms from Gracemont on (and hybrids' E-cores) over-count
+	 * retired instructions around VM exits and interrupts (errata, as
+	 * kvm-unit-tests allows): a little more, never less. */
+	const struct pmu_caps *pc = &pmu_boot_caps;
+	u32 m = pc->model;
+	bool atom = pc->intel && (pc->core_type == 0x20 ||
+				  (pc->family == 6 && (m == 0xbe || m == 0xaf || m == 0xb6 || m == 0xdd)));
+	u64 slack = atom ? 2 * n / 1000 + 64 : 0;
+	report(b - a >= 2 * n && b - a <= 2 * n + slack, "2n - n iterations retired %s%lu "
+	       "instructions (got %lu)", atom ? "at least " : "exactly ", 2 * n, b - a);
 	u64 c = count_loop(&ctx, 2 * n);
-	report(c == b, "the same measurement twice gives the same count (%lu, %lu)", b, c);
+	report(c >= b - slack && c <= b + slack, "the same measurement twice gives the same count "
+	       "(%lu, %lu%s)", b, c, atom ? ", within an Atom's over-count" : "");
 }
 
 static void check_overflow(void)
