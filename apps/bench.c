@@ -24,6 +24,29 @@ static u64 __attribute__((noinline)) measure_pmc(bench_fn fn, void *arg, u64 cou
 	return rdpmc(ecx) - c0;
 }
 
+/* The same where LFENCE is not known to serialize (pmu_cpu_lfence_serializes):
+ * cpuid on either side of each read. */
+static u64 __attribute__((noinline)) measure_tsc_cpuid(bench_fn fn, void *arg, u64 count)
+{
+	u64 t0 = rdtsc_cpuid();
+	fn(arg, count);
+	return rdtsc_cpuid() - t0;
+}
+
+static u64 __attribute__((noinline)) measure_pmc_cpuid(bench_fn fn, void *arg, u64 count, u32 ecx)
+{
+	u64 c0 = rdpmc_cpuid(ecx);
+	fn(arg, count);
+	return rdpmc_cpuid(ecx) - c0;
+}
+
+static u64 measure(bool tsc, bool by_cpuid, bench_fn fn, void *arg, u64 count, u32 ecx)
+{
+	if (tsc)
+		return by_cpuid ? measure_tsc_cpuid(fn, arg, count) : measure_tsc(fn, arg, count);
+	return by_cpuid ? measure_pmc_cpuid(fn, arg, count, ecx) : measure_pmc(fn, arg, count, ecx);
+}
+
 
 /* One (bench, CPU) job; the arrays are static: bench_run is not reentrant
  * and runs one CPU at a time. */
@@ -70,6 +93,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	u32 ecx = 0;
 	struct percpu *pc = this_cpu();
 	struct lvt_state lvt = { 0 };
+	bool by_cpuid = !pmu_cpu_lfence_serializes(pc->cpu);
 	char err[160];
 
 	memset(r, 0, sizeof(*r));
@@ -90,8 +114,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		held.pmu_on = true;
 		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	}
-#define MEASURE(fn, cnt) ((e->tsc ? measure_tsc(fn, b->arg, cnt) \
-			  : measure_pmc(fn, b->arg, cnt, ecx)) & width_mask)
+#define MEASURE(fn, cnt) (measure(e->tsc, by_cpuid, fn, b->arg, cnt, ecx) & width_mask)
 	bench_lvt_mask(&lvt);
 	held.lvt = lvt;
 	held.lvt_on = true;
@@ -183,7 +206,8 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	r->median_2n = st.median_2n;
 	r->flags = (st.exact ? BP_BENCH_F_EXACT : 0) | (c_body ? BP_BENCH_F_LOOPED : 0) |
 		   (r->disturbed ? BP_BENCH_F_DISTURBED : 0) |
-		   (bench_above_floor(r->value, r->floor) ? 0 : BP_BENCH_F_NOISE);
+		   (bench_above_floor(r->value, r->floor) ? 0 : BP_BENCH_F_NOISE) |
+		   (by_cpuid ? BP_BENCH_F_CPUID_SERIALIZED : 0);
 	if (e->tsc)
 		r->flags |= BP_BENCH_F_TSC | (bench_tsc_counts_insns() ? BP_BENCH_F_ICOUNT : 0) |
 			    (pmu_boot_caps.kind == PMU_KIND_NONE ? BP_BENCH_F_NO_PMU : 0);

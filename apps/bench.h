@@ -7,7 +7,10 @@
  * The method is nanoBench's (Abel & Reineke, "nanoBench: A Low-Overhead
  * Tool for Running Microbenchmarks on x86 Systems", ISPASS 2020): the body
  * is unrolled n times and 2n times, each version runs the same number of
- * loop iterations between two serialized counter reads, and the result is
+ * loop iterations between two serialized counter reads (lfence; rdpmc;
+ * lfence, or cpuid on either side where LFENCE is not known to serialize:
+ * pmu_cpu_lfence_serializes, and the result carries
+ * BP_BENCH_F_CPUID_SERIALIZED), and the result is
  *
  *         (m(2n) - m(n)) / (n * loops * work)       per unit of work
  *

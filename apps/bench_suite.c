@@ -21,7 +21,8 @@ static void describe_machine(void)
 	kprintf("suite: pmu: %s\n", pmu_describe(&pmu_boot_caps, line, sizeof(line)));
 	if (bench_pmu_usable(&why))
 		kprintf("suite: counting with the PMU (cycles, instructions; branch-misses for "
-			"branches) through lfence; rdpmc; lfence\n");
+			"branches) through %s\n", pmu_cpu_lfence_serializes(0) ? "lfence; rdpmc; lfence" :
+			"cpuid; rdpmc; cpuid (lfence may not serialize here)");
 	else if (pmu_boot_caps.kind == PMU_KIND_NONE)
 		kprintf("suite: no PMU here%s, so there are no real cycle counts: the benchmarks "
 			"count %s\n", bench_is_tcg() ? " (QEMU TCG: CPUID.0AH is empty, rdpmc "

@@ -59,7 +59,7 @@ void bench_table(const char *table, const char *title, const char *param_label,
 void bench_print_row(const struct bench *b, const struct bench_opts *o,
 		      const struct bench_result *r)
 {
-	char label[48], p[24], v1[24], v2[24], note[64] = "";
+	char label[48], p[24], v1[24], v2[24], note[112] = "";
 	size_t len;
 
 	if (b->param_unit == BP_BENCH_PARAM_BYTES)
@@ -80,6 +80,11 @@ void bench_print_row(const struct bench *b, const struct bench_opts *o,
 		len = strlen(note);
 		ksnprintf(note + len, sizeof(note) - len, "%s%u of %u kept an NMI: untrusted",
 			  len ? ", " : "", r->disturbed, r->reps);
+	}
+	if (r->flags & BP_BENCH_F_CPUID_SERIALIZED) {
+		len = strlen(note);
+		ksnprintf(note + len, sizeof(note) - len, "%sreads serialized by cpuid",
+			  len ? ", " : "");
 	}
 	if (r->dropped) {
 		len = strlen(note);

@@ -134,6 +134,31 @@ static inline u64 rdpmc(u32 idx)
 	return ((u64)hi << 32) | lo;
 }
 
+/*
+ * The same reads serialized by CPUID, for CPUs on which LFENCE is not
+ * known to wait for earlier instructions (AMD with DE_CFG[1] clear and
+ * locked, some hypervisors): CPUID is serializing on every x86 CPU (SDM
+ * Vol. 3A 10.3; APM Vol. 2 7.6.4), at a cost of a hundred cycles or more,
+ * and a VM exit under a hypervisor.
+ */
+static inline u64 rdtsc_cpuid(void)
+{
+	u32 lo, hi;
+	asm volatile("xor %%eax, %%eax; cpuid; rdtsc; mov %%eax, %%esi; mov %%edx, %%edi; "
+		     "xor %%eax, %%eax; cpuid"
+		     : "=S"(lo), "=D"(hi) : : "rax", "rbx", "rcx", "rdx", "memory");
+	return ((u64)hi << 32) | lo;
+}
+
+static inline u64 rdpmc_cpuid(u32 idx)
+{
+	u32 lo, hi;
+	asm volatile("xor %%eax, %%eax; cpuid; mov %2, %%ecx; rdpmc; mov %%eax, %%esi; "
+		     "mov %%edx, %%edi; xor %%eax, %%eax; cpuid"
+		     : "=S"(lo), "=D"(hi) : "r"(idx) : "rax", "rbx", "rcx", "rdx", "memory");
+	return ((u64)hi << 32) | lo;
+}
+
 static inline u64 read_cr0(void) { u64 v; asm volatile("mov %%cr0, %0" : "=r"(v)); return v; }
 static inline u64 read_cr2(void) { u64 v; asm volatile("mov %%cr2, %0" : "=r"(v)); return v; }
 static inline u64 read_cr3(void) { u64 v; asm volatile("mov %%cr3, %0" : "=r"(v)); return v; }

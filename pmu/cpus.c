@@ -10,6 +10,7 @@
 struct pmu_caps pmu_boot_caps;
 static struct pmu_caps cpu_caps[MAX_CPUS];
 static bool cpu_probed[MAX_CPUS];
+static bool cpu_lfence[MAX_CPUS];	/* pmu_cpu_quiesce's answer per CPU */
 static bool boot_lfence;
 
 static void print_quiesce(const char *who, const struct pmu_caps *caps, bool lfence)
@@ -21,9 +22,9 @@ static void print_quiesce(const char *who, const struct pmu_caps *caps, bool lfe
 	if (caps->amd && (caps->family == 0xf || caps->family == 0x11))
 		kprintf("pmu: %slfence serializes (family 0x%x: by design)\n", who, caps->family);
 	else if (caps->amd)
-		kprintf("pmu: %slfence %s (DE_CFG.LFENCE_SERIALIZE %s)\n", who,
-			lfence ? "serializes" : "may not serialize",
-			lfence ? "set" : "not settable");
+		kprintf("pmu: %slfence %s (DE_CFG.LFENCE_SERIALIZE %s)%s\n", who,
+			lfence ? "serializes" : "may not serialize", lfence ? "set" : "not settable",
+			lfence ? "" : "; bench serializes its reads with cpuid");
 }
 
 void pmu_init(void)
@@ -33,6 +34,7 @@ void pmu_init(void)
 	pmu_probe(&pmu_boot_caps);
 	bool lfence = pmu_cpu_quiesce(&pmu_boot_caps);
 	boot_lfence = lfence;
+	cpu_lfence[0] = lfence;
 	cpu_caps[0] = pmu_boot_caps;
 	cpu_probed[0] = true;
 	kprintf("pmu: %s\n", pmu_describe(&pmu_boot_caps, line, sizeof(line)));
@@ -60,6 +62,7 @@ void pmu_ap_init(u32 cpu)
 	pmu_probe(&caps);
 	bool lfence = pmu_cpu_quiesce(&caps);
 	cpu_caps[cpu] = caps;
+	cpu_lfence[cpu] = lfence;
 	__atomic_store_n(&cpu_probed[cpu], true, __ATOMIC_RELEASE);
 	ksnprintf(who, sizeof(who), "cpu %u: ", cpu);
 	if (!same_pmu(&caps, &pmu_boot_caps))
@@ -75,6 +78,13 @@ const struct pmu_caps *pmu_cpu_caps(u32 cpu)
 	if (cpu < MAX_CPUS && __atomic_load_n(&cpu_probed[cpu], __ATOMIC_ACQUIRE))
 		return &cpu_caps[cpu];
 	return &pmu_boot_caps;
+}
+
+bool pmu_cpu_lfence_serializes(u32 cpu)
+{
+	if (cpu < MAX_CPUS && __atomic_load_n(&cpu_probed[cpu], __ATOMIC_ACQUIRE))
+		return cpu_lfence[cpu];
+	return boot_lfence;
 }
 
 /* LVT PC through the local APIC driver (kernel/platform/apic.h). */

@@ -93,6 +93,10 @@ struct pmu_caps {
 	 * bits 5:0 clear (Linux bdw_limit_period). */
 	bool limit_inst_retired;
 	u32 core_type;			/* CPUID.1AH EAX[31:24] on hybrids, else 0 */
+	/* Counters the core has beyond CPUID.0AH's, found by the model table
+	 * and a write test (Alder and Raptor Lake P-cores; GLOBAL_CTRL bit
+	 * numbering). */
+	u64 beyond_cpuid;
 	/* Counters firmware left enabled, found before the probe touched any
 	 * (PERFEVTSEL.EN, IA32_FIXED_CTR_CTRL; GLOBAL_CTRL bit numbering). */
 	u64 fw_owned;
@@ -171,6 +175,10 @@ extern struct pmu_caps pmu_boot_caps;
 void pmu_ap_init(u32 cpu);
 /* The caps of CPU cpu (the boot CPU's until that CPU was probed). */
 const struct pmu_caps *pmu_cpu_caps(u32 cpu);
+/* Whether LFENCE is known to serialize on CPU cpu (pmu_cpu_quiesce's
+ * answer there; the boot CPU's until that CPU was probed). Where it is
+ * not, serialized reads (bench) use CPUID instead. */
+bool pmu_cpu_lfence_serializes(u32 cpu);
 
 /* ---- Events ---- */
 

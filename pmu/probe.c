@@ -17,6 +17,10 @@
  *   counters in leaf 23H sub-leaf 1 (EAX GP bitmap, EBX fixed bitmap),
  *   e.g. Meteor Lake P-cores have fixed counters 0-3, E-cores 0-2; the
  *   probe runs on every CPU (pmu/cpus.c) so each gets its own caps.
+ *   Alder and Raptor Lake have no leaf 23H and report the E-cores' 6 GP
+ *   and 3 fixed counters in leaf 0AH on every core; their P-cores' 8 GP
+ *   and fixed counter 3 come from a model table, each counter kept only
+ *   if it takes a write (intel_hybrid_pcore).
  * Machines without a PMU: QEMU TCG reports CPUID.0AH as zero on Intel
  * models, and on AMD models (qemu64 is "AuthenticAMD") reads 0 from every
  * MSR and drops writes, so a counter that does not hold a written value is
@@ -152,6 +156,64 @@ static enum pmu_lvt_ack intel_lvt_ack(const struct pmu_caps *caps)
 	return PMU_ACK_LATE;
 }
 
+/*
+ * A counter the model table says this core has beyond CPUID.0AH, tested
+ * as the probe tests a free counter: it takes a write (a counter firmware
+ * runs exists), and GLOBAL_CTRL takes its enable bit. The safe accessors
+ * take the #GP where it is absent (a hypervisor passing the P-core's
+ * CPUID through without its counters). GLOBAL_CTRL is put back.
+ */
+static bool extra_counter_works(const struct pmu_caps *caps, bool fixed, u32 i)
+{
+	u32 ctl = fixed ? MSR_IA32_FIXED_CTR_CTRL : MSR_IA32_PERFEVTSEL0 + i;
+	u64 bit = 1ull << (fixed ? PMU_FIXED_BIT(i) : i), v, got;
+
+	if (pmu_hw_rdmsr_safe(ctl, &v))
+		return false;
+	bool running = fixed ? (v >> FIXED_CTRL_SHIFT(i) & (FIXED_CTRL_OS | FIXED_CTRL_USR)) :
+			       (v & EVTSEL_EN);
+	if (!running && !counter_holds_value(fixed ? MSR_IA32_FIXED_CTR0 + i : MSR_IA32_PMC0 + i,
+					     fixed ? caps->fixed_mask : caps->gp_mask))
+		return false;
+	if (pmu_hw_rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &v) ||
+	    pmu_hw_wrmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, v | bit))
+		return false;
+	bool ok = !pmu_hw_rdmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, &got) && (got & bit);
+	pmu_hw_wrmsr_safe(MSR_IA32_PERF_GLOBAL_CTRL, v);
+	return ok;
+}
+
+/*
+ * Alder Lake and Raptor Lake P-cores: 8 GP counters and fixed counter 3
+ * (TOPDOWN.SLOTS) where CPUID.0AH says 6 and 0-2 on every core (Linux's
+ * hybrid model tables give the P-cores the same). Only without leaf 23H,
+ * which enumerates each core type's counters where it exists.
+ */
+static void intel_hybrid_pcore(struct pmu_caps *caps, bool leaf23)
+{
+	static const u8 adl_rpl[] = {
+		0x97, 0x9a,				/* Alder Lake S, P */
+		0xb7, 0xba, 0xbf,			/* Raptor Lake S, P, S refresh */
+	};
+
+	if (leaf23 || caps->core_type != HYBRID_CORE_CORE || caps->version < 2 ||
+	    !model_in(caps, adl_rpl, ARRAY_SIZE(adl_rpl)))
+		return;
+	while (caps->nr_gp < MIN(8u, (u32)PMU_MAX_GP) &&
+	       extra_counter_works(caps, false, caps->nr_gp)) {
+		caps->beyond_cpuid |= 1ull << caps->nr_gp;
+		caps->nr_gp++;
+	}
+	/* Fixed counter 3 counts TOPDOWN.SLOTS, architectural event 7, which
+	 * leaf 0AH's EBX (7 bits long there) does not enumerate either. */
+	if (caps->fixed_bitmap == 0x7 && PMU_MAX_FIXED > 3 && extra_counter_works(caps, true, 3)) {
+		caps->fixed_bitmap |= 1u << 3;
+		caps->nr_fixed = 4;
+		caps->beyond_cpuid |= 1ull << PMU_FIXED_BIT(3);
+		caps->arch_events_unavail &= ~(1u << 7);
+	}
+}
+
 /* Broadwell client, GT3e, Xeon, Xeon D (Linux: bdw_limit_period). */
 static bool intel_broadwell(const struct pmu_caps *caps)
 {
@@ -220,11 +282,13 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 		caps->anythread_deprecated = d & PERFMON_EDX_ANYTHREAD_DEPRECATED;
 	}
 	/* Hybrids: this core type's own counters (leaf 23H sub-leaf 1). */
+	bool leaf23 = false;
 	if (max_leaf >= CPUID_PERFMON_EXT) {
 		cpuid_r(CPUID_EXT_FEATURES_7, 1, r);
 		if (r[0] & CPUID7_1_EAX_PERFMON_EXT) {
 			cpuid_r(CPUID_PERFMON_EXT, 0, r);
 			if (r[0] & (1u << PERFMON_EXT_SUB_COUNTERS)) {
+				leaf23 = true;
 				cpuid_r(CPUID_PERFMON_EXT, PERFMON_EXT_SUB_COUNTERS, r);
 				/* The GP bitmap is contiguous from 0 on every part
 				 * so far; use its low run, never a hole. */
@@ -245,6 +309,7 @@ static void probe_intel(struct pmu_caps *caps, u32 max_leaf, u32 ecx1)
 		cpuid_r(CPUID_HYBRID, 0, r);
 		caps->core_type = HYBRID_EAX_CORE_TYPE(r[0]);
 	}
+	intel_hybrid_pcore(caps, leaf23);
 	caps->lvt_ack = intel_lvt_ack(caps);
 	caps->limit_inst_retired = intel_broadwell(caps);
 	/* SMIs: MSR_SMI_COUNT (SDM Vol. 4, family 6 from Nehalem; KVM emulates
@@ -337,6 +402,25 @@ static void probe_amd(struct pmu_caps *caps, u32 max_ext)
 		     "QEMU TCG or a hypervisor without a vPMU");
 }
 
+/*
+ * RDPMC of every counter the caps name: #UD under TCG, #GP for an index the
+ * CPU or a hypervisor does not take (SDM Vol. 2B RDPMC). The driver reads
+ * counters with a plain RDPMC, also in NMI context, so one index that
+ * faults turns RDPMC off for all of them: RDMSR reads then.
+ */
+static bool rdpmc_every_index_works(const struct pmu_caps *caps)
+{
+	u64 v;
+
+	for (u32 i = 0; i < caps->nr_gp; i++)
+		if (pmu_hw_rdpmc_safe(i, &v))
+			return false;
+	for (u32 i = 0; i < PMU_MAX_FIXED; i++)
+		if ((caps->fixed_bitmap >> i & 1) && pmu_hw_rdpmc_safe(RDPMC_FIXED | i, &v))
+			return false;
+	return true;
+}
+
 int pmu_probe(struct pmu_caps *caps)
 {
 	u32 r[4];
@@ -383,9 +467,7 @@ int pmu_probe(struct pmu_caps *caps)
 	else
 		none(caps, "CPU vendor is neither Intel nor AMD");
 
-	/* RDPMC of counter 0: #UD under TCG, #GP if the index is bad. */
-	u64 v;
-	caps->rdpmc_ok = caps->kind != PMU_KIND_NONE && !pmu_hw_rdpmc_safe(0, &v);
+	caps->rdpmc_ok = caps->kind != PMU_KIND_NONE && rdpmc_every_index_works(caps);
 	return caps->kind == PMU_KIND_NONE ? -E_NODEV : 0;
 }
 
@@ -529,7 +611,7 @@ const char *pmu_fw_owned_describe(const struct pmu_caps *caps, char *buf, size_t
 
 const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 {
-	char hv[64] = "", fw[64] = "", core[16] = "", smi[80] = "";
+	char hv[64] = "", fw[64] = "", core[16] = "", smi[80] = "", beyond[64] = "";
 
 	/* Under KVM MSR_SMI_COUNT counts the SMIs injected into the guest,
 	 * and a guest's PMCx02B runs only in the guest: the host's SMIs
@@ -547,6 +629,9 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 	if (caps->fw_owned)
 		ksnprintf(fw, sizeof(fw), ", firmware had counters 0x%lx enabled",
 			  (unsigned long)caps->fw_owned);
+	if (caps->beyond_cpuid)
+		ksnprintf(beyond, sizeof(beyond), ", counters 0x%lx beyond CPUID.0AH (write-tested)",
+			  (unsigned long)caps->beyond_cpuid);
 	if (caps->core_type == HYBRID_CORE_ATOM)
 		strlcpy(core, " (E-core)", sizeof(core));
 	else if (caps->core_type == HYBRID_CORE_CORE)
@@ -564,8 +649,8 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 		else if (nfix)
 			ksnprintf(fixed, sizeof(fixed), ", fixed counters 0x%x x %u bits",
 				  caps->fixed_bitmap, caps->fixed_width);
-		ksnprintf(buf, len, "Intel arch perfmon v%u%s, %u GP counters x %u bits%s%s%s%s%s%s%s%s%s",
-			  caps->version, core, caps->nr_gp, caps->gp_width, fixed,
+		ksnprintf(buf, len, "Intel arch perfmon v%u%s, %u GP counters x %u bits%s%s%s%s%s%s%s%s%s%s",
+			  caps->version, core, caps->nr_gp, caps->gp_width, fixed, beyond,
 			  caps->fw_write ? ", full-width writes" : ", 31-bit reloads",
 			  caps->freeze ? (caps->freeze_streamlined ? ", streamlined freeze" :
 					  ", freeze on PMI") : "",

@@ -194,6 +194,12 @@ def run_host_cmd(t, build):
     timeout = max(t.get("timeout", 0), GUEST_TIMEOUT_SLOW)
     name = "guest/" + t["name"]
     t0 = time.monotonic()
+    # Every file the command names under the build directory must exist:
+    # a target that forgot to build it fails here, saying which.
+    missing = [a for a in cmd if a.startswith(build + "/") and not os.path.exists(a)]
+    if missing:
+        return ([("FAIL", name, "not built: " + ", ".join(missing))], "",
+                time.monotonic() - t0)
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
@@ -327,6 +333,21 @@ def kvm_unusable():
     if "arch_perfmon" not in flags and "perfctr_core" not in flags:
         return ("the host CPU shows no PMU (neither arch_perfmon nor perfctr_core "
                 "in /proc/cpuinfo flags)")
+    # What kvm-unit-tests' x86/pmu.c asks of the host: KVM's vPMU on, and
+    # no NMI watchdog holding a counter the guest's would be multiplexed with.
+    try:
+        with open("/sys/module/kvm/parameters/enable_pmu") as f:
+            if f.read().strip() in ("N", "0"):
+                return "KVM's vPMU is off (/sys/module/kvm/parameters/enable_pmu = N)"
+    except OSError:
+        pass
+    try:
+        with open("/proc/sys/kernel/nmi_watchdog") as f:
+            if f.read().strip() not in ("", "0"):
+                return ("the host's NMI watchdog holds a counter "
+                        "(echo 0 > /proc/sys/kernel/nmi_watchdog)")
+    except OSError:
+        pass
     return None
 
 

@@ -13,7 +13,7 @@ endef
 
 APP_C += test/guest/report.c test/guest/test_boot.c test/guest/test_fault.c \
 	test/guest/test_timers.c test/guest/test_smp.c test/guest/test_profile.c \
-	test/guest/test_pmu_hw.c test/guest/test_fb.c
+	test/guest/test_pmu_hw.c test/pmu_regs_check.c test/guest/test_fb.c
 
 # ACPI: the parsers against broken tables on the host (test/host/kernel.mk);
 # QEMU's tables in the guest.
@@ -178,8 +178,9 @@ test-guest: check-deps kernel esp
 test: check-deps $$(HOST_TESTS) kernel esp
 	$(Q)$(RUNNER) --host $(HOST_TESTS) --guest $(if $(ONLY),--only '$(ONLY)')
 
-# The guest PMU suite under KVM with the host's PMU (a real Linux host).
-test-kvm: check-deps kernel
+# The guest PMU suite under KVM with the host's PMU (a real Linux host);
+# kvm_bench_add drives build/bareperf.
+test-kvm: check-deps kernel tools
 	$(Q)$(RUNNER) --kvm $(if $(ONLY),--only '$(ONLY)')
 
 

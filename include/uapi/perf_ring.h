@@ -546,6 +546,8 @@ _Static_assert(sizeof(struct bp_record_ticks) == 112, "bp_record_ticks ABI");
 #define BP_BENCH_F_LOOPED	(1u << 4)	/* C body: its loop overhead per copy is included */
 #define BP_BENCH_F_DISTURBED	(1u << 5)	/* most repetitions kept an NMI: value untrusted */
 #define BP_BENCH_F_NOISE	(1u << 6)	/* the reported value is below its noise floor */
+#define BP_BENCH_F_CPUID_SERIALIZED (1u << 7)	/* LFENCE does not serialize there: reads
+						 * serialized by CPUID (a larger, noisier overhead) */
 
 /* bp_record_bench.agg: nanoBench's aggregate functions */
 #define BP_BENCH_AGG_MEDIAN	0	/* -median (the harness's default) */

@@ -1,45 +1,16 @@
 /*
  * quiet.c — turbo and hardware prefetchers off on request (what and why:
- * kernel/platform/quiet.h). MSRs from the SDM Vol. 4 (Intel) and AMD's processor
- * programming references; each change is a read, a write and a read back
+ * kernel/platform/quiet.h). Which MSR bits, per CPU, is quiet_plan's
+ * (kernel/platform/quiet_plan.c); each change is a read, a write and a read back
  * through the *_safe accessors, so a #GP or a write that does not hold is
  * a message, never a crash.
  */
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
 #include "kernel/platform/quiet.h"
-
-/* Intel */
-#define MSR_IA32_PERF_CTL		0x199
-#define   PERF_CTL_TURBO_DISENGAGE	(1ull << 32)	/* IDA/Turbo disengage, thread scope */
-#define MSR_IA32_MISC_ENABLE		0x1a0
-#define   MISC_ENABLE_TURBO_DISABLE	(1ull << 38)	/* IDA disable, package scope */
-#define MSR_MISC_FEATURE_CONTROL	0x1a4		/* "hardware prefetcher control" */
-#define   PREFETCH_L2_HW		(1ull << 0)
-#define   PREFETCH_L2_ADJACENT		(1ull << 1)
-#define   PREFETCH_DCU_HW		(1ull << 2)
-#define   PREFETCH_DCU_IP		(1ull << 3)
-#define CPUID_THERMAL_POWER		0x06
-#define   CPUID_06_EAX_TURBO		(1u << 1)
-/* AMD */
-#define MSR_AMD_HWCR			0xc0010015
-#define   HWCR_CPB_DIS			(1ull << 25)	/* core performance boost disable */
-#define MSR_AMD_PREFETCH_CONTROL	0xc0000108	/* family 19h and later */
-#define   AMD_PF_L1_STREAM		(1ull << 0)
-#define   AMD_PF_L1_STRIDE		(1ull << 1)
-#define   AMD_PF_L1_REGION		(1ull << 2)
-#define   AMD_PF_L2_STREAM		(1ull << 3)
-#define   AMD_PF_UP_DOWN		(1ull << 5)
-#define CPUID_AMD_POWER			0x80000007
-#define   CPUID_8000_0007_EDX_CPB	(1u << 9)
+#include "kernel/platform/quiet_plan.h"
 
 #define QUIET_MAX_CPUS			64
-
-struct change {
-	u32 msr;
-	u64 bits;
-	const char *name;		/* the register, for messages */
-};
 
 struct cpu_result {
 	u32 done, refused;		/* BP_QUIET_* */
@@ -49,11 +20,8 @@ struct cpu_result {
 static u32 asked, done_all, refused_any;
 static struct cpu_result result[QUIET_MAX_CPUS];
 
-static bool is_intel(void) { return !strcmp(cpu_features.vendor, "GenuineIntel"); }
-static bool is_amd(void) { return !strcmp(cpu_features.vendor, "AuthenticAMD"); }
-
 /* Set bits in an MSR; 0, or -E_FAULT with why filled. */
-static int set_bits(const struct change *c, char *why, size_t n)
+static int set_bits(const struct quiet_change *c, char *why, size_t n)
 {
 	u64 v, back;
 
@@ -75,58 +43,34 @@ static int set_bits(const struct change *c, char *why, size_t n)
 	return 0;
 }
 
-/* The registers a setting changes on this CPU; 0 if there is nothing to do
- * (why then says so), -E_NODEV if no documented control exists. */
-static int plan(u32 what, struct change *c, int *nc, char *why, size_t n)
+/* What quiet_plan looks at, read on this CPU (a hybrid's core type is
+ * its own). */
+static void read_cpu(struct quiet_cpu *q)
 {
-	u32 a, b, cc, d;
+	u32 a, b, c, d;
 
-	*nc = 0;
-	if (what == BP_QUIET_TURBO_OFF && is_intel()) {
-		u64 misc = 0;
-		cpuid(CPUID_THERMAL_POWER, &a, &b, &cc, &d);
-		rdmsr_safe(MSR_IA32_MISC_ENABLE, &misc);
-		/* With MISC_ENABLE[38] set, CPUID.06H:EAX[1] reads 0 (SDM Vol. 4,
-		 * Table 2-2): no turbo bit and no disable bit means no turbo. */
-		if (!(a & CPUID_06_EAX_TURBO) && !(misc & MISC_ENABLE_TURBO_DISABLE)) {
-			ksnprintf(why, n, "no turbo on this CPU (CPUID.06H:EAX[1] = 0)");
-			return 0;
+	memset(q, 0, sizeof(*q));
+	q->intel = !strcmp(cpu_features.vendor, "GenuineIntel");
+	q->amd = !strcmp(cpu_features.vendor, "AuthenticAMD");
+	q->family = cpu_features.family;
+	q->model = cpu_features.model;
+	q->hypervisor = cpu_features.hypervisor;
+	if (q->intel) {
+		if (cpu_features.max_leaf >= 0x06) {
+			cpuid(0x06, &a, &b, &c, &d);
+			q->l06_eax = a;
 		}
-		c[(*nc)++] = (struct change){ MSR_IA32_MISC_ENABLE, MISC_ENABLE_TURBO_DISABLE,
-					      "IA32_MISC_ENABLE[38]" };
-		c[(*nc)++] = (struct change){ MSR_IA32_PERF_CTL, PERF_CTL_TURBO_DISENGAGE,
-					      "IA32_PERF_CTL[32]" };
-		return 0;
-	}
-	if (what == BP_QUIET_TURBO_OFF && is_amd()) {
-		cpuid(0x80000000, &a, &b, &cc, &d);
-		if (a >= CPUID_AMD_POWER)
-			cpuid(CPUID_AMD_POWER, &a, &b, &cc, &d);
-		else
-			d = 0;
-		if (!(d & CPUID_8000_0007_EDX_CPB)) {
-			ksnprintf(why, n, "no core performance boost on this CPU "
-				  "(CPUID.80000007H:EDX[9] = 0)");
-			return 0;
+		if (cpu_features.max_leaf >= 0x1a) {
+			cpuid(0x1a, &a, &b, &c, &d);
+			q->core_type = a >> 24;
 		}
-		c[(*nc)++] = (struct change){ MSR_AMD_HWCR, HWCR_CPB_DIS, "HWCR.CpbDis" };
-		return 0;
+		if (rdmsr_safe(0x1a0, &q->misc_enable))		/* IA32_MISC_ENABLE */
+			q->misc_enable = 0;
 	}
-	if (what == BP_QUIET_PREFETCH_OFF && is_intel()) {
-		c[(*nc)++] = (struct change){ MSR_MISC_FEATURE_CONTROL,
-					      PREFETCH_L2_HW | PREFETCH_L2_ADJACENT |
-					      PREFETCH_DCU_HW | PREFETCH_DCU_IP, "MSR 1A4H[3:0]" };
-		return 0;
+	if (q->amd && cpu_features.max_ext_leaf >= 0x80000007) {
+		cpuid(0x80000007, &a, &b, &c, &d);
+		q->l80000007_edx = d;
 	}
-	if (what == BP_QUIET_PREFETCH_OFF && is_amd() && cpu_features.family >= 0x19) {
-		c[(*nc)++] = (struct change){ MSR_AMD_PREFETCH_CONTROL,
-					      AMD_PF_L1_STREAM | AMD_PF_L1_STRIDE | AMD_PF_L1_REGION |
-					      AMD_PF_L2_STREAM | AMD_PF_UP_DOWN, "PrefetchControl" };
-		return 0;
-	}
-	ksnprintf(why, n, "no documented control on %s family %#x", cpu_features.vendor,
-		  cpu_features.family);
-	return -E_NODEV;
 }
 
 static void apply_cpu(void *arg)
@@ -135,14 +79,17 @@ static void apply_cpu(void *arg)
 	struct cpu_result *r = &result[cpu < QUIET_MAX_CPUS ? cpu : QUIET_MAX_CPUS - 1];
 	static const u32 settings[] = { BP_QUIET_TURBO_OFF, BP_QUIET_PREFETCH_OFF };
 
+	struct quiet_cpu q;
+
 	(void)arg;
 	memset(r, 0, sizeof(*r));
+	read_cpu(&q);
 	for (int s = 0; s < 2; s++) {
-		struct change c[2];
+		struct quiet_change c[QUIET_PLAN_MAX];
 		int nc, i;
 		if (!(asked & settings[s]))
 			continue;
-		if (plan(settings[s], c, &nc, r->why[s], sizeof(r->why[s]))) {
+		if (quiet_plan(&q, settings[s], c, &nc, r->why[s], sizeof(r->why[s]))) {
 			r->refused |= settings[s];
 			continue;
 		}

@@ -225,6 +225,7 @@ struct scan {
 	struct bp_record_bench recs[64];
 	u32 kept;
 	u32 ends, end_results, end_lost;	/* BENCH_END records */
+	u32 by_cpuid;			/* records with BP_BENCH_F_CPUID_SERIALIZED */
 };
 
 /* seq numbers seen over every CPU's ring (check_records) */
@@ -234,7 +235,7 @@ static const char *well_formed(const struct bp_record_bench *r, u32 cpu, u32 app
 {
 	const u32 known = BP_BENCH_F_EXACT | BP_BENCH_F_TSC | BP_BENCH_F_ICOUNT |
 			  BP_BENCH_F_NO_PMU | BP_BENCH_F_LOOPED | BP_BENCH_F_DISTURBED |
-			  BP_BENCH_F_NOISE;
+			  BP_BENCH_F_NOISE | BP_BENCH_F_CPUID_SERIALIZED;
 
 	if (r->header.size != sizeof(*r))
 		return "size";
@@ -311,6 +312,7 @@ static void scan_ring(u32 cpu, struct scan *s)
 		const struct bp_record_bench *r = (const void *)rec;
 		const char *why = well_formed(r, cpu, s->app_id);
 		s->bench++;
+		s->by_cpuid += !!(r->flags & BP_BENCH_F_CPUID_SERIALIZED);
 		if (r->seq <= MAX_SEQ && seq_seen[r->seq]++)
 			why = why ? why : "a seq number seen twice";
 		if (why) {
@@ -397,6 +399,9 @@ static void check_exact(void)
 static void check_records(int argc, char **argv)
 {
 	const char *name = test_arg(argc, argv, "app");
+	/* cpuid=1: every record must say its reads were serialized by cpuid
+	 * (LFENCE not known to serialize); cpuid=0: none may. */
+	const char *cpuid = test_arg(argc, argv, "cpuid");
 	const struct app *app = name ? app_find(name) : NULL;
 	char *args[32];
 	int n = 0;
@@ -412,7 +417,7 @@ static void check_records(int argc, char **argv)
 	}
 	args[n++] = (char *)app->name;
 	for (int i = 2; i < argc && n < 31; i++)
-		if (strncmp(argv[i], "app=", 4))
+		if (strncmp(argv[i], "app=", 4) && strncmp(argv[i], "cpuid=", 6))
 			args[n++] = argv[i];
 	args[n] = NULL;
 	u64 t0 = rdtsc_ordered();
@@ -423,11 +428,12 @@ static void check_records(int argc, char **argv)
 	bool all = false;
 	for (int i = 1; i < n; i++)
 		all |= !strcmp(args[i], "cpu=all");
-	u32 total = 0, ends = 0, end_results = 0, end_lost = 0;
+	u32 total = 0, ends = 0, end_results = 0, end_lost = 0, by_cpuid = 0;
 	memset(seq_seen, 0, sizeof(seq_seen));
 	for (u32 cpu = 0; cpu < smp_cpus(); cpu++) {
 		scan_ring(cpu, &s);
 		total += s.bench;
+		by_cpuid += s.by_cpuid;
 		ends += s.ends;
 		if (s.ends) {
 			end_results = s.end_results;
@@ -446,6 +452,10 @@ static void check_records(int argc, char **argv)
 	report(ends == 1 && end_results == total && end_lost == 0 && gaps == 0 && total <= MAX_SEQ,
 	       "one BENCH_END: %u results (the rings hold %u, numbered 1..%u with %u gaps), %u lost",
 	       end_results, total, total, gaps, end_lost);
+	if (cpuid)
+		report(by_cpuid == (cpuid[0] == '1' ? total : 0),
+		       "%u of %u records say their reads were serialized by cpuid (want %s)",
+		       by_cpuid, total, cpuid[0] == '1' ? "all" : "none");
 	kprintf("bench: %s left %u BENCH records of %zu bytes\n", app->name, total,
 		sizeof(struct bp_record_bench));
 }

@@ -19,6 +19,13 @@
  *              offers it (IA32_PERF_CAPABILITIES[12]; KVM: SKIP)
  *   smi        the SMI count reads and never goes back (Intel MSR_SMI_COUNT;
  *              AMD Zen PMCx02B beside a running context; before Zen: SKIP)
+ *   pcore      an Alder or Raptor Lake P-core has GP counters 6-7 and fixed
+ *              counter 3 beyond CPUID.0AH (bare metal; a guest: SKIP where
+ *              the hypervisor does not offer them)
+ *   regs       the register-level checks of test/pmu_regs_check.c on every
+ *              GP and fixed index: rdpmc against rdmsr, legacy and full-width
+ *              writes, overflow, status and acknowledge, a PMI, all at once
+ *              (the same checks pass on the register model: test_pmu_regs)
  *
  * Run with events=none: the test opens the counters itself.
  */
@@ -28,6 +35,9 @@
 #include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
+#include "test/pmu_regs_check.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include <uapi/perf_ring.h>
 
 extern struct pmu_caps pmu_boot_caps;
@@ -73,10 +83,19 @@ static void check_exact(void)
 	}
 	count_loop(&ctx, n);			/* warm up */
 	u64 a = count_loop(&ctx, n), b = count_loop(&ctx, 2 * n);
-	report(b - a == 2 * n, "2n - n iterations retired exactly %lu instructions (got %lu)",
-	       2 * n, b - a);
+	/* The Atoms from Gracemont on (and hybrids' E-cores) over-count
+	 * retired instructions around VM exits and interrupts (errata, as
+	 * kvm-unit-tests allows): a little more, never less. */
+	const struct pmu_caps *pc = &pmu_boot_caps;
+	u32 m = pc->model;
+	bool atom = pc->intel && (pc->core_type == 0x20 ||
+				  (pc->family == 6 && (m == 0xbe || m == 0xaf || m == 0xb6 || m == 0xdd)));
+	u64 slack = atom ? 2 * n / 1000 + 64 : 0;
+	report(b - a >= 2 * n && b - a <= 2 * n + slack, "2n - n iterations retired %s%lu "
+	       "instructions (got %lu)", atom ? "at least " : "exactly ", 2 * n, b - a);
 	u64 c = count_loop(&ctx, 2 * n);
-	report(c == b, "the same measurement twice gives the same count (%lu, %lu)", b, c);
+	report(c >= b - slack && c <= b + slack, "the same measurement twice gives the same count "
+	       "(%lu, %lu%s)", b, c, atom ? ", within an Atom's over-count" : "");
 }
 
 static void check_overflow(void)
@@ -228,6 +247,78 @@ static void check_smi(void)
 	       c->amd ? "PMCx02B (LsSmiRx)" : "MSR_SMI_COUNT", (long)x, (long)y);
 }
 
+static void check_pcore(void)
+{
+	const struct pmu_caps *c = &pmu_boot_caps;
+	u32 m = c->model;
+	bool adl_rpl = c->intel && c->family == 6 &&
+		       (m == 0x97 || m == 0x9a || m == 0xb7 || m == 0xba || m == 0xbf);
+	const u64 want = 3ull << 6 | 1ull << (32 + 3);
+
+	if (!adl_rpl || c->core_type != 0x40) {
+		report_skip("P-core counters beyond CPUID.0AH: not an Alder or Raptor Lake P-core "
+			    "(family %#x model %#x, core type %#x)", c->family, m, c->core_type);
+		return;
+	}
+	if (c->hypervisor && c->beyond_cpuid != want) {
+		report_skip("P-core counters beyond CPUID.0AH: the hypervisor offers 0x%lx of them",
+			    (unsigned long)c->beyond_cpuid);
+		return;
+	}
+	report(c->beyond_cpuid == want && c->nr_gp == 8 && (c->fixed_bitmap & 8),
+	       "the P-core has GP counters 6-7 and fixed counter 3 beyond CPUID.0AH (0x%lx; "
+	       "%u GP, fixed 0x%x)", (unsigned long)c->beyond_cpuid, c->nr_gp, c->fixed_bitmap);
+}
+
+/* n instructions, near enough: dec_loop's two per iteration, and the call. */
+static void regs_work(void *arg, u64 n)
+{
+	(void)arg;
+	dec_loop(MAX(n / 2, 1ul));
+}
+
+/* n instructions, a third of them port writes to 0x80 (the POST port:
+ * nothing listens), each a VM exit that KVM emulates. */
+static void __attribute__((noipa)) regs_io(void *arg, u64 n)
+{
+	u64 k = MAX(n / 3, 1ul);
+
+	(void)arg;
+	asm volatile("xor %%eax, %%eax; 1: outb %%al, $0x80; dec %0; jnz 1b"
+		     : "+c"(k) : : "rax", "cc", "memory");
+}
+
+static u64 regs_pmis(void *arg)
+{
+	(void)arg;
+	return __atomic_load_n(&this_cpu()->nmi_count, __ATOMIC_RELAXED);
+}
+
+static void regs_on_cpu(void *arg)
+{
+	const struct pmu_regs_env *env = arg;
+
+	pmu_regs_check(env);
+}
+
+/* On every CPU, each with the caps its own probe found (pmu_ap_init). */
+static void check_regs(void)
+{
+	for (u32 cpu = 0; cpu < smp_cpus(); cpu++) {
+		const struct pmu_caps *c = pmu_cpu_caps(cpu);
+		struct pmu_regs_env env = { c, regs_work, regs_io, regs_pmis, NULL, report,
+					    report_skip };
+		if (cpu == this_cpu()->cpu) {
+			pmu_regs_check(&env);
+			continue;
+		}
+		report(cpu == 0 || c != &pmu_boot_caps, "cpu %u probed its own PMU", cpu);
+		int e = smp_call(cpu, regs_on_cpu, &env, true);
+		if (e)
+			report(false, "cpu %u: register checks: %s", cpu, smp_call_why(e));
+	}
+}
+
 static int test_pmu_hw_main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -239,6 +330,8 @@ static int test_pmu_hw_main(int argc, char **argv)
 		report_skip("no PMU on this machine: freeze on PMI");
 		report_skip("no PMU on this machine: freeze in SMM");
 		report_skip("no PMU on this machine: SMI count");
+		report_skip("no PMU on this machine: P-core counters beyond CPUID.0AH");
+		report_skip("no PMU on this machine: register checks on every counter");
 		return report_summary();
 	}
 	check_exact();
@@ -248,6 +341,8 @@ static int test_pmu_hw_main(int argc, char **argv)
 	check_freeze();
 	check_smm_freeze();
 	check_smi();
+	check_pcore();
+	check_regs();
 	return report_summary();
 }
 

@@ -19,6 +19,16 @@ $(BUILD)/host/test_pmu_model $(BUILD)/host/test_pmu $(BUILD)/host/test_pmu_event
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
 
+# The register-level checks make test-kvm runs in the guest
+# (test/pmu_regs_check.c), on every model preset.
+HOST_TESTS += $(BUILD)/host/test_pmu_regs
+
+$(BUILD)/host/test_pmu_regs: $(BUILD)/hpmu/test/host/test_pmu_regs.o $(BUILD)/hpmu/test/pmu_regs_check.o \
+		$(PMU_TEST_LIBS)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
 # pmu_probe and the TSC derivation against real CPUs' CPUID
 # (test/host/cpuid_real.tab, from InstLatx64's dumps).
 HOST_TESTS += $(BUILD)/host/test_cpuid_real

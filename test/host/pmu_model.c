@@ -68,6 +68,11 @@
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
  *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
  *    init_amd sets it; APM Vol. 3 LFENCE).
+ * Alder and Raptor Lake (extra_gp, extra_fixed): CPUID.0AH reports the
+ *  E-cores' 6 GP and 3 fixed counters on every core and there is no leaf
+ *  23H; the P-cores have IA32_PMC6-7 (and their PERFEVTSEL, A_PMC and
+ *  GLOBAL_CTRL bits) and fixed counter 3 (Linux's hybrid model tables:
+ *  P-cores 8 GP and 4 fixed). CPUID.1AH gives the core type.
  * QEMU TCG (measured under QEMU 10.0): CPUID.0AH zero, RDMSR of anything reads 0,
  * WRMSR is dropped, RDPMC raises #UD.
  */
@@ -154,6 +159,19 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 	[MODEL_INTEL_CWF] = { .name = "intel-cwf", .intel = true, .family = 6, .model = 0xdd,
 			      .version = 5, .nr_gp = 8, .gp_width = 48, .nr_fixed_edx = 3,
 			      .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
+	[MODEL_INTEL_ADL_P] = { .name = "intel-adl-p", .intel = true, .family = 6, .model = 0x97,
+				.version = 5, .nr_gp = 6, .gp_width = 48, .nr_fixed_edx = 3,
+				.fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
+				.smm_freeze = true, .unmask_refires = true, .extra_gp = 2,
+				.extra_fixed = 1u << 3, .core_type = 0x40 },
+	[MODEL_INTEL_ADL_E] = { .name = "intel-adl-e", .intel = true, .family = 6, .model = 0x97,
+				.version = 5, .nr_gp = 6, .gp_width = 48, .nr_fixed_edx = 3,
+				.fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
+				.smm_freeze = true, .core_type = 0x20 },
+	[MODEL_KVM_ADL_P] = { .name = "kvm-adl-p", .intel = true, .family = 6, .model = 0x97,
+			      .hypervisor = "KVMKVMKVM\0\0\0", .version = 5, .nr_gp = 6, .gp_width = 48,
+			      .nr_fixed_edx = 3, .fixed_width = 48, .ebx_len = 7, .pdcm = true,
+			      .fw_write = true, .kvm = true, .core_type = 0x40 },
 	[MODEL_AMD_LEGACY] = { .name = "amd-legacy", .amd = true, .family = 0x10, .model = 2 },
 	[MODEL_AMD_CORE_EXT] = { .name = "amd-core-ext", .amd = true, .family = 0x15, .model = 2,
 				 .core_ext = true },
@@ -192,10 +210,10 @@ void model_init(struct pmu_model *m, const struct model_cfg *cfg)
 	memset(m->gp_written, 0xff, sizeof(m->gp_written));
 	memset(m->fixed_written, 0xff, sizeof(m->fixed_written));
 	if (cfg->intel && !cfg->tcg) {
-		m->nr_gp = cfg->nr_gp;
+		m->nr_gp = cfg->nr_gp + cfg->extra_gp;
 		m->gp_mask = mask_bits(cfg->gp_width);
 		if (cfg->version >= 2) {
-			mu32 bm = (1u << cfg->nr_fixed_edx) - 1;
+			mu32 bm = ((1u << cfg->nr_fixed_edx) - 1) | cfg->extra_fixed;
 			if (cfg->version >= 5)
 				bm |= cfg->fixed_ecx;
 			m->fixed_present = bm & ((1u << MODEL_FIXED_MAX) - 1);
@@ -760,6 +778,8 @@ int model_rdpmc(struct pmu_model *m, mu32 ecx, mu64 *val)
 	mu32 idx = ecx & ~(3u << 30);
 	if (fast && (!m->cfg.fast_rdpmc || m->cfg.kvm))
 		return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: no fast-read mode", ecx);
+	if (fixed && m->cfg.rdpmc_no_fixed)
+		return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: fixed counters not emulated", ecx);
 	if (fixed) {
 		if (idx >= MODEL_FIXED_MAX || !(m->fixed_present >> idx & 1))
 			return fault(m, VEC_GP_, "#GP: rdpmc 0x%x: no fixed counter %u", ecx, idx);
@@ -780,7 +800,7 @@ static void cpuid_vendor(const struct model_cfg *cfg, mu32 r[4])
 {
 	const char *v = cfg->intel ? "GenuineIntel" : "AuthenticAMD";
 
-	r[0] = 0xd;
+	r[0] = cfg->core_type ? 0x20 : 0xd;
 	memcpy(&r[1], v, 4);
 	memcpy(&r[3], v + 4, 4);
 	memcpy(&r[2], v + 8, 4);
@@ -813,6 +833,9 @@ void pmu_hw_cpuid(mu32 leaf, mu32 sub, mu32 r[4])
 			r[2] = cfg->version >= 5 ? cfg->fixed_ecx : 0;
 			r[3] = cfg->version >= 2 ? (cfg->nr_fixed_edx | cfg->fixed_width << 5) : 0;
 		}
+		break;
+	case 0x1a:
+		r[0] = cfg->core_type << 24;
 		break;
 	case 0x40000000:
 		if (cfg->hypervisor) {

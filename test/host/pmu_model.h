@@ -40,6 +40,9 @@ enum model_flavour {
 	MODEL_INTEL_TREMONT,	/* Tremont (Atom): v5, LVT PC unmasked early */
 	MODEL_INTEL_GRACEMONT,	/* Gracemont (Alder Lake-N): v5, unmasked mid-handler */
 	MODEL_INTEL_CWF,	/* Clearwater Forest (Darkmont, 0xDD): v5, unmasked mid-handler */
+	MODEL_INTEL_ADL_P,	/* Alder Lake P-core: CPUID.0AH says 6 GP, 3 fixed; has 8 GP, 4 fixed */
+	MODEL_INTEL_ADL_E,	/* Alder Lake E-core: 6 GP, 3 fixed, as CPUID.0AH says */
+	MODEL_KVM_ADL_P,	/* KVM on Alder Lake, the P-core's CPUID passed through: 6 GP, 3 fixed */
 	MODEL_FLAVOURS,
 };
 
@@ -64,6 +67,13 @@ struct model_cfg {
 	mu32 version, nr_gp, gp_width, nr_fixed_edx, fixed_ecx, fixed_width;
 	mu32 ebx_unavail, ebx_len;
 	bool pdcm, fw_write, fast_rdpmc;
+	/* Counters the core has beyond what CPUID.0AH reports (Alder and
+	 * Raptor Lake P-cores: GP 6-7 and fixed counter 3). */
+	mu32 extra_gp, extra_fixed;
+	mu32 core_type;			/* CPUID.1AH:EAX[31:24] on hybrids, else 0 */
+	/* RDPMC of a fixed counter #GPs: a hypervisor that emulates RDPMC
+	 * of the GP counters only. */
+	bool rdpmc_no_fixed;
 	bool smm_freeze;		/* PERF_CAPABILITIES[12]: DEBUGCTL.FREEZE_WHILE_SMM */
 	/* Haswell and later big cores: unmasking LVT PC while the counters are
 	 * globally disabled in the PMI handler raises one more, spurious PMI

@@ -189,6 +189,16 @@ static struct expect decode(const struct row *r)
 	}
 	if (v[C_MAX] >= 0x1a)
 		e.core_type = v[C_1AA] >> 24;
+	/* Alder Lake and Raptor Lake have no leaf 23H, and leaf 0AH gives
+	 * every core the E-cores' 6 GP and fixed 0-2; their P-cores have 8 GP
+	 * and fixed 0-3 (Linux's hybrid model tables, SDM Vol. 3B 21.2.8). */
+	u32 model = display_model(v[C_1A]);
+	bool adl_rpl = display_family(v[C_1A]) == 6 && (model == 0x97 || model == 0x9a ||
+							 model == 0xb7 || model == 0xba || model == 0xbf);
+	if (adl_rpl && e.core_type == 0x40 && v[C_MAX] < 0x23) {
+		e.nr_gp = 8;
+		e.fixed_bitmap = 0xf;
+	}
 	if (e.nr_gp > 8)
 		e.nr_gp = 8;
 	e.fixed_bitmap &= 0xff;
@@ -233,7 +243,7 @@ static void model_for(const struct row *r, const struct expect *e)
 static void every_cpu_probes(void **state)
 {
 	(void)state;
-	int with_pmu = 0, hybrid_e = 0, hybrid_p = 0;
+	int with_pmu = 0, hybrid_e = 0, hybrid_p = 0, beyond = 0;
 
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
@@ -265,6 +275,7 @@ static void every_cpu_probes(void **state)
 				fail_msg("%s: an Atom core does not unmask LVT PC mid-handler", r->name);
 		} else if (e.core_type == 0x40) {
 			hybrid_p++;
+			beyond += caps.beyond_cpuid != 0;
 		}
 		/* A context with every counter this CPU has: cycles,
 		 * instructions, ref-cycles on the fixed ones, then GP events. */
@@ -295,10 +306,11 @@ static void every_cpu_probes(void **state)
 				fail_msg("%s: topdown-slots opened without fixed counter 3", r->name);
 		}
 	}
-	print_message("# %d rows, %d with a PMU, %d hybrid E-core and %d P-core rows\n", nrows,
-		      with_pmu, hybrid_e, hybrid_p);
+	print_message("# %d rows, %d with a PMU, %d hybrid E-core and %d P-core rows, %d of them "
+		      "with counters beyond CPUID.0AH\n", nrows, with_pmu, hybrid_e, hybrid_p, beyond);
 	assert_true(nrows >= 100);
 	assert_true(hybrid_e >= 10 && hybrid_p >= 10);
+	assert_true(beyond >= 10);		/* the Alder and Raptor Lake P-core rows */
 }
 
 /* The TSC from CPUID, decoded here from the SDM: the crystal of 15H when

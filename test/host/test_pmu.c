@@ -612,6 +612,84 @@ static void smm_freeze(void **state)
 	assert_int_equal(M.faults, faults);
 }
 
+/* RDPMC faulting on one index (here the fixed counters, as a hypervisor
+ * that emulates GP RDPMC only): the probe tries every index, turns RDPMC
+ * off, and the PMI handler's reads go through RDMSR; a probe of index 0
+ * alone would leave a plain RDPMC to fault in NMI context. */
+static void rdpmc_every_index(void **state)
+{
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
+	struct model_cfg cfg = *model_preset(flav(state));
+	char line[256];
+
+	cfg.rdpmc_no_fixed = true;
+	model_init(&M, &cfg);
+	M.unexpected_fault = unexpected_fault;
+	M.nmi = on_nmi;
+	memset(&log_, 0, sizeof(log_));
+	log_.group_ok = true;
+	assert_int_equal(pmu_probe(&caps), 0);
+	M.lvtpc = LVT_NMI;
+	assert_false(caps.rdpmc_ok);
+	assert_true(contains(pmu_describe(&caps, line, sizeof(line)), "rdpmc faults"));
+	struct pmu_event_attr a[2] = { ev("instructions/period=1000/"), ev("cycles") };
+	open_n(a, 2, 0);
+	pmu_start(&ctx);
+	model_run(&M, &c, 100000);
+	pmu_stop(&ctx);
+	assert_int_equal(log_.per_idx[0], 100);
+	assert_int_equal(pmu_read(&ctx, 0), 100000);
+	assert_int_equal(pmu_read(&ctx, 1), 100000);
+}
+
+/* Alder Lake: CPUID.0AH reports 6 GP and fixed counters 0-2 on both core
+ * types and there is no leaf 23H; the P-core has 8 GP counters and fixed
+ * counter 3. The probe finds them on the P-core, write-tested, adds none
+ * on the E-core or where a hypervisor passes the P-core's CPUID through
+ * without them (only _safe accesses), and then every counter the core has
+ * counts at once, exactly. */
+static void hybrid_pcore_counters(void **state)
+{
+	enum model_flavour f = flav(state);
+	const struct model_cfg *cfg = model_preset(f);
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 2, [SIG_BRANCHES] = 1,
+					[SIG_SLOTS] = 4 } };
+	char line[256];
+
+	boot(f);
+	pmu_describe(&caps, line, sizeof(line));
+	print_message("# pmu: %s\n", line);
+	assert_int_equal(caps.core_type, cfg->core_type);
+	assert_int_equal(caps.nr_gp, cfg->nr_gp + cfg->extra_gp);
+	assert_int_equal(caps.fixed_bitmap, 0x7 | cfg->extra_fixed);
+	assert_int_equal(caps.nr_fixed, cfg->extra_fixed ? 4 : 3);
+	assert_int_equal(contains(line, "8 GP counters"), cfg->extra_gp != 0);
+	assert_int_equal(contains(line, "beyond CPUID.0AH"), cfg->extra_gp != 0);
+
+	struct pmu_event_attr a[PMU_MAX_EVENTS];
+	int n = 0;
+	a[n++] = ev("instructions");
+	a[n++] = ev("cycles");
+	a[n++] = ev("ref-cycles");
+	if (caps.fixed_bitmap & 8)
+		a[n++] = ev("topdown-slots");
+	for (u32 i = 0; i < caps.nr_gp; i++)
+		a[n++] = ev("branches");
+	open_n(a, n, 0);
+	pmu_start(&ctx);
+	model_run(&M, &c, 100000);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 200000);
+	assert_int_equal(pmu_read(&ctx, 1), 100000);
+	if (caps.fixed_bitmap & 8)
+		assert_int_equal(pmu_read(&ctx, 3), 400000);
+	for (int i = n - (int)caps.nr_gp; i < n; i++)
+		assert_int_equal(pmu_read(&ctx, i), 100000);
+	/* One more GP event than the core has does not fit. */
+	a[n++] = ev("branches");
+	assert_int_not_equal(pmu_open(&ctx, &caps, a, n, 0, err, sizeof(err)), 0);
+}
+
 /*
  * AMD SMI counting: Zen 1-5 count SMIs with PMCx02B (LsSmiRx), kept on
  * the last GP counter while a context whose events leave it free runs,
@@ -1539,6 +1617,9 @@ static const struct scenario scenarios[] = {
 	  F(MODEL_INTEL_GRACEMONT) | F(MODEL_INTEL_CWF) | F(MODEL_INTEL_V4) | F(MODEL_INTEL_V5) |
 	  F(MODEL_INTEL_BDW) | F(MODEL_KVM_V2) | F(MODEL_AMD_V2) | F(MODEL_KVM_AMD_V2) },
 	{ "amd_smi_count", amd_smi_count, ALL_PMU },
+	{ "rdpmc_every_index", rdpmc_every_index, F(MODEL_KVM_V2) | F(MODEL_INTEL_V5) },
+	{ "hybrid_pcore_counters", hybrid_pcore_counters, F(MODEL_INTEL_ADL_P) | F(MODEL_INTEL_ADL_E) |
+	  F(MODEL_KVM_ADL_P) },
 	{ "stray_pmi_before_start", stray_pmi_before_start, ALL_PMU },
 	{ "firmware_handoff", firmware_handoff, ALL_PMU },
 	{ "firmware_owns_all", firmware_owns_all, ALL_PMU },

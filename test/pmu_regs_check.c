@@ -1,0 +1,380 @@
+/*
+ * pmu_regs_check.c — register-level PMU checks for the guest and the
+ * register model (what and why: test/pmu_regs_check.h). Registers from the
+ * SDM Vol. 3B ch. 21 and the APM Vol. 2 §13.2, through pmu/regs.h: the
+ * model's own constants (test/host/pmu_model.c) catch a wrong one there.
+ */
+#include "kernel/kernel.h"
+#include "pmu/hw.h"
+#include "pmu/regs.h"
+#include "test/pmu_regs_check.h"
+
+#define INSTRUCTIONS	0x00c0ull	/* Intel INST_RETIRED.ANY_P, AMD PMCx0C0 */
+#define OVF_AFTER	1000u		/* a counter preset this far below overflow */
+#define WORK		(10u * OVF_AFTER)
+
+static u32 gp_ctr(const struct pmu_caps *c, u32 i) { return c->gp_ctr_base + i * c->stride; }
+static u32 gp_sel(const struct pmu_caps *c, u32 i) { return c->gp_sel_base + i * c->stride; }
+
+static bool has_fixed(const struct pmu_caps *c, u32 i)
+{
+	return c->intel && (c->fixed_bitmap >> i & 1);
+}
+
+static u32 ack_msr(const struct pmu_caps *c)
+{
+	return c->global_ack;
+}
+
+/* Everything off and zero, status acknowledged. */
+static void all_off(const struct pmu_caps *c)
+{
+	u64 v;
+
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	for (u32 i = 0; i < c->nr_gp; i++) {
+		pmu_hw_wrmsr_safe(gp_sel(c, i), 0);
+		pmu_hw_wrmsr_safe(gp_ctr(c, i), 0);
+	}
+	if (c->intel && c->fixed_bitmap) {
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, 0);
+		for (u32 i = 0; i < PMU_MAX_FIXED; i++)
+			if (has_fixed(c, i))
+				pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR0 + i, 0);
+	}
+	if (c->has_global && !pmu_hw_rdmsr_safe(c->global_status, &v) && v)
+		pmu_hw_wrmsr_safe(ack_msr(c), v);
+}
+
+/* ---- rdpmc ---- */
+
+static void check_rdpmc(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u32 bad = 0, n = 0;
+	u64 m, p;
+
+	if (!c->rdpmc_ok) {
+		env->skip("rdpmc: the probe found RDPMC faulting");
+		return;
+	}
+	for (u32 i = 0; i < c->nr_gp; i++, n++) {
+		u64 want = 0x1000 + 0x111 * i;
+		pmu_hw_wrmsr_safe(gp_ctr(c, i), want);
+		if (pmu_hw_rdmsr_safe(gp_ctr(c, i), &m) || pmu_hw_rdpmc_safe(i, &p) || m != want ||
+		    p != want) {
+			if (!bad++)
+				env->report(false, "rdpmc: GP %u: rdmsr %#lx, rdpmc %#lx, wrote %#lx", i,
+					    (unsigned long)m, (unsigned long)p, (unsigned long)want);
+		}
+	}
+	for (u32 i = 0; i < PMU_MAX_FIXED; i++) {
+		if (!has_fixed(c, i))
+			continue;
+		u64 want = 0x2000 + 0x111 * i;
+		n++;
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR0 + i, want);
+		if (pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR0 + i, &m) ||
+		    pmu_hw_rdpmc_safe(RDPMC_FIXED | i, &p) || m != want || p != want) {
+			if (!bad++)
+				env->report(false, "rdpmc: fixed %u: rdmsr %#lx, rdpmc %#lx, wrote %#lx",
+					    i, (unsigned long)m, (unsigned long)p, (unsigned long)want);
+		}
+	}
+	all_off(c);
+	env->report(!bad, "rdpmc of each of the %u counters equals rdmsr (%u differ)", n, bad);
+}
+
+/* ---- widths ---- */
+
+static void check_widths(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u32 bad = 0;
+	u64 v, a;
+
+	for (u32 i = 0; i < c->nr_gp; i++) {
+		if (c->amd) {
+			u64 want = (1ull << (c->gp_width - 1)) | 0x1234;
+			pmu_hw_wrmsr_safe(gp_ctr(c, i), want);
+			bad += pmu_hw_rdmsr_safe(gp_ctr(c, i), &v) || v != want;
+			continue;
+		}
+		/* Legacy: EAX sign-extended from bit 31, EDX ignored. */
+		pmu_hw_wrmsr_safe(gp_ctr(c, i), 0x0000dead80001234ull);
+		u64 want = 0xffffffff80001234ull & c->gp_mask;
+		bad += pmu_hw_rdmsr_safe(gp_ctr(c, i), &v) || v != want;
+		if (!c->fw_write)
+			continue;
+		bad += pmu_hw_rdmsr_safe(MSR_IA32_A_PMC0 + i, &a) || a != want;
+		/* Full width: the top bit and a low pattern, through both. */
+		want = (1ull << (c->gp_width - 1)) | 0x5678;
+		bad += pmu_hw_wrmsr_safe(MSR_IA32_A_PMC0 + i, want) != 0;
+		bad += pmu_hw_rdmsr_safe(gp_ctr(c, i), &v) || v != want;
+		bad += pmu_hw_rdmsr_safe(MSR_IA32_A_PMC0 + i, &a) || a != want;
+		/* A bit above the width #GPs. */
+		bad += pmu_hw_wrmsr_safe(MSR_IA32_A_PMC0 + i, 1ull << c->gp_width) == 0;
+	}
+	all_off(c);
+	env->report(!bad, "%s writes to the %u GP counters read back as the width says "
+		    "(%u wrong)", c->amd ? "48-bit" : c->fw_write ? "legacy and full-width" :
+		    "legacy (sign-extended)", c->nr_gp, bad);
+	if (c->intel && !c->fw_write)
+		env->skip("widths: no full-width writes (IA32_PERF_CAPABILITIES[13] clear)");
+}
+
+/* ---- overflow, status, acknowledge, PMI ---- */
+
+/* Arm one counter (GP i, or fixed i when fixed) to overflow after
+ * OVF_AFTER events, with or without its PMI, and return its global bit. */
+static u64 arm(const struct pmu_caps *c, bool fixed, u32 i, bool pmi)
+{
+	if (fixed) {
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR0 + i, (0 - (u64)OVF_AFTER) & c->fixed_mask);
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL,
+				  (FIXED_CTRL_OS | FIXED_CTRL_USR | (pmi ? FIXED_CTRL_PMI : 0))
+				  << FIXED_CTRL_SHIFT(i));
+		return 1ull << PMU_FIXED_BIT(i);
+	}
+	pmu_hw_wrmsr_safe(gp_ctr(c, i), (0 - (u64)OVF_AFTER) & c->gp_mask);
+	pmu_hw_wrmsr_safe(gp_sel(c, i), INSTRUCTIONS | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN |
+			  (pmi ? EVTSEL_INT : 0));
+	return 1ull << i;
+}
+
+/* Overflow one counter; its status bit afterwards (or, with no global
+ * status, whether the counter wrapped), and the PMIs it raised. */
+static bool overflow_one(const struct pmu_regs_env *env, bool fixed, u32 i, bool pmi,
+			 u64 *pmis)
+{
+	const struct pmu_caps *c = env->caps;
+	u64 bit = arm(c, fixed, i, pmi), v, before = env->pmis(env->arg);
+	bool seen;
+
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
+	env->work(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	else
+		pmu_hw_wrmsr_safe(gp_sel(c, i), 0);
+	*pmis = env->pmis(env->arg) - before;
+	if (c->has_global)
+		seen = !pmu_hw_rdmsr_safe(c->global_status, &v) && (v & bit);
+	else
+		seen = !pmu_hw_rdmsr_safe(gp_ctr(c, i), &v) && v < WORK;
+	return seen;
+}
+
+static void check_overflow(const struct pmu_regs_env *env, bool pmi)
+{
+	const struct pmu_caps *c = env->caps;
+	u32 n = 0, not_set = 0, not_acked = 0, no_pmi = 0;
+	u64 v, pmis;
+
+	all_off(c);
+	for (u32 k = 0; k < PMU_MAX_GP + PMU_MAX_FIXED; k++) {
+		bool fixed = k >= PMU_MAX_GP;
+		u32 i = fixed ? k - PMU_MAX_GP : k;
+		if (fixed ? !has_fixed(c, i) || i == 3 : i >= c->nr_gp)
+			continue;		/* fixed 3 counts slots: not a given rate */
+		n++;
+		bool seen = overflow_one(env, fixed, i, pmi, &pmis);
+		if (pmi) {
+			no_pmi += pmis == 0;
+		} else {
+			not_set += !seen;
+			if (c->has_global) {
+				u64 bit = fixed ? 1ull << PMU_FIXED_BIT(i) : 1ull << i;
+				pmu_hw_wrmsr_safe(ack_msr(c), bit);
+				not_acked += pmu_hw_rdmsr_safe(c->global_status, &v) || (v & bit);
+			}
+		}
+		all_off(c);
+	}
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
+	if (pmi)
+		env->report(!no_pmi, "each of the %u counters raises a PMI on overflow "
+			    "(%u did not)", n, no_pmi);
+	else if (c->has_global)
+		env->report(!not_set && !not_acked, "each of the %u counters overflows, sets its "
+			    "status bit and is acknowledged (%u did not set it, %u stayed set after "
+			    "the acknowledge)", n, not_set, not_acked);
+	else
+		env->report(!not_set, "each of the %u counters overflows and wraps (no global "
+			    "status here; %u did not)", n, not_set);
+}
+
+/* ---- every counter at once ---- */
+
+static void check_all(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u64 got[PMU_MAX_GP], fix[PMU_MAX_FIXED] = { 0 }, all = 0, v;
+	u32 bad = 0, differ = 0;
+
+	all_off(c);
+	for (u32 i = 0; i < c->nr_gp; i++) {
+		pmu_hw_wrmsr_safe(gp_sel(c, i), INSTRUCTIONS | EVTSEL_OS | EVTSEL_USR |
+				  (c->has_global ? EVTSEL_EN : 0));
+		all |= 1ull << i;
+	}
+	u64 fctl = 0;
+	for (u32 i = 0; i < PMU_MAX_FIXED; i++)
+		if (has_fixed(c, i)) {
+			fctl |= (FIXED_CTRL_OS | FIXED_CTRL_USR) << FIXED_CTRL_SHIFT(i);
+			all |= 1ull << PMU_FIXED_BIT(i);
+		}
+	if (fctl)
+		pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, fctl);
+	if (c->has_global) {
+		pmu_hw_wrmsr_safe(c->global_ctrl, all);
+	} else {
+		for (u32 i = 0; i < c->nr_gp; i++)
+			pmu_hw_wrmsr_safe(gp_sel(c, i), INSTRUCTIONS | EVTSEL_OS | EVTSEL_USR |
+					  EVTSEL_EN);
+	}
+	env->work(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	else
+		for (u32 i = 0; i < c->nr_gp; i++)
+			pmu_hw_wrmsr_safe(gp_sel(c, i), 0);
+	for (u32 i = 0; i < c->nr_gp; i++) {
+		got[i] = pmu_hw_rdmsr_safe(gp_ctr(c, i), &v) ? 0 : v;
+		/* The work, plus what the enabling and disabling writes
+		 * retire around it. */
+		bad += got[i] < WORK || got[i] > WORK + WORK / 10;
+		differ += c->has_global && got[i] != got[0];
+	}
+	for (u32 i = 0; i < PMU_MAX_FIXED; i++)
+		if (has_fixed(c, i))
+			fix[i] = pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR0 + i, &v) ? 0 : v;
+	if (has_fixed(c, 0))
+		differ += fix[0] != got[0];
+	bad += has_fixed(c, 1) && !fix[1];
+	bad += has_fixed(c, 2) && !fix[2];
+	all_off(c);
+	env->report(!bad && !differ, "all %u GP%s counters at once: %lu instructions each "
+		    "(%u out of bounds, %u differ%s)", c->nr_gp, c->intel && c->fixed_bitmap ?
+		    " and the fixed" : "", (unsigned long)got[0], bad, differ,
+		    c->has_global ? "" : "; enabled one by one: not compared");
+}
+
+/* ---- generic events within bounds ---- */
+
+/* One event on GP counter 0 around the work: its count, or ~0 if the event
+ * does not parse for this CPU (*why says so). */
+static u64 count_event(const struct pmu_regs_env *env, const char *name, char *why, size_t n)
+{
+	const struct pmu_caps *c = env->caps;
+	struct pmu_event_attr a;
+	u64 v;
+
+	if (pmu_event_parse(name, c, &a, why, n))
+		return ~0ull;
+	all_off(c);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), a.config | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 1);
+	env->work(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	v = pmu_hw_rdmsr_safe(gp_ctr(c, 0), &v) ? 0 : v;
+	all_off(c);
+	return v;
+}
+
+static void check_events(const struct pmu_regs_env *env)
+{
+	/* Per WORK instructions: the loop's own, its branches, and room for
+	 * what the enabling write and a hypervisor's exits add (under KVM on
+	 * AMD a VMRUN counts as a branch; Atom errata over-count). */
+	static const struct { const char *name; u64 min, max; } ev[] = {
+		{ "instructions", WORK, WORK + WORK / 10 },
+		{ "branches", WORK / 2, WORK / 2 + WORK / 10 },
+		{ "branch-misses", 0, WORK / 20 },
+		{ "cache-references", 0, WORK },
+		{ "cache-misses", 0, WORK },
+	};
+	const struct pmu_caps *c = env->caps;
+	char why[160];
+
+	for (u32 i = 0; i < ARRAY_SIZE(ev); i++) {
+		u64 v = count_event(env, ev[i].name, why, sizeof(why));
+		if (v == ~0ull) {
+			env->skip("events: %s: %s", ev[i].name, why);
+			continue;
+		}
+		env->report(v >= ev[i].min && v <= ev[i].max, "%s: %lu in a loop of %u instructions "
+			    "(bounds %lu..%lu)", ev[i].name, (unsigned long)v, WORK,
+			    (unsigned long)ev[i].min, (unsigned long)ev[i].max);
+	}
+	if (!has_fixed(c, 2)) {
+		env->skip("events: ref-cycles: no fixed counter 2");
+		return;
+	}
+	/* ref-cycles ticks at the TSC's rate (SDM 21.2.2: CPU_CLK_UNHALTED.REF_TSC). */
+	all_off(c);
+	pmu_hw_wrmsr_safe(MSR_IA32_FIXED_CTR_CTRL, (FIXED_CTRL_OS | FIXED_CTRL_USR) << FIXED_CTRL_SHIFT(2));
+	u64 t0 = pmu_hw_rdtsc();
+	pmu_hw_wrmsr_safe(c->global_ctrl, 1ull << PMU_FIXED_BIT(2));
+	env->work(env->arg, 100 * WORK);
+	pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	u64 t = pmu_hw_rdtsc() - t0, v;
+	v = pmu_hw_rdmsr_safe(MSR_IA32_FIXED_CTR0 + 2, &v) ? 0 : v;
+	all_off(c);
+	env->report(v >= t / 4 && v <= t + t / 10, "ref-cycles (fixed 2) %lu over %lu TSC ticks "
+		    "(bounds: a quarter to 1.1 times)", (unsigned long)v, (unsigned long)t);
+}
+
+/* ---- emulated instructions ---- */
+
+static void check_emulated(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u64 v, st = 0;
+
+	all_off(c);
+	/* Instructions on GP 0, OVF_AFTER from overflow; then WORK emulated. */
+	u64 bit = arm(c, false, 0, false);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
+	env->emulated(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	v = pmu_hw_rdmsr_safe(gp_ctr(c, 0), &v) ? 0 : v;
+	if (c->has_global)
+		pmu_hw_rdmsr_safe(c->global_status, &st);
+	all_off(c);
+	/* Counted from -OVF_AFTER: WORK - OVF_AFTER after the wrap. */
+	bool counted = v >= WORK - OVF_AFTER && v < WORK + WORK / 10;
+	env->report(counted && (!c->has_global || (st & bit)), "%u emulated instructions counted "
+		    "across an overflow (counter %lu after the wrap%s)", WORK, (unsigned long)v,
+		    c->has_global ? (st & bit ? ", status bit set" : ", status bit NOT set") : "");
+}
+
+void pmu_regs_check(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+
+	if (c->kind == PMU_KIND_NONE) {
+		env->skip("register checks: no PMU (%s)", c->none_reason);
+		return;
+	}
+	if (c->fw_owned) {
+		env->skip("register checks: firmware owns counters 0x%lx", (unsigned long)c->fw_owned);
+		return;
+	}
+	check_rdpmc(env);
+	check_widths(env);
+	check_overflow(env, false);
+	check_overflow(env, true);
+	check_all(env);
+	check_events(env);
+	check_emulated(env);
+}
