@@ -36,20 +36,18 @@ static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type
 
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
-		s.ips = ips;
-		s.nr_ips = on_stack ? bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi,
-						      ips, MAX_CALLCHAIN)
-				    : (ips[0] = f->rip, 1);
 		/* A frameless leaf (GCC 12 gives leaves no frame despite
 		 * -mno-omit-leaf-frame-pointer) leaves its caller only at
-		 * [rsp]: put it back, as the fault report does. */
-		u64 ret = on_stack ? leaf_return_address(f->rip, f->rsp) : 0;
-		if (ret && s.nr_ips >= 1) {
-			u32 n = MIN(s.nr_ips, (u32)MAX_CALLCHAIN - 1);
-			memmove(&ips[2], &ips[1], (n - 1) * sizeof(ips[0]));
-			ips[1] = ret;
-			s.nr_ips = n + 1;
-		}
+		 * [rsp]: put it back, as the fault report does, as the first
+		 * return address of the walk. */
+		u64 ret = on_stack && !(f->rsp & 7) ? leaf_return_of(f->rip, *(u64 *)f->rsp) : 0;
+		s.ips = ips;
+		ips[0] = f->rip;
+		s.nr_ips = !on_stack ? 1 :
+			   ret ? 1 + bp_callchain_fp(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
+						     MAX_CALLCHAIN - 1)
+			       : bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
+						 MAX_CALLCHAIN);
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
