@@ -24,15 +24,21 @@ static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type
 	struct percpu *pc = this_cpu();
 	u64 ips[MAX_CALLCHAIN];
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
-	struct bp_sample s = {
-		.ip = f->rip,
-		.pid = prof.run_id,
-		.tid = pc->cpu,
-		.time = rdtsc(),
-		.cpu = pc->cpu,
-		.id = id,
-		.period = period,
-	};
+	struct bp_sample s;
+
+	/* Field by field: the writer reads only what sample_type names (and
+	 * READ's and CALLCHAIN's parts only below), and zeroing the whole
+	 * struct first would cost the NMI a dozen stores more. */
+	s.ip = f->rip;
+	s.pid = prof.run_id;
+	s.tid = pc->cpu;
+	s.time = rdtsc();
+	s.addr = 0;
+	s.id = id;
+	s.cpu = pc->cpu;
+	s.period = period;
+	s.nr_group = 0;
+	s.nr_ips = 0;
 
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
