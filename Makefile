@@ -76,8 +76,9 @@ all: kernel esp tools
 # CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
 # report -g, perf report and the flame graph show who called what. Measured
 # on loopnest under -icount (7 frames deep): a chain adds ~9 bytes per
-# sample on the wire (4.4 -> 13.1) and ~650 instructions to the NMI path
-# (655 -> 1,303 per sample, stream=off). CALLCHAIN=0 records the IP alone.
+# sample on the wire (4.4 -> 13.1); an 8-frame chain adds ~370 instructions
+# to the soft PMU's NMI path (make bench: soft_pmi_insn_per_sample and
+# soft_pmi_insn_per_sample_g8). CALLCHAIN=0 records the IP alone.
 UEFI ?= 1
 CALLCHAIN ?= 1
 KVM  ?= 0

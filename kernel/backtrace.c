@@ -35,17 +35,24 @@ static void print_frame(u64 pc, bool is_return, unsigned repeat)
  */
 u64 leaf_return_address(u64 rip, u64 rsp)
 {
-	u64 func_off, ret, target_off;
-
-	if (rsp & 7 || !va_mapped(rsp, 8) || !ksym_lookup(rip, &func_off, NULL))
+	if (rsp & 7 || !va_mapped(rsp, 8))
 		return 0;
-	ret = *(u64 *)rsp;
+	return leaf_return_of(rip, *(u64 *)rsp);
+}
+
+/* The sampling NMI's path: the cheap tests first, then the one symbol
+ * lookup (the function holding rip starts at the call's target, which is
+ * then a symbol's start itself). */
+u64 leaf_return_of(u64 rip, u64 ret)
+{
+	u64 func_off;
+
 	if (ret < (u64)__text_start + 5 || ret >= (u64)__text_end)
 		return 0;
 	if (*(u8 *)(ret - 5) != 0xe8)
 		return 0;
 	u64 target = ret + (s64)*(s32 *)(ret - 4);
-	if (!ksym_lookup(target, &target_off, NULL) || target_off != 0)
+	if (target > rip || !ksym_lookup(rip, &func_off, NULL))
 		return 0;
 	return target == rip - func_off ? ret : 0;
 }

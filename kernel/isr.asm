@@ -15,7 +15,11 @@
 ; loads the right one if it is not, finding the CPU's struct percpu from its
 ; GDT (which is inside it; trap_entry_percpu checks that it is one of the
 ; kernel's before it is used), and puts back what it found on the way out
-; unless the handler changed its mind (trap_frame.gs_base).
+; unless the handler changed its mind (trap_frame.gs_base). It reads the
+; GS base (an rdmsr, slow on hardware) only while trap_gs_check says the
+; base may not be ours: while the CPUs come up, and once code run on
+; purpose may be running (kernel/trap.c); otherwise the base is the one
+; its GDT gives.
 
 %define ISR_STUB_SIZE 16
 %define MSR_GS_BASE 0xc0000101
@@ -23,6 +27,7 @@
 
 extern trap_dispatch
 extern trap_entry_percpu
+extern trap_gs_check
 global isr_stubs
 
 section .text
@@ -75,6 +80,11 @@ isr_common:
 	sgdt	[rsp + 6]		; limit at 6, base at 8: .gdt_base
 	mov	rbx, [rsp + 8]
 	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
+	cmp	dword [rel trap_gs_check], 0
+	jne	.gs_read
+	mov	[rsp], rbx		; the GS base is ours
+	jmp	.gs_ok
+.gs_read:
 	mov	ecx, MSR_GS_BASE
 	rdmsr
 	shl	rdx, 32

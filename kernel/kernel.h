@@ -71,6 +71,8 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
 /* The return address at rsp if rip is in a leaf called directly from it,
  * else 0. NMI-safe. */
 u64 leaf_return_address(u64 rip, u64 rsp);
+/* The same for ret, the word at the top of a stack known to be mapped. */
+u64 leaf_return_of(u64 rip, u64 ret);
 
 /* ksym.c — the built-in symbol table. NMI-safe. */
 /* Name, offset and size of the text symbol holding addr, or NULL. */

@@ -146,6 +146,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	ioapic_init();
 	boot_hooks_run(BOOT_PLATFORM);
 	start_cpus();
+	trap_gs_settled();
 	quiet_setup();
 	boot_hooks_run(BOOT_SMP);
 	enum stream_transport st;

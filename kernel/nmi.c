@@ -24,6 +24,9 @@ int nmi_register(nmi_handler_t h)
 }
 
 /*
+ * Handlers take the slots in order and never leave them: the first empty
+ * slot ends the list.
+ *
  * NMIs are blocked from delivery until the handler's iretq. Any iretq
  * unblocks them, so an exception handled inside an NMI handler would let a
  * second NMI reuse the IST stack the first one is still on. We avoid that
@@ -40,7 +43,9 @@ bool nmi_dispatch(struct trap_frame *f)
 	pc->nmi_count++;
 	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
 		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
-		if (h && h(f))
+		if (!h)
+			break;
+		if (h(f))
 			claimed = true;
 	}
 	if (!claimed)

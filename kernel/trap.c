@@ -96,8 +96,13 @@ void trap_set_stray_handler(trap_handler_t h)
 	stray_handler = h;
 }
 
+/* Read by kernel/isr.asm on every entry: 0 when no GS base but the
+ * kernel's own can be found there. */
+u32 trap_gs_check = 1;
+
 void trap_set_fault_fixup(trap_fixup_t fn)
 {
+	__atomic_store_n(&trap_gs_check, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < FIXUPS_MAX; i++) {
 		trap_fixup_t was = NULL;
 		if (__atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE) == fn ||
@@ -116,6 +121,12 @@ static bool run_fixups(struct trap_frame *f)
 			return true;
 	}
 	return false;
+}
+
+void trap_gs_settled(void)
+{
+	if (!__atomic_load_n(&fault_fixups[0], __ATOMIC_ACQUIRE))
+		__atomic_store_n(&trap_gs_check, 0, __ATOMIC_RELEASE);
 }
 
 static bool extable_fixup(struct trap_frame *f)

@@ -53,6 +53,11 @@ void trap_set_stray_handler(trap_handler_t h);
  * apps/program.c's, for code run on purpose. */
 typedef bool (*trap_fixup_t)(struct trap_frame *f);
 void trap_set_fault_fixup(trap_fixup_t fn);
+/* Every CPU is up with its GS base set (kernel/main.c, after start_cpus):
+ * from now until a fault fix-up is set (code run on purpose may change
+ * the GS base), interrupt entry takes the base its GDT gives without
+ * reading it. */
+void trap_gs_settled(void);
 /* "#GP general protection" for 13; "interrupt" above 31. */
 const char *trap_name(unsigned vector);
 

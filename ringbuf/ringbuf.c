@@ -321,66 +321,87 @@ uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
 	return size > BP_RECORD_MAX ? 0 : (uint32_t)size;
 }
 
-static void put_u64(struct bp_ring_handle *h, uint64_t v)
+/*
+ * The fixed part of a SAMPLE after its header (the one-word fields,
+ * READ's three words and CALLCHAIN's count) laid out in w from w[1], in
+ * perf's order (see perf_ring.h); returns the number of words, the
+ * header's included.
+ */
+static uint32_t sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
 {
-	bp_ring_output_copy(h, &v, sizeof(v));
+	uint32_t n = 1;
+
+	if (type & BP_SAMPLE_IDENTIFIER)
+		w[n++] = s->id;
+	if (type & BP_SAMPLE_IP)
+		w[n++] = s->ip;
+	if (type & BP_SAMPLE_TID)
+		w[n++] = s->pid | (uint64_t)s->tid << 32;
+	if (type & BP_SAMPLE_TIME)
+		w[n++] = s->time;
+	if (type & BP_SAMPLE_ADDR)
+		w[n++] = s->addr;
+	if (type & BP_SAMPLE_ID)
+		w[n++] = s->id;
+	if (type & BP_SAMPLE_CPU)
+		w[n++] = s->cpu;
+	if (type & BP_SAMPLE_PERIOD)
+		w[n++] = s->period;
+	if (type & BP_SAMPLE_READ) {
+		w[n++] = s->nr_group;
+		w[n++] = s->time_enabled;
+		w[n++] = s->time_running;
+	}
+	if (type & BP_SAMPLE_CALLCHAIN)
+		w[n++] = s->nr_ips;
+	return n;
 }
 
-static void put_u32x2(struct bp_ring_handle *h, uint32_t lo, uint32_t hi)
-{
-	uint32_t v[2] = { lo, hi };
+/* The fixed part's words at most: header, 8 one-word fields, READ's 3,
+ * CALLCHAIN's count. */
+#define SAMPLE_FIXED_MAX	13
 
-	bp_ring_output_copy(h, v, sizeof(v));
-}
-
+/*
+ * The fixed part goes in with one copy, the group's entries and the
+ * chain's addresses with one each: a field at a time would cost a wrap
+ * check apiece, on the NMI path.
+ */
 int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 			  const struct bp_sample *s)
 {
-	uint32_t size = bp_sample_size(type, s);
-	struct bp_record_header hdr = { .type = BP_RECORD_SAMPLE, .misc = misc, .size = (uint16_t)size };
+	uint64_t w[SAMPLE_FIXED_MAX];
+	uint32_t group = 0, chain = 0, fixed, split, size;
+	struct bp_record_header hdr;
 	struct bp_ring_handle h;
+	uint64_t total;
 	int err;
 
-	if (!size)
+	if (type & ~BP_SAMPLE_SUPPORTED)
 		return BP_ERING_SAMPLE;
+	fixed = sample_fixed(type, s, w) * (uint32_t)sizeof(uint64_t);
+	if (type & BP_SAMPLE_READ)
+		group = s->nr_group;
+	if (type & BP_SAMPLE_CALLCHAIN)
+		chain = s->nr_ips;
+	total = fixed + (uint64_t)group * sizeof(*s->group) + (uint64_t)chain * sizeof(*s->ips);
+	if (total > BP_RECORD_MAX)
+		return BP_ERING_SAMPLE;
+	size = (uint32_t)total;
+	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
+					 .size = (uint16_t)size };
+	__builtin_memcpy(w, &hdr, sizeof(hdr));
 	err = bp_ring_output_begin(rb, &h, size);
 	if (err)
 		return err;
-
-	/* Field order is perf's; see perf_ring.h. */
-	bp_ring_output_copy(&h, &hdr, sizeof(hdr));
-	if (type & BP_SAMPLE_IDENTIFIER)
-		put_u64(&h, s->id);
-	if (type & BP_SAMPLE_IP)
-		put_u64(&h, s->ip);
-	if (type & BP_SAMPLE_TID)
-		put_u32x2(&h, s->pid, s->tid);
-	if (type & BP_SAMPLE_TIME)
-		put_u64(&h, s->time);
-	if (type & BP_SAMPLE_ADDR)
-		put_u64(&h, s->addr);
-	if (type & BP_SAMPLE_ID)
-		put_u64(&h, s->id);
-	if (type & BP_SAMPLE_CPU)
-		put_u32x2(&h, s->cpu, 0);
-	if (type & BP_SAMPLE_PERIOD)
-		put_u64(&h, s->period);
-	if (type & BP_SAMPLE_READ) {
-		struct bp_read_group g = {
-			.nr = s->nr_group,
-			.time_enabled = s->time_enabled,
-			.time_running = s->time_running,
-		};
-
-		bp_ring_output_copy(&h, &g, sizeof(g));
-		if (s->nr_group)
-			bp_ring_output_copy(&h, s->group, s->nr_group * sizeof(*s->group));
-	}
-	if (type & BP_SAMPLE_CALLCHAIN) {
-		put_u64(&h, s->nr_ips);
-		if (s->nr_ips)
-			bp_ring_output_copy(&h, s->ips, s->nr_ips * sizeof(*s->ips));
-	}
+	/* The group's entries go between READ's words and CALLCHAIN's count. */
+	split = group && (type & BP_SAMPLE_CALLCHAIN) ? fixed - sizeof(uint64_t) : fixed;
+	bp_ring_output_copy(&h, w, split);
+	if (group)
+		bp_ring_output_copy(&h, s->group, group * sizeof(*s->group));
+	if (split < fixed)
+		bp_ring_output_copy(&h, &w[split / sizeof(uint64_t)], sizeof(uint64_t));
+	if (chain)
+		bp_ring_output_copy(&h, s->ips, chain * sizeof(*s->ips));
 	bp_ring_output_end(&h);
 	return 0;
 }

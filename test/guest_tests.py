@@ -135,6 +135,8 @@ TESTS = [
     dict(name="smp4_refused_aps_park", smp=4, append="ap_wait_ms=0 app=test_smp -- parked=3"),
     # Sampling: the soft PMU writes SAMPLE records into the per-CPU rings.
     dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
+    # make bench's soft_pmi_insn_per_sample figures can be taken (8-frame chains).
+    dict(name="profile_cost", icount=True, append="events=none app=test_profile -- cost"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
     dict(name="profile_throttle", icount=True, append="events=none app=test_profile -- throttle"),
     dict(name="profile_masked", icount=True, timeout=120,

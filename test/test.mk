@@ -195,6 +195,15 @@ $(BUILD)/bench/virtio_bench: test/bench_virtio.py
 BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bench/virtio_bench
 BENCH_CMDS += $(BUILD)/bench/virtio_bench
 
+# make bench: the booted kernel's figures (test/bench_guest.py): the soft
+# PMU's NMI path in instructions under -icount (test_profile -- cost),
+# kernel_init_ms, and bench's time per snippet in one --batch boot.
+$(BUILD)/bench/guest_bench: test/bench_guest.py
+	$(call gen_script,$(PYTHON) test/bench_guest.py --build $(BUILD))
+
+BENCH_DEPS += $(BUILD)/kernel.elf $(BUILD)/bareperf $(BUILD)/bench/guest_bench
+BENCH_CMDS += $(BUILD)/bench/guest_bench
+
 # The screen console: its drawing on the host (test/host/kernel.mk); QEMU's
 # screendump of real boots, read back cell by cell against the font
 # (test/e2e/fbconsole.py, in uefi_suite.py below).

@@ -124,6 +124,18 @@ BENCH_DEPS += $(BUILD)/bench/report_bench $(BUILD)/bench/gen_capture $(BUILD)/ba
 	$(BUILD)/kernel.elf
 BENCH_CMDS += $(BUILD)/bench/report_bench
 
+# How report's time and peak RSS grow with the samples, against perf's:
+# 1M, 3M and 10M (tools/bench/report_scale.sh).
+$(BUILD)/bench/report_scale: tools/bench/report_scale.sh
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)
+	$(Q)printf '#!/bin/sh\ncd %s && exec sh tools/bench/report_scale.sh %s\n' \
+		$(CURDIR) $(BUILD) > $@
+	$(Q)chmod +x $@
+
+BENCH_DEPS += $(BUILD)/bench/report_scale
+BENCH_CMDS += $(BUILD)/bench/report_scale
+
 # Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):
 # the --aux modes of report and script and the Chrome call slices call
 # trace_report, trace_script and trace_call_slices.

@@ -202,7 +202,8 @@ static inline uint64_t sv(struct rd *r)
  * is malformed. The fields are written as they are decoded; the variable
  * parts (READ, CALLCHAIN) are bounded before they are written.
  */
-static uint32_t get_sample(struct rd *r, uint8_t tag, struct wire_pred *p, uint8_t *o)
+static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p,
+			   uint8_t *o)
 {
 	struct wire_sample s;
 	uint8_t *q = o + sizeof(struct bp_record_header);
@@ -259,7 +260,7 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, struct wire_pred *p, uint8
 	if (st & BP_SAMPLE_IDENTIFIER)
 		st64(q, s.identifier), q += 8;
 	if (st & BP_SAMPLE_IP) {
-		s.ip = p->ip + sv(r);
+		s.ip = p->ip + (ipz ? wire_unzigzag(*ipz) : sv(r));
 		st64(q, s.ip), q += 8;
 	}
 	if (st & BP_SAMPLE_TID)
@@ -357,7 +358,17 @@ long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t c
 			memcpy(out + used, r.p, size);
 			r.p += size;
 		} else if (tag & WIRE_ITEM_SAMPLE) {
-			size = get_sample(&r, tag, &pred, out + used);
+			size = get_sample(&r, tag, NULL, &pred, out + used);
+			if (!size)
+				return WIRE_E_PAYLOAD;
+			nc++;
+		} else if (tag >= WIRE_ITEM_SAMPLE_IP &&
+			   tag < WIRE_ITEM_SAMPLE_IP + WIRE_SAMPLE_IP_CODES) {
+			/* Only after a SAMPLE item that had IP. */
+			uint64_t ipz = tag - WIRE_ITEM_SAMPLE_IP;
+			if (!pred.have_type || !(pred.sample_type & BP_SAMPLE_IP))
+				return WIRE_E_PAYLOAD;
+			size = get_sample(&r, WIRE_ITEM_SAMPLE, &ipz, &pred, out + used);
 			if (!size)
 				return WIRE_E_PAYLOAD;
 			nc++;

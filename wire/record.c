@@ -148,7 +148,13 @@ static void put_sample(struct wire_writer *w, const struct wire_pred *p, const s
 	if ((st & BP_SAMPLE_PERIOD) && v->period != p->period)
 		tag |= WIRE_S_PERIOD;
 
-	wire_put_byte(w, tag);
+	/* Every prediction holds and the IP moved little: the tag says so
+	 * and carries the IP. */
+	uint64_t ipz = wire_zigzag(v->ip - p->ip);
+	bool ip_in_tag = tag == WIRE_ITEM_SAMPLE && (st & BP_SAMPLE_IP) &&
+			 ipz < WIRE_SAMPLE_IP_CODES;
+
+	wire_put_byte(w, ip_in_tag ? (uint8_t)(WIRE_ITEM_SAMPLE_IP + ipz) : tag);
 	if (tag & WIRE_S_TYPE)
 		wire_put_uvarint_w(w, st);
 	if (tag & WIRE_S_MISC)
@@ -172,7 +178,7 @@ static void put_sample(struct wire_writer *w, const struct wire_pred *p, const s
 	if (tag & WIRE_S_PERIOD)
 		wire_put_svarint(w, v->period - p->period);
 
-	if (st & BP_SAMPLE_IP)
+	if ((st & BP_SAMPLE_IP) && !ip_in_tag)
 		wire_put_svarint(w, v->ip - p->ip);
 	if (st & BP_SAMPLE_TIME)
 		wire_put_svarint(w, (v->time - p->time) - p->dtime);

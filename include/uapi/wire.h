@@ -91,6 +91,9 @@
  *	WIRE_ITEM_RAW (0x01): one record verbatim (perf_ring.h), size from
  *	  its header: 8 <= size, size % 8 == 0.
  *	WIRE_ITEM_SAMPLE (0x80 | flags): one SAMPLE record, compacted.
+ *	WIRE_ITEM_SAMPLE_IP (0x02 + z, z < WIRE_SAMPLE_IP_CODES): one SAMPLE
+ *	  record, compacted, as a SAMPLE item without flags whose IP's
+ *	  svarint code z (below) is the tag itself (§4).
  *	any other tag: the frame is malformed.
  *
  * 4. Compact SAMPLE items
@@ -128,13 +131,17 @@
  *	             sample_type, else svarint (ips[0] - prev.ips[0]);
  *	             ips[i], i >= 1: svarint (ips[i] - prev.ips[i]) for
  *	             i < WIRE_PRED_CHAIN, else svarint (ips[i] - ips[i-1])
+ *	WIRE_ITEM_SAMPLE_IP + z: the same as tag 0x80 (every prediction
+ *	  holds) followed by the fields, but for IP, whose svarint code is
+ *	  z and does not follow; only after a SAMPLE item that had IP.
  *	The record rebuilt is {BP_RECORD_SAMPLE, misc, size} with size
  *	computed from sample_type and the two nr; it must not exceed
  *	BP_RECORD_MAX. Predictions for read entries and callchain slots a
  *	sample does not have keep their old value.
  *
- * A hot loop sampled with a fixed period costs about 4 bytes a sample:
- * the tag, an IP delta of one byte, a time delta-of-delta of one or two;
+ * A hot loop sampled with a fixed period costs about 3 bytes a sample:
+ * the tag holding an IP delta within +-62, a time delta-of-delta of one
+ * or two;
  * the frame (header, CRC, COBS, delimiter) adds 18 bytes per ~1 KiB.
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
@@ -201,6 +208,8 @@ _Static_assert(sizeof(struct wire_frame_header) == 12, "wire_frame_header ABI");
 /* RECORDS items */
 #define WIRE_ITEM_RAW		0x01
 #define WIRE_ITEM_SAMPLE	0x80		/* | WIRE_S_* */
+#define WIRE_ITEM_SAMPLE_IP	0x02		/* + the IP's svarint code */
+#define WIRE_SAMPLE_IP_CODES	0x7e		/* tags 0x02..0x7f */
 #define   WIRE_S_TYPE		0x01
 #define   WIRE_S_MISC		0x02
 #define   WIRE_S_STICKY		0x04

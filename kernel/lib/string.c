@@ -10,11 +10,19 @@
 #endif
 #include "kernel/lib/string.h"
 
+/*
+ * Eight bytes a step, then the tail a byte at a time: rep movsb alone is
+ * as fast on a CPU with ERMSB, but an emulator (QEMU's TCG) runs a rep
+ * string instruction one step at a time, and under -icount counts every
+ * step as an instruction.
+ */
 void *memcpy(void *dst, const void *src, size_t n)
 {
-	/* rep movsb is fast on every CPU with ERMSB and small enough elsewhere. */
 	void *d = dst;
-	asm volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	size_t q = n / 8, r = n % 8;
+
+	asm volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+	asm volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) : : "memory");
 	return dst;
 }
 
@@ -32,10 +40,15 @@ void *memmove(void *dst, const void *src, size_t n)
 	return dst;
 }
 
+/* As memcpy: eight bytes a step, then the tail. */
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
-	asm volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	size_t q = n / 8, r = n % 8;
+	unsigned long v = (unsigned char)c * 0x0101010101010101ul;
+
+	asm volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+	asm volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(v) : "memory");
 	return dst;
 }
 

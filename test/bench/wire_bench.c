@@ -2,7 +2,7 @@
  * wire_bench — the wire codec's benchmarks (make bench):
  *
  *   BENCH wire_bytes_per_sample   bytes on the cable per IP+TIME SAMPLE of
- *                                 a hot loop (target <= 6; perf.data spends
+ *                                 a hot loop (goal <= 3.5; perf.data spends
  *                                 40+), frames and delimiters included
  *   BENCH decode_mb_per_s         host decoder throughput over a synthetic
  *                                 multi-MB stream, MB (10^6 bytes) of wire
@@ -80,7 +80,7 @@ int main(void)
 	wire = hot_loop(st_ip_time, n, 1, &w, &rb);
 	per = (double)wire / n;
 	printf("# wire: IP+TIME hot-loop samples: %zu record bytes each, %.2f on the wire; "
-	       "target <= 6; at %d baud (10 bits a byte) that is %.0f samples/s\n",
+	       "goal <= 3.5; at %d baud (10 bits a byte) that is %.0f samples/s\n",
 	       rb / n, per, BAUD, BAUD / 10.0 / per);
 	printf("BENCH wire_bytes_per_sample %.2f bytes\n", per);
 

@@ -82,10 +82,13 @@ check "report -n (--show-nr-samples) takes no value: a Samples column" "$OUT/n.t
 R -i "$OUT/c1.bpc" -F overhead,sym -n > "$OUT/n2.txt" 2>&1
 check "report -F overhead,sym -n: Samples joins the columns" "$OUT/n2.txt" \
 	grep -q '^#  Overhead   Samples  Symbol' "$OUT/n2.txt"
-R -i "$OUT/c1.bpc" --max-rows 2 > "$OUT/max.txt" 2>&1
+# One row: loopnest's capture always has sieve and matmul, its other
+# functions only as the samples fall (under -icount the sampling is
+# periodic, and may miss the short checksum in every round).
+R -i "$OUT/c1.bpc" --max-rows 1 > "$OUT/max.txt" 2>&1
 rows < "$OUT/max.txt" > "$OUT/max.rows"
-check "report --max-rows 2: two rows and a note" "$OUT/max.txt" \
-	sh -c "test \$(wc -l < '$OUT/max.rows') -eq 2 && grep -q 'more rows' '$OUT/max.txt'"
+check "report --max-rows 1: one row and a note" "$OUT/max.txt" \
+	sh -c "test \$(wc -l < '$OUT/max.rows') -eq 1 && grep -q 'more rows' '$OUT/max.txt'"
 R -i "$OUT/c1.bpc" -g > "$OUT/children.txt" 2>&1
 R -i "$OUT/c1.bpc" -g --no-children > "$OUT/nochildren.txt" 2>&1
 rows < "$OUT/children.txt" > "$OUT/children.rows"

@@ -18,6 +18,10 @@
  *                APIC timer as an ordinary interrupt; the run's metadata
  *                says so, the loop is sampled, and a loop run with
  *                interrupts off never is
+ *   -- cost      (icount) what one soft-PMU sample costs the code it
+ *                interrupts, NMI entry to iret, in instructions: without a
+ *                call chain and with an 8-frame one (make bench's
+ *                soft_pmi_insn_per_sample lines, test/bench_guest.py)
  *   -- quiet asked=N done=N refused=N
  *                the run's metadata records what turbo=/prefetch= asked
  *                for, what every CPU has and what was refused (BP_QUIET_*)
@@ -142,20 +146,26 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 	}
 }
 
-/* A cpu-clock run at period_ns; max_rate: the boot's, or this limit. */
-static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
+/* A cpu-clock run at period_ns, with call chains or not; max_rate: the
+ * boot's, or this limit. */
+static int start_chain(u64 period_ns, const u32 *max_rate, bool callchain, char *err, size_t n)
 {
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
 	struct profile_opts o = run_opts_boot();
 	o.events = "cpu-clock", o.count = "", o.period = period_ns, o.freq = 0;
-	o.callchain = false, o.ring_pages = 64;
+	o.callchain = callchain, o.ring_pages = 64;
 	if (max_rate)
 		o.max_rate = *max_rate;
 	int e = profile_parse(&o, &cfg, err, n);
 	return e ? e : profile_start(&cfg, &(struct profile_app){ .name = "test_profile" }, NULL,
 				     err, n);
+}
+
+static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
+{
+	return start_chain(period_ns, max_rate, false, err, n);
 }
 
 static int start_period(u64 period_ns, char *err, size_t n)
@@ -270,6 +280,122 @@ static void measure_path(void)
 	report(gap > step, "soft PMU sample path measured");
 	kprintf("profile: soft PMU NMI path: %lu instructions from NMI entry to iret "
 		"(one SAMPLE of IP TID TIME ID CPU PERIOD)\n", gap - step);
+}
+
+/*
+ * make bench's figure: every jump of the TSC above the loop's own step in a
+ * loop that only reads it is one sample's whole cost (the HPET re-arm, the
+ * SAMPLE, and the entry and exit); the median of COST_GAPS of them, with
+ * their spread. Under icount the TSC counts instructions.
+ */
+#define COST_GAPS	64
+
+struct cost {
+	u64 median, lo, hi, n, step;
+};
+
+static void sort_u64(u64 *v, u64 n)
+{
+	for (u64 i = 1; i < n; i++)
+		for (u64 j = i; j && v[j - 1] > v[j]; j--) {
+			u64 t = v[j];
+			v[j] = v[j - 1], v[j - 1] = t;
+		}
+}
+
+static void __attribute__((noipa)) gaps(struct cost *c)
+{
+	static u64 g[COST_GAPS];
+	u64 prev = rdtsc(), small = ~0ul, n = 0;
+
+	for (u64 i = 0; i < 4000000 && n < COST_GAPS; i++) {
+		u64 t = rdtsc(), d = t - prev;
+		small = MIN(small, d);
+		if (d > 16 * small)
+			g[n++] = d;
+		prev = t;
+	}
+	sort_u64(g, n);
+	*c = (struct cost){ .n = n, .step = small };
+	if (n)
+		c->median = g[n / 2] - small, c->lo = g[0] - small, c->hi = g[n - 1] - small;
+}
+
+/* gaps() under `depth` more frames: noipa keeps each one a real call with
+ * its own frame, and the add after the call keeps it from being a tail
+ * call. cut: the outermost of them hides the frames above it from the
+ * frame walk (its saved frame pointer reads 0 while gaps() runs, which
+ * ends a walk as the bottom of a shallower stack would), so that the
+ * chains are as deep as asked whatever the app's own depth. */
+static u64 __attribute__((noipa)) nest(u32 depth, bool cut, struct cost *c)
+{
+	volatile u64 *fp = __builtin_frame_address(0);
+	u64 saved = fp[0], r = 0;
+
+	if (cut)
+		fp[0] = 0;
+	if (!depth)
+		gaps(c);
+	else
+		r = nest(depth - 1, false, c) + 1;
+	fp[0] = saved;
+	return r;
+}
+
+/* The depth of the call chains in cpu 0's ring (the last SAMPLE's). */
+static u64 chain_depth(void)
+{
+	struct bp_ring_reader r;
+	const struct bp_record_header *rec;
+	const struct profile_cfg *cfg = profile_config();
+	u64 nr = 0;
+
+	if (bp_ring_reader_init(&r, (u8 *)profile_ring(0)->ctl, (1 + cfg->ring_pages) * PAGE_SIZE))
+		return 0;
+	bp_ring_read_begin(&r);
+	while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {
+		struct bp_sample smp;
+		if (rec->type == BP_RECORD_SAMPLE && !bp_sample_parse(cfg->sample_type, rec, &smp))
+			nr = smp.nr_ips;
+	}
+	bp_ring_read_end(&r);
+	return nr;
+}
+
+static bool cost_run(bool callchain, u32 depth, bool cut, struct cost *c, u64 *frames)
+{
+	char err[160];
+
+	if (start_chain(PERIOD_NS, NULL, callchain, err, sizeof(err))) {
+		report(false, "soft PMU sampling starts (%s)", err);
+		return false;
+	}
+	nest(depth, cut, c);
+	profile_stop(0);
+	*frames = callchain ? chain_depth() : 0;
+	return c->n > 0;
+}
+
+#define COST_FRAMES	8
+
+static void measure_cost(void)
+{
+	struct cost c, g;
+	u64 frames, nr;
+
+	if (!cost_run(false, 0, false, &c, &frames) || !cost_run(true, 0, true, &g, &nr))
+		return;
+	/* nr frames at depth 0: each level of nest() adds one. */
+	u32 depth = nr < COST_FRAMES ? COST_FRAMES - nr : 0;
+	if (!cost_run(true, depth, true, &g, &frames))
+		return;
+	report(c.n == COST_GAPS && g.n == COST_GAPS && frames == COST_FRAMES,
+	       "soft PMU sample cost measured: %lu and %lu samples, %lu-frame chains", c.n, g.n,
+	       frames);
+	kprintf("profile: cost: %lu instructions NMI entry to iret (median of %lu, %lu..%lu, "
+		"loop step %lu), no call chain\n", c.median, c.n, c.lo, c.hi, c.step);
+	kprintf("profile: cost_g: %lu instructions NMI entry to iret (median of %lu, %lu..%lu, "
+		"loop step %lu), %lu-frame call chain\n", g.median, g.n, g.lo, g.hi, g.step, frames);
 }
 
 static void check_smp(void)
@@ -421,6 +547,8 @@ static int test_profile_main(int argc, char **argv)
 		check_exact();
 		measure_path();
 	}
+	else if (!strcmp(what, "cost"))
+		measure_cost();
 	else if (!strcmp(what, "smp"))
 		check_smp();
 	else if (!strcmp(what, "throttle"))

@@ -65,3 +65,28 @@ $(BUILD)/host/test_pt: $(BUILD)/h/test/host/test_pt.o $(BUILD)/h/test/host/pt_mo
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@
+
+# make bench: pmi_insn_per_sample_model, the PMI path on the model under
+# callgrind (test/bench/pmi_model.sh). Built like the kernel's -O2, without
+# sanitizers, so that the count is the instructions the kernel would run.
+PMI_BENCH_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-strict-aliasing -Iinclude -I. \
+	$(WARN) -MMD -MP -DPMU_HOST_MODEL
+PMI_BENCH_OBJS   := $(addprefix $(BUILD)/pbench/,$(PMU_C:.c=.o) ringbuf/ringbuf.o \
+	test/host/pmu_model.o test/bench/pmi_model.o)
+
+$(PMI_BENCH_OBJS): $(BUILD)/pbench/%.o: %.c
+	@mkdir -p $(@D)
+	$(call say,HOSTCC,$<)
+	$(Q)$(HOSTCC) $(PMI_BENCH_CFLAGS) $(if $(filter pmu/%,$<),-DKLIB_HOST_TEST \
+		-include kernel/lib/klib_rename.h) -c $< -o $@
+
+$(BUILD)/bench/pmi_model: $(PMI_BENCH_OBJS) $(BPKLIB_LIB)
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $^ -o $@
+
+$(BUILD)/bench/pmi_bench: test/bench/pmi_model.sh $(BUILD)/bench/pmi_model
+	$(call gen_script,sh test/bench/pmi_model.sh $(CURDIR)/$(BUILD)/bench/pmi_model)
+
+BENCH_DEPS += $(BUILD)/bench/pmi_bench
+BENCH_CMDS += $(BUILD)/bench/pmi_bench

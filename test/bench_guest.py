@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""make bench's figures of the booted kernel, each with its goal:
+
+  soft_pmi_insn_per_sample     one soft-PMU sample, NMI entry to iret, no call
+                               chain, in instructions (QEMU -icount shift=0:
+                               the TSC counts them; test_profile -- cost)
+  soft_pmi_insn_per_sample_g8  the same with an 8-frame call chain
+  kernel_init_ms               kernel entry to app start, PVH, TCG, 1 CPU (the
+                               boot's "boot: kernel entry to app start" line;
+                               the median of RUNS boots)
+  bench_ms_per_snippet         `bareperf bench --batch` of SNIPPETS snippets
+                               with nanoBench's defaults in one boot, boots
+                               excluded (bench's own "ms per snippet" figure),
+                               under TCG and under --icount
+
+The instruction counts do not depend on the host's load; the times do (the
+spread of the boots is printed). BENCH_QUICK=1 in the environment: one boot
+each, fewer snippets. Exit status 1, with the guest's output, on any failure.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import bpqemu  # noqa: E402
+
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+RUNS = 1 if QUICK else 5
+SNIPPETS = 20 if QUICK else 100
+COST = re.compile(r"^profile: (cost|cost_g): (\d+) instructions NMI entry to iret "
+                  r"\(median of (\d+), (\d+)\.\.(\d+), loop step \d+\), (.*)$", re.M)
+INIT = re.compile(r"^boot: kernel entry to app start: \d+ TSC ticks \((\d+) us\)$", re.M)
+PER_SNIPPET = re.compile(r"; ([0-9.]+) ms per snippet over (\d+) on a booted machine")
+
+
+def boot(build, cmdline, icount):
+    cmd = bpqemu.qemu_command(build, cmdline=cmdline, icount=icount)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           stdin=subprocess.DEVNULL, timeout=300)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"bench_guest: {cmdline}: timed out after 300 s")
+    if bpqemu.kernel_status(p.returncode) != 0:
+        sys.exit(f"bench_guest: {cmdline}: failed\n{p.stdout[-3000:]}{p.stderr[-1000:]}")
+    return p.stdout
+
+
+def soft_pmi(build):
+    out = boot(build, "events=none app=test_profile -- cost", True)
+    got = {m.group(1): m for m in COST.finditer(out)}
+    if set(got) != {"cost", "cost_g"}:
+        sys.exit(f"bench_guest: test_profile -- cost printed no figures\n{out[-3000:]}")
+    for key, name, goal in (("cost", "soft_pmi_insn_per_sample", 400),
+                            ("cost_g", "soft_pmi_insn_per_sample_g8", 700)):
+        m = got[key]
+        print(f"# {name}: goal <= {goal}; median of {m.group(3)} samples under -icount, "
+              f"{m.group(4)}..{m.group(5)}, {m.group(6)}")
+        print(f"BENCH {name} {m.group(2)} insn")
+
+
+def kernel_init(build):
+    ms = []
+    for _ in range(RUNS):
+        m = INIT.search(boot(build, "events=none app=test_boot", False))
+        if not m:
+            sys.exit("bench_guest: no 'boot: kernel entry to app start' line")
+        ms.append(int(m.group(1)) / 1000)
+    print(f"# kernel_init_ms: goal <= 30; PVH, TCG, 1 CPU, median of {len(ms)} boots, "
+          f"{min(ms):.1f}..{max(ms):.1f} ms (the host's load moves it)")
+    print(f"BENCH kernel_init_ms {statistics.median(ms):.1f} ms")
+
+
+def per_snippet(build, icount):
+    with tempfile.NamedTemporaryFile("w", suffix=".s") as f:
+        for i in range(SNIPPETS):
+            f.write(f"add rax, {i}; imul rbx, rcx\n")
+        f.flush()
+        cmd = [os.path.join(build, "bareperf"), "bench", "-k", os.path.join(build, "kernel.elf"),
+               "--batch", f.name] + (["--icount"] if icount else [])
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           stdin=subprocess.DEVNULL, timeout=600)
+    m = PER_SNIPPET.search(p.stderr)
+    if p.returncode != 0 or not m:
+        sys.exit(f"bench_guest: bareperf bench --batch failed\n{p.stderr[-3000:]}")
+    return float(m.group(1)), int(m.group(2))
+
+
+def bench_turnaround(build):
+    tcg, n = per_snippet(build, False)
+    icount, _ = per_snippet(build, True)
+    print(f"# bench_ms_per_snippet: goal <= 3; {n} snippets in one boot, nanoBench's "
+          f"defaults, boots excluded: {tcg:.1f} ms under TCG, {icount:.1f} ms under --icount")
+    print(f"BENCH bench_ms_per_snippet {tcg:.1f} ms")
+    print(f"BENCH bench_ms_per_snippet_icount {icount:.1f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    a = ap.parse_args()
+    soft_pmi(a.build)
+    kernel_init(a.build)
+    bench_turnaround(a.build)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
