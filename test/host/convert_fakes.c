@@ -176,6 +176,12 @@ const char *symtab_dso(const struct symtab *t, uint64_t addr)
 	return t && t->prog[0] && addr >= t->prog_start && addr < t->prog_end ? t->prog : NULL;
 }
 
+size_t symtab_program_count(const struct symtab *t)
+{
+	(void)t;
+	return 0;
+}
+
 /* No program has an object here: convert links no image. */
 const struct symtab *symtab_program_at(const struct symtab *t, size_t i)
 {

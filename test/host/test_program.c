@@ -441,6 +441,64 @@ static void perf_reads_them(void **state)
 	assert_non_null(strstr(out, "hot_sink += i * 3;"));
 }
 
+/*
+ * convert --to pprof: the program's range is a mapping of its own, named
+ * by its object and with the object's build-id, and the locations in it
+ * (its functions, by name) are that mapping's; kernel.elf's segments keep
+ * theirs. Read back by a wire-format reader of the test's own.
+ */
+static const char pprof_maps[] =
+	"import gzip, sys\n"
+	"def varint(b, i):\n"
+	"    v = s = 0\n"
+	"    while True:\n"
+	"        c = b[i]; i += 1; v |= (c & 127) << s; s += 7\n"
+	"        if c < 128: return v, i\n"
+	"def fields(b):\n"
+	"    i, out = 0, []\n"
+	"    while i < len(b):\n"
+	"        k, i = varint(b, i)\n"
+	"        if k & 7 == 0: v, i = varint(b, i)\n"
+	"        else: n, i = varint(b, i); v = b[i:i + n]; i += n\n"
+	"        out.append((k >> 3, v))\n"
+	"    return out\n"
+	"def one(b, f):\n"
+	"    v = [x for k, x in fields(b) if k == f]\n"
+	"    return v[0] if v else 0\n"
+	"p = fields(gzip.open(sys.argv[1]).read())\n"
+	"st = [v.decode() for f, v in p if f == 6]\n"
+	"maps = {one(v, 1): (one(v, 2), one(v, 3), st[one(v, 5)], st[one(v, 6)])\n"
+	"        for f, v in p if f == 3}\n"
+	"prog = [k for k, m in maps.items() if m[:2] == (int(sys.argv[2], 0), int(sys.argv[3], 0))]\n"
+	"assert len(prog) == 1, maps\n"
+	"lo, hi, file, bid = maps[prog[0]]\n"
+	"assert file.endswith(\"/cap.hot.o\"), file\n"
+	"assert bid == sys.argv[4], (bid, sys.argv[4])\n"
+	"assert any(m[2] != file for m in maps.values()), maps\n"
+	"fn = {one(v, 1): st[one(v, 2)] for f, v in p if f == 5}\n"
+	"loc = [(fn[one(one(v, 4), 1)], one(v, 2)) for f, v in p if f == 4]\n"
+	"mine = [m for name, m in loc if name in (\"hot_inner\", \"hot_outer\", \"main\")]\n"
+	"assert len(mine) == 3 and set(mine) == {prog[0]}, loc\n";
+
+static void pprof_maps_them(void **state)
+{
+	static char out[65536];
+	char cmd[32768], hex[2 * sizeof(F.id) + 1];
+
+	(void)state;
+	for (size_t k = 0; k < F.idlen; k++)
+		snprintf(hex + 2 * k, 3, "%02x", F.id[k]);
+	snprintf(cmd, sizeof(cmd), "%s convert -i %s -k %s --to pprof -o %s 2>&1", BAREPERF,
+		 F.cap, F.self, tmpdir_path("cap.pb.gz"));
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s %#llx %#llx %s 2>&1 && echo mappings-ok",
+		 pprof_maps, tmpdir_path("cap.pb.gz"), (unsigned long long)TEXT_AT,
+		 (unsigned long long)PROG_END, hex);
+	assert_int_equal(capture_output(cmd, out, sizeof(out)), 0);
+	if (!strstr(out, "mappings-ok"))
+		fail_msg("not the mappings expected: %s", out);
+}
+
 /* A run that placed another program over this one's range: said, and the
  * later program names the addresses. */
 static void overlapping_programs(void **state)
@@ -506,6 +564,7 @@ int main(void)
 		cmocka_unit_test(script_names_them),
 		cmocka_unit_test(missing_object),
 		cmocka_unit_test(perf_reads_them),
+		cmocka_unit_test(pprof_maps_them),
 		cmocka_unit_test(overlapping_programs),
 		cmocka_unit_test(wrong_build_id),
 	};

@@ -34,6 +34,9 @@ enum {
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
 
+/* The longest build-id written, in bytes. */
+enum { BUILD_ID_MAX = 64 };
+
 /* ---- the wire format ------------------------------------------------------ */
 
 /* A message being encoded; oom sticks once an append fails. */
@@ -190,6 +193,9 @@ struct index {
 struct pp_string { const char *s; };
 struct pp_function { const char *name; int64_t file; int64_t start_line; };
 struct pp_location { uint64_t addr; uint64_t mapping; uint64_t function; int64_t line; };
+/* An executable segment of kernel.elf, or the range of a loaded program;
+ * file and build_id are string table indices. */
+struct pp_mapping { uint64_t lo, hi, off; int64_t file, build_id; };
 
 struct pp {
 	const struct symtab *t;
@@ -200,8 +206,9 @@ struct pp {
 	struct pp_location *loc;
 	size_t nloc, loc_cap;
 	struct index istr, ifn, iloc;
-	uint64_t seg_lo[8], seg_hi[8], seg_off[8];
-	size_t nseg;
+	struct pp_mapping *map;
+	size_t nmap, map_cap;
+	char *hex;			/* the mappings' build-ids, in hex */
 	uint64_t *ids;			/* a sample's location ids */
 	size_t ids_cap;
 	struct pb sample, label;	/* a sample's messages, reused */
@@ -349,8 +356,8 @@ static uint64_t pp_location(struct pp *p, uint64_t addr)
 		return 0;
 	if (p->iloc.val[j])
 		return p->iloc.val[j];
-	for (size_t k = 0; k < p->nseg; k++)
-		if (addr >= p->seg_lo[k] && addr < p->seg_hi[k])
+	for (size_t k = 0; k < p->nmap; k++)	/* a program's over the kernel's */
+		if (addr >= p->map[k].lo && addr < p->map[k].hi)
 			l.mapping = k + 1;
 	if (!(l.function = pp_function(p, addr)))
 		return 0;
@@ -366,6 +373,71 @@ static uint64_t pp_location(struct pp *p, uint64_t addr)
 }
 
 /* ---- the profile ------------------------------------------------------------ */
+
+/*
+ * The string table index of the build-id id[idlen] in hex, 0 (the empty
+ * string) for none, -1 if out of memory. The hex is written in buf, which
+ * must outlive the profile's writing.
+ */
+static int64_t pp_build_id(struct pp *p, const uint8_t *id, size_t idlen, char *buf)
+{
+	if (!id || !idlen || idlen > BUILD_ID_MAX)
+		return 0;
+	for (size_t k = 0; k < idlen; k++)
+		snprintf(buf + 2 * k, 3, "%02x", id[k]);
+	return pp_string(p, buf);
+}
+
+/* One more mapping; -1 if out of memory. */
+static int pp_mapping(struct pp *p, struct pp_mapping m)
+{
+	if (m.file < 0 || m.build_id < 0 ||
+	    room((void **)&p->map, p->nmap, &p->map_cap, sizeof(*p->map)))
+		return -1;
+	p->map[p->nmap++] = m;
+	return 0;
+}
+
+/*
+ * The mappings: kernel.elf's executable segments, then each loaded
+ * program's range, named by its object (with the object's build-id) or,
+ * without one, by the program's name. -1 if out of memory.
+ */
+static int pp_mappings(struct pp *p, const struct symtab *t)
+{
+	uint64_t lo[8], size[8], off[8];
+	size_t nseg = symtab_exec_segments(t, lo, size, off, 8), idlen;
+	size_t nprog = symtab_program_count(t);
+	const uint8_t *id = symtab_build_id(t, &idlen);
+	const char *path = symtab_path(t) ? symtab_path(t) : "";
+	const struct symtab *q;
+	int64_t file, build_id;
+
+	if (!(p->hex = calloc(1 + nprog, 2 * BUILD_ID_MAX + 1)))
+		return -1;
+	file = pp_string(p, path);
+	build_id = pp_build_id(p, id, idlen, p->hex);
+	for (size_t k = 0; k < nseg; k++)
+		if (pp_mapping(p, (struct pp_mapping){ lo[k], lo[k] + size[k], off[k], file,
+						       build_id }))
+			return -1;
+	for (size_t i = 0; i < nprog && (q = symtab_program_at(t, i)); i++) {
+		const char *name;
+		uint64_t start, end;
+		symtab_program_range(q, &name, &start, &end);
+		if (symtab_is_program_object(q)) {
+			id = symtab_build_id(q, &idlen);
+			file = pp_string(p, symtab_path(q));
+			build_id = pp_build_id(p, id, idlen, p->hex + (1 + i) * (2 * BUILD_ID_MAX + 1));
+		} else {
+			file = pp_string(p, name);
+			build_id = 0;
+		}
+		if (pp_mapping(p, (struct pp_mapping){ start, end, 0, file, build_id }))
+			return -1;
+	}
+	return 0;
+}
 
 static void pp_value_type(struct pb *p, unsigned field, int64_t type, int64_t unit)
 {
@@ -412,18 +484,18 @@ static int pp_sample(struct pp *p, struct gz *g, struct pb *msg, const struct se
 }
 
 /* The tables the samples filled: mappings, locations, functions. */
-static void pp_tables(struct pp *p, struct gz *g, struct pb *msg, int64_t path, int64_t build_id)
+static void pp_tables(struct pp *p, struct gz *g, struct pb *msg)
 {
 	struct pb m = { 0 }, line = { 0 };
 
-	for (size_t k = 0; k < p->nseg; k++) {
+	for (size_t k = 0; k < p->nmap; k++) {
 		m.n = 0;
 		pb_uint(&m, MAPPING_ID, k + 1);
-		pb_uint(&m, MAPPING_MEMORY_START, p->seg_lo[k]);
-		pb_uint(&m, MAPPING_MEMORY_LIMIT, p->seg_hi[k]);
-		pb_uint(&m, MAPPING_FILE_OFFSET, p->seg_off[k]);
-		pb_uint(&m, MAPPING_FILENAME, (uint64_t)path);
-		pb_uint(&m, MAPPING_BUILD_ID, (uint64_t)build_id);
+		pb_uint(&m, MAPPING_MEMORY_START, p->map[k].lo);
+		pb_uint(&m, MAPPING_MEMORY_LIMIT, p->map[k].hi);
+		pb_uint(&m, MAPPING_FILE_OFFSET, p->map[k].off);
+		pb_uint(&m, MAPPING_FILENAME, (uint64_t)p->map[k].file);
+		pb_uint(&m, MAPPING_BUILD_ID, (uint64_t)p->map[k].build_id);
 		pb_uint(&m, MAPPING_HAS_FUNCTIONS, 1);
 		pb_uint(&m, MAPPING_HAS_FILENAMES, 1);
 		pb_uint(&m, MAPPING_HAS_LINE_NUMBERS, 1);
@@ -463,6 +535,8 @@ static void pp_free(struct pp *p)
 	free(p->str);
 	free(p->fn);
 	free(p->loc);
+	free(p->map);
+	free(p->hex);
 	free(p->ids);
 	free(p->sample.b);
 	free(p->label.b);
@@ -479,8 +553,8 @@ int convert_pprof(const struct session *s, const struct symtab *t, uint64_t even
 	struct pp p = { .t = t };
 	struct pb msg = { 0 };
 	struct gz *g = malloc(sizeof(*g));
-	char ev[64], hex[2 * 64 + 1] = "", comment[512];
-	int64_t type[2], unit[2], cpu_key, path = 0, build_id = 0;
+	char ev[64], comment[512];
+	int64_t type[2], unit[2], cpu_key;
 	uint64_t first = 0, last = 0;
 	bool any = false;
 	int rc = -1;
@@ -498,19 +572,8 @@ int convert_pprof(const struct session *s, const struct symtab *t, uint64_t even
 	    (unit[1] = pp_string(&p, in_ns ? "nanoseconds" : "count")) < 0 ||
 	    (cpu_key = pp_string(&p, "cpu")) < 0)
 		goto oom;
-	if (t) {
-		size_t idlen;
-		const uint8_t *id = symtab_build_id(t, &idlen);
-		uint64_t size[8];
-		p.nseg = symtab_exec_segments(t, p.seg_lo, size, p.seg_off, 8);
-		for (size_t k = 0; k < p.nseg; k++)
-			p.seg_hi[k] = p.seg_lo[k] + size[k];
-		for (size_t k = 0; id && idlen <= 64 && k < idlen; k++)
-			snprintf(hex + 2 * k, 3, "%02x", id[k]);
-		if ((path = pp_string(&p, symtab_path(t) ? symtab_path(t) : "")) < 0 ||
-		    (hex[0] && (build_id = pp_string(&p, hex)) < 0))
-			goto oom;
-	}
+	if (t && pp_mappings(&p, t))
+		goto oom;
 
 	for (size_t i = 0; i < s->nsamples; i++) {
 		const struct bp_sample_rec *r = &s->samples[i];
@@ -530,7 +593,7 @@ int convert_pprof(const struct session *s, const struct symtab *t, uint64_t even
 	pb_uint(&msg, PROFILE_DURATION_NANOS,
 		session_tsc_to_ns(s, last) - session_tsc_to_ns(s, first));
 	gz_take(g, &msg);
-	pp_tables(&p, g, &msg, path, build_id);
+	pp_tables(&p, g, &msg);
 	{
 		int64_t c = pp_string(&p, comment);
 		if (c < 0)
