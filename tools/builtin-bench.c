@@ -1021,12 +1021,12 @@ static void recover(struct bench *B, int i, bool lost)
 /*
  * nanoBench's lines on stdout, "NAME: value" each; what bareperf knows
  * beside (a value disturbed or below its noise floor, what the TSC counts
- * under -icount) on stderr, so a script that parses nanoBench's output
+ * under -icount, counters read serialized by CPUID) on stderr, so a script that parses nanoBench's output
  * reads the same lines.
  */
 static void print_lines(const struct result *res, int nres, bool range)
 {
-	static bool said_icount;
+	static bool said_icount, said_cpuid;
 
 	for (int k = 0; k < nres; k++) {
 		const char *note = bench_nb_note(res[k].flags);
@@ -1034,6 +1034,11 @@ static void print_lines(const struct result *res, int nres, bool range)
 			fprintf(stderr, "bareperf bench: %s: QEMU's -icount makes the TSC count "
 				"instructions: it is instructions retired\n", res[k].name);
 			said_icount = true;
+		}
+		if ((res[k].flags & BP_BENCH_F_CPUID_SERIALIZED) && !said_cpuid) {
+			fprintf(stderr, "bareperf bench: %s: note: %s\n", res[k].name,
+				bench_cpuid_note);
+			said_cpuid = true;
 		}
 		fflush(stderr);
 		if (range)

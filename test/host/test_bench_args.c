@@ -152,6 +152,8 @@ static void lines_are_nanobench_s(void **state)
 	assert_null(bench_nb_note(BP_BENCH_F_EXACT | BP_BENCH_F_TSC));
 	assert_non_null(strstr(bench_nb_note(BP_BENCH_F_DISTURBED), "untrusted"));
 	assert_non_null(strstr(bench_nb_note(BP_BENCH_F_NOISE), "noise floor"));
+	assert_null(bench_nb_note(BP_BENCH_F_CPUID_SERIALIZED));	/* said once, apart */
+	assert_non_null(strstr(bench_cpuid_note, "serialized by CPUID"));
 }
 
 static void readings_parse(void **state)

@@ -266,6 +266,32 @@ static void disturbed_is_marked(void **state)
 	free(out);
 }
 
+/* Counters read serialized by CPUID (LFENCE does not serialize on that
+ * CPU): the row's notes say so, and a line below the tables says what it
+ * means; without the flag neither shows. */
+static void cpuid_serialized_is_said(void **state)
+{
+	struct bp_record_bench b[2] = {
+		mk(1, 1, "insn", "add r64 lat", 0, 1000, 0),
+		mk(2, 2, "insn", "add r64 tput", 0, 250, 0),
+	};
+	struct session s;
+	char *out;
+	(void)state;
+
+	memset(&s, 0, sizeof(s));
+	s.benches = b;
+	s.nbenches = 2;
+	out = print(&s, -1);
+	assert_null(strstr(out, "cpuid-serialized"));
+	free(out);
+	b[0].flags |= BP_BENCH_F_CPUID_SERIALIZED;
+	out = print(&s, -1);
+	assert_non_null(strstr(out, "TSC, cpuid-serialized"));
+	assert_non_null(strstr(out, "(cpuid-serialized: LFENCE does not serialize"));
+	free(out);
+}
+
 /* Lost records: the rows are named by number, table row and neighbours;
  * the end record names those at the end; without it, the tool says what
  * it cannot know. */
@@ -366,6 +392,7 @@ int main(void)
 		cmocka_unit_test(negative_and_exact),
 		cmocka_unit_test(below_floor_is_marked),
 		cmocka_unit_test(disturbed_is_marked),
+		cmocka_unit_test(cpuid_serialized_is_said),
 		cmocka_unit_test(missing_rows_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,7 @@ $(BUILD)/host/test_program: $(BUILD)/h/test/host/test_program.o $(BUILD)/h/test/
 HOST_TESTS += $(BUILD)/host/test_stat_bench
 
 $(BUILD)/host/test_stat_bench: $(BUILD)/h/test/host/test_stat_bench.o $(BUILD)/h/tools/util/stat_bench.o \
-		$(BUILD)/h/tools/util/stat_plot.o \
+		$(BUILD)/h/tools/util/stat_plot.o $(BUILD)/h/tools/util/bench_out.o \
 		$(BUILD)/h/apps/bench_stats.o $$(CONVERT_HOBJS)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

@@ -39,6 +39,10 @@ void bench_nb_range_line(FILE *f, const char *name, double value, double min, do
 	fprintf(f, "%s: %.2f [%.2f;%.2f]\n", name, value, min, max);
 }
 
+const char bench_cpuid_note[] =
+	"LFENCE does not serialize on that CPU: its counters were read serialized "
+	"by CPUID, a larger and noisier overhead";
+
 const char *bench_nb_note(unsigned flags)
 {
 	if (flags & BP_BENCH_F_DISTURBED)

@@ -29,6 +29,12 @@ void bench_nb_range_line(FILE *f, const char *name, double value, double min, do
  * stderr, never in the value's line.
  */
 const char *bench_nb_note(unsigned flags);
+/*
+ * What BP_BENCH_F_CPUID_SERIALIZED means, one clause: bench says it once
+ * on stderr, stat --bench below its tables (its rows' notes say
+ * "cpuid-serialized").
+ */
+extern const char bench_cpuid_note[];
 
 /*
  * A "reading EVENT FIRST n,2n ..." ITEM: its event into event, the index

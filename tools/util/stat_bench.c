@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "apps/bench_stats.h"
+#include "tools/util/bench_out.h"
 #include "tools/util/stat_bench.h"
 
 #define NCOLS		8
@@ -128,6 +129,8 @@ static void fmt_notes(const struct bp_record_bench *b, const struct stat_bench_v
 		NOTE("looped");
 	if ((b->flags & BP_BENCH_F_DISTURBED) || b->disturbed)
 		NOTE("disturbed %" PRIu32, b->disturbed);
+	if (b->flags & BP_BENCH_F_CPUID_SERIALIZED)
+		NOTE("cpuid-serialized");
 #undef NOTE
 }
 
@@ -548,6 +551,11 @@ int stat_bench_print(FILE *f, const struct session *s, int agg)
 			"  \"< F\": below the noise floor F = iqr + one count per unit of work, not a\n"
 			"  result; \"? V\": most repetitions kept an NMI, not a result either; exact:\n"
 			"  every repetition counted the same)\n");
+		for (size_t i = 0; i < s->nbenches; i++)
+			if (s->benches[i].flags & BP_BENCH_F_CPUID_SERIALIZED) {
+				fprintf(f, "  (cpuid-serialized: %s)\n", bench_cpuid_note);
+				break;
+			}
 	}
 	stat_bench_missing(f, s);
 	return n;
