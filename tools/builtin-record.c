@@ -64,6 +64,7 @@ struct opts {
 	bool callchain, uefi, icount, virtio, kvm, quiet;
 	int verbose;
 	double timeout, quiet_s, wait_s;
+	uint64_t run_timeout_ms;	/* --run-timeout: the program's limit, 0: the kernel's */
 	char **app;			/* APP and its args, NULL if none */
 	int napp;
 };
@@ -159,6 +160,8 @@ static void usage(FILE *f)
 		"      --append WORDS    more kernel options (see the kernel's cmdline help)\n"
 		"      --cpu N           --tty only: the CPU the app runs on (every CPU of the\n"
 		"                        run is sampled; filter with bareperf report --cpu)\n"
+		"      --run-timeout SEC  the kernel stops your program (-- FILE.c) after SEC\n"
+		"                        seconds (default 60) and says where it was\n"
 		"  QEMU (the default link):\n"
 		"      --qemu            boot the kernel in QEMU (PVH direct boot)\n"
 		"      --uefi            boot through OVMF and the loader instead\n"
@@ -195,6 +198,8 @@ static void usage(FILE *f)
 		"its debug sections to a kernel booted with control=1 code=1 (--qemu boots\n"
 		"one, then stops it), linked there against bareperf.h's functions, and run as\n"
 		"the app NAME, the file's name without .c or .o; its exit status is record's.\n"
+		"A run still going after 60 s (--run-timeout SEC) is stopped by the kernel,\n"
+		"which names the function it was in; record then exits 1.\n"
 		"The full object is kept beside the capture (-o STEM.bpc: STEM.NAME.o) and in\n"
 		"perf's build-id cache, where reports find its symbols. A program the kernel\n"
 		"refuses (an undefined symbol, a relocation it does not do) leaves the file\n"
@@ -228,7 +233,8 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 /* The options record knows (getopt_long's values). */
 enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT,
        OPT_KVM, OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU,
-       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT, OPT_CALL_GRAPH };
+       OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT, OPT_CALL_GRAPH,
+       OPT_RUN_TIMEOUT };
 
 /*
  * --call-graph MODE, perf's: fp, or fp,N (perf's stack depth, unused: the
@@ -334,6 +340,17 @@ static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *bau
 			return 2;
 		}
 		break;
+	case OPT_RUN_TIMEOUT: {
+		/* a day at most: the kernel counts it in nanoseconds */
+		double sec = strtod(optarg, &end);
+		if (*end || end == optarg || !(sec >= 0.001 && sec <= 86400)) {
+			fprintf(stderr, "bareperf record: --run-timeout: '%s' is not seconds from "
+				"0.001 to 86400\n", optarg);
+			return 2;
+		}
+		o->run_timeout_ms = (uint64_t)(sec * 1000 + 0.5);
+		break;
+	}
 	case OPT_TTY: o->tty = optarg; break;
 	case OPT_BAUD:
 		if (parse_u("--baud", optarg, 50, 4000000, &v))
@@ -397,6 +414,12 @@ static int check_args(struct opts *o, bool qemu, bool baud_set)
 	 * ask for, with what START_RUN carries (apps/control.c). */
 	o->control = o->program || (o->tty && (o->app || o->events || o->period || o->freq ||
 				o->cpu || o->count || o->max_rate_set || o->trace));
+	if (o->run_timeout_ms && !o->program) {
+		fprintf(stderr, "bareperf record: --run-timeout limits your own program's run "
+			"(-- FILE.c or FILE.o); %s\n", o->app ? "a built-in app has none" :
+			"no program was given");
+		return 2;
+	}
 	if (o->program && o->virtio) {
 		fprintf(stderr, "bareperf record: %s: a program is sent over the UART, which "
 			"--virtio leaves to the console; record it without --virtio\n", o->app[0]);
@@ -463,6 +486,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "virtio", no_argument, NULL, OPT_VIRTIO },
 		{ "pace", required_argument, NULL, OPT_PACE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "run-timeout", required_argument, NULL, OPT_RUN_TIMEOUT },
 		{ "tty", required_argument, NULL, OPT_TTY },
 		{ "baud", required_argument, NULL, OPT_BAUD },
 		{ "quiet-time", required_argument, NULL, OPT_QUIET_TIME },
@@ -632,7 +656,7 @@ static int rec_request(struct rec *R)
 		.app = o->run_app, .args = o->app + 1, .nargs = o->napp - 1,
 		.events = o->events, .period = o->period, .freq = o->freq, .cpus = o->cpu,
 		.count = o->count, .has_max_rate = o->max_rate_set, .max_rate = o->max_rate,
-		.trace = o->trace,
+		.trace = o->trace, .timeout_ms = o->run_timeout_ms,
 	};
 
 	if (ctl_client_init(&R->ctl, &run)) {

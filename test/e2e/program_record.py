@@ -9,7 +9,8 @@ compiler's own messages, nothing sent, no capture written), a file that is
 no object, an ELF executable. In QEMU booted by record: hello.c runs, its
 printf reaches the console, its exit status is record's, its full object
 is kept beside the capture (STEM.hello.o) with the build-id the capture's
-PROGRAM record names; fault.c's fault is reported naming main; a file
+PROGRAM record names; fault.c's fault is reported naming main; hang.c is
+stopped by --run-timeout 2, where it spun named; a file
 named after a built-in app and undef.c are refused, the latter naming the
 symbol, and the file at -o from an earlier run
 stays as it was. Over a pty standing in for the
@@ -143,6 +144,11 @@ def qemu_runs():
     T.check(r[0] == 1 and "fault" in r[2] and "main+" in r[2],
             "record -- fault.c: exit 1, the kernel's report of the fault names main",
             detail(*r))
+    r = bp("record", "-o", os.path.join(OUT, "hang.bpc"), "--timeout", "240", "--run-timeout",
+           "2", "--", f"{PROGS}/hang.c")
+    T.check(r[0] == 1 and "still running after 2000 ms" in r[2] and "spin_forever" in r[2]
+            and r[3] < 50, "record --run-timeout 2 -- hang.c: stopped after 2 s (not the "
+            "default 60), exit 1, where it spun named", detail(*r))
     clash = out("loopnest.c", open(f"{PROGS}/hello.c").read())
     r = bp("record", "-o", os.path.join(OUT, "clash.bpc"), "--timeout", "240", "--", clash)
     T.check(r[0] == 1 and "built-in" in r[2] and f"rename {clash}" in r[2],

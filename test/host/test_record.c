@@ -404,6 +404,11 @@ static void start_run_message(void **state)
 	n = ctl_start_run_msg(&r, msg, sizeof(msg));
 	assert_int_equal(params_of(msg, n, p, 16), 3);
 	assert_text(&p[2], WIRE_RUN_COUNT, "tsc");
+	/* A program's limit, when given (record --run-timeout). */
+	r = (struct ctl_run){ .app = "hang", .timeout_ms = 2500 };
+	n = ctl_start_run_msg(&r, msg, sizeof(msg));
+	assert_int_equal(params_of(msg, n, p, 16), 3);
+	assert_u64(&p[2], WIRE_RUN_TIMEOUT_MS, 2500);
 
 	/* Too long for cap, by one byte: refused whole (0), never cut. */
 	r = (struct ctl_run){ .app = "loopnest", .count = "tsc,task-clock", .trace = "all",
@@ -546,6 +551,14 @@ static void tty_refusals(void **state)
 	assert_non_null(strstr(text, "--pace, --append: kernel options"));
 	assert_int_equal(record_stderr(5, noapp, text, sizeof(text)), 2);
 	assert_non_null(strstr(text, "need an app"));
+	/* a built-in app has no run limit to set; seconds from 0.001 to a day */
+	char *rt_app[] = { "record", "--tty", "/dev/null", "--run-timeout", "5", "--", "loopnest",
+			   NULL };
+	char *rt_bad[] = { "record", "--run-timeout", "0", "--", "x.c", NULL };
+	assert_int_equal(record_stderr(7, rt_app, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "--run-timeout limits your own program's run"));
+	assert_int_equal(record_stderr(5, rt_bad, text, sizeof(text)), 2);
+	assert_non_null(strstr(text, "--run-timeout: '0' is not seconds"));
 
 	/* 70 arguments of 63 bytes: more than CTL_MSG_MAX. */
 	pty_open(&pt);

@@ -102,6 +102,8 @@ size_t ctl_start_run_msg(const struct ctl_run *r, uint8_t *msg, size_t cap)
 		at = put_u64(msg, at, cap, WIRE_RUN_MAX_RATE, r->max_rate);
 	if (r->trace)
 		at = ctl_put(msg, at, cap, WIRE_RUN_TRACE, r->trace, strlen(r->trace));
+	if (r->timeout_ms)
+		at = put_u64(msg, at, cap, WIRE_RUN_TIMEOUT_MS, r->timeout_ms);
 	if (at > cap || at - sizeof(m) > UINT16_MAX)
 		return 0;
 	m.len = (uint16_t)(at - sizeof(m));

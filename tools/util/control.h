@@ -37,6 +37,7 @@ struct ctl_run {
 	bool has_max_rate;		/* send max_rate (0 is "no limit") */
 	uint64_t max_rate;		/* samples/s per CPU before throttling */
 	const char *trace;		/* WIRE_RUN_TRACE: trace= SPEC */
+	uint64_t timeout_ms;		/* a loaded program's limit; 0: the kernel's */
 };
 
 /* The longest START_RUN message ctl_client_init builds: the kernel's own
