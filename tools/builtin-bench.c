@@ -1021,8 +1021,8 @@ static void recover(struct bench *B, int i, bool lost)
 /*
  * nanoBench's lines on stdout, "NAME: value" each; what bareperf knows
  * beside (a value disturbed or below its noise floor, what the TSC counts
- * under -icount, counters read serialized by CPUID) on stderr, so a script that parses nanoBench's output
- * reads the same lines.
+ * under -icount, counters read serialized by CPUID) on stderr, so a script
+ * that parses nanoBench's output reads the same lines.
  */
 static void print_lines(const struct result *res, int nres, bool range)
 {

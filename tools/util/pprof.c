@@ -412,8 +412,9 @@ static int pp_mappings(struct pp *p, const struct symtab *t)
 	const char *path = symtab_path(t) ? symtab_path(t) : "";
 	const struct symtab *q;
 	int64_t file, build_id;
+	const size_t hex = 2 * BUILD_ID_MAX + 1;	/* p->hex: the kernel's, the programs' */
 
-	if (!(p->hex = calloc(1 + nprog, 2 * BUILD_ID_MAX + 1)))
+	if (!(p->hex = calloc(1 + nprog, hex)))
 		return -1;
 	file = pp_string(p, path);
 	build_id = pp_build_id(p, id, idlen, p->hex);
@@ -428,7 +429,7 @@ static int pp_mappings(struct pp *p, const struct symtab *t)
 		if (symtab_is_program_object(q)) {
 			id = symtab_build_id(q, &idlen);
 			file = pp_string(p, symtab_path(q));
-			build_id = pp_build_id(p, id, idlen, p->hex + (1 + i) * (2 * BUILD_ID_MAX + 1));
+			build_id = pp_build_id(p, id, idlen, p->hex + (1 + i) * hex);
 		} else {
 			file = pp_string(p, name);
 			build_id = 0;
