@@ -63,6 +63,11 @@ TESTS = [
          expect=FAULT_REPORT + [r"#DE divide error", r"\] fault_div\+0x"]),
     dict(name="fault_stack_overflow", kind="expect", append="app=test_fault -- stack",
          exit=3, expect=[r"#DF double fault", r"\] fault_stack\+0x[0-9a-f]+/0x[0-9a-f]+  \(x\d+\)"]),
+    # A fault in an interrupt's handler: the trace crosses the interrupt
+    # to the function it hit, named at its first byte, and its callers.
+    dict(name="fault_in_irq", kind="expect", append="app=test_fault -- irq", exit=3,
+         expect=FAULT_REPORT + [r"#UD invalid opcode", r"\] fault_in_handler\+0x",
+                                r"\] irq_landing\+0x0/", r"\] fault_irq\+0x"]),
     dict(name="panic", kind="expect", append="app=test_fault -- panic", exit=3,
          expect=[r"PANIC on cpu 0: test_fault: deliberate panic",
                  r"\] panic\+0x", r"\] test_fault_main\+0x"]),
