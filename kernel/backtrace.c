@@ -3,9 +3,12 @@
  * panics and the stop of the other CPUs, and a frameless leaf's caller for
  * the sampling NMI. Every read of the stack is checked against the page
  * tables first (va_mapped), so a corrupt frame ends the walk, not the
- * report.
+ * report. A trap's entry links the interrupted code's frame into the
+ * chain (kernel/isr.asm), so a backtrace from inside a handler goes on
+ * through the function the trap hit.
  */
 #include "kernel/kernel.h"
+#include "kernel/trap.h"
 
 #define BACKTRACE_MAX	32
 
@@ -79,7 +82,8 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 		/* Frame: [rbp] = caller's rbp, [rbp + 8] = return address. Stop at
 		 * the outermost frame (rbp = 0) or anything that does not look
 		 * like a frame on a mapped kernel stack. */
-		u64 next_pc = 0, next = 0;
+		u64 next_pc = 0, next = 0, next_leaf = 0;
+		bool next_is_return = true;
 		if (rbp && !(rbp & 7) && va_mapped(rbp, 16)) {
 			next = ((u64 *)rbp)[0];
 			next_pc = ((u64 *)rbp)[1];
@@ -88,6 +92,17 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 			 * the walk. */
 			if ((next && next <= rbp) || !is_text(next_pc))
 				next_pc = 0;
+			/* A trap's entry frame, with isr_common's return
+			 * address just beneath it and the trap frame above,
+			 * holds the RIP the trap interrupted: an address to
+			 * print as it is, perhaps in a leaf (or a prologue)
+			 * whose caller is then at the interrupted RSP. */
+			next_is_return = !va_mapped(rbp - 8, 8) ||
+					 ((u64 *)rbp)[-1] != (u64)isr_frame_return;
+			if (!next_is_return && next_pc &&
+			    va_mapped(rbp + 16, sizeof(struct trap_frame)))
+				next_leaf = leaf_return_address(
+					next_pc, ((const struct trap_frame *)(rbp + 16))->rsp);
 		}
 		/* Runs of one frame (deep recursion) print once with a count. */
 		if (next_pc == pc && depth + 1 < BACKTRACE_MAX) {
@@ -99,8 +114,13 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 		if (!next_pc)
 			return;
 		pc = next_pc;
-		is_return = true;
+		is_return = next_is_return;
 		rbp = next;
+		if (next_leaf) {
+			print_frame(pc, false, 1);
+			pc = next_leaf;
+			is_return = true;
+		}
 	}
 	kprintf("  ... (stopped after %d frames)\n", BACKTRACE_MAX);
 }

@@ -20,15 +20,25 @@
 ; base may not be ours: while the CPUs come up, and once code run on
 ; purpose may be running (kernel/trap.c); otherwise the base is the one
 ; its GDT gives.
+;
+; Around the call to trap_dispatch isr_common links one more frame into the
+; chain the frame pointers make: [interrupted RBP, interrupted RIP], as a
+; call from the interrupted code would have left. A walk from inside a
+; handler (a sample's call chain, a backtrace) thus goes on from
+; trap_dispatch's caller, isr_frame_return, to the function the interrupt
+; hit and on to its callers. That RIP is where the code was, not a
+; return address (kernel/backtrace.c symbolizes it so).
 
 %define ISR_STUB_SIZE 16
 %define MSR_GS_BASE 0xc0000101
 %define PERCPU_GDT 96			; offsetof(struct percpu, gdt), checked in trap.c
+%define TRAP_FRAME_RIP 152		; offsetof(struct trap_frame, rip), checked in trap.h
 
 extern trap_dispatch
 extern trap_entry_percpu
 extern trap_gs_check
 global isr_stubs
+global isr_frame_return
 
 section .text
 align 16
@@ -105,9 +115,13 @@ isr_common:
 .gs_keep:
 	mov	rbx, [rsp]		; not ours to change: nothing to put back
 .gs_ok:
-	mov	rdi, rsp		; struct trap_frame *; rsp is 16-byte aligned here
+	push	qword [rsp + TRAP_FRAME_RIP]	; a frame for the frame-pointer walks:
+	push	rbp			; the interrupted RIP as its return address,
+	mov	rbp, rsp		; the interrupted RBP as its caller's frame
+	lea	rdi, [rsp + 16]		; struct trap_frame *; rsp is 16-byte aligned here
 	call	trap_dispatch
-	mov	rax, [rsp]		; rbx still holds the GS base the handler ran with
+isr_frame_return:
+	mov	rax, [rsp + 16]		; rbx still holds the GS base the handler ran with
 	cmp	rax, rbx
 	je	.gs_back
 	mov	rdx, rax
@@ -115,7 +129,7 @@ isr_common:
 	mov	ecx, MSR_GS_BASE
 	wrmsr
 .gs_back:
-	add	rsp, 16
+	add	rsp, 32			; the walks' frame, trap_frame.gs_base, .gdt_base
 	pop	r15
 	pop	r14
 	pop	r13

@@ -21,6 +21,10 @@ struct trap_frame {
 };
 _Static_assert(offsetof(struct trap_frame, vector) == 17 * 8, "isr.asm push order");
 _Static_assert(sizeof(struct trap_frame) == 24 * 8, "isr.asm frame size");
+_Static_assert(offsetof(struct trap_frame, rip) == 19 * 8, "isr.asm TRAP_FRAME_RIP");
+/* The return address of isr_common's call to trap_dispatch: the frame
+ * above it holds the interrupted RIP and RBP (kernel/isr.asm). */
+extern const char isr_frame_return[];
 
 #define VEC_DE	0
 #define VEC_DB	1

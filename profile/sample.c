@@ -45,7 +45,9 @@ static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type
 		/* A frameless leaf (GCC 12 gives leaves no frame despite
 		 * -mno-omit-leaf-frame-pointer) leaves its caller only at
 		 * [rsp]: put it back, as the fault report does, as the first
-		 * return address of the walk. */
+		 * return address of the walk. A sample inside a handler walks
+		 * on past isr_common to the RIP the interrupt hit and its
+		 * callers: the trap's entry links them in (kernel/isr.asm). */
 		u64 ret = on_stack && !(f->rsp & 7) ? leaf_return_of(f->rip, *(u64 *)f->rsp) : 0;
 		s.ips = ips;
 		ips[0] = f->rip;

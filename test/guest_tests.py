@@ -63,6 +63,11 @@ TESTS = [
          expect=FAULT_REPORT + [r"#DE divide error", r"\] fault_div\+0x"]),
     dict(name="fault_stack_overflow", kind="expect", append="app=test_fault -- stack",
          exit=3, expect=[r"#DF double fault", r"\] fault_stack\+0x[0-9a-f]+/0x[0-9a-f]+  \(x\d+\)"]),
+    # A fault in an interrupt's handler: the trace crosses the interrupt
+    # to the function it hit, named at its first byte, and its callers.
+    dict(name="fault_in_irq", kind="expect", append="app=test_fault -- irq", exit=3,
+         expect=FAULT_REPORT + [r"#UD invalid opcode", r"\] fault_in_handler\+0x",
+                                r"\] irq_landing\+0x0/", r"\] fault_irq\+0x"]),
     dict(name="panic", kind="expect", append="app=test_fault -- panic", exit=3,
          expect=[r"PANIC on cpu 0: test_fault: deliberate panic",
                  r"\] panic\+0x", r"\] test_fault_main\+0x"]),
@@ -137,6 +142,8 @@ TESTS = [
     dict(name="profile_exact", icount=True, append="events=none app=test_profile -- exact"),
     # make bench's soft_pmi_insn_per_sample figures can be taken (8-frame chains).
     dict(name="profile_cost", icount=True, append="events=none app=test_profile -- cost"),
+    # A sample inside an interrupt's handler names the function interrupted.
+    dict(name="profile_irq_chain", icount=True, append="events=none app=test_profile -- irq"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
     dict(name="profile_throttle", icount=True, append="events=none app=test_profile -- throttle"),
     dict(name="profile_masked", icount=True, timeout=120,

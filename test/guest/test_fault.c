@@ -9,9 +9,16 @@
  *   -- div      divide by zero (#DE)
  *   -- stack    unbounded recursion into the boot stack's guard page (#DF)
  *   -- panic    a kernel panic()
+ *   -- irq      ud2 in an interrupt's handler (#UD), the interrupt taken at
+ *               the first instruction of irq_landing: the call trace goes
+ *               on through irq_landing+0x0 to its callers
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
+#include "kernel/platform/apic.h"
+#include "kernel/trap.h"
+
+#define VEC_FAULT_IRQ	0x70
 
 static volatile int sink;
 static volatile int depth_limit = 1 << 30;	/* never reached: the guard page is */
@@ -49,6 +56,30 @@ static int __attribute__((noinline)) fault_stack(int depth)
 	return fault_stack(depth + 1) + pad[0];
 }
 
+static void fault_in_handler(struct trap_frame *f)
+{
+	(void)f;
+	asm volatile("ud2");
+}
+
+/* Where the interrupt lands: before it has made its own frame. */
+__attribute__((naked, noinline)) static void irq_landing(void)
+{
+	asm volatile("nop\n"
+		     "ret\n");
+}
+
+/* The interrupt is raised with interrupts off; sti lets one instruction
+ * more run, the call, so that it is taken at irq_landing's first byte. */
+static void __attribute__((noinline)) fault_irq(void)
+{
+	trap_set_handler(VEC_FAULT_IRQ, fault_in_handler);
+	irq_disable();
+	apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_FAULT_IRQ);
+	asm volatile("sti\n"
+		     "call %P0\n" : : "i"(irq_landing) : "memory");
+}
+
 static int test_fault_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "null";
@@ -64,6 +95,8 @@ static int test_fault_main(int argc, char **argv)
 		fault_div();
 	else if (!strcmp(what, "stack"))
 		sink = fault_stack(0);
+	else if (!strcmp(what, "irq"))
+		fault_irq();
 	else if (!strcmp(what, "panic"))
 		panic("test_fault: deliberate panic (%s)", what);
 	else {

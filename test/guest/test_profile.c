@@ -22,6 +22,9 @@
  *                interrupts, NMI entry to iret, in instructions: without a
  *                call chain and with an 8-frame one (make bench's
  *                soft_pmi_insn_per_sample lines, test/bench_guest.py)
+ *   -- irq       (icount) a sample taken inside an interrupt's handler
+ *                has in its call chain the function the interrupt hit,
+ *                between the handler's frames and that function's callers
  *   -- quiet asked=N done=N refused=N
  *                the run's metadata records what turbo=/prefetch= asked
  *                for, what every CPU has and what was refused (BP_QUIET_*)
@@ -36,6 +39,7 @@
 #include "apps/app.h"
 #include "apps/run.h"
 #include "kernel/platform/apic.h"
+#include "kernel/trap.h"
 #include "profile/profile.h"
 #include "ringbuf/ringbuf.h"
 #include "test/guest/report.h"
@@ -517,6 +521,104 @@ static void check_lapic(void)
 	report(bp_ring_lost(profile_ring(0)) == 0, "nothing lost");
 }
 
+#define VEC_TEST_IRQ	0x70
+#define IRQ_SPIN	20000ul		/* the handler's loop: about 70 us under icount */
+#define IRQ_RAISES	300
+
+static u64 irq_taken;
+
+static u64 __attribute__((noipa)) irq_spin(u64 n)
+{
+	u64 x = 1;
+
+	for (u64 i = 0; i < n; i++)
+		asm volatile("imul $3, %0, %0; add %1, %0" : "+r"(x) : "r"(i));
+	return x;
+}
+
+/* Most of the time is spent here, inside the interrupt, where the
+ * samples land. */
+static void irq_handler(struct trap_frame *f)
+{
+	(void)f;
+	irq_spin(IRQ_SPIN);
+	irq_taken++;
+	apic_eoi();
+}
+
+/* The function the interrupt hits: it raises the interrupt with
+ * interrupts off, so that the interrupt is taken here, just after sti,
+ * never inside apic_send_ipi. */
+static u64 __attribute__((noipa)) irq_victim(u32 n)
+{
+	u64 x = 1;
+
+	for (u32 i = 0; i < n; i++) {
+		irq_disable();
+		apic_send_ipi(apic_id(), APIC_DM_FIXED | VEC_TEST_IRQ);
+		irq_enable();
+		asm volatile("imul $3, %0, %0; add %1, %0" : "+r"(x) : "r"((u64)i));
+	}
+	return x;
+}
+
+static bool in_func(u64 ip, u64 start, u64 size)
+{
+	return ip >= start && ip < start + size;
+}
+
+static void print_chain(const struct bp_sample *smp)
+{
+	kprintf("profile: a chain from inside the handler:");
+	for (u64 i = 0; i < smp->nr_ips; i++) {
+		u64 off;
+		const char *name = ksym_lookup(smp->ips[i] - (i > 0), &off, NULL);
+		kprintf(" %s", name ? name : "?");
+	}
+	kprintf("\n");
+}
+
+static void check_irq(void)
+{
+	char err[160];
+	u64 spin = ksym_address("irq_spin"), victim = ksym_address("irq_victim"), off;
+	u64 spin_size, victim_size, in_handler = 0, missed = 0;
+	struct bp_ring_reader r;
+	const struct bp_record_header *rec;
+
+	ksym_lookup(spin, &off, &spin_size);
+	ksym_lookup(victim, &off, &victim_size);
+	trap_set_handler(VEC_TEST_IRQ, irq_handler);
+	report(!start_chain(PERIOD_NS, NULL, true, err, sizeof(err)),
+	       "cpu-clock sampling with call chains starts (%s)", err);
+	irq_victim(IRQ_RAISES);
+	profile_stop(0);
+	trap_set_handler(VEC_TEST_IRQ, NULL);
+	report(irq_taken == IRQ_RAISES, "the interrupt was taken %lu times", irq_taken);
+
+	const struct profile_cfg *cfg = profile_config();
+	if (bp_ring_reader_init(&r, (u8 *)profile_ring(0)->ctl, (1 + cfg->ring_pages) * PAGE_SIZE))
+		return;
+	bp_ring_read_begin(&r);
+	while (bp_ring_read_next(&r, &rec, buf, sizeof(buf)) == 1) {
+		struct bp_sample smp;
+		if (rec->type != BP_RECORD_SAMPLE || bp_sample_parse(cfg->sample_type, rec, &smp) ||
+		    !in_func(smp.ip, spin, spin_size))
+			continue;
+		bool hit = false;
+		for (u64 i = 1; i < smp.nr_ips; i++)
+			hit |= in_func(smp.ips[i], victim, victim_size);
+		if (!in_handler || (!hit && !missed))
+			print_chain(&smp);
+		in_handler++;
+		missed += !hit;
+	}
+	bp_ring_read_end(&r);
+	report(in_handler >= 20, "%lu samples inside the handler", in_handler);
+	report(!missed, "%lu of them have irq_victim, the function interrupted, in their chain",
+	       in_handler - missed);
+}
+
 static void check_quiet(int argc, char **argv)
 {
 	char err[160];
@@ -557,6 +659,8 @@ static int test_profile_main(int argc, char **argv)
 		check_masked();
 	else if (!strcmp(what, "lapic"))
 		check_lapic();
+	else if (!strcmp(what, "irq"))
+		check_irq();
 	else if (!strcmp(what, "quiet"))
 		check_quiet(argc, argv);
 	else
