@@ -87,6 +87,14 @@ static void check_tsc(void)
 	u64 diff = rate[0] > rate[1] ? rate[0] - rate[1] : rate[1] - rate[0];
 	report(diff * 100 < rate[0] * 2, "TSC rate stable over two 20 ms windows (%lu, %lu Hz)",
 	       rate[0], rate[1]);
+	/* One 10 ms window whose halves agree is the whole calibration. */
+	u64 t0 = rdtsc_ordered();
+	u64 hz = hpet_hz() ? tsc_calibrate(hpet_read, ~0ul, hpet_hz(), "HPET") : 0;
+	u64 us = tsc_to_ns(rdtsc_ordered() - t0) / 1000;
+	u64 off = hz > tsc_hz ? hz - tsc_hz : tsc_hz - hz;
+	report(hz && off * 2000 <= tsc_hz && us < 20000,
+	       "calibration against the HPET: %lu Hz in %lu us, within 500 ppm of the boot's %lu Hz",
+	       hz, us, tsc_hz);
 }
 
 static void check_apic_timer(void)
