@@ -83,6 +83,7 @@ TESTS = [
     dict(name="timers_rates", icount=True, timeout=120,
          append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
+    dict(name="timers_apic_hz", append="events=none app=test_timers -- apichz"),
     dict(name="timers_icount", icount=True, timeout=120,
          append="events=none app=test_timers -- icount"),
     dict(name="apic_leftover_vectors", kind="expect", exit=0,
