@@ -1,5 +1,6 @@
 /*
  * tsc.c — the TSC frequency, from the best source the machine has:
+ *   0. a hypervisor's timing leaf, CPUID 0x40000010 (kernel/platform/tsc_cpuid.c),
  *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
  *      with the crystal from the model or 0x16 where 0x15 gives none
  *      (kernel/platform/tsc_cpuid.c),
@@ -50,6 +51,15 @@ static u64 from_cpuid(void)
 	if (c.max_leaf >= 0x16) {
 		cpuid(0x16, &a, &b, &cx, &d);
 		c.l16_eax = a;
+	}
+	/* The timing leaf where the hypervisor is one that defines it. */
+	if (cpu_features.hypervisor && (!strcmp(cpu_features.hypervisor_id, "VMwareVMware") ||
+					!strcmp(cpu_features.hypervisor_id, "KVMKVMKVM"))) {
+		cpuid(0x40000000, &a, &b, &cx, &d);
+		if (a >= 0x40000010) {
+			cpuid(0x40000010, &a, &b, &cx, &d);
+			c.hv_tsc_khz = a;
+		}
 	}
 	u64 hz = tsc_hz_from_cpuid(&c, &how);
 	if (hz)
