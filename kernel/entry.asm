@@ -82,7 +82,12 @@ _start64:
 	lea	rdi, [__bss_start]
 	lea	rcx, [__bss_end]
 	sub	rcx, rdi
-	xor	eax, eax
+	mov	rdx, rcx
+	shr	rcx, 3			; .bss is megabytes: eight bytes a store,
+	xor	eax, eax		; the tail (if any) a byte at a time
+	rep	stosq
+	mov	ecx, edx
+	and	ecx, 7
 	rep	stosb
 	lea	rsp, [boot_stack_top]
 	xor	ebp, ebp

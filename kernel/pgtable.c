@@ -13,16 +13,23 @@ bool va_mapped(u64 va, size_t len)
 {
 	if (!kernel_pml4)	/* before paging_init: nothing is known to be safe */
 		return false;
-	for (u64 p = ALIGN_DOWN(va, PAGE_SIZE); p < va + len; p += PAGE_SIZE) {
+	/* One walk per mapping, not per 4 KiB: a 2 MiB or 1 GiB page answers
+	 * for all of itself (the ECAM window is 256 MiB). */
+	for (u64 p = ALIGN_DOWN(va, PAGE_SIZE), next; p < va + len; p = next) {
 		u64 *t = kernel_pml4;
 		for (int level = 3; ; level--) {
 			u64 e = t[(p >> (12 + 9 * level)) & 511];
 			if (!(e & PTE_P))
 				return false;
-			if (level == 0 || (e & PTE_PS))
+			if (level == 0 || (e & PTE_PS)) {
+				u64 size = 1ul << (12 + 9 * level);
+				next = ALIGN_DOWN(p, size) + size;
 				break;
+			}
 			t = (u64 *)(e & PTE_ADDR);
 		}
+		if (next < p)
+			break;		/* the top of the address space */
 	}
 	return true;
 }

@@ -88,6 +88,7 @@ TESTS = [
     dict(name="timers_rates", icount=True, timeout=120,
          append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
+    dict(name="timers_apic_hz", append="events=none app=test_timers -- apichz"),
     dict(name="timers_icount", icount=True, timeout=120,
          append="events=none app=test_timers -- icount"),
     dict(name="apic_leftover_vectors", kind="expect", exit=0,
@@ -241,6 +242,17 @@ TESTS += [
          qemu_args=_virtio_args("file,id=vc0,path={host_file}"),
          host_file=dict(path="virtio-console.out", expect_bytes=_VIRTIO_BYTES,
                         sha256=_VIRTIO_SHA256)),
+    # PCI: the bridge walk against the scan of every bus, behind root ports
+    # and a PCI bridge, and with a second root bus (pxb-pcie: every bus).
+    dict(name="pci_bridges", append="events=none app=test_virtio -- pci",
+         qemu_args=["-device", "pcie-root-port,id=rp1,bus=pcie.0,chassis=1",
+                    "-device", "pcie-root-port,id=rp2,bus=pcie.0,chassis=2",
+                    "-device", "virtio-serial-pci,disable-legacy=on,bus=rp2",
+                    "-device", "pci-bridge,id=br1,bus=rp1,chassis_nr=3",
+                    "-device", "virtio-rng-pci,bus=br1,addr=3"]),
+    dict(name="pci_second_root", append="events=none app=test_virtio -- pci",
+         qemu_args=["-device", "pxb-pcie,id=pxb1,bus_nr=32,bus=pcie.0",
+                    "-device", "pcie-root-port,id=rp3,bus=pxb1,chassis=4"]),
     dict(name="virtio_missing", kind="expect", append="app=test_virtio -- missing", exit=0,
          expect=[r"^vcon: no virtio-console device \(PCI 1af4:1043\); in QEMU add "
                  r"-device virtio-serial-pci,disable-legacy=on",

@@ -26,6 +26,7 @@ static u64 ecam_base;			/* the address of bus 0 in the window */
 static u8 ecam_bus_start, ecam_bus_end;
 static struct pci_dev devs[PCI_MAX_DEVICES];
 static u32 ndevs, nfound;
+static u64 nreads;			/* configuration reads, for pci_reads */
 
 /* ---- raw access ---- */
 
@@ -58,6 +59,7 @@ static u32 cfg_read(enum pci_method m, u8 bus, u8 dev, u8 fn, u16 off, int size)
 {
 	if (!reachable(m, bus, dev, fn, off))
 		return size == 4 ? 0xffffffffu : size == 2 ? 0xffff : 0xff;
+	nreads++;
 	if (m == PCI_METHOD_ECAM) {
 		volatile void *p = ecam_addr(bus, dev, fn, off);
 		return size == 4 ? *(volatile u32 *)p : size == 2 ? *(volatile u16 *)p :
@@ -204,23 +206,64 @@ static void add_function(u8 bus, u8 dev, u8 fn, u16 vendor, u8 header)
 	}
 }
 
-static void scan(u32 bus_first, u32 bus_last)
+/* The bridge walk: the buses it has yet to scan. */
+struct walk {
+	u64 todo[PCI_MAX_BUS / 64];	/* buses left to scan */
+	bool other_root;		/* a host bridge beyond 00:00.0 */
+};
+
+static void found(struct walk *w, u8 bus, u8 dev, u8 fn, u16 vendor, u8 header)
 {
+	add_function(bus, dev, fn, vendor, header);
+	u8 type = header & PCI_HEADER_TYPE_MASK;
+	if (type == PCI_HEADER_BRIDGE || type == PCI_HEADER_CARDBUS) {
+		u8 below = cfg_read(method, bus, dev, fn, PCI_SECONDARY_BUS, 1);
+		if (below > bus)
+			w->todo[below / 64] |= 1ul << (below % 64);
+	} else if ((bus || dev || fn) &&
+		   cfg_read(method, bus, dev, fn, PCI_SUBCLASS, 2) ==
+		   (PCI_CLASS_BRIDGE << 8 | PCI_SUBCLASS_HOST)) {
+		w->other_root = true;
+	}
+}
+
+static void scan_bus(struct walk *w, u8 bus)
+{
+	for (u8 dev = 0; dev < PCI_MAX_DEV; dev++) {
+		u16 vendor = cfg_read(method, bus, dev, 0, PCI_VENDOR_ID, 2);
+		if (!present(vendor))
+			continue;
+		u8 header = cfg_read(method, bus, dev, 0, PCI_HEADER_TYPE, 1);
+		found(w, bus, dev, 0, vendor, header);
+		if (!(header & PCI_HEADER_MULTI_FN))
+			continue;
+		for (u8 fn = 1; fn < PCI_MAX_FN; fn++) {
+			vendor = cfg_read(method, bus, dev, fn, PCI_VENDOR_ID, 2);
+			if (present(vendor))
+				found(w, bus, dev, fn, vendor,
+				      cfg_read(method, bus, dev, fn, PCI_HEADER_TYPE, 1));
+		}
+	}
+}
+
+/*
+ * Bus 0, then in ascending order the buses the bridges lead to: firmware
+ * numbers a bridge's secondary bus above its own, so one ascending pass
+ * meets every bus after its bridge and keeps the bus/dev/fn order. A
+ * second root bus is not behind a bridge: then every bus is scanned.
+ */
+static void scan(u32 bus_first, u32 bus_last, bool every_bus)
+{
+	struct walk w = { 0 };
+
+	w.todo[bus_first / 64] |= 1ul << (bus_first % 64);
 	for (u32 bus = bus_first; bus <= bus_last; bus++) {
-		for (u8 dev = 0; dev < PCI_MAX_DEV; dev++) {
-			u16 vendor = cfg_read(method, bus, dev, 0, PCI_VENDOR_ID, 2);
-			if (!present(vendor))
-				continue;
-			u8 header = cfg_read(method, bus, dev, 0, PCI_HEADER_TYPE, 1);
-			add_function(bus, dev, 0, vendor, header);
-			if (!(header & PCI_HEADER_MULTI_FN))
-				continue;
-			for (u8 fn = 1; fn < PCI_MAX_FN; fn++) {
-				vendor = cfg_read(method, bus, dev, fn, PCI_VENDOR_ID, 2);
-				if (present(vendor))
-					add_function(bus, dev, fn, vendor,
-						     cfg_read(method, bus, dev, fn, PCI_HEADER_TYPE, 1));
-			}
+		if (every_bus || (w.todo[bus / 64] & (1ul << (bus % 64))))
+			scan_bus(&w, bus);
+		if (w.other_root && !every_bus) {
+			ndevs = nfound = 0;
+			scan(bus_first, bus_last, true);
+			return;
 		}
 	}
 }
@@ -267,14 +310,15 @@ int pci_init_with(enum pci_want want)
 	ecam_base = 0;
 	ndevs = nfound = 0;
 
-	if (want == PCI_WANT_AUTO && ecam_usable(&why)) {
+	bool every_bus = want & PCI_WANT_EVERY_BUS;
+	if (!(want & PCI_WANT_PORTS) && ecam_usable(&why)) {
 		method = PCI_METHOD_ECAM;
-		scan(ecam_bus_start, ecam_bus_end);
+		scan(ecam_bus_start, ecam_bus_end, every_bus);
 	} else if (ports_usable()) {
-		if (want == PCI_WANT_AUTO)
+		if (!(want & PCI_WANT_PORTS))
 			kprintf("pci: no ECAM (%s); using ports 0xcf8/0xcfc\n", why);
 		method = PCI_METHOD_PORTS;
-		scan(0, PCI_MAX_BUS - 1);
+		scan(0, PCI_MAX_BUS - 1, every_bus);
 	}
 	if (method == PCI_METHOD_NONE || !nfound) {
 		kprintf("pci: no configuration mechanism answers (no MCFG window: %s; "
@@ -296,6 +340,7 @@ enum pci_method pci_method(void) { return method; }
 u64 pci_ecam_base(void) { return method == PCI_METHOD_ECAM ? ecam_base : 0; }
 u32 pci_count(void) { return ndevs; }
 u32 pci_found(void) { return nfound; }
+u64 pci_reads(void) { return nreads; }
 
 struct pci_dev *pci_get(u32 i)
 {

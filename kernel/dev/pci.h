@@ -65,6 +65,7 @@
 #define PCI_SUBSYS_ID		0x2e	/* u16, type 0 */
 #define PCI_CAP_PTR		0x34	/* u8, type 0 and 1 */
 /* Type 1 (bridge) windows (PCI-to-PCI Bridge Architecture 1.2, 3.2.5.8-9). */
+#define PCI_SECONDARY_BUS	0x19	/* u8, type 1 and 2: the bus below */
 #define PCI_BRIDGE_MEM_BASE	0x20	/* u16: bits 15:4 = address bits 31:20 */
 #define PCI_BRIDGE_MEM_LIMIT	0x22
 #define PCI_BRIDGE_PREF_BASE	0x24	/* the same, bits 3:0 = 1: 64-bit */
@@ -93,10 +94,11 @@ enum pci_method {
 	PCI_METHOD_PORTS = 2,	/* configuration mechanism #1 */
 };
 
-/* How pci_init_with chooses the access method. */
+/* How pci_init_with chooses the access method and the buses (flags). */
 enum pci_want {
-	PCI_WANT_AUTO = 0,	/* ECAM if usable, else the ports */
+	PCI_WANT_AUTO = 0,	/* ECAM if usable, else the ports; the bridge walk */
 	PCI_WANT_PORTS = 1,	/* the ports even if there is an MCFG window */
+	PCI_WANT_EVERY_BUS = 2,	/* every bus in reach, not only those the walk finds */
 };
 
 struct pci_bar {
@@ -118,9 +120,13 @@ struct pci_dev {
 };
 
 /*
- * Find the configuration access method and enumerate every bus, device
- * and function it reaches (ECAM: the MCFG bus range; ports: buses 0-255),
- * functions 1-7 only where function 0 has the multi-function bit. Keeps
+ * Find the configuration access method and enumerate the functions on
+ * bus 0 and on the secondary bus of every bridge found, as firmware
+ * numbered them (each below its bridge's bus); where bus 0 holds a host
+ * bridge other than 00:00.0 (another root bus, not behind a bridge), or
+ * with PCI_WANT_EVERY_BUS, every bus the method reaches (ECAM: the MCFG
+ * bus range; ports: buses 0-255). Functions 1-7 only where function 0
+ * has the multi-function bit. Keeps
  * the first PCI_MAX_DEVICES functions in bus/dev/fn order. Prints one
  * summary line. Call after acpi_init and paging_init; may be called again
  * (the table is rebuilt). Returns the number of functions found (stored
@@ -133,6 +139,7 @@ enum pci_method pci_method(void);
 const char *pci_method_name(enum pci_method m);	/* "ECAM", "ports", "none" */
 u64 pci_ecam_base(void);		/* 0 unless the method is ECAM */
 u32 pci_count(void);			/* functions stored */
+u64 pci_reads(void);			/* configuration reads made so far */
 u32 pci_found(void);			/* functions found, stored or not */
 struct pci_dev *pci_get(u32 i);		/* i < pci_count(), else NULL */
 /* The nth (from 0) stored function with this vendor and device id, or NULL. */

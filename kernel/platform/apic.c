@@ -14,6 +14,8 @@
 #define X2APIC_MSR(reg)	(0x800 + ((reg) >> 4))
 #define APIC_DEFAULT_BASE 0xfee00000ul
 #define IPI_WAIT_MS	100		/* delivery normally takes microseconds */
+#define TIMER_CAL_MS	2		/* the timer's calibration window: ends read
+					 * to ~1 us, so within ~500 ppm */
 
 #define PIC1_CMD	0x20
 #define PIC1_DATA	0x21
@@ -199,23 +201,46 @@ static void error_handler(struct trap_frame *f)
 	apic_eoi();
 }
 
-/* Count the APIC timer's input clock against the TSC over ~5 ms. */
+/*
+ * One (TSC, current count) pair: the count read is bracketed by two TSC
+ * reads and the tightest of several tries kept, so the pair's error is
+ * at most half the bracket (about a microsecond of MMIO under TCG).
+ */
+static void timer_pair(u64 *tsc, u32 *count)
+{
+	u64 best = ~0ul;
+
+	for (int i = 0; i < 8; i++) {
+		u64 a = rdtsc_ordered();
+		u32 c = ops->read(APIC_TMR_CUR);
+		u64 b = rdtsc_ordered();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*count = c;
+		}
+	}
+}
+
+/* Count the APIC timer's input clock against the TSC over TIMER_CAL_MS,
+ * both ends read as pairs. */
 static u64 calibrate_timer(void)
 {
 	const u32 start = 0xffffffffu;
+	u64 t0, t1;
+	u32 c0, c1;
 
 	if (!tsc_hz)
 		return 0;
 	ops->write(APIC_TMR_DIV, 0xb);			/* divide by 1 */
 	ops->write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_APIC_TIMER);
-	u64 t0 = rdtsc_ordered();
 	ops->write(APIC_TMR_INIT, start);
-	while (rdtsc_ordered() - t0 < tsc_hz / 200)
+	timer_pair(&t0, &c0);
+	while (rdtsc_ordered() - t0 < tsc_hz / 1000 * TIMER_CAL_MS)
 		cpu_relax();
-	u32 left = ops->read(APIC_TMR_CUR);
-	u64 t1 = rdtsc_ordered();
+	timer_pair(&t1, &c1);
 	ops->write(APIC_TMR_INIT, 0);
-	return (u64)(start - left) * tsc_hz / (t1 - t0);
+	return (u64)(c0 - c1) * tsc_hz / (t1 - t0);
 }
 
 void apic_init(void)

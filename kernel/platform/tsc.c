@@ -1,5 +1,6 @@
 /*
  * tsc.c — the TSC frequency, from the best source the machine has:
+ *   0. a hypervisor's timing leaf, CPUID 0x40000010 (kernel/platform/tsc_cpuid.c),
  *   1. CPUID 0x15 (TSC/crystal ratio and crystal clock; SDM Vol. 3B 19.7.3),
  *      with the crystal from the model or 0x16 where 0x15 gives none
  *      (kernel/platform/tsc_cpuid.c),
@@ -24,6 +25,9 @@
 #define CAL_WAIT_MS	100		/* for one CAL_MS window: a clock that does
 					 * not move (clock-gated PIT, absent PM
 					 * timer) costs this, not a stalled boot */
+#define CAL_AGREE_PPM	1000		/* a window's halves: the bracket of a
+					 * reference read under TCG is ~1.3 us,
+					 * up to 260 ppm of a 5 ms half */
 #define TSC_HZ_MAX	10000000000ul	/* tsc_since_ns before tsc_hz is known */
 
 u64 tsc_hz;
@@ -47,6 +51,15 @@ static u64 from_cpuid(void)
 	if (c.max_leaf >= 0x16) {
 		cpuid(0x16, &a, &b, &cx, &d);
 		c.l16_eax = a;
+	}
+	/* The timing leaf where the hypervisor is one that defines it. */
+	if (cpu_features.hypervisor && (!strcmp(cpu_features.hypervisor_id, "VMwareVMware") ||
+					!strcmp(cpu_features.hypervisor_id, "KVMKVMKVM"))) {
+		cpuid(0x40000000, &a, &b, &cx, &d);
+		if (a >= 0x40000010) {
+			cpuid(0x40000010, &a, &b, &cx, &d);
+			c.hv_tsc_khz = a;
+		}
 	}
 	u64 hz = tsc_hz_from_cpuid(&c, &how);
 	if (hz)
@@ -73,24 +86,57 @@ static void read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
 	}
 }
 
-/* TSC frequency against a reference counter of ref_hz (masked to `mask`
- * bits: the PM timer has 24): median of three CAL_MS windows; 0 if the
- * reference does not move. */
+/* Wait until the reference has moved `span` ticks past r0; false, with
+ * the reason printed, if it has not within CAL_WAIT_MS. */
+static bool wait_ref(u64 (*read)(void), u64 mask, u64 r0, u64 span, const char *name)
+{
+	u64 t0 = rdtsc_ordered();
+
+	while (((read() - r0) & mask) < span)
+		if (tsc_since_ns(t0, CAL_WAIT_MS * 1000000ul)) {
+			kprintf("tsc: the %s did not advance %u ms in %u ms; not "
+				"calibrating against it\n", name, CAL_MS, CAL_WAIT_MS);
+			return false;
+		}
+	return true;
+}
+
+/* TSC Hz from two (TSC, reference) pairs. */
+static u64 pair_hz(u64 t0, u64 r0, u64 t1, u64 r1, u64 mask, u64 ref_hz)
+{
+	return (t1 - t0) * ref_hz / ((r1 - r0) & mask);
+}
+
+/*
+ * TSC frequency against a reference counter of ref_hz (masked to `mask`
+ * bits: the PM timer has 24); 0 if the reference does not move. One
+ * CAL_MS window, read also at its middle: where its two halves agree
+ * within CAL_AGREE_PPM, the TSC and the reference kept one rate
+ * throughout and the whole window is the figure. Otherwise two more
+ * windows are taken and the median of the three kept.
+ */
 u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name)
 {
-	u64 span = ref_hz * CAL_MS / 1000, hz[3];
+	u64 span = ref_hz * CAL_MS / 1000, t[3], r[3], hz[3];
 
-	for (int i = 0; i < 3; i++) {
-		u64 t0, r0, t1, r1;
-		read_pair(read, &t0, &r0);
-		while (((read() - r0) & mask) < span)
-			if (tsc_since_ns(t0, CAL_WAIT_MS * 1000000ul)) {
-				kprintf("tsc: the %s did not advance %u ms in %u ms; not "
-					"calibrating against it\n", name, CAL_MS, CAL_WAIT_MS);
-				return 0;
-			}
-		read_pair(read, &t1, &r1);
-		hz[i] = (t1 - t0) * ref_hz / ((r1 - r0) & mask);
+	read_pair(read, &t[0], &r[0]);
+	for (int i = 1; i < 3; i++) {
+		if (!wait_ref(read, mask, r[0], span * i / 2, name))
+			return 0;
+		read_pair(read, &t[i], &r[i]);
+	}
+	hz[0] = pair_hz(t[0], r[0], t[2], r[2], mask, ref_hz);
+	u64 first = pair_hz(t[0], r[0], t[1], r[1], mask, ref_hz);
+	u64 second = pair_hz(t[1], r[1], t[2], r[2], mask, ref_hz);
+	u64 diff = first > second ? first - second : second - first;
+	if (diff <= hz[0] / 1000000 * CAL_AGREE_PPM)
+		return hz[0];
+	for (int i = 1; i < 3; i++) {
+		read_pair(read, &t[0], &r[0]);
+		if (!wait_ref(read, mask, r[0], span, name))
+			return 0;
+		read_pair(read, &t[1], &r[1]);
+		hz[i] = pair_hz(t[0], r[0], t[1], r[1], mask, ref_hz);
 	}
 	/* median of three */
 	u64 lo = MIN(hz[0], hz[1]), hi = MAX(hz[0], hz[1]);

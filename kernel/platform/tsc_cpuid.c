@@ -1,5 +1,7 @@
 /*
- * tsc_cpuid.c — the TSC frequency from CPUID leaves 15H and 16H (SDM Vol. 2A
+ * tsc_cpuid.c — the TSC frequency from a hypervisor's timing leaf
+ * 40000010H (EAX: TSC kHz; VMware's, also KVM's under QEMU's
+ * vmware-cpuid-freq), else from CPUID leaves 15H and 16H (SDM Vol. 2A
  * CPUID; Vol. 3B 19.7.3 "Determining the Processor Base Frequency"):
  *   TSC = crystal Hz (15H ECX) x numerator (15H EBX) / denominator (15H EAX).
  * Skylake, Kaby Lake, Coffee Lake and Comet Lake client parts and Goldmont
@@ -40,6 +42,10 @@ u64 tsc_hz_from_cpuid(const struct tsc_cpuid *c, enum tsc_cpuid_how *how)
 	u64 base = c->max_leaf >= 0x16 ? (u64)(c->l16_eax & 0xffff) * 1000000 : 0;
 
 	*how = TSC_CPUID_NONE;
+	if (c->hv_tsc_khz) {
+		*how = TSC_CPUID_HYPERVISOR;
+		return (u64)c->hv_tsc_khz * 1000;
+	}
 	if (c->max_leaf >= 0x15 && c->l15_eax && c->l15_ebx) {
 		u64 num = c->l15_ebx, den = c->l15_eax;
 		if (c->l15_ecx) {
@@ -72,6 +78,7 @@ u64 tsc_hz_from_cpuid(const struct tsc_cpuid *c, enum tsc_cpuid_how *how)
 const char *tsc_cpuid_how_name(enum tsc_cpuid_how how)
 {
 	switch (how) {
+	case TSC_CPUID_HYPERVISOR: return "CPUID 0x40000010, the hypervisor's";
 	case TSC_CPUID_CRYSTAL: return "CPUID 0x15";
 	case TSC_CPUID_MODEL_CRYSTAL: return "CPUID 0x15 ratio, the model's crystal";
 	case TSC_CPUID_BASE: return "CPUID 0x15 ratio, crystal from 0x16";

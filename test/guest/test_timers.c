@@ -87,6 +87,41 @@ static void check_tsc(void)
 	u64 diff = rate[0] > rate[1] ? rate[0] - rate[1] : rate[1] - rate[0];
 	report(diff * 100 < rate[0] * 2, "TSC rate stable over two 20 ms windows (%lu, %lu Hz)",
 	       rate[0], rate[1]);
+	/* One 10 ms window whose halves agree is the whole calibration. */
+	u64 t0 = rdtsc_ordered();
+	u64 hz = hpet_hz() ? tsc_calibrate(hpet_read, ~0ul, hpet_hz(), "HPET") : 0;
+	u64 us = tsc_to_ns(rdtsc_ordered() - t0) / 1000;
+	u64 off = hz > tsc_hz ? hz - tsc_hz : tsc_hz - hz;
+	report(hz && off * 2000 <= tsc_hz && us < 20000,
+	       "calibration against the HPET: %lu Hz in %lu us, within 500 ppm of the boot's %lu Hz",
+	       hz, us, tsc_hz);
+}
+
+/* The boot's APIC timer rate against one counted over 20 ms, each end a
+ * count read between two TSC reads (the tightest of several). */
+static void check_apic_timer_hz(void)
+{
+	u64 t[2], dt[2];
+	u32 c[2];
+
+	apic_timer_oneshot(0xffffffffu);
+	for (int i = 0; i < 2; i++) {
+		if (i)
+			tsc_wait_ns(20000000);
+		dt[i] = ~0ul;
+		for (int k = 0; k < 8; k++) {	/* the tightest of 8 brackets */
+			u64 a = rdtsc_ordered();
+			u32 cur = apic_read(APIC_TMR_CUR);
+			u64 b = rdtsc_ordered();
+			if (b - a < dt[i])
+				dt[i] = b - a, t[i] = a + (b - a) / 2, c[i] = cur;
+		}
+	}
+	apic_timer_stop();
+	u64 hz = (u64)(c[0] - c[1]) * tsc_hz / (t[1] - t[0]), want = apic_timer_hz();
+	u64 off = hz > want ? hz - want : want - hz;
+	report(off * 1000 <= want, "APIC timer at %lu Hz, the boot's figure %lu Hz within 0.1%% "
+	       "(count read in %lu and %lu TSC ticks)", hz, want, dt[0], dt[1]);
 }
 
 static void check_apic_timer(void)
@@ -565,6 +600,8 @@ static int test_timers_main(int argc, char **argv)
 		check_counter32();
 	} else if (!strcmp(what, "leftover")) {
 		check_leftover();
+	} else if (!strcmp(what, "apichz")) {
+		check_apic_timer_hz();
 	} else if (!strcmp(what, "deadclock")) {
 		check_dead_clock();
 	} else if (!strcmp(what, "hpet")) {

@@ -87,6 +87,42 @@ static void snap(struct snapshot *s)
 	}
 }
 
+static bool same_functions(const struct snapshot *a, const struct snapshot *b)
+{
+	return a->n == b->n && !memcmp(a->id, b->id, sizeof(a->id)) &&
+	       !memcmp(a->where, b->where, sizeof(a->where));
+}
+
+/* The bridge walk (pci_init) finds what the scan of every bus finds, in
+ * the same order, for a fraction of the configuration reads. */
+static void test_pci_walk(const struct snapshot *walk)
+{
+	static struct snapshot every;
+	u64 r0 = pci_reads();
+
+	pci_init_with(PCI_WANT_EVERY_BUS);
+	u64 every_reads = pci_reads() - r0;
+	snap(&every);
+	report(same_functions(&every, walk),
+	       "the bridge walk finds the %u functions the scan of every bus finds", every.n);
+	r0 = pci_reads();
+	pci_init();
+	u64 walk_reads = pci_reads() - r0;
+	u32 below = 0, roots = 0;
+	for (u32 i = 0; i < pci_count(); i++) {
+		const struct pci_dev *d = pci_get(i);
+		below += d->bus != 0;
+		roots += d->class == PCI_CLASS_BRIDGE && d->subclass == PCI_SUBCLASS_HOST;
+	}
+	if (roots > 1)
+		report_skip("%u host bridges: the walk scans every bus (%lu configuration reads, "
+			    "%lu)", roots, walk_reads, every_reads);
+	else
+		report(walk_reads * 4 < every_reads, "the bridge walk makes %lu configuration "
+		       "reads, the scan of every bus %lu (%u functions below bus 0)", walk_reads,
+		       every_reads, below);
+}
+
 static void test_pci(void)
 {
 	static struct snapshot ecam, ports;
@@ -116,11 +152,9 @@ static void test_pci(void)
 
 	n = pci_init_with(PCI_WANT_PORTS);
 	snap(&ports);
-	report(n > 0 && pci_method() == PCI_METHOD_PORTS && ports.n == ecam.n &&
-	       !memcmp(ports.id, ecam.id, sizeof(ecam.id)) &&
-	       !memcmp(ports.where, ecam.where, sizeof(ecam.where)),
+	report(n > 0 && pci_method() == PCI_METHOD_PORTS && same_functions(&ports, &ecam),
 	       "enumeration through the ports finds the same %u functions", ports.n);
-	pci_init();
+	test_pci_walk(&ecam);
 }
 
 static void test_virtio_pci(struct pci_dev *d)
@@ -359,6 +393,10 @@ static int test_virtio_main(int argc, char **argv)
 		return run_loopback();
 	if (!strcmp(mode, "bench"))
 		return run_bench();
+	if (!strcmp(mode, "pci")) {
+		test_pci();
+		return report_summary();
+	}
 
 	test_pci();
 	struct pci_dev *d = pci_find(VIRTIO_PCI_VENDOR, VIRTIO_PCI_MODERN_ID(VIRTIO_ID_CONSOLE), 0);

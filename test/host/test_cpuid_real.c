@@ -384,8 +384,8 @@ static void tsc_known(void **state)
 {
 	(void)state;
 	enum tsc_cpuid_how how;
-	struct tsc_cpuid mtl = { 0x23, true, 6, 0xaa, 2, 0x9c, 38400000, 0xbb8 };
-	struct tsc_cpuid skl = { 0x16, true, 6, 0x4e, 2, 0xd8, 0, 0xa28 };
+	struct tsc_cpuid mtl = { 0x23, true, 6, 0xaa, 2, 0x9c, 38400000, 0xbb8, 0 };
+	struct tsc_cpuid skl = { 0x16, true, 6, 0x4e, 2, 0xd8, 0, 0xa28, 0 };
 	assert_int_equal(tsc_hz_from_cpuid(&mtl, &how), 2995200000ull);
 	assert_int_equal(how, TSC_CPUID_CRYSTAL);
 	assert_int_equal(tsc_hz_from_cpuid(&skl, &how), 2592000000ull);
@@ -397,9 +397,16 @@ static void tsc_known(void **state)
 	assert_true(hz <= 3000000000ull && hz + 1000 > 3000000000ull);
 	assert_int_equal(how, TSC_CPUID_BASE);
 	/* No 15H, no 16H: calibrate. */
-	struct tsc_cpuid old = { 0xd, true, 6, 0x3c, 0, 0, 0, 0 };
+	struct tsc_cpuid old = { 0xd, true, 6, 0x3c, 0, 0, 0, 0, 0 };
 	assert_int_equal(tsc_hz_from_cpuid(&old, &how), 0);
 	assert_int_equal(how, TSC_CPUID_NONE);
+	/* A hypervisor's timing leaf comes first, even over 15H's crystal. */
+	old.hv_tsc_khz = 2495998;
+	assert_int_equal(tsc_hz_from_cpuid(&old, &how), 2495998000ull);
+	assert_int_equal(how, TSC_CPUID_HYPERVISOR);
+	mtl.hv_tsc_khz = 1000000;
+	assert_int_equal(tsc_hz_from_cpuid(&mtl, &how), 1000000000ull);
+	assert_int_equal(how, TSC_CPUID_HYPERVISOR);
 }
 
 int main(void)
