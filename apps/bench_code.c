@@ -30,6 +30,9 @@ static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
 static u64 r14_maps, r14_maps_seen[MAX_CPUS];
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
+/* The code area's first pages, read-only and executable: the last code
+ * generated; the pages after them stay writable and not executable. */
+static u64 area_exec_pages;
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
 /* Name what bench_code_guarded found and put back at once: CR0, CR4 and
@@ -583,8 +586,10 @@ void bench_code_serve(const u8 *v, size_t len)
 	bool basic = r.flags & WIRE_CODEF_BASIC, norm = !(r.flags & WIRE_CODEF_NO_NORM);
 	u64 copies_a = basic ? 0 : r.unroll, copies_b = basic ? r.unroll : 2 * r.unroll;
 
-	/* W^X: writable (not executable) while written, then executable. */
-	paging_code_exec(area, BENCH_CODE_AREA_PAGES, false);
+	/* W^X: writable (not executable) while written, then executable;
+	 * only the pages the code fills are flipped (each an INVLPG). */
+	paging_code_exec(area, area_exec_pages, false);
+	area_exec_pages = 0;
 	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
 	run.len = r.body_len;
 	gen_fn(&g, &r, copies_a, 0);
@@ -598,7 +603,8 @@ void bench_code_serve(const u8 *v, size_t len)
 			       r.body_len, BENCH_CODE_AREA_PAGES * 4);
 		return;
 	}
-	paging_code_exec(area, BENCH_CODE_AREA_PAGES, true);
+	area_exec_pages = ((u64)g.p - area + PAGE_SIZE - 1) / PAGE_SIZE;
+	paging_code_exec(area, area_exec_pages, true);
 
 	code = (struct bench_asm){ (bench_fn)run.fn[0], (bench_fn)run.fn[1],
 				   norm ? (u32)r.unroll : 1 };
