@@ -410,7 +410,7 @@ bool program_run_end(char *why, size_t n)
 	where(run.rip, at, sizeof(at));
 	if (run.why == STOP_TIMEOUT)
 		ksnprintf(why, n, "program '%s' stopped: still running after %lu ms, at %s (the "
-			  "run's timeout, START_RUN's TIMEOUT_MS)", run.p->name,
+			  "run's timeout: record --run-timeout, START_RUN's TIMEOUT_MS)", run.p->name,
 			  run.timeout_ns / 1000000, at);
 	else if (run.vector == VEC_PF)
 		ksnprintf(why, n, "program '%s' faulted: %s at %s (address %#lx, %s, %s)",
