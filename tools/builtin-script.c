@@ -148,11 +148,13 @@ static void sample(const struct ctx *c, uint32_t cpu, const struct bp_record_hea
 	put_str(f, c->fmt, sym);
 	fprintf(f, ",\"pid\":%u,\"tid\":%u,\"misc\":%u", r.pid, r.tid, r.misc);
 	if (r.nr_ips) {
+		uint64_t prev = 0;
 		fprintf(f, ",\"callchain\":[");
 		for (uint32_t i = 0; i < r.nr_ips; i++) {
 			uint64_t a;
 			memcpy(&a, chain + 8 * i, 8);
-			symbolize(c, i ? a - 1 : a, sym, sizeof(sym));
+			symbolize(c, symtab_chain_addr(c->t, i, prev, a), sym, sizeof(sym));
+			prev = a;
 			fprintf(f, "%s{\"ip\":\"0x%" PRIx64 "\",\"sym\":", i ? "," : "", a);
 			put_str(f, c->fmt, sym);
 			fputc('}', f);

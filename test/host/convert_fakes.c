@@ -235,6 +235,16 @@ struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 	return (struct symbol){ NULL, 0, 0 };
 }
 
+/* As tools/util/symbol.c, with isr_frame_return from symtab_value. */
+uint64_t symtab_chain_addr(const struct symtab *t, size_t i, uint64_t prev, uint64_t addr)
+{
+	uint64_t isr;
+
+	if (!i || (t && symtab_value(t, "isr_frame_return", &isr) && prev == isr))
+		return addr;
+	return addr - 1;
+}
+
 const char *symtab_path(const struct symtab *t)
 {
 	(void)t;

@@ -185,6 +185,38 @@ static void test_folded(void **state)
 	fs_free(&s);
 }
 
+/* A chain through the kernel's interrupt entry: the entry after
+ * isr_frame_return is the RIP the interrupt hit, here matmul's first
+ * byte, looked up as it is (kernel/isr.asm). */
+static void test_folded_interrupted(void **state)
+{
+	const uint64_t isr = F_KMAIN + 0x80;
+	uint64_t ips[4] = { F_SIEVE + 4, isr + 5, F_MATMUL, F_KMAIN + 0x50 };
+	struct session s;
+	struct stack_tree tr;
+	char err[256];
+	char *text;
+	FILE *f;
+
+	(void)state;
+	fs_init(&s);
+	fs_event(&s, 0, "cycles", 0x3c, 1000);
+	fs_sample(&s, 100, 0, 1, 0, 1000, 0, ips, 4);
+	ips[1] = isr;
+	fs_sample(&s, 110, 0, 1, 0, 1000, 0, ips, 4);
+	fake_symtab_label(symtab, "isr_frame_return", isr);
+	assert_int_equal(stack_tree_build(&tr, &s, symtab, true, 0, err, sizeof(err)), 0);
+	f = fopen(tmpdir_path("irq.folded"), "w");
+	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
+	fclose(f);
+	text = slurp(tmpdir_path("irq.folded"));
+	assert_string_equal(text, "kmain;loopnest_main;kmain;sieve 1\n"
+				  "kmain;matmul;kmain;sieve 1\n");
+	free(text);
+	stack_tree_free(&tr);
+	fs_free(&s);
+}
+
 static void test_pick_event(void **state)
 {
 	struct session s;
@@ -808,6 +840,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_folded_interrupted),
 		cmocka_unit_test(test_pick_event),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_svg_elides_and_scales),

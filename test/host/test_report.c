@@ -33,6 +33,11 @@ static __attribute__((noinline, used)) int fn_twin_a(int x) { return x * 11 + 5;
 
 #define A(f) ((uint64_t)(uintptr_t)&(f))
 
+/* The label after the kernel's call to trap_dispatch (kernel/isr.asm): in
+ * a chain, the entry after it is the RIP an interrupt hit. */
+__asm__(".text\n.globl isr_frame_return\nisr_frame_return:\n\tnop\n");
+extern const char isr_frame_return[];
+
 static struct symtab *T;
 static char err[512];
 
@@ -302,6 +307,29 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/* -g across an interrupt: the RIP after isr_frame_return, on fn_warm's
+ * first byte, is fn_warm (not the function before it), a return address
+ * on it is not. */
+static void call_graph_interrupted(void **state)
+{
+	struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true };
+	struct report r;
+	const uint64_t irq[4] = { A(fn_hot), A(isr_frame_return), A(fn_warm), A(fn_top) + 9 };
+	const uint64_t ret[3] = { A(fn_hot), A(fn_warm), A(fn_top) + 9 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 4; i++)
+		add(irq[0], 1, 0, 1, 0, 4, irq);
+	add(ret[0], 1, 0, 1, 0, 3, ret);
+	assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+	const struct report_row *w = row(&r.events[0], "fn_warm");
+	assert_non_null(w);
+	assert_int_equal(w->child_samples, 4);
+	assert_int_equal(w->samples, 0);
+	report_free(&r);
+}
+
 /* -G (perf's caller order): a row's tree runs from the outermost caller
  * down to the row's function. */
 static void call_graph_inverted(void **state)
@@ -560,6 +588,7 @@ int main(void)
 		cmocka_unit_test(filters),
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
+		cmocka_unit_test(call_graph_interrupted),
 		cmocka_unit_test(call_graph_inverted),
 		cmocka_unit_test(by_line),
 		cmocka_unit_test(by_line_merges_functions),

@@ -94,7 +94,8 @@ static uint32_t sample_frame(struct sframes *f, const struct session *s, const s
 	if (!r->nr_ips)
 		return sf_intern(f, 0, stack_frame_name(t, r->ip), t, r->ip);
 	for (uint32_t k = r->nr_ips; k-- > 0;) {
-		uint64_t a = s->ips[r->ips_off + k] - (k ? 1 : 0);
+		const uint64_t *ips = &s->ips[r->ips_off];
+		uint64_t a = symtab_chain_addr(t, k, k ? ips[k - 1] : 0, ips[k]);
 		if (!(id = sf_intern(f, id, stack_frame_name(t, a), t, a)))
 			return 0;
 	}

@@ -391,8 +391,10 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 		uint64_t ret = ips[i];
 		if (!ret || ret >= (uint64_t)-4095)	/* none, or a perf context marker */
 			continue;
-		/* A return address: the call is the instruction before it. */
-		keys[n] = symcache_get(&A->sc, ret - 1, &names[n]);
+		/* A return address: the call is the instruction before it;
+		 * or the RIP an interrupt hit (tools/util/symbol.h). */
+		keys[n] = symcache_get(&A->sc, symtab_chain_addr(A->sc.t, i, ips[i - 1], ret),
+				       &names[n]);
 		n++;
 	}
 	/* Under the root, the leaf; under it its callers, innermost first,

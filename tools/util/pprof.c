@@ -467,7 +467,8 @@ static int pp_sample(struct pp *p, struct gz *g, struct pb *msg, const struct se
 		p->ids_cap = n;
 	}
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t a = r->nr_ips ? s->ips[r->ips_off + k] - (k ? 1 : 0) : r->ip;
+		const uint64_t *ips = &s->ips[r->ips_off];
+		uint64_t a = r->nr_ips ? symtab_chain_addr(p->t, k, k ? ips[k - 1] : 0, ips[k]) : r->ip;
 		if (!(p->ids[k] = pp_location(p, a)))
 			return -1;
 	}

@@ -20,7 +20,8 @@
  * encoded here from the message's field numbers. Each sample's values are
  * [samples/count, cpu/nanoseconds] for cpu-clock, [samples/count,
  * EVENT/count] (its period) for the others; its locations run leaf first
- * (return addresses at address - 1, as in tools/util/stack.h), with a
+ * (return addresses at address - 1, an interrupted RIP as it is: as in
+ * tools/util/stack.h), with a
  * "cpu" label. A location names its function and line (DWARF); functions
  * their name, file and first line; the mappings are the kernel.elf's
  * executable segments with its path and GNU build-id.

@@ -85,13 +85,16 @@ static long ss_frame(struct ss_frames *f, const struct symtab *t, uint64_t addr)
 	return (long)f->n - 1;
 }
 
-/* The address of a sample's frame k, leaf (k = 0) out: return addresses
- * are looked up at address - 1, as everywhere (tools/util/stack.h). */
-static uint64_t ss_addr(const struct session *s, const struct bp_sample_rec *r, uint32_t k)
+/* The address of a sample's frame k, leaf (k = 0) out, as everywhere
+ * (symtab_chain_addr, tools/util/symbol.h). */
+static uint64_t ss_addr(const struct session *s, const struct symtab *t,
+			const struct bp_sample_rec *r, uint32_t k)
 {
+	const uint64_t *ips = &s->ips[r->ips_off];
+
 	if (!r->nr_ips)
 		return r->ip;
-	return s->ips[r->ips_off + k] - (k ? 1 : 0);
+	return symtab_chain_addr(t, k, k ? ips[k - 1] : 0, ips[k]);
 }
 
 static uint32_t ss_depth(const struct bp_sample_rec *r)
@@ -121,7 +124,7 @@ static int ss_profile(FILE *out, const struct session *s, const struct symtab *t
 			continue;
 		fprintf(out, "%s\n[", sep);
 		for (uint32_t k = ss_depth(r); k-- > 0;) {
-			long fi = ss_frame(f, t, ss_addr(s, r, k));
+			long fi = ss_frame(f, t, ss_addr(s, t, r, k));
 			if (fi < 0)
 				return -1;
 			fprintf(out, "%ld%s", fi, k ? "," : "]");
@@ -160,7 +163,7 @@ int convert_speedscope(const struct session *s, const struct symtab *t, FILE *ou
 	/* The frames first: every sample's, in the order they come. */
 	for (size_t i = 0; i < s->nsamples; i++)
 		for (uint32_t k = 0; k < ss_depth(&s->samples[i]); k++)
-			if (ss_frame(&f, t, ss_addr(s, &s->samples[i], k)) < 0)
+			if (ss_frame(&f, t, ss_addr(s, t, &s->samples[i], k)) < 0)
 				goto oom;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
 	      "\"exporter\":\"bareperf convert\",\"name\":\"", out);

@@ -245,7 +245,8 @@ int stack_tree_build(struct stack_tree *tr, const struct session *s, const struc
 				tr->nodes[node].kind = convert_addr_kind(t, r->ip);
 		}
 		for (uint32_t k = r->nr_ips; k-- > 0;) {
-			uint64_t a = s->ips[r->ips_off + k] - (k ? 1 : 0);
+			const uint64_t *ips = &s->ips[r->ips_off];
+			uint64_t a = symtab_chain_addr(t, k, k ? ips[k - 1] : 0, ips[k]);
 			if (child(tr, node, stack_frame_name(t, a), &node))
 				goto oom;
 			if (!tr->nodes[node].total++)

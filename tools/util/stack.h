@@ -5,9 +5,10 @@
  *
  * Symbols: every function takes the symtab of the kernel.elf that ran
  * (tools/util/session.h). An address in no function is named "[unknown]".
- * Return addresses (callchain entries after the first) are looked up at
- * address - 1: a call that is the last instruction of a function returns
- * to the start of the next one.
+ * Callchain entries are looked up where symtab_chain_addr says
+ * (tools/util/symbol.h): a return address at address - 1, since a call
+ * that is the last instruction of a function returns to the start of
+ * the next one; the RIP an interrupt hit as it is.
  *
  * Errors: 0 or -1 with one line in err (no trailing newline).
  */

@@ -57,6 +57,7 @@ struct symtab {
 	/* A kernel: the programs loaded into it, owned. */
 	struct symtab **progs;
 	size_t nprogs;
+	uint64_t isr_frame_return;	/* a kernel's (kernel/isr.asm); 0: none */
 };
 
 char *symtab_hex(const uint8_t *id, size_t n, char *buf, size_t bufsize)
@@ -300,6 +301,7 @@ int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 	}
 	load_segments(t);
 	t->dw = dwarf_begin_elf(t->elf, DWARF_C_READ, NULL);
+	symtab_value(t, "isr_frame_return", &t->isr_frame_return);	/* 0 if none */
 	*out = t;
 	return 0;
 }
@@ -617,6 +619,13 @@ bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
 	return false;
 }
 
+uint64_t symtab_chain_addr(const struct symtab *t, size_t i, uint64_t prev, uint64_t addr)
+{
+	if (!i || (t && t->isr_frame_return && prev == t->isr_frame_return))
+		return addr;
+	return addr - 1;
+}
+
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr)
 {
 	struct symbol r = { NULL, 0, 0 };
@@ -754,6 +763,9 @@ struct symtab *symtab_new(const struct symbol *syms, size_t n)
 	}
 	t->nsyms = n;
 	sort_syms(t);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(syms[i].name, "isr_frame_return"))
+			t->isr_frame_return = syms[i].start;
 	return t;
 }
 

@@ -35,6 +35,15 @@ struct symbol {
 /* The function holding addr; NULL name when none. Fast (binary search).
  * An address in a program's range (symtab_add_program) is the program's. */
 struct symbol symtab_lookup(const struct symtab *t, uint64_t addr);
+/*
+ * The address to look up for entry i of a sample's call chain (entry 0
+ * its IP, then return addresses outward), addr, whose entry i - 1 is
+ * prev: a return address at addr - 1, the call before it (a call that
+ * is a function's last instruction returns to the start of the next
+ * one); the IP as it is, and so the entry after the kernel's
+ * isr_frame_return (kernel/isr.asm), the RIP an interrupt hit.
+ */
+uint64_t symtab_chain_addr(const struct symtab *t, size_t i, uint64_t prev, uint64_t addr);
 /* Source file and line for addr (DWARF), or false. */
 /* The value of the ELF symbol called name, of any type (linker-script
  * labels too); false if the file has none. Scans .symtab: for a few names. */
