@@ -8,6 +8,7 @@
  * the by-line view, and the build-id check against a capture.
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "test/host/capgen.h"
+#include "tools/commands.h"
 #include "tools/util/hist.h"
 
 /* Functions to sample. Each sits on one line so its entry's line is known. */
@@ -330,6 +332,56 @@ static void call_graph_interrupted(void **state)
 	report_free(&r);
 }
 
+/* script --json across the same interrupt: the entry after isr_frame_return
+ * is named as it is, fn_warm+0x0; the return address after it at - 1. */
+static void script_interrupted(void **state)
+{
+	const uint64_t irq[4] = { A(fn_hot), A(isr_frame_return), A(fn_warm), A(fn_top) + 9 };
+	char cap[128], out[] = "/tmp/test_report-script-XXXXXX", line[4096], want[64];
+	char *argv[] = { "script", "--json", "-i", cap, "-k", "/proc/self/exe", NULL };
+	struct capgen *g = capgen_tmp(cap, sizeof(cap), "test_report");
+	struct symbol top = symtab_lookup(T, A(fn_top) + 8);
+	bool seen = false;
+	int fd, saved;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(g);
+	assert_int_equal(capgen_open(g, cap, CAPGEN_ST | BP_SAMPLE_CALLCHAIN, NULL, err,
+				     sizeof(err)), 0);
+	capgen_meta(g, 1, 1000000000, 0, NULL, 0);
+	capgen_event(g, 0, "cpu-clock", 0, 1000000);
+	capgen_cpu(g, 0, BP_PMU_SOFT);
+	capgen_sample(g, 0, 0, irq[0], 1000, 1000000, 1, 4, irq);
+	assert_int_equal(capgen_close(g, 0, err, sizeof(err)), 0);
+
+	assert_true((fd = mkstemp(out)) >= 0);
+	fflush(stdout);
+	saved = dup(1);
+	dup2(fd, 1);
+	int rc = cmd_script(6, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	assert_int_equal(rc, 0);
+
+	snprintf(want, sizeof(want), "\"sym\":\"%s+0x%" PRIx64 "\"", top.name,
+		 A(fn_top) + 8 - top.start);
+	assert_non_null(f = fopen(out, "r"));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "\"callchain\"")) {
+			assert_non_null(strstr(line, "{\"ip\":\"0x"));
+			assert_non_null(strstr(line, "\"sym\":\"fn_warm+0x0\""));
+			assert_non_null(strstr(line, want));
+			seen = true;
+		}
+	fclose(f);
+	unlink(out);
+	capgen_tmp_free(g, cap);
+	assert_true(seen);
+}
+
 /* -G (perf's caller order): a row's tree runs from the outermost caller
  * down to the row's function. */
 static void call_graph_inverted(void **state)
@@ -589,6 +641,7 @@ int main(void)
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
 		cmocka_unit_test(call_graph_interrupted),
+		cmocka_unit_test(script_interrupted),
 		cmocka_unit_test(call_graph_inverted),
 		cmocka_unit_test(by_line),
 		cmocka_unit_test(by_line_merges_functions),

@@ -16,7 +16,11 @@ HOST_TESTS += $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host
 	$(BUILD)/host/test_coverage
 
 $(BUILD)/host/test_session: $(BUILD)/h/test/host/test_session.o $(TOOL_HOBJS)
-$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS)
+# test_report runs `script --json` too: the command, with the trace decoder it links.
+$(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/util/hist.o $(TOOL_HOBJS) \
+		$(addprefix $(BUILD)/h/tools/,builtin-script.o util/header.o util/cli.o util/escape.o) \
+		$$(TRACE_HLIB)
+$(BUILD)/host/test_report: HOST_TEST_LIBS = $(TRACE_LIBS) -lz -lm
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
 	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o program.o sdk.o) \
 	$(TOOL_HOBJS)
@@ -26,7 +30,7 @@ $(BUILD)/host/test_session $(BUILD)/host/test_report $(BUILD)/host/test_record \
 		$(BUILD)/host/test_coverage:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw -o $@
+	$(Q)$(HOSTCC) $(HOSTSAN) -no-pie $^ -lcmocka -lelf -ldw $(HOST_TEST_LIBS) -o $@
 
 # A program loaded from a relocatable object (test/programs/hot_loops.c,
 # compiled by the test with the SDK flags), named by the session, report
