@@ -26,7 +26,9 @@
  *     link DIR/.build-id/xx/<rest>), as `perf record` does for the kernel
  *     it ran on; --no-buildid-cache leaves the cache alone;
  *   - callchains are {PERF_CONTEXT_KERNEL, ip, return addresses...}, the
- *     absolute addresses the kernel walked;
+ *     absolute addresses the kernel walked, unchanged: perf looks each
+ *     one up as it is (as it does Linux's), so the RIP an interrupt hit,
+ *     the entry after isr_frame_return (kernel/isr.asm), is named right;
  *   - one COMM record per app run: pid = tid = the run id (the SAMPLE
  *     pid), comm = the app's name, or "bareperf" if no APP_START names it.
  *
