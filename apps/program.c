@@ -11,6 +11,9 @@
 #include "kernel/kernel.h"
 #include "kernel/trap.h"
 #include "kernel/unwind.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "kernel/platform/apic.h"
 #include "apps/app.h"
 #include "apps/program.h"
 #include "apps/program_elf.h"
@@ -339,8 +342,9 @@ static bool program_fault_fixup(struct trap_frame *f)
 }
 
 /* Stopped only while in the program's own code (an exported function
- * may hold the console), unless it stays outside for a second timeout. */
-void program_watchdog(struct trap_frame *f)
+ * may hold the console), unless it stays outside for a second timeout.
+ * In interrupt or NMI context on the program's CPU. */
+static void stop_if_late(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu || !tsc_since_ns(run.t0, run.timeout_ns) ||
 	    (!in_program(f->rip) && !tsc_since_ns(run.t0, 2 * run.timeout_ns)))
@@ -349,6 +353,42 @@ void program_watchdog(struct trap_frame *f)
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
 	unwind_frame(f, &run.at);
+}
+
+/* The CPU (+ 1) an NMI was sent to by program_watchdog and not yet seen
+ * there; 0 if none. */
+static volatile u32 kicked;
+
+/*
+ * A program that turned interrupts off gets no tick: every NMI on its CPU
+ * checks the deadline too (a cpu-clock run's HPET NMIs, the PMU's), and
+ * the other CPUs' ticks send it one once the timeout is past. Claims only
+ * the NMI program_watchdog sent.
+ */
+static bool program_nmi(struct trap_frame *f)
+{
+	u32 me = this_cpu_id() + 1;
+	bool ours = __atomic_compare_exchange_n(&kicked, &me, 0, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED);
+
+	stop_if_late(f);
+	return ours;
+}
+
+void program_watchdog(struct trap_frame *f)
+{
+	u32 none = 0;
+
+	if (this_cpu_id() == run.cpu) {
+		stop_if_late(f);
+		return;
+	}
+	if (!__atomic_load_n(&run.active, __ATOMIC_ACQUIRE) || !tsc_since_ns(run.t0, run.timeout_ns))
+		return;
+	const struct percpu *pc = smp_cpu(run.cpu);
+	if (pc && __atomic_compare_exchange_n(&kicked, &none, run.cpu + 1, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		apic_send_ipi(pc->apic_id, APIC_DM_NMI);
 }
 
 static u64 timeout_ms;
@@ -376,7 +416,12 @@ int program_main(const struct app *app, int argc, char **argv)
 {
 	static volatile int rc;
 
+	static bool registered;
+
 	rc = EXIT_FAIL;
+	/* After the run's samplers: they see the frame before an unwind. */
+	if (!registered && !nmi_register(program_nmi))
+		registered = true;
 	run.cpu = this_cpu_id();
 	if (!unwind_save(&run.at)) {
 		run.t0 = rdtsc_ordered();
