@@ -67,6 +67,14 @@ const struct app *program_next(const struct app *prev)
 	return NULL;
 }
 
+bool program_text_holds(u64 addr)
+{
+	for (int i = 0; i < PROGRAM_MAX; i++)
+		if (programs[i].used && addr >= programs[i].text && addr < programs[i].text_end)
+			return true;
+	return false;
+}
+
 /* ksym_set_more's: a loaded program's function holding addr. */
 static const char *program_ksym(u64 addr, u64 *offset, u64 *size)
 {
