@@ -6,7 +6,6 @@
 #include "apps/bench_state.h"
 #include "apps/bench_code.h"
 #include "apps/program.h"
-#include "apps/sdk.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/mm.h"
@@ -53,11 +52,6 @@ static void stop(struct trap_frame *f, int why, u64 rip)
 	f->gs_base = run.gs.want;
 }
 
-bool bench_code_called_holds(u64 rip)
-{
-	return program_text_holds(rip) || sdk_export_holds(rip);
-}
-
 bool bench_code_fault_fixup(struct trap_frame *f)
 {
 	u64 v = f->vector;
@@ -66,10 +60,11 @@ bool bench_code_fault_fixup(struct trap_frame *f)
 		return false;
 	bool soft = soft_int(f);
 	/* A #DB in the harness is the code's too: only the code sets
-	 * breakpoints while it is active. So is a fault in a function the
-	 * code called (a loaded program's, or one the SDK exports). */
+	 * breakpoints while it is active. So is a fault in a loaded
+	 * program's function the code called (not in a kernel function: the
+	 * harness calls those too). */
 	if (!soft && (v >= 32 || v == VEC_NMI || v == VEC_DF || v == VEC_MC ||
-		      (!in_area(f->rip) && !bench_code_called_holds(f->rip) && v != VEC_DB)))
+		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB)))
 		return false;
 	bench_state_debug_off();
 	run.soft = soft;
