@@ -395,8 +395,9 @@ void program_watchdog(struct trap_frame *f)
 		return;
 	const struct percpu *pc = smp_cpu(run.cpu);
 	if (pc && __atomic_compare_exchange_n(&kicked, &none, run.cpu + 1, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		apic_send_ipi(pc->apic_id, APIC_DM_NMI);
+					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
+	    apic_send_ipi(pc->apic_id, APIC_DM_NMI))
+		__atomic_store_n(&kicked, 0, __ATOMIC_RELEASE);	/* not sent: the next tick tries */
 }
 
 static u64 timeout_ms;
@@ -423,7 +424,6 @@ void program_run_begin(const struct app *app, struct profile_app *who)
 int program_main(const struct app *app, int argc, char **argv)
 {
 	static volatile int rc;
-
 	static bool registered;
 
 	rc = EXIT_FAIL;
