@@ -11,9 +11,6 @@
 #include "kernel/kernel.h"
 #include "kernel/trap.h"
 #include "kernel/unwind.h"
-#include "kernel/percpu.h"
-#include "kernel/smp.h"
-#include "kernel/platform/apic.h"
 #include "apps/app.h"
 #include "apps/program.h"
 #include "apps/program_elf.h"
@@ -363,41 +360,20 @@ static void stop_if_late(struct trap_frame *f)
 	unwind_frame(f, &run.at);
 }
 
-/* The CPU (+ 1) an NMI was sent to by program_watchdog and not yet seen
- * there; 0 if none. */
-static volatile u32 kicked;
-
 /*
  * A program that turned interrupts off gets no tick: every NMI on its CPU
- * checks the deadline too (a cpu-clock run's HPET NMIs, the PMU's), and
- * the other CPUs' ticks send it one once the timeout is past. Claims only
- * the NMI program_watchdog sent.
+ * checks the deadline too (a cpu-clock run's HPET NMIs, the PMU's). Claims
+ * none: each is its source's.
  */
 static bool program_nmi(struct trap_frame *f)
 {
-	u32 me = this_cpu_id() + 1;
-	bool ours = __atomic_compare_exchange_n(&kicked, &me, 0, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED);
-
 	stop_if_late(f);
-	return ours;
+	return false;
 }
 
 void program_watchdog(struct trap_frame *f)
 {
-	u32 none = 0;
-
-	if (this_cpu_id() == run.cpu) {
-		stop_if_late(f);
-		return;
-	}
-	if (!__atomic_load_n(&run.active, __ATOMIC_ACQUIRE) || !tsc_since_ns(run.t0, run.timeout_ns))
-		return;
-	const struct percpu *pc = smp_cpu(run.cpu);
-	if (pc && __atomic_compare_exchange_n(&kicked, &none, run.cpu + 1, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) &&
-	    apic_send_ipi(pc->apic_id, APIC_DM_NMI))
-		__atomic_store_n(&kicked, 0, __ATOMIC_RELEASE);	/* not sent: the next tick tries */
+	stop_if_late(f);
 }
 
 static u64 timeout_ms;

@@ -49,8 +49,7 @@ void program_set_timeout(u64 ms);
 void program_run_begin(const struct app *app, struct profile_app *who);
 int program_main(const struct app *app, int argc, char **argv);
 bool program_run_end(char *why, size_t n);
-/* The run tick's (interrupt context): stop a program past its timeout, on
- * its CPU, or from another CPU with an NMI (interrupts may be off there). */
+/* The run tick's (interrupt context): stop a program past its timeout. */
 void program_watchdog(struct trap_frame *f);
 
 #endif
