@@ -11,6 +11,8 @@
 #include "kernel/kernel.h"
 #include "kernel/trap.h"
 #include "kernel/unwind.h"
+#include "kernel/percpu.h"
+#include "kernel/platform/apic.h"
 #include "apps/app.h"
 #include "apps/program.h"
 #include "apps/program_elf.h"
@@ -376,6 +378,14 @@ void program_watchdog(struct trap_frame *f)
 	stop_if_late(f);
 }
 
+/* The HPET's NMIs, a quarter of the timeout apart, when a run has no
+ * sampling NMIs of its own (no cpu-clock): program_nmi sees them. */
+static void program_hpet_tick(struct trap_frame *f, void *arg)
+{
+	(void)f;
+	(void)arg;
+}
+
 static u64 timeout_ms;
 
 void program_set_timeout(u64 ms)
@@ -401,18 +411,24 @@ int program_main(const struct app *app, int argc, char **argv)
 {
 	static volatile int rc;
 	static bool registered;
+	static volatile bool own_hpet;
 
 	rc = EXIT_FAIL;
 	/* After the run's samplers: they see the frame before an unwind. */
 	if (!registered && !nmi_register(program_nmi))
 		registered = true;
 	run.cpu = this_cpu_id();
+	u64 ticks = hpet_hz() / 1000 * MAX(run.timeout_ns / 4000000, 1ul);
+	own_hpet = ticks && !hpet_nmi_start(MIN(ticks, HPET_NMI_MAX_TICKS), this_cpu()->apic_id,
+					    program_hpet_tick, NULL);
 	if (!unwind_save(&run.at)) {
 		run.t0 = rdtsc_ordered();
 		__atomic_store_n(&run.active, true, __ATOMIC_RELEASE);
 		rc = of(app)->main(argc, argv);
 		__atomic_store_n(&run.active, false, __ATOMIC_RELEASE);
 	}
+	if (own_hpet)
+		hpet_nmi_stop();
 	sdk_main_end();
 	return run.why ? EXIT_FAIL : rc;
 }

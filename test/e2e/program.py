@@ -112,8 +112,8 @@ class Link:
                 break
         return r
 
-    def run(self, app, *args, timeout_ms=None, wait=90):
-        v = param(RUN_APP, app.encode()) + param(RUN_EVENT, b"cpu-clock") \
+    def run(self, app, *args, timeout_ms=None, wait=90, event=b"cpu-clock"):
+        v = param(RUN_APP, app.encode()) + param(RUN_EVENT, event) \
             + param(RUN_PERIOD, struct.pack("<Q", 1000000))
         for a in args:
             v += param(RUN_ARG, a.encode())
@@ -281,6 +281,9 @@ def check_stops(T, link, out):
     T.check(r[-1][0] == ERROR and "still running after 1000 ms" in r[-1][1]
             and "spin_masked" in r[-1][1], f"a hang with interrupts off is stopped: {r[-1][1]!r}",
             link.text())
+    r = link.run("cli_spin", timeout_ms=1000, event=b"none")
+    T.check(r[-1][0] == ERROR and "still running after 1000 ms" in r[-1][1],
+            f"... also in a run without sampling NMIs: {r[-1][1]!r}", link.text())
     check_loaded(T, link, build(out, "oom"), "oom")
     r = link.run("oom", wait=180)
     T.check(r[-1] == (OK, "exit 0") and "malloc ran out of memory" in link.text(),
