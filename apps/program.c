@@ -414,13 +414,14 @@ int program_main(const struct app *app, int argc, char **argv)
 	static volatile bool own_hpet;
 
 	rc = EXIT_FAIL;
-	/* After the run's samplers: they see the frame before an unwind. */
-	if (!registered && !nmi_register(program_nmi))
-		registered = true;
 	run.cpu = this_cpu_id();
 	u64 ticks = hpet_hz() / 1000 * MAX(run.timeout_ns / 4000000, 1ul);
 	own_hpet = ticks && !hpet_nmi_start(MIN(ticks, HPET_NMI_MAX_TICKS), this_cpu()->apic_id,
 					    program_hpet_tick, NULL);
+	/* After the samplers' and the HPET's: they see the frame before an
+	 * unwind. */
+	if (!registered && !nmi_register(program_nmi))
+		registered = true;
 	if (!unwind_save(&run.at)) {
 		run.t0 = rdtsc_ordered();
 		__atomic_store_n(&run.active, true, __ATOMIC_RELEASE);
