@@ -5,6 +5,7 @@
 #include "apps/bench_code.h"
 #include "apps/bench_state.h"
 #include "apps/bench.h"
+#include "apps/program.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
@@ -458,8 +459,14 @@ static void where(u64 rip, char *buf, size_t n)
 			return;
 		}
 	}
+	u64 off;
+	const char *fn = program_text_holds(rip) ? ksym_lookup(rip, &off, NULL) : NULL;
 	if (rip >= area && rip < area + BENCH_CODE_AREA_PAGES * PAGE_SIZE)
 		ksnprintf(buf, n, "in the code around the snippet, at %#lx", rip);
+	else if (fn)
+		ksnprintf(buf, n, "in %s+%#lx, which the snippet called", fn, off);
+	else if (program_text_holds(rip))
+		ksnprintf(buf, n, "in a function the snippet called, at %#lx", rip);
 	else
 		ksnprintf(buf, n, "outside the snippet, at %#lx (the snippet broke the harness?)",
 			  rip);

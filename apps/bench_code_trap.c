@@ -5,6 +5,7 @@
 #include "apps/bench_code_trap.h"
 #include "apps/bench_state.h"
 #include "apps/bench_code.h"
+#include "apps/program.h"
 #include "kernel/platform/apic.h"
 #include "kernel/percpu.h"
 #include "kernel/mm.h"
@@ -59,9 +60,11 @@ bool bench_code_fault_fixup(struct trap_frame *f)
 		return false;
 	bool soft = soft_int(f);
 	/* A #DB in the harness is the code's too: only the code sets
-	 * breakpoints while it is active. */
+	 * breakpoints while it is active. So is a fault in a loaded
+	 * program's function the code called (not in a kernel function: the
+	 * harness calls those too). */
 	if (!soft && (v >= 32 || v == VEC_NMI || v == VEC_DF || v == VEC_MC ||
-		      (!in_area(f->rip) && v != VEC_DB)))
+		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB)))
 		return false;
 	bench_state_debug_off();
 	run.soft = soft;

@@ -44,7 +44,8 @@ struct bench_code_cpu {
 };
 
 /* trap_set_fault_fixup's: unwinds a CPU exception the code raised, or an
- * INT n it ran; false for all else (#DF and a real #MC never unwind). */
+ * INT n it ran, also in a loaded program's function it
+ * called; false for all else (#DF and a real #MC never unwind). */
 bool bench_code_fault_fixup(struct trap_frame *f);
 /* The HPET NMI (hpet_nmi_start): stops code that ran past the timeout. */
 void bench_code_watchdog(struct trap_frame *f, void *arg);

@@ -11,6 +11,8 @@
 #include "kernel/kernel.h"
 #include "kernel/trap.h"
 #include "kernel/unwind.h"
+#include "kernel/percpu.h"
+#include "kernel/platform/apic.h"
 #include "apps/app.h"
 #include "apps/program.h"
 #include "apps/program_elf.h"
@@ -62,6 +64,14 @@ const struct app *program_next(const struct app *prev)
 		if (programs[i].used)
 			return &programs[i].app;
 	return NULL;
+}
+
+bool program_text_holds(u64 addr)
+{
+	for (int i = 0; i < PROGRAM_MAX; i++)
+		if (programs[i].used && addr >= programs[i].text && addr < programs[i].text_end)
+			return true;
+	return false;
 }
 
 /* ksym_set_more's: a loaded program's function holding addr. */
@@ -339,8 +349,9 @@ static bool program_fault_fixup(struct trap_frame *f)
 }
 
 /* Stopped only while in the program's own code (an exported function
- * may hold the console), unless it stays outside for a second timeout. */
-void program_watchdog(struct trap_frame *f)
+ * may hold the console), unless it stays outside for a second timeout.
+ * In interrupt or NMI context on the program's CPU. */
+static void stop_if_late(struct trap_frame *f)
 {
 	if (!run.active || this_cpu_id() != run.cpu || !tsc_since_ns(run.t0, run.timeout_ns) ||
 	    (!in_program(f->rip) && !tsc_since_ns(run.t0, 2 * run.timeout_ns)))
@@ -349,6 +360,30 @@ void program_watchdog(struct trap_frame *f)
 	run.why = STOP_TIMEOUT;
 	run.rip = f->rip;
 	unwind_frame(f, &run.at);
+}
+
+/*
+ * A program that turned interrupts off gets no tick: every NMI on its CPU
+ * checks the deadline too (a cpu-clock run's HPET NMIs, the PMU's). Claims
+ * none: each is its source's.
+ */
+static bool program_nmi(struct trap_frame *f)
+{
+	stop_if_late(f);
+	return false;
+}
+
+void program_watchdog(struct trap_frame *f)
+{
+	stop_if_late(f);
+}
+
+/* The HPET's NMIs, a quarter of the timeout apart, when a run has no
+ * sampling NMIs of its own (no cpu-clock): program_nmi sees them. */
+static void program_hpet_tick(struct trap_frame *f, void *arg)
+{
+	(void)f;
+	(void)arg;
 }
 
 static u64 timeout_ms;
@@ -375,15 +410,26 @@ void program_run_begin(const struct app *app, struct profile_app *who)
 int program_main(const struct app *app, int argc, char **argv)
 {
 	static volatile int rc;
+	static bool registered;
+	static volatile bool own_hpet;
 
 	rc = EXIT_FAIL;
 	run.cpu = this_cpu_id();
+	u64 ticks = hpet_hz() / 1000 * MAX(run.timeout_ns / 4000000, 1ul);
+	own_hpet = ticks && !hpet_nmi_start(MIN(ticks, HPET_NMI_MAX_TICKS), this_cpu()->apic_id,
+					    program_hpet_tick, NULL);
+	/* After the samplers' and the HPET's: they see the frame before an
+	 * unwind. */
+	if (!registered && !nmi_register(program_nmi))
+		registered = true;
 	if (!unwind_save(&run.at)) {
 		run.t0 = rdtsc_ordered();
 		__atomic_store_n(&run.active, true, __ATOMIC_RELEASE);
 		rc = of(app)->main(argc, argv);
 		__atomic_store_n(&run.active, false, __ATOMIC_RELEASE);
 	}
+	if (own_hpet)
+		hpet_nmi_stop();
 	sdk_main_end();
 	return run.why ? EXIT_FAIL : rc;
 }

@@ -30,6 +30,8 @@ struct profile_app;
 /* The loaded program of that name / after prev (NULL: the first). */
 const struct app *program_find(const char *name);
 const struct app *program_next(const struct app *prev);
+/* Is addr in a loaded program's text? NMI-safe. */
+bool program_text_holds(u64 addr);
 
 /* Check, place, link and register the object buf[len] as name (replacing
  * a program of that name); each placed section is passed to item (shndx,

@@ -8,7 +8,7 @@ status, the program's text, its PROGRAM record (build-id, the sections
 where the LOAD reply placed them), two programs in one boot, replacing
 one, a bp_bench row; and each failure with its message and the kernel
 serving the next request: undefined symbols, an unsupported relocation,
-not an object, a truncated one, another machine's, a fault, a hang, malloc
+not an object, a truncated one, another machine's, a fault, a hang (also with interrupts off), malloc
 running dry, a built-in app's name, a newer SDK. Prints TAP, and the load
 time of a ~100 KB object (measured on the unpaced line; the time the same
 bytes take at 115200 baud is computed from their encoded size).
@@ -112,8 +112,8 @@ class Link:
                 break
         return r
 
-    def run(self, app, *args, timeout_ms=None, wait=90):
-        v = param(RUN_APP, app.encode()) + param(RUN_EVENT, b"cpu-clock") \
+    def run(self, app, *args, timeout_ms=None, wait=90, event=b"cpu-clock"):
+        v = param(RUN_APP, app.encode()) + param(RUN_EVENT, event) \
             + param(RUN_PERIOD, struct.pack("<Q", 1000000))
         for a in args:
             v += param(RUN_ARG, a.encode())
@@ -276,6 +276,14 @@ def check_stops(T, link, out):
     r = link.run("hang", timeout_ms=2000)
     T.check(r[-1][0] == ERROR and "still running after 2000 ms" in r[-1][1]
             and "spin_forever" in r[-1][1], f"a hang is stopped: {r[-1][1]!r}", link.text())
+    check_loaded(T, link, build(out, "cli_spin"), "cli_spin")
+    r = link.run("cli_spin", timeout_ms=1000)
+    T.check(r[-1][0] == ERROR and "still running after 1000 ms" in r[-1][1]
+            and "spin_masked" in r[-1][1], f"a hang with interrupts off is stopped: {r[-1][1]!r}",
+            link.text())
+    r = link.run("cli_spin", timeout_ms=1000, event=b"none")
+    T.check(r[-1][0] == ERROR and "still running after 1000 ms" in r[-1][1],
+            f"... also in a run without sampling NMIs: {r[-1][1]!r}", link.text())
     check_loaded(T, link, build(out, "oom"), "oom")
     r = link.run("oom", wait=180)
     T.check(r[-1] == (OK, "exit 0") and "malloc ran out of memory" in link.text(),

@@ -15,7 +15,9 @@ named after a built-in app and undef.c are refused, the latter naming the
 symbol, and the file at -o from an earlier run
 stays as it was. Over a pty standing in for the
 serial cable, one boot with control=1 code=1 pace=115200: two programs one
-after the other, and the load time of big.c (~100 KB), printed. bench
+after the other, a bench function that
+reads through a null pointer (its fault named, the next function measured),
+and the load time of big.c (~100 KB), printed. bench
 measures addchain's 100 dependent adds under -icount (the TSC counts
 instructions) and names a function the object lacks.
 
@@ -207,6 +209,14 @@ def pty_runs():
         T.check(a[0] == 7 and "hello: argv[1]=first" in a[2] and b[0] == 11 and
                 "second: version 1" in b[2], "--tty: hello.c, then second.c, in one boot",
                 detail(*a) + "\n" + detail(*b))
+        d = bp("bench", "--tty", pts, "-code_c", f"{PROGS}/nullcall.c", "-function",
+               "deref_null")
+        e = bp("bench", "--tty", pts, "-code_c", f"{PROGS}/addchain.c", "-function",
+               "addchain", "-e", "tsc")
+        T.check(d[0] not in (0, None) and "#PF" in d[2] and "deref_null+0x" in d[2] and
+                e[0] == 0 and re.search(r"^TSC: [0-9.]+$", e[1], re.M),
+                "--tty: bench -code_c nullcall.c -function deref_null faults, named; "
+                "addchain is measured next in the same boot", detail(*d) + "\n" + detail(*e))
         c = bp("record", "-v", "--tty", pts, "-o", os.path.join(OUT, "big.bpc"), "--",
                f"{PROGS}/big.c")
         m = re.search(r"big loaded in ([0-9.]+) s", c[2])
