@@ -466,9 +466,9 @@ static int pp_sample(struct pp *p, struct gz *g, struct pb *msg, const struct se
 		p->ids = v;
 		p->ids_cap = n;
 	}
+	const uint64_t *ips = r->nr_ips ? &s->ips[r->ips_off] : NULL;	/* none: the ip alone */
 	for (uint32_t k = 0; k < n; k++) {
-		const uint64_t *ips = &s->ips[r->ips_off];
-		uint64_t a = r->nr_ips ? symtab_chain_addr(p->t, k, k ? ips[k - 1] : 0, ips[k]) : r->ip;
+		uint64_t a = ips ? symtab_chain_addr(p->t, k, k ? ips[k - 1] : 0, ips[k]) : r->ip;
 		if (!(p->ids[k] = pp_location(p, a)))
 			return -1;
 	}

@@ -90,10 +90,11 @@ static long ss_frame(struct ss_frames *f, const struct symtab *t, uint64_t addr)
 static uint64_t ss_addr(const struct session *s, const struct symtab *t,
 			const struct bp_sample_rec *r, uint32_t k)
 {
-	const uint64_t *ips = &s->ips[r->ips_off];
+	const uint64_t *ips;
 
 	if (!r->nr_ips)
 		return r->ip;
+	ips = &s->ips[r->ips_off];
 	return symtab_chain_addr(t, k, k ? ips[k - 1] : 0, ips[k]);
 }
 
