@@ -107,6 +107,7 @@ TESTS = [
          log_expect=[r"^hpet: .*; LegacyReplacement was on: turned off"]),
     dict(name="hpet_counter32_wrap", append="events=none app=test_timers -- counter32"),
     dict(name="timers_tiny_period", append="events=none app=test_timers -- tiny"),
+    dict(name="hpet_start_retry", append="events=none app=test_timers -- retry"),
     dict(name="timers_dead_clock", kind="expect", exit=0,
          append="events=none app=test_timers -- deadclock",
          expect=[r"^tsc: the dead port did not advance 10 ms in 100 ms; not calibrating",

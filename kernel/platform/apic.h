@@ -119,6 +119,11 @@ u64 hpet_read(void);				/* main counter, 64 bits; NMI-safe */
  * only the low half and extends it, as on an AMD FCH HPET — and restart it
  * from `value`. Not while NMIs run. */
 void hpet_test_counter(u32 bits, u64 value);
+/* Tests: the first try of hpet_nmi_start arms this many ticks ahead (0:
+ * the default margin), so that its undo-and-retry path runs; and how many
+ * tries the last start undid. */
+void hpet_test_arm_margin(u64 ticks);
+u32 hpet_nmi_retries(void);
 u64 hpet_hz(void);
 /* Periodic NMIs to one CPU every `ticks` HPET ticks, through an IOAPIC pin
  * with NMI delivery; fn runs in NMI context with the interrupted frame.

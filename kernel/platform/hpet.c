@@ -63,7 +63,7 @@ static u64 ext_last;		/* the last extended value read */
 
 static int nmi_timer = -1;
 static u32 nmi_gsi;
-static hpet_nmi_fn nmi_fn;
+static hpet_nmi_fn nmi_fn;	/* set once the start has succeeded */
 static void *nmi_arg;
 static u64 nmi_count;		/* NMIs claimed */
 static u64 nmi_merged;		/* expiries that arrived folded into another */
@@ -75,6 +75,8 @@ static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
 static u32 nmi_dest;		/* APIC id the NMIs go to */
 static u64 nmi_epoch;		/* 32-bit counter: the wraps seen by the handler */
 static bool nmi_echo_due;	/* rearm() skipped a slot it had written */
+static u64 arm_margin;		/* hpet_test_arm_margin: first try's margin, 0 = default */
+static u32 nmi_retries;		/* tries the last start undid */
 static u64 nmi_echoes;		/* NMIs claimed as such echoes */
 
 
@@ -153,6 +155,8 @@ void hpet_test_counter(u32 bits, u64 value)
 	wr(HPET_GEN_CONF, rd(HPET_GEN_CONF) | CONF_ENABLE);
 }
 
+void hpet_test_arm_margin(u64 ticks) { arm_margin = ticks; }
+u32 hpet_nmi_retries(void) { return nmi_retries; }
 u64 hpet_nmi_count(void) { return nmi_count; }
 u64 hpet_nmi_merged(void) { return nmi_merged; }
 u64 hpet_nmi_echoes(void) { return nmi_echoes; }
@@ -246,8 +250,9 @@ static bool hpet_nmi(struct trap_frame *f)
 	nmi_due = due;
 	nmi_count++;
 	rearm();
-	if (nmi_fn)
-		nmi_fn(f, nmi_arg);
+	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn(f, nmi_arg);
 	return true;
 }
 
@@ -292,7 +297,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	int err = ioapic_route(gsi, 0, IOAPIC_DM_NMI | IOAPIC_MASKED, dest_apic_id);
 	if (err)
 		return err;
-	nmi_fn = fn;
+	__atomic_store_n(&nmi_fn, NULL, __ATOMIC_RELEASE);
 	nmi_arg = arg;
 	nmi_count = nmi_merged = nmi_due = nmi_echoes = 0;
 	nmi_echo_due = false;
@@ -310,17 +315,24 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	 * interrupt off, then enabled. Should the counter pass it before the
 	 * interrupt was on (a vCPU held off that long), the start is undone
 	 * as hpet_nmi_stop does (an NMI already sent is claimed as an echo)
-	 * and tried again, ten times further away each time. */
-	u64 margin = hz / 1000000 * ARM_MARGIN_US;
+	 * and tried again, ten times further away each time. fn is called
+	 * only once a try has held: an expiry of an undone try, whose NMI
+	 * may well have come, is nobody's tick. One that expires between the
+	 * check and fn being set is counted (due, count) without a call: a
+	 * caller that counts its calls against hpet_nmi_due sees it as lost. */
+	u64 margin = arm_margin ? arm_margin : hz / 1000000 * ARM_MARGIN_US;
 	for (u32 tries = 0;; tries++, margin *= 10) {
+		nmi_retries = tries;
 		wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
-		nmi_first = hpet_read() + MAX(ticks, margin);
+		nmi_first = hpet_read() + (arm_margin ? margin : MAX(ticks, margin));
 		nmi_epoch = nmi_first >> 32;
 		nmi_armed = ~nmi_first;		/* forces a two-half write */
 		set_comparator(n, nmi_first);
 		wr32(HPET_TN_CONF(n), nmi_conf);
-		if (hpet_read() < nmi_first)
+		if (hpet_read() < nmi_first) {
+			__atomic_store_n(&nmi_fn, fn, __ATOMIC_RELEASE);
 			return 0;
+		}
 		hpet_nmi_stop();
 		if (tries == ARM_TRIES)
 			return -E_BUSY;
