@@ -31,7 +31,7 @@ import psf2c  # noqa: E402  (tools/, on the path e2e_common sets)
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 FONT = os.environ.get("FONT_PSF", "/usr/share/consolefonts/Lat15-Terminus16.psf.gz")
 FG, ERR, BG = (0xc0, 0xc0, 0xc0), (0xff, 0x50, 0x30), (0, 0, 0)	# kernel/dev/fb.h
-TIMEOUT = 120		# seconds for one boot to halt, on a loaded machine
+TIMEOUT = 240		# seconds for one boot to halt: 120 was passed at load 34
 
 TAP = Tap()
 check = TAP.check
