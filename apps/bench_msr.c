@@ -16,8 +16,9 @@ int bench_msr_apply(const struct bench_event_opts *x, u64 *old, char *why, size_
 		bool rd = rdmsr_safe(msr, &old[i]) == 0;
 		if (rd && !wrmsr_safe(msr, x->msr[i].value))
 			continue;
-		ksnprintf(why, len, "%s of MSR %#x faults (#GP): this machine does not take it%s",
-			  rd ? "a write" : "a read", msr, rd ? "" : " (read first, to put it back)");
+		ksnprintf(why, len, "%s of MSR %#x faults (#GP): this machine does not %s it",
+			  rd ? "a write" : "a read (to put it back after the write)", msr,
+			  rd ? "take" : "have");
 		while (i--)
 			(void)wrmsr_safe(x->msr[i].msr, old[i]);
 		return -E_FAULT;
