@@ -694,7 +694,9 @@ struct bench {
 	int nrd;
 };
 
-/* ctl_replies' on_item: a "reading" ITEM (uapi/wire.h RUN_CODE) into B->rd. */
+/* ctl_replies' on_item: a "reading" ITEM (uapi/wire.h RUN_CODE) into
+ * B->rd, by order (one event's readings start from measurement 0; two
+ * events of a run may have the same spec). */
 static bool take_reading(void *arg, const char *text)
 {
 	struct bench *B = arg;
@@ -702,13 +704,11 @@ static bool take_reading(void *arg, const char *text)
 	unsigned first;
 	uint64_t pairs[160][2];
 	int n = bench_parse_readings(text, ev, sizeof(ev), &first, pairs, 160);
-	int k = 0;
+	int k = first ? B->nrd - 1 : B->nrd;
 
 	if (n < 0)
 		return false;
-	while (k < B->nrd && strcmp(B->rd[k].event, ev))
-		k++;
-	if (k == MAX_EVENTS)
+	if (k < 0 || k == MAX_EVENTS)
 		return true;
 	if (k == B->nrd) {
 		memset(&B->rd[k], 0, sizeof(B->rd[k]));
@@ -724,18 +724,16 @@ static bool take_reading(void *arg, const char *text)
 	return true;
 }
 
-/* -verbose: every measurement of x's event, a line each on stderr. */
-static void print_readings(const struct bench *B, const struct result *x)
+/* -verbose: every measurement of x, the request's k-th measured event, a
+ * line each on stderr. */
+static void print_readings(const struct bench *B, int k, const struct result *x)
 {
-	for (int k = 0; k < B->nrd; k++) {
-		const struct reading *r = &B->rd[k];
-		if (strcmp(r->event, x->event))
-			continue;
-		for (unsigned i = 0; i < r->n; i++)
-			fprintf(stderr, "bareperf bench: %s: measurement %u of %u: %llu (first "
-				"version), %llu (second)\n", x->name, i + 1, r->n,
-				(unsigned long long)r->v[i][0], (unsigned long long)r->v[i][1]);
-	}
+	const struct reading *r = &B->rd[k];
+
+	for (unsigned i = 0; k < B->nrd && i < r->n; i++)
+		fprintf(stderr, "bareperf bench: %s: measurement %u of %u: %llu (first "
+			"version), %llu (second)\n", x->name, i + 1, r->n,
+			(unsigned long long)r->v[i][0], (unsigned long long)r->v[i][1]);
 }
 
 static uint8_t msg[4 * WIRE_CODE_MAX + 1024];
@@ -970,15 +968,19 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 			fprintf(stderr, "bareperf bench: %s\n", why);
 			return 1;
 		}
-		int first = bench_events_first(&o->ev, g);
-		for (int k = 0; k < r->nitems; k++)
-			if (!refused_item(o, r->item[k], first + k) &&
-			    !parse_item(o, r->item[k], o->ev.n ? first + k : -1, &res[*nres]) &&
-			    !(o->remove_empty && res[*nres].value == 0)) {
-				if (o->verbose)
-					print_readings(B, &res[*nres]);
-				(*nres)++;
-			}
+		int first = bench_events_first(&o->ev, g), m = 0;
+		for (int k = 0; k < r->nitems; k++) {
+			struct result *x = &res[*nres];
+			if (refused_item(o, r->item[k], first + k) ||
+			    parse_item(o, r->item[k], o->ev.n ? first + k : -1, x))
+				continue;
+			int measured = m++;
+			if (o->remove_empty && x->value == 0)
+				continue;
+			if (o->verbose)
+				print_readings(B, measured, x);
+			(*nres)++;
+		}
 		if (!r->ok)
 			return 0;
 	}

@@ -60,5 +60,14 @@ check "71 events: every result, in the file's order" cmp -s "$T/many.out" "$T/ma
 check "71 events: the refused one named alone" \
 	has "$T/many.err" "many.cfg:50: REFUSED_50: not measured: a read of MSR 0x802 faults (#GP)"
 check "71 events: no other refusal" test "$(grep -c 'not measured' "$T/many.err")" = 1
+# -verbose: each event's own readings, also for two events of one spec
+# in one run (the readings come in the events' order).
+printf 'msr_C0000103=1 msr_C0000100 A\nmsr_C0000103=0 msr_C0000100 B\n' >"$T/two.cfg"
+$BP bench --icount -asm "$step" -msr_config "$T/two.cfg" -verbose -n_measurements 2 \
+	-unroll_count 10 >"$T/two.out" 2>"$T/two.err"
+check "-verbose: A's readings are A's (10 and 20 steps)" \
+	has "$T/two.err" "A: measurement 2 of 2: 10 (first version), 20 (second)"
+check "-verbose: B's readings are B's (no steps)" \
+	has "$T/two.err" "B: measurement 2 of 2: 0 (first version), 0 (second)"
 echo "1..$n"
 exit $fail
