@@ -15,7 +15,7 @@ APP_C += apps/loopnest.c
 # Programs the host sends (include/bareperf.h): the SDK they link against.
 APP_C += apps/sdk.c
 # The microbenchmark harness (nanoBench's method) and the suite built on it.
-APP_C += apps/bench.c apps/bench_refuse.c apps/bench_opts.c apps/bench_events.c apps/bench_lvt.c \
+APP_C += apps/bench.c apps/bench_refuse.c apps/bench_opts.c apps/bench_events.c apps/bench_msr.c apps/bench_lvt.c \
 	apps/bench_records.c apps/bench_table.c apps/bench_mem.c apps/bench_caches.c
 APP_C += apps/bench_stats.c apps/bench_memlat.c apps/bench_membw.c apps/bench_branch.c \
 	apps/bench_insn.c apps/bench_priv.c apps/bench_suite.c apps/bench_code.c

@@ -40,9 +40,21 @@ static u64 __attribute__((noinline)) measure_pmc_cpuid(bench_fn fn, void *arg, u
 	return rdpmc_cpuid(ecx) - c0;
 }
 
-static u64 measure(bool tsc, bool by_cpuid, bench_fn fn, void *arg, u64 count, u32 ecx)
+/* An msr: event's MSR read around the run, ordered the same two ways. */
+static u64 __attribute__((noinline)) measure_msr(bench_fn fn, void *arg, u64 count, u32 msr,
+						 bool by_cpuid)
 {
-	if (tsc)
+	u64 c0 = by_cpuid ? rdmsr_cpuid(msr) : rdmsr_ordered(msr);
+	fn(arg, count);
+	return (by_cpuid ? rdmsr_cpuid(msr) : rdmsr_ordered(msr)) - c0;
+}
+
+static u64 measure(const struct bench_event *e, bool by_cpuid, bench_fn fn, void *arg, u64 count,
+		   u32 ecx)
+{
+	if (e->rdmsr)
+		return measure_msr(fn, arg, count, e->msr, by_cpuid);
+	if (e->tsc)
 		return by_cpuid ? measure_tsc_cpuid(fn, arg, count) : measure_tsc(fn, arg, count);
 	return by_cpuid ? measure_pmc_cpuid(fn, arg, count, ecx) : measure_pmc(fn, arg, count, ecx);
 }
@@ -64,10 +76,13 @@ struct job {
 static u64 m_n[BENCH_MAX_REPS], m_2n[BENCH_MAX_REPS], scratch[3 * BENCH_MAX_REPS];
 static bool m_hit[BENCH_MAX_REPS];	/* repetition i was kept with an NMI or SMI in it */
 static struct pmu_ctx bench_pmu;
-/* What a measurement holds while it runs, for bench_abandon. */
+/* What a measurement holds while it runs, for bench_abandon: the MSRs
+ * its event wrote (msr, their old values) too. */
 static struct {
 	bool pmu_on, lvt_on;
 	struct lvt_state lvt;
+	const struct bench_event_opts *msr;
+	u64 msr_old[BENCH_EVENT_MSRS];
 } held;
 
 void bench_abandon(void)
@@ -76,7 +91,35 @@ void bench_abandon(void)
 		bench_lvt_restore(&held.lvt);
 	if (held.pmu_on)
 		pmu_stop(&bench_pmu);
+	if (held.msr)
+		bench_msr_restore(held.msr, held.msr_old);
 	held.lvt_on = held.pmu_on = false;
+	held.msr = NULL;
+}
+
+/* e on a counter of this CPU's (a hybrid's E-core lacks some of the
+ * P-core's), started: rdpmc's ECX and the counter's width into *ecx and
+ * *width_mask. 0, or -E_* with the refusal said. */
+static int open_counter(const struct bench *b, const struct bench_event *e, u32 *ecx,
+			u64 *width_mask)
+{
+	const struct pmu_caps *caps = pmu_cpu_caps(this_cpu_id());
+	char err[160];
+
+	if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
+		bench_refuse("%s: event %s: %s", b->name, e->name, err);
+		return -E_INVAL;
+	}
+	s64 idx = pmu_rdpmc_index(&bench_pmu, 0);
+	if (idx < 0) {
+		bench_refuse("%s: event %s got no counter rdpmc can read", b->name, e->name);
+		return -E_NODEV;
+	}
+	*ecx = idx;
+	pmu_start(&bench_pmu);
+	held.pmu_on = true;
+	*width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
+	return 0;
 }
 
 /* Measure one event: warm-up, then reps pairs of (n, 2n) measurements. */
@@ -93,28 +136,24 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	u32 ecx = 0;
 	struct percpu *pc = this_cpu();
 	struct lvt_state lvt = { 0 };
-	bool by_cpuid = !pmu_cpu_lfence_serializes(pc->cpu);
-	char err[160];
+	bool by_cpuid = !pmu_cpu_lfence_serializes(pc->cpu), on_pmu = !e->tsc && !e->rdmsr;
 
 	memset(r, 0, sizeof(*r));
-	if (!e->tsc) {
-		/* This CPU's counters: a hybrid's E-core lacks some of the P-core's. */
-		const struct pmu_caps *caps = pmu_cpu_caps(pc->cpu);
-		if (pmu_open(&bench_pmu, caps, &e->attr, 1, 0, err, sizeof(err))) {
-			bench_refuse("%s: event %s: %s", b->name, e->name, err);
-			return -E_INVAL;
+	strlcpy(r->event, e->name, sizeof(r->event));
+	/* Refused alone: the others are measured. */
+	strlcpy(r->refused, e->refused, sizeof(r->refused));
+	if (r->refused[0] ||
+	    bench_msr_apply(e->x, held.msr_old, r->refused, sizeof(r->refused)))
+		return 0;
+	held.msr = e->x;
+	if (on_pmu) {
+		int err = open_counter(b, e, &ecx, &width_mask);
+		if (err) {
+			bench_abandon();
+			return err;
 		}
-		s64 idx = pmu_rdpmc_index(&bench_pmu, 0);
-		if (idx < 0) {
-			bench_refuse("%s: event %s got no counter rdpmc can read", b->name, e->name);
-			return -E_NODEV;
-		}
-		ecx = idx;
-		pmu_start(&bench_pmu);
-		held.pmu_on = true;
-		width_mask = bench_pmu.ctr[0].hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	}
-#define MEASURE(fn, cnt) (measure(e->tsc, by_cpuid, fn, b->arg, cnt, ecx) & width_mask)
+#define MEASURE(fn, cnt) (measure(e, by_cpuid, fn, b->arg, cnt, ecx) & width_mask)
 	bench_lvt_mask(&lvt);
 	held.lvt = lvt;
 	held.lvt_on = true;
@@ -160,10 +199,12 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",
 			b->name, r->smis);
 #undef MEASURE
-	if (!e->tsc) {
+	if (on_pmu) {
 		held.pmu_on = false;
 		pmu_stop(&bench_pmu);
 	}
+	bench_msr_restore(e->x, held.msr_old);
+	held.msr = NULL;
 
 	/*
 	 * A kept NMI lengthens the one run it hit, n or 2n, and the value is
@@ -188,7 +229,6 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	}
 	bench_stats_compute(m_n, m_2n, used, n * loops * work, scratch, &st);
 	r->cpu = pc->cpu;
-	strlcpy(r->event, e->name, sizeof(r->event));
 	r->reps = used;
 	r->warmup = j->warmup;
 	r->unroll = n;
@@ -229,7 +269,7 @@ static void run_job(void *arg)
 			j->err = e;
 			break;
 		}
-		if (j->records)
+		if (j->records && !j->res[i].refused[0])
 			bench_write_record(b, &j->res[i], j->drain);
 	}
 	if ((b->flags & BENCH_PER_CPU_SETUP) && b->teardown)
@@ -279,7 +319,7 @@ int bench_run(const struct bench *b, const struct bench_opts *o, u32 def_reps,
 		if (j.err)
 			return j.err;
 		for (int i = 0; i < nev; i++)
-			if (!o->quiet)
+			if (!o->quiet && !res[nres + i].refused[0])
 				bench_print_row(b, o, &res[nres + i]);
 		nres += nev;
 	}

@@ -160,12 +160,39 @@ struct bench {
 	u64 (*readings)[2];
 };
 
+/*
+ * What an event asks beside its spec (RUN_CODE's EVENT_CTR and
+ * EVENT_MSR, nanoBench's -config fields): the one counter it may count
+ * on, and MSRs written before it is measured and put back after (a PMU
+ * event's: only those its selection reads, pmu_event_msr_check). An
+ * event whose counter or MSR the CPU lacks, or whose MSR access faults,
+ * is refused alone (bench_result.refused); the others are measured.
+ */
+#define BENCH_EVENT_MSRS	16
+struct bench_event_opts {
+	bool on_counter;
+	u32 counter;			/* GP N, or PMU_COUNTER_FIXED + N */
+	u32 nmsr;
+	struct bench_msr_write {
+		u32 msr;
+		u64 value;
+	} msr[BENCH_EVENT_MSRS];
+};
+
+/* RUN_CODE's EVENT_CTR or EVENT_MSR (uapi/wire.h; type, the value and
+ * its length) into the event o received last. 0, or -E_INVAL: no event
+ * before it, a counter given twice or past the numbering, more than
+ * BENCH_EVENT_MSRS MSRs, a malformed value. */
+struct bench_opts;
+int bench_event_opt_take(struct bench_opts *o, u16 type, const void *v, size_t len);
+
 /* What the user asked for; bench_parse_args fills it from "key=value". */
 struct bench_opts {
 	int cpu;			/* -1: every CPU in turn */
 	u32 reps, warmup;		/* 0: the benchmark's default */
 	u32 nevents;
-	char events[BENCH_MAX_EVENTS][BENCH_NAME_MAX];	/* "tsc", or PMU event specs */
+	char events[BENCH_MAX_EVENTS][BENCH_NAME_MAX];	/* "tsc", "msr:0xZ", or PMU event specs */
+	struct bench_event_opts event_opts[BENCH_MAX_EVENTS];	/* zero: nothing beside */
 	u64 min_bytes, max_bytes;	/* memory sweeps (0: default) */
 	u32 max_pattern;		/* branch sweep */
 	bool quick;			/* the suite's small, fast parameters */
@@ -192,6 +219,7 @@ struct bench_result {
 	u64 floor;			/* x1000: the noise floor; value below it is noise */
 	u64 median_n, median_2n;	/* raw counts of one measurement */
 	s32 smis;			/* SMIs during the measurement (MSR_SMI_COUNT); -1: not countable */
+	char refused[120];		/* not "": the event was not measured, this is why */
 };
 
 /* Why the last bench_run returned an error (also on the console); "" if

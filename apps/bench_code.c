@@ -309,6 +309,10 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 				r->o.events[r->o.nevents++][t.len] = 0;
 			}
 			break;
+		case WIRE_CODE_EVENT_CTR:
+		case WIRE_CODE_EVENT_MSR:
+			bad = bench_event_opt_take(&r->o, t.type, v, t.len) != 0;
+			break;
 		default:
 			control_replyf(WIRE_CTL_ERROR, "RUN_CODE: unknown parameter %u", t.type);
 			return -1;
@@ -557,7 +561,7 @@ static void send_readings(const struct bench_result *res, int n, u64 reps)
 	char text[512];
 
 	for (int i = 0; i < n; i++) {
-		for (u64 k = 0; k < reps; ) {
+		for (u64 k = 0; k < reps && !res[i].refused[0]; ) {
 			size_t at = ksnprintf(text, sizeof(text), "reading\t%s\t%lu", res[i].event, k);
 			/* a pair is at most 2 * 20 digits and 2 separators */
 			for (; k < reps && at + 42 < sizeof(text); k++)
@@ -689,6 +693,10 @@ void bench_code_serve(const u8 *v, size_t len)
 	for (int i = 0; i < n; i++) {
 		const struct bench_result *x = &res[i];
 		const char *label = x->flags & BP_BENCH_F_TSC ? bench_tsc_meaning() : x->event;
+		if (x->refused[0]) {
+			control_replyf(WIRE_CTL_ITEM, "refused\t%s\t%s", x->event, x->refused);
+			continue;
+		}
 		control_replyf(WIRE_CTL_ITEM, "%s\t%s\t%ld\t%ld\t%ld\t%lu\t%u\t%u\t%lu\t%lu\t%ld",
 			       x->event, label, x->min, x->median, x->tmean, x->iqr, x->flags,
 			       x->disturbed, x->median_n, x->median_2n, x->max);

@@ -101,6 +101,33 @@ const char *bench_events_meaning(const struct bench_opts *o)
 	return bench_tsc_meaning();
 }
 
+/*
+ * What a PMU event asks beside its spec, checked against this CPU: its
+ * one counter (a trial placement, touching no hardware) and its MSRs
+ * (pmu_event_msr_check). What the CPU lacks refuses e alone.
+ */
+static void check_event_opts(struct bench_event *e)
+{
+	static struct pmu_ctx trial;
+	const struct bench_event_opts *x = e->x;
+	char err[120];
+
+	if (x->on_counter) {
+		e->attr.flags |= PMU_ATTR_COUNTER;
+		e->attr.counter = x->counter;
+		if (pmu_open(&trial, &pmu_boot_caps, &e->attr, 1, 0, err, sizeof(err))) {
+			strlcpy(e->refused, err, sizeof(e->refused));
+			return;
+		}
+	}
+	for (u32 i = 0; i < x->nmsr; i++) {
+		if (pmu_event_msr_check(&pmu_boot_caps, x->msr[i].msr, err, sizeof(err))) {
+			strlcpy(e->refused, err, sizeof(e->refused));
+			return;
+		}
+	}
+}
+
 /* The events to measure: o->events, or the defaults (cycles and
  * instructions with a usable PMU, else tsc). */
 int bench_resolve_events(const struct bench_opts *o, struct bench_event *ev)
@@ -124,8 +151,15 @@ int bench_resolve_events(const struct bench_opts *o, struct bench_event *ev)
 	}
 	for (int i = 0; i < n; i++) {
 		char err[160];
+		static const struct bench_event_opts none;
+		ev[i].x = o->nevents ? &o->event_opts[i] : &none;
+		ev[i].refused[0] = 0;
+		ev[i].rdmsr = false;
 		ev[i].tsc = !strcmp(ev[i].name, "tsc");
-		if (ev[i].tsc)
+		if (ev[i].tsc && ev[i].x->on_counter)
+			strlcpy(ev[i].refused, "the TSC is no PMU counter: it takes no counter",
+				sizeof(ev[i].refused));
+		if (ev[i].tsc || !bench_msr_event(&ev[i]))
 			continue;
 		if (!pmu) {
 			bench_refuse("event '%s' needs a hardware PMU: %s; the tsc event needs none",
@@ -138,6 +172,7 @@ int bench_resolve_events(const struct bench_opts *o, struct bench_event *ev)
 		}
 		ev[i].attr.flags &= ~(PMU_ATTR_SAMPLE | PMU_ATTR_FREQ);
 		ev[i].attr.period = 0;
+		check_event_opts(&ev[i]);
 	}
 	return n;
 }

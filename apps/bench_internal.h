@@ -18,13 +18,29 @@ void bench_refuse_clear(void);
 struct bench_event {
 	char name[BENCH_NAME_MAX];
 	bool tsc;
+	bool rdmsr;			/* "msr:0xZ": MSR msr read around each run */
+	u32 msr;
 	struct pmu_event_attr attr;
+	const struct bench_event_opts *x;	/* its counter and MSRs (o->event_opts) */
+	char refused[120];		/* not "": refused alone, this is why */
 };
 /* The events to measure: o->events, or the defaults (cycles and
- * instructions with a usable PMU, else tsc); their number or -E_*. */
+ * instructions with a usable PMU, else tsc); their number or -E_*. An
+ * event refused alone (its counter, its MSRs) has refused set instead. */
 int bench_resolve_events(const struct bench_opts *o, struct bench_event *ev);
 /* Does the active run program the hardware PMU (sampling or counting)? */
 bool bench_run_uses_pmu(void);
+
+/* apps/bench_msr.c: an event's MSR writes (x; NULL: none), made before
+ * it is measured on this CPU and put back after. bench_msr_apply writes
+ * them in order, each old value read into old first; on a fault it puts
+ * back what it wrote, says why and returns -E_FAULT. */
+int bench_msr_apply(const struct bench_event_opts *x, u64 *old, char *why, size_t len);
+void bench_msr_restore(const struct bench_event_opts *x, const u64 *old);
+/* "msr:0xZ" as an event: e->rdmsr, Z into e->msr, which must read
+ * without a fault (else e->refused says so). 0, or -E_INVAL: not such a
+ * name. */
+int bench_msr_event(struct bench_event *e);
 
 /* apps/bench_lvt.c */
 /* LVT entries held masked while measuring (SDM Vol. 3A 11.5.1). */

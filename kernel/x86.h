@@ -134,6 +134,14 @@ static inline u64 rdpmc(u32 idx)
 	return ((u64)hi << 32) | lo;
 }
 
+/* rdmsr ordered like rdpmc(): a counter kept in an MSR (bench's msr: events). */
+static inline u64 rdmsr_ordered(u32 msr)
+{
+	u32 lo, hi;
+	asm volatile("lfence; rdmsr; lfence" : "=a"(lo), "=d"(hi) : "c"(msr) : "memory");
+	return ((u64)hi << 32) | lo;
+}
+
 /*
  * The same reads serialized by CPUID, for CPUs on which LFENCE is not
  * known to wait for earlier instructions (AMD with DE_CFG[1] clear and
@@ -147,6 +155,15 @@ static inline u64 rdtsc_cpuid(void)
 	asm volatile("xor %%eax, %%eax; cpuid; rdtsc; mov %%eax, %%esi; mov %%edx, %%edi; "
 		     "xor %%eax, %%eax; cpuid"
 		     : "=S"(lo), "=D"(hi) : : "rax", "rbx", "rcx", "rdx", "memory");
+	return ((u64)hi << 32) | lo;
+}
+
+static inline u64 rdmsr_cpuid(u32 msr)
+{
+	u32 lo, hi;
+	asm volatile("xor %%eax, %%eax; cpuid; mov %2, %%ecx; rdmsr; mov %%eax, %%esi; "
+		     "mov %%edx, %%edi; xor %%eax, %%eax; cpuid"
+		     : "=S"(lo), "=D"(hi) : "r"(msr) : "rax", "rbx", "rcx", "rdx", "memory");
 	return ((u64)hi << 32) | lo;
 }
 

@@ -173,12 +173,53 @@ static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u3
 	ctx->used |= 1ull << c->bit;
 }
 
+/* An event bound to one counter (PMU_ATTR_COUNTER): that one, or an error. */
+static int assign_counter(struct pmu_ctx *ctx, struct pmu_counter *c, char *err, size_t errlen)
+{
+	const struct pmu_caps *caps = ctx->caps;
+	const struct pmu_event_attr *a = &c->attr;
+	bool fixed = a->counter >= PMU_COUNTER_FIXED;
+	u32 idx = fixed ? a->counter - PMU_COUNTER_FIXED : a->counter;
+
+	if (fixed && (!caps->intel || idx >= 32 || !(caps->fixed_bitmap >> idx & 1))) {
+		pmu_err(err, errlen, "'%s' asks for fixed counter %u, which this CPU lacks",
+			a->name, idx);
+		return -E_NODEV;
+	}
+	if (fixed && (ctx->flags & PMU_OPEN_NO_FIXED)) {
+		pmu_err(err, errlen, "'%s' asks for fixed counter %u, but GP counters only were "
+			"asked for", a->name, idx);
+		return -E_BUSY;
+	}
+	/* A fixed counter counts its own event whatever the selection says. */
+	if (fixed && a->fixed >= 0 && (u32)a->fixed != idx) {
+		pmu_err(err, errlen, "'%s' counts on fixed counter %d, not on fixed counter %u",
+			a->name, a->fixed, idx);
+		return -E_INVAL;
+	}
+	if (!fixed && idx >= caps->nr_gp) {
+		pmu_err(err, errlen, "'%s' asks for GP counter %u; this CPU has %u (0 to %u)",
+			a->name, idx, caps->nr_gp, caps->nr_gp - 1);
+		return -E_NODEV;
+	}
+	u32 bit = fixed ? PMU_FIXED_BIT(idx) : idx;
+	if (ctx->used >> bit & 1) {
+		pmu_err(err, errlen, "'%s' asks for %s counter %u, already taken by '%s'", a->name,
+			fixed ? "fixed" : "GP", idx, owner(ctx, bit));
+		return -E_BUSY;
+	}
+	place(ctx, c, fixed ? PMU_HW_FIXED : PMU_HW_GP, idx);
+	return 0;
+}
+
 static int assign(struct pmu_ctx *ctx, struct pmu_counter *c, char *err, size_t errlen)
 {
 	const struct pmu_caps *caps = ctx->caps;
 	const struct pmu_event_attr *a = &c->attr;
 	bool pinned = a->flags & PMU_ATTR_PINNED;
 
+	if (a->flags & PMU_ATTR_COUNTER)
+		return assign_counter(ctx, c, err, errlen);
 	if (a->fixed >= 0 && caps->intel && !(ctx->flags & PMU_OPEN_NO_FIXED) &&
 	    (caps->fixed_bitmap >> a->fixed & 1) &&
 	    !(ctx->used >> PMU_FIXED_BIT(a->fixed) & 1)) {

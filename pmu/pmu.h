@@ -194,6 +194,11 @@ enum pmu_generic {
 #define PMU_ATTR_SAMPLE		(1u << 1)	/* sampling: period (or freq) is set */
 #define PMU_ATTR_FREQ		(1u << 2)	/* period re-tuned to reach freq samples/s */
 #define PMU_ATTR_FIXED_ONLY	(1u << 3)	/* only a fixed counter can count it */
+#define PMU_ATTR_COUNTER	(1u << 4)	/* only on counter attr.counter (nanoBench's CTR=) */
+
+/* pmu_event_attr.counter: GP counter N, or PMU_COUNTER_FIXED + N for
+ * Intel's fixed counter N (the numbering of Intel's event tables). */
+#define PMU_COUNTER_FIXED	32
 
 struct pmu_event_attr {
 	char name[PMU_NAME_MAX];	/* for reports: the canonical name or the spec */
@@ -203,6 +208,7 @@ struct pmu_event_attr {
 	u32 flags;			/* PMU_ATTR_* */
 	s32 generic;			/* enum pmu_generic, or PMU_EV_RAW */
 	s32 fixed;			/* Intel fixed counter that counts it, or -1 */
+	u32 counter;			/* PMU_ATTR_COUNTER: the one counter it may use */
 };
 
 /*
@@ -220,6 +226,16 @@ struct pmu_event_attr {
  */
 int pmu_event_parse(const char *spec, const struct pmu_caps *caps,
 		    struct pmu_event_attr *out, char *err, size_t errlen);
+
+/*
+ * Whether this CPU has msr, one of the MSRs an event's selection reads
+ * beside its PERFEVTSEL (nanoBench's -config fields, SDM Vol. 4:
+ * MSR_OFFCORE_RSP_0/1 0x1A6/0x1A7, MSR_PEBS_LD_LAT 0x3F6,
+ * MSR_PEBS_FRONTEND 0x3F7): Intel only, and the CPU must take a read and
+ * a write of the value read back (safe accessors: a CPU without it #GPs).
+ * 0, or -E_NODEV with the reason in err. NMI-safe: no.
+ */
+int pmu_event_msr_check(const struct pmu_caps *caps, u32 msr, char *err, size_t errlen);
 
 /* Name and description of generic event i (for help output); NULL past the end. */
 const char *pmu_event_name(int i, const char **desc);
@@ -324,7 +340,9 @@ struct pmu_ctx {
 };
 
 /*
- * Assign counters to n events: on Intel, instructions/cycles/ref-cycles/
+ * Assign counters to n events: an event with PMU_ATTR_COUNTER goes to
+ * that counter or fails (the CPU lacks it, another event has it, or a
+ * fixed counter that counts another event); on Intel, instructions/cycles/ref-cycles/
  * topdown-slots go to their fixed counter when it exists and is free, the
  * rest to GP counters; pinned events first. Pinned events that do not fit,
  * fixed-only events whose counter is missing, a sampling period of 0 or

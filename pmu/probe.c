@@ -672,3 +672,30 @@ const char *pmu_describe(const struct pmu_caps *caps, char *buf, size_t len)
 	}
 	return buf;
 }
+
+int pmu_event_msr_check(const struct pmu_caps *caps, u32 msr, char *err, size_t errlen)
+{
+	static const u32 known[] = { MSR_OFFCORE_RSP_0, MSR_OFFCORE_RSP_1, MSR_PEBS_LD_LAT,
+				     MSR_PEBS_FRONTEND };
+	bool is_known = false;
+	u64 v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		is_known |= msr == known[i];
+	if (!is_known) {
+		pmu_err(err, errlen, "MSR %#x is none of an event's extra MSRs (0x1a6, 0x1a7, "
+			"0x3f6, 0x3f7)", msr);
+		return -E_INVAL;
+	}
+	if (!caps || !caps->intel) {
+		pmu_err(err, errlen, "MSR %#x is Intel's; this CPU is not Intel", msr);
+		return -E_NODEV;
+	}
+	/* Read, then write back what was read: a CPU without it #GPs on either. */
+	if (pmu_hw_rdmsr_safe(msr, &v) || pmu_hw_wrmsr_safe(msr, v)) {
+		pmu_err(err, errlen, "this CPU (family %u model %#x) has no MSR %#x (#GP)",
+			caps->family, caps->model, msr);
+		return -E_NODEV;
+	}
+	return 0;
+}

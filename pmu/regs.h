@@ -64,6 +64,11 @@
 #define   DEBUGCTL_FREEZE_PERFMON_ON_PMI (1ull << 12)
 #define   DEBUGCTL_FREEZE_WHILE_SMM	(1ull << 14)	/* SDM 17.4.1, 21.8 */
 #define MSR_SMI_COUNT			0x34		/* SDM Vol. 4: SMIs since reset, read-only */
+/* MSRs some events' selection reads beside PERFEVTSEL (SDM Vol. 4, per model). */
+#define MSR_OFFCORE_RSP_0		0x1a6		/* OFFCORE_RESPONSE_0's request/response */
+#define MSR_OFFCORE_RSP_1		0x1a7
+#define MSR_PEBS_LD_LAT			0x3f6		/* load-latency threshold */
+#define MSR_PEBS_FRONTEND		0x3f7		/* FRONTEND_RETIRED's selection */
 
 /* PERFEVTSELx (SDM 21.2.1.1, figure 21-1; AMD PerfEvtSeln, APM §13.2.1). */
 #define EVTSEL_EVENT			0x00000000ffull

@@ -94,6 +94,14 @@ $(BUILD)/host/bench_code: test/e2e/bench_code.sh test/e2e/bench_code_batch.txt $
 		$(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_code.sh $(BUILD))
 
+# bareperf bench running nanoBench's -msr_config whole (test/e2e/bench_config.sh):
+# MSRs written and put back, read like counters, a faulting line refused
+# alone, more than 64 events in runs, under -icount.
+HOST_TESTS += $(BUILD)/host/bench_config
+
+$(BUILD)/host/bench_config: test/e2e/bench_config.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,sh test/e2e/bench_config.sh $(BUILD))
+
 # bareperf bench's saved state (test/e2e/bench_state.sh): hostile snippets
 # in one boot, each reported, the snippet after each measured exactly.
 HOST_TESTS += $(BUILD)/host/bench_state

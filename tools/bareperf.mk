@@ -26,7 +26,7 @@ BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/ses
 	tools/util/symbol.c tools/util/cli.c tools/util/util.c \
 	tools/util/link.c tools/util/qemu.c tools/util/control.c tools/util/hist.c \
 	tools/util/header.c tools/util/stat_bench.c tools/util/stat_plot.c tools/util/record_live.c \
-	tools/util/bench_config.c tools/util/bench_asm.c tools/util/bench_gas.c \
+	tools/util/bench_config.c tools/util/bench_events.c tools/util/bench_asm.c tools/util/bench_gas.c \
 	tools/util/bench_src.c tools/util/bench_check.c tools/util/bench_args.c \
 	tools/util/bench_out.c tools/util/capture.c tools/util/paths.c tools/util/sdk.c \
 	tools/util/program.c

@@ -23,6 +23,7 @@
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_events.h"
 #include "tools/util/bench_out.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
@@ -35,7 +36,6 @@
 #include "uapi/wire.h"
 
 #define MAX_EVENTS	CTL_ITEMS_MAX	/* per request: the kernel's BENCH_MAX_EVENTS */
-#define MAX_ALL_EVENTS	64		/* -e and -config together, in groups of MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define MAX_REPS	1001		/* -n_measurements: the kernel's BENCH_MAX_REPS */
 #define BOOT_WAIT_S	120.0
@@ -63,9 +63,7 @@ struct bopts {
 	uint64_t flags, cpu;
 	bool have_cpu;
 	int agg;			/* BP_BENCH_AGG_* */
-	char events[MAX_ALL_EVENTS][32];	/* what the kernel parses */
-	char labels[MAX_ALL_EVENTS][64];	/* -config's names; "" for -e's */
-	int nevents;
+	struct bench_events ev;		/* -e's, -config's, -msr_config's, in runs */
 	const char *config, *msr_config;
 	bool check, json, icount, kvm, verbose, uefi;
 	bool nasm;			/* --nasm: NASM's syntax, not GNU as's */
@@ -130,12 +128,13 @@ static void usage(FILE *f)
 		"of their own (1 MiB; R14's -R14_size), with unmapped guard pages on both sides: an\n"
 		"access past one faults and the error names the area. R15 is the loop counter;\n"
 		"every other general register starts at 0.\n"
-		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events\n"
+		"  -e EVENTS               comma-separated: tsc, cycles, instructions, raw PMU events,\n"
+		"                          msr:0xZ (MSR Z read around each run, as a counter)\n"
 		"                          (default: cycles,instructions with a PMU, else tsc)\n"
 		"  -config FILE            nanoBench's event lines: EvtSel.UMASK[.FIELD]* NAME (README)\n"
-		"                          (events beyond 4 are measured in further runs, never\n"
-		"                          multiplexed)\n"
-		"  -msr_config FILE        nanoBench's MSR lines: msr_X=V(.msr_Y=W)* msr_Z NAME (--check)\n"
+		"                          (any number: 4 to a run of the snippet, never multiplexed)\n"
+		"  -msr_config FILE        nanoBench's MSR lines: msr_X=V(.msr_Y=W)* msr_Z NAME, MSR Z\n"
+		"                          read around each run like a counter\n"
 		"  --check                 assemble and parse all of it, print the events and their runs\n"
 		"  -verbose                also every measurement's counts of the two versions (stderr)\n"
 		"  --timeout MS            the watchdog stops a snippet after MS (default 2000)\n"
@@ -258,20 +257,9 @@ static int fixed_events(struct bopts *o)
 	static const char *const ev[] = { "instructions", "cycles", "ref-cycles" };
 	static const char *const label[] = { "Instructions retired", "Core cycles",
 					     "Reference cycles" };
-	int k = (int)(sizeof(ev) / sizeof(ev[0]));
 
-	if (o->nevents + k > MAX_ALL_EVENTS) {
-		fprintf(stderr, "bareperf bench: -fixed_counters: more than %d events\n",
-			MAX_ALL_EVENTS);
-		return -1;
-	}
-	memmove(o->events[k], o->events[0], o->nevents * sizeof(o->events[0]));
-	memmove(o->labels[k], o->labels[0], o->nevents * sizeof(o->labels[0]));
-	for (int i = 0; i < k; i++) {
-		snprintf(o->events[i], sizeof(o->events[i]), "%s", ev[i]);
-		snprintf(o->labels[i], sizeof(o->labels[i]), "%s", label[i]);
-	}
-	o->nevents += k;
+	for (int i = 0; i < (int)(sizeof(ev) / sizeof(ev[0])); i++)
+		bench_events_insert(&o->ev, i, ev[i], label[i], "-fixed_counters");
 	o->flags |= WIRE_CODEF_FIXED;
 	return 0;
 }
@@ -424,12 +412,12 @@ static int parse_opts(int argc, char **argv, struct bopts *o, bool line)
 			char buf[512];
 			snprintf(buf, sizeof(buf), "%s", v);
 			for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
-				if (o->nevents == MAX_ALL_EVENTS || strlen(s) >= sizeof(o->events[0])) {
-					fprintf(stderr, "bareperf bench: at most %d events of %zu "
-						"characters\n", MAX_ALL_EVENTS, sizeof(o->events[0]) - 1);
+				if (strlen(s) >= sizeof(o->ev.ev[0].spec)) {
+					fprintf(stderr, "bareperf bench: events of at most %zu "
+						"characters\n", sizeof(o->ev.ev[0].spec) - 1);
 					return -1;
 				}
-				strcpy(o->events[o->nevents++], s);
+				bench_events_insert(&o->ev, o->ev.n, s, "", "-e");
 			}
 			i++;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -486,8 +474,7 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 	at = put_u64(buf, at, cap, WIRE_CODE_ALIGN, o->align);
 	if (o->have_cpu)
 		at = put_u64(buf, at, cap, WIRE_CODE_CPU, o->cpu);
-	for (int i = group * MAX_EVENTS; i < o->nevents && i < (group + 1) * MAX_EVENTS; i++)
-		at = ctl_put(buf, at, cap, WIRE_CODE_EVENT, o->events[i], strlen(o->events[i]));
+	at = bench_events_put(&o->ev, group, buf, at, cap);
 	if (at > cap)
 		return 0;
 	struct wire_ctl_msg m = { WIRE_CTL_RUN_CODE, (uint16_t)(at - sizeof(m)) };
@@ -536,8 +523,9 @@ struct result {
 	bool exact;
 };
 
-/* Parse one ITEM (uapi/wire.h RUN_CODE) into a printable result. */
-static int parse_item(const struct bopts *o, const char *item, struct result *x)
+/* Parse one ITEM (uapi/wire.h RUN_CODE) of event k (-1: the kernel's
+ * default) into a printable result. */
+static int parse_item(const struct bopts *o, const char *item, int k, struct result *x)
 {
 	char ev[64], label[128];
 	long long mn, med, avg, mx;
@@ -561,11 +549,10 @@ static int parse_item(const struct bopts *o, const char *item, struct result *x)
 			   !strcmp(ev, "cycles") ? "Core cycles" :
 			   !strcmp(ev, "instructions") ? "Instructions retired" : ev;
 	snprintf(x->label, sizeof(x->label), "%s", name);
-	for (int i = 0; i < o->nevents; i++)
-		if (o->labels[i][0] && !strcmp(o->events[i], ev)) {
-			snprintf(x->label, sizeof(x->label), "%s", o->labels[i]);
-			x->name = x->label;
-		}
+	if (k >= 0 && k < o->ev.n && o->ev.ev[k].label[0]) {
+		snprintf(x->label, sizeof(x->label), "%s", o->ev.ev[k].label);
+		x->name = x->label;
+	}
 	if (o->verbose)
 		fprintf(stderr, "bareperf bench: %s: median of %llu (first version) and %llu "
 			"(second) per measurement%s\n", x->name, mn_n, med_2n,
@@ -614,6 +601,21 @@ static double reply_wait_s(const struct bopts *o)
 	double t = o->timeout_ms / 1000.0;
 
 	return REPLY_WAIT_S + t * (o->icount ? 100 : 10);
+}
+
+/* A "refused" ITEM (uapi/wire.h RUN_CODE): event k, not measured, said
+ * on stderr with where it came from. True if item is one. */
+static bool refused_item(const struct bopts *o, const char *item, int k)
+{
+	const struct bench_run_event *e = k < o->ev.n ? &o->ev.ev[k] : NULL;
+
+	if (strncmp(item, "refused\t", 8))
+		return false;
+	const char *why = strchr(item + 8, '\t');
+	fprintf(stderr, "bareperf bench: %s%s%s: not measured: %s\n", e ? e->origin : "",
+		e ? ": " : "", e && e->label[0] ? e->label : e ? e->spec : item + 8,
+		why ? why + 1 : "refused");
+	return true;
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -665,7 +667,7 @@ struct bench {
 	struct bopts o;
 	struct snippet one, *sn;
 	int nsn;
-	int ngroups;			/* requests per snippet: MAX_EVENTS events each */
+	int ngroups;			/* requests per snippet: bench_events_runs' */
 	struct ctl_line L;
 	struct program prog;		/* -code_c, -code_o: the program of -function */
 	struct termios saved;		/* --tty: the line's settings before */
@@ -693,7 +695,9 @@ struct bench {
 	int nrd;
 };
 
-/* ctl_replies' on_item: a "reading" ITEM (uapi/wire.h RUN_CODE) into B->rd. */
+/* ctl_replies' on_item: a "reading" ITEM (uapi/wire.h RUN_CODE) into
+ * B->rd, by order (one event's readings start from measurement 0; two
+ * events of a run may have the same spec). */
 static bool take_reading(void *arg, const char *text)
 {
 	struct bench *B = arg;
@@ -701,13 +705,11 @@ static bool take_reading(void *arg, const char *text)
 	unsigned first;
 	uint64_t pairs[160][2];
 	int n = bench_parse_readings(text, ev, sizeof(ev), &first, pairs, 160);
-	int k = 0;
+	int k = first ? B->nrd - 1 : B->nrd;
 
 	if (n < 0)
 		return false;
-	while (k < B->nrd && strcmp(B->rd[k].event, ev))
-		k++;
-	if (k == MAX_EVENTS)
+	if (k < 0 || k == MAX_EVENTS)
 		return true;
 	if (k == B->nrd) {
 		memset(&B->rd[k], 0, sizeof(B->rd[k]));
@@ -723,18 +725,16 @@ static bool take_reading(void *arg, const char *text)
 	return true;
 }
 
-/* -verbose: every measurement of x's event, a line each on stderr. */
-static void print_readings(const struct bench *B, const struct result *x)
+/* -verbose: every measurement of x, the request's k-th measured event, a
+ * line each on stderr. */
+static void print_readings(const struct bench *B, int k, const struct result *x)
 {
-	for (int k = 0; k < B->nrd; k++) {
-		const struct reading *r = &B->rd[k];
-		if (strcmp(r->event, x->event))
-			continue;
-		for (unsigned i = 0; i < r->n; i++)
-			fprintf(stderr, "bareperf bench: %s: measurement %u of %u: %llu (first "
-				"version), %llu (second)\n", x->name, i + 1, r->n,
-				(unsigned long long)r->v[i][0], (unsigned long long)r->v[i][1]);
-	}
+	const struct reading *r = &B->rd[k];
+
+	for (unsigned i = 0; k < B->nrd && i < r->n; i++)
+		fprintf(stderr, "bareperf bench: %s: measurement %u of %u: %llu (first "
+			"version), %llu (second)\n", x->name, i + 1, r->n,
+			(unsigned long long)r->v[i][0], (unsigned long long)r->v[i][1]);
 }
 
 static uint8_t msg[4 * WIRE_CODE_MAX + 1024];
@@ -969,13 +969,19 @@ static int run_snippet(struct bench *B, int i, struct result *res, int *nres, bo
 			fprintf(stderr, "bareperf bench: %s\n", why);
 			return 1;
 		}
-		for (int k = 0; k < r->nitems; k++)
-			if (!parse_item(o, r->item[k], &res[*nres]) &&
-			    !(o->remove_empty && res[*nres].value == 0)) {
-				if (o->verbose)
-					print_readings(B, &res[*nres]);
-				(*nres)++;
-			}
+		int first = bench_events_first(&o->ev, g), m = 0;
+		for (int k = 0; k < r->nitems; k++) {
+			struct result *x = &res[*nres];
+			if (refused_item(o, r->item[k], first + k) ||
+			    parse_item(o, r->item[k], o->ev.n ? first + k : -1, x))
+				continue;
+			int measured = m++;
+			if (o->remove_empty && x->value == 0)
+				continue;
+			if (o->verbose)
+				print_readings(B, measured, x);
+			(*nres)++;
+		}
 		if (!r->ok)
 			return 0;
 	}
@@ -1105,7 +1111,7 @@ static int run_all(struct bench *B)
 	struct ctl_replies *r = &B->r;
 
 	for (int i = 0; i < B->nsn; i++) {
-		struct result res[MAX_ALL_EVENTS];
+		struct result *res = calloc(B->o.ev.n + MAX_EVENTS, sizeof(*res));
 		int nres = 0;
 		bool lost = false, timed = B->answered && !B->gone[0];
 		double t_sn = now_s();
@@ -1116,6 +1122,7 @@ static int run_all(struct bench *B)
 			snprintf(r->text, sizeof(r->text), "%s", B->gone);
 			B->not_run++;
 		} else if (run_snippet(B, i, res, &nres, &lost)) {
+			free(res);
 			return 1;
 		}
 		if (timed && !lost) {
@@ -1129,6 +1136,7 @@ static int run_all(struct bench *B)
 		if (!skipped)
 			recover(B, i, lost);
 		print_row(B, i, res, nres);
+		free(res);
 	}
 	return 0;
 }
@@ -1163,19 +1171,15 @@ int cmd_bench(int argc, char **argv)
 		return 2;
 	if (o->check)
 		return bench_check(&(struct bench_check_in){ o->asm_body, o->asm_init, o->asm_late,
-			o->code, o->code_init, o->batch, o->config, o->msr_config, o->events,
-			o->nevents, o->nasm });
-	if (o->msr_config) {
-		fprintf(stderr, "bareperf bench: -msr_config: the kernel reads no MSR for bench yet "
-			"(--check parses the file)\n");
+			o->code, o->code_init, o->batch, o->config, o->msr_config, &o->ev,
+			o->nasm });
+	int nrefused = 0;
+	if ((o->config && bench_events_load(&o->ev, o->config, false, &nrefused)) ||
+	    (o->msr_config && bench_events_load(&o->ev, o->msr_config, true, &nrefused)))
 		return 2;
-	}
-	if (o->config && bench_config_load(o->config, o->events, o->labels, &o->nevents,
-					   MAX_ALL_EVENTS))
-		return 2;
-	/* Events in groups the kernel takes in one request, each group a
+	/* Events in runs the kernel takes in one request each, each a
 	 * measurement of its own (never multiplexed). */
-	B.ngroups = o->nevents ? (o->nevents + MAX_EVENTS - 1) / MAX_EVENTS : 1;
+	B.ngroups = bench_events_runs(&o->ev, MAX_EVENTS);
 	if (prepare_snippets(&B)) {
 		program_free(&B.prog);
 		return 2;
@@ -1215,6 +1219,7 @@ int cmd_bench(int argc, char **argv)
 		qemu_cleanup(&B.L.q);
 	wire_dec_free(B.L.dec);
 	program_free(&B.prog);
+	bench_events_free(&o->ev);
 	if (!rc && B.gone[0])
 		rc = 1;
 	if (!rc && B.failed)

@@ -330,10 +330,22 @@ enum wire_run_param {
  *	event  label  min  median  avg  iqr  flags  disturbed  median_n  median_2n  max
  * min/median/avg/iqr/max are x1000 per copy (per repetition with NO_NORM),
  * flags BP_BENCH_F_*, median_n/_2n the raw counts of the two versions.
- * With WIRE_CODEF_READINGS, after those ITEMs each measurement's raw
- * counts, event by event, in ITEMs of at most 512 bytes:
+ * An event refused alone (its counter or an MSR it names is missing,
+ * an MSR access faults) has, in its place among those ITEMs,
+ *	refused  event  why
+ * and the others are measured. With WIRE_CODEF_READINGS, after those
+ * ITEMs each measurement's raw counts, event by event, in ITEMs of at
+ * most 512 bytes:
  *	reading  event  first  n,2n  n,2n ...
  * first the index (from 0) of the measurement of the first pair.
+ *
+ * An EVENT is a PMU event spec (pmu/pmu.h), "tsc", or "msr:0xZ": MSR Z
+ * read with RDMSR before and after each run, as a counter (nanoBench's
+ * -msr_config). EVENT_CTR and EVENT_MSR qualify the EVENT sent last; a
+ * PMU event's MSRs may only be those its selection reads (0x1A6, 0x1A7,
+ * 0x3F6, 0x3F7, on Intel), an msr: event's any. Parameters are only
+ * appended: a kernel older than one refuses it by number ("unknown
+ * parameter N").
  */
 #define WIRE_CODE_MAX		4096u	/* bytes of body, and of init */
 
@@ -353,7 +365,23 @@ enum wire_code_param {
 	WIRE_CODE_CPU		= 13,	/* the CPU that runs it (default: the control CPU's) */
 	WIRE_CODE_R14_SIZE	= 14,	/* bytes of R14's area, a multiple of 8 KiB (default 1 MiB) */
 	WIRE_CODE_ONE_TIME_INIT	= 15,	/* bytes: run once, before the first measurement */
+	WIRE_CODE_EVENT_CTR	= 16,	/* u64: the counter the last EVENT counts on: GP
+					 * counter N, or WIRE_CODE_CTR_FIXED + N for fixed
+					 * counter N (nanoBench's CTR=) */
+	WIRE_CODE_EVENT_MSR	= 17,	/* struct wire_code_msr: written before the last
+					 * EVENT is measured, put back after; repeat for
+					 * more (at most WIRE_CODE_EVENT_MSRS) */
 };
+
+#define WIRE_CODE_CTR_FIXED	32	/* Intel's event tables' numbering */
+#define WIRE_CODE_EVENT_MSRS	16
+
+struct wire_code_msr {
+	uint32_t msr;
+	uint32_t reserved;		/* 0 */
+	uint64_t value;
+};
+_Static_assert(sizeof(struct wire_code_msr) == 16, "wire_code_msr ABI");
 
 #define WIRE_CODEF_BASIC	(1u << 0)	/* measure n copies against 0 copies */
 #define WIRE_CODEF_NO_NORM	(1u << 1)	/* do not divide by copies and loops */

@@ -185,7 +185,7 @@ printf '# nanoBench config\nC2.01 UOPS_RETIRED.ALL\nC2.01.CMSK=1.INV UOPS_STALLS
 printf 'C2.01.CTR=0 UOPS_ON_0\n' >"$T/ctr.cfg"
 printf 'C2.1G UOPS_BAD\n' >"$T/bad.cfg"
 $BP bench -asm nop -config "$T/ctr.cfg" --kernel /nonexistent >"$T/c1" 2>&1
-check "-config: CTR= not sent yet, with file and line" has "$T/c1" "ctr.cfg:1: line skipped: CTR=0 is parsed"
+check "-config: CTR= sent, on to the boot" has "$T/c1" "/nonexistent: No such file"
 $BP bench -asm nop -config "$T/bad.cfg" --kernel /nonexistent >"$T/c2" 2>&1
 check "-config: a bad unit mask refused" has "$T/c2" "bad.cfg:1: line refused: unit mask '1G' is not 1 or 2 hex digits"
 $BP bench -asm nop -config "$T/ok.cfg" --kernel /nonexistent >"$T/c4" 2>&1

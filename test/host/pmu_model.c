@@ -68,6 +68,11 @@
  *  - RDPMC index >= number of counters #GPs (KVM amd_check_rdpmc_early).
  *  - DE_CFG 0xC0011029 bit 1 makes LFENCE dispatch-serializing (Linux
  *    init_amd sets it; APM Vol. 3 LFENCE).
+ * MSR_OFFCORE_RSP_0/1 (0x1A6/0x1A7), MSR_PEBS_LD_LAT (0x3F6) and
+ *  MSR_PEBS_FRONTEND (0x3F7) exist per model (SDM Vol. 4's model tables:
+ *  offcore and load latency from Nehalem, the front end from Skylake, on
+ *  the big cores); elsewhere, and under KVM, which does not expose them,
+ *  they #GP. Their values are kept as written.
  * Alder and Raptor Lake (extra_gp, extra_fixed): CPUID.0AH reports the
  *  E-cores' 6 GP and 3 fixed counters on every core and there is no leaf
  *  23H; the P-cores have IA32_PMC6-7 (and their PERFEVTSEL, A_PMC and
@@ -89,6 +94,7 @@ struct pmu_model *pmu_model;
 
 /* Register numbers, from the manuals (deliberately not pmu/regs.h). */
 enum {
+	I_OFFCORE0 = 0x1a6, I_OFFCORE1 = 0x1a7, I_LD_LAT = 0x3f6, I_FRONTEND = 0x3f7,
 	I_PMC0 = 0xc1, I_EVTSEL0 = 0x186, I_FIXED0 = 0x309, I_PERF_CAPS = 0x345,
 	I_FIXED_CTRL = 0x38d, I_STATUS = 0x38e, I_CTRL = 0x38f, I_OVF_CTRL = 0x390,
 	I_STATUS_SET = 0x391, I_A_PMC0 = 0x4c1, I_DEBUGCTL = 0x1d9, I_SMI_COUNT = 0x34,
@@ -137,18 +143,22 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 	[MODEL_INTEL_V4] = { .name = "intel-v4", .intel = true, .family = 6, .model = 0x5e,
 			     .version = 4, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 			     .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
-			     .fast_rdpmc = true, .smm_freeze = true, .unmask_refires = true },
+			     .fast_rdpmc = true, .smm_freeze = true, .unmask_refires = true,
+			      .xmsr = MODEL_XMSR_OFFCORE | MODEL_XMSR_LD_LAT | MODEL_XMSR_FRONTEND },
 	[MODEL_INTEL_V5] = { .name = "intel-v5", .intel = true, .family = 6, .model = 0x8f,
 			     .version = 5, .nr_gp = 8, .gp_width = 48, .nr_fixed_edx = 2,
 			     .fixed_ecx = 0xb, .fixed_width = 48, .ebx_len = 8, .pdcm = true,
-			     .fw_write = true, .smm_freeze = true, .unmask_refires = true },
+			     .fw_write = true, .smm_freeze = true, .unmask_refires = true,
+			      .xmsr = MODEL_XMSR_OFFCORE | MODEL_XMSR_LD_LAT | MODEL_XMSR_FRONTEND },
 	[MODEL_INTEL_BDW] = { .name = "intel-bdw", .intel = true, .family = 6, .model = 0x3d,
 			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 			      .fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
-			      .smm_freeze = true, .unmask_refires = true, .bdw_errata = true },
+			      .smm_freeze = true, .unmask_refires = true, .bdw_errata = true,
+			      .xmsr = MODEL_XMSR_OFFCORE | MODEL_XMSR_LD_LAT },
 	[MODEL_INTEL_SNB] = { .name = "intel-snb", .intel = true, .family = 6, .model = 0x2a,
 			      .version = 3, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
-			      .fixed_width = 48, .ebx_len = 7, .pdcm = true },
+			      .fixed_width = 48, .ebx_len = 7, .pdcm = true,
+			      .xmsr = MODEL_XMSR_OFFCORE | MODEL_XMSR_LD_LAT },
 	[MODEL_INTEL_TREMONT] = { .name = "intel-tremont", .intel = true, .family = 6, .model = 0x86,
 				  .version = 5, .nr_gp = 4, .gp_width = 48, .nr_fixed_edx = 3,
 				  .fixed_width = 48, .ebx_len = 8, .pdcm = true, .fw_write = true },
@@ -163,7 +173,8 @@ static const struct model_cfg presets[MODEL_FLAVOURS] = {
 				.version = 5, .nr_gp = 6, .gp_width = 48, .nr_fixed_edx = 3,
 				.fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
 				.smm_freeze = true, .unmask_refires = true, .extra_gp = 2,
-				.extra_fixed = 1u << 3, .core_type = 0x40 },
+				.extra_fixed = 1u << 3, .core_type = 0x40,
+			      .xmsr = MODEL_XMSR_OFFCORE | MODEL_XMSR_LD_LAT | MODEL_XMSR_FRONTEND },
 	[MODEL_INTEL_ADL_E] = { .name = "intel-adl-e", .intel = true, .family = 6, .model = 0x97,
 				.version = 5, .nr_gp = 6, .gp_width = 48, .nr_fixed_edx = 3,
 				.fixed_width = 48, .ebx_len = 7, .pdcm = true, .fw_write = true,
@@ -543,6 +554,20 @@ void model_retire(struct pmu_model *m, mu64 ninsns)
 
 /* ---- MSRs ---- */
 
+/* The xmsr MSR msr where this model has it, else NULL. */
+static mu64 *xmsr(struct pmu_model *m, mu32 msr)
+{
+	mu32 x = m->cfg.kvm ? 0 : m->cfg.xmsr;
+
+	if ((x & MODEL_XMSR_OFFCORE) && (msr == I_OFFCORE0 || msr == I_OFFCORE1))
+		return &m->offcore[msr - I_OFFCORE0];
+	if ((x & MODEL_XMSR_LD_LAT) && msr == I_LD_LAT)
+		return &m->ld_lat;
+	if ((x & MODEL_XMSR_FRONTEND) && msr == I_FRONTEND)
+		return &m->frontend;
+	return NULL;
+}
+
 static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 {
 	const struct model_cfg *cfg = &m->cfg;
@@ -572,6 +597,8 @@ static int intel_rdmsr(struct pmu_model *m, mu32 msr, mu64 *val)
 		*val = m->debugctl;
 	} else if (msr == I_SMI_COUNT) {
 		*val = m->smi_count & 0xffffffffull;
+	} else if (xmsr(m, msr)) {
+		*val = *xmsr(m, msr);
 	} else {
 		return fault(m, VEC_GP_, "#GP: rdmsr 0x%x: no such MSR", msr);
 	}
@@ -646,6 +673,8 @@ static int intel_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 		return fault(m, VEC_GP_, "#GP: wrmsr IA32_PERF_CAPABILITIES: read-only");
 	} else if (msr == I_SMI_COUNT) {
 		return fault(m, VEC_GP_, "#GP: wrmsr MSR_SMI_COUNT: read-only");
+	} else if (xmsr(m, msr)) {
+		*xmsr(m, msr) = val;
 	} else if (msr == I_DEBUGCTL) {
 		/* LBR, BTF, FREEZE_LBRS_ON_PMI; the perfmon freezes where the
 		 * CPU has them (KVM: never). */

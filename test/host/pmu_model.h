@@ -88,12 +88,20 @@ struct model_cfg {
 	 * RDPMC's fast-read bit #GPs; a counter the host's perf takes away
 	 * undercounts (host_steal). */
 	bool kvm;
+	/* The MSRs some events' selection reads beside PERFEVTSEL (SDM Vol. 4,
+	 * the model's own table): MODEL_XMSR_*; without them they #GP. */
+	mu32 xmsr;
 	/* AMD */
 	bool core_ext, perfmon_v2;
 	mu32 amd_nr;
 };
 
 enum { MODEL_GP_MAX = 8, MODEL_FIXED_MAX = 8 };
+
+/* model_cfg.xmsr */
+#define MODEL_XMSR_OFFCORE	(1u << 0)	/* MSR_OFFCORE_RSP_0/1, 0x1A6/0x1A7 (Nehalem on) */
+#define MODEL_XMSR_LD_LAT	(1u << 1)	/* MSR_PEBS_LD_LAT, 0x3F6 (Nehalem on) */
+#define MODEL_XMSR_FRONTEND	(1u << 2)	/* MSR_PEBS_FRONTEND, 0x3F7 (Skylake on) */
 
 struct pmu_model {
 	struct model_cfg cfg;
@@ -110,6 +118,7 @@ struct pmu_model {
 	mu64 fixed_ctrl, global_ctrl, global_status, debugctl;
 	mu64 de_cfg;			/* AMD DE_CFG 0xC0011029 */
 	mu64 smi_count;			/* Intel MSR_SMI_COUNT 0x34: SMIs taken */
+	mu64 offcore[2], ld_lat, frontend;	/* the xmsr MSRs, as last written */
 	mu32 lvtpc;
 	int cpl;
 

@@ -2,7 +2,9 @@
  * test_bench_config — nanoBench's event files as `bareperf bench` reads
  * them (tools/util/bench_config.c): every field of a -config line and of a
  * -msr_config line, each kind of refused line with its reason, a file
- * whose bad line is refused alone, and files of any length.
+ * whose bad line is refused alone, and files of any length; the run's
+ * events (tools/util/bench_events.c): kept with their fields, laid out in
+ * runs as nanoBench groups them, and written as RUN_CODE's parameters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,8 @@
 
 #include "test/host/tmpdir.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_events.h"
+#include "uapi/wire.h"
 
 static struct bench_event ev;
 static struct bench_msr_event m;
@@ -53,7 +57,6 @@ static void event_fields(void **state)
 	assert_string_equal(ev.name, "UOPS_RETIRED.ALL");
 	assert_int_equal(ev.ctr, -1);
 	assert_int_equal(ev.nmsr, 0);
-	assert_true(bench_event_sendable(&ev, why, sizeof(why)));
 	/* CMSK is decimal or 0x hex; EDG 18, INV 23, CMSK 31:24. */
 	assert_int_equal(line("A3.14.CMSK=20 STALLS"), 1);
 	assert_int_equal(ev.cmask, 20);
@@ -65,7 +68,6 @@ static void event_fields(void **state)
 	assert_int_equal(line("0D.03.CMSK=1.AnyT INT_MISC.RECOVERY_CYCLES_ANY"), 1);
 	assert_true(ev.any);
 	assert_string_equal(ev.spec, "r120030d");
-	assert_true(bench_event_sendable(&ev, why, sizeof(why)));
 	/* AMD's 12-bit event select: bits 11:8 at 35:32. */
 	assert_int_equal(line("1A0.01 AMD_EVENT"), 1);
 	assert_string_equal(ev.spec, "r1000001a0");
@@ -84,14 +86,10 @@ static void event_structured(void **state)
 	(void)state;
 	assert_int_equal(line("A4.04.CTR=0 TOPDOWN.BAD_SPEC_SLOTS"), 1);
 	assert_int_equal(ev.ctr, 0);
-	assert_false(bench_event_sendable(&ev, why, sizeof(why)));
-	assert_non_null(strstr(why, "CTR=0"));
 	assert_int_equal(line("00.06.CTR=37 TOPDOWN_FE_BOUND.ALL"), 1);
 	assert_int_equal(ev.ctr, BENCH_CTR_FIXED_BASE + 5);
 	assert_int_equal(line("C6.01.TakenAlone FRONTEND_RETIRED.DSB_MISS"), 1);
 	assert_true(ev.taken_alone);
-	assert_false(bench_event_sendable(&ev, why, sizeof(why)));
-	assert_non_null(strstr(why, "TakenAlone"));
 	/* The MSR fields in line order, each with its MSR. */
 	assert_int_equal(line("CD.01.MSR_3F6H=0x10.CTR=1.TakenAlone LOAD_LATENCY_GT_16"), 1);
 	assert_int_equal(ev.ctr, 1);
@@ -106,8 +104,6 @@ static void event_structured(void **state)
 	assert_int_equal(ev.msr[1].value, 0x11);
 	assert_int_equal(ev.msr[2].msr, BENCH_MSR_OFFCORE_RSP0);
 	assert_int_equal(ev.msr[2].value, 0x10002);
-	assert_false(bench_event_sendable(&ev, why, sizeof(why)));
-	assert_non_null(strstr(why, "MSR 0x1a7"));
 }
 
 static void event_refused(void **state)
@@ -223,20 +219,161 @@ static void files(void **state)
 	assert_int_equal(c.msr[1].rdmsr, 0x639);
 	bench_config_free(&c);
 
-	/* The run's view: the lines it cannot send yet are skipped. */
-	char events[4][32], labels[4][64];
+}
+
+/* The run's events: -config's fields and -msr_config's lines kept with
+ * each, in the order given. */
+static void run_events(void **state)
+{
+	(void)state;
+	struct bench_events l = { 0 };
+	const char *p = tmpdir_path("run.cfg"), *q = tmpdir_path("run_msr.cfg");
+	int refused = 0;
+
+	bench_events_insert(&l, 0, "tsc", "", "-e");
+	write_file(p, "C2.01 A\nC2.1G BAD\nC2.01.TakenAlone.CTR=2 B\n"
+		   "B7.01.MSR_RSP0=0x10001.MSR_3F6H=4 C\n");
+	write_file(q, "msr_10 TSC\nmsr_E01=0x20000000.msr_700=0x408F34 msr_706 LLC\n");
+	assert_int_equal(bench_events_load(&l, p, false, &refused), 0);
+	assert_int_equal(bench_events_load(&l, q, true, &refused), 0);
+	assert_int_equal(refused, 1);
+	assert_int_equal(l.n, 6);
+	assert_string_equal(l.ev[0].spec, "tsc");
+	assert_string_equal(l.ev[1].label, "A");
+	assert_true(!strncmp(l.ev[1].origin, "-config ", 8));
+	assert_non_null(strstr(l.ev[2].origin, "run.cfg:3"));
+	assert_true(l.ev[2].alone);
+	assert_int_equal(l.ev[2].ctr, 2);
+	assert_int_equal(l.ev[3].nmsr, 2);
+	assert_int_equal(l.ev[3].msr[1].msr, 0x3f6);
+	assert_string_equal(l.ev[4].spec, "msr:0x10");
+	assert_true(l.ev[4].rdmsr);
+	assert_string_equal(l.ev[5].spec, "msr:0x706");
+	assert_string_equal(l.ev[5].label, "LLC");
+	assert_int_equal(l.ev[5].nmsr, 2);
+	assert_int_equal(l.ev[5].msr[0].msr, 0xe01);
+	assert_int_equal(l.ev[5].msr[1].value, 0x408f34);
+	/* a file that fails adds nothing */
+	write_file(p, "C2.1G BAD\n");
+	assert_int_equal(bench_events_load(&l, p, false, &refused), -1);
+	assert_int_equal(l.n, 6);
+	bench_events_free(&l);
+}
+
+static struct bench_run_event *add(struct bench_events *l, const char *spec)
+{
+	return bench_events_insert(l, l->n, spec, spec, "-e");
+}
+
+/* Runs as nanoBench forms them, in the order given: 4 to a run, a
+ * TakenAlone event alone, no counter twice, no MSR with two values. */
+static void runs(void **state)
+{
+	(void)state;
+	struct bench_events l = { 0 };
+
+	assert_int_equal(bench_events_runs(&l, 4), 1);	/* the kernel's defaults */
+	for (int i = 0; i < 9; i++)
+		add(&l, "r1c2");
+	assert_int_equal(bench_events_runs(&l, 4), 3);
+	assert_int_equal(l.ev[3].run, 0);
+	assert_int_equal(l.ev[4].run, 1);
+	assert_int_equal(l.ev[8].run, 2);
+	assert_int_equal(bench_events_first(&l, 2), 8);
+	assert_int_equal(bench_events_first(&l, 3), 9);
+	bench_events_free(&l);
+
+	add(&l, "A");
+	add(&l, "B")->alone = true;
+	add(&l, "C");
+	add(&l, "D")->ctr = 1;
+	add(&l, "E")->ctr = 1;			/* the same counter: the next run */
+	add(&l, "F")->ctr = 2;
+	struct bench_run_event *e = add(&l, "G");
+	e->nmsr = 1;
+	e->msr[0] = (struct bench_msr_write){ 0x1a6, 1 };
+	e = add(&l, "H");
+	e->nmsr = 1;
+	e->msr[0] = (struct bench_msr_write){ 0x1a6, 1 };	/* the same value: shares */
+	e = add(&l, "I");
+	e->nmsr = 1;
+	e->msr[0] = (struct bench_msr_write){ 0x1a6, 2 };	/* another: the next run */
+	assert_int_equal(bench_events_runs(&l, 4), 5);
+	static const int want[] = { 0, 1, 2, 2, 3, 3, 3, 3, 4 };
+	for (int i = 0; i < l.n; i++)
+		assert_int_equal(l.ev[i].run, want[i]);
+	/* insert at the front (-fixed_counters): the order kept */
+	bench_events_insert(&l, 0, "instructions", "Instructions retired", "-fixed_counters");
+	assert_string_equal(l.ev[1].spec, "A");
+	assert_string_equal(l.ev[0].label, "Instructions retired");
+	assert_int_equal(l.ev[0].ctr, -1);
+	bench_events_free(&l);
+}
+
+/* Walk the RUN_CODE parameters at buf[0, len): each {type, len, value}. */
+static int params(const uint8_t *buf, size_t len, uint16_t *type, const uint8_t **val,
+		  uint16_t *vlen, int max)
+{
 	int n = 0;
-	write_file(p, "C2.01 A\nC2.01.TakenAlone B\nC0.00.AnyT C\n");
-	assert_int_equal(bench_config_load(p, events, labels, &n, 4), 0);
-	assert_int_equal(n, 2);
-	assert_string_equal(events[1], "r2000c0");
-	assert_string_equal(labels[1], "C");
-	n = 0;
-	write_file(p, "C2.01.CTR=0 A\n");
-	assert_int_equal(bench_config_load(p, events, labels, &n, 4), -1);
-	n = 3;
-	write_file(p, "C2.01 A\nC2.02 B\n");
-	assert_int_equal(bench_config_load(p, events, labels, &n, 4), -1);
+
+	for (size_t at = 0; at < len && n < max; n++) {
+		struct wire_ctl_msg t;
+		memcpy(&t, buf + at, sizeof(t));
+		type[n] = t.type;
+		vlen[n] = t.len;
+		val[n] = buf + at + sizeof(t);
+		at += sizeof(t) + t.len;
+		assert_true(at <= len);
+	}
+	return n;
+}
+
+/* A run's events as the request carries them: EVENT, then its EVENT_CTR
+ * and EVENT_MSRs. */
+static void request(void **state)
+{
+	(void)state;
+	struct bench_events l = { 0 };
+	uint8_t buf[512];
+	uint16_t type[16], vlen[16];
+	const uint8_t *val[16];
+
+	add(&l, "r1c2");
+	struct bench_run_event *e = add(&l, "r1b7");
+	e->ctr = BENCH_CTR_FIXED_BASE + 1;
+	e->nmsr = 2;
+	e->msr[0] = (struct bench_msr_write){ 0x1a6, 0x10001 };
+	e->msr[1] = (struct bench_msr_write){ 0x3f6, 4 };
+	add(&l, "msr:0x10")->alone = true;
+	bench_events_runs(&l, 4);
+	size_t len = bench_events_put(&l, 0, buf, 0, sizeof(buf));
+	int n = params(buf, len, type, val, vlen, 16);
+	assert_int_equal(n, 5);
+	assert_int_equal(type[0], WIRE_CODE_EVENT);
+	assert_int_equal(vlen[0], 4);
+	assert_memory_equal(val[0], "r1c2", 4);
+	assert_int_equal(type[1], WIRE_CODE_EVENT);
+	assert_int_equal(type[2], WIRE_CODE_EVENT_CTR);
+	uint64_t ctr;
+	assert_int_equal(vlen[2], 8);
+	memcpy(&ctr, val[2], 8);
+	assert_int_equal(ctr, WIRE_CODE_CTR_FIXED + 1);
+	struct wire_code_msr m;
+	assert_int_equal(type[3], WIRE_CODE_EVENT_MSR);
+	assert_int_equal(vlen[3], sizeof(m));
+	memcpy(&m, val[3], sizeof(m));
+	assert_int_equal(m.msr, 0x1a6);
+	assert_int_equal(m.reserved, 0);
+	assert_int_equal(m.value, 0x10001);
+	memcpy(&m, val[4], sizeof(m));
+	assert_int_equal(m.msr, 0x3f6);
+	/* run 1: the msr: event alone */
+	len = bench_events_put(&l, 1, buf, 0, sizeof(buf));
+	assert_int_equal(params(buf, len, type, val, vlen, 16), 1);
+	assert_memory_equal(val[0], "msr:0x10", 8);
+	/* too little room: cap + 1 */
+	assert_int_equal(bench_events_put(&l, 0, buf, 0, 20), 21);
+	bench_events_free(&l);
 }
 
 /* No limit on a file's events: 200 of them. */
@@ -282,6 +419,9 @@ int main(void)
 		cmocka_unit_test(msr_fields_and_refusals),
 		cmocka_unit_test(files),
 		cmocka_unit_test(many_events),
+		cmocka_unit_test(run_events),
+		cmocka_unit_test(runs),
+		cmocka_unit_test(request),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1032,6 +1032,90 @@ static void assignment(void **state)
 	assert_int_equal(pmu_rdpmc_index(&ctx, 7), -1);
 }
 
+/* pa with PMU_ATTR_COUNTER on counter k (GP k, or PMU_COUNTER_FIXED + N). */
+static struct pmu_event_attr on_counter(const char *spec, u32 k)
+{
+	struct pmu_event_attr a = ev(spec);
+
+	a.flags |= PMU_ATTR_COUNTER;
+	a.counter = k;
+	return a;
+}
+
+/* nanoBench's CTR=: an event bound to one counter gets that one, counts
+ * there, and is refused with the reason where the CPU lacks it or another
+ * event holds it. */
+static void counter_bound(void **state)
+{
+	boot(flav(state));
+	u32 last = caps.nr_gp - 1;
+	struct pmu_event_attr a[2] = { on_counter("branches", last), ev("cycles") };
+	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 2, [SIG_BRANCHES] = 1 } };
+
+	open_n(a, 2, PMU_OPEN_NO_FIXED);
+	assert_int_equal(ctx.ctr[0].hw, PMU_HW_GP);
+	assert_int_equal(ctx.ctr[0].idx, last);
+	assert_int_equal(pmu_rdpmc_index(&ctx, 0), last);
+	assert_int_equal(ctx.ctr[1].idx, 0);		/* the first one free */
+	pmu_start(&ctx);
+	model_run(&M, &c, 777);
+	pmu_stop(&ctx);
+	assert_int_equal(pmu_read(&ctx, 0), 777);
+	assert_int_equal(M.gp_counted[last], 777);
+
+	a[0] = on_counter("branches", caps.nr_gp);
+	assert_int_equal(pmu_open(&ctx, &caps, a, 1, 0, err, sizeof(err)), -E_NODEV);
+	assert_true(contains(err, "asks for GP counter"));
+	assert_true(contains(err, "this CPU has"));
+	a[0] = on_counter("branches", 0);
+	a[1] = on_counter("cycles", 0);
+	assert_int_equal(pmu_open(&ctx, &caps, a, 2, 0, err, sizeof(err)), -E_BUSY);
+	assert_true(contains(err, "already taken by 'branches'"));
+
+	a[0] = on_counter("cycles", PMU_COUNTER_FIXED + 1);
+	int rc = pmu_open(&ctx, &caps, a, 1, 0, err, sizeof(err));
+	if (!caps.intel || !(caps.fixed_bitmap & 2)) {
+		assert_int_equal(rc, -E_NODEV);
+		assert_true(contains(err, "asks for fixed counter 1, which this CPU lacks"));
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(ctx.ctr[0].hw, PMU_HW_FIXED);
+	assert_int_equal(ctx.ctr[0].idx, 1);
+	a[0] = on_counter("instructions", PMU_COUNTER_FIXED + 1);
+	assert_int_equal(pmu_open(&ctx, &caps, a, 1, 0, err, sizeof(err)), -E_INVAL);
+	assert_true(contains(err, "counts on fixed counter 0, not on fixed counter 1"));
+}
+
+/* The MSRs an event's selection reads beside PERFEVTSEL (nanoBench's
+ * MSR_RSP0/1, MSR_3F6H, MSR_PF): taken where the model has them, left as
+ * they were, and refused with the reason elsewhere. */
+static void event_msrs(void **state)
+{
+	static const u32 msr[] = { 0x1a6, 0x1a7, 0x3f6, 0x3f7 };
+	static const u32 bit[] = { MODEL_XMSR_OFFCORE, MODEL_XMSR_OFFCORE, MODEL_XMSR_LD_LAT,
+				   MODEL_XMSR_FRONTEND };
+
+	boot(flav(state));
+	M.offcore[1] = 0x1234;
+	for (size_t i = 0; i < ARRAY_SIZE(msr); i++) {
+		bool has = M.cfg.intel && !M.cfg.kvm && (M.cfg.xmsr & bit[i]);
+		unsigned faults = M.faults;
+		int rc = pmu_event_msr_check(&caps, msr[i], err, sizeof(err));
+		if (has) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, -E_NODEV);
+			assert_true(contains(err, M.cfg.intel ? "has no MSR" : "not Intel"));
+			assert_int_equal(M.faults, faults + (M.cfg.intel ? 1 : 0));
+		}
+	}
+	if (M.cfg.xmsr & MODEL_XMSR_OFFCORE && !M.cfg.kvm)
+		assert_int_equal(M.offcore[1], 0x1234);		/* written back as read */
+	assert_int_equal(pmu_event_msr_check(&caps, 0x10, err, sizeof(err)), -E_INVAL);
+	assert_true(contains(err, "none of an event's extra MSRs"));
+}
+
 static void too_many_events(void **state)
 {
 	boot(flav(state));
@@ -1629,6 +1713,9 @@ static const struct scenario scenarios[] = {
 	{ "kvm_undercount", kvm_undercount, F(MODEL_KVM_V2) | F(MODEL_KVM_AMD) | F(MODEL_KVM_AMD_V2) },
 	{ "assignment", assignment, ALL_PMU },
 	{ "too_many_events", too_many_events, ALL_PMU },
+	{ "counter_bound", counter_bound, ALL_PMU },
+	{ "event_msrs", event_msrs, ALL_PMU | F(MODEL_INTEL_SNB) | F(MODEL_INTEL_ADL_P) |
+	  F(MODEL_INTEL_TREMONT) },
 	{ "cmask_inv_edge", cmask_inv_edge, ALL_PMU },
 	{ "v5_fixed_bitmap", v5_fixed_bitmap, 0 },
 	{ "unavailable_events", unavailable_events, 0 },

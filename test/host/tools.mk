@@ -86,11 +86,13 @@ $(BUILD)/host/test_capture: $(BUILD)/h/test/host/test_capture.o $(WIRE_HOBJS)
 APP_C += test/guest/test_hotspot.c
 
 # nanoBench's -config and -msr_config lines (tools/util/bench_config.c):
-# every field, every refusal, files of any length.
+# every field, every refusal, files of any length; the run's events in
+# runs and in the request (tools/util/bench_events.c).
 HOST_TESTS += $(BUILD)/host/test_bench_config
 
 $(BUILD)/host/test_bench_config: $(BUILD)/h/test/host/test_bench_config.o \
-		$(BUILD)/h/tools/util/bench_config.o $(BUILD)/h/test/host/tmpdir.o
+		$(BUILD)/h/tools/util/bench_config.o $(BUILD)/h/tools/util/bench_events.o \
+		$(BUILD)/h/test/host/tmpdir.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

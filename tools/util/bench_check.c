@@ -2,8 +2,8 @@
  * bench_check.c — `bareperf bench --check` (tools/builtin-bench.c): the
  * snippets assembled, the event files parsed, and what a run would do
  * printed, with no machine booted. The events go in runs the way the run
- * sends them: -e's first, then -config's, BENCH_CHECK_GP_COUNTERS to a run
- * (never multiplexed); a line the run cannot send yet is listed with why.
+ * sends them (tools/util/bench_events.c): -e's first, then -config's and
+ * -msr_config's, never multiplexed.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_events.h"
 
 /* Assemble one snippet (or read -code's file) and say its size. */
 static int snippet(const char *what, const char *src, bool file, bool nasm)
@@ -59,7 +60,7 @@ static int batch(const char *path, bool nasm)
 	return n ? rc : -1;
 }
 
-static const char *counter(const struct bench_event *ev, char *buf, size_t len)
+static const char *counter(const struct bench_run_event *ev, char *buf, size_t len)
 {
 	if (ev->ctr < 0)
 		return "any";
@@ -70,43 +71,34 @@ static const char *counter(const struct bench_event *ev, char *buf, size_t len)
 	return buf;
 }
 
-/* One -config event: run, encoding, counter, name, then what else it asks. */
-static void print_event(const struct bench_event *ev, int *k)
+/* One event: its line, run, encoding, counter, name, then what else it asks. */
+static void print_event(const struct bench_run_event *ev)
 {
-	char ctr[24], why[128], run[16] = "-";
-	bool sent = bench_event_sendable(ev, why, sizeof(why));
+	char ctr[24], line[16] = "-e";
 
-	if (sent)
-		snprintf(run, sizeof(run), "%d", *k / BENCH_CHECK_GP_COUNTERS + 1);
-	*k += sent;
-	printf("  %4d  %-4s %-12s %-8s %s", ev->line, run, ev->spec, counter(ev, ctr, sizeof(ctr)),
-	       ev->name);
+	if (ev->line)
+		snprintf(line, sizeof(line), "%d", ev->line);
+	printf("  %4s  %-4d %-12s %-8s %s", line, ev->run + 1, ev->spec,
+	       ev->rdmsr ? "rdmsr" : counter(ev, ctr, sizeof(ctr)), ev->label[0] ? ev->label :
+	       ev->line ? "" : "(-e)");
 	if (ev->any)
 		printf("  [AnyT]");
-	if (ev->taken_alone)
+	if (ev->alone)
 		printf("  [TakenAlone]");
 	for (int i = 0; i < ev->nmsr; i++)
-		printf("  [MSR %#x=%#llx]", ev->msr[i].msr, (unsigned long long)ev->msr[i].value);
-	if (!sent)
-		printf("  (not run yet: %s)", why);
+		printf("  [%s %#x=%#llx]", ev->rdmsr ? "wrmsr" : "MSR", ev->msr[i].msr,
+		       (unsigned long long)ev->msr[i].value);
 	putchar('\n');
-}
-
-static void print_msr_event(const struct bench_msr_event *m)
-{
-	printf("  %4d  %-8s rdmsr %#x  %s", m->line, "own", m->rdmsr, m->name);
-	for (int i = 0; i < m->nwrite; i++)
-		printf("  [wrmsr %#x=%#llx]", m->write[i].msr, (unsigned long long)m->write[i].value);
-	printf("  (not run yet: the kernel reads no MSR for bench)\n");
 }
 
 int bench_check(const struct bench_check_in *in)
 {
-	struct bench_config c = { 0 }, m = { 0 };
-	int rc = 0, k = 0;
+	struct bench_events l = { 0 };
+	int rc = 0, nrefused = 0;
 
-	printf("bareperf bench --check: nothing is run; assumed %d GP counters per run (no "
-	       "machine asked)\n", BENCH_CHECK_GP_COUNTERS);
+	printf("bareperf bench --check: nothing is run; runs of at most %d events, the most "
+	       "one request measures (no machine asked: its counters and MSRs are the "
+	       "kernel's to check)\n", BENCH_RUN_EVENTS);
 	if (in->code_init)
 		rc |= snippet("-code_init", in->code_init, true, in->nasm);
 	if (in->asm_init)
@@ -119,33 +111,24 @@ int bench_check(const struct bench_check_in *in)
 		rc |= snippet("-asm", in->asm_body, false, in->nasm);
 	if (in->batch)
 		rc |= batch(in->batch, in->nasm);
+	for (int i = 0; in->events && i < in->events->n; i++)
+		*bench_events_insert(&l, l.n, "", "", "") = in->events->ev[i];
 	if (in->config)
-		rc |= bench_config_read(in->config, false, &c);
+		rc |= bench_events_load(&l, in->config, false, &nrefused);
 	if (in->msr_config)
-		rc |= bench_config_read(in->msr_config, true, &m);
+		rc |= bench_events_load(&l, in->msr_config, true, &nrefused);
+	bench_events_runs(&l, BENCH_RUN_EVENTS);
 
 	printf("events (line, run, encoding, counter, name):\n");
-	for (; k < in->nevents; k++)
-		printf("  %4s  %-4d %-12s %-8s (-e)\n", "-e", k / BENCH_CHECK_GP_COUNTERS + 1,
-		       in->events[k], "any");
-	for (int i = 0; i < c.nev; i++)
-		print_event(&c.ev[i], &k);
-	if (!k && !c.nev)
+	for (int i = 0; i < l.n; i++)
+		print_event(&l.ev[i]);
+	if (!l.n)
 		printf("  (the default: cycles,instructions with a PMU, else tsc)\n");
-	for (int i = 0; i < m.nmsr; i++)
-		print_msr_event(&m.msr[i]);
-	if (in->config && k == in->nevents)
-		printf("the run refuses -config: no event in it can be sent yet\n");
-	printf("%d event%s in %d run%s of the snippet", k, k == 1 ? "" : "s",
-	       k ? (k + BENCH_CHECK_GP_COUNTERS - 1) / BENCH_CHECK_GP_COUNTERS : 1,
-	       k > BENCH_CHECK_GP_COUNTERS ? "s" : "");
-	if (c.nev + m.nmsr > k - in->nevents)
-		printf(", %d parsed and not run yet", c.nev + m.nmsr - (k - in->nevents));
-	if (c.nrefused + m.nrefused)
-		printf(", %d line%s refused", c.nrefused + m.nrefused,
-		       c.nrefused + m.nrefused == 1 ? "" : "s");
+	printf("%d event%s in %d run%s of the snippet", l.n, l.n == 1 ? "" : "s", l.nruns,
+	       l.nruns == 1 ? "" : "s");
+	if (nrefused)
+		printf(", %d line%s refused", nrefused, nrefused == 1 ? "" : "s");
 	printf("\n");
-	bench_config_free(&c);
-	bench_config_free(&m);
+	bench_events_free(&l);
 	return rc ? 2 : 0;
 }

@@ -1,6 +1,6 @@
 /*
  * bench_config.c — nanoBench's event files for `bareperf bench`
- * (tools/builtin-bench.c, tools/util/bench_check.c). A -config line
+ * (tools/util/bench_events.c, tools/util/bench_check.c). A -config line
  * becomes the raw event spec the kernel parses (pmu/events.c) plus the
  * fields that spec cannot carry (CTR=, MSR_*, TakenAlone); a -msr_config
  * line, the MSRs to write and the one to read. A bad line is refused
@@ -289,49 +289,4 @@ void bench_config_free(struct bench_config *c)
 	free(c->ev);
 	free(c->msr);
 	memset(c, 0, sizeof(*c));
-}
-
-bool bench_event_sendable(const struct bench_event *ev, char *why, size_t len)
-{
-	if (ev->ctr >= 0)
-		snprintf(why, len, "CTR=%d is parsed, not yet sent to the kernel", ev->ctr);
-	else if (ev->taken_alone)
-		snprintf(why, len, "TakenAlone is parsed, not yet honoured by the run's groups");
-	else if (ev->nmsr)
-		snprintf(why, len, "MSR %#x=%#llx is parsed, not yet written by the kernel",
-			 ev->msr[0].msr, (unsigned long long)ev->msr[0].value);
-	else
-		return true;
-	return false;
-}
-
-int bench_config_load(const char *path, char (*events)[32], char (*labels)[64], int *n, int max)
-{
-	struct bench_config c = { 0 };
-	char why[128];
-	int sent = 0;
-
-	if (bench_config_read(path, false, &c))
-		return -1;
-	for (int i = 0; i < c.nev; i++) {
-		const struct bench_event *ev = &c.ev[i];
-		if (!bench_event_sendable(ev, why, sizeof(why))) {
-			fprintf(stderr, "bareperf bench: -config %s:%d: line skipped: %s\n", path,
-				ev->line, why);
-			continue;
-		}
-		if (*n == max) {
-			fprintf(stderr, "bareperf bench: -config %s:%d: more than %d events in one "
-				"run of bench\n", path, ev->line, max);
-			bench_config_free(&c);
-			return -1;
-		}
-		snprintf(events[*n], sizeof(events[0]), "%s", ev->spec);
-		snprintf(labels[(*n)++], sizeof(labels[0]), "%.63s", ev->name);
-		sent++;
-	}
-	bench_config_free(&c);
-	if (!sent)
-		fprintf(stderr, "bareperf bench: -config %s: no event the kernel can measure yet\n", path);
-	return sent ? 0 : -1;
 }

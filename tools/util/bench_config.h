@@ -78,19 +78,4 @@ int bench_msr_config_parse_line(const char *line, struct bench_msr_event *m, cha
 int bench_config_read(const char *path, bool msr, struct bench_config *c);
 void bench_config_free(struct bench_config *c);
 
-/*
- * Whether the run measures ev today: its r<hex> spec says all of it (no
- * CTR=, no MSR_*) and it need not be alone (no TakenAlone). If not, why
- * names the first field in the way.
- */
-bool bench_event_sendable(const struct bench_event *ev, char *why, size_t len);
-
-/*
- * -config for the run: the events of path the kernel measures, appended as
- * specs to events[*n] and names to labels[*n], *n counting up to max; the
- * others are warnings (path:line, why). Returns 0, or -1 with one line on
- * stderr (the file unread, no event left, or more than max).
- */
-int bench_config_load(const char *path, char (*events)[32], char (*labels)[64], int *n, int max);
-
 #endif
