@@ -786,6 +786,31 @@ static int line_experiment(const struct bench *B, struct snippet *sn, const char
 	       bench_assemble(what, o->asm_once, o->nasm, &sn->once, &sn->once_len);
 }
 
+/* The batch's plain lines through one assembler run (a line of options
+ * has its own); what it could not take is assembled alone after. 0 or 2. */
+static int batch_assemble(struct bench *B)
+{
+	const char **srcs = calloc(B->nsn, sizeof(*srcs));
+	uint8_t **outs = calloc(B->nsn, sizeof(*outs));
+	size_t *lens = calloc(B->nsn, sizeof(*lens));
+	int rc = srcs && outs && lens ? 0 : 2;
+
+	for (int i = 0; !rc && i < B->nsn; i++)
+		srcs[i] = B->sn[i].src[0] == '-' ? NULL : B->sn[i].src;
+	if (!rc)
+		bench_assemble_batch(B->nsn, srcs, B->o.nasm, outs, lens);
+	for (int i = 0; !rc && i < B->nsn; i++) {
+		B->sn[i].body = outs[i];
+		B->sn[i].body_len = lens[i];
+	}
+	if (rc)
+		fprintf(stderr, "bareperf bench: out of memory\n");
+	free(srcs);
+	free(outs);
+	free(lens);
+	return rc;
+}
+
 /* Everything assembled and checked before the machine is asked: 0 or 2. */
 static int prepare_snippets(struct bench *B)
 {
@@ -806,11 +831,13 @@ static int prepare_snippets(struct bench *B)
 	    bench_assemble("-asm_one_time_init", o->asm_once, o->nasm, &once, &once_len))
 		return 2;
 	if (o->batch) {
-		if (load_batch(o->batch, &B->sn, &B->nsn))
+		if (load_batch(o->batch, &B->sn, &B->nsn) || batch_assemble(B))
 			return 2;
 		for (int i = 0; i < B->nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o->batch, B->sn[i].line);
+			if (B->sn[i].body)
+				continue;
 			if (B->sn[i].src[0] == '-' ? line_experiment(B, &B->sn[i], what) :
 			    bench_assemble(what, B->sn[i].src, o->nasm, &B->sn[i].body,
 					   &B->sn[i].body_len))

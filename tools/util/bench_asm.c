@@ -93,3 +93,19 @@ int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, 
 	}
 	return rc;
 }
+
+void bench_assemble_batch(int n, const char *const *srcs, bool nasm, uint8_t **outs, size_t *lens)
+{
+	char dir[] = "/tmp/bareperf-asm-XXXXXX";
+
+	for (int i = 0; i < n; i++) {
+		outs[i] = NULL;
+		lens[i] = 0;
+	}
+	if (nasm || n < 2 || !mkdtemp(dir))
+		return;
+	sigclean_add_dir(dir);
+	bench_gas_batch(n, srcs, dir, outs, lens);
+	rmdir(dir);
+	sigclean_del_dir(dir);
+}
