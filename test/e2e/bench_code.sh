@@ -117,6 +117,18 @@ check "--batch: three experiments, one boot, none failed" has "$T/exp.err" "3 sn
 
 $BP bench --icount --smp 2 -cpu 1 --json -asm "add rax, rbx" >"$T/cpu1" 2>&1
 check "-cpu 1 --json: measured on the second CPU" test "$(cat "$T/cpu1")" = '{"asm": "add rax, rbx", "results": {"Instructions retired (TSC under -icount)": 1.000}, "error": null}'
+# hlt on the second CPU under -icount: the control CPU waits halted, so the
+# virtual clock moves on and the watchdog's NMI stops it in seconds of
+# wall time (with the control CPU spinning: 220 s, then a reboot).
+printf 'hlt\nadd RAX, RBX\n' >"$T/hlt.txt"
+t0=$(date +%s)
+$BP bench --icount --smp 2 -cpu 1 --batch "$T/hlt.txt" >"$T/hlt.csv" 2>"$T/hlt.err"
+t_hlt=$(($(date +%s) - t0))
+sed 's/^/# /' "$T/hlt.csv"
+check "-cpu 1 hlt under --icount: stopped by the watchdog (${t_hlt} s, boot included)" \
+	grep -Eq '^"hlt",,,"timeout: the code ran longer than 2000 ms, stopped by the watchdog at offset 0 of the snippet \(copy [0-9]+\)"$' "$T/hlt.csv"
+check "-cpu 1 after the hlt: add RAX, RBX measured 1.000 in the same boot, in under 150 s" \
+	test "$(sed -n 3p "$T/hlt.csv")" = '"add RAX, RBX","Instructions retired (TSC under -icount)",1.000,' -a "$t_hlt" -lt 150
 
 wait $kill_pid
 echo "# kill batch exit $?"; sed 's/^/# /' "$T/kill.csv" "$T/kill.err"
