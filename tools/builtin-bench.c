@@ -23,6 +23,7 @@
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_cr.h"
 #include "tools/util/bench_out.h"
 #include "tools/util/control.h"
 #include "tools/util/link.h"
@@ -1126,6 +1127,31 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 	fflush(stdout);
 }
 
+/*
+ * Snippet i writes CR0 or CR4 a value QEMU's TCG hangs on (util/bench_cr.h):
+ * refused here, with the reason in its row, when bench boots QEMU without
+ * KVM. A machine on --tty or under KVM is a CPU that refuses it with #GP.
+ */
+static bool hangs_tcg(struct bench *B, int i)
+{
+	const struct snippet *sn = &B->sn[i];
+	const uint8_t *parts[] = { sn->body, sn->init, sn->late, sn->once };
+	const size_t lens[] = { sn->body_len, sn->init_len, sn->late_len, sn->once_len };
+	char why[300];
+
+	if (B->o.tty || B->o.kvm)
+		return false;
+	for (int k = 0; k < 4; k++) {
+		if (!bench_cr_hangs_tcg(parts[k], lens[k], why, sizeof(why)))
+			continue;
+		memset(&B->r, 0, sizeof(B->r));
+		snprintf(B->r.text, sizeof(B->r.text), "refused before it was sent: the code %s, "
+			 "so bench does not run it under TCG (--kvm runs it)", why);
+		return true;
+	}
+	return false;
+}
+
 /* Every snippet in turn: 0, or the exit status 1 (the line failed). */
 static int run_all(struct bench *B)
 {
@@ -1142,6 +1168,8 @@ static int run_all(struct bench *B)
 			memset(r, 0, sizeof(*r));
 			snprintf(r->text, sizeof(r->text), "%s", B->gone);
 			B->not_run++;
+		} else if (hangs_tcg(B, i)) {
+			timed = false;
 		} else if (run_snippet(B, i, res, &nres, &lost)) {
 			return 1;
 		}

@@ -106,6 +106,17 @@ $(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@
 
+# bench's refusal of CR0 and CR4 writes that hang QEMU's TCG
+# (tools/util/bench_cr.c) on snippets GNU as assembles.
+HOST_TESTS += $(BUILD)/host/test_bench_cr
+
+$(BUILD)/host/test_bench_cr: $(BUILD)/h/test/host/test_bench_cr.o $(BUILD)/h/tools/util/bench_cr.o \
+		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o \
+		$(BUILD)/h/tools/util/bench_src.o $(BUILD)/h/tools/util/sigclean.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@
+
 # bench's command line and output as nanoBench's (tools/util/bench_args.c,
 # bench_out.c): unique prefixes, --batch lines' words, NAME: value lines,
 # -verbose's readings.
