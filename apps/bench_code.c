@@ -488,6 +488,8 @@ struct job {
 	char changed[360];
 	char lost[120];		/* what could not be put back */
 	char errtext[160];
+	u32 waiter_apic;	/* run on another CPU: the control CPU, woken at the end */
+	bool done;
 };
 
 /* The code's runs, under bench_code_guarded. */
@@ -550,6 +552,51 @@ static void measure_job(void *arg)
 	j->tables_now = tables_hash(&before);
 	if (image_hash() != image_hash_ref)
 		j->image_changed = true;
+}
+
+static void take_call(void *arg)
+{
+	(void)arg;
+}
+
+/* measure_job on another CPU: its end wakes the control CPU (run_job_on). */
+static void measure_job_there(void *arg)
+{
+	struct job *j = arg;
+
+	measure_job(j);
+	__atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+	apic_send_ipi(j->waiter_apic, APIC_DM_FIXED | VEC_IPI_CALL);
+}
+
+/*
+ * Run the job on the code's CPU, the control CPU waiting in hlt rather
+ * than a spin. Under QEMU's -icount the virtual clock (the HPET's: the
+ * watchdog's) advances with the instructions run, and a spin of pause
+ * (each a way out of QEMU's loop) advanced it so slowly that a `hlt` on
+ * CPU 1 outlived the host's wait (220 s of wall time for a 2 s timeout);
+ * with every CPU halted QEMU moves the clock to its next timer at once.
+ * A call first checks that the CPU takes calls (smp_call's error if not).
+ */
+static int run_job_on(u32 cpu, struct job *j)
+{
+	u64 if_was = read_rflags() & RFLAGS_IF;
+	int err = smp_call(cpu, take_call, NULL, true);
+
+	j->waiter_apic = this_cpu()->apic_id;
+	if (err || (err = smp_call(cpu, measure_job_there, j, false)))
+		return err;
+	for (;;) {
+		irq_disable();
+		if (__atomic_load_n(&j->done, __ATOMIC_ACQUIRE))
+			break;
+		asm volatile("sti; hlt" : : : "memory");	/* sti's shadow covers hlt */
+	}
+	while (!smp_call_done(cpu))
+		cpu_relax();
+	if (if_was)
+		irq_enable();
+	return 0;
 }
 
 /* Every measurement's (n-run, 2n-run) counts, as asked
@@ -634,7 +681,7 @@ void bench_code_serve(const u8 *v, size_t len)
 	j = (struct job){ .r = &r, .b = &b, .res = res };
 	if (r.cpu == this_cpu_id())
 		measure_job(&j);
-	else if ((j.err = smp_call(r.cpu, measure_job, &j, true)))
+	else if ((j.err = run_job_on(r.cpu, &j)))
 		ksnprintf(j.errtext, sizeof(j.errtext), "cpu %lu: %s", r.cpu, smp_call_why(j.err));
 	if (j.errtext[0]) {
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %s", j.errtext);

@@ -102,6 +102,15 @@ HOST_TESTS += $(BUILD)/host/bench_config
 $(BUILD)/host/bench_config: test/e2e/bench_config.sh $(BUILD)/bareperf $(BUILD)/kernel.elf
 	$(call gen_script,sh test/e2e/bench_config.sh $(BUILD))
 
+# A stop signal (SIGINT, SIGTERM, SIGHUP) to bench, record --qemu and stat
+# --qemu ends their QEMU and removes its directory (test/e2e/bench_signal.py:
+# tools/util/sigclean.c).
+HOST_TESTS += $(BUILD)/host/bench_signal
+
+$(BUILD)/host/bench_signal: test/e2e/bench_signal.py test/e2e/e2e_common.py $(BUILD)/bareperf \
+		$(BUILD)/kernel.elf
+	$(call gen_script,$(PYTHON) test/e2e/bench_signal.py $(BUILD))
+
 # bareperf bench's saved state (test/e2e/bench_state.sh): hostile snippets
 # in one boot, each reported, the snippet after each measured exactly.
 HOST_TESTS += $(BUILD)/host/bench_state

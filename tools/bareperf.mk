@@ -29,7 +29,7 @@ BAREPERF_UTIL_C := tools/util/session.c tools/util/session_info.c tools/util/ses
 	tools/util/bench_config.c tools/util/bench_events.c tools/util/bench_asm.c tools/util/bench_gas.c \
 	tools/util/bench_src.c tools/util/bench_check.c tools/util/bench_args.c \
 	tools/util/bench_out.c tools/util/capture.c tools/util/paths.c tools/util/sdk.c \
-	tools/util/program.c
+	tools/util/program.c tools/util/sigclean.c tools/util/bench_cr.c
 BAREPERF_LIBS := -lelf -ldw -lm
 
 # libpfm4 (Debian libpfm4-dev) lists a named CPU model's native events.

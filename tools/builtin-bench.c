@@ -23,6 +23,7 @@
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_check.h"
 #include "tools/util/bench_config.h"
+#include "tools/util/bench_cr.h"
 #include "tools/util/bench_events.h"
 #include "tools/util/bench_out.h"
 #include "tools/util/control.h"
@@ -786,6 +787,31 @@ static int line_experiment(const struct bench *B, struct snippet *sn, const char
 	       bench_assemble(what, o->asm_once, o->nasm, &sn->once, &sn->once_len);
 }
 
+/* The batch's plain lines through one assembler run (a line of options
+ * has its own); what it could not take is assembled alone after. 0 or 2. */
+static int batch_assemble(struct bench *B)
+{
+	const char **srcs = calloc(B->nsn, sizeof(*srcs));
+	uint8_t **outs = calloc(B->nsn, sizeof(*outs));
+	size_t *lens = calloc(B->nsn, sizeof(*lens));
+	int rc = srcs && outs && lens ? 0 : 2;
+
+	for (int i = 0; !rc && i < B->nsn; i++)
+		srcs[i] = B->sn[i].src[0] == '-' ? NULL : B->sn[i].src;
+	if (!rc)
+		bench_assemble_batch(B->nsn, srcs, B->o.nasm, outs, lens);
+	for (int i = 0; !rc && i < B->nsn; i++) {
+		B->sn[i].body = outs[i];
+		B->sn[i].body_len = lens[i];
+	}
+	if (rc)
+		fprintf(stderr, "bareperf bench: out of memory\n");
+	free(srcs);
+	free(outs);
+	free(lens);
+	return rc;
+}
+
 /* Everything assembled and checked before the machine is asked: 0 or 2. */
 static int prepare_snippets(struct bench *B)
 {
@@ -806,11 +832,13 @@ static int prepare_snippets(struct bench *B)
 	    bench_assemble("-asm_one_time_init", o->asm_once, o->nasm, &once, &once_len))
 		return 2;
 	if (o->batch) {
-		if (load_batch(o->batch, &B->sn, &B->nsn))
+		if (load_batch(o->batch, &B->sn, &B->nsn) || batch_assemble(B))
 			return 2;
 		for (int i = 0; i < B->nsn; i++) {
 			char what[64];
 			snprintf(what, sizeof(what), "--batch %s:%d", o->batch, B->sn[i].line);
+			if (B->sn[i].body)
+				continue;
 			if (B->sn[i].src[0] == '-' ? line_experiment(B, &B->sn[i], what) :
 			    bench_assemble(what, B->sn[i].src, o->nasm, &B->sn[i].body,
 					   &B->sn[i].body_len))
@@ -1105,6 +1133,31 @@ static void print_row(const struct bench *B, int i, const struct result *res, in
 	fflush(stdout);
 }
 
+/*
+ * Snippet i writes CR0 or CR4 a value QEMU's TCG hangs on (util/bench_cr.h):
+ * refused here, with the reason in its row, when bench boots QEMU without
+ * KVM. A machine on --tty or under KVM is a CPU that refuses it with #GP.
+ */
+static bool hangs_tcg(struct bench *B, int i)
+{
+	const struct snippet *sn = &B->sn[i];
+	const uint8_t *parts[] = { sn->body, sn->init, sn->late, sn->once };
+	const size_t lens[] = { sn->body_len, sn->init_len, sn->late_len, sn->once_len };
+	char why[300];
+
+	if (B->o.tty || B->o.kvm)
+		return false;
+	for (int k = 0; k < 4; k++) {
+		if (!bench_cr_hangs_tcg(parts[k], lens[k], why, sizeof(why)))
+			continue;
+		memset(&B->r, 0, sizeof(B->r));
+		snprintf(B->r.text, sizeof(B->r.text), "refused before it was sent: the code %s, "
+			 "so bench does not run it under TCG (--kvm runs it)", why);
+		return true;
+	}
+	return false;
+}
+
 /* Every snippet in turn: 0, or the exit status 1 (the line failed). */
 static int run_all(struct bench *B)
 {
@@ -1121,6 +1174,8 @@ static int run_all(struct bench *B)
 			memset(r, 0, sizeof(*r));
 			snprintf(r->text, sizeof(r->text), "%s", B->gone);
 			B->not_run++;
+		} else if (hangs_tcg(B, i)) {
+			timed = false;
 		} else if (run_snippet(B, i, res, &nres, &lost)) {
 			free(res);
 			return 1;

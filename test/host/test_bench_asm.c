@@ -199,6 +199,57 @@ static void bad_snippets_are_refused_naming_the_statement(void **state)
 }
 
 /* NASM's syntax stays behind --nasm, its messages mapped the same way. */
+/*
+ * --batch's one GNU as: every snippet above in one call, good and bad
+ * mixed. What it gives is what bench_assemble gives alone, byte for byte;
+ * what it leaves (NULL) bench_assemble refuses or takes as a snippet of
+ * its own (a directive, a named label, a `|` form); it says nothing.
+ */
+static void batch_gives_what_each_alone_gives(void **state)
+{
+	enum { NT = sizeof(typical) / sizeof(typical[0]), NB = sizeof(bad) / sizeof(bad[0]) };
+	const char *srcs[2 * NT + NB + 1];
+	uint8_t *outs[2 * NT + NB + 1];
+	size_t lens[2 * NT + NB + 1];
+	int n = 0, taken = 0;
+
+	(void)state;
+	/* twice over, so that numeric labels recur in one source */
+	for (int i = 0; i < 2 * NT; i++)
+		srcs[n++] = typical[i % NT].src;
+	for (int i = 0; i < NB; i++)
+		srcs[n++] = bad[i].src;
+	srcs[n++] = NULL;
+	FILE *t = tmpfile();
+	int saved = dup(2);
+	fflush(stderr);
+	dup2(fileno(t), 2);
+	bench_assemble_batch(n, srcs, false, outs, lens);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_equal(ftell(t), 0);
+	fclose(t);
+	for (int i = 0; i < n; i++) {
+		uint8_t *one;
+		size_t len;
+		char err[1024];
+
+		if (!outs[i]) {
+			assert_true(i >= NT || !srcs[i] || strchr(srcs[i], '.') ||
+				    strchr(srcs[i], '|'));
+			continue;
+		}
+		taken++;
+		assert_int_equal(assemble(srcs[i], false, &one, &len, err, sizeof(err)), 0);
+		if (len != lens[i] || memcmp(one, outs[i], len))
+			fail_msg("'%s': %zu bytes in the batch, %zu alone", srcs[i], lens[i], len);
+		free(one);
+		free(outs[i]);
+	}
+	assert_true(taken >= 2 * (NT - 3));
+}
+
 static void nasm_syntax_behind_its_option(void **state)
 {
 	uint8_t *out;
@@ -274,6 +325,7 @@ int main(void)
 		cmocka_unit_test(typical_snippets_assemble_to_their_encodings),
 		cmocka_unit_test(nop_statements_are_one_nop_of_n_bytes),
 		cmocka_unit_test(bad_snippets_are_refused_naming_the_statement),
+		cmocka_unit_test(batch_gives_what_each_alone_gives),
 		cmocka_unit_test(nasm_syntax_behind_its_option),
 		cmocka_unit_test(repeat_statements_write_x_n_times),
 		cmocka_unit_test(empty_is_no_code),

@@ -22,7 +22,7 @@ $(BUILD)/host/test_report: $(BUILD)/h/test/host/test_report.o $(BUILD)/h/tools/u
 		$$(TRACE_HLIB)
 $(BUILD)/host/test_report: HOST_TEST_LIBS = $(TRACE_LIBS) -lz -lm
 $(BUILD)/host/test_record: $(BUILD)/h/test/host/test_record.o $(BUILD)/h/tools/builtin-record.o \
-	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o program.o sdk.o) \
+	$(addprefix $(BUILD)/h/tools/util/,link.o qemu.o control.o record_live.o program.o sdk.o sigclean.o) \
 	$(TOOL_HOBJS)
 $(BUILD)/host/test_coverage: $(BUILD)/h/test/host/test_coverage.o $(BUILD)/h/tools/util/header.o \
 		$(BUILD)/h/tools/util/escape.o $(TOOL_HOBJS)
@@ -103,7 +103,18 @@ HOST_TESTS += $(BUILD)/host/test_bench_asm
 
 $(BUILD)/host/test_bench_asm: $(BUILD)/h/test/host/test_bench_asm.o \
 		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o \
-		$(BUILD)/h/tools/util/bench_src.o
+		$(BUILD)/h/tools/util/bench_src.o $(BUILD)/h/tools/util/sigclean.o
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@
+
+# bench's refusal of CR0 and CR4 writes that hang QEMU's TCG
+# (tools/util/bench_cr.c) on snippets GNU as assembles.
+HOST_TESTS += $(BUILD)/host/test_bench_cr
+
+$(BUILD)/host/test_bench_cr: $(BUILD)/h/test/host/test_bench_cr.o $(BUILD)/h/tools/util/bench_cr.o \
+		$(BUILD)/h/tools/util/bench_asm.o $(BUILD)/h/tools/util/bench_gas.o \
+		$(BUILD)/h/tools/util/bench_src.o $(BUILD)/h/tools/util/sigclean.o
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -lelf -o $@

@@ -15,6 +15,7 @@
 
 #include "tools/util/bench_asm.h"
 #include "tools/util/bench_asm_int.h"
+#include "tools/util/sigclean.h"
 #include "uapi/wire.h"
 
 int bench_read_code(const char *path, uint8_t **out, size_t *len, const char *what)
@@ -74,11 +75,13 @@ int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, 
 			strerror(errno));
 		return -1;
 	}
+	sigclean_add_dir(dir);
 	char *text = bench_expand_repeats(what, src);
 	int rc = !text ? -1 : nasm ? assemble_nasm(what, text, dir, out, len) :
 		 bench_gas(what, text, dir, out, len);
 	free(text);
 	rmdir(dir);
+	sigclean_del_dir(dir);
 	if (!rc && !*len) {
 		fprintf(stderr, "bareperf bench: %s assembles to no code\n", what);
 		rc = -1;
@@ -89,4 +92,20 @@ int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, 
 		*len = 0;
 	}
 	return rc;
+}
+
+void bench_assemble_batch(int n, const char *const *srcs, bool nasm, uint8_t **outs, size_t *lens)
+{
+	char dir[] = "/tmp/bareperf-asm-XXXXXX";
+
+	for (int i = 0; i < n; i++) {
+		outs[i] = NULL;
+		lens[i] = 0;
+	}
+	if (nasm || n < 2 || !mkdtemp(dir))
+		return;
+	sigclean_add_dir(dir);
+	bench_gas_batch(n, srcs, dir, outs, lens);
+	rmdir(dir);
+	sigclean_del_dir(dir);
 }

@@ -32,4 +32,14 @@ int bench_read_code(const char *path, uint8_t **out, size_t *len, const char *wh
  */
 int bench_assemble(const char *what, const char *src, bool nasm, uint8_t **out, size_t *len);
 
+/*
+ * Many snippets at once, for --batch: one GNU as for all those of srcs
+ * (NULL: none) that it can take together (no named label, directive or
+ * `|` form of their own; not with NASM). Each that assembled without a
+ * message, as bench_assemble would, is in outs[i] (malloc'd, lens[i]
+ * bytes); every other outs[i] is NULL, for bench_assemble, which says
+ * what is wrong with it. Prints nothing.
+ */
+void bench_assemble_batch(int n, const char *const *srcs, bool nasm, uint8_t **outs, size_t *lens);
+
 #endif

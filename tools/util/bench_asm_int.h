@@ -8,7 +8,9 @@
 #ifndef BAREPERF_TOOLS_UTIL_BENCH_ASM_INT_H
 #define BAREPERF_TOOLS_UTIL_BENCH_ASM_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* The longest x86 instruction, and so the longest `|n` NOP (SDM Vol. 2A 2.3.11). */
@@ -37,6 +39,22 @@ int bench_write_source(const char *path, const char *what, const char *src, cons
 		       const char *label_fmt, const char *byte_op);
 
 /*
+ * bench_write_source's statements alone, onto f: the number of lines
+ * written (one a statement), or -1 after a bad `|n` is named.
+ */
+int bench_write_stmts(FILE *f, const char *what, const char *src, const char *label_fmt,
+		      const char *byte_op);
+
+/*
+ * src can share one object with other snippets (bench_gas_batch): it
+ * defines no symbol of its own (a named label; numeric ones such as `1:`
+ * are local to their neighbours) and has no directive (which could change
+ * the section or the syntax of the snippets after it) and no nanoBench
+ * `|` form.
+ */
+bool bench_plain(const char *src);
+
+/*
  * Run cmd (its stderr joined to stdout), an assembler reading the file
  * in: each message "in:LINE: ..." is printed naming statement LINE - 1 of
  * src. tool names it for a missing program, package for its install.
@@ -59,5 +77,15 @@ void bench_say_line(const char *what, const char *src, int k, const char *msg);
  * statement. Returns 0 or -1.
  */
 int bench_gas(const char *what, const char *src, const char *dir, uint8_t **out, size_t *len);
+
+/*
+ * The bench_plain snippets among srcs (NULL: none) through one GNU as in
+ * dir, each in a section of its own: those that assembled with no message,
+ * no relocation and 1 to WIRE_CODE_MAX bytes into outs[i] (malloc'd,
+ * lens[i] bytes); the others' outs[i] stay NULL, for bench_gas on its own,
+ * which names their errors. Says nothing.
+ */
+void bench_gas_batch(int n, const char *const *srcs, const char *dir, uint8_t **outs,
+		     size_t *lens);
 
 #endif

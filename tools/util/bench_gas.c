@@ -17,9 +17,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tools/util/bench_asm_int.h"
@@ -171,4 +173,176 @@ int bench_gas(const char *what, const char *src, const char *dir, uint8_t **out,
 	unlink(in);
 	unlink(obj);
 	return rc;
+}
+
+/* ---- a batch through one GNU as ------------------------------------------- */
+
+#define BATCH_SECTION	".text.bp"
+#define BATCH_ROUNDS	3	/* as again without the snippets it named */
+
+/* The batch's snippets: which go into an object, and where each starts in the source. */
+struct batch {
+	int n;
+	const char *const *srcs;
+	bool *in;
+	int *line;		/* the line of its .section directive */
+	uint8_t **outs;
+	size_t *lens;
+	char src[64], obj[64];
+};
+
+/* The source of snippets lo..hi-1 still in: a section per snippet, its
+ * statements after. Returns how many it holds. */
+static int write_batch(struct batch *b, int lo, int hi)
+{
+	FILE *f = fopen(b->src, "w");
+	int at = 2, n = 0;
+
+	if (!f)
+		return 0;
+	fprintf(f, ".intel_syntax noprefix\n");
+	for (int i = lo; i < hi; i++) {
+		if (!b->in[i])
+			continue;
+		fprintf(f, ".section " BATCH_SECTION "%d,\"ax\",@progbits\n", i);
+		int k = bench_write_stmts(f, "--batch", b->srcs[i], NULL, ".byte");
+		if (k < 0) {
+			fclose(f);
+			return 0;
+		}
+		b->line[i] = at;
+		at += 1 + k;
+		n++;
+	}
+	return fclose(f) ? 0 : n;
+}
+
+/* The snippet of lo..hi-1 whose lines hold source line ln, or -1. */
+static int snippet_at(const struct batch *b, int lo, int hi, long ln)
+{
+	int best = -1;
+
+	for (int i = lo; i < hi; i++)
+		if (b->in[i] && b->line[i] <= ln)
+			best = i;
+	return best;
+}
+
+/*
+ * as over the source: 0 when it said nothing; 1 when each of its
+ * messages named a snippet's line (those snippets leave the batch);
+ * -1 otherwise (a message about no line: gas's for a forward local
+ * label never defined).
+ */
+static int run_batch(struct batch *b, int lo, int hi)
+{
+	char cmd[256], line[1024];
+	size_t n = strlen(b->src);
+	int named = 0, stray = 0;
+
+	snprintf(cmd, sizeof(cmd), "as --64 -o %s %s 2>&1", b->obj, b->src);
+	FILE *pp = popen(cmd, "r");
+	while (pp && fgets(line, sizeof(line), pp)) {
+		char *end, *at = line + n + 1;
+		if (strncmp(line, b->src, n) || line[n] != ':') {
+			stray++;
+			continue;
+		}
+		long ln = strtol(at, &end, 10);
+		int i = end != at && *end == ':' ? snippet_at(b, lo, hi, ln) : -1;
+		if (i >= 0) {
+			b->in[i] = false;
+			named++;
+		} else if (!strstr(at, "Assembler messages:")) {
+			stray++;
+		}
+	}
+	int st = pp ? pclose(pp) : -1;
+	if (stray || st == -1 || !WIFEXITED(st) || (WEXITSTATUS(st) && !named))
+		return -1;
+	return named ? 1 : 0;
+}
+
+/* Each snippet's section of the object into outs; one with a relocation stays out. */
+static void read_batch(struct batch *b, int lo, int hi)
+{
+	int fd = open(b->obj, O_RDONLY);
+	Elf *e = fd >= 0 && elf_version(EV_CURRENT) != EV_NONE ?
+		 elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx, pre = strlen(BATCH_SECTION);
+	GElf_Shdr sh;
+
+	for (Elf_Scn *s = NULL; e && !elf_getshdrstrndx(e, &shstrndx) &&
+	     (s = elf_nextscn(e, s)); ) {
+		const char *name = gelf_getshdr(s, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		bool rela = name && !strncmp(name, ".rela", 5);
+		const char *sec = rela ? name + 5 : name;
+		if (!sec || strncmp(sec, BATCH_SECTION, pre))
+			continue;
+		int i = atoi(sec + pre);
+		Elf_Data *d = rela ? NULL : elf_getdata(s, NULL);
+		if (i < lo || i >= hi || !b->in[i])
+			continue;
+		if (rela || !d || !d->d_buf || !d->d_size || d->d_size > WIRE_CODE_MAX ||
+		    !(b->outs[i] = malloc(d->d_size))) {
+			b->in[i] = false;
+			continue;
+		}
+		memcpy(b->outs[i], d->d_buf, d->d_size);
+		b->lens[i] = d->d_size;
+	}
+	for (int i = lo; i < hi; i++)
+		if (!b->in[i] || !e) {
+			free(b->outs[i]);
+			b->outs[i] = NULL;
+			b->lens[i] = 0;
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Snippets lo..hi-1: as on those still in; when it says what it cannot
+ * tie to a snippet, each half on its own, down to the one snippet. */
+static void batch_range(struct batch *b, int lo, int hi)
+{
+	int k = -1;
+
+	for (int round = 0; round < BATCH_ROUNDS; round++) {
+		if (!write_batch(b, lo, hi))
+			return;
+		k = run_batch(b, lo, hi);
+		if (k == 0) {
+			read_batch(b, lo, hi);
+			return;
+		}
+		if (k < 0)
+			break;
+	}
+	if (hi - lo == 1) {
+		b->in[lo] = false;
+		return;
+	}
+	batch_range(b, lo, lo + (hi - lo) / 2);
+	batch_range(b, lo + (hi - lo) / 2, hi);
+}
+
+void bench_gas_batch(int n, const char *const *srcs, const char *dir, uint8_t **outs,
+		     size_t *lens)
+{
+	struct batch b = { n, srcs, calloc(n, sizeof(bool)), calloc(n, sizeof(int)), outs, lens,
+			   "", "" };
+
+	snprintf(b.src, sizeof(b.src), "%s/batch.s", dir);
+	snprintf(b.obj, sizeof(b.obj), "%s/batch.o", dir);
+	if (b.in && b.line) {
+		for (int i = 0; i < n; i++)
+			b.in[i] = srcs[i] && bench_plain(srcs[i]);
+		batch_range(&b, 0, n);
+	}
+	unlink(b.src);
+	unlink(b.obj);
+	free(b.in);
+	free(b.line);
 }

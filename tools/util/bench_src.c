@@ -158,17 +158,11 @@ char *bench_expand_repeats(const char *what, const char *src)
 	return out;
 }
 
-int bench_write_source(const char *path, const char *what, const char *src, const char *head,
-		       const char *label_fmt, const char *byte_op)
+int bench_write_stmts(FILE *f, const char *what, const char *src, const char *label_fmt,
+		      const char *byte_op)
 {
-	FILE *f = fopen(path, "w");
 	int k = 0, rc = 0;
 
-	if (!f) {
-		fprintf(stderr, "bareperf bench: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	fprintf(f, "%s\n", head);
 	for (const char *p = src; p; ) {
 		const char *s;
 		int len;
@@ -186,9 +180,43 @@ int bench_write_source(const char *path, const char *what, const char *src, cons
 			fprintf(f, "%s 0x%02x", i ? "," : byte_op, nop[i]);
 		fprintf(f, "%.*s\n", n ? 0 : len, s);
 	}
+	return rc ? rc : k;
+}
+
+int bench_write_source(const char *path, const char *what, const char *src, const char *head,
+		       const char *label_fmt, const char *byte_op)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "bareperf bench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%s\n", head);
+	rc = bench_write_stmts(f, what, src, label_fmt, byte_op) < 0 ? -1 : 0;
 	if (fclose(f))
 		rc = -1;
 	return rc;
+}
+
+bool bench_plain(const char *src)
+{
+	if (strchr(src, '|'))
+		return false;
+	for (const char *p = src; p; ) {
+		const char *s;
+		int len, id = 0;
+
+		p = stmt_next(p, &s, &len);
+		if (len && *s == '.')
+			return false;
+		while (id < len && (isalnum((unsigned char)s[id]) || s[id] == '_' || s[id] == '$'))
+			id++;
+		if (id && id < len && s[id] == ':' && !isdigit((unsigned char)s[0]))
+			return false;
+	}
+	return true;
 }
 
 /* ---- running the assembler ------------------------------------------------ */

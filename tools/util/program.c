@@ -18,6 +18,7 @@
 #include "tools/util/buildid_cache.h"
 #include "tools/util/program.h"
 #include "tools/util/sdk.h"
+#include "tools/util/sigclean.h"
 #include "tools/util/symbol.h"
 #include "tools/util/util.h"
 #include "uapi/wire.h"
@@ -155,6 +156,7 @@ int program_prepare(struct program *p, const char *file, char *err, size_t errle
 		p->dir[0] = 0;
 		return fail(err, errlen, "cannot make a temporary directory: %s", strerror(errno));
 	}
+	sigclean_add_dir(p->dir);
 	snprintf(obj, sizeof(obj), "%s/in.o", p->dir);
 	snprintf(linked, sizeof(linked), "%s/linked.o", p->dir);
 	snprintf(p->full, sizeof(p->full), "%s/full.o", p->dir);
@@ -355,5 +357,6 @@ void program_free(struct program *p)
 	}
 	unlink(p->full);
 	rmdir(p->dir);
+	sigclean_del_dir(p->dir);
 	p->dir[0] = 0;
 }

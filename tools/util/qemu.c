@@ -16,6 +16,7 @@
 
 #include "tools/util/link.h"
 #include "tools/util/qemu.h"
+#include "tools/util/sigclean.h"
 #include "tools/util/util.h"
 
 #define TMP_PREFIX	"/tmp/bareperf-rec-"
@@ -87,6 +88,7 @@ int qemu_prepare(struct qemu *q, const struct qemu_config *c, char *err, size_t 
 		q->dir[0] = 0;
 		return fail(err, errlen, "cannot make a temporary directory: %s", strerror(e));
 	}
+	sigclean_add_dir(q->dir);
 	snprintf(q->cmdline, sizeof(q->cmdline), "%s", c->cmdline);
 	if (strpbrk(q->cmdline, "\n"))
 		return fail(err, errlen, "the kernel command line cannot hold a newline");
@@ -162,6 +164,7 @@ static void close_pair(int p[2])
 int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 {
 	int p[2] = { -1, -1 }, e[2] = { -1, -1 }, in[2] = { -1, -1 };
+	sigset_t stops, was;
 
 	if (pipe2(p, O_CLOEXEC) || (!q->no_stderr && pipe2(e, O_CLOEXEC)) ||
 	    (q->serial_in && pipe2(in, O_CLOEXEC))) {
@@ -171,7 +174,17 @@ int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 		close_pair(in);
 		return fail(err, errlen, "pipe: %s", strerror(er));
 	}
+	/* A stop signal waits until the child is registered (sigclean.h). */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stops, &was);
 	q->pid = fork();
+	if (q->pid > 0)
+		sigclean_add_group(q->pid);
+	else if (q->pid < 0)
+		sigprocmask(SIG_SETMASK, &was, NULL);
 	if (q->pid < 0) {
 		int er = errno;
 		close_pair(p);
@@ -184,7 +197,10 @@ int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 		/* Its own process group: Ctrl-C reaches us, and we stop QEMU. */
 		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &was, NULL);
 		if (null < 0 || dup2(in[0] >= 0 ? in[0] : null, 0) < 0 || dup2(p[1], 1) < 0 ||
 		    dup2(e[1] >= 0 ? e[1] : null, 2) < 0)
 			_exit(127);
@@ -194,6 +210,7 @@ int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 		_exit(127);
 	}
 	setpgid(q->pid, q->pid);
+	sigprocmask(SIG_SETMASK, &was, NULL);
 	close(p[1]);
 	*out = p[0];
 	if (e[1] >= 0)
@@ -257,6 +274,7 @@ int qemu_reap(struct qemu *q, bool kill_it)
 	while (now_s() - t0 < STOP_S) {
 		pid_t r = waitpid(q->pid, &st, WNOHANG);
 		if (r == q->pid) {
+			sigclean_del_group(q->pid);
 			q->pid = -1;
 			return st;
 		}
@@ -266,6 +284,7 @@ int qemu_reap(struct qemu *q, bool kill_it)
 	}
 	kill(-q->pid, SIGKILL);
 	waitpid(q->pid, &st, 0);
+	sigclean_del_group(q->pid);
 	q->pid = -1;
 	return st;
 }
@@ -281,4 +300,5 @@ void qemu_cleanup(struct qemu *q)
 	/* Our own mkdtemp directory, depth first; never follows a link out of it. */
 	if (q->dir[0] && !strncmp(q->dir, TMP_PREFIX, strlen(TMP_PREFIX)))
 		nftw(q->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sigclean_del_dir(q->dir);
 }

@@ -65,7 +65,8 @@ int qemu_prepare(struct qemu *q, const struct qemu_config *c, char *err, size_t 
 
 /*
  * Start QEMU in its own process group (Ctrl-C reaches us, and we stop
- * it), stdin /dev/null, stdout and stderr on pipes: *out is our end of
+ * it: the command itself, or tools/util/sigclean.h's handler, which also
+ * removes q's directory), stdin /dev/null, stdout and stderr on pipes: *out is our end of
  * its stdout (the UART), q->err_fd of its stderr. With serial_in its
  * stdin is a pipe too (q->in_fd: what we write there reaches the guest's
  * UART); with no_stderr its stderr goes to /dev/null (q->err_fd -1).
