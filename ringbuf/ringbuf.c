@@ -2,10 +2,10 @@
  * ringbuf/ringbuf.c — the data area: setup, writers, LOST accounting,
  * wakeups, overwrite mode, SAMPLE records and the reader.
  *
- * The writer uses the design of Linux's perf_output_begin/end
+ * The writer follows Linux's perf_output_begin/end
  * (kernel/events/ring_buffer.c), expressed with C11 atomics: a nest counter
  * says how many writers are active on this CPU; each reserves its bytes by
- * a compare-and-swap on the private head; only the outermost one publishes
+ * one unlocked add to the private head; only the outermost one publishes
  * data_head, and it looks at the head again after letting go, so space that
  * an NMI reserved meanwhile is published as well. Barrier names A/B/C/D
  * are those of include/uapi/perf_ring.h.
@@ -95,6 +95,8 @@ int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
 	rb->data = (uint8_t *)mem + PAGE;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;
+	/* Nothing read yet: the tail is 0. (0 in a metadata-only ring.) */
+	rb->limit = data_size;
 	rb->max_record = data_size < BP_RECORD_MAX ? (uint32_t)data_size : BP_RECORD_MAX;
 	rb->watermark = cfg->watermark ? cfg->watermark : data_size / 2;
 	rb->id = cfg->id;
@@ -147,18 +149,70 @@ void bp_ring__drop(struct bp_ring *rb, uint64_t count)
 	bp_ring__put(rb);
 }
 
-/*
- * The cached tail says there is no room; ask the consumer's real one.
- * A: acquire pairs with D in read_end: the consumer is done with
- * everything below tail before we overwrite it. A cached value came from
- * an earlier acquire on this CPU, so it orders our writes as well.
- */
-bool bp_ring__tail_allows(struct bp_ring *rb, uint64_t new_head)
+/* The bytes at data area offset off, wrapping if they cross its end. */
+void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
 {
-	uint64_t tail = bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+	uint64_t first = rb->data_size - off;
 
-	bp_local_set(&rb->tail_cache, tail);
-	return new_head - tail <= rb->data_size;
+	if (first > len)
+		first = len;
+	__builtin_memcpy(rb->data + off, src, first);
+	__builtin_memcpy(rb->data, (const uint8_t *)src + first, len - first);
+}
+
+/*
+ * Is there room for [head, head + size), which we hold? Ask the
+ * consumer's real tail. A: acquire pairs with D in read_end: the consumer
+ * is done with everything below tail before we overwrite it. The limit
+ * came from an earlier acquire on this CPU, so it orders our writes as
+ * well.
+ *
+ * With room, the new limit is the tail's, but no further than where the
+ * data area next wraps after our record: good for every reservation that
+ * starts at or after our end. Without room, we give the bytes back. NMIs
+ * that came since our reservation have finished, and each either gave its
+ * bytes back too or kept them; one that kept them found a tail that
+ * leaves room for ours as well, which the second look at the tail then
+ * sees. So the head never goes back below a kept reservation, and no
+ * limit is stored for bytes given back.
+ */
+static bool ring_room(struct bp_ring *rb, uint64_t head, uint64_t size)
+{
+	uint64_t end = head + size, tail, limit;
+
+	for (;;) {
+		tail = bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+		if (end - tail <= rb->data_size) {
+			limit = (end | rb->mask) + 1;
+			if (limit > tail + rb->data_size)
+				limit = tail + rb->data_size;
+			bp_local_set(&rb->limit, limit);
+			return true;
+		}
+		if (bp_local_cmpxchg64(&rb->head, end, head))
+			return false;
+	}
+}
+
+/*
+ * A record larger than max_record (0 in a metadata-only ring): refused,
+ * not counted as lost, like a size no ring takes.
+ */
+static struct bp_ring__rsv ring_refuse(struct bp_ring *rb)
+{
+	bp_ring__put(rb);
+	return (struct bp_ring__rsv){ .err = rb->data_size ? BP_ERING_RECSIZE : BP_ERING_NODATA };
+}
+
+struct bp_ring__rsv bp_ring__reserve_slow(struct bp_ring *rb, uint64_t pos, uint32_t size)
+{
+	if (ring_room(rb, pos, size))
+		return (struct bp_ring__rsv){ .pos = pos };
+	/* Larger than the data area: never room, the bytes are given back. */
+	if (size > rb->max_record)
+		return ring_refuse(rb);
+	bp_ring__drop(rb, 1);
+	return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 }
 
 static void ring_put_lost(struct bp_ring *rb, uint64_t pos, uint64_t lost)
@@ -168,9 +222,8 @@ static void ring_put_lost(struct bp_ring *rb, uint64_t pos, uint64_t lost)
 		.id = rb->id,
 		.lost = lost,
 	};
-	struct bp_ring_handle h = { .rb = rb, .pos = pos, .end = pos + LOST_SIZE };
 
-	bp_ring_output_copy(&h, &rec, LOST_SIZE);
+	bp_ring__copy_wrap(rb, pos & rb->mask, &rec, LOST_SIZE);
 }
 
 /*
@@ -184,20 +237,19 @@ static uint64_t ring_take_lost(struct bp_ring *rb)
 }
 
 /* Records were dropped: the LOST record goes first, in the same reservation. */
-static int ring_begin_lost(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+static struct bp_ring__rsv ring_begin_lost(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t lost = ring_take_lost(rb);
 	uint32_t extra = lost ? LOST_SIZE : 0;
-	uint64_t head;
+	uint64_t head = bp_local_fetch_add64(&rb->head, size + extra);
 
-	if (!bp_ring__reserve(rb, (uint64_t)size + extra, &head)) {
+	if (!ring_room(rb, head, size + extra)) {
 		bp_ring__drop(rb, lost + 1);
-		return BP_ERING_NOSPACE;
+		return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 	}
 	if (lost)
 		ring_put_lost(rb, head, lost);
-	*pos = head + extra;
-	return 0;
+	return (struct bp_ring__rsv){ .pos = head + extra };
 }
 
 /*
@@ -207,7 +259,7 @@ static int ring_begin_lost(struct bp_ring *rb, uint32_t size, uint64_t *pos)
  * may not overwrite are those of records interrupted writers are still
  * filling, in [head, data_head): refuse rather than corrupt them.
  */
-static int ring_begin_backward(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+static struct bp_ring__rsv ring_begin_backward(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t lost = ring_take_lost(rb);
 	uint32_t extra = lost ? LOST_SIZE : 0;
@@ -219,36 +271,29 @@ static int ring_begin_backward(struct bp_ring *rb, uint32_t size, uint64_t *pos)
 		published = bp_load_relaxed(bp_atomic64(&rb->ctl->data_head));
 		if (published - new_head > rb->data_size) {
 			bp_ring__drop(rb, lost + 1);
-			return BP_ERING_NOSPACE;
+			return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 		}
 	} while (!bp_local_cmpxchg64(&rb->head, head, new_head));
 
 	/* Read newest first, the LOST record comes after the record it precedes. */
 	if (lost)
 		ring_put_lost(rb, new_head + size, lost);
-	*pos = new_head;
-	return 0;
+	return (struct bp_ring__rsv){ .pos = new_head };
 }
 
-int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+struct bp_ring__rsv bp_ring__begin_slow(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t slow = bp_load_relaxed(&rb->slow);
 
+	if (size > rb->max_record)
+		return ring_refuse(rb);
 	if (slow & BP_RING_S_PAUSED) {
 		bp_ring__drop(rb, 1);
-		return BP_ERING_PAUSED;
+		return (struct bp_ring__rsv){ .err = BP_ERING_PAUSED };
 	}
 	if (slow & BP_RING_S_OVERWRITE)
-		return ring_begin_backward(rb, size, pos);
-	return ring_begin_lost(rb, size, pos);
-}
-
-void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
-{
-	uint64_t first = rb->data_size - off;
-
-	__builtin_memcpy(rb->data + off, src, first);
-	__builtin_memcpy(rb->data, (const uint8_t *)src + first, len - first);
+		return ring_begin_backward(rb, size);
+	return ring_begin_lost(rb, size);
 }
 
 int bp_ring_output(struct bp_ring *rb, const void *record)
