@@ -27,7 +27,7 @@
 
 #define FREQ_START_PERIOD	100000	/* first period of a freq-mode event */
 
-static u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
+static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
 {
 	u64 v;
 
@@ -700,13 +700,12 @@ static void budget_spent(struct pmu_ctx *ctx)
  * way round), so the swap needs no retry; a reader the NMI interrupted
  * finds prev_raw changed and retries.
  */
-static u64 fold_in_nmi(struct pmu_ctx *ctx, struct pmu_counter *c, u64 mask)
+static void fold_in_nmi(struct pmu_ctx *ctx, struct pmu_counter *c, u64 mask)
 {
 	u64 prev = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED), now = raw_read(ctx, c);
 
 	__atomic_store_n(&c->prev_raw, now, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->count, (now - prev) & mask, __ATOMIC_RELAXED);
-	return now;
 }
 
 static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *arg)

@@ -343,63 +343,77 @@ uint32_t bp_ring_wakeup_take(struct bp_ring *rb)
 /* SAMPLE records                                                      */
 
 /* The one-word fields, each 8 bytes in the record. */
-static const uint64_t sample_words[] = {
-	BP_SAMPLE_IDENTIFIER, BP_SAMPLE_IP, BP_SAMPLE_TID, BP_SAMPLE_TIME,
-	BP_SAMPLE_ADDR, BP_SAMPLE_ID, BP_SAMPLE_CPU, BP_SAMPLE_PERIOD,
-};
+#define SAMPLE_WORDS	(BP_SAMPLE_IDENTIFIER | BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | \
+			 BP_SAMPLE_ADDR | BP_SAMPLE_ID | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
-uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
+/* Set bits (POPCNT is not assumed, and the kernel links no libgcc). */
+static uint32_t popcount32(uint32_t v)
 {
-	uint64_t size = sizeof(struct bp_record_header);
-	size_t i;
+	v -= (v >> 1) & 0x55555555u;
+	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+	v = (v + (v >> 4)) & 0x0f0f0f0fu;
+	return (v * 0x01010101u) >> 24;
+}
+
+/* The fixed part of a SAMPLE: the header, the one-word fields, READ's
+ * three words and CALLCHAIN's count; in bytes. */
+static inline uint32_t sample_fixed_size(uint64_t type)
+{
+	uint32_t words = 1 + popcount32((uint32_t)(type & SAMPLE_WORDS));
+
+	if (type & BP_SAMPLE_READ)
+		words += 3;
+	if (type & BP_SAMPLE_CALLCHAIN)
+		words++;
+	return words * (uint32_t)sizeof(uint64_t);
+}
+
+/* The whole record's size, or 0 (an unsupported bit, or too large). */
+static inline uint32_t sample_size(uint64_t type, const struct bp_sample *s)
+{
+	uint64_t size;
 
 	if (type & ~BP_SAMPLE_SUPPORTED)
 		return 0;
-	for (i = 0; i < sizeof(sample_words) / sizeof(sample_words[0]); i++)
-		if (type & sample_words[i])
-			size += sizeof(uint64_t);
+	size = sample_fixed_size(type);
 	if (type & BP_SAMPLE_READ)
-		size += sizeof(struct bp_read_group) +
-			(uint64_t)s->nr_group * sizeof(struct bp_group_entry);
+		size += (uint64_t)s->nr_group * sizeof(struct bp_group_entry);
 	if (type & BP_SAMPLE_CALLCHAIN)
-		size += sizeof(uint64_t) + (uint64_t)s->nr_ips * sizeof(uint64_t);
+		size += (uint64_t)s->nr_ips * sizeof(uint64_t);
 	return size > BP_RECORD_MAX ? 0 : (uint32_t)size;
 }
 
-/*
- * The fixed part of a SAMPLE after its header (the one-word fields,
- * READ's three words and CALLCHAIN's count) laid out in w from w[1], in
- * perf's order (see perf_ring.h); returns the number of words, the
- * header's included.
- */
-static uint32_t sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
+uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
 {
-	uint32_t n = 1;
+	return sample_size(type, s);
+}
 
+/* The fixed part after its header, in perf's order (see perf_ring.h), from w. */
+static void sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
+{
 	if (type & BP_SAMPLE_IDENTIFIER)
-		w[n++] = s->id;
+		*w++ = s->id;
 	if (type & BP_SAMPLE_IP)
-		w[n++] = s->ip;
+		*w++ = s->ip;
 	if (type & BP_SAMPLE_TID)
-		w[n++] = s->pid | (uint64_t)s->tid << 32;
+		*w++ = s->pid | (uint64_t)s->tid << 32;
 	if (type & BP_SAMPLE_TIME)
-		w[n++] = s->time;
+		*w++ = s->time;
 	if (type & BP_SAMPLE_ADDR)
-		w[n++] = s->addr;
+		*w++ = s->addr;
 	if (type & BP_SAMPLE_ID)
-		w[n++] = s->id;
+		*w++ = s->id;
 	if (type & BP_SAMPLE_CPU)
-		w[n++] = s->cpu;
+		*w++ = s->cpu;
 	if (type & BP_SAMPLE_PERIOD)
-		w[n++] = s->period;
+		*w++ = s->period;
 	if (type & BP_SAMPLE_READ) {
-		w[n++] = s->nr_group;
-		w[n++] = s->time_enabled;
-		w[n++] = s->time_running;
+		*w++ = s->nr_group;
+		*w++ = s->time_enabled;
+		*w++ = s->time_running;
 	}
 	if (type & BP_SAMPLE_CALLCHAIN)
-		w[n++] = s->nr_ips;
-	return n;
+		*w = s->nr_ips;
 }
 
 /* The fixed part's words at most: header, 8 one-word fields, READ's 3,
@@ -407,46 +421,46 @@ static uint32_t sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t 
 #define SAMPLE_FIXED_MAX	13
 
 /*
- * The fixed part goes in with one copy, the group's entries and the
- * chain's addresses with one each: a field at a time would cost a wrap
- * check apiece, on the NMI path.
+ * Unless the record wraps, the fixed part is written in place; otherwise
+ * it is laid out in w and copied, wrapping. The group's entries and the
+ * chain's addresses go in with one copy each: a field at a time would
+ * cost a wrap check apiece, on the NMI path.
  */
 int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 			  const struct bp_sample *s)
 {
-	uint64_t w[SAMPLE_FIXED_MAX];
-	uint32_t group = 0, chain = 0, fixed, split, size;
+	uint64_t w[SAMPLE_FIXED_MAX], *fix, nr_ips;
+	uint32_t size = sample_size(type, s), fixed, split;
 	struct bp_record_header hdr;
 	struct bp_ring_handle h;
-	uint64_t total;
 	int err;
 
-	if (type & ~BP_SAMPLE_SUPPORTED)
+	if (!size)
 		return BP_ERING_SAMPLE;
-	fixed = sample_fixed(type, s, w) * (uint32_t)sizeof(uint64_t);
-	if (type & BP_SAMPLE_READ)
-		group = s->nr_group;
-	if (type & BP_SAMPLE_CALLCHAIN)
-		chain = s->nr_ips;
-	total = fixed + (uint64_t)group * sizeof(*s->group) + (uint64_t)chain * sizeof(*s->ips);
-	if (total > BP_RECORD_MAX)
-		return BP_ERING_SAMPLE;
-	size = (uint32_t)total;
-	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
-					 .size = (uint16_t)size };
-	__builtin_memcpy(w, &hdr, sizeof(hdr));
 	err = bp_ring_output_begin(rb, &h, size);
 	if (err)
 		return err;
+	fix = h.wrap == h.end ? (uint64_t *)(rb->data + (h.pos & rb->mask)) : w;
+	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
+					 .size = (uint16_t)size };
+	__builtin_memcpy(fix, &hdr, sizeof(hdr));
+	sample_fixed(type, s, fix + 1);
+	fixed = sample_fixed_size(type);
 	/* The group's entries go between READ's words and CALLCHAIN's count. */
-	split = group && (type & BP_SAMPLE_CALLCHAIN) ? fixed - sizeof(uint64_t) : fixed;
-	bp_ring_output_copy(&h, w, split);
-	if (group)
-		bp_ring_output_copy(&h, s->group, group * sizeof(*s->group));
-	if (split < fixed)
-		bp_ring_output_copy(&h, &w[split / sizeof(uint64_t)], sizeof(uint64_t));
-	if (chain)
-		bp_ring_output_copy(&h, s->ips, chain * sizeof(*s->ips));
+	split = (type & BP_SAMPLE_READ) && s->nr_group && (type & BP_SAMPLE_CALLCHAIN) ?
+		fixed - sizeof(uint64_t) : fixed;
+	if (fix == w)
+		bp_ring_output_copy(&h, w, split);
+	else
+		h.pos += split;
+	if ((type & BP_SAMPLE_READ) && s->nr_group)
+		bp_ring_output_copy(&h, s->group, s->nr_group * sizeof(*s->group));
+	if (split < fixed) {
+		nr_ips = s->nr_ips;
+		bp_ring_output_copy(&h, &nr_ips, sizeof(nr_ips));
+	}
+	if ((type & BP_SAMPLE_CALLCHAIN) && s->nr_ips)
+		bp_ring_output_copy(&h, s->ips, s->nr_ips * sizeof(*s->ips));
 	bp_ring_output_end(&h);
 	return 0;
 }
