@@ -27,7 +27,8 @@
 
 #define FREQ_START_PERIOD	100000	/* first period of a freq-mode event */
 
-static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
+/* The counter's raw value, masked to its width: mask is pmu_ctr_mask's. */
+static inline u64 raw_read_masked(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 mask)
 {
 	u64 v;
 
@@ -35,7 +36,12 @@ static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
 		v = pmu_hw_rdpmc(c->rdpmc_idx);
 	else
 		v = pmu_hw_rdmsr(c->ctr_msr);
-	return v & pmu_ctr_mask(ctx, c);
+	return v & mask;
+}
+
+static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
+{
+	return raw_read_masked(ctx, c, pmu_ctr_mask(ctx, c));
 }
 
 static u64 fold(struct pmu_ctx *ctx, struct pmu_counter *c)
@@ -702,15 +708,16 @@ static void budget_spent(struct pmu_ctx *ctx)
  */
 static void fold_in_nmi(struct pmu_ctx *ctx, struct pmu_counter *c, u64 mask)
 {
-	u64 prev = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED), now = raw_read(ctx, c);
+	u64 prev = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
+	u64 now = raw_read_masked(ctx, c, mask);
 
 	__atomic_store_n(&c->prev_raw, now, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->count, (now - prev) & mask, __ATOMIC_RELAXED);
 }
 
-static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *arg)
+static void handle_counter(struct pmu_ctx *ctx, int i, struct pmu_counter *c, pmu_emit_fn emit,
+			   void *arg)
 {
-	struct pmu_counter *c = &ctx->ctr[i];
 	u64 mask = pmu_ctr_mask(ctx, c);
 
 	fold_in_nmi(ctx, c, mask);
@@ -742,8 +749,9 @@ static int handle_status(struct pmu_ctx *ctx, u64 status, pmu_emit_fn emit, void
 
 	for (u32 m = __atomic_load_n(&ctx->active, __ATOMIC_RELAXED); m; m &= m - 1) {
 		int i = __builtin_ctz(m);
-		if (status >> ctx->ctr[i].bit & 1) {
-			handle_counter(ctx, i, emit, arg);
+		struct pmu_counter *c = &ctx->ctr[i];
+		if (status >> c->bit & 1) {
+			handle_counter(ctx, i, c, emit, arg);
 			handled++;
 		}
 	}
