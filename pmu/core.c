@@ -27,7 +27,8 @@
 
 #define FREQ_START_PERIOD	100000	/* first period of a freq-mode event */
 
-static u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
+/* The counter's raw value, masked to its width: mask is pmu_ctr_mask's. */
+static inline u64 raw_read_masked(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 mask)
 {
 	u64 v;
 
@@ -35,7 +36,12 @@ static u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
 		v = pmu_hw_rdpmc(c->rdpmc_idx);
 	else
 		v = pmu_hw_rdmsr(c->ctr_msr);
-	return v & pmu_ctr_mask(ctx, c);
+	return v & mask;
+}
+
+static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
+{
+	return raw_read_masked(ctx, c, pmu_ctr_mask(ctx, c));
 }
 
 static u64 fold(struct pmu_ctx *ctx, struct pmu_counter *c)
@@ -735,11 +741,27 @@ static void budget_spent(struct pmu_ctx *ctx)
 	throttle(ctx);
 }
 
-static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *arg)
+/*
+ * Fold an overflowed counter. No reader can be between its two steps on
+ * this CPU while the handler runs (an NMI interrupts them, not the other
+ * way round), so the swap needs no retry; a reader the NMI interrupted
+ * finds prev_raw changed and retries.
+ */
+static void fold_in_nmi(struct pmu_ctx *ctx, struct pmu_counter *c, u64 mask)
 {
-	struct pmu_counter *c = &ctx->ctr[i];
+	u64 prev = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
+	u64 now = raw_read_masked(ctx, c, mask);
 
-	fold(ctx, c);
+	__atomic_store_n(&c->prev_raw, now, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->count, (now - prev) & mask, __ATOMIC_RELAXED);
+}
+
+static void handle_counter(struct pmu_ctx *ctx, int i, struct pmu_counter *c, pmu_emit_fn emit,
+			   void *arg)
+{
+	u64 mask = pmu_ctr_mask(ctx, c);
+
+	fold_in_nmi(ctx, c, mask);
 	c->overflows++;
 	if (c->sampling && !ctx->throttled) {
 		c->samples++;
@@ -748,9 +770,33 @@ static void handle_counter(struct pmu_ctx *ctx, int i, pmu_emit_fn emit, void *a
 		if (ctx->max_per_tick && ++ctx->tick_samples >= ctx->max_per_tick)
 			budget_spent(ctx);
 	}
-	/* The raw value just folded: past zero, it is the overshoot. */
-	u64 mask = pmu_ctr_mask(ctx, c), raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
-	reload(ctx, c, raw & (mask ^ (mask >> 1)) ? 0 : raw);
+	/* The raw value last folded (emit may have read the counter again):
+	 * past zero, it is the overshoot. Without one the period is loaded
+	 * as it is, hw_period's already. */
+	u64 raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
+	u64 over = raw & (mask ^ (mask >> 1)) ? 0 : raw;
+	u64 p = hw_period(ctx, c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
+	u64 start = (0 - (over ? hw_period(ctx, c, over < p ? p - over : p) : p)) & mask;
+
+	c->last_period = p;
+	ctx->ops->write_ctr(ctx, c, start);
+	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
+}
+
+/* Each active event whose counter's bit is set in status; the count. */
+static int handle_status(struct pmu_ctx *ctx, u64 status, pmu_emit_fn emit, void *arg)
+{
+	int handled = 0;
+
+	for (u32 m = __atomic_load_n(&ctx->active, __ATOMIC_RELAXED); m; m &= m - 1) {
+		int i = __builtin_ctz(m);
+		struct pmu_counter *c = &ctx->ctr[i];
+		if (status >> c->bit & 1) {
+			handle_counter(ctx, i, c, emit, arg);
+			handled++;
+		}
+	}
+	return handled;
 }
 
 /* LVT PC back to NMI, unmasked. Intel's local APIC masks it on each PMI
@@ -790,10 +836,11 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	ops->disable_all(ctx);
 	if (ctx->caps->lvt_ack == PMU_ACK_EARLY)
 		lvt_rearm(ctx);
-	for (int pass = 0;; pass++) {
-		u64 all = ops->get_status(ctx), status = all & mine;
-		if (pass == 0 && (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI))
-			ctx->stats.unknown_status++;
+	u64 all = ops->get_status(ctx);
+	if (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI)
+		ctx->stats.unknown_status++;
+	for (int pass = 0;; pass++, all = ops->get_status(ctx)) {
+		u64 status = all & mine;
 		if (all & drop)
 			ops->ack_status(ctx, all & drop);
 		if (!status)
@@ -811,13 +858,7 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 		ops->ack_status(ctx, status);
 		/* Only active events: one the tick is taking off its counter
 		 * is the tick's to fold. */
-		for (int i = 0; i < ctx->n; i++) {
-			struct pmu_counter *c = &ctx->ctr[i];
-			if (is_active(ctx, i) && (status >> c->bit & 1)) {
-				handle_counter(ctx, i, emit, arg);
-				handled++;
-			}
-		}
+		handled += handle_status(ctx, status, emit, arg);
 	}
 	/* Re-arm LVT PC on every exit, even when nothing was found: this NMI
 	 * may have been a PMI whose overflow an earlier pass already handled.

@@ -72,6 +72,13 @@ static inline bool bp_local_cmpxchg64(uint64_t *p, uint64_t old, uint64_t new)
 	return ok;
 }
 
+/* Add v to *p; returns the value before. */
+static inline uint64_t bp_local_fetch_add64(uint64_t *p, uint64_t v)
+{
+	__asm__ __volatile__("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory", "cc");
+	return v;
+}
+
 static inline void bp_local_inc32(uint32_t *p)
 {
 	__asm__ __volatile__("incl %0" : "+m"(*p) : : "memory", "cc");
@@ -94,6 +101,14 @@ static inline bool bp_local_cmpxchg64(uint64_t *p, uint64_t old, uint64_t new)
 						     memory_order_relaxed);
 	bp_barrier();
 	return ok;
+}
+
+static inline uint64_t bp_local_fetch_add64(uint64_t *p, uint64_t v)
+{
+	bp_barrier();
+	v = atomic_fetch_add_explicit(bp_atomic64(p), v, memory_order_relaxed);
+	bp_barrier();
+	return v;
 }
 
 static inline void bp_local_inc32(uint32_t *p)

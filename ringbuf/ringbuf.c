@@ -2,10 +2,10 @@
  * ringbuf/ringbuf.c — the data area: setup, writers, LOST accounting,
  * wakeups, overwrite mode, SAMPLE records and the reader.
  *
- * The writer uses the design of Linux's perf_output_begin/end
+ * The writer follows Linux's perf_output_begin/end
  * (kernel/events/ring_buffer.c), expressed with C11 atomics: a nest counter
  * says how many writers are active on this CPU; each reserves its bytes by
- * a compare-and-swap on the private head; only the outermost one publishes
+ * one unlocked add to the private head; only the outermost one publishes
  * data_head, and it looks at the head again after letting go, so space that
  * an NMI reserved meanwhile is published as well. Barrier names A/B/C/D
  * are those of include/uapi/perf_ring.h.
@@ -95,6 +95,8 @@ int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
 	rb->data = (uint8_t *)mem + PAGE;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;
+	/* Nothing read yet: the tail is 0. (0 in a metadata-only ring.) */
+	rb->limit = data_size;
 	rb->max_record = data_size < BP_RECORD_MAX ? (uint32_t)data_size : BP_RECORD_MAX;
 	rb->watermark = cfg->watermark ? cfg->watermark : data_size / 2;
 	rb->id = cfg->id;
@@ -147,18 +149,70 @@ void bp_ring__drop(struct bp_ring *rb, uint64_t count)
 	bp_ring__put(rb);
 }
 
-/*
- * The cached tail says there is no room; ask the consumer's real one.
- * A: acquire pairs with D in read_end: the consumer is done with
- * everything below tail before we overwrite it. A cached value came from
- * an earlier acquire on this CPU, so it orders our writes as well.
- */
-bool bp_ring__tail_allows(struct bp_ring *rb, uint64_t new_head)
+/* The bytes at data area offset off, wrapping if they cross its end. */
+void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
 {
-	uint64_t tail = bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+	uint64_t first = rb->data_size - off;
 
-	bp_local_set(&rb->tail_cache, tail);
-	return new_head - tail <= rb->data_size;
+	if (first > len)
+		first = len;
+	__builtin_memcpy(rb->data + off, src, first);
+	__builtin_memcpy(rb->data, (const uint8_t *)src + first, len - first);
+}
+
+/*
+ * Is there room for [head, head + size), which we hold? Ask the
+ * consumer's real tail. A: acquire pairs with D in read_end: the consumer
+ * is done with everything below tail before we overwrite it. The limit
+ * came from an earlier acquire on this CPU, so it orders our writes as
+ * well.
+ *
+ * With room, the new limit is the tail's, but no further than where the
+ * data area next wraps after our record: good for every reservation that
+ * starts at or after our end. Without room, we give the bytes back. NMIs
+ * that came since our reservation have finished, and each either gave its
+ * bytes back too or kept them; one that kept them found a tail that
+ * leaves room for ours as well, which the second look at the tail then
+ * sees. So the head never goes back below a kept reservation, and no
+ * limit is stored for bytes given back.
+ */
+static bool ring_room(struct bp_ring *rb, uint64_t head, uint64_t size)
+{
+	uint64_t end = head + size, tail, limit;
+
+	for (;;) {
+		tail = bp_load_acquire(bp_atomic64(&rb->ctl->data_tail));
+		if (end - tail <= rb->data_size) {
+			limit = (end | rb->mask) + 1;
+			if (limit > tail + rb->data_size)
+				limit = tail + rb->data_size;
+			bp_local_set(&rb->limit, limit);
+			return true;
+		}
+		if (bp_local_cmpxchg64(&rb->head, end, head))
+			return false;
+	}
+}
+
+/*
+ * A record larger than max_record (0 in a metadata-only ring): refused,
+ * not counted as lost, like a size no ring takes.
+ */
+static struct bp_ring__rsv ring_refuse(struct bp_ring *rb)
+{
+	bp_ring__put(rb);
+	return (struct bp_ring__rsv){ .err = rb->data_size ? BP_ERING_RECSIZE : BP_ERING_NODATA };
+}
+
+struct bp_ring__rsv bp_ring__reserve_slow(struct bp_ring *rb, uint64_t pos, uint32_t size)
+{
+	if (ring_room(rb, pos, size))
+		return (struct bp_ring__rsv){ .pos = pos };
+	/* Larger than the data area: never room, the bytes are given back. */
+	if (size > rb->max_record)
+		return ring_refuse(rb);
+	bp_ring__drop(rb, 1);
+	return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 }
 
 static void ring_put_lost(struct bp_ring *rb, uint64_t pos, uint64_t lost)
@@ -168,9 +222,8 @@ static void ring_put_lost(struct bp_ring *rb, uint64_t pos, uint64_t lost)
 		.id = rb->id,
 		.lost = lost,
 	};
-	struct bp_ring_handle h = { .rb = rb, .pos = pos, .end = pos + LOST_SIZE };
 
-	bp_ring_output_copy(&h, &rec, LOST_SIZE);
+	bp_ring__copy_wrap(rb, pos & rb->mask, &rec, LOST_SIZE);
 }
 
 /*
@@ -184,20 +237,19 @@ static uint64_t ring_take_lost(struct bp_ring *rb)
 }
 
 /* Records were dropped: the LOST record goes first, in the same reservation. */
-static int ring_begin_lost(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+static struct bp_ring__rsv ring_begin_lost(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t lost = ring_take_lost(rb);
 	uint32_t extra = lost ? LOST_SIZE : 0;
-	uint64_t head;
+	uint64_t head = bp_local_fetch_add64(&rb->head, size + extra);
 
-	if (!bp_ring__reserve(rb, (uint64_t)size + extra, &head)) {
+	if (!ring_room(rb, head, size + extra)) {
 		bp_ring__drop(rb, lost + 1);
-		return BP_ERING_NOSPACE;
+		return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 	}
 	if (lost)
 		ring_put_lost(rb, head, lost);
-	*pos = head + extra;
-	return 0;
+	return (struct bp_ring__rsv){ .pos = head + extra };
 }
 
 /*
@@ -207,7 +259,7 @@ static int ring_begin_lost(struct bp_ring *rb, uint32_t size, uint64_t *pos)
  * may not overwrite are those of records interrupted writers are still
  * filling, in [head, data_head): refuse rather than corrupt them.
  */
-static int ring_begin_backward(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+static struct bp_ring__rsv ring_begin_backward(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t lost = ring_take_lost(rb);
 	uint32_t extra = lost ? LOST_SIZE : 0;
@@ -219,36 +271,29 @@ static int ring_begin_backward(struct bp_ring *rb, uint32_t size, uint64_t *pos)
 		published = bp_load_relaxed(bp_atomic64(&rb->ctl->data_head));
 		if (published - new_head > rb->data_size) {
 			bp_ring__drop(rb, lost + 1);
-			return BP_ERING_NOSPACE;
+			return (struct bp_ring__rsv){ .err = BP_ERING_NOSPACE };
 		}
 	} while (!bp_local_cmpxchg64(&rb->head, head, new_head));
 
 	/* Read newest first, the LOST record comes after the record it precedes. */
 	if (lost)
 		ring_put_lost(rb, new_head + size, lost);
-	*pos = new_head;
-	return 0;
+	return (struct bp_ring__rsv){ .pos = new_head };
 }
 
-int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos)
+struct bp_ring__rsv bp_ring__begin_slow(struct bp_ring *rb, uint32_t size)
 {
 	uint64_t slow = bp_load_relaxed(&rb->slow);
 
+	if (size > rb->max_record)
+		return ring_refuse(rb);
 	if (slow & BP_RING_S_PAUSED) {
 		bp_ring__drop(rb, 1);
-		return BP_ERING_PAUSED;
+		return (struct bp_ring__rsv){ .err = BP_ERING_PAUSED };
 	}
 	if (slow & BP_RING_S_OVERWRITE)
-		return ring_begin_backward(rb, size, pos);
-	return ring_begin_lost(rb, size, pos);
-}
-
-void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len)
-{
-	uint64_t first = rb->data_size - off;
-
-	__builtin_memcpy(rb->data + off, src, first);
-	__builtin_memcpy(rb->data, (const uint8_t *)src + first, len - first);
+		return ring_begin_backward(rb, size);
+	return ring_begin_lost(rb, size);
 }
 
 int bp_ring_output(struct bp_ring *rb, const void *record)
@@ -298,63 +343,77 @@ uint32_t bp_ring_wakeup_take(struct bp_ring *rb)
 /* SAMPLE records                                                      */
 
 /* The one-word fields, each 8 bytes in the record. */
-static const uint64_t sample_words[] = {
-	BP_SAMPLE_IDENTIFIER, BP_SAMPLE_IP, BP_SAMPLE_TID, BP_SAMPLE_TIME,
-	BP_SAMPLE_ADDR, BP_SAMPLE_ID, BP_SAMPLE_CPU, BP_SAMPLE_PERIOD,
-};
+#define SAMPLE_WORDS	(BP_SAMPLE_IDENTIFIER | BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | \
+			 BP_SAMPLE_ADDR | BP_SAMPLE_ID | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
-uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
+/* Set bits (POPCNT is not assumed, and the kernel links no libgcc). */
+static uint32_t popcount32(uint32_t v)
 {
-	uint64_t size = sizeof(struct bp_record_header);
-	size_t i;
+	v -= (v >> 1) & 0x55555555u;
+	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+	v = (v + (v >> 4)) & 0x0f0f0f0fu;
+	return (v * 0x01010101u) >> 24;
+}
+
+/* The fixed part of a SAMPLE: the header, the one-word fields, READ's
+ * three words and CALLCHAIN's count; in bytes. */
+static inline uint32_t sample_fixed_size(uint64_t type)
+{
+	uint32_t words = 1 + popcount32((uint32_t)(type & SAMPLE_WORDS));
+
+	if (type & BP_SAMPLE_READ)
+		words += 3;
+	if (type & BP_SAMPLE_CALLCHAIN)
+		words++;
+	return words * (uint32_t)sizeof(uint64_t);
+}
+
+/* The whole record's size, or 0 (an unsupported bit, or too large). */
+static inline uint32_t sample_size(uint64_t type, const struct bp_sample *s)
+{
+	uint64_t size;
 
 	if (type & ~BP_SAMPLE_SUPPORTED)
 		return 0;
-	for (i = 0; i < sizeof(sample_words) / sizeof(sample_words[0]); i++)
-		if (type & sample_words[i])
-			size += sizeof(uint64_t);
+	size = sample_fixed_size(type);
 	if (type & BP_SAMPLE_READ)
-		size += sizeof(struct bp_read_group) +
-			(uint64_t)s->nr_group * sizeof(struct bp_group_entry);
+		size += (uint64_t)s->nr_group * sizeof(struct bp_group_entry);
 	if (type & BP_SAMPLE_CALLCHAIN)
-		size += sizeof(uint64_t) + (uint64_t)s->nr_ips * sizeof(uint64_t);
+		size += (uint64_t)s->nr_ips * sizeof(uint64_t);
 	return size > BP_RECORD_MAX ? 0 : (uint32_t)size;
 }
 
-/*
- * The fixed part of a SAMPLE after its header (the one-word fields,
- * READ's three words and CALLCHAIN's count) laid out in w from w[1], in
- * perf's order (see perf_ring.h); returns the number of words, the
- * header's included.
- */
-static uint32_t sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
+uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
 {
-	uint32_t n = 1;
+	return sample_size(type, s);
+}
 
+/* The fixed part after its header, in perf's order (see perf_ring.h), from w. */
+static void sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
+{
 	if (type & BP_SAMPLE_IDENTIFIER)
-		w[n++] = s->id;
+		*w++ = s->id;
 	if (type & BP_SAMPLE_IP)
-		w[n++] = s->ip;
+		*w++ = s->ip;
 	if (type & BP_SAMPLE_TID)
-		w[n++] = s->pid | (uint64_t)s->tid << 32;
+		*w++ = s->pid | (uint64_t)s->tid << 32;
 	if (type & BP_SAMPLE_TIME)
-		w[n++] = s->time;
+		*w++ = s->time;
 	if (type & BP_SAMPLE_ADDR)
-		w[n++] = s->addr;
+		*w++ = s->addr;
 	if (type & BP_SAMPLE_ID)
-		w[n++] = s->id;
+		*w++ = s->id;
 	if (type & BP_SAMPLE_CPU)
-		w[n++] = s->cpu;
+		*w++ = s->cpu;
 	if (type & BP_SAMPLE_PERIOD)
-		w[n++] = s->period;
+		*w++ = s->period;
 	if (type & BP_SAMPLE_READ) {
-		w[n++] = s->nr_group;
-		w[n++] = s->time_enabled;
-		w[n++] = s->time_running;
+		*w++ = s->nr_group;
+		*w++ = s->time_enabled;
+		*w++ = s->time_running;
 	}
 	if (type & BP_SAMPLE_CALLCHAIN)
-		w[n++] = s->nr_ips;
-	return n;
+		*w = s->nr_ips;
 }
 
 /* The fixed part's words at most: header, 8 one-word fields, READ's 3,
@@ -362,46 +421,46 @@ static uint32_t sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t 
 #define SAMPLE_FIXED_MAX	13
 
 /*
- * The fixed part goes in with one copy, the group's entries and the
- * chain's addresses with one each: a field at a time would cost a wrap
- * check apiece, on the NMI path.
+ * Unless the record wraps, the fixed part is written in place; otherwise
+ * it is laid out in w and copied, wrapping. The group's entries and the
+ * chain's addresses go in with one copy each: a field at a time would
+ * cost a wrap check apiece, on the NMI path.
  */
 int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 			  const struct bp_sample *s)
 {
-	uint64_t w[SAMPLE_FIXED_MAX];
-	uint32_t group = 0, chain = 0, fixed, split, size;
+	uint64_t w[SAMPLE_FIXED_MAX], *fix, nr_ips;
+	uint32_t size = sample_size(type, s), fixed, split;
 	struct bp_record_header hdr;
 	struct bp_ring_handle h;
-	uint64_t total;
 	int err;
 
-	if (type & ~BP_SAMPLE_SUPPORTED)
+	if (!size)
 		return BP_ERING_SAMPLE;
-	fixed = sample_fixed(type, s, w) * (uint32_t)sizeof(uint64_t);
-	if (type & BP_SAMPLE_READ)
-		group = s->nr_group;
-	if (type & BP_SAMPLE_CALLCHAIN)
-		chain = s->nr_ips;
-	total = fixed + (uint64_t)group * sizeof(*s->group) + (uint64_t)chain * sizeof(*s->ips);
-	if (total > BP_RECORD_MAX)
-		return BP_ERING_SAMPLE;
-	size = (uint32_t)total;
-	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
-					 .size = (uint16_t)size };
-	__builtin_memcpy(w, &hdr, sizeof(hdr));
 	err = bp_ring_output_begin(rb, &h, size);
 	if (err)
 		return err;
+	fix = h.wrap == h.end ? (uint64_t *)(rb->data + (h.pos & rb->mask)) : w;
+	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
+					 .size = (uint16_t)size };
+	__builtin_memcpy(fix, &hdr, sizeof(hdr));
+	sample_fixed(type, s, fix + 1);
+	fixed = sample_fixed_size(type);
 	/* The group's entries go between READ's words and CALLCHAIN's count. */
-	split = group && (type & BP_SAMPLE_CALLCHAIN) ? fixed - sizeof(uint64_t) : fixed;
-	bp_ring_output_copy(&h, w, split);
-	if (group)
-		bp_ring_output_copy(&h, s->group, group * sizeof(*s->group));
-	if (split < fixed)
-		bp_ring_output_copy(&h, &w[split / sizeof(uint64_t)], sizeof(uint64_t));
-	if (chain)
-		bp_ring_output_copy(&h, s->ips, chain * sizeof(*s->ips));
+	split = (type & BP_SAMPLE_READ) && s->nr_group && (type & BP_SAMPLE_CALLCHAIN) ?
+		fixed - sizeof(uint64_t) : fixed;
+	if (fix == w)
+		bp_ring_output_copy(&h, w, split);
+	else
+		h.pos += split;
+	if ((type & BP_SAMPLE_READ) && s->nr_group)
+		bp_ring_output_copy(&h, s->group, s->nr_group * sizeof(*s->group));
+	if (split < fixed) {
+		nr_ips = s->nr_ips;
+		bp_ring_output_copy(&h, &nr_ips, sizeof(nr_ips));
+	}
+	if ((type & BP_SAMPLE_CALLCHAIN) && s->nr_ips)
+		bp_ring_output_copy(&h, s->ips, s->nr_ips * sizeof(*s->ips));
 	bp_ring_output_end(&h);
 	return 0;
 }

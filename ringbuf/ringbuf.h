@@ -100,7 +100,7 @@ struct bp_ring {
 	uint32_t nest;			/* local: writers active on this CPU */
 	uint32_t max_record;		/* min(BP_RECORD_MAX, data_size) */
 	uint64_t head;			/* local: reservation counter, >= data_head */
-	uint64_t tail_cache;		/* local: last data_tail read (A) */
+	uint64_t limit;			/* local: fast-path records end at or below it */
 	_Atomic uint64_t slow;		/* shared: lost count | BP_RING_S_* */
 	uint64_t mask;			/* data_size - 1 */
 	uint64_t data_size;
@@ -160,6 +160,7 @@ struct bp_ring_handle {
 	struct bp_ring *rb;
 	uint64_t pos;			/* next byte to write (counter) */
 	uint64_t end;			/* end of the reservation */
+	uint64_t wrap;			/* where the record wraps: end if it does not */
 };
 
 /*
@@ -370,61 +371,63 @@ void bp_ring_aux_release(struct bp_ring_reader *r, uint64_t tail);
  * on the fast path is out of line in ringbuf.c.
  */
 
-int bp_ring__begin_slow(struct bp_ring *rb, uint32_t size, uint64_t *pos);
+/* A reservation made off the fast path: its first byte, or an error. */
+struct bp_ring__rsv {
+	uint64_t pos;
+	int err;
+};
+
+struct bp_ring__rsv bp_ring__begin_slow(struct bp_ring *rb, uint32_t size);
+struct bp_ring__rsv bp_ring__reserve_slow(struct bp_ring *rb, uint64_t pos, uint32_t size);
 void bp_ring__drop(struct bp_ring *rb, uint64_t count);
-bool bp_ring__tail_allows(struct bp_ring *rb, uint64_t new_head);
 void bp_ring__wakeup(struct bp_ring *rb, uint64_t head);
 void bp_ring__copy_wrap(struct bp_ring *rb, uint64_t off, const void *src, uint32_t len);
 void bp_ring__post_wakeup(struct bp_ring *rb, uint32_t what);
 
 /*
- * Reserve size bytes at the head. An NMI may reserve in between; the
- * compare-and-swap then fails and we go again. The cached tail spares us
- * the consumer's cache line while there is room; when it says there is
- * none, refresh it and start over.
+ * The fast path reserves with one read-modify-write instruction on the
+ * head: an NMI comes before it or after it, never in between, so there
+ * is nothing to retry. The limit it checks against is a promise that the
+ * bytes below it are free (the consumer's tail, last read, allows them)
+ * and do not wrap, for any reservation that starts at or after the head
+ * seen when the limit is read: so it is read before reserving. It is
+ * never more than a data area past the tail, so a record larger than the
+ * data area fails it too. Anything else (overwrite mode, paused, a LOST
+ * record owed, past the limit) goes to the slow path.
  */
-static inline bool bp_ring__reserve(struct bp_ring *rb, uint64_t size, uint64_t *headp)
-{
-	uint64_t head, new_head;
-
-	for (;;) {
-		head = bp_local_read(&rb->head);
-		new_head = head + size;
-		if (bp_unlikely(new_head - bp_local_read(&rb->tail_cache) > rb->data_size)) {
-			if (!bp_ring__tail_allows(rb, new_head))
-				return false;
-			continue;
-		}
-		if (bp_likely(bp_local_cmpxchg64(&rb->head, head, new_head)))
-			break;
-	}
-	*headp = head;
-	return true;
-}
-
 static inline int bp_ring_output_begin(struct bp_ring *rb, struct bp_ring_handle *h,
 				       uint32_t size)
 {
-	uint64_t pos;
-	int err;
+	struct bp_ring__rsv r;
+	uint64_t limit;
 
-	/* max_record is 0 in a metadata-only ring: every size is refused. */
-	if (bp_unlikely((size & (BP_RECORD_ALIGN - 1)) || size - 1 >= rb->max_record))
+	/* Sizes no ring takes; the slow path refuses those over max_record. */
+	if (bp_unlikely((size & (BP_RECORD_ALIGN - 1)) || size - 1 >= BP_RECORD_MAX))
 		return rb->data_size ? BP_ERING_RECSIZE : BP_ERING_NODATA;
 
 	bp_local_inc32(&rb->nest);
-	/* Overwrite mode, paused, or a LOST record owed: the slow path. */
-	if (bp_unlikely(bp_load_relaxed(&rb->slow))) {
-		err = bp_ring__begin_slow(rb, size, &pos);
-		if (err)
-			return err;
-	} else if (bp_unlikely(!bp_ring__reserve(rb, size, &pos))) {
-		bp_ring__drop(rb, 1);
-		return BP_ERING_NOSPACE;
+	limit = bp_local_read(&rb->limit);
+	if (bp_likely(!bp_load_relaxed(&rb->slow))) {
+		r.pos = bp_local_fetch_add64(&rb->head, size);
+		if (bp_likely(r.pos + size <= limit)) {
+			/* Below the limit nothing wraps: inlined, the copies'
+			 * wrap checks fold away. */
+			h->rb = rb;
+			h->pos = r.pos;
+			h->end = h->wrap = r.pos + size;
+			return 0;
+		}
+		r = bp_ring__reserve_slow(rb, r.pos, size);
+	} else {
+		r = bp_ring__begin_slow(rb, size);
 	}
+	if (r.err)
+		return r.err;
 	h->rb = rb;
-	h->pos = pos;
-	h->end = pos + size;
+	h->pos = r.pos;
+	h->end = r.pos + size;
+	/* The counter where the data area ends, if the record crosses it. */
+	h->wrap = (r.pos & rb->mask) + size > rb->data_size ? (r.pos | rb->mask) + 1 : h->end;
 	return 0;
 }
 
@@ -444,7 +447,14 @@ static inline void bp_ring__put(struct bp_ring *rb)
 {
 	uint64_t head;
 
-	if (bp_local_read(&rb->nest) > 1) {
+	/*
+	 * The compares read local state with plain loads, which the compiler
+	 * folds into the compare: each comes after an inc or dec of the nest
+	 * count, a compiler barrier, so it is a fresh load all the same, and
+	 * an NMI in between leaves the value as it found it or (the head) is
+	 * ours to publish.
+	 */
+	if (rb->nest > 1) {
 		bp_local_dec32(&rb->nest);
 		return;
 	}
@@ -452,10 +462,10 @@ again:
 	head = bp_local_read(&rb->head);
 	/* B: the records below head are written; pairs with C in read_begin. */
 	bp_store_release(bp_atomic64(&rb->ctl->data_head), head);
-	if (bp_unlikely(head >= bp_local_read(&rb->wakeup_next)))
+	if (bp_unlikely(head >= rb->wakeup_next))
 		bp_ring__wakeup(rb, head);
 	bp_local_dec32(&rb->nest);
-	if (bp_unlikely(bp_local_read(&rb->head) != head)) {
+	if (bp_unlikely(rb->head != head)) {
 		bp_local_inc32(&rb->nest);
 		goto again;
 	}
@@ -474,7 +484,7 @@ static inline int bp_ring_output_copy(struct bp_ring_handle *h, const void *src,
 
 	if (bp_unlikely(len > h->end - h->pos))
 		return BP_ERING_OVERFLOW;
-	if (bp_likely(off + len <= rb->data_size))
+	if (bp_likely(h->pos + len <= h->wrap))
 		__builtin_memcpy(rb->data + off, src, len);
 	else
 		bp_ring__copy_wrap(rb, off, src, len);

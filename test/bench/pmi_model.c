@@ -30,11 +30,23 @@ static struct pmu_ctx ctx;
 static struct bp_ring ring;
 static u64 samples, ip = 0xffffffff81000000ull;
 
+/* As profile/sample.c's write_sample fills it: field by field, without
+ * zeroing the whole struct first. */
 static void emit(struct pmu_ctx *c, int idx, u64 period, void *arg)
 {
 	(void)c, (void)idx, (void)arg;
-	struct bp_sample s = { .ip = ip, .time = __builtin_ia32_rdtsc(), .period = period };
+	struct bp_sample s;
 
+	s.ip = ip;
+	s.pid = 1;
+	s.tid = 0;
+	s.time = __builtin_ia32_rdtsc();
+	s.addr = 0;
+	s.id = 0;
+	s.cpu = 0;
+	s.period = period;
+	s.nr_group = 0;
+	s.nr_ips = 0;
 	samples += !bp_ring_output_sample(&ring, SAMPLE_TYPE, BP_MISC_KERNEL, &s);
 }
 

@@ -991,6 +991,19 @@ static void ss_setup_full(struct tr *t)
 	assert_int_equal(put_rec(t->rb, (uint32_t)(t->rb->data_size - sizeof(ss_rec_a)), 0x1), 0);
 }
 
+/* The outer writer's record crosses the end of the data area. */
+static void ss_setup_wrap(struct tr *t)
+{
+	tr_seek(t, t->rb->data_size - 24);
+}
+
+/* Room for one of the two, and the outer writer's record wraps. */
+static void ss_setup_wrap_full(struct tr *t)
+{
+	tr_seek(t, t->rb->data_size + 24);
+	ss_setup_full(t);
+}
+
 static void ss_outer_a_may_fail(struct tr *t)
 {
 	int err = ss_write(t->rb, ss_rec_a);
@@ -1071,6 +1084,9 @@ static const struct ss_scenario ss_scenarios[] = {
 	{ "plain", NULL, ss_outer_a, ss_nested_b, ss_verify_both, 0, 0 },
 	{ "lost", ss_setup_lost, ss_outer_a, ss_nested_b, ss_verify_lost, 0, 0 },
 	{ "full", ss_setup_full, ss_outer_a_may_fail, ss_nested_b_may_fail, ss_verify_one, 0, 0 },
+	{ "wrap", ss_setup_wrap, ss_outer_a, ss_nested_b, ss_verify_both, 0, 0 },
+	{ "wrap-full", ss_setup_wrap_full, ss_outer_a_may_fail, ss_nested_b_may_fail,
+	  ss_verify_one, 0, 0 },
 	{ "overwrite", NULL, ss_outer_a, ss_nested_b, ss_verify_backward, BP_RING_F_OVERWRITE, 0 },
 	{ "overwrite-lost", ss_setup_lost, ss_outer_a, ss_nested_b, ss_verify_backward,
 	  BP_RING_F_OVERWRITE, 0 },
