@@ -52,6 +52,36 @@ static void print_memory(void)
 		usable >> 20, boot_info->mmap_count, (pmm_free_pages() * PAGE_SIZE) >> 20);
 }
 
+/*
+ * What a run's first write to free memory costs (pmm_first_writes). When
+ * the host backs the machine's RAM only as it is written, each first
+ * write to a region stalls the CPU for as long as the host takes, the
+ * HPET's NMIs held off with it: a soft-PMU run that writes fresh memory
+ * loses ticks (ten for a 2 ms stall at 4 kHz) that no setting of the
+ * kernel's can save. Which regions are fresh depends on what the firmware
+ * wrote: OVMF writes other memory than a PVH boot does.
+ */
+#define FIRST_WRITES		16
+#define FIRST_WRITE_SLOW_NS	100000ul	/* a host page fault, not a store */
+
+static void print_first_writes(void)
+{
+	u64 ns[FIRST_WRITES], slowest = 0;
+	u32 n = tsc_hz ? pmm_first_writes(ns, FIRST_WRITES) : 0, slow = 0;
+
+	if (!n)
+		return;
+	for (u32 i = 0; i < n; i++) {
+		ns[i] = tsc_to_ns(ns[i]);
+		slow += ns[i] >= FIRST_WRITE_SLOW_NS;
+		slowest = MAX(slowest, ns[i]);
+	}
+	kprintf("mem: first writes to free RAM: %u of %u 2 MiB regions stalled, the slowest "
+		"%lu us%s\n", slow, n, slowest / 1000, !slow ? "" :
+		" (the host backs RAM as it is first written: a run stalls, NMIs held off, "
+		"on each fresh 2 MiB it writes; QEMU: -mem-prealloc)");
+}
+
 static void print_cpu(void)
 {
 	const struct cpu_features *f = &cpu_features;
@@ -142,6 +172,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	hpet_init();
 	tsc_init();
 	print_tsc();
+	print_first_writes();
 	apic_init();
 	ioapic_init();
 	boot_hooks_run(BOOT_PLATFORM);

@@ -6,6 +6,10 @@
 #include <uapi/bootinfo.h>
 
 void pmm_init(const struct boot_info *bi);
+/* Write once to each of up to max free 2 MiB regions (no page of them in
+ * use), spread over free memory, each write's TSC ticks into ticks[];
+ * returns how many. Boot CPU. */
+u32 pmm_first_writes(u64 *ticks, u32 max);
 void paging_init(const struct boot_info *bi);
 /* End of the identity map: max(4 GiB, top of the memory map). */
 u64 mem_top(const struct boot_info *bi);

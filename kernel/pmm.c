@@ -12,6 +12,7 @@
 #include "kernel/mm.h"
 
 #define LOW_RESERVED	(1ul << 20)
+#define SZ_2M		(2ul << 20)
 
 static u64 *bitmap;
 static u64 max_pfn;
@@ -119,6 +120,47 @@ void pmm_free(u64 pa, size_t npages)
 		clear_bit(pfn);
 		nfree++;
 	}
+}
+
+/* A 2 MiB region of which no page is in use, by its first bitmap word. */
+static bool region_free(u64 w)
+{
+	for (u64 i = w; i < w + SZ_2M / PAGE_SIZE / 64; i++)
+		if (bitmap[i])
+			return false;
+	return true;
+}
+
+/*
+ * Time one write to each of up to max free 2 MiB regions, spread evenly
+ * over all of them. Under a hypervisor that backs guest RAM only when it
+ * is first written (QEMU's default, with the host's transparent huge
+ * pages), a write to a region nothing has written yet waits while the
+ * host zeroes a page; on bare metal, and where the firmware or the
+ * kernel wrote before, it is an ordinary store. Free pages hold nothing
+ * (pmm_alloc zeroes what it hands out), so the word is left there.
+ * Each write's time goes to ticks[], in TSC ticks.
+ */
+u32 pmm_first_writes(u64 *ticks, u32 max)
+{
+	const u64 words = SZ_2M / PAGE_SIZE / 64;
+	u64 last = ALIGN_DOWN(max_pfn / 64, words), regions = 0, k = 0;
+	u32 n = 0;
+
+	for (u64 w = 0; w < last; w += words)
+		regions += region_free(w);
+	if (!regions || !max)
+		return 0;
+	u64 stride = (regions + max - 1) / max;
+	for (u64 w = 0; w < last && n < max; w += words) {
+		if (!region_free(w) || k++ % stride)
+			continue;
+		volatile u64 *p = (volatile u64 *)(w * 64 * PAGE_SIZE);
+		u64 t0 = rdtsc_ordered();
+		*p = 0;
+		ticks[n++] = rdtsc_ordered() - t0;
+	}
+	return n;
 }
 
 size_t pmm_free_pages(void) { return nfree; }

@@ -231,4 +231,9 @@ BENCH_CMDS += $(BUILD)/bench/guest_bench
 # (fwnoise.py); build/bareperf.img booted as a USB stick, and Secure Boot
 # with OVMF's secure-boot build (bootimage.py).
 HOST_TESTS += test/e2e/uefi_suite.py
+# The soft PMU's coverage on a UEFI boot (make run's: the suite, -g) against
+# PVH boots of the same minute, and the boot's first writes to RAM
+# (test/e2e/uefi_coverage.py): apart from uefi_suite.py, whose three
+# boots at once would leave no CPU to judge coverage by.
+HOST_TESTS += test/e2e/uefi_coverage.py
 test test-host: $(BUILD)/bareperf esp image
