@@ -61,7 +61,25 @@ static int iptab_grow(struct iptab *h)
 	return 0;
 }
 
-/* Add (samples, period) to the entry of (ip, ctx). */
+/* A new entry for (ip, ctx) at its free slot j, the table grown first
+ * when it is half full: -1 if out of memory. */
+static int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
+			uint64_t period)
+{
+	if (2 * (h->n + 1) > h->mask + 1) {
+		if (iptab_grow(h))
+			return -1;
+		j = hash64(ip ^ ctx * 0x9e3779b97f4a7c15ull, h->mask);
+		while (h->e[j].samples)
+			j = (j + 1) & h->mask;
+	}
+	h->e[j] = (struct ipent){ ip, ctx, samples, period };
+	h->n++;
+	return 0;
+}
+
+/* Add (samples, period) to the entry of (ip, ctx): one probe per sample
+ * here, the rare new entry out of line. */
 static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t samples,
 			    uint64_t period)
 {
@@ -69,30 +87,25 @@ static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t
 
 	for (;;) {
 		struct ipent *x = &h->e[j];
-		if (x->samples && x->ip == ip && x->ctx == ctx) {
+		if (!x->samples)
+			return iptab_insert(h, j, ip, ctx, samples, period);
+		if (x->ip == ip && x->ctx == ctx) {
 			x->samples += samples;
 			x->period += period;
 			return 0;
 		}
-		if (!x->samples)
-			break;
 		j = (j + 1) & h->mask;
 	}
-	if (2 * (h->n + 1) > h->mask + 1) {
-		if (iptab_grow(h))
-			return -1;
-		return iptab_add(h, ip, ctx, samples, period);
-	}
-	h->e[j] = (struct ipent){ ip, ctx, samples, period };
-	h->n++;
-	return 0;
 }
 
 /* ---- symbols, memoized per address ------------------------------------ */
 
+/* Entries the cache grows to; past that it starts over when half full. */
+#define SYMCACHE_MAX	(1u << 18)
+
 struct symcache {
 	const struct symtab *t;
-	struct { uint64_t addr, key; const char *name; bool used; } *e;
+	struct symcache_ent { uint64_t addr, key; const char *name; bool used; } *e;
 	size_t mask, n;
 };
 
@@ -103,6 +116,31 @@ static int symcache_init(struct symcache *c, const struct symtab *t)
 	c->n = 0;
 	c->e = calloc(c->mask + 1, sizeof(*c->e));
 	return c->e ? 0 : -1;
+}
+
+/* Make room for one more entry: twice the slots, or (at SYMCACHE_MAX, or
+ * out of memory) an empty cache. */
+static void symcache_room(struct symcache *c)
+{
+	size_t cap = 2 * (c->mask + 1);
+	struct symcache_ent *e = cap <= SYMCACHE_MAX ? calloc(cap, sizeof(*e)) : NULL;
+
+	if (!e) {
+		memset(c->e, 0, (c->mask + 1) * sizeof(*c->e));
+		c->n = 0;
+		return;
+	}
+	for (size_t i = 0; i <= c->mask; i++) {
+		size_t j;
+		if (!c->e[i].used)
+			continue;
+		for (j = hash64(c->e[i].addr, cap - 1); e[j].used; j = (j + 1) & (cap - 1))
+			;
+		e[j] = c->e[i];
+	}
+	free(c->e);
+	c->e = e;
+	c->mask = cap - 1;
 }
 
 /* The function holding addr: its start as the key, or addr itself. */
@@ -120,10 +158,9 @@ static uint64_t symcache_get(struct symcache *c, uint64_t addr, const char **nam
 	struct symbol s = symtab_lookup(c->t, addr);
 	uint64_t key = s.name ? s.start : addr;
 	if (2 * (c->n + 1) > c->mask + 1) {
-		/* Full enough: start over rather than rehash (a cache, not a table). */
-		memset(c->e, 0, (c->mask + 1) * sizeof(*c->e));
-		c->n = 0;
-		j = hash64(addr, c->mask);
+		symcache_room(c);
+		for (j = hash64(addr, c->mask); c->e[j].used; j = (j + 1) & c->mask)
+			;
 	}
 	c->e[j].addr = addr;
 	c->e[j].key = key;
