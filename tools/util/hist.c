@@ -583,6 +583,14 @@ static int chains_insert(struct report_agg *A, size_t j, uint64_t h, size_t ev,
 	return 0;
 }
 
+static bool same_ips(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 /* -g: one sample's chain (see add_chain), counted with the same chain
  * of earlier samples until the next flush. */
 static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
@@ -596,7 +604,7 @@ static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_re
 		for (j = h & p->mask; p->slot[j]; j = (j + 1) & p->mask) {
 			struct pchain *c = &p->c[p->slot[j] - 1];
 			if (c->hash == h && c->ev == ev && c->ip == x->ip && c->nr == x->nr_ips &&
-			    (!c->nr || !memcmp(p->ips + c->off, ips, c->nr * sizeof(*ips)))) {
+			    same_ips(p->ips + c->off, ips, c->nr)) {
 				c->samples++;
 				c->period += x->period;
 				return 0;
