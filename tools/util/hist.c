@@ -508,8 +508,8 @@ static int chains_flush(struct report_agg *A)
 
 	for (size_t i = 0; i < p->n; i++) {
 		const struct pchain *c = &p->c[i];
-		if (add_chain(A, &A->ev[c->ev], c->ip, c->nr, p->ips + c->off, c->samples,
-			      c->period))
+		if (add_chain(A, &A->ev[c->ev], c->ip, c->nr, c->nr ? p->ips + c->off : NULL,
+			      c->samples, c->period))
 			return -1;
 	}
 	if (p->slot)
@@ -604,7 +604,7 @@ static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_re
 		for (j = h & p->mask; p->slot[j]; j = (j + 1) & p->mask) {
 			struct pchain *c = &p->c[p->slot[j] - 1];
 			if (c->hash == h && c->ev == ev && c->ip == x->ip && c->nr == x->nr_ips &&
-			    same_ips(p->ips + c->off, ips, c->nr)) {
+			    (!c->nr || same_ips(p->ips + c->off, ips, c->nr))) {
 				c->samples++;
 				c->period += x->period;
 				return 0;
