@@ -765,6 +765,16 @@ static int aggregate(struct report_cmd *c, struct session *s, struct report *r,
 	cli_input_done(c->stdin_tmp);
 	if (c->stdin_tmp[0])
 		snprintf(s->path, sizeof(s->path), "(standard input)");
+	/* The chains are named as the samples came: before the programs
+	 * loaded after the first sample join the symbols. */
+	if (report_flush(sc.agg)) {
+		fprintf(stderr, "bareperf report: out of memory\n");
+		report_abort(sc.agg);
+		report_free(r);
+		symtab_free(sc.t);
+		session_free(s);
+		return 1;
+	}
 	session_symtab_programs(s, sc.t);
 	report_set_symtab(sc.agg, sc.t);
 	if (report_end(sc.agg, s, err, sizeof(err))) {

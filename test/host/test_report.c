@@ -309,6 +309,91 @@ static void call_graph(void **state)
 	report_free(&r);
 }
 
+/*
+ * -g's chains wait, each distinct one once, until the aggregation ends (or
+ * report_flush): the tree is the one a sample at a time makes. Built both
+ * ways, flushed after every sample and not at all, over two events,
+ * repeated chains, chains that differ in their last frame only, chainless
+ * samples and a recursion, callee and caller order: the same nodes, in
+ * the same order, with the same counts; the same rows.
+ */
+static void agg_chains(const struct report_opts *o, bool each, struct report *r)
+{
+	struct report_agg *A;
+
+	assert_int_equal(report_begin(&A, T, o, r), 0);
+	for (size_t i = 0; i < S.nsamples; i++) {
+		const struct bp_sample_rec *x = &samples[i];
+		assert_int_equal(report_add(A, &S, x, x->nr_ips ? ips + x->ips_off : NULL), 0);
+		if (each)
+			assert_int_equal(report_flush(A), 0);
+	}
+	assert_int_equal(report_end(A, &S, err, sizeof(err)), 0);
+}
+
+/* The trees under node a of ra and node b of rb: the same nodes in the same
+ * order (their numbers in the pool may differ: events' roots come between). */
+static void same_tree(const struct report *ra, size_t a, const struct report *rb, size_t b)
+{
+	assert_int_equal(!a, !b);
+	if (!a)
+		return;
+	assert_int_equal(ra->pool[a].key, rb->pool[b].key);
+	assert_ptr_equal(ra->pool[a].name, rb->pool[b].name);
+	assert_int_equal(ra->pool[a].samples, rb->pool[b].samples);
+	assert_int_equal(ra->pool[a].period, rb->pool[b].period);
+	size_t x = ra->pool[a].first_child, y = rb->pool[b].first_child;
+	for (; x && y; x = ra->pool[x].next_sibling, y = rb->pool[y].next_sibling)
+		same_tree(ra, x, rb, y);
+	assert_int_equal(x, 0);
+	assert_int_equal(y, 0);
+}
+
+static void call_graph_batched(void **state)
+{
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+	const uint64_t hot2[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_warm) + 5 };
+	const uint64_t rec[4] = { A(fn_cold), A(fn_mid) + 5, A(fn_mid) + 5, A(fn_top) + 5 };
+	const uint64_t warm[2] = { A(fn_warm), A(fn_top) + 9 };
+
+	(void)state;
+	sess_init();
+	for (int i = 0; i < 60; i++) {
+		uint64_t id = i % 7 == 3;
+		switch (i % 5) {
+		case 0: add(hot[0], 1 + i % 3, 0, 1, id, 3, hot); break;
+		case 1: add(hot2[0], 2, 0, 1, id, 3, hot2); break;
+		case 2: add(A(fn_cold) + 1, 1, 0, 1, id, 0, NULL); break;
+		case 3: add(rec[0], 1, 0, 1, id, 4, rec); break;
+		default: add(warm[0], 3, 0, 1, id, 2, warm); break;
+		}
+	}
+	for (int inv = 0; inv < 2; inv++) {
+		struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true,
+					 .inverted = inv };
+		struct report one, all;
+		agg_chains(&o, true, &one);
+		agg_chains(&o, false, &all);
+		assert_int_equal(one.npool, all.npool);
+		assert_int_equal(one.nevents, 2);
+		assert_int_equal(all.nevents, 2);
+		for (size_t ev = 0; ev < 2; ev++) {
+			const struct report_event *a = &one.events[ev], *b = &all.events[ev];
+			assert_int_equal(a->nrows, b->nrows);
+			for (size_t k = 0; k < a->nrows; k++) {
+				assert_int_equal(a->rows[k].key, b->rows[k].key);
+				assert_int_equal(a->rows[k].samples, b->rows[k].samples);
+				assert_int_equal(a->rows[k].period, b->rows[k].period);
+				assert_int_equal(a->rows[k].child_samples, b->rows[k].child_samples);
+				assert_int_equal(a->rows[k].child_period, b->rows[k].child_period);
+				same_tree(&one, a->rows[k].callers, &all, b->rows[k].callers);
+			}
+		}
+		report_free(&one);
+		report_free(&all);
+	}
+}
+
 /* -g across an interrupt: the RIP after isr_frame_return, on fn_warm's
  * first byte, is fn_warm (not the function before it), a return address
  * on it is not. */
@@ -641,6 +726,7 @@ int main(void)
 		cmocka_unit_test(call_graph),
 		cmocka_unit_test(call_graph_chainless),
 		cmocka_unit_test(call_graph_interrupted),
+		cmocka_unit_test(call_graph_batched),
 		cmocka_unit_test(script_interrupted),
 		cmocka_unit_test(call_graph_inverted),
 		cmocka_unit_test(by_line),

@@ -294,6 +294,71 @@ static void callchains_and_identifier(void **state)
 	session_free(&s);
 }
 
+/*
+ * Sample types without IDENTIFIER or READ are read at fixed offsets: each
+ * field where its sample_type puts it, those it leaves out from the
+ * stream (CPU), the event (ID, PERIOD) or the chain (IP); a record one
+ * word short, or whose chain length disagrees with its size, is refused.
+ */
+static void sample_layouts(void **state)
+{
+	static const uint64_t types[] = {
+		CAPGEN_ST,
+		BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD,
+		BP_SAMPLE_IP | BP_SAMPLE_TIME,
+		BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_CALLCHAIN,
+		BP_SAMPLE_IP | BP_SAMPLE_ID | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN,
+	};
+	const uint64_t ips[3] = { 0xffffffff80100010ull, 0xffffffff80100105ull, 0xffffffff80100205ull };
+	struct session s;
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		uint64_t st = types[t];
+		bool chain = st & BP_SAMPLE_CALLCHAIN;
+		uint8_t rec[256] __attribute__((aligned(8))) = { 0 };
+		struct bp_record_header h = { BP_RECORD_SAMPLE, 0,
+					      (uint16_t)wire_sample_size(st, 0, chain ? 3 : 0) };
+
+		open_gen(st);
+		capgen_meta(G, 2, TSC_HZ, 0, bid, sizeof(bid));
+		capgen_event(G, 7, "cycles", 0x3c, 4000);
+		for (int i = 0; i < 4; i++)
+			capgen_sample(G, 1, 7, 0xffffffff80100000ull + 16 * i, 100 + i, 5000 + i, 3,
+				      chain ? 3 : 0, ips);
+		/* One word short; and (with a chain) one more ip than it holds. */
+		h.size -= 8;
+		memcpy(rec, &h, sizeof(h));
+		capgen_record(G, 1, rec);
+		if (chain) {
+			h.size += 8;
+			memcpy(rec, &h, sizeof(h));
+			memset(rec + sizeof(h), 0, sizeof(rec) - sizeof(h));
+			rec[h.size - 4 * 8] = 4;	/* nr_ips, before its 3 ips */
+			capgen_record(G, 1, rec);
+		}
+		close_gen(0);
+		assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+		assert_int_equal(s.nsamples, 4);
+		assert_int_equal(s.loss.bad_samples, chain ? 2 : 1);
+		for (size_t i = 0; i < s.nsamples; i++) {
+			const struct bp_sample_rec *x = &s.samples[i];
+			assert_int_equal(x->ip, st & BP_SAMPLE_IP ? 0xffffffff80100000ull + 16 * i :
+						ips[0]);
+			assert_int_equal(x->pid, st & BP_SAMPLE_TID ? 3 : 0);
+			assert_int_equal(x->tid, st & BP_SAMPLE_TID ? 1 : 0);
+			assert_int_equal(x->time, st & BP_SAMPLE_TIME ? 100 + i : 0);
+			assert_int_equal(x->id, 7);
+			assert_int_equal(x->cpu, 1);
+			assert_int_equal(x->period, st & BP_SAMPLE_PERIOD ? 5000 + i : 4000);
+			assert_int_equal(x->nr_ips, chain ? 3 : 0);
+			if (chain)
+				assert_memory_equal(&s.ips[x->ips_off], ips, sizeof(ips));
+		}
+		session_free(&s);
+	}
+}
+
 static void sample_before_its_event_is_counted(void **state)
 {
 	struct session s;
@@ -911,6 +976,7 @@ int main(void)
 		cmocka_unit_test(merges_cpus_by_time),
 		cmocka_unit_test(frames_lost_in_transit),
 		cmocka_unit_test(callchains_and_identifier),
+		cmocka_unit_test(sample_layouts),
 		cmocka_unit_test(sample_before_its_event_is_counted),
 		cmocka_unit_test(streaming_keeps_no_samples),
 		cmocka_unit_test(not_a_capture),

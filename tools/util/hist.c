@@ -61,7 +61,25 @@ static int iptab_grow(struct iptab *h)
 	return 0;
 }
 
-/* Add (samples, period) to the entry of (ip, ctx). */
+/* A new entry for (ip, ctx) at its free slot j, the table grown first
+ * when it is half full: -1 if out of memory. */
+static int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
+			uint64_t period)
+{
+	if (2 * (h->n + 1) > h->mask + 1) {
+		if (iptab_grow(h))
+			return -1;
+		j = hash64(ip ^ ctx * 0x9e3779b97f4a7c15ull, h->mask);
+		while (h->e[j].samples)
+			j = (j + 1) & h->mask;
+	}
+	h->e[j] = (struct ipent){ ip, ctx, samples, period };
+	h->n++;
+	return 0;
+}
+
+/* Add (samples, period) to the entry of (ip, ctx): one probe per sample
+ * here, the rare new entry out of line. */
 static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t samples,
 			    uint64_t period)
 {
@@ -69,30 +87,25 @@ static inline int iptab_add(struct iptab *h, uint64_t ip, uint64_t ctx, uint64_t
 
 	for (;;) {
 		struct ipent *x = &h->e[j];
-		if (x->samples && x->ip == ip && x->ctx == ctx) {
+		if (!x->samples)
+			return iptab_insert(h, j, ip, ctx, samples, period);
+		if (x->ip == ip && x->ctx == ctx) {
 			x->samples += samples;
 			x->period += period;
 			return 0;
 		}
-		if (!x->samples)
-			break;
 		j = (j + 1) & h->mask;
 	}
-	if (2 * (h->n + 1) > h->mask + 1) {
-		if (iptab_grow(h))
-			return -1;
-		return iptab_add(h, ip, ctx, samples, period);
-	}
-	h->e[j] = (struct ipent){ ip, ctx, samples, period };
-	h->n++;
-	return 0;
 }
 
 /* ---- symbols, memoized per address ------------------------------------ */
 
+/* Entries the cache grows to; past that it starts over when half full. */
+#define SYMCACHE_MAX	(1u << 18)
+
 struct symcache {
 	const struct symtab *t;
-	struct { uint64_t addr, key; const char *name; bool used; } *e;
+	struct symcache_ent { uint64_t addr, key; const char *name; bool used; } *e;
 	size_t mask, n;
 };
 
@@ -103,6 +116,31 @@ static int symcache_init(struct symcache *c, const struct symtab *t)
 	c->n = 0;
 	c->e = calloc(c->mask + 1, sizeof(*c->e));
 	return c->e ? 0 : -1;
+}
+
+/* Make room for one more entry: twice the slots, or (at SYMCACHE_MAX, or
+ * out of memory) an empty cache. */
+static void symcache_room(struct symcache *c)
+{
+	size_t cap = 2 * (c->mask + 1);
+	struct symcache_ent *e = cap <= SYMCACHE_MAX ? calloc(cap, sizeof(*e)) : NULL;
+
+	if (!e) {
+		memset(c->e, 0, (c->mask + 1) * sizeof(*c->e));
+		c->n = 0;
+		return;
+	}
+	for (size_t i = 0; i <= c->mask; i++) {
+		size_t j;
+		if (!c->e[i].used)
+			continue;
+		for (j = hash64(c->e[i].addr, cap - 1); e[j].used; j = (j + 1) & (cap - 1))
+			;
+		e[j] = c->e[i];
+	}
+	free(c->e);
+	c->e = e;
+	c->mask = cap - 1;
 }
 
 /* The function holding addr: its start as the key, or addr itself. */
@@ -120,10 +158,9 @@ static uint64_t symcache_get(struct symcache *c, uint64_t addr, const char **nam
 	struct symbol s = symtab_lookup(c->t, addr);
 	uint64_t key = s.name ? s.start : addr;
 	if (2 * (c->n + 1) > c->mask + 1) {
-		/* Full enough: start over rather than rehash (a cache, not a table). */
-		memset(c->e, 0, (c->mask + 1) * sizeof(*c->e));
-		c->n = 0;
-		j = hash64(addr, c->mask);
+		symcache_room(c);
+		for (j = hash64(addr, c->mask); c->e[j].used; j = (j + 1) & c->mask)
+			;
 	}
 	c->e[j].addr = addr;
 	c->e[j].key = key;
@@ -292,6 +329,31 @@ struct evstate {
 	size_t root;			/* -g: virtual root of the callers trees */
 };
 
+/*
+ * -g: the distinct call chains of the samples not yet in the trees, each
+ * with its samples and period, in the order of their first sample: a
+ * sample costs one probe here, and a chain is named and walked into its
+ * tree once (chains_flush), not once per sample. Put in that order, they
+ * make the tree (its nodes, their order) that one sample at a time makes.
+ */
+struct pchain {
+	uint64_t hash, ip, samples, period;
+	size_t ev, off;			/* event slot; its ips at ips[off] */
+	uint32_t nr;
+};
+
+struct chains {
+	struct pchain *c;
+	size_t n, cap;
+	uint64_t *ips;
+	size_t nips, cap_ips;
+	uint32_t *slot;			/* index + 1 into c, 0: free */
+	size_t mask;
+};
+
+/* Chain ips that may wait before they go into the trees. */
+#define CHAINS_PENDING_MAX	(4u << 20)
+
 struct report_agg {
 	struct report *r;
 	struct report_opts o;
@@ -306,6 +368,7 @@ struct report_agg {
 	const struct session *s;	/* report_end's, for app names */
 	struct cment { uint64_t key; size_t parent, node; } *cm;	/* -g: (parent, key) -> node */
 	size_t cm_mask, cm_n;
+	struct chains pend;		/* -g: chains not yet in the trees */
 };
 
 static size_t node_new(struct report *r, uint64_t key, const char *name)
@@ -374,10 +437,11 @@ static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, cons
 
 #define MAX_CHAIN 128
 
-/* -g: one sample's chain into the event's tree and inclusive costs; a
- * sample with no chain (nr_ips 0, ips unread) is a chain of its own ip. */
-static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sample_rec *x,
-		     const uint64_t *ips)
+/* -g: a chain (its leaf ip, then nr_ips ips: ips[0] the leaf again, then
+ * return addresses) of samples with period into the event's tree and
+ * inclusive costs; a sample with no chain (nr_ips 0) is a chain of its own ip. */
+static int add_chain(struct report_agg *A, struct evstate *E, uint64_t ip, uint32_t nr_ips,
+		     const uint64_t *ips, uint64_t samples, uint64_t period)
 {
 	struct report *r = A->r;
 	uint64_t keys[MAX_CHAIN];
@@ -385,9 +449,9 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 	size_t n = 0, node;
 	size_t max = A->o.max_stack && A->o.max_stack < MAX_CHAIN ? A->o.max_stack : MAX_CHAIN;
 
-	keys[n] = symcache_get(&A->sc, x->ip, &names[n]);
+	keys[n] = symcache_get(&A->sc, ip, &names[n]);
 	n++;
-	for (uint32_t i = 1; i < x->nr_ips && n < max; i++) {
+	for (uint32_t i = 1; i < nr_ips && n < max; i++) {
 		uint64_t ret = ips[i];
 		if (!ret || ret >= (uint64_t)-4095)	/* none, or a perf context marker */
 			continue;
@@ -405,18 +469,148 @@ static int add_chain(struct report_agg *A, struct evstate *E, const struct bp_sa
 		node = node_child(A, node, keys[i], names[i]);
 		if (!node)
 			return -1;
-		r->pool[node].samples++;
-		r->pool[node].period += x->period;
+		r->pool[node].samples += samples;
+		r->pool[node].period += period;
 	}
 	/* Inclusive cost once per function, however often it recurs. */
 	for (size_t i = 0; i < n; i++) {
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = keys[j] == keys[i];
-		if (!seen && iptab_add(&E->child, keys[i], 0, 1, x->period))
+		if (!seen && iptab_add(&E->child, keys[i], 0, samples, period))
 			return -1;
 	}
 	return 0;
+}
+
+static uint64_t chain_hash(size_t ev, uint64_t ip, uint32_t nr, const uint64_t *ips)
+{
+	uint64_t h = (ev * 0x9e3779b97f4a7c15ull ^ ip) * 0xff51afd7ed558ccdull ^ nr;
+
+	for (uint32_t i = 0; i < nr; i++)
+		h = (h ^ (h >> 29) ^ ips[i]) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 32);
+}
+
+static void chains_free(struct chains *p)
+{
+	free(p->c);
+	free(p->ips);
+	free(p->slot);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Every pending chain into its event's tree, in the order of its first
+ * sample; the table is empty after. 0, or -1 if out of memory. */
+static int chains_flush(struct report_agg *A)
+{
+	struct chains *p = &A->pend;
+
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pchain *c = &p->c[i];
+		if (add_chain(A, &A->ev[c->ev], c->ip, c->nr, c->nr ? p->ips + c->off : NULL,
+			      c->samples, c->period))
+			return -1;
+	}
+	if (p->slot)
+		memset(p->slot, 0, (p->mask + 1) * sizeof(*p->slot));
+	p->n = p->nips = 0;
+	return 0;
+}
+
+/* Twice the slots (4096 at first), the chains hashed into them again. */
+static int chains_rehash(struct chains *p)
+{
+	size_t cap = p->slot ? 2 * (p->mask + 1) : 4096;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -1;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t j = p->c[i].hash & (cap - 1);
+		while (slot[j])
+			j = (j + 1) & (cap - 1);
+		slot[j] = (uint32_t)(i + 1);
+	}
+	free(p->slot);
+	p->slot = slot;
+	p->mask = cap - 1;
+	return 0;
+}
+
+/* A new pending chain at free slot j (its hash h), the tables grown as needed. */
+static int chains_insert(struct report_agg *A, size_t j, uint64_t h, size_t ev,
+			 const struct bp_sample_rec *x, const uint64_t *ips)
+{
+	struct chains *p = &A->pend;
+
+	if (p->nips + x->nr_ips > CHAINS_PENDING_MAX || p->n >= UINT32_MAX - 1) {
+		if (chains_flush(A))
+			return -1;
+		j = SIZE_MAX;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 1024;
+		struct pchain *c = realloc(p->c, cap * sizeof(*c));
+		if (!c)
+			return -1;
+		p->c = c;
+		p->cap = cap;
+	}
+	if (p->nips + x->nr_ips > p->cap_ips) {
+		size_t cap = p->cap_ips ? 2 * p->cap_ips : 4096;
+		while (cap < p->nips + x->nr_ips)
+			cap *= 2;
+		uint64_t *q = realloc(p->ips, cap * sizeof(*q));
+		if (!q)
+			return -1;
+		p->ips = q;
+		p->cap_ips = cap;
+	}
+	if (!p->slot || 2 * (p->n + 1) > p->mask + 1) {
+		if (chains_rehash(p))
+			return -1;
+		j = SIZE_MAX;
+	}
+	if (j == SIZE_MAX)
+		for (j = h & p->mask; p->slot[j]; j = (j + 1) & p->mask)
+			;
+	if (x->nr_ips)
+		memcpy(p->ips + p->nips, ips, x->nr_ips * sizeof(*ips));
+	p->c[p->n] = (struct pchain){ h, x->ip, 1, x->period, ev, p->nips, x->nr_ips };
+	p->nips += x->nr_ips;
+	p->slot[j] = (uint32_t)++p->n;
+	return 0;
+}
+
+static bool same_ips(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* -g: one sample's chain (see add_chain), counted with the same chain
+ * of earlier samples until the next flush. */
+static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
+		      const uint64_t *ips)
+{
+	struct chains *p = &A->pend;
+	uint64_t h = chain_hash(ev, x->ip, x->nr_ips, ips);
+	size_t j = SIZE_MAX;
+
+	if (p->slot)
+		for (j = h & p->mask; p->slot[j]; j = (j + 1) & p->mask) {
+			struct pchain *c = &p->c[p->slot[j] - 1];
+			if (c->hash == h && c->ev == ev && c->ip == x->ip && c->nr == x->nr_ips &&
+			    (!c->nr || same_ips(p->ips + c->off, ips, c->nr))) {
+				c->samples++;
+				c->period += x->period;
+				return 0;
+			}
+		}
+	return chains_insert(A, j, h, ev, x, ips);
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -727,7 +921,7 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 	/* A sample without a chain is still its own function's cost: it
 	 * counts toward that function's inclusive cost (a chain of one), so
 	 * Children is never below Self. */
-	if (A->o.callgraph && add_chain(A, &A->ev[ev], x, ips))
+	if (A->o.callgraph && chains_add(A, ev, x, ips))
 		return -1;
 	return 0;
 }
@@ -748,6 +942,8 @@ int report_end(struct report_agg *A, const struct session *s, char *err, size_t 
 			rc = -1;
 		}
 	}
+	if (!rc && chains_flush(A))
+		rc = -1;
 	/* Events described but without samples get an empty slot, in desc order. */
 	for (size_t i = 0; !rc && i < s->nevents; i++)
 		if (event_slot(A, s->events[i].id) == SIZE_MAX)
@@ -768,6 +964,11 @@ void report_set_symtab(struct report_agg *A, const struct symtab *t)
 	A->sc.t = t;
 }
 
+int report_flush(struct report_agg *A)
+{
+	return chains_flush(A);
+}
+
 void report_abort(struct report_agg *A)
 {
 	if (!A)
@@ -777,6 +978,7 @@ void report_abort(struct report_agg *A)
 		free(A->ev[ev].child.e);
 	}
 	free(A->ev);
+	chains_free(&A->pend);
 	free(A->sc.e);
 	free(A->cm);
 	free(A);

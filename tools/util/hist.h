@@ -124,6 +124,10 @@ void report_abort(struct report_agg *a);
 /* The symbols to name IPs with, when they are known only after report_begin
  * (a streaming load finds the kernel from the capture's first records). */
 void report_set_symtab(struct report_agg *a, const struct symtab *t);
+/* -g: the call chains added so far are named with the symbols as they
+ * stand now (they wait, each distinct chain once, until this or
+ * report_end): call it before the symbols change. 0, or -1 (out of memory). */
+int report_flush(struct report_agg *a);
 
 /* The name of app run pid (APP_START's id), "" if none names it. */
 const char *report_app_name(const struct session *s, uint32_t pid);

@@ -23,12 +23,25 @@
 #include "tools/util/util.h"
 #include "kernel/lib/unaligned.h"
 
+/*
+ * Where a SAMPLE's fields are when its sample_type has neither IDENTIFIER
+ * nor READ: every field at a fixed offset, the call chain last. The
+ * loader reads its events' shared sample_type so, without the field by
+ * field walk of bp_sample_parse. Offsets from the record's start; 0: absent.
+ */
+struct sample_layout {
+	bool fixed;			/* the sample_type has this layout */
+	uint8_t ip, tid, time, id, cpu, period, chain;
+	uint8_t size;			/* the record's size, its call chain left out */
+};
+
 struct loader {
 	struct session *s;
 	unsigned flags;
 	bool have_st;			/* st below is known (an EVENT_DESC arrived) */
 	uint64_t st;			/* sample_type of events without IDENTIFIER */
 	uint64_t default_id;		/* their id when the sample has no ID field */
+	struct sample_layout lay;	/* st's */
 	bool oom;
 	session_sample_fn cb;		/* not NULL: samples go here, not into s->samples */
 	void *cb_ctx;
@@ -125,6 +138,31 @@ static const struct bp_record_event_desc *find_event(const struct session *s, ui
 	return NULL;
 }
 
+static void layout_of(uint64_t st, struct sample_layout *l)
+{
+	uint8_t at = sizeof(struct bp_record_header);
+
+	memset(l, 0, sizeof(*l));
+	l->fixed = !(st & (BP_SAMPLE_IDENTIFIER | BP_SAMPLE_READ | ~BP_SAMPLE_SUPPORTED));
+	if (st & BP_SAMPLE_IP)
+		l->ip = at, at += 8;
+	if (st & BP_SAMPLE_TID)
+		l->tid = at, at += 8;
+	if (st & BP_SAMPLE_TIME)
+		l->time = at, at += 8;
+	if (st & BP_SAMPLE_ADDR)
+		at += 8;
+	if (st & BP_SAMPLE_ID)
+		l->id = at, at += 8;
+	if (st & BP_SAMPLE_CPU)
+		l->cpu = at, at += 8;
+	if (st & BP_SAMPLE_PERIOD)
+		l->period = at, at += 8;
+	if (st & BP_SAMPLE_CALLCHAIN)
+		l->chain = at;
+	l->size = at;
+}
+
 static void add_event(struct loader *L, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
@@ -142,6 +180,7 @@ static void add_event(struct loader *L, const struct bp_record_header *h)
 		L->have_st = true;
 		L->st = d.sample_type;
 		L->default_id = d.id;
+		layout_of(L->st, &L->lay);
 	}
 }
 
@@ -193,6 +232,46 @@ static bool parse_sample(const struct session *s, uint64_t st, uint64_t default_
 	return true;
 }
 
+/* parse_sample for a sample_type of a fixed layout l: the same fields,
+ * the same records refused (those bp_sample_parse refuses). */
+static bool parse_laid_out(const struct session *s, const struct sample_layout *l,
+			   uint64_t default_id, uint32_t cpu, const struct bp_record_header *h,
+			   struct bp_sample_rec *r, const uint8_t **chain)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	uint64_t nr = 0;
+
+	if (h->type != BP_RECORD_SAMPLE || h->size % BP_RECORD_ALIGN)
+		return false;
+	if (!l->chain ? h->size != l->size :
+	    h->size < l->size + 8 || (nr = ld64(p + l->chain)) != (h->size - l->size - 8) / 8u)
+		return false;
+	memset(r, 0, sizeof(*r));
+	r->misc = h->misc;
+	if (l->ip)
+		r->ip = ld64(p + l->ip);
+	if (l->tid)
+		r->pid = ld32(p + l->tid), r->tid = ld32(p + l->tid + 4);
+	if (l->time)
+		r->time = ld64(p + l->time);
+	r->id = l->id ? ld64(p + l->id) : default_id;
+	r->cpu = l->cpu ? ld32(p + l->cpu) : cpu;
+	if (l->period) {
+		r->period = ld64(p + l->period);
+	} else {
+		const struct bp_record_event_desc *e = find_event(s, r->id);
+		r->period = e && e->sample_period ? e->sample_period : 1;
+	}
+	*chain = NULL;
+	if (l->chain) {
+		r->nr_ips = (uint32_t)nr;
+		*chain = p + l->chain + 8;
+		if (!l->ip && nr)
+			r->ip = ld64(*chain);
+	}
+	return true;
+}
+
 int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain)
 {
@@ -208,7 +287,9 @@ static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_he
 	struct bp_sample_rec r;
 	const uint8_t *chain;
 
-	if (!L->have_st || !parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain))
+	if (!L->have_st ||
+	    !(L->lay.fixed ? parse_laid_out(s, &L->lay, L->default_id, cpu, h, &r, &chain) :
+			     parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain)))
 		return false;
 	if (cpu < SESSION_MAX_CPUS)
 		L->since_ticks[cpu]++;
