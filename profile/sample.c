@@ -167,22 +167,19 @@ void prof_soft_tick(struct trap_frame *f, void *arg)
 }
 
 /*
- * The NMI IPI from soft_tick on the other CPUs: ours if ticks were posted.
- * A CPU that could not run for longer than a period (a descheduled vCPU)
- * finds several; it samples once, for the latest. The plain read first
- * spares the locked exchange when none were.
+ * The NMI IPI from soft_tick on the other CPUs, once prof_nmi has seen
+ * ticks posted. A CPU that could not run for longer than a period (a
+ * descheduled vCPU) finds several; it samples once, for the latest. Not
+ * inlined: prof_nmi, which every NMI calls, then needs no room for a
+ * sample when it has none to take.
  */
-SAMPLE_STEP bool soft_ipi(struct cpu_prof *cp, struct trap_frame *f)
+static __attribute__((noinline)) void soft_ipi(struct cpu_prof *cp, struct trap_frame *f)
 {
-	u64 ticks;
+	u64 ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
 
-	if (!__atomic_load_n(&cp->soft_pending, __ATOMIC_RELAXED))
-		return false;
-	ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
 	cp->soft_seen += ticks;
 	cp->soft_merged += ticks - 1;
 	soft_sample(cp, f, cp->soft_seen);
-	return true;
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
@@ -245,15 +242,9 @@ static __attribute__((noinline)) bool floor_nmi(struct trap_frame *f)
 	return true;
 }
 
-/*
- * The profiler's NMI handler, one for its three sources: the boot's
- * measuring self-NMI, the soft PMU's IPI, the PMU's overflow. Each is
- * asked on every NMI, as separate handlers would be (NMIs that arrive
- * together merge into one), in one call instead of three.
- */
-static bool prof_nmi(struct trap_frame *f)
+/* prof_nmi's, when one of its sources may have sent the NMI. */
+static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32 cpu)
 {
-	u32 cpu = this_cpu()->cpu;
 	bool claimed = false;
 
 	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
@@ -261,11 +252,35 @@ static bool prof_nmi(struct trap_frame *f)
 	if (!prof.active || cpu >= prof.ncpus)
 		return claimed;
 	struct cpu_prof *cp = &prof.cpus[cpu];
-	if (prof.soft && soft_ipi(cp, f))
+	/* Ticks are posted only before the IPI and taken only here, on this
+	 * CPU: seen once, they are still there for soft_ipi's exchange. */
+	if (prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) {
+		soft_ipi(cp, f);
 		claimed = true;
+	}
 	if (cp->pmu_on && pmu_handle_overflow(&cp->pmu, emit_sample, f) > 0)
 		claimed = true;
 	return claimed;
+}
+
+/*
+ * The profiler's NMI handler, one for its three sources: the boot's
+ * measuring self-NMI, the soft PMU's IPI, the PMU's overflow. Each is
+ * asked on every NMI, as separate handlers would be (NMIs that arrive
+ * together merge into one), in one call instead of three. Most NMIs
+ * bring none of them (the HPET's own on its CPU): those are told apart
+ * here with a few loads and no frame.
+ */
+static bool prof_nmi(struct trap_frame *f)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
+	    (!prof.active || cpu >= prof.ncpus ||
+	     (!(prof.soft && __atomic_load_n(&prof.cpus[cpu].soft_pending, __ATOMIC_ACQUIRE)) &&
+	      !prof.cpus[cpu].pmu_on)))
+		return false;
+	return prof_nmi_sources(f, cpu);
 }
 
 void profile_init(void)
