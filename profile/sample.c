@@ -20,20 +20,20 @@
  * sample costs no call layers: they run on every NMI of a run. */
 #define SAMPLE_STEP	static inline __attribute__((always_inline))
 
-/* One SAMPLE of sample_type from frame f into rb, taken at TSC time; cp
- * gives the group's counts (BP_SAMPLE_READ). Returns the ring's verdict.
- * NMI-safe. */
-SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type,
-			     struct trap_frame *f, u64 id, u64 period, u64 time)
+/* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
+ * the CPU pc (this one); cp gives the group's counts (BP_SAMPLE_READ).
+ * Returns the ring's verdict. NMI-safe. */
+SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const struct percpu *pc,
+			     u64 sample_type, struct trap_frame *f, u64 id, u64 period, u64 time)
 {
-	struct percpu *pc = this_cpu();
 	u64 ips[MAX_CALLCHAIN];
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s;
 
 	/* Field by field: the writer reads only what sample_type names (and
-	 * READ's and CALLCHAIN's parts only below), and zeroing the whole
-	 * struct first would cost the NMI a dozen stores more. */
+	 * READ's and CALLCHAIN's parts, nr_group and nr_ips included, only
+	 * below), and zeroing the whole struct first would cost the NMI a
+	 * dozen stores more. */
 	s.ip = f->rip;
 	s.pid = prof.run_id;
 	s.tid = pc->cpu;
@@ -42,8 +42,6 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample
 	s.id = id;
 	s.cpu = pc->cpu;
 	s.period = period;
-	s.nr_group = 0;
-	s.nr_ips = 0;
 
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
@@ -80,10 +78,10 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample
 /* A SAMPLE of the interrupted frame into this CPU's (cp's) ring: 1
  * written, 0 not written (the ring was full: counted). The caller has
  * checked the window. NMI-safe. */
-SAMPLE_STEP int take_sample(struct cpu_prof *cp, struct trap_frame *f, u64 id, u64 period,
-			    u64 time)
+SAMPLE_STEP int take_sample(struct cpu_prof *cp, const struct percpu *pc, struct trap_frame *f,
+			    u64 id, u64 period, u64 time)
 {
-	int err = write_sample(&cp->ring, cp, prof.cfg.sample_type, f, id, period, time);
+	int err = write_sample(&cp->ring, cp, pc, prof.cfg.sample_type, f, id, period, time);
 	if (!err) {
 		cp->samples++;
 		return 1;
@@ -109,7 +107,8 @@ SAMPLE_STEP int take_sample(struct cpu_prof *cp, struct trap_frame *f, u64 id, u
  * the throttling. A tick without a sample is not counted here: the TICKS
  * record (prof_write_ticks, at stop) counts every due tick that gave none.
  */
-SAMPLE_STEP void soft_sample(struct cpu_prof *cp, struct trap_frame *f, u64 tick)
+SAMPLE_STEP void soft_sample(struct cpu_prof *cp, const struct percpu *pc, struct trap_frame *f,
+			     u64 tick)
 {
 	u64 now = rdtsc();
 
@@ -130,7 +129,7 @@ SAMPLE_STEP void soft_sample(struct cpu_prof *cp, struct trap_frame *f, u64 tick
 		cp->soft_throttled_ticks++;
 		return;
 	}
-	take_sample(cp, f, 0, prof.soft_period_ns, now);
+	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
 	cp->soft_last = tick;
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
@@ -140,7 +139,9 @@ SAMPLE_STEP void soft_sample(struct cpu_prof *cp, struct trap_frame *f, u64 tick
 
 void prof_soft_sample(struct trap_frame *f, u64 tick)
 {
-	soft_sample(&prof.cpus[this_cpu()->cpu], f, tick);
+	const struct percpu *pc = this_cpu();
+
+	soft_sample(&prof.cpus[pc->cpu], pc, f, tick);
 }
 
 /* The HPET's NMI on CPU 0. It stands for every expiry since the last one
@@ -149,7 +150,8 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 void prof_soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
-	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
+	const struct percpu *pc = this_cpu();
+	struct cpu_prof *cp = &prof.cpus[pc->cpu];
 	u64 due = hpet_nmi_due(), n = due - prof.soft_posted;
 
 	prof.soft_ticks++;
@@ -163,7 +165,7 @@ void prof_soft_tick(struct trap_frame *f, void *arg)
 	}
 	cp->soft_seen = due;
 	cp->soft_merged += n - 1;
-	soft_sample(cp, f, due);
+	soft_sample(cp, pc, f, due);
 }
 
 /*
@@ -179,15 +181,16 @@ static __attribute__((noinline)) void soft_ipi(struct cpu_prof *cp, struct trap_
 
 	cp->soft_seen += ticks;
 	cp->soft_merged += ticks - 1;
-	soft_sample(cp, f, cp->soft_seen);
+	soft_sample(cp, this_cpu(), f, cp->soft_seen);
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
+	const struct percpu *pc = this_cpu();
+
 	(void)ctx;
 	if (!__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
-		(void)take_sample(&prof.cpus[this_cpu()->cpu], arg, prof.hw_cfg[idx], period,
-				  rdtsc());
+		(void)take_sample(&prof.cpus[pc->cpu], pc, arg, prof.hw_cfg[idx], period, rdtsc());
 }
 
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -237,7 +240,8 @@ static __attribute__((noinline)) bool floor_nmi(struct trap_frame *f)
 		hpet_read();
 		hpet_read();
 	}
-	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS, rdtsc());
+	write_sample(&floor_ring, NULL, this_cpu(), FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS,
+		     rdtsc());
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
 }
