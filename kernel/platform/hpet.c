@@ -251,9 +251,9 @@ static bool hpet_nmi(struct trap_frame *f)
 	}
 	nmi_epoch = now >> 32;
 	nmi_echo_due = false;
-	/* Mostly the one expiry armed last has passed: the next slot is the
-	 * next one. An NMI that came later stands for all that passed since
-	 * (a divide, off the common path). */
+	/* Mostly one expiry has passed, the one armed last, and the next is
+	 * a period on. An NMI that came later stands for all that passed
+	 * since (a divide, off the common path). */
 	u64 due = nmi_due + 1, next = nmi_next + nmi_period;
 	if (now >= next) {
 		due = (now - nmi_first) / nmi_period + 1;
