@@ -10,7 +10,8 @@
 #include "kernel/trap.h"
 
 #define NMI_HANDLERS_MAX 8
-static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX];
+/* One slot more than handlers: it stays empty, so every list ends in one. */
+static nmi_handler_t nmi_handlers[NMI_HANDLERS_MAX + 1];
 
 int nmi_register(nmi_handler_t h)
 {
@@ -37,17 +38,13 @@ bool nmi_dispatch(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 	bool claimed = false;
+	nmi_handler_t h;
 
 	if (pc->nmi_depth++)
 		return false;		/* nmi_depth stays raised for the report */
 	pc->nmi_count++;
-	for (int i = 0; i < NMI_HANDLERS_MAX; i++) {
-		nmi_handler_t h = __atomic_load_n(&nmi_handlers[i], __ATOMIC_ACQUIRE);
-		if (!h)
-			break;
-		if (h(f))
-			claimed = true;
-	}
+	for (nmi_handler_t *p = nmi_handlers; (h = __atomic_load_n(p, __ATOMIC_ACQUIRE)); p++)
+		claimed |= h(f);
 	if (!claimed)
 		pc->nmi_unclaimed++;
 	pc->nmi_depth--;

@@ -113,11 +113,16 @@ void trap_set_fault_fixup(trap_fixup_t fn)
 	panic("trap_set_fault_fixup: more than %d fix-ups", FIXUPS_MAX);
 }
 
+/* Fix-ups take the slots in order and never leave them (as the NMI
+ * handlers do, kernel/nmi.c): the first empty slot ends the list. Every
+ * NMI comes through here first. */
 static bool run_fixups(struct trap_frame *f)
 {
 	for (int i = 0; i < FIXUPS_MAX; i++) {
 		trap_fixup_t fix = __atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE);
-		if (fix && fix(f))
+		if (!fix)
+			return false;
+		if (fix(f))
 			return true;
 	}
 	return false;

@@ -218,7 +218,6 @@ static void stop_cpu(void *arg)
 int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 		  void (*tick)(struct trap_frame *f), char *err, size_t n)
 {
-	static bool registered;
 	struct start_args args = { app ? app->name : NULL, 0 };
 
 	prof.cfg = *c;
@@ -270,11 +269,6 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 		kprintf("profile: no APIC timer rate: no run tick (no multiplexing, frequency "
 			"re-tuning or throttling)\n");
 	prof.run_id++;
-	if (!registered) {
-		nmi_register(prof_soft_ipi_nmi);
-		nmi_register(prof_pmi_nmi);
-		registered = true;
-	}
 	trap_set_handler(VEC_APIC_TIMER, tick ? tick : tick_only);
 	for (u32 i = 0; i < prof.ncpus; i++) {
 		struct cpu_prof *cp = &prof.cpus[i];

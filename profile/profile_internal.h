@@ -26,8 +26,6 @@ struct trap_frame;
 /* sample.c: the NMI paths. NMI-safe. */
 void prof_soft_sample(struct trap_frame *f, u64 tick);
 void prof_soft_tick(struct trap_frame *f, void *arg);
-bool prof_soft_ipi_nmi(struct trap_frame *f);
-bool prof_pmi_nmi(struct trap_frame *f);
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg);
 
 /* records.c: each writes into this CPU's ring of the run (or rb), a

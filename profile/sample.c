@@ -16,29 +16,32 @@
 
 #define MAX_CALLCHAIN	32
 
-/* One SAMPLE of sample_type from frame f into rb; cp gives the group's
- * counts (BP_SAMPLE_READ). Returns the ring's verdict. NMI-safe. */
-static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type,
-			struct trap_frame *f, u64 id, u64 period)
+/* The steps of one sample are functions for reading's sake, inlined so a
+ * sample costs no call layers: they run on every NMI of a run. */
+#define SAMPLE_STEP	static inline __attribute__((always_inline))
+
+/* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
+ * the CPU pc (this one); cp gives the group's counts (BP_SAMPLE_READ).
+ * Returns the ring's verdict. NMI-safe. */
+SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const struct percpu *pc,
+			     u64 sample_type, struct trap_frame *f, u64 id, u64 period, u64 time)
 {
-	struct percpu *pc = this_cpu();
 	u64 ips[MAX_CALLCHAIN];
 	struct bp_group_entry grp[PMU_MAX_EVENTS];
 	struct bp_sample s;
 
 	/* Field by field: the writer reads only what sample_type names (and
-	 * READ's and CALLCHAIN's parts only below), and zeroing the whole
-	 * struct first would cost the NMI a dozen stores more. */
+	 * READ's and CALLCHAIN's parts, nr_group and nr_ips included, only
+	 * below), and zeroing the whole struct first would cost the NMI a
+	 * dozen stores more. */
 	s.ip = f->rip;
 	s.pid = prof.run_id;
 	s.tid = pc->cpu;
-	s.time = rdtsc();
+	s.time = time;
 	s.addr = 0;
 	s.id = id;
 	s.cpu = pc->cpu;
 	s.period = period;
-	s.nr_group = 0;
-	s.nr_ips = 0;
 
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
@@ -72,12 +75,13 @@ static int write_sample(struct bp_ring *rb, struct cpu_prof *cp, u64 sample_type
 	return bp_ring_output_sample(rb, sample_type, BP_MISC_KERNEL, &s);
 }
 
-/* A SAMPLE of the interrupted frame: 1 written, 0 not written (the ring
- * was full: counted). The caller has checked the window. NMI-safe. */
-static int take_sample(struct trap_frame *f, u64 id, u64 period)
+/* A SAMPLE of the interrupted frame into this CPU's (cp's) ring: 1
+ * written, 0 not written (the ring was full: counted). The caller has
+ * checked the window. NMI-safe. */
+SAMPLE_STEP int take_sample(struct cpu_prof *cp, const struct percpu *pc, struct trap_frame *f,
+			    u64 id, u64 period, u64 time)
 {
-	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
-	int err = write_sample(&cp->ring, cp, prof.cfg.sample_type, f, id, period);
+	int err = write_sample(&cp->ring, cp, pc, prof.cfg.sample_type, f, id, period, time);
 	if (!err) {
 		cp->samples++;
 		return 1;
@@ -103,9 +107,9 @@ static int take_sample(struct trap_frame *f, u64 id, u64 period)
  * the throttling. A tick without a sample is not counted here: the TICKS
  * record (prof_write_ticks, at stop) counts every due tick that gave none.
  */
-void prof_soft_sample(struct trap_frame *f, u64 tick)
+SAMPLE_STEP void soft_sample(struct cpu_prof *cp, const struct percpu *pc, struct trap_frame *f,
+			     u64 tick)
 {
-	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
 	u64 now = rdtsc();
 
 	if ((__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE) &&
@@ -116,6 +120,7 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 		if (cp->soft_throttled) {
 			prof_write_throttle(cp, BP_RECORD_UNTHROTTLE);
 			cp->soft_throttled = 0;
+			now = rdtsc();	/* the sample comes after the record */
 		}
 		cp->thr_start = now;
 		cp->thr_samples = 0;
@@ -124,12 +129,19 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 		cp->soft_throttled_ticks++;
 		return;
 	}
-	take_sample(f, 0, prof.soft_period_ns);
+	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
 	cp->soft_last = tick;
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
 		prof_write_throttle(cp, BP_RECORD_THROTTLE);
 	}
+}
+
+void prof_soft_sample(struct trap_frame *f, u64 tick)
+{
+	const struct percpu *pc = this_cpu();
+
+	soft_sample(&prof.cpus[pc->cpu], pc, f, tick);
 }
 
 /* The HPET's NMI on CPU 0. It stands for every expiry since the last one
@@ -138,7 +150,8 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 void prof_soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
-	struct cpu_prof *cp = &prof.cpus[this_cpu()->cpu];
+	const struct percpu *pc = this_cpu();
+	struct cpu_prof *cp = &prof.cpus[pc->cpu];
 	u64 due = hpet_nmi_due(), n = due - prof.soft_posted;
 
 	prof.soft_ticks++;
@@ -152,37 +165,32 @@ void prof_soft_tick(struct trap_frame *f, void *arg)
 	}
 	cp->soft_seen = due;
 	cp->soft_merged += n - 1;
-	prof_soft_sample(f, due);
+	soft_sample(cp, pc, f, due);
 }
 
 /*
- * The NMI IPI from soft_tick on the other CPUs: ours if ticks were posted.
- * A CPU that could not run for longer than a period (a descheduled vCPU)
- * finds several; it samples once, for the latest.
+ * The NMI IPI from soft_tick on the other CPUs, once prof_nmi has seen
+ * ticks posted. A CPU that could not run for longer than a period (a
+ * descheduled vCPU) finds several; it samples once, for the latest. Not
+ * inlined: prof_nmi, which every NMI calls, then needs no room for a
+ * sample when it has none to take.
  */
-bool prof_soft_ipi_nmi(struct trap_frame *f)
+static __attribute__((noinline)) void soft_ipi(struct cpu_prof *cp, struct trap_frame *f)
 {
-	struct percpu *pc = this_cpu();
-	struct cpu_prof *cp;
-	u64 ticks;
+	u64 ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
 
-	if (!prof.active || !prof.soft || pc->cpu >= prof.ncpus)
-		return false;
-	cp = &prof.cpus[pc->cpu];
-	ticks = __atomic_exchange_n(&cp->soft_pending, 0, __ATOMIC_ACQ_REL);
-	if (!ticks)
-		return false;
 	cp->soft_seen += ticks;
 	cp->soft_merged += ticks - 1;
-	prof_soft_sample(f, cp->soft_seen);
-	return true;
+	soft_sample(cp, this_cpu(), f, cp->soft_seen);
 }
 
 static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 {
+	const struct percpu *pc = this_cpu();
+
 	(void)ctx;
 	if (!__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
-		(void)take_sample(arg, prof.hw_cfg[idx], period);
+		(void)take_sample(&prof.cpus[pc->cpu], pc, arg, prof.hw_cfg[idx], period, rdtsc());
 }
 
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -190,15 +198,6 @@ void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
 	(void)ctx, (void)arg;
 	prof_write_throttle(&prof.cpus[this_cpu()->cpu],
 		       ev == PMU_THROTTLE ? BP_RECORD_THROTTLE : BP_RECORD_UNTHROTTLE);
-}
-
-bool prof_pmi_nmi(struct trap_frame *f)
-{
-	struct percpu *pc = this_cpu();
-
-	if (!prof.active || pc->cpu >= prof.ncpus || !prof.cpus[pc->cpu].pmu_on)
-		return false;
-	return pmu_handle_overflow(&prof.cpus[pc->cpu].pmu, emit_sample, f) > 0;
 }
 
 /*
@@ -231,18 +230,61 @@ static u32 floor_armed;			/* a measuring self-NMI is on its way */
 static struct bp_ring floor_ring;
 static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
-static bool floor_nmi(struct trap_frame *f)
+/* prof_nmi's, while floor_armed. Not inlined there: it runs at boot only. */
+static __attribute__((noinline)) bool floor_nmi(struct trap_frame *f)
 {
-	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) || this_cpu()->cpu != 0)
+	if (this_cpu()->cpu != 0)
 		return false;
 	if (hpet_hz()) {
 		hpet_read();
 		hpet_read();
 		hpet_read();
 	}
-	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
+	write_sample(&floor_ring, NULL, this_cpu(), FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS,
+		     rdtsc());
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
+}
+
+/* prof_nmi's, when one of its sources may have sent the NMI. */
+static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32 cpu)
+{
+	bool claimed = false;
+
+	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
+		claimed = floor_nmi(f);
+	if (!prof.active || cpu >= prof.ncpus)
+		return claimed;
+	struct cpu_prof *cp = &prof.cpus[cpu];
+	/* Ticks are posted only before the IPI and taken only here, on this
+	 * CPU: seen once, they are still there for soft_ipi's exchange. */
+	if (prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) {
+		soft_ipi(cp, f);
+		claimed = true;
+	}
+	if (cp->pmu_on && pmu_handle_overflow(&cp->pmu, emit_sample, f) > 0)
+		claimed = true;
+	return claimed;
+}
+
+/*
+ * The profiler's NMI handler, one for its three sources: the boot's
+ * measuring self-NMI, the soft PMU's IPI, the PMU's overflow. Each is
+ * asked on every NMI, as separate handlers would be (NMIs that arrive
+ * together merge into one), in one call instead of three. Most NMIs
+ * bring none of them (the HPET's own on its CPU): those are told apart
+ * here with a few loads and no frame.
+ */
+static bool prof_nmi(struct trap_frame *f)
+{
+	u32 cpu = this_cpu()->cpu;
+
+	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
+	    (!prof.active || cpu >= prof.ncpus ||
+	     (!(prof.soft && __atomic_load_n(&prof.cpus[cpu].soft_pending, __ATOMIC_ACQUIRE)) &&
+	      !prof.cpus[cpu].pmu_on)))
+		return false;
+	return prof_nmi_sources(f, cpu);
 }
 
 void profile_init(void)
@@ -250,12 +292,15 @@ void profile_init(void)
 	struct bp_ring_config rc = { .id = 0 };
 	u64 best = ~0ul;
 
-	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
-		return;			/* no soft PMU (or no clock to time it) */
-	if (nmi_register(floor_nmi)) {
-		kprintf("soft-pmu: no NMI handler slot to time the handler with\n");
+	/* At boot, before the HPET's handler (which comes with the first run)
+	 * and any program's check, which must see a sample's frame before it
+	 * unwinds (apps/program.c). */
+	if (nmi_register(prof_nmi)) {
+		kprintf("profile: no NMI handler slot: no sampling\n");
 		return;
 	}
+	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
+		return;			/* no soft PMU (or no clock to time it) */
 	for (int i = 0; i < FLOOR_TRIES; i++) {
 		/* Emptied only when a sample might not fit: zeroing the ring
 		 * every time costs more than the measuring (under TCG, 0.3 ms

@@ -69,6 +69,7 @@ static u64 nmi_count;		/* NMIs claimed */
 static u64 nmi_merged;		/* expiries that arrived folded into another */
 static u64 nmi_first;		/* main counter value of the first expiry */
 static u64 nmi_due;		/* expiries accounted for */
+static u64 nmi_next;		/* the next one's counter value: first + due * period */
 static u64 nmi_period;
 static u64 nmi_armed;		/* comparator value last written */
 static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
@@ -117,13 +118,12 @@ bool hpet_init(void)
 
 u64 hpet_hz(void) { return mmio ? hz : 0; }
 /* The main counter, read as two halves (QEMU splits 64-bit accesses) with
- * the high half read twice so a carry between the reads is never torn. */
-u64 hpet_read(void)
+ * the high half read twice so a carry between the reads is never torn.
+ * Inline: the NMI handler reads it twice per expiry. */
+static inline u64 counter(void)
 {
 	u32 hi, lo;
 
-	if (!mmio)
-		return 0;
 	if (counter32) {
 		/* Extend by the ticks since the last value any CPU read. The
 		 * compare-exchange keeps the result monotonic across CPUs and
@@ -142,6 +142,12 @@ u64 hpet_read(void)
 	} while (hi != rd32(HPET_MAIN_CNT + 4));
 	return (u64)hi << 32 | lo;
 }
+
+u64 hpet_read(void)
+{
+	return mmio ? counter() : 0;
+}
+
 void hpet_test_counter(u32 bits, u64 value)
 {
 	if (!mmio)
@@ -175,7 +181,7 @@ u64 hpet_nmi_expiries(u64 counter)
  * changes only every 2^32 ticks (43 s at 100 MHz), and then the comparator
  * is written with its interrupt off so no half-written value can fire.
  */
-static void set_comparator(int n, u64 when)
+static inline void set_comparator(int n, u64 when)
 {
 	if (when >> 32 == nmi_armed >> 32) {
 		wr32(HPET_TN_CMP(n), (u32)when);
@@ -198,19 +204,19 @@ static void set_comparator(int n, u64 when)
  * write-and-check (the profiler refuses those) ends the loop in a few tries
  * instead of chasing the counter forever.
  */
-static void rearm(void)
+static inline void rearm(void)
 {
 	for (u32 k = 0;; k++) {
-		u64 when = nmi_first + nmi_due * nmi_period;
-		set_comparator(nmi_timer, when);
-		u64 now = hpet_read();
-		if (now < when)
+		set_comparator(nmi_timer, nmi_next);
+		u64 now = counter();
+		if (now < nmi_next)
 			return;
 		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
 		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
 		nmi_echo_due = true;
 		nmi_due += skip;
 		nmi_merged += skip;
+		nmi_next = nmi_first + nmi_due * nmi_period;
 	}
 }
 
@@ -227,8 +233,8 @@ static bool hpet_nmi(struct trap_frame *f)
 		nmi_echoes++;
 		return true;
 	}
-	u64 now = hpet_read();
-	if (now < nmi_first + nmi_due * nmi_period) {
+	u64 now = counter();
+	if (now < nmi_next) {
 		/* A 32-bit comparator in one-shot mode also interrupts when the
 		 * main counter wraps (spec 2.3.9.2.3): ours, with nothing due,
 		 * at most once per wrap. */
@@ -245,9 +251,17 @@ static bool hpet_nmi(struct trap_frame *f)
 	}
 	nmi_epoch = now >> 32;
 	nmi_echo_due = false;
-	u64 due = (now - nmi_first) / nmi_period + 1;
+	/* Mostly one expiry has passed, the one armed last, and the next is
+	 * a period on. An NMI that came later stands for all that passed
+	 * since (a divide, off the common path). */
+	u64 due = nmi_due + 1, next = nmi_next + nmi_period;
+	if (now >= next) {
+		due = (now - nmi_first) / nmi_period + 1;
+		next = nmi_first + due * nmi_period;
+	}
 	nmi_merged += due - nmi_due - 1;
-	nmi_due = due;
+	nmi_next = next;
+	__atomic_store_n(&nmi_due, due, __ATOMIC_RELAXED);
 	nmi_count++;
 	rearm();
 	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
@@ -325,6 +339,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 		nmi_retries = tries;
 		wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
 		nmi_first = hpet_read() + (arm_margin ? margin : MAX(ticks, margin));
+		nmi_next = nmi_first;
 		nmi_epoch = nmi_first >> 32;
 		nmi_armed = ~nmi_first;		/* forces a two-half write */
 		set_comparator(n, nmi_first);
