@@ -126,6 +126,7 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 	}
 	take_sample(f, 0, prof.soft_period_ns);
 	cp->soft_last = tick;
+	prof_soft_took(cp, now);
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
 		prof_write_throttle(cp, BP_RECORD_THROTTLE);
@@ -213,7 +214,9 @@ bool prof_pmi_nmi(struct trap_frame *f)
  * call chain into a ring — timed from the ICR write to the handler's end.
  * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
  * the host running something else). cpu-clock periods below cost * 100 /
- * CPU_TIME_MAX_PERCENT are refused. Without an HPET the soft PMU samples
+ * CPU_TIME_MAX_PERCENT are refused. The run's own samples, which cost more
+ * (cold caches, deeper chains, the IPIs), are timed as it goes (took.c),
+ * with this cost's SAMPLE part apart from the rest. Without an HPET the soft PMU samples
  * from the APIC timer's interrupt: the same measurement without the HPET
  * accesses stands for it (an interrupt's entry and exit cost about what an
  * NMI's do).
@@ -228,6 +231,7 @@ bool prof_pmi_nmi(struct trap_frame *f)
 #define FLOOR_RECORD_MAX	(8 * (1 + 6 + 1 + MAX_CALLCHAIN))
 
 static u32 floor_armed;			/* a measuring self-NMI is on its way */
+static u64 floor_sample;		/* TSC ticks its SAMPLE took */
 static struct bp_ring floor_ring;
 static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
@@ -240,7 +244,9 @@ static bool floor_nmi(struct trap_frame *f)
 		hpet_read();
 		hpet_read();
 	}
+	u64 t0 = rdtsc();
 	write_sample(&floor_ring, NULL, FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS);
+	floor_sample = rdtsc() - t0;
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
 }
@@ -248,7 +254,7 @@ static bool floor_nmi(struct trap_frame *f)
 void profile_init(void)
 {
 	struct bp_ring_config rc = { .id = 0 };
-	u64 best = ~0ul;
+	u64 best = ~0ul, best_sample = ~0ul;
 
 	if (!tsc_hz || (!hpet_hz() && !apic_timer_hz()))
 		return;			/* no soft PMU (or no clock to time it) */
@@ -277,7 +283,10 @@ void profile_init(void)
 			return;
 		}
 		best = MIN(best, t1 - t0);
+		best_sample = MIN(best_sample, floor_sample);
 	}
+	prof_floor.sample_ticks = MIN(best_sample, best);
+	prof_floor.rest_ticks = best - prof_floor.sample_ticks;
 	prof_floor.cost_ns = MAX(tsc_to_ns(best), 1ul);
 	prof_floor.floor_ns = prof_floor.cost_ns * 100 / CPU_TIME_MAX_PERCENT;
 	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "

@@ -14,6 +14,8 @@
  *                ticks it skipped are counted lost, exactly
  *   -- masked    (icount) below max_rate, an APIC timer masked for longer
  *                than the throttle's budget lasts throttles nothing
+ *   -- took      (icount) samples that take more than 25% of a CPU at the
+ *                shortest period lower the samples a tick as the run goes
  *   -- lapic     (QEMU -machine hpet=off) no HPET: cpu-clock samples on the
  *                APIC timer as an ordinary interrupt; the run's metadata
  *                says so, the loop is sampled, and a loop run with
@@ -152,19 +154,25 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 
 /* A cpu-clock run at period_ns, with call chains or not; max_rate: the
  * boot's, or this limit. */
-static int start_chain(u64 period_ns, const u32 *max_rate, bool callchain, char *err, size_t n)
+static int start_ring(u64 period_ns, const u32 *max_rate, bool callchain, u32 ring_pages,
+		      char *err, size_t n)
 {
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
 	struct profile_opts o = run_opts_boot();
 	o.events = "cpu-clock", o.count = "", o.period = period_ns, o.freq = 0;
-	o.callchain = callchain, o.ring_pages = 64;
+	o.callchain = callchain, o.ring_pages = ring_pages;
 	if (max_rate)
 		o.max_rate = *max_rate;
 	int e = profile_parse(&o, &cfg, err, n);
 	return e ? e : profile_start(&cfg, &(struct profile_app){ .name = "test_profile" }, NULL,
 				     err, n);
+}
+
+static int start_chain(u64 period_ns, const u32 *max_rate, bool callchain, char *err, size_t n)
+{
+	return start_ring(period_ns, max_rate, callchain, 64, err, n);
 }
 
 static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
@@ -484,6 +492,72 @@ static void check_masked(void)
 	       tsc_to_ns(t1 - t0) / 1000000, s.samples, s.throttle, s.ticks.lost);
 }
 
+/* The TSC ticks interrupts took from this loop (*gap), of the ticks it
+ * ran (*total): a read that trails the last by more than 16 of the
+ * smallest steps was held up. */
+static void __attribute__((noipa)) stolen(u64 n, u64 *gap, u64 *total)
+{
+	u64 t0 = rdtsc(), prev = t0, small = ~0ul, g = 0;
+
+	for (u64 i = 0; i < n; i++) {
+		u64 t = rdtsc(), d = t - prev;
+		small = MIN(small, d);
+		if (d > 16 * small)
+			g += d - small;
+		prev = t;
+	}
+	*gap = g;
+	*total = prev - t0;
+}
+
+static u64 __attribute__((noipa)) deep(u32 depth, u64 n, u64 *gap, u64 *total)
+{
+	if (!depth) {
+		stolen(n, gap, total);
+		return 0;
+	}
+	/* The barrier keeps the call a call: no tail call, no loop. */
+	u64 r = deep(depth - 1, n, gap, total);
+	__asm__ volatile("" : "+r"(r));
+	return r + 1;
+}
+
+#define TOOK_FRAMES	24
+#define TOOK_READS	300000	/* ~9 ms under icount: two run ticks and more */
+#define TOOK_RING_PAGES	512	/* every sample and the TICKS record fit */
+#define TOOK_SHARE_MAX	40	/* % of the loop's time: the samples' 25% plus
+				 * the throttled ticks' NMIs, which still come */
+
+/*
+ * At the shortest period the boot allows, with call chains TOOK_FRAMES
+ * deep and no max_rate, the run's samples take far more than the 25% of
+ * a CPU the boot's hot, shallow one promised: the samples a tick are
+ * lowered while the run goes, the ticks beyond them throttled (THROTTLE
+ * records, TICKS' throttled), and what the NMIs take of the loop falls.
+ */
+static void check_took(void)
+{
+	char err[160];
+	const u32 unlimited = 0;
+	u64 period = (profile_soft_floor_ns() + 999) / 1000 * 1000, gap = 0, total = 1;
+	struct seen s;
+
+	report(!start_ring(period, &unlimited, true, TOOK_RING_PAGES, err, sizeof(err)),
+	       "soft PMU at its shortest period, %lu ns, call chains, no max_rate (%s)", period,
+	       err);
+	deep(TOOK_FRAMES, TOOK_READS, &gap, &total);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, &s);
+	check_account(0, &s, s.start_time, period, false);
+	report(s.throttle > 0 && s.ticks.throttled > 0 && s.ticks.throttled == s.ticks.lost,
+	       "sampling lowered: throttled %lu times (%lu unthrottled), %lu samples, %lu ticks "
+	       "skipped and counted throttled", s.throttle, s.unthrottle, s.samples,
+	       s.ticks.throttled);
+	report(gap * 100 / total <= TOOK_SHARE_MAX,
+	       "NMIs took %lu%% of the loop's %lu TSC ticks (at most %d%%), chains %lu", gap * 100 / total,
+	       total, TOOK_SHARE_MAX, chain_depth());
+}
+
 static u64 __attribute__((noipa)) cli_loop(u64 n)
 {
 	u64 x = 1;
@@ -657,6 +731,8 @@ static int test_profile_main(int argc, char **argv)
 		check_throttle();
 	else if (!strcmp(what, "masked"))
 		check_masked();
+	else if (!strcmp(what, "took"))
+		check_took();
 	else if (!strcmp(what, "lapic"))
 		check_lapic();
 	else if (!strcmp(what, "irq"))
