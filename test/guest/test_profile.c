@@ -554,8 +554,8 @@ static void check_took(void)
 	       "skipped and counted throttled", s.throttle, s.unthrottle, s.samples,
 	       s.ticks.throttled);
 	report(gap * 100 / total <= TOOK_SHARE_MAX,
-	       "NMIs took %lu%% of the loop's %lu TSC ticks (at most %d%%), chains %lu", gap * 100 / total,
-	       total, TOOK_SHARE_MAX, chain_depth());
+	       "NMIs took %lu%% of the loop's %lu TSC ticks (at most %d%%; chains %lu deep)",
+	       gap * 100 / total, total, TOOK_SHARE_MAX, chain_depth());
 }
 
 static u64 __attribute__((noipa)) cli_loop(u64 n)
