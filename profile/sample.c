@@ -216,10 +216,10 @@ bool prof_pmi_nmi(struct trap_frame *f)
  * the host running something else). cpu-clock periods below cost * 100 /
  * CPU_TIME_MAX_PERCENT are refused. The run's own samples, which cost more
  * (cold caches, deeper chains, the IPIs), are timed as it goes (took.c),
- * with this cost's SAMPLE part apart from the rest. Without an HPET the soft PMU samples
- * from the APIC timer's interrupt: the same measurement without the HPET
- * accesses stands for it (an interrupt's entry and exit cost about what an
- * NMI's do).
+ * which adds to them the part of this cost outside the SAMPLE's writing.
+ * Without an HPET the soft PMU samples from the APIC timer's interrupt:
+ * the same measurement without the HPET accesses stands for it (an
+ * interrupt's entry and exit cost about what an NMI's do).
  */
 #define FLOOR_TRIES		32
 #define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
