@@ -577,7 +577,7 @@ static void check_took(void)
 	       "at %lu ns: sampling lowered, throttled %lu times (%lu unthrottled), %lu "
 	       "samples, %lu ticks skipped and counted throttled", period, s.throttle,
 	       s.unthrottle, s.samples, s.ticks.throttled);
-	report(share <= TOOK_SHARE_MAX, "%lu samples of %lu TSC ticks each (%lu-frame chains) "
+	report(share <= TOOK_SHARE_MAX, "%lu samples of %lu TSC ticks each (the last: %lu frames) "
 	       "took %lu%% of the loop's %lu (at most %d%%)", s.samples, each, chain_depth(),
 	       share, b.total, TOOK_SHARE_MAX);
 }
