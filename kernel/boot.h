@@ -29,6 +29,9 @@ void cpu_setup(void);
 
 /* platform/tsc.c: find the TSC's rate (tsc_hz, tsc_hz_source). */
 void tsc_init(void);
+/* platform/tsc.c: a rate from CPUID checked against the HPET over the boot
+ * so far; call once, at its end. */
+void tsc_refine(void);
 
 /* The AP trampoline (kernel/trampoline.asm): its bounds, and the labels
  * of the fields smp.c patches in its copy below 1 MiB. */

@@ -8,8 +8,8 @@ KERNEL_C += kernel/main.c kernel/bootinfo.c kernel/hooks.c kernel/cpu.c kernel/t
 # The PC's fixed hardware.
 KERNEL_C += kernel/platform/acpi.c kernel/platform/acpi_init.c kernel/platform/apic.c \
 	kernel/platform/ioapic.c kernel/platform/hpet.c kernel/platform/tsc.c \
-	kernel/platform/tsc_cpuid.c kernel/platform/uart.c kernel/platform/pvh.c \
-	kernel/platform/quiet.c kernel/platform/quiet_plan.c \
+	kernel/platform/tsc_cpuid.c kernel/platform/tsc_refine.c kernel/platform/uart.c \
+	kernel/platform/pvh.c kernel/platform/quiet.c kernel/platform/quiet_plan.c \
 	kernel/platform/debug_exit.c
 # Drivers for what enumeration finds (PCI, ACPI's SPCR, the loader's GOP).
 KERNEL_C += kernel/dev/pci.c kernel/dev/virtio.c kernel/dev/virtio_console.c \

@@ -180,6 +180,7 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	trap_gs_settled();
 	quiet_setup();
 	boot_hooks_run(BOOT_SMP);
+	tsc_refine();
 	enum stream_transport st;
 	stream_parse(kopt.stream, &st);		/* the option parser checked it */
 	stream_init(st, kopt.pace);

@@ -310,6 +310,7 @@ int profile_start(const struct profile_cfg *c, const struct profile_app *app,
 		prof.soft_period_ns = prof.cfg.attrs[0].period;
 		prof.soft_per_tick = MAX(1000000000 / PROFILE_TICK_HZ / prof.soft_period_ns, 1ul);
 	}
+	prof_took_start();
 	prof_write_meta(&prof.cpus[0].ring);
 	__atomic_store_n(&prof.active, true, __ATOMIC_RELEASE);
 	smp_call_all(start_cpu, &args);

@@ -5,4 +5,4 @@
 # NMIs, the records, the settings, the summary, and the traced run
 # (profile/trace.c) over the tracers' producers in pmu/trace/.
 KERNEL_C += profile/state.c profile/profile.c profile/sample.c profile/records.c \
-	profile/settings.c profile/summary.c profile/trace.c
+	profile/settings.c profile/summary.c profile/trace.c profile/took.c

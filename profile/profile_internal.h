@@ -7,6 +7,8 @@
  *   profile.c    the run: start, the tick, quiesce, stop, the app's window
  *   sample.c     the NMI paths that write SAMPLEs (PMU and soft PMU), and
  *                the measured cost of one (the shortest soft period)
+ *   took.c       the soft PMU's samples timed while a run goes, and its
+ *                rate lowered where they take too much of a CPU
  *   records.c    the other records of a run: metadata, CPU and PMU info,
  *                APP_START/STOP, COUNTS, TICKS, LOST_SAMPLES, THROTTLE
  *   settings.c   a run's settings, parsed and checked
@@ -27,6 +29,15 @@ struct trap_frame;
 void prof_soft_sample(struct trap_frame *f, u64 tick);
 void prof_soft_tick(struct trap_frame *f, void *arg);
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg);
+
+/* took.c: the soft PMU's samples timed, and the samples a tick lowered
+ * where they take more than CPU_TIME_MAX_PERCENT. prof_took_start at a
+ * run's start, after max_per_tick and throttle_window; prof_soft_took
+ * after each soft sample, with the TSC prof_soft_sample read at its start
+ * (NMI-safe); prof_took_summary in the run's summary. */
+void prof_took_start(void);
+void prof_soft_took(struct cpu_prof *cp, u64 t0);
+void prof_took_summary(void);
 
 /* records.c: each writes into this CPU's ring of the run (or rb), a
  * record that finds no room counted as dropped. NMI-safe unless said. */

@@ -131,6 +131,7 @@ SAMPLE_STEP void soft_sample(struct cpu_prof *cp, const struct percpu *pc, struc
 	}
 	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
 	cp->soft_last = tick;
+	prof_soft_took(cp, now);
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
 		prof_write_throttle(cp, BP_RECORD_THROTTLE);
@@ -212,10 +213,12 @@ void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
  * call chain into a ring — timed from the ICR write to the handler's end.
  * The cheapest of FLOOR_TRIES is the handler's own cost (anything more is
  * the host running something else). cpu-clock periods below cost * 100 /
- * CPU_TIME_MAX_PERCENT are refused. Without an HPET the soft PMU samples
- * from the APIC timer's interrupt: the same measurement without the HPET
- * accesses stands for it (an interrupt's entry and exit cost about what an
- * NMI's do).
+ * CPU_TIME_MAX_PERCENT are refused. The run's own samples, which cost more
+ * (cold caches, deeper chains, the IPIs), are timed as it goes (took.c),
+ * which adds to them the part of this cost outside the SAMPLE's writing.
+ * Without an HPET the soft PMU samples from the APIC timer's interrupt:
+ * the same measurement without the HPET accesses stands for it (an
+ * interrupt's entry and exit cost about what an NMI's do).
  */
 #define FLOOR_TRIES		32
 #define FLOOR_WAIT_NS		1000000000ul	/* for one self-NMI: generous */
@@ -227,6 +230,7 @@ void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
 #define FLOOR_RECORD_MAX	(8 * (1 + 6 + 1 + MAX_CALLCHAIN))
 
 static u32 floor_armed;			/* a measuring self-NMI is on its way */
+static u64 floor_sample;		/* TSC ticks its SAMPLE took */
 static struct bp_ring floor_ring;
 static u8 floor_mem[3 * PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
@@ -240,8 +244,10 @@ static __attribute__((noinline)) bool floor_nmi(struct trap_frame *f)
 		hpet_read();
 		hpet_read();
 	}
+	u64 t0 = rdtsc();
 	write_sample(&floor_ring, NULL, this_cpu(), FLOOR_SAMPLE_TYPE, f, 0, DEFAULT_SOFT_PERIOD_NS,
-		     rdtsc());
+		     t0);
+	floor_sample = rdtsc() - t0;
 	__atomic_store_n(&floor_armed, 0, __ATOMIC_RELEASE);
 	return true;
 }
@@ -290,7 +296,7 @@ static bool prof_nmi(struct trap_frame *f)
 void profile_init(void)
 {
 	struct bp_ring_config rc = { .id = 0 };
-	u64 best = ~0ul;
+	u64 best = ~0ul, best_sample = ~0ul;
 
 	/* At boot, before the HPET's handler (which comes with the first run)
 	 * and any program's check, which must see a sample's frame before it
@@ -322,7 +328,10 @@ void profile_init(void)
 			return;
 		}
 		best = MIN(best, t1 - t0);
+		best_sample = MIN(best_sample, floor_sample);
 	}
+	prof_floor.sample_ticks = MIN(best_sample, best);
+	prof_floor.rest_ticks = best - prof_floor.sample_ticks;
 	prof_floor.cost_ns = MAX(tsc_to_ns(best), 1ul);
 	prof_floor.floor_ns = prof_floor.cost_ns * 100 / CPU_TIME_MAX_PERCENT;
 	kprintf("soft-pmu: the %s handler takes %lu ns (fastest of %d); shortest "

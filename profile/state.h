@@ -44,6 +44,7 @@ struct cpu_prof {
 	u32 thr_samples;
 	u32 soft_throttled;
 	u64 soft_throttled_ticks;	/* ticks that found sampling throttled */
+	u64 took;			/* a sample's average length, TSC ticks << 7 (took.c) */
 	u32 stopped;			/* stop_cpu has begun: its account is being written */
 	u32 app_running;		/* the app's main runs here now (any run) */
 	u64 missed_reported;		/* pmu.stats.missed already in LOST_SAMPLES */
@@ -84,7 +85,15 @@ struct prof_run {
 	u32 app_cpu1;			/* the CPU that runs it, plus one; 0: not known */
 	u64 app_text0, app_text1;	/* its code (APP_START), the kernel's if 0 */
 	const void *app_record;		/* written before APP_START, or NULL */
-	u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit */
+	u32 max_per_tick;		/* samples per tick per CPU; 0 = no limit;
+					 * lowered by took.c while the run goes */
+	/* The soft PMU's samples against CPU_TIME_MAX_PERCENT (took.c): the
+	 * TSC ticks of a run tick sampling may take, the limit on a CPU's
+	 * average (cpu_prof.took) at the current max_per_tick, the times it
+	 * was lowered, the length that last lowered it and max_per_tick at
+	 * the start. */
+	u64 took_budget, took_limit, took_when;
+	u32 took_lowered, took_max_was;
 	/* The run's PMU events: cfg index -> context index (-1: soft), and back. */
 	int hw_idx[PMU_MAX_EVENTS], hw_cfg[PMU_MAX_EVENTS], hw_n;
 	struct pmu_event_attr hw_attrs[PMU_MAX_EVENTS];
@@ -98,10 +107,13 @@ int prof_events_total(void);
 /*
  * The soft PMU's handler, timed at boot (profile_init, sample.c): its
  * cost and the shortest cpu-clock period it allows (settings.c refuses
- * shorter ones; 1 until measured).
+ * shorter ones; 1 until measured); and in TSC ticks, the SAMPLE's part
+ * of the cost and the rest (NMI entry and exit, the HPET accesses), which
+ * took.c adds to the samples it times.
  */
 struct prof_soft_floor {
 	u64 cost_ns, floor_ns;
+	u64 sample_ticks, rest_ticks;
 };
 
 extern struct prof_soft_floor prof_floor;

@@ -150,6 +150,7 @@ void profile_summary(void)
 			prof.ncpus > 1 ? " on each CPU" : "", written, sdropped, missed,
 			missed ? " (NMIs late and merged, or throttled: LOST_SAMPLES)" : "");
 	}
+	prof_took_summary();
 	if (total < written)
 		kprintf("  (%lu of them already went to the host: bareperf report has the profile)\n",
 			written - total);

@@ -148,6 +148,8 @@ TESTS = [
     dict(name="profile_irq_chain", icount=True, append="events=none app=test_profile -- irq"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
     dict(name="profile_throttle", icount=True, append="events=none app=test_profile -- throttle"),
+    dict(name="profile_took", icount=True, timeout=120,
+         append="events=none app=test_profile -- took"),
     dict(name="profile_masked", icount=True, timeout=120,
          append="events=none app=test_profile -- masked"),
     dict(name="smp_panic_stops_others", kind="expect", smp=4, exit=3,

@@ -356,6 +356,106 @@ static void check_emulated(const struct pmu_regs_env *env)
 	env->report(counted && (!c->has_global || (st & bit)), "%u emulated instructions counted "
 		    "across an overflow (counter %lu after the wrap%s)", WORK, (unsigned long)v,
 		    c->has_global ? (st & bit ? ", status bit set" : ", status bit NOT set") : "");
+
+	/* The same with the counter's PMI bit: KVM counts the instructions it
+	 * emulates in software (kvm_pmu_incr_counter), apart from the host
+	 * perf event whose overflow raises the PMI for the rest, so an
+	 * overflow there must raise the PMI itself. */
+	u64 before = env->pmis(env->arg);
+	bit = arm(c, false, 0, true);
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
+	env->emulated(env->arg, WORK);
+	if (c->has_global)
+		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	u64 pmis = env->pmis(env->arg) - before;
+	all_off(c);
+	pmu_lvtpc_write(LVT_DELIVERY_NMI);
+	env->report(pmis > 0, "an overflow in %u emulated instructions raises the counter's PMI "
+		    "(%lu PMIs)", WORK, (unsigned long)pmis);
+}
+
+/* ---- AMD PerfMonV2: global control, status, set and clear ---- */
+
+static u64 rd(u32 msr)
+{
+	u64 v;
+
+	return pmu_hw_rdmsr_safe(msr, &v) ? ~0ull : v;
+}
+
+/* Counter 0 over the work, its global enable bit as given: its count. */
+static u64 gated(const struct pmu_regs_env *env, bool enabled)
+{
+	const struct pmu_caps *c = env->caps;
+
+	all_off(c);
+	pmu_hw_wrmsr_safe(gp_sel(c, 0), INSTRUCTIONS | EVTSEL_OS | EVTSEL_USR | EVTSEL_EN);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, enabled ? 1 : 0);
+	env->work(env->arg, WORK);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, 0);
+	u64 v = rd(gp_ctr(c, 0));
+	all_off(c);
+	return v;
+}
+
+/*
+ * APM Vol. 2 §13.2.2: PerfCntrGlobalCtl enables counter i with bit i (on
+ * top of PerfEvtSel.En); PerfCntrGlobalStatus (read-only) has bit i set by
+ * counter i's overflow; a 1 written to PerfCntrGlobalStatusClr clears that
+ * bit, to PerfCntrGlobalStatusSet sets it, and the other bits stay.
+ */
+static void check_amd_v2(const struct pmu_regs_env *env)
+{
+	const struct pmu_caps *c = env->caps;
+	u64 all = (1ull << c->nr_gp) - 1, v, bad = 0;
+
+	all_off(c);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, all);
+	v = rd(MSR_AMD_PERF_CNTR_GLOBAL_CTL);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, 0);
+	env->report(v == all && rd(MSR_AMD_PERF_CNTR_GLOBAL_CTL) == 0, "PerfMonV2: GlobalCtl "
+		    "holds the %u counters' bits (%#lx) and 0", c->nr_gp, (unsigned long)v);
+
+	u64 off = gated(env, false), on = gated(env, true);
+	env->report(off == 0 && on >= WORK && on <= WORK + WORK / 10, "PerfMonV2: a counter "
+		    "enabled in PerfEvtSel counts with its GlobalCtl bit (%lu) and not without "
+		    "(%lu)", (unsigned long)on, (unsigned long)off);
+
+	/* Set every bit, clear them one at a time; a write to the status
+	 * itself (read-only: ignored, or a #GP under KVM) changes nothing. */
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_SET, all);
+	bad += rd(MSR_AMD_PERF_CNTR_GLOBAL_STATUS) != all;
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS, 0);
+	bad += rd(MSR_AMD_PERF_CNTR_GLOBAL_STATUS) != all;
+	for (u32 i = 0; i < c->nr_gp; i++) {
+		pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR, 1ull << i);
+		bad += rd(MSR_AMD_PERF_CNTR_GLOBAL_STATUS) != (all & ~((2ull << i) - 1));
+	}
+	env->report(!bad, "PerfMonV2: StatusSet sets the %u bits, StatusClr clears one at a time "
+		    "and leaves the rest, a write to the status changes nothing (%lu wrong)",
+		    c->nr_gp, (unsigned long)bad);
+
+	/* An overflow sets its bit beside one set by hand; clearing it
+	 * leaves the other, and the counter counts on past the wrap. */
+	u32 last = c->nr_gp - 1;
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_SET, 1ull << last);
+	u64 bit = arm(c, false, 0, false);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, bit);
+	env->work(env->arg, WORK);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_CTL, 0);
+	u64 st = rd(MSR_AMD_PERF_CNTR_GLOBAL_STATUS), ctr = rd(gp_ctr(c, 0));
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR, bit);
+	u64 after = rd(MSR_AMD_PERF_CNTR_GLOBAL_STATUS);
+	all_off(c);
+	env->report(st == (bit | 1ull << last) && after == 1ull << last &&
+		    ctr >= WORK - OVF_AFTER && ctr < WORK + WORK / 10, "PerfMonV2: an overflow "
+		    "sets its status bit beside a set one (%#lx), StatusClr of it leaves the "
+		    "other (%#lx), the counter counts on past the wrap (%lu)", (unsigned long)st,
+		    (unsigned long)after, (unsigned long)ctr);
+	pmu_hw_wrmsr_safe(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR, all);
 }
 
 void pmu_regs_check(const struct pmu_regs_env *env)
@@ -377,4 +477,6 @@ void pmu_regs_check(const struct pmu_regs_env *env)
 	check_all(env);
 	check_events(env);
 	check_emulated(env);
+	if (c->amd && c->has_global)
+		check_amd_v2(env);
 }

@@ -19,8 +19,11 @@
  *              -misses on a GP counter within bounds of the work (n
  *              instructions, n/2 of them branches), ref-cycles (fixed 2)
  *              against the TSC
- *   emulated   instructions a hypervisor emulates (port I/O) are counted and
- *              overflow the counter
+ *   emulated   instructions a hypervisor emulates (port I/O) are counted,
+ *              overflow the counter and raise its PMI
+ *   amd_v2     AMD PerfMonV2: GlobalCtl holds the counters' bits and gates
+ *              them; StatusSet and StatusClr set and clear single status
+ *              bits; an overflow sets its bit, which StatusClr clears alone
  *
  * Each check restores the counters it used to zero and disabled.
  */

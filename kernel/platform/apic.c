@@ -32,7 +32,7 @@ struct apic_ops {
 
 static volatile u32 *xapic_mmio;
 static const struct apic_ops *ops;
-static u64 timer_hz;
+static u64 timer_counts, timer_tsc;	/* the calibration: counts per TSC ticks */
 static u32 error_count;
 static u32 ipi_timeouts;		/* IPIs still pending after IPI_WAIT_MS */
 static u64 stray_count;
@@ -223,15 +223,16 @@ static void timer_pair(u64 *tsc, u32 *count)
 }
 
 /* Count the APIC timer's input clock against the TSC over TIMER_CAL_MS,
- * both ends read as pairs. */
-static u64 calibrate_timer(void)
+ * both ends read as pairs. The ratio is kept, not a rate, so the rate
+ * follows tsc_hz if that is refined later (tsc_refine). */
+static void calibrate_timer(void)
 {
 	const u32 start = 0xffffffffu;
 	u64 t0, t1;
 	u32 c0, c1;
 
 	if (!tsc_hz)
-		return 0;
+		return;
 	ops->write(APIC_TMR_DIV, 0xb);			/* divide by 1 */
 	ops->write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_APIC_TIMER);
 	ops->write(APIC_TMR_INIT, start);
@@ -240,7 +241,8 @@ static u64 calibrate_timer(void)
 		cpu_relax();
 	timer_pair(&t1, &c1);
 	ops->write(APIC_TMR_INIT, 0);
-	return (u64)(c0 - c1) * tsc_hz / (t1 - t0);
+	timer_counts = c0 - c1;
+	timer_tsc = t1 - t0;
 }
 
 void apic_init(void)
@@ -290,14 +292,21 @@ void apic_init(void)
 			"(taken as spurious)\n", this_cpu()->cpu, eois, eois == 1 ? "" : "s", irr);
 	this_cpu()->apic_id = ops->id();
 	if (bsp) {
-		timer_hz = calibrate_timer();
+		calibrate_timer();
 		kprintf("apic: %s, id %u, version %#x, timer %lu kHz%s\n", ops->name, ops->id(),
-			ops->read(APIC_VERSION) & 0xff, timer_hz / 1000,
+			ops->read(APIC_VERSION) & 0xff, apic_timer_hz() / 1000,
 			cpu_features.tsc_deadline ? ", TSC-deadline mode" : "");
 	}
 }
 
-u64 apic_timer_hz(void) { return timer_hz; }
+u64 apic_timer_hz(void)
+{
+	if (!timer_tsc)
+		return 0;
+	/* Split so nothing overflows: the remainder is below the window's
+	 * TSC ticks, a few million. */
+	return timer_counts / timer_tsc * tsc_hz + timer_counts % timer_tsc * tsc_hz / timer_tsc;
+}
 
 void apic_timer_periodic(u32 count)
 {

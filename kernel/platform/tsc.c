@@ -8,7 +8,9 @@
  *   3. calibration against the HPET (ACPI HPET table),
  *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
  *   5. calibration against PIT channel 2 (8254, 1.193182 MHz).
- * Call after acpi_init and hpet_init.
+ * Call after acpi_init and hpet_init. A rate from CPUID is checked once
+ * more against the HPET over the whole boot (tsc_refine, at its end):
+ * kernel/platform/tsc_refine.h.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
@@ -16,6 +18,7 @@
 #include "kernel/platform/acpi.h"
 #include "kernel/platform/apic.h"
 #include "kernel/platform/tsc_cpuid.h"
+#include "kernel/platform/tsc_refine.h"
 
 #define PIT_HZ		1193182ul
 #define PIT_CH2		0x42
@@ -32,6 +35,33 @@
 
 u64 tsc_hz;
 const char *tsc_hz_source = "unknown";
+
+/* The refinement's window: its first (TSC, HPET) pair, taken at tsc_init. */
+static struct {
+	bool open;
+	u64 tsc, ref, bracket;
+} refine;
+
+/*
+ * One (TSC, reference) pair: the reference read is bracketed by two TSC
+ * reads and the tightest of several tries is kept, so an SMI or a
+ * preempted vCPU between the two reads cannot skew it. Returns that
+ * bracket's width in TSC ticks.
+ */
+static u64 read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
+{
+	u64 best = ~0ul;
+
+	for (int i = 0; i < 16; i++) {
+		u64 a = rdtsc_ordered(), r = read(), b = rdtsc_ordered();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ref = r;
+		}
+	}
+	return best;
+}
 
 static u64 from_cpuid(void)
 {
@@ -64,26 +94,11 @@ static u64 from_cpuid(void)
 	u64 hz = tsc_hz_from_cpuid(&c, &how);
 	if (hz)
 		tsc_hz_source = tsc_cpuid_how_name(how);
-	return hz;
-}
-
-/*
- * One (TSC, reference) pair: the reference read is bracketed by two TSC
- * reads and the tightest of several tries is kept, so an SMI or a
- * preempted vCPU between the two reads cannot skew it.
- */
-static void read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
-{
-	u64 best = ~0ul;
-
-	for (int i = 0; i < 16; i++) {
-		u64 a = rdtsc_ordered(), r = read(), b = rdtsc_ordered();
-		if (b - a < best) {
-			best = b - a;
-			*tsc = a + (b - a) / 2;
-			*ref = r;
-		}
+	if (hz && hpet_hz()) {
+		refine.bracket = read_pair(hpet_read, &refine.tsc, &refine.ref);
+		refine.open = true;
 	}
+	return hz;
 }
 
 /* Wait until the reference has moved `span` ticks past r0; false, with
@@ -199,6 +214,40 @@ void tsc_init(void)
 
 	for (size_t i = 0; i < ARRAY_SIZE(sources) && !tsc_hz; i++)
 		tsc_hz = sources[i]();
+	console_set_tsc_hz(tsc_hz);
+}
+
+/*
+ * The rate CPUID gave, against the HPET over the window from from_cpuid
+ * to now, the end of the boot: no boot time is spent waiting on it, and
+ * the window lasts as long as the boot. Where the two disagree by more
+ * than TSC_REFINE_PPM, the measured rate becomes tsc_hz; the APIC
+ * timer's rate, kept as a ratio to the TSC, follows it.
+ */
+void tsc_refine(void)
+{
+	struct tsc_refine_out out;
+	u64 t, r;
+
+	if (!refine.open)
+		return;
+	refine.open = false;
+	u64 bracket = read_pair(hpet_read, &t, &r);
+	struct tsc_refine_in in = {
+		.cpuid_hz = tsc_hz, .tsc_ticks = t - refine.tsc, .ref_ticks = r - refine.ref,
+		.ref_hz = hpet_hz(), .bracket_ticks = refine.bracket + bracket,
+	};
+	enum tsc_refine_verdict v = tsc_refine_decide(&in, &out);
+
+	kprintf("tsc: against the HPET over %lu ms: %lu.%03lu MHz, %+ld ppm (+-%lu) from "
+		"%s's %lu.%03lu MHz: %s\n", tsc_to_ns(in.tsc_ticks) / 1000000,
+		out.measured_hz / 1000000, out.measured_hz / 1000 % 1000, out.ppm,
+		out.error_ppm, tsc_hz_source, tsc_hz / 1000000, tsc_hz / 1000 % 1000,
+		tsc_refine_verdict_name(v));
+	if (v != TSC_REFINE_ADOPT)
+		return;
+	tsc_hz = out.measured_hz;
+	tsc_hz_source = "HPET, refining CPUID's";
 	console_set_tsc_hz(tsc_hz);
 }
 

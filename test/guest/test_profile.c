@@ -14,6 +14,8 @@
  *                ticks it skipped are counted lost, exactly
  *   -- masked    (icount) below max_rate, an APIC timer masked for longer
  *                than the throttle's budget lasts throttles nothing
+ *   -- took      (icount) samples that take more than 25% of a CPU at the
+ *                shortest period lower the samples a tick as the run goes
  *   -- lapic     (QEMU -machine hpet=off) no HPET: cpu-clock samples on the
  *                APIC timer as an ordinary interrupt; the run's metadata
  *                says so, the loop is sampled, and a loop run with
@@ -152,19 +154,25 @@ static void scan(u32 cpu, u64 t0, u64 t1, u64 loop, u64 loop_size, struct seen *
 
 /* A cpu-clock run at period_ns, with call chains or not; max_rate: the
  * boot's, or this limit. */
-static int start_chain(u64 period_ns, const u32 *max_rate, bool callchain, char *err, size_t n)
+static int start_ring(u64 period_ns, const u32 *max_rate, bool callchain, u32 ring_pages,
+		      char *err, size_t n)
 {
 	static struct profile_cfg cfg;
 
 	err[0] = 0;
 	struct profile_opts o = run_opts_boot();
 	o.events = "cpu-clock", o.count = "", o.period = period_ns, o.freq = 0;
-	o.callchain = callchain, o.ring_pages = 64;
+	o.callchain = callchain, o.ring_pages = ring_pages;
 	if (max_rate)
 		o.max_rate = *max_rate;
 	int e = profile_parse(&o, &cfg, err, n);
 	return e ? e : profile_start(&cfg, &(struct profile_app){ .name = "test_profile" }, NULL,
 				     err, n);
+}
+
+static int start_chain(u64 period_ns, const u32 *max_rate, bool callchain, char *err, size_t n)
+{
+	return start_ring(period_ns, max_rate, callchain, 64, err, n);
 }
 
 static int start_rate(u64 period_ns, const u32 *max_rate, char *err, size_t n)
@@ -484,6 +492,96 @@ static void check_masked(void)
 	       tsc_to_ns(t1 - t0) / 1000000, s.samples, s.throttle, s.ticks.lost);
 }
 
+/* What interrupts took from a loop of n TSC reads: a read that trails
+ * the last by more than 16 of the smallest steps was held up. */
+struct stolen {
+	u64 gaps, ticks, total;		/* interruptions, their TSC ticks, the loop's */
+};
+
+static void __attribute__((noipa)) stolen(u64 n, struct stolen *st)
+{
+	u64 t0 = rdtsc(), prev = t0, small = ~0ul;
+
+	*st = (struct stolen){ 0 };
+	for (u64 i = 0; i < n; i++) {
+		u64 t = rdtsc(), d = t - prev;
+		small = MIN(small, d);
+		if (d > 16 * small)
+			st->gaps++, st->ticks += d - small;
+		prev = t;
+	}
+	st->total = prev - t0;
+}
+
+/* stolen() under `depth` more frames; the barrier keeps each call a call
+ * (no tail call, no loop). */
+static u64 __attribute__((noipa)) deep(u32 depth, u64 n, struct stolen *st)
+{
+	if (!depth) {
+		stolen(n, st);
+		return 0;
+	}
+	u64 r = deep(depth - 1, n, st);
+	__asm__ volatile("" : "+r"(r));
+	return r + 1;
+}
+
+#define TOOK_FRAMES	32	/* the deepest chain a SAMPLE holds */
+#define TOOK_READS	600000	/* ~15 ms under icount: four run ticks or so */
+#define TOOK_RING_PAGES	512	/* every sample and the TICKS record fit */
+#define TOOK_SLOW	10	/* the first run's period: this many times longer */
+#define TOOK_SHARE_MAX	32	/* % of the loop the samples may take: 25%; the
+				 * NMI's entry and exit, which the run takes
+				 * from the boot's hot figure (here ~8% short);
+				 * the first tick, before the average rose */
+
+/* A run at period_ns of samples with TOOK_FRAMES-deep chains over the
+ * loop; its ring's account in *s, the loop's in *st. */
+static bool took_run(u64 period_ns, struct seen *s, struct stolen *st)
+{
+	char err[160];
+	const u32 unlimited = 0;
+
+	if (start_ring(period_ns, &unlimited, true, TOOK_RING_PAGES, err, sizeof(err))) {
+		report(false, "soft PMU at %lu ns, call chains, no max_rate (%s)", period_ns, err);
+		return false;
+	}
+	deep(TOOK_FRAMES, TOOK_READS, st);
+	profile_stop(0);
+	scan(0, 0, ~0ul, 0, 0, s);
+	check_account(0, s, s->start_time, period_ns, false);
+	return true;
+}
+
+/*
+ * At the shortest period the boot allows, with the deepest call chains and
+ * no max_rate, the run's samples take far more than the 25% of a CPU the
+ * boot's hot, shallow one promised. A first run, TOOK_SLOW times slower,
+ * measures what one such sample takes from the loop; in the second the
+ * samples a tick must be lowered while the run goes, the ticks beyond them
+ * throttled (THROTTLE records, TICKS' throttled), and the samples taken
+ * must cost the loop about 25% of its time. The throttled ticks' NMIs
+ * still come (the HPET keeps firing) and are not counted in that share.
+ */
+static void check_took(void)
+{
+	u64 period = (profile_soft_floor_ns() + 999) / 1000 * 1000;
+	struct stolen a, b;
+	struct seen s;
+
+	if (!took_run(TOOK_SLOW * period, &s, &a) || !took_run(period, &s, &b))
+		return;
+	u64 each = a.gaps ? a.ticks / a.gaps : 0, share = s.samples * each * 100 / b.total;
+	report(a.gaps && s.throttle > 0 && s.ticks.throttled > 0 &&
+	       s.ticks.throttled == s.ticks.lost,
+	       "at %lu ns: sampling lowered, throttled %lu times (%lu unthrottled), %lu "
+	       "samples, %lu ticks skipped and counted throttled", period, s.throttle,
+	       s.unthrottle, s.samples, s.ticks.throttled);
+	report(share <= TOOK_SHARE_MAX, "%lu samples of %lu TSC ticks each (the last: %lu frames) "
+	       "took %lu%% of the loop's %lu (at most %d%%)", s.samples, each, chain_depth(),
+	       share, b.total, TOOK_SHARE_MAX);
+}
+
 static u64 __attribute__((noipa)) cli_loop(u64 n)
 {
 	u64 x = 1;
@@ -657,6 +755,8 @@ static int test_profile_main(int argc, char **argv)
 		check_throttle();
 	else if (!strcmp(what, "masked"))
 		check_masked();
+	else if (!strcmp(what, "took"))
+		check_took();
 	else if (!strcmp(what, "lapic"))
 		check_lapic();
 	else if (!strcmp(what, "irq"))

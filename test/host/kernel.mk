@@ -6,6 +6,8 @@
 #                         drawing into host framebuffers
 #   test_quiet_plan       turbo=off and prefetch=off's MSR bits per CPU and
 #                         core type, bare metal and guests
+#   test_tsc_refine       a TSC rate from CPUID against one measured over a
+#                         window: the verdict on a table of windows
 #   test_wire             the link layer and the record codec (round trips,
 #                         every single-bit error, COBS, varints, frame checks)
 #   test_ringbuf          the ring's unit tests
@@ -21,8 +23,8 @@ KLIB_HOST := $(BPKLIB_HLIB)
 WIRE_LIBS := $(BPWIRE_HLIB) $(BPRING_HLIB)
 
 HOST_TESTS += $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline $(BUILD)/host/test_acpi \
-	      $(BUILD)/host/test_fb $(BUILD)/host/test_quiet_plan $(BUILD)/host/test_wire \
-	      $(BUILD)/host/test_ringbuf $(BUILD)/host/test_ringbuf_step \
+	      $(BUILD)/host/test_fb $(BUILD)/host/test_quiet_plan $(BUILD)/host/test_tsc_refine \
+	      $(BUILD)/host/test_wire $(BUILD)/host/test_ringbuf $(BUILD)/host/test_ringbuf_step \
 	      $(BUILD)/host/stress_ringbuf_asan $(BUILD)/host/stress_ringbuf_tsan
 
 $(BUILD)/host/test_klib: $(BUILD)/h/test/host/test_klib.o $(KLIB_HOST)
@@ -32,6 +34,8 @@ $(BUILD)/host/test_acpi: $(BUILD)/h/test/host/test_acpi.o $(BUILD)/h/kernel/plat
 		$(KLIB_HOST)
 $(BUILD)/host/test_quiet_plan: $(BUILD)/h/test/host/test_quiet_plan.o \
 		$(BUILD)/h/kernel/platform/quiet_plan.o $(KLIB_HOST)
+$(BUILD)/host/test_tsc_refine: $(BUILD)/h/test/host/test_tsc_refine.o \
+		$(BUILD)/h/kernel/platform/tsc_refine.o $(KLIB_HOST)
 $(BUILD)/host/test_fb: $(BUILD)/h/test/host/test_fb.o $(BUILD)/h/kernel/dev/fb.o \
 		$(BUILD)/h/gen/font8x16.o $(KLIB_HOST)
 # The decoder and capture files (tools/) read back what the encoder wrote.
@@ -41,7 +45,8 @@ $(BUILD)/host/test_ringbuf: $(BUILD)/h/test/host/test_ringbuf.o $(BUILD)/h/ringb
 		$(BUILD)/h/ringbuf/aux.o
 
 $(BUILD)/host/test_klib $(BUILD)/host/test_cmdline $(BUILD)/host/test_acpi $(BUILD)/host/test_fb \
-		$(BUILD)/host/test_quiet_plan $(BUILD)/host/test_wire $(BUILD)/host/test_ringbuf:
+		$(BUILD)/host/test_quiet_plan $(BUILD)/host/test_tsc_refine $(BUILD)/host/test_wire \
+		$(BUILD)/host/test_ringbuf:
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(HOSTCC) $(HOSTSAN) $^ -lcmocka -o $@

@@ -52,7 +52,10 @@
  *  masks LVT PC on every PMI for every vendor (commit a16eb25b09c0, in
  *  stable kernels until the fix that limits it to Intel guests); RDPMC's
  *  fast-read bit #GPs; the host's perf may take a counter away for a while
- *  (host_steal_every): the guest's count falls short, never over.
+ *  (host_steal_every): the guest's count falls short, never over. KVM
+ *  counts the instructions it emulates in software (kvm_pmu_incr_counter)
+ *  and raises their overflow's PMI itself; emulated_pmi_lost models a vPMU
+ *  that does not.
  * AMD (APM Vol. 2 §13.2):
  *  - 48-bit counters, full-width writes; legacy PerfEvtSel0-3 0xC0010000,
  *    PerfCtr0-3 0xC0010004; with PerfCtrExtCore six CTL/CTR pairs at
@@ -517,7 +520,7 @@ static mu64 step(struct pmu_model *m, const struct model_cycle *c, mu64 n)
 		if (gp_enabled(m, (int)i))
 			(void)gp_inc(m, (int)i, c, true);
 	if (bits)
-		overflowed(m, bits, pmi);
+		overflowed(m, bits, pmi && !(m->emulating && m->emulated_pmi_lost));
 	return d;
 }
 
@@ -550,6 +553,13 @@ void model_retire(struct pmu_model *m, mu64 ninsns)
 	struct model_cycle c = { .n = { [SIG_INSTRUCTIONS] = 1 } };
 
 	model_run(m, &c, ninsns);
+}
+
+void model_emulate(struct pmu_model *m, mu64 ninsns)
+{
+	m->emulating = true;
+	model_retire(m, ninsns);
+	m->emulating = false;
 }
 
 /* ---- MSRs ---- */
@@ -750,7 +760,7 @@ static int amd_wrmsr(struct pmu_model *m, mu32 msr, mu64 val)
 	else if (m->cfg.perfmon_v2 && msr == A_CTL)
 		m->global_ctrl = val & cnt;
 	else if (m->cfg.perfmon_v2 && msr == A_CLR)
-		m->global_status &= ~val;
+		m->global_status &= m->status_clr_all ? 0 : ~val;
 	else if (m->cfg.perfmon_v2 && msr == A_SET)
 		m->global_status |= val & cnt;
 	else if (msr == A_DE_CFG)

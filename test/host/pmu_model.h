@@ -158,6 +158,14 @@ struct pmu_model {
 	mu64 stolen;			/* events missed that way */
 	/* PMIs an erratum swallowed (bdw_errata, a reload of -1). */
 	unsigned erratum_hits;
+	/* A vPMU that counts the instructions it emulates (model_emulate)
+	 * and sets their overflow's status bit, but raises no PMI for it:
+	 * what the register checks must catch. */
+	bool emulated_pmi_lost;
+	bool emulating;			/* inside model_emulate */
+	/* An AMD PerfMonV2 StatusClr write that clears every status bit, not
+	 * only those written: the same. */
+	bool status_clr_all;
 
 	/* Time: one tick per cycle run (pmu_hw_rdtsc, the clock of event
 	 * times); advanced before the PMI of an overflow is raised. */
@@ -183,6 +191,9 @@ void model_run(struct pmu_model *m, const struct model_cycle *c, mu64 ncycles);
 void model_smi(struct pmu_model *m, mu64 ncycles);
 /* ninsns cycles retiring one instruction each (and nothing else). */
 void model_retire(struct pmu_model *m, mu64 ninsns);
+/* ninsns instructions a hypervisor emulates (port I/O under KVM): counted
+ * as retired, with their overflows' PMIs unless emulated_pmi_lost. */
+void model_emulate(struct pmu_model *m, mu64 ninsns);
 /* What firmware may leave behind at hand-off (checked against Linux's
  * check_hw_exists and the SDM reset values): GP counter gp counting
  * cycles with EN and INT, close to overflow; Intel fixed counter 0
