@@ -42,7 +42,7 @@ def transcript(path):
 want = transcript(os.path.join(ROOT, "README.md"))
 T.check(len(want) > 20, f"README.md has a `$ make run` transcript ({len(want)} lines)")
 p = subprocess.run(["make", "-s", "--no-print-directory", "run", f"OUT={OUT}"], cwd=ROOT,
-                   capture_output=True, timeout=900)
+                   capture_output=True, timeout=570)
 got = (p.stdout + p.stderr).decode(errors="replace").replace(OUT, "build/out")
 T.check(p.returncode == 0, f"make run OUT={OUT}: exit status {p.returncode}", got)
 shapes = {shape(line) for line in got.splitlines()}
