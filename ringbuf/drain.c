@@ -30,10 +30,11 @@ static u8 recbuf[BP_RECORD_MAX + 8] __attribute__((aligned(8)));
 
 /*
  * The run's descriptors as they went out (uapi/wire.h §3, repeated
- * descriptors), sent again after REPEAT_RATIO times their size of RECORDS
- * frames (they cost 1/16 of the stream at most) and after the samples of
- * a drain that is not a tick's (the run's end): a host that lost a frame
- * of them, or joined late, reads the samples again.
+ * descriptors), kept once their frames went out and sent again after
+ * REPEAT_RATIO times their size of RECORDS frames (at most 1/16 of a long
+ * run's) and after the samples of a drain that is not a tick's (the run's
+ * end): a host that lost a frame of them, or joined late, reads the
+ * samples again.
  */
 static u8 descs[DESCS_SIZE] __attribute__((aligned(8)));
 static size_t descs_len;
@@ -79,6 +80,13 @@ static void keep_desc(const struct bp_record_header *rec)
 	default:
 		return;
 	}
+}
+
+/* The records at p[0, len), whole and sent: keep what is to repeat. */
+static void keep_descs(const u8 *p, size_t len)
+{
+	for (size_t at = 0; at < len; at += ((const struct bp_record_header *)(p + at))->size)
+		keep_desc((const struct bp_record_header *)(p + at));
 }
 
 static bool repeat_due(void)
@@ -179,7 +187,6 @@ static void drain_ring(struct wire_enc *e, struct bp_ring *rb)
 			memcpy(stage + len, rec, rec->size);
 			len += rec->size;
 			stats.records++;
-			keep_desc(rec);
 		}
 		if (!len)
 			break;
@@ -189,6 +196,7 @@ static void drain_ring(struct wire_enc *e, struct bp_ring *rb)
 						       sizeof(out));
 			stream_send(out, w);
 			sent_since_repeat += w;
+			keep_descs(stage + done, used);
 			if (repeat_due())
 				send_descs(encoder(0));
 			if (!used)
