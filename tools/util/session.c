@@ -48,6 +48,7 @@ struct loader {
 	uint32_t run_nr;
 	size_t run_events;
 	uint32_t info_run[SESSION_MAX_CPUS], caps_run[SESSION_MAX_CPUS];
+	bool repeat_read;		/* a repeated descriptor filled a gap */
 	const struct session_tap *tap;	/* not NULL: sees the stream too */
 	void *tap_ctx;
 };
@@ -510,12 +511,14 @@ static bool same_rec(const void *a, size_t asz, const struct bp_record_header *h
 }
 
 /*
- * A record of a WIRE_F_REPEAT frame (uapi/wire.h §3): true if the session
- * lacks it (its first sending was lost, or the capture began after it),
- * to be read as the first; false if it has it, or if it differs from the
- * one of its run and key that it has: damage, counted, not read.
+ * A record of a WIRE_F_REPEAT frame (repeat; uapi/wire.h §3), or one
+ * after such a record was read: true if the session lacks it (its first
+ * sending was lost, or the capture began after it), to be read as the
+ * first; false if it has it, or if it differs from the one of its run and
+ * key that it has: damage, counted, not read. A repeat frame's record
+ * that is no descriptor is not read.
  */
-static bool repeat_is_new(struct loader *L, const struct bp_record_header *h)
+static bool repeat_is_new(struct loader *L, const struct bp_record_header *h, bool repeat)
 {
 	struct session *s = L->s;
 	bool mismatch = false;
@@ -571,7 +574,7 @@ static bool repeat_is_new(struct loader *L, const struct bp_record_header *h)
 	case BP_RECORD_PROGRAM:
 		return !have_program(s, h);
 	default:
-		return false;		/* not a descriptor: never read twice */
+		return !repeat;		/* not a descriptor: never read twice */
 	}
 	if (mismatch)
 		s->loss.repeat_mismatch++;
@@ -586,8 +589,13 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 
 	if (L->oom || L->cb_failed)
 		return;
-	if ((f->flags & WIRE_F_REPEAT) && !repeat_is_new(L, h))
-		return;
+	/* Once a repeat filled a gap, an original held back behind it (frames
+	 * of two CPUs cross) must not count twice either. */
+	if ((f->flags & WIRE_F_REPEAT) || L->repeat_read) {
+		if (!repeat_is_new(L, h, f->flags & WIRE_F_REPEAT))
+			return;
+		L->repeat_read |= (f->flags & WIRE_F_REPEAT) != 0;
+	}
 	note_cpu(s, cpu);
 	switch (h->type) {
 	case BP_RECORD_SAMPLE:
