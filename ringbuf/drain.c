@@ -99,6 +99,9 @@ static void send_descs(struct wire_enc *e)
 {
 	struct wire_framer *l = wire_encoder_framer(e);
 	u32 target = l->frame_target;
+	/* The EVENT_DESCs going through teach the encoder a sample_type (a
+	 * counting event's, last): the samples after keep the run's. */
+	u64 sample_type = e->sample_type;
 
 	l->flags = WIRE_F_REPEAT;
 	l->frame_target = 1;		/* a second record never fits */
@@ -112,6 +115,7 @@ static void send_descs(struct wire_enc *e)
 	stream_flush();
 	l->flags = 0;
 	l->frame_target = target;
+	wire_encoder_set_sample_type(e, sample_type);
 	sent_since_repeat = 0;
 	samples_since_repeat = false;
 	stats.repeats++;
