@@ -101,12 +101,16 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 		"exit status $$rc, said above)$$([ ! -e $$o/capture.bpc ] || \
 		echo "; $$o/capture.bpc holds what arrived")" >&2; exit $$rc; fi; echo; \
 	$(BUILD)/bareperf report -i $$o/capture.bpc --stdio || exit 1; \
-	$(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg; \
-	$(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data >/dev/null; \
-	$(BUILD)/bareperf convert -i $$o/capture.bpc --to chrome -o $$o/trace.json >/dev/null; \
-	$(BUILD)/bareperf flamegraph -i $$o/capture.bpc -o $$o/flamegraph.svg >/dev/null; \
+	{ $(BUILD)/bareperf stat -i $$o/capture.bpc --bench --plot $$o/latency.svg 2>&1 >&3 | \
+		$(NOT_AGAIN); } 3>&1; \
+	{ $(BUILD)/bareperf convert -i $$o/capture.bpc --to perf.data -o $$o/perf.data 2>&1 \
+		>/dev/null | $(NOT_AGAIN); } ; \
+	{ $(BUILD)/bareperf convert -i $$o/capture.bpc --to chrome -o $$o/trace.json 2>&1 \
+		>/dev/null | $(NOT_AGAIN); } ; \
+	{ $(BUILD)/bareperf flamegraph -i $$o/capture.bpc -o $$o/flamegraph.svg 2>&1 \
+		>/dev/null | $(NOT_AGAIN); } ; \
 	echo; echo "make run: wrote"; \
-	echo "  $$o/capture.bpc     the capture: bareperf report -i $$o/capture.bpc [-g | --sort srcline]"; \
+	echo "  $$o/capture.bpc     the capture: $(BUILD)/bareperf report -i $$o/capture.bpc [-g | --sort srcline]"; \
 	[ ! -s $$o/perf.data ] || echo "  $$o/perf.data       kernel-mode samples for perf: perf report -i $$o/perf.data"; \
 	[ ! -s $$o/trace.json ] || echo "  $$o/trace.json      app runs and the samples' stacks as slices per CPU, a timeline: open in ui.perfetto.dev"; \
 	[ ! -s $$o/flamegraph.svg ] || echo "  $$o/flamegraph.svg  picture: where the samples' call chains spend the time, wider = more;" \
@@ -114,6 +118,10 @@ run: check-deps kernel $(BUILD)/bareperf $(if $(filter 1,$(UEFI)),esp)
 	[ ! -s $$o/latency.svg ] || echo "  $$o/latency.svg     picture: memory latency per load by working set (log scale), the" \
 		"cache levels as steps; open in a browser"; \
 	exit $$rc
+
+# make run's commands after report: report has said what the capture lost
+# (its WARNING lines); the same warnings again on their stderr are dropped.
+NOT_AGAIN = grep -v '^bareperf [a-z]*: warning: ' >&2 || true
 
 # Missing Debian packages: installed when this can (root, or sudo -n),
 # else the one command to run is printed (tools/deps.sh ensure).

@@ -21,6 +21,8 @@ struct bp_drain_stats {
 	uint64_t records;	/* ring records sent */
 	uint64_t drains;	/* passes over a ring that moved data */
 	uint64_t skipped_busy;	/* tick drains skipped: output in use */
+	uint64_t repeats;	/* sendings of the run's descriptors again */
+	uint64_t descs_dropped;	/* descriptors past the copy's room: never repeated */
 };
 
 /*
@@ -35,6 +37,11 @@ struct bp_drain_stats {
  * periodic tick): only rings whose wakeup flags say data or AUX crossed
  * the watermark, and nothing at all if the output lock is taken (counted
  * in skipped_busy) — a tick never waits behind console output.
+ *
+ * The run's descriptors (RUN_META ... PROGRAM) are kept as they pass and
+ * sent again, flagged WIRE_F_REPEAT (uapi/wire.h §3), on CPU 0's
+ * numbering: every 16 KiB of RECORDS frames, and by a call with
+ * from_tick false that sent samples (the run's end).
  *
  * Does nothing until the stream is active (stream_start). One data_head
  * snapshot per ring per call: a producer faster than the link cannot keep

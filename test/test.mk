@@ -55,7 +55,8 @@ $(BUILD)/host/e2e_bareperf: test/e2e/e2e_bareperf.py $(BUILD)/bareperf $(BUILD)/
 
 # Captures damaged on purpose and lines with no machine on them, through
 # build/bareperf (test/e2e/damaged.py): duplicates, every reader's
-# warnings, -i - as a stream, record --tty's --wait, one record per -o.
+# warnings, a bit flipped in every 500 bytes (the repeated descriptors),
+# -i - as a stream, record --tty's --wait, one record per -o.
 HOST_TESTS += $(BUILD)/host/damaged
 
 $(BUILD)/host/damaged: test/e2e/damaged.py test/e2e/e2e_common.py $(BUILD)/bareperf \
@@ -69,6 +70,14 @@ HOST_TESTS += $(BUILD)/host/vs_perf_cache
 $(BUILD)/host/vs_perf_cache: test/e2e/vs_perf_cache.sh tools/bench/vs_perf_bench.sh \
 		$(BUILD)/bareperf $(BUILD)/kernel.elf $(BUILD)/bench/gen_capture
 	$(call gen_script,sh test/e2e/vs_perf_cache.sh $(BUILD))
+
+# The README's `make run` transcript has the shape of a real make run's
+# lines (test/e2e/readme_run.py): a changed message names the README line.
+HOST_TESTS += $(BUILD)/host/readme_run
+
+$(BUILD)/host/readme_run: test/e2e/readme_run.py test/e2e/e2e_common.py README.md \
+		$(BUILD)/bareperf $(BUILD)/kernel.elf
+	$(call gen_script,$(PYTHON) test/e2e/readme_run.py $(BUILD))
 
 # perf's command-line habits (test/e2e/cli.sh): report's sort keys and
 # columns, stat -x, list WORD, -C, -i -, make run's call chains, the help

@@ -282,7 +282,7 @@ bool wire_frame_open(struct wire_framer *l, struct wire_writer *w, uint8_t *out,
 
 	h[0] = WIRE_VC(channel);
 	/* The first frame of the channel; a seq that wrapped to 0 is not. */
-	h[1] = l->started & (1u << channel) ? 0 : WIRE_F_START;
+	h[1] = (l->started & (1u << channel) ? 0 : WIRE_F_START) | l->flags;
 	h[2] = (uint8_t)l->cpu;
 	h[3] = (uint8_t)(l->cpu >> 8);
 	for (int i = 0; i < 4; i++) {

@@ -96,6 +96,22 @@
  *	  svarint code z (below) is the tag itself (§4).
  *	any other tag: the frame is malformed.
  *
+ * Repeated descriptors: a SAMPLE can be read only after its run's
+ * descriptors (RUN_META, CPU_INFO, PMU_CAPS, EVENT_DESC, APP_START,
+ * PROGRAM: perf_ring.h), which the kernel writes once, at the start of a
+ * run. So that a receiver that lost them (a damaged frame) or joined late
+ * can read what follows, the kernel sends them again during the run
+ * (about every 16 KiB of RECORDS frames, and after the samples at the
+ * run's end), as RECORDS frames flagged WIRE_F_REPEAT, one record a frame
+ * (a damaged frame costs one), in their numbering like any other frame.
+ * Such a frame holds only records the stream sent before, unchanged. A
+ * receiver reads a repeated record it does not have (its first sending
+ * was lost) as if it were the first, and one equal to what it has not at
+ * all; one that differs from the record of the same run and key (RUN_META
+ * by run_id; EVENT_DESC by id; CPU_INFO, PMU_CAPS by cpu; APP_START by
+ * app_id and cpu) is damage, said and not read. Samples that came before
+ * their descriptors wait for them.
+ *
  * 4. Compact SAMPLE items
  *
  * Each field is coded against a prediction ("prev"): its value in the
@@ -142,7 +158,9 @@
  * A hot loop sampled with a fixed period costs about 3 bytes a sample:
  * the tag holding an IP delta within +-62, a time delta-of-delta of one
  * or two;
- * the frame (header, CRC, COBS, delimiter) adds 18 bytes per ~1 KiB.
+ * the frame (header, CRC, COBS, delimiter) adds 18 bytes per frame
+ * (the kernel's hold about 224 bytes of payload), and each frame's first
+ * sample its fields in full.
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
@@ -178,6 +196,7 @@ enum wire_channel {
 
 /* wire_frame_header.flags; unknown bits are ignored by a receiver. */
 #define WIRE_F_START		(1u << 0)	/* first frame of this (channel, cpu): seq 0 */
+#define WIRE_F_REPEAT		(1u << 1)	/* RECORDS: descriptors sent again (§3) */
 
 struct wire_frame_header {
 	uint8_t  vc;			/* WIRE_VERSION << 4 | channel */

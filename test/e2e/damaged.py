@@ -1,6 +1,9 @@
 """Captures damaged on purpose, and lines that carry no machine, through
 build/bareperf: a stream's first frame twice counts once (a duplicate);
-every reader says on stderr what report says about damage; -i - reads a
+every reader says on stderr what report says about damage; a capture
+with a bit flipped in every 500 bytes still gives most of its samples
+(the kernel sends the run's descriptors again), and report says how many
+did not come or could not be read; -i - reads a
 pipe as a stream and refuses a non-capture from its first bytes; record
 --tty gives up on a silent or noisy line (--wait) and names a closed one;
 two records to one -o: the second is refused.
@@ -10,6 +13,7 @@ Usage: python3 test/e2e/damaged.py [BUILD_DIR]   (from the repository root)
 import glob
 import os
 import pty
+import random
 import re
 import shutil
 import struct
@@ -76,6 +80,45 @@ T.check(rc == 0 and n > 0 and samples(out) == n and
         "# WARNING: duplicate frames dropped: 1" in out and "# losses: none" not in out,
         f"the first RECORDS frame twice: {n} samples, one duplicate dropped and counted",
         out + err)
+
+
+def flipped(path, seed):
+    """A copy of the capture with one bit flipped in every 500 stream bytes."""
+    d = bytearray(open(path, "rb").read())
+    hs = struct.unpack_from("<I", d, 16)[0]
+    rng = random.Random(seed)
+    for at in range(hs, len(d), 500):
+        d[at + rng.randrange(min(500, len(d) - at))] ^= 1 << rng.randrange(8)
+    out = os.path.join(OUT, f"flip{seed}.bpc")
+    open(out, "wb").write(bytes(d))
+    return out
+
+
+def accounted(text):
+    """The samples report says did not arrive, or arrived unreadable."""
+    lost = sum(int(m) for m in re.findall(r"samples missing: (\d+) of", text))
+    bad = sum(int(m) for m in re.findall(r"unreadable samples: (\d+)", text))
+    return lost + bad
+
+
+# 1b. One bit in every 500 bytes: frames are dropped whole, the descriptors
+# come again, most samples are read; the others are said.
+SUITE = os.path.join(OUT, "suite.bpc")
+rc, _, err = run("record", "--qemu", "--icount", "--kernel", K, "-q", "-o", SUITE, "--", "suite")
+_, rep0, _ = report(SUITE)
+total, got, said, repeats = samples(rep0), 0, True, 0
+for c in frames(SUITE)[1]:
+    f = frame(c)
+    repeats += bool(f and f[0] == 1 and f[1] & 2)
+for seed in range(1, 6):
+    rc, out, err = report(flipped(SUITE, seed))
+    got += max(samples(out), 0)
+    # Where a TICKS came through, every sample it counts is read or said.
+    said &= rc == 0 and "# WARNING: damaged frames:" in out and \
+        ("samples missing:" not in out or max(samples(out), 0) + accounted(out) == total)
+T.check(rc == 0 and total > 100 and repeats >= 5 and got * 2 > total * 5 and said,
+        f"a bit flipped in every 500 bytes: {got} of 5 x {total} samples read, the rest said "
+        f"(missing or unreadable); {repeats} repeated descriptors in the capture", rep0 + out)
 
 # 2. Readers on a capture without its END, and on a damaged frame.
 last_ctl = max(i for i, c in enumerate(chunks) if (frame(c) or (0,))[0] == 3)

@@ -385,6 +385,65 @@ static void sample_before_its_event_is_counted(void **state)
 	session_free(&s);
 }
 
+/* The run's descriptors staged again on cpu 0, as the kernel's drain
+ * repeats them: WIRE_F_REPEAT frames, one record each; event_name names
+ * the EVENT_DESC (another name: a damaged repeat). */
+static void repeat_descriptors(const char *event_name)
+{
+	struct wire_framer *l = wire_encoder_framer(&G->enc[0]);
+	uint32_t target = l->frame_target;
+
+	capgen_flush(G, 0);
+	l->flags = WIRE_F_REPEAT;
+	l->frame_target = 1;
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_cpu(G, 0, BP_PMU_SOFT);
+	capgen_event(G, 0, event_name, 0, 250000);
+	capgen_app(G, 0, true, 1, "loopnest", 10, 0);
+	capgen_flush(G, 0);
+	l->flags = 0;
+	l->frame_target = target;
+}
+
+static void repeated_descriptors(void **state)
+{
+	struct session s;
+
+	(void)state;
+	/* The frame of the descriptors is lost: the samples after it wait
+	 * for their repeat, read once; equal repeats add nothing; one that
+	 * differs is counted as damage, not read. */
+	open_gen(CAPGEN_ST);
+	capgen_console(G, 0, "app: loopnest: start on cpu 0\n");	/* capgen drops no first frame */
+	capgen_meta(G, 1, TSC_HZ, 0, bid, sizeof(bid));
+	capgen_cpu(G, 0, BP_PMU_SOFT);
+	capgen_event(G, 0, "cpu-clock", 0, 250000);
+	capgen_app(G, 0, true, 1, "loopnest", 10, 0);
+	G->drop = 1;
+	capgen_flush(G, 0);
+	for (int i = 0; i < 100; i++)
+		capgen_sample(G, 0, 0, 0x1000 + (uint64_t)i, 100 + (uint64_t)i, 250000, 1, 0, NULL);
+	repeat_descriptors("cpu-clock");
+	for (int i = 0; i < 100; i++)
+		capgen_sample(G, 0, 0, 0x1000 + (uint64_t)i, 200 + (uint64_t)i, 250000, 1, 0, NULL);
+	repeat_descriptors("cpu-clock");
+	repeat_descriptors("cycles");
+	capgen_app(G, 0, false, 1, "loopnest", 400, 0);
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_int_equal(s.nsamples, 200);
+	assert_int_equal(s.loss.bad_samples, 0);
+	assert_true(s.have_meta);
+	assert_int_equal(s.nruns, 1);
+	assert_int_equal(s.nevents, 1);
+	assert_string_equal(s.events[0].name, "cpu-clock");
+	assert_int_equal(s.napps, 1);
+	assert_true(s.apps[0].stopped);
+	assert_true(s.have_cpu_info[0]);
+	assert_int_equal(s.loss.repeat_mismatch, 1);
+	session_free(&s);
+}
+
 struct counted {
 	uint64_t n, ips;
 };
@@ -978,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(callchains_and_identifier),
 		cmocka_unit_test(sample_layouts),
 		cmocka_unit_test(sample_before_its_event_is_counted),
+		cmocka_unit_test(repeated_descriptors),
 		cmocka_unit_test(streaming_keeps_no_samples),
 		cmocka_unit_test(not_a_capture),
 		cmocka_unit_test(newer_version),

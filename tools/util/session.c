@@ -53,6 +53,15 @@ struct loader {
 	uint8_t *defer;			/* SAMPLEs before any EVENT_DESC: {u32 cpu, pad, record} */
 	size_t defer_len, cap_defer;
 	uint64_t since_ticks[SESSION_MAX_CPUS];	/* SAMPLEs per CPU since its last TICKS */
+	/* The latest run (its RUN_META), for repeated descriptors: where its
+	 * events start in s, and which CPUs' CPU_INFO and PMU_CAPS it sent
+	 * (run_nr + 1 when they came; 0: none yet). */
+	bool have_run;
+	struct bp_record_run_meta run;
+	uint32_t run_nr;
+	size_t run_events;
+	uint32_t info_run[SESSION_MAX_CPUS], caps_run[SESSION_MAX_CPUS];
+	bool repeat_read;		/* a repeated descriptor filled a gap */
 	const struct session_tap *tap;	/* not NULL: sees the stream too */
 	void *tap_ctx;
 };
@@ -163,7 +172,8 @@ static void layout_of(uint64_t st, struct sample_layout *l)
 	l->size = at;
 }
 
-static void add_event(struct loader *L, const struct bp_record_header *h)
+/* An EVENT_DESC into the session; false if it had it already. */
+static bool add_event(struct loader *L, const struct bp_record_header *h)
 {
 	struct session *s = L->s;
 	struct bp_record_event_desc d;
@@ -172,9 +182,9 @@ static void add_event(struct loader *L, const struct bp_record_header *h)
 	d.name[sizeof(d.name) - 1] = 0;
 	for (size_t i = 0; i < s->nevents; i++)
 		if (!memcmp(&s->events[i], &d, sizeof(d)))
-			return;		/* the same event again (a repeated run) */
+			return false;	/* the same event again (a repeated run) */
 	if (!grow(L, (void **)&s->events, &L->cap_events, s->nevents, sizeof(d), 1))
-		return;
+		return false;
 	s->events[s->nevents++] = d;
 	if (!L->have_st) {
 		L->have_st = true;
@@ -182,6 +192,7 @@ static void add_event(struct loader *L, const struct bp_record_header *h)
 		L->default_id = d.id;
 		layout_of(L->st, &L->lay);
 	}
+	return true;
 }
 
 /*
@@ -291,8 +302,6 @@ static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_he
 	    !(L->lay.fixed ? parse_laid_out(s, &L->lay, L->default_id, cpu, h, &r, &chain) :
 			     parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain)))
 		return false;
-	if (cpu < SESSION_MAX_CPUS)
-		L->since_ticks[cpu]++;
 	if (L->cb) {
 		if (!s->nsamples++)
 			s->first_time = r.time;
@@ -462,6 +471,28 @@ static bool same_program(const struct session_program *a, const struct bp_record
 	       !memcmp(a->sec, sec, nsec * sizeof(*sec));
 }
 
+/* The PROGRAM record h is one the session has. */
+static bool have_program(const struct session *s, const struct bp_record_header *h)
+{
+	struct bp_record_program r;
+	uint32_t nsec;
+
+	if (h->size < sizeof(r))
+		return false;
+	copy_rec(&r, sizeof(r), h);
+	r.name[sizeof(r.name) - 1] = 0;
+	if (r.build_id_len > sizeof(r.build_id))
+		r.build_id_len = sizeof(r.build_id);
+	nsec = (uint32_t)((h->size - sizeof(r)) / sizeof(struct bp_program_section));
+	if (r.nr < nsec)
+		nsec = r.nr;
+	for (size_t i = 0; i < s->nprograms; i++)
+		if (same_program(&s->programs[i], &r, (const void *)((const uint8_t *)h + sizeof(r)),
+				 nsec))
+			return true;
+	return false;
+}
+
 /* A PROGRAM record and the sections of it that fit in the record. */
 static void add_program(struct loader *L, const struct bp_record_header *h)
 {
@@ -515,11 +546,12 @@ static void keep_record(struct loader *L, const struct wire_dec_frame *f,
 }
 
 /*
- * SAMPLEs that came before any EVENT_DESC (another CPU's frames can
- * overtake the one that holds it) wait for it, so every command reads
+ * SAMPLEs that came before their EVENT_DESC (another CPU's frames can
+ * overtake the one that holds it; a damaged frame held it and a repeat,
+ * uapi/wire.h §3, brings it later) wait for it, so every command reads
  * the same samples whatever the arrival order: copied here, up to
- * DEFER_MAX bytes, and read when the first EVENT_DESC comes; those left
- * at the end are unreadable.
+ * DEFER_MAX bytes, and tried again at each new EVENT_DESC; those left at
+ * the end are unreadable.
  */
 #define DEFER_MAX	(16u << 20)
 
@@ -535,17 +567,99 @@ static void defer_sample(struct loader *L, uint32_t cpu, const struct bp_record_
 	L->defer_len += 8 + h->size;
 }
 
+/* The waiting samples that can be read now; the others wait on. */
 static void read_deferred(struct loader *L)
 {
-	for (size_t at = 0; at < L->defer_len;) {
+	size_t kept = 0;
+
+	for (size_t at = 0, n; at < L->defer_len; at += n) {
 		const struct bp_record_header *h = (const void *)(L->defer + at + 8);
 		uint32_t cpu;
 		memcpy(&cpu, L->defer + at, 4);
-		if (!add_sample(L, cpu, h))
-			L->s->loss.bad_samples++;
-		at += 8 + h->size;
+		n = 8 + h->size;
+		if (!add_sample(L, cpu, h)) {
+			memmove(L->defer + kept, L->defer + at, n);
+			kept += n;
+		}
 	}
-	L->defer_len = 0;
+	L->defer_len = kept;
+}
+
+/* a (a record kept with copy_rec) holds what h holds. */
+static bool same_rec(const void *a, size_t asz, const struct bp_record_header *h)
+{
+	return !memcmp(a, h, h->size < asz ? h->size : asz);
+}
+
+/*
+ * A record of a WIRE_F_REPEAT frame (repeat; uapi/wire.h §3), or one
+ * after such a record was read: true if the session lacks it (its first
+ * sending was lost, or the capture began after it), to be read as the
+ * first; false if it has it, or if it differs from the one of its run and
+ * key that it has: damage, counted, not read. A repeat frame's record
+ * that is no descriptor is not read.
+ */
+static bool repeat_is_new(struct loader *L, const struct bp_record_header *h, bool repeat)
+{
+	struct session *s = L->s;
+	bool mismatch = false;
+	uint32_t cpu;
+
+	switch (h->type) {
+	case BP_RECORD_RUN_META:
+		if (!L->have_run || ld64((const uint8_t *)h + offsetof(struct bp_record_run_meta,
+								     run_id)) != L->run.run_id)
+			return true;
+		mismatch = !same_rec(&L->run, sizeof(L->run), h);
+		break;
+	case BP_RECORD_EVENT_DESC: {
+		struct bp_record_event_desc d;
+		copy_rec(&d, sizeof(d), h);
+		d.name[sizeof(d.name) - 1] = 0;
+		for (size_t i = 0; i < s->nevents; i++)
+			if (!memcmp(&s->events[i], &d, sizeof(d)))
+				return false;
+		for (size_t i = L->run_events; i < s->nevents; i++)
+			mismatch |= s->events[i].id == d.id;
+		if (!mismatch)
+			return true;
+		break;
+	}
+	case BP_RECORD_CPU_INFO:
+	case BP_RECORD_PMU_CAPS:
+		if (h->size < 12)
+			return false;
+		cpu = ld32((const uint8_t *)(h + 1));
+		if (cpu >= SESSION_MAX_CPUS)
+			return false;
+		if (h->type == BP_RECORD_CPU_INFO ? L->info_run[cpu] != L->run_nr + 1 :
+						    L->caps_run[cpu] != L->run_nr + 1)
+			return true;
+		mismatch = h->type == BP_RECORD_CPU_INFO ?
+			   !same_rec(&s->cpu_info[cpu], sizeof(s->cpu_info[cpu]), h) :
+			   !same_rec(&s->pmu_caps[cpu], sizeof(s->pmu_caps[cpu]), h);
+		break;
+	case BP_RECORD_APP_START: {
+		struct bp_record_app_start r;
+		const struct session_app *a = NULL;
+		copy_rec(&r, sizeof(r), h);
+		for (size_t i = 0; i < s->napps && !a; i++)
+			if (s->apps[i].app_id == r.app_id && s->apps[i].cpu == r.cpu)
+				a = &s->apps[i];
+		if (!a)
+			return true;
+		mismatch = a->start_time != r.time || a->main_cpu != r.main_cpu ||
+			   strncmp(a->name, r.name, sizeof(a->name) - 1);
+		break;
+	}
+	case BP_RECORD_PROGRAM:
+		return !have_program(s, h);
+	default:
+		return !repeat;		/* not a descriptor: never read twice */
+	}
+	if (mismatch)
+		s->loss.repeat_mismatch++;
+	return false;
 }
 
 static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *h)
@@ -556,13 +670,20 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 
 	if (L->oom || L->cb_failed)
 		return;
+	/* Once a repeat filled a gap, an original held back behind it (frames
+	 * of two CPUs cross) must not count twice either. */
+	if ((f->flags & WIRE_F_REPEAT) || L->repeat_read) {
+		if (!repeat_is_new(L, h, f->flags & WIRE_F_REPEAT))
+			return;
+		L->repeat_read |= (f->flags & WIRE_F_REPEAT) != 0;
+	}
 	note_cpu(s, cpu);
 	switch (h->type) {
 	case BP_RECORD_SAMPLE:
-		if (!L->have_st)
+		if (cpu < SESSION_MAX_CPUS)
+			L->since_ticks[cpu]++;
+		if (!add_sample(L, cpu, h))
 			defer_sample(L, cpu, h);
-		else if (!add_sample(L, cpu, h))
-			s->loss.bad_samples++;
 		break;
 	case BP_RECORD_RUN_META:
 		if (!s->have_meta) {
@@ -570,6 +691,13 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 			s->have_meta = true;
 		}
 		s->nruns++;
+		/* A first RUN_META that came repeated heads what came before it. */
+		if (L->have_run || !(f->flags & WIRE_F_REPEAT)) {
+			L->run_events = s->nevents;
+			L->run_nr++;
+		}
+		copy_rec(&L->run, sizeof(L->run), h);
+		L->have_run = true;
 		break;
 	case BP_RECORD_CPU_INFO: {
 		struct bp_record_cpu_info ci;
@@ -577,6 +705,7 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		if (ci.cpu < SESSION_MAX_CPUS) {
 			s->cpu_info[ci.cpu] = ci;
 			s->have_cpu_info[ci.cpu] = true;
+			L->info_run[ci.cpu] = L->run_nr + 1;
 			note_cpu(s, ci.cpu);
 		}
 		break;
@@ -584,13 +713,14 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	case BP_RECORD_PMU_CAPS: {
 		struct bp_record_pmu_caps pc;
 		copy_rec(&pc, sizeof(pc), h);
-		if (pc.cpu < SESSION_MAX_CPUS)
+		if (pc.cpu < SESSION_MAX_CPUS) {
 			s->pmu_caps[pc.cpu] = pc;
+			L->caps_run[pc.cpu] = L->run_nr + 1;
+		}
 		break;
 	}
 	case BP_RECORD_EVENT_DESC:
-		add_event(L, h);
-		if (L->have_st)
+		if (add_event(L, h))
 			read_deferred(L);
 		break;
 	case BP_RECORD_APP_START:

@@ -86,6 +86,9 @@ struct session_loss {
 	 * numbered from 0 of their own: none are missing before them.) */
 	uint64_t frames_before_first[WIRE_NR_CHANNELS][SESSION_MAX_CPUS];
 	uint64_t frames_before_first_total;
+	/* Repeated descriptors (uapi/wire.h §3) that differ from the ones of
+	 * their run the session has: damage, not read. */
+	uint64_t repeat_mismatch;
 };
 
 struct session_count {			/* one entry of a COUNTS record (perf_ring.h) */

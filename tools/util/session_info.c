@@ -192,6 +192,11 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 			"malformed)\n", prefix, l->bad_samples);
 		lines++;
 	}
+	if (l->repeat_mismatch) {
+		fprintf(out, "%srepeated descriptors that differ from the first sending: %" PRIu64
+			" (damage; the first kept)\n", prefix, l->repeat_mismatch);
+		lines++;
+	}
 	if (l->aux_truncated) {
 		fprintf(out, "%sAUX data truncated %" PRIu64 " time%s (AUX area full)\n", prefix,
 			l->aux_truncated, l->aux_truncated == 1 ? "" : "s");
