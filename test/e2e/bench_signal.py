@@ -106,8 +106,11 @@ def main():
                            "bench_code_batch.txt")) as f:
         batch_src = f.read()
     batch = f"/tmp/bareperf-sigtest-{os.getpid()}.txt"
+    # Every command must still be running when the signal comes, RUN_S
+    # after its QEMU started, on a quiet host too: a batch of a thousand
+    # snippets, runs of many repetitions.
     with open(batch, "w") as f:
-        f.write(batch_src * 4)
+        f.write(batch_src * 60)
     try:
         interrupted(t, "bench --uefi", ["bench", "--uefi", "--build", BUILD, "--kernel", k,
                                         "-asm", "add rax, rbx"], signal.SIGINT, True)
@@ -116,11 +119,14 @@ def main():
         interrupted(t, "bench --batch", ["bench", "--kernel", k, "--batch", batch],
                     signal.SIGHUP, False)
         out = f"/tmp/bareperf-sigtest-{os.getpid()}.bpc"
+        # bench_memlat at its most repetitions and warm-up runs: seconds
+        # of every working set, far past RUN_S.
+        long_run = ["--", "bench_memlat", "reps=1001", "warmup=1000"]
         interrupted(t, "record --qemu --virtio", ["record", "--qemu", "--virtio", "--kernel", k,
-                                                  "-o", out, "--", "bench_memlat"],
+                                                  "-o", out, *long_run],
                     signal.SIGINT, True)
         interrupted(t, "stat --qemu --virtio", ["stat", "-r", "2", "--qemu", "--virtio",
-                                                "--kernel", k, "--", "bench_memlat"],
+                                                "--kernel", k, *long_run],
                     signal.SIGINT, True)
     finally:
         for f in glob.glob(f"/tmp/bareperf-sigtest-{os.getpid()}*"):
