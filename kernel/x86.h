@@ -158,23 +158,18 @@ static inline u64 rdtsc_cpuid(void)
 	return ((u64)hi << 32) | lo;
 }
 
-static inline u64 rdmsr_cpuid(u32 msr)
-{
-	u32 lo, hi;
-	asm volatile("xor %%eax, %%eax; cpuid; mov %2, %%ecx; rdmsr; mov %%eax, %%esi; "
-		     "mov %%edx, %%edi; xor %%eax, %%eax; cpuid"
-		     : "=S"(lo), "=D"(hi) : "r"(msr) : "rax", "rbx", "rcx", "rdx", "memory");
-	return ((u64)hi << 32) | lo;
-}
+/* INSN ("rdmsr" or "rdpmc") of ECX between two CPUIDs; EDX:EAX is
+ * moved out of their way to ESI:EDI. */
+#define X86_READ_ECX_CPUID(insn, ecx) ({					\
+	u32 lo_, hi_;								\
+	asm volatile("xor %%eax, %%eax; cpuid; mov %2, %%ecx; " insn "; "	\
+		     "mov %%eax, %%esi; mov %%edx, %%edi; xor %%eax, %%eax; cpuid" \
+		     : "=S"(lo_), "=D"(hi_) : "r"(ecx) : "rax", "rbx", "rcx", "rdx", "memory"); \
+	((u64)hi_ << 32) | lo_;							\
+})
 
-static inline u64 rdpmc_cpuid(u32 idx)
-{
-	u32 lo, hi;
-	asm volatile("xor %%eax, %%eax; cpuid; mov %2, %%ecx; rdpmc; mov %%eax, %%esi; "
-		     "mov %%edx, %%edi; xor %%eax, %%eax; cpuid"
-		     : "=S"(lo), "=D"(hi) : "r"(idx) : "rax", "rbx", "rcx", "rdx", "memory");
-	return ((u64)hi << 32) | lo;
-}
+static inline u64 rdmsr_cpuid(u32 msr) { return X86_READ_ECX_CPUID("rdmsr", msr); }
+static inline u64 rdpmc_cpuid(u32 idx) { return X86_READ_ECX_CPUID("rdpmc", idx); }
 
 static inline u64 read_cr0(void) { u64 v; asm volatile("mov %%cr0, %0" : "=r"(v)); return v; }
 static inline u64 read_cr2(void) { u64 v; asm volatile("mov %%cr2, %0" : "=r"(v)); return v; }
