@@ -143,10 +143,11 @@ static u64 arm(const struct pmu_caps *c, bool fixed, u32 i, bool pmi)
 	return 1ull << i;
 }
 
-/* Overflow one counter; its status bit afterwards (or, with no global
- * status, whether the counter wrapped), and the PMIs it raised. */
-static bool overflow_one(const struct pmu_regs_env *env, bool fixed, u32 i, bool pmi,
-			 u64 *pmis)
+/* Overflow one counter in work (env->work or env->emulated); its status
+ * bit afterwards (or, with no global status, whether the counter
+ * wrapped), and the PMIs it raised. The counter is left disabled. */
+static bool overflow_one(const struct pmu_regs_env *env, void (*work)(void *arg, u64 n),
+			 bool fixed, u32 i, bool pmi, u64 *pmis)
 {
 	const struct pmu_caps *c = env->caps;
 	u64 bit = arm(c, fixed, i, pmi), v, before = env->pmis(env->arg);
@@ -155,7 +156,7 @@ static bool overflow_one(const struct pmu_regs_env *env, bool fixed, u32 i, bool
 	pmu_lvtpc_write(LVT_DELIVERY_NMI);
 	if (c->has_global)
 		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
-	env->work(env->arg, WORK);
+	work(env->arg, WORK);
 	if (c->has_global)
 		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
 	else
@@ -181,7 +182,7 @@ static void check_overflow(const struct pmu_regs_env *env, bool pmi)
 		if (fixed ? !has_fixed(c, i) || i == 3 : i >= c->nr_gp)
 			continue;		/* fixed 3 counts slots: not a given rate */
 		n++;
-		bool seen = overflow_one(env, fixed, i, pmi, &pmis);
+		bool seen = overflow_one(env, env->work, fixed, i, pmi, &pmis);
 		if (pmi) {
 			no_pmi += pmis == 0;
 		} else {
@@ -336,41 +337,24 @@ static void check_events(const struct pmu_regs_env *env)
 static void check_emulated(const struct pmu_regs_env *env)
 {
 	const struct pmu_caps *c = env->caps;
-	u64 v, st = 0;
+	u64 v, pmis;
 
 	all_off(c);
 	/* Instructions on GP 0, OVF_AFTER from overflow; then WORK emulated. */
-	u64 bit = arm(c, false, 0, false);
-	if (c->has_global)
-		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
-	env->emulated(env->arg, WORK);
-	if (c->has_global)
-		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
-	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
+	bool st = overflow_one(env, env->emulated, false, 0, false, &pmis);
 	v = pmu_hw_rdmsr_safe(gp_ctr(c, 0), &v) ? 0 : v;
-	if (c->has_global)
-		pmu_hw_rdmsr_safe(c->global_status, &st);
 	all_off(c);
 	/* Counted from -OVF_AFTER: WORK - OVF_AFTER after the wrap. */
 	bool counted = v >= WORK - OVF_AFTER && v < WORK + WORK / 10;
-	env->report(counted && (!c->has_global || (st & bit)), "%u emulated instructions counted "
+	env->report(counted && (!c->has_global || st), "%u emulated instructions counted "
 		    "across an overflow (counter %lu after the wrap%s)", WORK, (unsigned long)v,
-		    c->has_global ? (st & bit ? ", status bit set" : ", status bit NOT set") : "");
+		    c->has_global ? (st ? ", status bit set" : ", status bit NOT set") : "");
 
 	/* The same with the counter's PMI bit: KVM counts the instructions it
 	 * emulates in software (kvm_pmu_incr_counter), apart from the host
 	 * perf event whose overflow raises the PMI for the rest, so an
 	 * overflow there must raise the PMI itself. */
-	u64 before = env->pmis(env->arg);
-	bit = arm(c, false, 0, true);
-	pmu_lvtpc_write(LVT_DELIVERY_NMI);
-	if (c->has_global)
-		pmu_hw_wrmsr_safe(c->global_ctrl, bit);
-	env->emulated(env->arg, WORK);
-	if (c->has_global)
-		pmu_hw_wrmsr_safe(c->global_ctrl, 0);
-	pmu_hw_wrmsr_safe(gp_sel(c, 0), 0);
-	u64 pmis = env->pmis(env->arg) - before;
+	overflow_one(env, env->emulated, false, 0, true, &pmis);
 	all_off(c);
 	pmu_lvtpc_write(LVT_DELIVERY_NMI);
 	env->report(pmis > 0, "an overflow in %u emulated instructions raises the counter's PMI "
