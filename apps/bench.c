@@ -60,6 +60,18 @@ static u64 measure(const struct bench_event *e, bool by_cpuid, bench_fn fn, void
 }
 
 
+static s64 (*smi_reader)(const struct pmu_caps *caps);	/* bench_test_smi_reader */
+
+void bench_test_smi_reader(s64 (*read)(const struct pmu_caps *caps))
+{
+	smi_reader = read;
+}
+
+static s64 smi_read(const struct pmu_caps *caps)
+{
+	return smi_reader ? smi_reader(caps) : pmu_smi_count(caps);
+}
+
 /* One (bench, CPU) job; the arrays are static: bench_run is not reentrant
  * and runs one CPU at a time. */
 struct job {
@@ -166,19 +178,24 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 	 * and retrying only costs time: keep what comes from then on. */
 	u32 retries = b->flags & BENCH_NMI_OK ? 0 : BENCH_NMI_RETRIES;
 	/* An SMI is a disturbance like an NMI: pmu_smi_count (MSR_SMI_COUNT on
-	 * Intel, PMCx02B on Zen) is read around each repetition; -1 where
-	 * SMIs cannot be counted (older AMD, or hidden by a hypervisor). */
+	 * Intel, PMCx02B on Zen) is read before the n-run, between the runs
+	 * and after the 2n-run, so that each run has a read on either side:
+	 * under a hypervisor the read is a VM exit, and one only before the
+	 * n-run and after the 2n-run would weigh on the two unequally. -1
+	 * where SMIs cannot be counted (older AMD, or hidden by a hypervisor). */
 	const struct pmu_caps *smi_caps = pmu_cpu_caps(pc->cpu);
-	s64 smi0 = pmu_smi_count(smi_caps);
+	s64 smi0 = smi_read(smi_caps);
 	for (u32 i = 0; i < j->reps; i++) {
 		m_hit[i] = false;
 		for (u32 tries = 0; ; tries++) {
 			u64 nmi = __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED);
-			s64 smi = pmu_smi_count(smi_caps);
+			s64 smi_n = smi_read(smi_caps);
 			m_n[i] = MEASURE(fn_n, cnt_n);
+			s64 smi_2n = smi_read(smi_caps);
 			m_2n[i] = MEASURE(fn_2n, cnt_2n);
-			s64 smi_after = pmu_smi_count(smi_caps);
-			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) && smi == smi_after)
+			s64 smi_after = smi_read(smi_caps);
+			if (nmi == __atomic_load_n(&pc->nmi_count, __ATOMIC_RELAXED) &&
+			    smi_n == smi_2n && smi_2n == smi_after)
 				break;
 			if (tries >= retries) {
 				m_hit[i] = !(b->flags & BENCH_NMI_OK);
@@ -194,7 +211,7 @@ static int measure_event(struct job *j, const struct bench_event *e, struct benc
 		b->readings[(e - j->ev) * BENCH_MAX_REPS + i][0] = m_n[i];
 		b->readings[(e - j->ev) * BENCH_MAX_REPS + i][1] = m_2n[i];
 	}
-	r->smis = smi0 < 0 ? -1 : (s32)(pmu_smi_count(smi_caps) - smi0);
+	r->smis = smi0 < 0 ? -1 : (s32)(smi_read(smi_caps) - smi0);
 	if (r->smis > 0)
 		kprintf("bench: %s: %d SMIs during the measurement (repetitions they hit were retried)\n",
 			b->name, r->smis);

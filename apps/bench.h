@@ -332,4 +332,9 @@ int bench_priv(const struct bench_opts *o);
  */
 void bench_abandon(void);
 
+/* Tests: the SMI count is read through read instead of pmu_smi_count
+ * (NULL: pmu_smi_count again), to see where the measurement reads it. */
+struct pmu_caps;
+void bench_test_smi_reader(s64 (*read)(const struct pmu_caps *caps));
+
 #endif

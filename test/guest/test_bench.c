@@ -8,8 +8,9 @@
  *                chase is one cycle through every node; the same benchmarks
  *                run twice give identical BENCH records; repetitions an
  *                injected NMI disturbed are dropped, or flag the result
- *                untrusted when most are. Prints the
- *                harness's overhead per measurement, in instructions.
+ *                untrusted when most are; each n-run and 2n-run has an
+ *                SMI read on either side. Prints the harness's overhead
+ *                per measurement, in instructions.
  *   -- records app=NAME [app args]
  *                runs a suite app inside the kernel's sampling run and checks
  *                every BENCH record it left in the rings is well formed.
@@ -216,6 +217,77 @@ static void check_disturbed(void)
 	       most.value, most.disturbed);
 }
 
+/* ---- where the SMI count is read ---- */
+
+/* What happened, in order: 'S' an SMI read, 'n' an n-run, '2' a 2n-run. */
+static char smi_log[128];
+static u32 smi_logged;
+
+static void smi_log_add(char c)
+{
+	if (smi_logged < sizeof(smi_log) - 1)
+		smi_log[smi_logged++] = c;
+}
+
+static s64 smi_read_logged(const struct pmu_caps *caps)
+{
+	(void)caps;
+	smi_log_add('S');
+	return 7;			/* no SMI ever comes */
+}
+
+#define SMI_LOOPS	20
+
+static void smi_logged_body(void *arg, u64 copies)
+{
+	(void)arg;
+	smi_log_add(copies == SMI_LOOPS ? 'n' : '2');
+	for (u64 i = 0; i < copies; i++)
+		asm volatile("nop");
+}
+
+/*
+ * Under a hypervisor an SMI read is a VM exit: each of the n-run and the
+ * 2n-run has one right before and right after it, or the difference
+ * carries it on one side only. And an empty body still measures exactly 0
+ * with the reads in place.
+ */
+static void check_smi_reads(void)
+{
+	struct bench_opts o;
+	struct bench_result r, plain;
+	struct bench b = { .table = "test", .name = "smi", .body = smi_logged_body,
+			   .loops = SMI_LOOPS, .unroll = 1 };
+	struct bench empty = { .table = "test", .name = "empty", .code = &k0, .loops = 1 };
+	const u32 reps = 3;
+
+	opts_tsc(&o, reps);
+	o.no_records = true;
+	smi_logged = 0;
+	memset(smi_log, 0, sizeof(smi_log));
+	bench_test_smi_reader(smi_read_logged);
+	int n = bench_run(&b, &o, reps, 1, &r, 1);
+	/* The warm-up's runs, then from the first read on the repetitions. */
+	const char *timed = strchr(smi_log, 'S');
+	u32 runs = 0, bare = 0;
+	for (const char *p = timed; p && *p; p++) {
+		if (*p == 'S')
+			continue;
+		runs++;
+		bare += p[-1] != 'S' || p[1] != 'S';
+	}
+	report(n == 1 && runs == 2 * reps && !bare, "each n-run and 2n-run has an SMI read right "
+	       "before and after it (%u runs, %u without; read S, n-run n, 2n-run 2: %s)", runs,
+	       bare, smi_log);
+	n = bench_run(&empty, &o, reps, 1, &r, 1);
+	bench_test_smi_reader(NULL);
+	int m = bench_run(&empty, &o, reps, 1, &plain, 1);
+	report(n == 1 && m == 1 && r.median == 0 && (r.flags & BP_BENCH_F_EXACT) &&
+	       r.median_n == plain.median_n && r.median_2n == plain.median_2n,
+	       "empty body with the SMI reads: 0 instructions per copy, n-run %lu and 2n-run %lu "
+	       "instructions as without them", r.median_n, r.median_2n);
+}
+
 /* ---- records ---- */
 
 #define MAX_SEQ		1024
@@ -391,6 +463,7 @@ static void check_exact(void)
 	}
 	check_k();
 	overhead();
+	check_smi_reads();
 	check_chase();
 	check_disturbed();
 	check_identical();
