@@ -89,6 +89,12 @@ TESTS = [
          append="events=none app=test_timers -- rates"),
     dict(name="timers_nmi", append="events=none app=test_timers -- nmi"),
     dict(name="timers_apic_hz", append="events=none app=test_timers -- apichz"),
+    # A TSC rate 4% fast taken as CPUID's: the boot's end measures the rate
+    # against the HPET, says both figures and adopts the measured one.
+    dict(name="timers_tsc_refine", append="events=none app=test_timers -- refine",
+         log_expect=[r"^tsc: against the HPET over \d+ ms: \d+\.\d{3} MHz, -\d+ ppm \(\+-\d+\) "
+                     r"from CPUID \(a test's figure\)'s \d+\.\d{3} MHz: they disagree; the "
+                     r"measured rate adopted$"]),
     dict(name="timers_icount", icount=True, timeout=120,
          append="events=none app=test_timers -- icount"),
     dict(name="apic_leftover_vectors", kind="expect", exit=0,

@@ -251,6 +251,17 @@ void tsc_refine(void)
 	console_set_tsc_hz(tsc_hz);
 }
 
+void tsc_test_cpuid_hz(u64 hz)
+{
+	if (!hpet_hz())
+		return;
+	tsc_hz = hz;
+	tsc_hz_source = "CPUID (a test's figure)";
+	console_set_tsc_hz(tsc_hz);
+	refine.bracket = read_pair(hpet_read, &refine.tsc, &refine.ref);
+	refine.open = true;
+}
+
 u64 tsc_to_ns(u64 ticks)
 {
 	if (!tsc_hz)

@@ -49,4 +49,9 @@ enum tsc_refine_verdict tsc_refine_decide(const struct tsc_refine_in *in,
 					  struct tsc_refine_out *out);
 const char *tsc_refine_verdict_name(enum tsc_refine_verdict v);
 
+/* Tests: take hz as the rate CPUID gave (under TCG it gives none): it
+ * becomes tsc_hz, and the window against the HPET opens now, for the
+ * boot's tsc_refine to close. Nothing without an HPET. */
+void tsc_test_cpuid_hz(u64 hz);
+
 #endif
