@@ -46,6 +46,7 @@
 #include "apps/run.h"
 #include "profile/profile.h"
 #include "ringbuf/drain.h"
+#include <uapi/wire.h>
 
 /* The drain: the run hands its rings over (ringbuf/drain.c never asks pmu/
  * for them). */
@@ -164,8 +165,13 @@ static int run_cmdline_app(void)
 		app_list_print();
 		return EXIT_USAGE;
 	}
-	if (profile_parse(&o, &cfg, err, sizeof(err))) {
+	int e = profile_parse(&o, &cfg, err, sizeof(err));
+	if (e) {
 		kprintf("bareperf: %s\n", err);
+		/* With no PMU, every event refused for want of a device is
+		 * refused for want of the PMU (pmu_event_parse). */
+		if (e == -E_NODEV && pmu_boot_caps.kind == PMU_KIND_NONE)
+			stream_end_reason(WIRE_END_REASON_NO_PMU);
 		return EXIT_USAGE;
 	}
 	argv[0] = (char *)app->name;

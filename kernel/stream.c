@@ -22,6 +22,7 @@
 
 static enum stream_transport transport;
 static bool active;
+static u8 end_reason;			/* stream_end_reason */
 static u64 pace_ticks_per_byte, pace_next;
 static struct wire_framer framer[STREAM_MAX_CPUS];
 static struct stream_stats stats;
@@ -225,12 +226,18 @@ void stream_restart(void)
 		console_unlock_output();
 }
 
+void stream_end_reason(u8 reason)
+{
+	end_reason = reason;
+}
+
 void stream_end(u32 status, bool halt)
 {
 	static u8 msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
 		      STREAM_MAX_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
 	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
-	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
+	u16 flags = halt ? WIRE_END_HALT | (u16)end_reason << WIRE_END_REASON_SHIFT : 0;
+	struct wire_end e = { status, flags, 0 };
 	size_t at = sizeof(m) + sizeof(e), used;
 
 	if (transport == STREAM_OFF)

@@ -50,6 +50,9 @@ void stream_control_send(const void *msg, size_t len);
  * had not started (the host still learns the exit code). Not NMI-safe.
  */
 void stream_end(u32 status, bool halt);
+/* The reason (enum wire_end_reason) the halting END gives for a nonzero
+ * status: set by what refuses the run, before the machine exits. */
+void stream_end_reason(u8 reason);
 /*
  * For a sender of frames (the drain): CPU cpu's frame numbering (NULL
  * past STREAM_MAX_CPUS), shared with its CONSOLE and CONTROL frames so

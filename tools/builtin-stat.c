@@ -653,10 +653,10 @@ static bool soft_event(const char *name, size_t n)
 
 /*
  * Did the run in capture path fail because the machine has no PMU for
- * -e's hardware events (the kernel's refusal on its console, before any
- * app ran), while -e has software events too? Then c->soft and
- * c->unsupported split -e's list, and true: perf stat counts what it can
- * and prints "<not supported>" for the rest.
+ * -e's hardware events (the kernel's refusal, before any app ran, with
+ * its reason code: session_refused_no_pmu), while -e has software events
+ * too? Then c->soft and c->unsupported split -e's list, and true: perf
+ * stat counts what it can and prints "<not supported>" for the rest.
  */
 static bool split_unsupported(struct stat_cmd *c, const char *path)
 {
@@ -664,9 +664,10 @@ static bool split_unsupported(struct stat_cmd *c, const char *path)
 	char err[256];
 	bool refused;
 
-	if (session_load_flags(&s, path, SESSION_NO_RECORDS, err, sizeof(err)))
+	if (session_load_flags(&s, path, SESSION_NO_RECORDS | SESSION_NO_CONSOLE, err,
+			       sizeof(err)))
 		return false;
-	refused = !s.napps && s.console && strstr(s.console, "needs a hardware PMU");
+	refused = session_refused_no_pmu(&s);
 	session_free(&s);
 	if (!refused)
 		return false;

@@ -299,6 +299,18 @@ enum wire_ctl_type {
  * end: how much is unknown.
  */
 #define WIRE_END_HALT		(1u << 0)	/* wire_end.flags: the machine stops */
+/* wire_end.flags bits 15:8, with WIRE_END_HALT: why the kernel stopped,
+ * where a host acts on the reason rather than on the console's words
+ * (enum wire_end_reason); 0 where it gives none, and from older kernels. */
+#define WIRE_END_REASON_SHIFT	8
+#define WIRE_END_REASON(flags)	(((flags) >> WIRE_END_REASON_SHIFT) & 0xffu)
+
+enum wire_end_reason {
+	WIRE_END_REASON_NONE	= 0,
+	WIRE_END_REASON_NO_PMU	= 1,	/* an event the run asked for needs a hardware
+					 * PMU, and the machine has none: refused
+					 * before any app ran */
+};
 
 struct wire_end {
 	uint32_t status;		/* WIRE_END_HALT: the kernel's exit code */

@@ -119,7 +119,8 @@ void capgen_end(struct capgen *g, unsigned cpu, uint32_t status, bool halt)
 	static uint8_t msg[sizeof(struct wire_ctl_msg) + sizeof(struct wire_end) +
 			   CAPGEN_MAX_CPUS * WIRE_NR_CHANNELS * sizeof(struct wire_end_stream)];
 	struct wire_ctl_msg m = { WIRE_CTL_END, 0 };
-	struct wire_end e = { status, halt ? WIRE_END_HALT : 0, 0 };
+	struct wire_end e = { status, halt ? WIRE_END_HALT | g->end_reason << WIRE_END_REASON_SHIFT : 0,
+			      0 };
 	size_t at = sizeof(m) + sizeof(e), used, n;
 	char err[256];
 

@@ -36,6 +36,7 @@ struct capgen {
 	bool no_end;			/* capgen_close() writes no END: a cut stream */
 	uint32_t main_cpu;		/* APP_START's main_cpu: the app's CPU + 1, 0 not said */
 	uint32_t boot;			/* the boot its frames carry, one per capture */
+	uint8_t end_reason;		/* a halting END's enum wire_end_reason */
 };
 
 /*

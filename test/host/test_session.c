@@ -952,6 +952,36 @@ static void app_cpu_and_failed_run(void **state)
 	session_free(&s);
 }
 
+/* A run refused for want of a PMU is known by the END's reason code,
+ * not by the words of the console line that says so. */
+static void no_pmu_refusal_by_its_code(void **state)
+{
+	struct session s;
+
+	(void)state;
+	open_gen(CAPGEN_ST);
+	G->end_reason = WIRE_END_REASON_NO_PMU;
+	capgen_console(G, 0, "bareperf: count: 'instructions' cannot be counted without "
+		       "performance counters\r\n");
+	capgen_end(G, 0, 2, true);
+	G->no_end = true;
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_true(session_refused_no_pmu(&s));
+	session_free(&s);
+
+	/* The old words with no code: another refusal (or an older kernel). */
+	open_gen(CAPGEN_ST);
+	capgen_console(G, 0, "bareperf: count: 'instructions' needs a hardware PMU, and this "
+		       "machine has none (QEMU TCG)\r\n");
+	capgen_end(G, 0, 2, true);
+	G->no_end = true;
+	close_gen(0);
+	assert_int_equal(session_load(&s, path, err, sizeof(err)), 0);
+	assert_false(session_refused_no_pmu(&s));
+	session_free(&s);
+}
+
 static void frames_of_another_boot_are_refused(void **state)
 {
 	struct session s;
@@ -1044,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(truncated_capture_loads_what_it_holds),
 		cmocka_unit_test(interrupted_capture),
 		cmocka_unit_test(app_cpu_and_failed_run),
+		cmocka_unit_test(no_pmu_refusal_by_its_code),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -258,6 +258,12 @@ const char *session_exit_name(int64_t code);
  */
 bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n);
 /*
+ * Whether the kernel refused the run before any app ran because an event
+ * it asked for needs a hardware PMU the machine lacks: the halting END's
+ * reason code (WIRE_END_REASON_NO_PMU), whatever the console says.
+ */
+bool session_refused_no_pmu(const struct session *s);
+/*
  * The CPU that ran the main of apps[i]'s run, or -1 if the capture does
  * not say. Every CPU of a run writes APP_START/APP_STOP, each naming the
  * app's CPU (main_cpu); an older kernel's did not, and then only a run on

@@ -59,6 +59,12 @@ const char *session_exit_name(int64_t code)
 	}
 }
 
+bool session_refused_no_pmu(const struct session *s)
+{
+	return !s->napps && s->dec.ends && (s->dec.end_flags & WIRE_END_HALT) &&
+	       WIRE_END_REASON(s->dec.end_flags) == WIRE_END_REASON_NO_PMU;
+}
+
 bool session_run_failed(const struct session *s, uint32_t *code, char *reason, size_t n)
 {
 	static const char tag[] = "bareperf: ", halt[] = "bareperf: halted";
