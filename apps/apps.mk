@@ -2,7 +2,7 @@
 # The registry, the run and the control channel are kernel code (no SSE:
 # the run tick is an interrupt handler, and the kernel saves no vector
 # state).
-KERNEL_C += apps/app.c apps/run.c apps/run_request.c apps/control.c
+KERNEL_C += apps/app.c apps/run.c apps/run_drain.c apps/run_request.c apps/control.c
 # Programs the host sends: received, checked, linked, mapped and guarded
 # (apps/program.h); kernel code too (the guard runs in trap context).
 KERNEL_C += apps/program.c apps/program_elf.c apps/program_load.c

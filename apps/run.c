@@ -45,20 +45,7 @@
 #include "apps/program.h"
 #include "apps/run.h"
 #include "profile/profile.h"
-#include "ringbuf/drain.h"
 #include <uapi/wire.h>
-
-/* The drain: the run hands its rings over (ringbuf/drain.c never asks pmu/
- * for them). */
-void run_drain(bool from_tick)
-{
-	struct bp_ring *rings[STREAM_MAX_CPUS];
-	u32 n = MIN(profile_cpus(), (u32)STREAM_MAX_CPUS);
-
-	for (u32 cpu = 0; cpu < n; cpu++)
-		rings[cpu] = profile_ring(cpu);
-	bp_drain(rings, n, profile_config()->sample_type, from_tick);
-}
 
 /* VEC_APIC_TIMER during a run, on every CPU of it (interrupt context). */
 static void run_tick(struct trap_frame *f)
