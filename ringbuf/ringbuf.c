@@ -109,6 +109,8 @@ int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
 	 * never reaches UINT64_MAX, which is not a multiple of 8.
 	 */
 	rb->wakeup_next = rb->watermark;
+	/* No field: the header alone. */
+	rb->sample_size = sizeof(struct bp_record_header);
 	if (cfg->flags & BP_RING_F_OVERWRITE) {
 		rb->wakeup_next = UINT64_MAX;
 		bp_store_relaxed(&rb->slow, BP_RING_S_OVERWRITE);
@@ -346,20 +348,25 @@ uint32_t bp_ring_wakeup_take(struct bp_ring *rb)
 #define SAMPLE_WORDS	(BP_SAMPLE_IDENTIFIER | BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | \
 			 BP_SAMPLE_ADDR | BP_SAMPLE_ID | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
-/* Set bits (POPCNT is not assumed, and the kernel links no libgcc). */
-static uint32_t popcount32(uint32_t v)
+/*
+ * How many one-word fields type names: its bits 0-3 (IP, TID, TIME,
+ * ADDR), 6-8 (ID, CPU, PERIOD) and 16 (IDENTIFIER), counted a nibble at
+ * a time from a table (POPCNT is not assumed, and the kernel links no
+ * libgcc).
+ */
+_Static_assert(SAMPLE_WORDS == 0x101cf, "the one-word fields are bits 0-3, 6-8 and 16");
+static inline uint32_t sample_words(uint64_t type)
 {
-	v -= (v >> 1) & 0x55555555u;
-	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
-	v = (v + (v >> 4)) & 0x0f0f0f0fu;
-	return (v * 0x01010101u) >> 24;
+	static const uint8_t bits[16] = { 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4 };
+
+	return bits[type & 0xf] + bits[type >> 6 & 0x7] + (uint32_t)(type >> 16 & 1);
 }
 
 /* The fixed part of a SAMPLE: the header, the one-word fields, READ's
  * three words and CALLCHAIN's count; in bytes. */
 static inline uint32_t sample_fixed_size(uint64_t type)
 {
-	uint32_t words = 1 + popcount32((uint32_t)(type & SAMPLE_WORDS));
+	uint32_t words = 1 + sample_words(type);
 
 	if (type & BP_SAMPLE_READ)
 		words += 3;
@@ -508,7 +515,7 @@ static __attribute__((noinline)) int sample_words_slow(struct bp_ring *rb, uint6
 int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 			  const struct bp_sample *s)
 {
-	uint64_t limit, pos, *fix;
+	uint64_t known, limit, pos, *fix;
 	uint32_t size;
 
 	if (bp_unlikely(type & ~SAMPLE_WORDS))
@@ -516,7 +523,15 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	/* Known from the test above; said again so that the compiler drops
 	 * sample_fixed's tests of READ and CALLCHAIN. */
 	type &= SAMPLE_WORDS;
-	size = sample_fixed_size(type);
+	/* A run writes one sample_type: its size is worked out once and kept
+	 * with it in one word, which an NMI reads or replaces whole. */
+	known = bp_local_read(&rb->sample_size);
+	if (bp_likely(known >> 32 == type)) {
+		size = (uint32_t)known;
+	} else {
+		size = sample_fixed_size(type);
+		bp_local_set(&rb->sample_size, type << 32 | size);
+	}
 	bp_local_inc32(&rb->nest);
 	limit = bp_local_read(&rb->limit);
 	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
