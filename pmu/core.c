@@ -242,6 +242,12 @@ static void period_limits(const struct pmu_ctx *ctx, struct pmu_counter *c)
 	}
 }
 
+/* The period n as the hardware can take it for c: period_limits'. */
+static inline u64 hw_period(const struct pmu_counter *c, u64 n)
+{
+	return (n < c->min_period ? c->min_period : n) & c->period_align;
+}
+
 static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u32 idx)
 {
 	const struct pmu_caps *caps = ctx->caps;
@@ -269,6 +275,7 @@ static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u3
 	 * fixed counter may be narrower than the GP ones (CPUID.0AH:EDX). */
 	if (!c->sampling)
 		c->period = ctr_limit(ctx, c);
+	c->reload_period = hw_period(c, c->period);
 	ctx->used |= 1ull << c->bit;
 }
 
@@ -560,12 +567,6 @@ static void set_freeze(struct pmu_ctx *ctx, bool on)
 		pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, want);
 }
 
-/* The period n as the hardware can take it for c: period_limits'. */
-static inline u64 hw_period(const struct pmu_counter *c, u64 n)
-{
-	return (n < c->min_period ? c->min_period : n) & c->period_align;
-}
-
 /* Write raw (already masked to the width) into c's counter. */
 static inline void write_ctr(const struct pmu_counter *c, u64 raw)
 {
@@ -594,7 +595,7 @@ static u64 load(struct pmu_counter *c, u64 n)
  */
 static void reload(struct pmu_counter *c, u64 over)
 {
-	u64 p = hw_period(c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
+	u64 p = __atomic_load_n(&c->reload_period, __ATOMIC_RELAXED);
 
 	c->last_period = p;
 	(void)load(c, over < p ? p - over : p);
@@ -867,7 +868,7 @@ static __attribute__((noinline)) void handle_counter(struct pmu_ctx *ctx, int i,
 	 * as it is, hw_period's already. */
 	u64 raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
 	u64 over = raw & (mask ^ (mask >> 1)) ? 0 : raw;
-	u64 p = hw_period(c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
+	u64 p = __atomic_load_n(&c->reload_period, __ATOMIC_RELAXED);
 	u64 start = (0 - (over ? hw_period(c, over < p ? p - over : p) : p)) & mask;
 
 	c->last_period = p;
@@ -1119,6 +1120,7 @@ static void freq_tick(struct pmu_ctx *ctx, u64 now)
 		u64 next = pmu_freq_adjust(p, rate, t * p, ctr_limit(ctx, c));
 		if (next != p) {
 			__atomic_store_n(&c->period, next, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->reload_period, hw_period(c, next), __ATOMIC_RELAXED);
 			ctx->stats.retuned++;
 		}
 	}

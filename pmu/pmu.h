@@ -263,6 +263,8 @@ struct pmu_counter {
 	u64 evtsel;			/* PERFEVTSEL value with EN and INT (GP) */
 	u64 period;			/* reload period: sample period, or max_period (atomic:
 					 * frequency mode re-tunes it from the tick) */
+	u64 reload_period;		/* period as the hardware takes it (hw_period in core.c;
+					 * atomic, as period) */
 	u64 last_period;		/* the period the counter was last loaded with (emit's) */
 	u64 left;			/* sampling: events still due when scheduled out; 0 = a period */
 	u64 prev_raw;			/* last raw value folded (atomic) */
