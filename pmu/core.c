@@ -1,7 +1,8 @@
 /*
  * core.c — contexts: counter assignment, start/stop, 64-bit virtualized
  * reads, the overflow (PMI) handler body, throttling, frequency re-tuning.
- * Vendor behaviour comes through ctx->ops (intel.c, amd.c).
+ * Vendor behaviour comes through ctx->ops (intel.c, amd.c); the global
+ * registers, the same on both vendors but for their MSRs, are here.
  *
  * Virtualization (same scheme as Linux's x86_perf_event_update): each
  * counter remembers the raw value last folded (prev_raw); a read takes the
