@@ -12,12 +12,6 @@
  */
 #include "pmu/internal.h"
 
-static void amd_write_ctr(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 raw)
-{
-	(void)ctx;
-	pmu_hw_wrmsr(c->ctr_msr, raw);
-}
-
 const struct pmu_ops pmu_ops_amd_legacy = {
 	.name = "amd-legacy",
 	.enable_all = pmu_evtsel_enable_all,
@@ -25,7 +19,6 @@ const struct pmu_ops pmu_ops_amd_legacy = {
 	.get_status = pmu_topbit_status,
 	.ack_status = pmu_no_ack,
 	.program = pmu_gp_program,
-	.write_ctr = amd_write_ctr,
 };
 
 /* Same behaviour; the MSR bases and stride differ, and caps has them. */
@@ -36,39 +29,14 @@ const struct pmu_ops pmu_ops_amd_core_ext = {
 	.get_status = pmu_topbit_status,
 	.ack_status = pmu_no_ack,
 	.program = pmu_gp_program,
-	.write_ctr = amd_write_ctr,
 };
-
-static void amd_v2_enable_all(struct pmu_ctx *ctx)
-{
-	pmu_hw_wrmsr(MSR_AMD_PERF_CNTR_GLOBAL_CTL, ctx->en);
-}
-
-static void amd_v2_disable_all(struct pmu_ctx *ctx)
-{
-	(void)ctx;
-	pmu_hw_wrmsr(MSR_AMD_PERF_CNTR_GLOBAL_CTL, 0);
-}
-
-/* PerfCntrGlobalStatus is read-only; writing 1s to StatusClr clears them. */
-static u64 amd_v2_get_status(struct pmu_ctx *ctx)
-{
-	(void)ctx;
-	return pmu_hw_rdmsr(MSR_AMD_PERF_CNTR_GLOBAL_STATUS);
-}
-
-static void amd_v2_ack_status(struct pmu_ctx *ctx, u64 status)
-{
-	(void)ctx;
-	pmu_hw_wrmsr(MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR, status);
-}
 
 const struct pmu_ops pmu_ops_amd_v2 = {
 	.name = "amd-perfmon-v2",
-	.enable_all = amd_v2_enable_all,
-	.disable_all = amd_v2_disable_all,
-	.get_status = amd_v2_get_status,
-	.ack_status = amd_v2_ack_status,
+	/* PerfCntrGlobalCtl, PerfCntrGlobalStatus, PerfCntrGlobalStatusClr. */
+	.enable_all = pmu_global_enable_all,
+	.disable_all = pmu_global_disable_all,
+	.get_status = pmu_global_status,
+	.ack_status = pmu_global_ack,
 	.program = pmu_gp_program,
-	.write_ctr = amd_write_ctr,
 };

@@ -1,7 +1,8 @@
 /*
  * core.c — contexts: counter assignment, start/stop, 64-bit virtualized
  * reads, the overflow (PMI) handler body, throttling, frequency re-tuning.
- * Vendor behaviour comes through ctx->ops (intel.c, amd.c).
+ * Vendor behaviour comes through ctx->ops (intel.c, amd.c); the global
+ * registers, the same on both vendors but for their MSRs, are here.
  *
  * Virtualization (same scheme as Linux's x86_perf_event_update): each
  * counter remembers the raw value last folded (prev_raw); a read takes the
@@ -27,12 +28,12 @@
 
 #define FREQ_START_PERIOD	100000	/* first period of a freq-mode event */
 
-/* The counter's raw value, masked to its width: mask is pmu_ctr_mask's. */
+/* The counter's raw value, masked to its width: mask is c->mask. */
 static inline u64 raw_read_masked(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 mask)
 {
 	u64 v;
 
-	if (ctx->caps->rdpmc_ok && !(ctx->flags & PMU_OPEN_RDMSR))
+	if (ctx->rdpmc)
 		v = pmu_hw_rdpmc(c->rdpmc_idx);
 	else
 		v = pmu_hw_rdmsr(c->ctr_msr);
@@ -41,12 +42,12 @@ static inline u64 raw_read_masked(struct pmu_ctx *ctx, const struct pmu_counter 
 
 static inline u64 raw_read(struct pmu_ctx *ctx, const struct pmu_counter *c)
 {
-	return raw_read_masked(ctx, c, pmu_ctr_mask(ctx, c));
+	return raw_read_masked(ctx, c, c->mask);
 }
 
 static u64 fold(struct pmu_ctx *ctx, struct pmu_counter *c)
 {
-	u64 mask = pmu_ctr_mask(ctx, c), prev, now;
+	u64 mask = c->mask, prev, now;
 
 	do {
 		prev = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
@@ -76,6 +77,57 @@ static void set_active(struct pmu_ctx *ctx, int i, bool on)
 	else
 		__atomic_and_fetch(&ctx->active, ~(1u << i), __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * ---- Global control (Intel v2+, AMD PerfMonV2) ----
+ *
+ * One MSR each, caps give which: GLOBAL_CTRL gates every counter (SDM
+ * 21.2.2; AMD PerfCntrGlobalCtl), GLOBAL_STATUS has a bit per overflow
+ * (read-only), and 1s written to the ack register clear them (Intel
+ * GLOBAL_OVF_CTRL, v4 GLOBAL_STATUS_RESET, which also clears CTR_FRZ and
+ * so unfreezes the counters; AMD PerfCntrGlobalStatusClr). The vendor
+ * tables use them as their hooks; the PMI handler makes the same
+ * accesses inline, without a call through the table.
+ */
+static inline void global_enable(struct pmu_ctx *ctx)
+{
+	pmu_hw_wrmsr(ctx->caps->global_ctrl, ctx->en);
+}
+
+static inline void global_disable(struct pmu_ctx *ctx)
+{
+	pmu_hw_wrmsr(ctx->caps->global_ctrl, 0);
+}
+
+static inline u64 global_status(struct pmu_ctx *ctx)
+{
+	return pmu_hw_rdmsr(ctx->caps->global_status);
+}
+
+static inline void global_ack(struct pmu_ctx *ctx, u64 status)
+{
+	pmu_hw_wrmsr(ctx->caps->global_ack, status);
+}
+
+void pmu_global_enable_all(struct pmu_ctx *ctx)
+{
+	global_enable(ctx);
+}
+
+void pmu_global_disable_all(struct pmu_ctx *ctx)
+{
+	global_disable(ctx);
+}
+
+u64 pmu_global_status(struct pmu_ctx *ctx)
+{
+	return global_status(ctx);
+}
+
+void pmu_global_ack(struct pmu_ctx *ctx, u64 status)
+{
+	global_ack(ctx, status);
 }
 
 /* ---- Helpers for PMUs without global control ---- */
@@ -152,12 +204,58 @@ static u64 ctr_limit(const struct pmu_ctx *ctx, const struct pmu_counter *c)
 	return c->hw == PMU_HW_FIXED ? MIN(max, ctx->caps->fixed_mask >> 1) : max;
 }
 
+/*
+ * Where c's reloads are written. SDM 21.2.6: a WRMSR to IA32_PMCx writes
+ * EAX[31:0] sign-extended to the counter width, so -period survives only
+ * for period < 2^31 (max_period says so); IA32_A_PMCx
+ * (PERF_CAPABILITIES.FW_WRITE) takes the full width. Fixed counters, and
+ * AMD's 48-bit counters, take the full width directly.
+ */
+static void load_reg(const struct pmu_ctx *ctx, struct pmu_counter *c)
+{
+	const struct pmu_caps *caps = ctx->caps;
+
+	c->load_msr = c->ctr_msr;
+	c->load_mask = ~0ull;
+	if (caps->intel && c->hw == PMU_HW_GP) {
+		if (caps->fw_write)
+			c->load_msr = caps->gp_fw_base + c->idx;
+		else
+			c->load_mask = 0xffffffffull;
+	}
+}
+
+/*
+ * The periods the hardware can take for c (hw_period): never below 2 (a
+ * counter one event from overflow loses its PMI on some CPUs: Linux's
+ * x86_perf_event_set_period), and on Broadwell INST_RETIRED.ALL (c0/01)
+ * at least 128 with bits 5:0 clear (BDM11, BDM55: Linux
+ * bdw_limit_period).
+ */
+static void period_limits(const struct pmu_ctx *ctx, struct pmu_counter *c)
+{
+	c->min_period = 2;
+	c->period_align = ~0ull;
+	if (ctx->caps->limit_inst_retired && c->hw == PMU_HW_GP &&
+	    (c->evtsel & (EVTSEL_EVENT | EVTSEL_UMASK)) == 0x01c0) {
+		c->min_period = 128;
+		c->period_align = ~0x3full;
+	}
+}
+
+/* The period n as the hardware can take it for c: period_limits'. */
+static inline u64 hw_period(const struct pmu_counter *c, u64 n)
+{
+	return (n < c->min_period ? c->min_period : n) & c->period_align;
+}
+
 static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u32 idx)
 {
 	const struct pmu_caps *caps = ctx->caps;
 
 	c->hw = hw;
 	c->idx = idx;
+	c->mask = hw == PMU_HW_FIXED ? caps->fixed_mask : caps->gp_mask;
 	if (hw == PMU_HW_FIXED) {
 		c->bit = PMU_FIXED_BIT(idx);
 		c->ctr_msr = MSR_IA32_FIXED_CTR0 + idx;
@@ -172,10 +270,13 @@ static void place(struct pmu_ctx *ctx, struct pmu_counter *c, enum pmu_hw hw, u3
 		/* OS and USR: the kernel and its apps share one address space. */
 		c->evtsel = c->attr.config | EVTSEL_OS | EVTSEL_USR | EVTSEL_INT | EVTSEL_EN;
 	}
+	load_reg(ctx, c);
+	period_limits(ctx, c);
 	/* Counting events reload with the largest period the counter takes; a
 	 * fixed counter may be narrower than the GP ones (CPUID.0AH:EDX). */
 	if (!c->sampling)
 		c->period = ctr_limit(ctx, c);
+	c->reload_period = hw_period(c, c->period);
 	ctx->used |= 1ull << c->bit;
 }
 
@@ -373,6 +474,9 @@ int pmu_open(struct pmu_ctx *ctx, const struct pmu_caps *caps,
 	ctx->ops = pmu_ops_for(caps);
 	ctx->flags = flags;
 	ctx->n = n;
+	ctx->rdpmc = caps->rdpmc_ok && !(flags & PMU_OPEN_RDMSR);
+	ctx->status_drop = caps->intel ? GLOBAL_STATUS_UNC_OVF | GLOBAL_STATUS_OVF_BUF |
+					 GLOBAL_STATUS_COND_CHGD : 0;
 
 	for (int i = 0; i < n; i++) {
 		struct pmu_counter *c = &ctx->ctr[i];
@@ -464,33 +568,20 @@ static void set_freeze(struct pmu_ctx *ctx, bool on)
 		pmu_hw_wrmsr(MSR_IA32_DEBUGCTL, want);
 }
 
-/*
- * The period the hardware can take for c: never below 2 (a counter one
- * event from overflow loses its PMI on some CPUs: Linux's
- * x86_perf_event_set_period), and on Broadwell INST_RETIRED.ALL (c0/01)
- * at least 128 with bits 5:0 clear (BDM11, BDM55: Linux bdw_limit_period).
- */
-static u64 hw_period(const struct pmu_ctx *ctx, const struct pmu_counter *c, u64 n)
+/* Write raw (already masked to the width) into c's counter. */
+static inline void write_ctr(const struct pmu_counter *c, u64 raw)
 {
-	if (n < 2)
-		n = 2;
-	if (ctx->caps->limit_inst_retired && c->hw == PMU_HW_GP &&
-	    (c->evtsel & (EVTSEL_EVENT | EVTSEL_UMASK)) == 0x01c0) {
-		if (n < 128)
-			n = 128;
-		n &= ~0x3full;
-	}
-	return n;
+	pmu_hw_wrmsr(c->load_msr, raw & c->load_mask);
 }
 
 /* Load -n; the next overflow comes after exactly n events (n as the
  * hardware can take it, hw_period). Returns the n loaded. */
-static u64 load(struct pmu_ctx *ctx, struct pmu_counter *c, u64 n)
+static u64 load(struct pmu_counter *c, u64 n)
 {
-	n = hw_period(ctx, c, n);
-	u64 start = (0 - n) & pmu_ctr_mask(ctx, c);
+	n = hw_period(c, n);
+	u64 start = (0 - n) & c->mask;
 
-	ctx->ops->write_ctr(ctx, c, start);
+	write_ctr(c, start);
 	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
 	return n;
 }
@@ -503,12 +594,12 @@ static u64 load(struct pmu_ctx *ctx, struct pmu_counter *c, u64 n)
  * average (Linux's period_left does the same). The sample reports the
  * period as the hardware takes it.
  */
-static void reload(struct pmu_ctx *ctx, struct pmu_counter *c, u64 over)
+static void reload(struct pmu_counter *c, u64 over)
 {
-	u64 p = hw_period(ctx, c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
+	u64 p = __atomic_load_n(&c->reload_period, __ATOMIC_RELAXED);
 
 	c->last_period = p;
-	(void)load(ctx, c, over < p ? p - over : p);
+	(void)load(c, over < p ? p - over : p);
 }
 
 /* Put event i, placed on its counter, to work (PMU disabled). */
@@ -519,9 +610,9 @@ static void sched_in(struct pmu_ctx *ctx, int i, u64 now)
 	/* Sampling: the rest of the period it was switched out in, unless
 	 * frequency mode has shortened the period below that meanwhile. */
 	if (c->sampling && c->left && c->left <= c->period)
-		(void)load(ctx, c, c->left);
+		(void)load(c, c->left);
 	else
-		reload(ctx, c, 0);
+		reload(c, 0);
 	c->left = 0;
 	ctx->ops->program(ctx, c, true);
 	c->t_in = now;
@@ -539,7 +630,7 @@ static void sched_in(struct pmu_ctx *ctx, int i, u64 now)
 static u64 sched_out(struct pmu_ctx *ctx, int i, u64 now)
 {
 	struct pmu_counter *c = &ctx->ctr[i];
-	u64 mask = pmu_ctr_mask(ctx, c), top = mask ^ (mask >> 1);
+	u64 mask = c->mask, top = mask ^ (mask >> 1);
 
 	c->t_running += now - c->t_in;
 	c->t_in = now;
@@ -756,10 +847,13 @@ static void fold_in_nmi(struct pmu_ctx *ctx, struct pmu_counter *c, u64 mask)
 	__atomic_add_fetch(&c->count, (now - prev) & mask, __ATOMIC_RELAXED);
 }
 
-static void handle_counter(struct pmu_ctx *ctx, int i, struct pmu_counter *c, pmu_emit_fn emit,
-			   void *arg)
+/* One overflowed counter: fold, sample, reload. Out of line: the pass
+ * loop that calls it keeps fewer values live across emit. */
+static __attribute__((noinline)) void handle_counter(struct pmu_ctx *ctx, int i,
+						    struct pmu_counter *c, pmu_emit_fn emit,
+						    void *arg)
 {
-	u64 mask = pmu_ctr_mask(ctx, c);
+	u64 mask = c->mask;
 
 	fold_in_nmi(ctx, c, mask);
 	c->overflows++;
@@ -775,16 +869,17 @@ static void handle_counter(struct pmu_ctx *ctx, int i, struct pmu_counter *c, pm
 	 * as it is, hw_period's already. */
 	u64 raw = __atomic_load_n(&c->prev_raw, __ATOMIC_RELAXED);
 	u64 over = raw & (mask ^ (mask >> 1)) ? 0 : raw;
-	u64 p = hw_period(ctx, c, __atomic_load_n(&c->period, __ATOMIC_RELAXED));
-	u64 start = (0 - (over ? hw_period(ctx, c, over < p ? p - over : p) : p)) & mask;
+	u64 p = __atomic_load_n(&c->reload_period, __ATOMIC_RELAXED);
+	u64 start = (0 - (over ? hw_period(c, over < p ? p - over : p) : p)) & mask;
 
 	c->last_period = p;
-	ctx->ops->write_ctr(ctx, c, start);
+	write_ctr(c, start);
 	__atomic_store_n(&c->prev_raw, start, __ATOMIC_RELAXED);
 }
 
 /* Each active event whose counter's bit is set in status; the count. */
-static int handle_status(struct pmu_ctx *ctx, u64 status, pmu_emit_fn emit, void *arg)
+static inline __attribute__((always_inline)) int handle_status(struct pmu_ctx *ctx, u64 status,
+								pmu_emit_fn emit, void *arg)
 {
 	int handled = 0;
 
@@ -810,52 +905,92 @@ static void lvt_rearm(struct pmu_ctx *ctx)
 	ctx->stats.lvt_rearm++;
 }
 
-int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
+/* The handler's register steps: inline where the PMU has global
+ * registers, through the flavour's hooks where it has not. */
+static inline void pmi_disable_all(struct pmu_ctx *ctx, bool global)
 {
-	const struct pmu_ops *ops = ctx->ops;
+	if (global)
+		global_disable(ctx);
+	else
+		ctx->ops->disable_all(ctx);
+}
+
+static inline void pmi_enable_all(struct pmu_ctx *ctx, bool global)
+{
+	if (global)
+		global_enable(ctx);
+	else
+		ctx->ops->enable_all(ctx);
+}
+
+static inline u64 pmi_status(struct pmu_ctx *ctx, bool global)
+{
+	return global ? global_status(ctx) : ctx->ops->get_status(ctx);
+}
+
+static inline void pmi_ack(struct pmu_ctx *ctx, bool global, u64 status)
+{
+	if (global)
+		global_ack(ctx, status);
+	else
+		ctx->ops->ack_status(ctx, status);
+}
+
+/* Not running: still a PMI may have masked LVT PC, and the run about to
+ * start needs it armed. */
+static __attribute__((noinline)) int pmi_not_running(struct pmu_ctx *ctx)
+{
+	if (ctx->ops)
+		lvt_rearm(ctx);
+	ctx->stats.spurious++;
+	return 0;
+}
+
+/* Status that will not clear: stop rather than loop in NMI context
+ * forever (Linux resets the PMU after 100 passes). */
+static __attribute__((noinline)) void pmi_stuck(struct pmu_ctx *ctx, bool global, u64 status)
+{
+	pmi_ack(ctx, global, status);
+	ctx->stats.stuck++;
+	ctx->dead = 1;
+}
+
+/* The handler for a running context; global: the PMU has global
+ * registers (a constant at each call, so each flavour gets its own
+ * copy, the global one without calls through the table). */
+static inline __attribute__((always_inline)) int handle_overflow(struct pmu_ctx *ctx,
+								 pmu_emit_fn emit, void *arg,
+								 const bool global)
+{
 	int handled = 0;
 
-	ctx->stats.pmi++;
-	if (!ops || !__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE)) {
-		/* Not running: still a PMI may have masked LVT PC, and the run
-		 * about to start needs it armed. */
-		if (ops)
-			lvt_rearm(ctx);
-		ctx->stats.spurious++;
-		return 0;
-	}
 	/* Only this context's bits are ours to handle and acknowledge: others
 	 * (Intel PT's ToPA PMI, bit 55, pmu/trace/pt.c) belong to other NMI
 	 * handlers, which must still see them set. Intel's bits 61-63
-	 * (uncore overflow, DS buffer, CondChgd) belong to no one here and
-	 * are acknowledged with ours, as Linux's intel_pmu_handle_irq does,
-	 * after being counted as unknown. */
+	 * (uncore overflow, DS buffer, CondChgd: status_drop) belong to no
+	 * one here and are acknowledged with ours, as Linux's
+	 * intel_pmu_handle_irq does, after being counted as unknown. */
+	const enum pmu_lvt_ack lvt_ack = ctx->caps->lvt_ack;
 	const u64 mine = ctx->used | GLOBAL_STATUS_CTR_FRZ | GLOBAL_STATUS_LBR_FRZ;
-	const u64 drop = ctx->caps->intel ? GLOBAL_STATUS_UNC_OVF | GLOBAL_STATUS_OVF_BUF |
-					   GLOBAL_STATUS_COND_CHGD : 0;
-	ops->disable_all(ctx);
-	if (ctx->caps->lvt_ack == PMU_ACK_EARLY)
+	pmi_disable_all(ctx, global);
+	if (lvt_ack == PMU_ACK_EARLY)
 		lvt_rearm(ctx);
-	u64 all = ops->get_status(ctx);
+	u64 all = pmi_status(ctx, global);
 	if (all & ~mine & ~GLOBAL_STATUS_TRACE_TOPA_PMI)
 		ctx->stats.unknown_status++;
-	for (int pass = 0;; pass++, all = ops->get_status(ctx)) {
+	for (int pass = 0;; pass++, all = pmi_status(ctx, global)) {
 		u64 status = all & mine;
-		if (all & drop)
-			ops->ack_status(ctx, all & drop);
+		if (all & ctx->status_drop)
+			pmi_ack(ctx, global, all & ctx->status_drop);
 		if (!status)
 			break;
 		if (pass == PMU_OVF_LOOPS) {
-			/* Status that will not clear: stop rather than loop in NMI
-			 * context forever (Linux resets the PMU after 100 passes). */
-			ops->ack_status(ctx, status);
-			ctx->stats.stuck++;
-			ctx->dead = 1;
+			pmi_stuck(ctx, global, status);
 			break;
 		}
 		/* Acknowledge first: an overflow that happens while we handle
 		 * this one sets its bit again and is seen on the next pass. */
-		ops->ack_status(ctx, status);
+		pmi_ack(ctx, global, status);
 		/* Only active events: one the tick is taking off its counter
 		 * is the tick's to fold. */
 		handled += handle_status(ctx, status, emit, arg);
@@ -865,19 +1000,28 @@ int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
 	 * Where the core wants it (enum pmu_lvt_ack): on entry, above; before
 	 * re-enabling; or after (an unmask while the counters are off raises
 	 * a spurious PMI on Haswell and later big cores). */
-	bool late = ctx->caps->lvt_ack == PMU_ACK_LATE;
-	if (ctx->caps->lvt_ack == PMU_ACK_MID)
+	if (lvt_ack == PMU_ACK_MID)
 		lvt_rearm(ctx);
 	/* Paused: the tick we interrupted re-enables when it is done. */
 	if (!ctx->dead && !__atomic_load_n(&ctx->paused, __ATOMIC_RELAXED))
-		ops->enable_all(ctx);
-	if (late)
+		pmi_enable_all(ctx, global);
+	if (lvt_ack == PMU_ACK_LATE)
 		lvt_rearm(ctx);
 	if (handled)
 		ctx->stats.handled++;
 	else
 		ctx->stats.spurious++;
 	return handled;
+}
+
+int pmu_handle_overflow(struct pmu_ctx *ctx, pmu_emit_fn emit, void *arg)
+{
+	ctx->stats.pmi++;
+	if (!ctx->ops || !__atomic_load_n(&ctx->running, __ATOMIC_ACQUIRE))
+		return pmi_not_running(ctx);
+	if (ctx->caps->has_global)
+		return handle_overflow(ctx, emit, arg, true);
+	return handle_overflow(ctx, emit, arg, false);
 }
 
 /* ---- The tick: throttling, frequency mode, multiplexing ---- */
@@ -977,6 +1121,7 @@ static void freq_tick(struct pmu_ctx *ctx, u64 now)
 		u64 next = pmu_freq_adjust(p, rate, t * p, ctr_limit(ctx, c));
 		if (next != p) {
 			__atomic_store_n(&c->period, next, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->reload_period, hw_period(c, next), __ATOMIC_RELAXED);
 			ctx->stats.retuned++;
 		}
 	}
@@ -1000,7 +1145,7 @@ void pmu_tick(struct pmu_ctx *ctx)
 			struct pmu_counter *c = &ctx->ctr[i];
 			if (c->sampling && is_active(ctx, i)) {
 				fold(ctx, c);
-				reload(ctx, c, 0);
+				reload(c, 0);
 			}
 		}
 		ctx->throttled = 0;

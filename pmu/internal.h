@@ -25,8 +25,6 @@ struct pmu_ops {
 	void (*ack_status)(struct pmu_ctx *ctx, u64 status);
 	/* Write the control register(s) of one counter; on=false clears them. */
 	void (*program)(struct pmu_ctx *ctx, struct pmu_counter *c, bool on);
-	/* Load a raw counter value (already masked to the width). */
-	void (*write_ctr)(struct pmu_ctx *ctx, const struct pmu_counter *c, u64 raw);
 };
 
 extern const struct pmu_ops pmu_ops_intel, pmu_ops_intel_v1;
@@ -48,6 +46,13 @@ static inline const struct pmu_ops *pmu_ops_for(const struct pmu_caps *caps)
 	}
 }
 
+/* The hooks of PMUs with global control (Intel v2+, AMD PerfMonV2), by
+ * the MSRs caps give: core.c. */
+void pmu_global_enable_all(struct pmu_ctx *ctx);
+void pmu_global_disable_all(struct pmu_ctx *ctx);
+u64 pmu_global_status(struct pmu_ctx *ctx);
+void pmu_global_ack(struct pmu_ctx *ctx, u64 status);
+
 /* Per-counter EN gating and top-bit overflow detection, for PMUs without
  * global control (Intel v1, AMD legacy and core-ext): core.c. */
 void pmu_evtsel_enable_all(struct pmu_ctx *ctx);
@@ -55,11 +60,6 @@ void pmu_evtsel_disable_all(struct pmu_ctx *ctx);
 u64 pmu_topbit_status(struct pmu_ctx *ctx);
 void pmu_no_ack(struct pmu_ctx *ctx, u64 status);
 void pmu_gp_program(struct pmu_ctx *ctx, struct pmu_counter *c, bool on);
-
-static inline u64 pmu_ctr_mask(const struct pmu_ctx *ctx, const struct pmu_counter *c)
-{
-	return c->hw == PMU_HW_FIXED ? ctx->caps->fixed_mask : ctx->caps->gp_mask;
-}
 
 /* Bit count without libgcc (the kernel links none; no POPCNT assumed). */
 static inline u32 pmu_popcount(u64 v)

@@ -255,9 +255,16 @@ struct pmu_counter {
 	bool sampling;
 	s32 set;			/* event set it belongs to, or PMU_SET_* */
 	u32 sel_msr, ctr_msr, rdpmc_idx;
+	u64 mask;			/* the counter's width: (1 << width) - 1 */
+	u32 load_msr;			/* where a reload is written (Intel: IA32_A_PMCx with FW_WRITE) */
+	u64 load_mask;			/* the bits of a reload that write takes */
+	u64 min_period;			/* shortest period the hardware takes (hw_period in core.c) */
+	u64 period_align;		/* ... and the bits a period keeps */
 	u64 evtsel;			/* PERFEVTSEL value with EN and INT (GP) */
 	u64 period;			/* reload period: sample period, or max_period (atomic:
 					 * frequency mode re-tunes it from the tick) */
+	u64 reload_period;		/* period as the hardware takes it (hw_period in core.c;
+					 * atomic, as period) */
 	u64 last_period;		/* the period the counter was last loaded with (emit's) */
 	u64 left;			/* sampling: events still due when scheduled out; 0 = a period */
 	u64 prev_raw;			/* last raw value folded (atomic) */
@@ -310,6 +317,10 @@ struct pmu_ctx {
 	u64 fixed_ctrl;			/* IA32_FIXED_CTR_CTRL value */
 	u32 running;			/* between pmu_start and pmu_stop */
 	u32 dead;			/* stuck PMU: counters left disabled */
+	bool rdpmc;			/* reads use rdpmc (caps->rdpmc_ok, no PMU_OPEN_RDMSR) */
+	/* Status bits acknowledged with ours but handled by no one: Intel's
+	 * uncore overflow, DS buffer and CondChgd (bits 61-63), else 0. */
+	u64 status_drop;
 
 	u32 max_per_tick;		/* samples allowed per pmu_tick period; 0 = no limit */
 	u32 tick_samples;

@@ -109,6 +109,8 @@ int bp_ring_init(struct bp_ring *rb, void *mem, uint64_t mem_size,
 	 * never reaches UINT64_MAX, which is not a multiple of 8.
 	 */
 	rb->wakeup_next = rb->watermark;
+	/* No field: the header alone. */
+	rb->sample_size = sizeof(struct bp_record_header);
 	if (cfg->flags & BP_RING_F_OVERWRITE) {
 		rb->wakeup_next = UINT64_MAX;
 		bp_store_relaxed(&rb->slow, BP_RING_S_OVERWRITE);
@@ -346,20 +348,25 @@ uint32_t bp_ring_wakeup_take(struct bp_ring *rb)
 #define SAMPLE_WORDS	(BP_SAMPLE_IDENTIFIER | BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | \
 			 BP_SAMPLE_ADDR | BP_SAMPLE_ID | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
-/* Set bits (POPCNT is not assumed, and the kernel links no libgcc). */
-static uint32_t popcount32(uint32_t v)
+/*
+ * How many one-word fields type names: its bits 0-3 (IP, TID, TIME,
+ * ADDR), 6-8 (ID, CPU, PERIOD) and 16 (IDENTIFIER), counted a nibble at
+ * a time from a table (POPCNT is not assumed, and the kernel links no
+ * libgcc).
+ */
+_Static_assert(SAMPLE_WORDS == 0x101cf, "the one-word fields are bits 0-3, 6-8 and 16");
+static inline uint32_t sample_words(uint64_t type)
 {
-	v -= (v >> 1) & 0x55555555u;
-	v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
-	v = (v + (v >> 4)) & 0x0f0f0f0fu;
-	return (v * 0x01010101u) >> 24;
+	static const uint8_t bits[16] = { 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4 };
+
+	return bits[type & 0xf] + bits[type >> 6 & 0x7] + (uint32_t)(type >> 16 & 1);
 }
 
 /* The fixed part of a SAMPLE: the header, the one-word fields, READ's
  * three words and CALLCHAIN's count; in bytes. */
 static inline uint32_t sample_fixed_size(uint64_t type)
 {
-	uint32_t words = 1 + popcount32((uint32_t)(type & SAMPLE_WORDS));
+	uint32_t words = 1 + sample_words(type);
 
 	if (type & BP_SAMPLE_READ)
 		words += 3;
@@ -389,7 +396,9 @@ uint32_t bp_sample_size(uint64_t type, const struct bp_sample *s)
 }
 
 /* The fixed part after its header, in perf's order (see perf_ring.h), from w. */
-static void sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
+static inline __attribute__((always_inline)) void sample_fixed(uint64_t type,
+								 const struct bp_sample *s,
+								 uint64_t *w)
 {
 	if (type & BP_SAMPLE_IDENTIFIER)
 		*w++ = s->id;
@@ -420,18 +429,27 @@ static void sample_fixed(uint64_t type, const struct bp_sample *s, uint64_t *w)
  * CALLCHAIN's count. */
 #define SAMPLE_FIXED_MAX	13
 
+static inline uint64_t sample_header(uint16_t misc, uint32_t size)
+{
+	struct bp_record_header hdr = { .type = BP_RECORD_SAMPLE, .misc = misc,
+					.size = (uint16_t)size };
+	uint64_t word;
+
+	__builtin_memcpy(&word, &hdr, sizeof(word));
+	return word;
+}
+
 /*
- * Unless the record wraps, the fixed part is written in place; otherwise
- * it is laid out in w and copied, wrapping. The group's entries and the
- * chain's addresses go in with one copy each: a field at a time would
- * cost a wrap check apiece, on the NMI path.
+ * Any SAMPLE. Unless the record wraps, the fixed part is written in
+ * place; otherwise it is laid out in w and copied, wrapping. The group's
+ * entries and the chain's addresses go in with one copy each: a field at
+ * a time would cost a wrap check apiece, on the NMI path.
  */
-int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
-			  const struct bp_sample *s)
+static __attribute__((noinline)) int output_sample_any(struct bp_ring *rb, uint64_t type,
+							 uint16_t misc, const struct bp_sample *s)
 {
 	uint64_t w[SAMPLE_FIXED_MAX], *fix, nr_ips;
 	uint32_t size = sample_size(type, s), fixed, split;
-	struct bp_record_header hdr;
 	struct bp_ring_handle h;
 	int err;
 
@@ -441,9 +459,7 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	if (err)
 		return err;
 	fix = h.wrap == h.end ? (uint64_t *)(rb->data + (h.pos & rb->mask)) : w;
-	hdr = (struct bp_record_header){ .type = BP_RECORD_SAMPLE, .misc = misc,
-					 .size = (uint16_t)size };
-	__builtin_memcpy(fix, &hdr, sizeof(hdr));
+	fix[0] = sample_header(misc, size);
 	sample_fixed(type, s, fix + 1);
 	fixed = sample_fixed_size(type);
 	/* The group's entries go between READ's words and CALLCHAIN's count. */
@@ -462,6 +478,71 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	if ((type & BP_SAMPLE_CALLCHAIN) && s->nr_ips)
 		bp_ring_output_copy(&h, s->ips, s->nr_ips * sizeof(*s->ips));
 	bp_ring_output_end(&h);
+	return 0;
+}
+
+/*
+ * bp_ring_output_sample's record where its fast reservation failed: the
+ * slow path reserves (reserved: head already moved to pos + size), and
+ * the record, which may wrap, is laid out in w and copied.
+ */
+static __attribute__((noinline)) int sample_words_slow(struct bp_ring *rb, uint64_t type,
+						       uint16_t misc, const struct bp_sample *s,
+						       uint64_t pos, bool reserved)
+{
+	uint32_t size = sample_fixed_size(type);
+	struct bp_ring__rsv r = reserved ? bp_ring__reserve_slow(rb, pos, size)
+					 : bp_ring__begin_slow(rb, size);
+	uint64_t w[SAMPLE_FIXED_MAX];
+
+	if (r.err)
+		return r.err;
+	w[0] = sample_header(misc, size);
+	sample_fixed(type, s, w + 1);
+	bp_ring__copy_wrap(rb, r.pos & rb->mask, w, size);
+	bp_ring__put(rb);
+	return 0;
+}
+
+/*
+ * The NMI's usual SAMPLE has one-word fields only (no READ, no
+ * CALLCHAIN): its size is the type's alone, and each field is stored
+ * straight into the reserved bytes, in one pass. The reservation is
+ * bp_ring_output_begin's fast path, whose bytes never wrap; everything
+ * else goes out of line, whole, so that this path keeps its few values
+ * in registers.
+ */
+int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
+			  const struct bp_sample *s)
+{
+	uint64_t known, limit, pos, *fix;
+	uint32_t size;
+
+	if (bp_unlikely(type & ~SAMPLE_WORDS))
+		return output_sample_any(rb, type, misc, s);
+	/* Known from the test above; said again so that the compiler drops
+	 * sample_fixed's tests of READ and CALLCHAIN. */
+	type &= SAMPLE_WORDS;
+	/* A run writes one sample_type: its size is worked out once and kept
+	 * with it in one word, which an NMI reads or replaces whole. */
+	known = bp_local_read(&rb->sample_size);
+	if (bp_likely(known >> 32 == type)) {
+		size = (uint32_t)known;
+	} else {
+		size = sample_fixed_size(type);
+		bp_local_set(&rb->sample_size, type << 32 | size);
+	}
+	bp_local_inc32(&rb->nest);
+	limit = bp_local_read(&rb->limit);
+	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
+		return sample_words_slow(rb, type, misc, s, 0, false);
+	pos = bp_local_fetch_add64(&rb->head, size);
+	if (bp_unlikely(pos + size > limit))
+		return sample_words_slow(rb, type, misc, s, pos, true);
+	fix = (uint64_t *)(rb->data + (pos & rb->mask));
+	fix[0] = sample_header(misc, size);
+	sample_fixed(type, s, fix + 1);
+	bp_ring__put(rb);
 	return 0;
 }
 

@@ -1923,6 +1923,82 @@ static void test_sample_refused(void **state)
 	tr_free(t);
 }
 
+/* A SAMPLE read back as sample_type: every one-word field the type names. */
+static void check_words_sample(struct tr *t, uint64_t type, uint16_t misc)
+{
+	const struct bp_record_header *rec;
+	struct bp_sample s;
+
+	assert_int_equal(next_rec(t, &rec), 1);
+	assert_int_equal(rec->type, BP_RECORD_SAMPLE);
+	assert_int_equal(rec->misc, misc);
+	assert_int_equal(rec->size, bp_sample_size(type, &full_sample));
+	assert_int_equal(bp_sample_parse(type, rec, &s), 0);
+	assert_int_equal(s.ip, full_sample.ip);
+	assert_int_equal(s.pid, full_sample.pid);
+	assert_int_equal(s.tid, full_sample.tid);
+	assert_int_equal(s.time, full_sample.time);
+	if (type & BP_SAMPLE_ADDR)
+		assert_int_equal(s.addr, full_sample.addr);
+	assert_int_equal(s.cpu, full_sample.cpu);
+	assert_int_equal(s.period, full_sample.period);
+}
+
+/*
+ * SAMPLEs of one-word fields only (an NMI's usual record: written in
+ * place on the fast path) at every 8-aligned offset of the data area, so
+ * that some cross its end; then into a full ring (dropped, and the LOST
+ * record goes first once there is room) and a paused one.
+ */
+static void test_sample_words_every_offset(void **state)
+{
+	static const uint64_t types[] = {
+		BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_CPU | BP_SAMPLE_PERIOD,
+		BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ADDR | BP_SAMPLE_CPU |
+			BP_SAMPLE_PERIOD,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct tr *t = tr_new(2, 0);
+		uint64_t ds = t->rb->data_size, size = bp_sample_size(types[i], &full_sample);
+		const struct bp_record_header *rec;
+		uint64_t k, crossed = 0;
+		int n = 0;
+
+		for (k = 0; k < 2 * ds / 8; k++) {
+			uint64_t pos = t->rb->head;
+
+			assert_int_equal(bp_ring_output_sample(t->rb, types[i], BP_MISC_KERNEL,
+							       &full_sample), 0);
+			crossed += (pos & (ds - 1)) + size > ds;
+			bp_ring_read_begin(&t->rd);
+			check_words_sample(t, types[i], BP_MISC_KERNEL);
+			bp_ring_read_end(&t->rd);
+		}
+		assert_true(crossed > 0);
+		while (bp_ring_output_sample(t->rb, types[i], 0, &full_sample) == 0)
+			n++;
+		assert_int_equal(n, ds / size);
+		assert_int_equal(bp_ring_output_sample(t->rb, types[i], 0, &full_sample),
+				 BP_ERING_NOSPACE);
+		assert_int_equal(drain(t), n);
+		assert_int_equal(bp_ring_output_sample(t->rb, types[i], 0, &full_sample), 0);
+		bp_ring_read_begin(&t->rd);
+		assert_int_equal(next_rec(t, &rec), 1);
+		assert_int_equal(rec->type, BP_RECORD_LOST);
+		assert_int_equal(((const struct bp_record_lost *)rec)->lost, 2);
+		check_words_sample(t, types[i], 0);
+		bp_ring_read_end(&t->rd);
+		bp_ring_pause(t->rb, true);
+		assert_int_equal(bp_ring_output_sample(t->rb, types[i], 0, &full_sample),
+				 BP_ERING_PAUSED);
+		assert_int_equal(bp_ring_lost(t->rb), 1);
+		tr_free(t);
+	}
+}
+
 /* A stack of 8 frames laid out as x86-64 code with frame pointers builds it. */
 static void test_callchain_fp(void **state)
 {
@@ -2026,6 +2102,7 @@ int main(void)
 		cmocka_unit_test(test_sample_layout_perf_order),
 		cmocka_unit_test(test_sample_roundtrip),
 		cmocka_unit_test(test_sample_refused),
+		cmocka_unit_test(test_sample_words_every_offset),
 		cmocka_unit_test(test_callchain_fp),
 		cmocka_unit_test(test_strerror),
 	};
