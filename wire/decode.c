@@ -405,7 +405,7 @@ static long expand(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
 	if (compact)
 		*compact += nc;
 	if (nvals)
-		*nvals = nc;
+		*nvals = vals ? nc : 0;
 	return (long)used;
 }
 
