@@ -133,7 +133,8 @@ $(BUILD)/bench/report_scale: tools/bench/report_scale.sh
 		$(CURDIR) $(BUILD) > $@
 	$(Q)chmod +x $@
 
-BENCH_DEPS += $(BUILD)/bench/report_scale
+BENCH_DEPS += $(BUILD)/bench/report_scale $(BUILD)/bench/gen_capture $(BUILD)/bareperf \
+	$(BUILD)/kernel.elf
 BENCH_CMDS += $(BUILD)/bench/report_scale
 
 # Instruction traces (the trace decoder, libbptrace.a: tools/util/trace/trace.mk):

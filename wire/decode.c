@@ -47,6 +47,12 @@ enum phase {
 	PHASE_STREAM,			/* frames */
 };
 
+/* A compact SAMPLE's values and where its record is in the arena. */
+struct dec_sample {
+	size_t at;
+	struct wire_sample v;
+};
+
 struct wire_dec {
 	struct wire_dec_ops ops;
 	void *ctx;
@@ -58,6 +64,8 @@ struct wire_dec {
 	uint8_t *frame;			/* COBS-decoded frame */
 	uint8_t *arena;			/* expanded records */
 	size_t arena_cap;		/* grows up to WIRE_DEC_RECORDS_MAX */
+	struct dec_sample *vals;	/* the compact SAMPLEs' values (ops.sample) */
+	size_t vals_cap;
 	struct stream_table streams[WIRE_NR_CHANNELS];
 	struct wire_dec_stats st;
 	enum phase phase;
@@ -107,6 +115,7 @@ void wire_dec_free(struct wire_dec *d)
 	free(d->chunk);
 	free(d->frame);
 	free(d->arena);
+	free(d->vals);
 	free(d);
 }
 
@@ -198,14 +207,16 @@ static inline uint64_t sv(struct rd *r)
 
 /*
  * Expand one compact SAMPLE item (tag already read) into o, which has
- * room for BP_RECORD_MAX bytes. Returns the record size, or 0 if the item
- * is malformed. The fields are written as they are decoded; the variable
+ * room for BP_RECORD_MAX bytes, and its values into *out if out is not
+ * NULL (the fields sample_type lacks 0; *out is written to even if the
+ * item turns out malformed). Returns the record size, or 0 if the item is
+ * malformed. The fields are written as they are decoded; the variable
  * parts (READ, CALLCHAIN) are bounded before they are written.
  */
 static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p,
-			   uint8_t *o)
+			   uint8_t *o, struct wire_sample *out)
 {
-	struct wire_sample s;
+	struct wire_sample own, *s = out ? out : &own;
 	uint8_t *q = o + sizeof(struct bp_record_header);
 	uint64_t st, misc;
 
@@ -220,13 +231,14 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struc
 	misc = tag & WIRE_S_MISC ? uv(r) : p->misc;
 	if (r->bad || (st & ~BP_SAMPLE_SUPPORTED) || misc > 0xffff)
 		return 0;
-	s.sample_type = st;
-	s.misc = (uint16_t)misc;
-	s.identifier = p->identifier;
-	s.pid = p->pid, s.tid = p->tid;
-	s.id = p->id;
-	s.cpu = p->cpu, s.res = p->res;
-	s.period = p->period;
+	s->sample_type = st;
+	s->misc = (uint16_t)misc;
+	s->identifier = p->identifier;
+	s->pid = p->pid, s->tid = p->tid;
+	s->id = p->id;
+	s->cpu = p->cpu, s->res = p->res;
+	s->period = p->period;
+	s->ip = s->time = s->addr = 0;
 	if (tag & WIRE_S_STICKY) {
 		uint8_t sk;
 		if (r->p >= r->end)
@@ -239,61 +251,63 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struc
 		    ((sk & (WIRE_SK_CPU | WIRE_SK_RES)) && !(st & BP_SAMPLE_CPU)))
 			return 0;
 		if (sk & WIRE_SK_IDENTIFIER)
-			s.identifier += sv(r);
+			s->identifier += sv(r);
 		if (sk & WIRE_SK_PID)
-			s.pid += (uint32_t)sv(r);
+			s->pid += (uint32_t)sv(r);
 		if (sk & WIRE_SK_TID)
-			s.tid += (uint32_t)sv(r);
+			s->tid += (uint32_t)sv(r);
 		if (sk & WIRE_SK_ID)
-			s.id += sv(r);
+			s->id += sv(r);
 		if (sk & WIRE_SK_CPU)
-			s.cpu += (uint32_t)sv(r);
+			s->cpu += (uint32_t)sv(r);
 		if (sk & WIRE_SK_RES)
-			s.res += (uint32_t)sv(r);
+			s->res += (uint32_t)sv(r);
 	}
 	if (tag & WIRE_S_PERIOD) {
 		if (!(st & BP_SAMPLE_PERIOD))
 			return 0;
-		s.period += sv(r);
+		s->period += sv(r);
 	}
 
 	if (st & BP_SAMPLE_IDENTIFIER)
-		st64(q, s.identifier), q += 8;
+		st64(q, s->identifier), q += 8;
 	if (st & BP_SAMPLE_IP) {
-		s.ip = p->ip + (ipz ? wire_unzigzag(*ipz) : sv(r));
-		st64(q, s.ip), q += 8;
+		s->ip = p->ip + (ipz ? wire_unzigzag(*ipz) : sv(r));
+		st64(q, s->ip), q += 8;
 	}
 	if (st & BP_SAMPLE_TID)
-		st32x2(q, s.pid, s.tid), q += 8;
+		st32x2(q, s->pid, s->tid), q += 8;
 	if (st & BP_SAMPLE_TIME) {
-		s.time = p->time + p->dtime + sv(r);
-		st64(q, s.time), q += 8;
+		s->time = p->time + p->dtime + sv(r);
+		st64(q, s->time), q += 8;
 	}
 	if (st & BP_SAMPLE_ADDR) {
-		s.addr = p->addr + sv(r);
-		st64(q, s.addr), q += 8;
+		s->addr = p->addr + sv(r);
+		st64(q, s->addr), q += 8;
 	}
 	if (st & BP_SAMPLE_ID)
-		st64(q, s.id), q += 8;
+		st64(q, s->id), q += 8;
 	if (st & BP_SAMPLE_CPU)
-		st32x2(q, s.cpu, s.res), q += 8;
+		st32x2(q, s->cpu, s->res), q += 8;
 	if (st & BP_SAMPLE_PERIOD)
-		st64(q, s.period), q += 8;
-	s.nr_read = s.nr_ips = 0;
+		st64(q, s->period), q += 8;
+	s->nr_read = s->nr_ips = 0;
+	s->time_enabled = s->time_running = 0;
+	s->read = s->ips = NULL;
 	if (st & BP_SAMPLE_READ) {
 		uint64_t nr = uv(r);
 		size_t room = BP_RECORD_MAX - (size_t)(q - o) - sizeof(struct bp_read_group);
 		/* Bound it first: everything written below stays inside. */
 		if (r->bad || nr > room / sizeof(struct bp_group_entry))
 			return 0;
-		s.nr_read = nr;
-		s.time_enabled = p->time_enabled + sv(r);
-		s.time_running = p->time_running + sv(r);
+		s->nr_read = nr;
+		s->time_enabled = p->time_enabled + sv(r);
+		s->time_running = p->time_running + sv(r);
 		st64(q, nr);
-		st64(q + 8, s.time_enabled);
-		st64(q + 16, s.time_running);
+		st64(q + 8, s->time_enabled);
+		st64(q + 16, s->time_running);
 		q += sizeof(struct bp_read_group);
-		s.read = q;
+		s->read = q;
 		for (uint64_t i = 0; i < nr; i++) {
 			bool pr = i < WIRE_PRED_READ;
 			st64(q, (pr ? p->read_config[i] : 0) + sv(r));
@@ -308,11 +322,11 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struc
 		size_t room = BP_RECORD_MAX - (size_t)(q - o) - 8;
 		if (r->bad || (q - o) + 8 > BP_RECORD_MAX || nr > room / 8)
 			return 0;
-		s.nr_ips = nr;
+		s->nr_ips = nr;
 		st64(q, nr), q += 8;
-		s.ips = q;
+		s->ips = q;
 		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t pred = i == 0 ? (st & BP_SAMPLE_IP ? s.ip : p->chain[0]) :
+			uint64_t pred = i == 0 ? (st & BP_SAMPLE_IP ? s->ip : p->chain[0]) :
 					i < WIRE_PRED_CHAIN ? p->chain[i] : prev;
 			prev = pred + sv(r);
 			st64(q, prev), q += 8;
@@ -323,16 +337,21 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struc
 	if (r->bad)
 		return 0;
 	{
-		struct bp_record_header h = { BP_RECORD_SAMPLE, s.misc, (uint16_t)(q - o) };
+		struct bp_record_header h = { BP_RECORD_SAMPLE, s->misc, (uint16_t)(q - o) };
 		memcpy(o, &h, sizeof(h));
 	}
 	/* The prediction rule is the encoder's own (wire/record.c). */
-	wire_pred_commit(p, &s);
+	wire_pred_commit(p, s);
 	return (uint32_t)(q - o);
 }
 
-long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
-		      uint64_t *compact)
+/*
+ * wire_dec_records, and if vals is not NULL (room for len entries: an
+ * item takes a byte at least) the compact SAMPLEs' values there, their
+ * count in *nvals.
+ */
+static long expand(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
+		   uint64_t *compact, struct dec_sample *vals, size_t *nvals)
 {
 	struct rd r = { payload, payload + len, false };
 	struct wire_pred pred;
@@ -358,9 +377,12 @@ long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t c
 			memcpy(out + used, r.p, size);
 			r.p += size;
 		} else if (tag & WIRE_ITEM_SAMPLE) {
-			size = get_sample(&r, tag, NULL, &pred, out + used);
+			size = get_sample(&r, tag, NULL, &pred, out + used,
+					  vals ? &vals[nc].v : NULL);
 			if (!size)
 				return WIRE_E_PAYLOAD;
+			if (vals)
+				vals[nc].at = used;
 			nc++;
 		} else if (tag >= WIRE_ITEM_SAMPLE_IP &&
 			   tag < WIRE_ITEM_SAMPLE_IP + WIRE_SAMPLE_IP_CODES) {
@@ -368,9 +390,12 @@ long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t c
 			uint64_t ipz = tag - WIRE_ITEM_SAMPLE_IP;
 			if (!pred.have_type || !(pred.sample_type & BP_SAMPLE_IP))
 				return WIRE_E_PAYLOAD;
-			size = get_sample(&r, WIRE_ITEM_SAMPLE, &ipz, &pred, out + used);
+			size = get_sample(&r, WIRE_ITEM_SAMPLE, &ipz, &pred, out + used,
+					  vals ? &vals[nc].v : NULL);
 			if (!size)
 				return WIRE_E_PAYLOAD;
+			if (vals)
+				vals[nc].at = used;
 			nc++;
 		} else {
 			return WIRE_E_PAYLOAD;
@@ -379,7 +404,15 @@ long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t c
 	}
 	if (compact)
 		*compact += nc;
+	if (nvals)
+		*nvals = vals ? nc : 0;
 	return (long)used;
+}
+
+long wire_dec_records(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
+		      uint64_t *compact)
+{
+	return expand(payload, len, out, cap, compact, NULL, NULL);
 }
 
 /* ---- frames ------------------------------------------------------------ */
@@ -418,8 +451,11 @@ static void text(struct wire_dec *d, uint64_t off, const uint8_t *p, size_t n)
 		d->ops.unframed(d->ctx, off, p, n);
 }
 
-static void deliver(struct wire_dec *d, struct wire_dec_frame *f, long nrec)
+/* nvals: the compact SAMPLEs of the arena's records whose values d->vals holds. */
+static void deliver(struct wire_dec *d, struct wire_dec_frame *f, long nrec, size_t nvals)
 {
+	size_t k = 0;
+
 	d->st.frames_ok++;
 	if (d->ops.frame)
 		d->ops.frame(d->ctx, f);
@@ -429,7 +465,9 @@ static void deliver(struct wire_dec *d, struct wire_dec_frame *f, long nrec)
 			d->st.records++;
 			if (h->type == BP_RECORD_SAMPLE)
 				d->st.samples++;
-			if (d->ops.record)
+			if (k < nvals && d->vals[k].at == (size_t)at)
+				d->ops.sample(d->ctx, f, h, &d->vals[k++].v);
+			else if (d->ops.record)
 				d->ops.record(d->ctx, f, h);
 			at += h->size;
 		}
@@ -440,6 +478,27 @@ static void deliver(struct wire_dec *d, struct wire_dec_frame *f, long nrec)
 	} else if (d->ops.data) {
 		d->ops.data(d->ctx, f, f->payload, f->len);
 	}
+}
+
+/*
+ * Room for the values of a payload of len bytes' compact SAMPLEs, if
+ * ops.sample wants them; NULL if not (or out of memory: the samples then
+ * go to ops.record, as records).
+ */
+static struct dec_sample *want_vals(struct wire_dec *d, size_t len)
+{
+	struct dec_sample *v;
+
+	if (!d->ops.sample)
+		return NULL;
+	if (len <= d->vals_cap)
+		return d->vals;
+	v = realloc(d->vals, len * sizeof(*v));
+	if (!v)
+		return NULL;
+	d->vals = v;
+	d->vals_cap = len;
+	return v;
 }
 
 /* An END message (uapi/wire.h §5) from the kernel, well formed; else NULL. */
@@ -514,6 +573,7 @@ static void admit(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off
 	const struct wire_end *end = end_msg(wf);
 	struct wire_dec_frame f;
 	long nrec = 0;
+	size_t nvals = 0;
 
 	if (!s)
 		return;
@@ -529,8 +589,9 @@ static void admit(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off
 	}
 	if (wf->channel == WIRE_CH_RECORDS) {
 		uint64_t compact = 0;
-		while ((nrec = wire_dec_records(wf->payload, wf->len, d->arena, d->arena_cap,
-						&compact)) == WIRE_E_SPACE &&
+		struct dec_sample *vals = want_vals(d, wf->len);
+		while ((nrec = expand(wf->payload, wf->len, d->arena, d->arena_cap, &compact,
+				      vals, &nvals)) == WIRE_E_SPACE &&
 		       d->arena_cap < WIRE_DEC_RECORDS_MAX) {
 			size_t cap = 4 * d->arena_cap < WIRE_DEC_RECORDS_MAX ?
 				     4 * d->arena_cap : WIRE_DEC_RECORDS_MAX;
@@ -570,7 +631,7 @@ static void admit(struct wire_dec *d, const uint8_t *src, size_t n, uint64_t off
 	f.len = wf->len;
 	if (end)
 		on_end(d, wf, end);
-	deliver(d, &f, nrec);
+	deliver(d, &f, nrec, nvals);
 }
 
 /* The held frame of (ch, cpu) nearest its stream's next seq; -1 if none. */

@@ -28,6 +28,7 @@
 
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
+#include "wire/record.h"
 
 struct wire_dec_frame {
 	uint8_t  channel;		/* enum wire_channel */
@@ -56,6 +57,15 @@ struct wire_dec_ops {
 	 * text), and after END with WIRE_END_HALT. NULL: these go to
 	 * unframed. Never counted as damage. */
 	void (*text)(void *ctx, uint64_t offset, const uint8_t *p, size_t n);
+	/*
+	 * A SAMPLE that came as a compact item, in record's place: the record
+	 * (as record would have it) and the values it was expanded from, so
+	 * a reader need not take the record apart again (v's read and ips
+	 * point into rec). NULL: such samples go to record too. A SAMPLE
+	 * sent verbatim always goes to record.
+	 */
+	void (*sample)(void *ctx, const struct wire_dec_frame *f,
+		       const struct bp_record_header *rec, const struct wire_sample *v);
 };
 
 struct wire_dec_stats {

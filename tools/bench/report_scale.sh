@@ -1,8 +1,10 @@
 #!/bin/sh
 # BENCH report_s_<N>, report_rss_mb_<N> (and perf_report_s_<N>,
 # perf_report_rss_mb_<N>): how `bareperf report --stdio` and `perf report
-# --stdio` grow with the work, the whole command's wall time and peak RSS
-# (GNU time's %e and %M) on synthetic captures of 1M, 3M and 10M samples
+# --stdio` grow with the work, the whole command's CPU time (user +
+# system) and peak RSS, from the child's rusage (wait4, read by python3;
+# CPU time, not wall-clock: the latter counts the time other processes
+# hold the CPUs), on synthetic captures of 1M, 3M and 10M samples
 # (build/bench/gen_capture, no call chains; perf reads the same samples
 # converted to perf.data, with an empty HOME and -k, as vs_perf_bench.sh).
 # Then report_growth_x and perf_report_growth_x: the time at the largest
@@ -21,15 +23,29 @@ command -v perf > /dev/null 2>&1 || perf=0
 cmp -s "$B/kernel.elf" "$D/kernel.elf" || { rm -f "$D"/cap-*; cp "$B/kernel.elf" "$D/kernel.elf"; }
 
 label() { echo "$1" | awk '{ print ($1 >= 1e6) ? $1 / 1e6 "M" : $1 / 1e3 "k" }'; }
-# timed OUT CMD...: "seconds peak-KiB" of CMD (stdout to OUT).
+# timed OUT CMD...: "CPU-seconds peak-KiB" of CMD (stdout to OUT).
 timed() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$D/time" "$@" > "$out" 2> "$D/err" || {
+	python3 -c '
+import os, sys
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+err = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+pid = os.fork()
+if pid == 0:
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    try:
+        os.execvp(sys.argv[3], sys.argv[3:])
+    finally:
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+print("%.6f %d" % (ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) != 0)
+' "$out" "$D/err" "$@" || {
 		cat "$D/err" >&2
 		exit 1
 	}
-	cat "$D/time"
 }
 
 first= last= pfirst= plast=
@@ -40,20 +56,21 @@ for n in $sizes; do
 		"$B/bench/gen_capture" -n "$n" -k "$D/kernel.elf" -o "$cap"
 	fi
 	r=$(timed "$D/bp.txt" "$B/bareperf" report -i "$cap" -k "$D/kernel.elf" --stdio)
-	echo "$r" | awk -v l="$l" '{ printf "BENCH report_s_%s %.2f s\nBENCH report_rss_mb_%s %.1f MB\n", l, $1, l, $2 / 1024 }'
+	echo "$r" | awk -v l="$l" '{ printf "BENCH report_s_%s %.3f s\nBENCH report_rss_mb_%s %.1f MB\n", l, $1, l, $2 / 1024 }'
 	first=${first:-$r} last=$r
 	[ "$perf" = 1 ] || continue
 	if [ ! -s "$D/cap-$n.data" ] || [ "$B/bareperf" -nt "$D/cap-$n.data" ]; then
 		"$B/bareperf" convert -i "$cap" -k "$D/kernel.elf" --to perf.data \
 			--no-buildid-cache -o "$D/cap-$n.data" 2> "$D/convert.log"
 	fi
-	r=$(HOME=$D/home timed "$D/perf.txt" perf report --stdio -i "$D/cap-$n.data" -k "$D/kernel.elf")
-	echo "$r" | awk -v l="$l" '{ printf "BENCH perf_report_s_%s %.2f s\nBENCH perf_report_rss_mb_%s %.1f MB\n", l, $1, l, $2 / 1024 }'
+	r=$(timed "$D/perf.txt" env "HOME=$D/home" perf report --stdio -i "$D/cap-$n.data" \
+		-k "$D/kernel.elf")
+	echo "$r" | awk -v l="$l" '{ printf "BENCH perf_report_s_%s %.3f s\nBENCH perf_report_rss_mb_%s %.1f MB\n", l, $1, l, $2 / 1024 }'
 	pfirst=${pfirst:-$r} plast=$r
 done
 ratio=$(echo "$sizes" | awk '{ print $NF / $1 }')
 echo "# report growth: ${ratio}x the samples; time and peak RSS, smallest to largest:" \
 	"bareperf $first -> $last, perf ${pfirst:-(not installed)} -> ${plast:-}"
-echo "$first $last" | awk '{ printf "BENCH report_growth_x %.1f x\n", $3 / ($1 > 0 ? $1 : 0.01) }'
+echo "$first $last" | awk '{ printf "BENCH report_growth_x %.1f x\n", $3 / ($1 > 0 ? $1 : 1e-6) }'
 [ "$perf" = 0 ] ||
-	echo "$pfirst $plast" | awk '{ printf "BENCH perf_report_growth_x %.1f x\n", $3 / ($1 > 0 ? $1 : 0.01) }'
+	echo "$pfirst $plast" | awk '{ printf "BENCH perf_report_growth_x %.1f x\n", $3 / ($1 > 0 ? $1 : 1e-6) }'

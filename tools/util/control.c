@@ -261,7 +261,7 @@ static void on_data(void *ctx, const struct wire_dec_frame *f, const uint8_t *p,
 	}
 }
 
-static const struct wire_dec_ops line_ops = { NULL, NULL, on_data, NULL, NULL };
+static const struct wire_dec_ops line_ops = { NULL, NULL, on_data, NULL, NULL, NULL };
 
 void ctl_line_codec(struct ctl_line *L)
 {

@@ -264,7 +264,7 @@ int live_stream_bytes(struct live *L, struct wire_dec *d, const uint8_t *p, size
 	return 0;
 }
 
-const struct wire_dec_ops live_dec_ops = { on_frame, on_record, on_data, NULL, on_text };
+const struct wire_dec_ops live_dec_ops = { on_frame, on_record, on_data, NULL, on_text, NULL };
 
 void live_summary(const struct live *L, const struct wire_dec *d, const char *out, bool tty,
 		  const char *state, int code_kind, int code)

@@ -18,30 +18,59 @@
 #include <sys/mman.h>
 
 #include "tools/util/capture.h"
-#include "ringbuf/ringbuf.h"
 #include "tools/util/session.h"
 #include "tools/util/util.h"
 #include "kernel/lib/unaligned.h"
 
 /*
- * Where a SAMPLE's fields are when its sample_type has neither IDENTIFIER
- * nor READ: every field at a fixed offset, the call chain last. The
- * loader reads its events' shared sample_type so, without the field by
- * field walk of bp_sample_parse. Offsets from the record's start; 0: absent.
+ * A SAMPLE's fields, in their order in the record (perf_ring.h): each
+ * one's sample_type bit and its u64 words. READ's group entries follow
+ * its three words, CALLCHAIN's addresses its count.
+ */
+enum sample_field {
+	F_IDENTIFIER, F_IP, F_TID, F_TIME, F_ADDR, F_ID, F_CPU, F_PERIOD, F_READ, F_CALLCHAIN,
+	NR_SAMPLE_FIELDS
+};
+
+static const struct {
+	uint64_t bit;
+	uint8_t words;
+} sample_fields[NR_SAMPLE_FIELDS] = {
+	[F_IDENTIFIER] = { BP_SAMPLE_IDENTIFIER, 1 },
+	[F_IP] = { BP_SAMPLE_IP, 1 },
+	[F_TID] = { BP_SAMPLE_TID, 1 },
+	[F_TIME] = { BP_SAMPLE_TIME, 1 },
+	[F_ADDR] = { BP_SAMPLE_ADDR, 1 },
+	[F_ID] = { BP_SAMPLE_ID, 1 },
+	[F_CPU] = { BP_SAMPLE_CPU, 1 },
+	[F_PERIOD] = { BP_SAMPLE_PERIOD, 1 },
+	[F_READ] = { BP_SAMPLE_READ, sizeof(struct bp_read_group) / 8 },
+	[F_CALLCHAIN] = { BP_SAMPLE_CALLCHAIN, 1 },
+};
+
+/*
+ * Where a sample_type puts each field (sample_fields): offsets from the
+ * record's start, 0 for a field it lacks. CALLCHAIN's is where its count
+ * is when READ's group is empty; each group entry moves it 16 bytes on.
  */
 struct sample_layout {
-	bool fixed;			/* the sample_type has this layout */
-	uint8_t ip, tid, time, id, cpu, period, chain;
-	uint8_t size;			/* the record's size, its call chain left out */
+	uint64_t st;
+	bool known;			/* st has no bit this reader does not know */
+	uint8_t at[NR_SAMPLE_FIELDS];
+	uint8_t size;			/* the record's size without READ's entries
+					 * and the chain's addresses */
 };
 
 struct loader {
 	struct session *s;
 	unsigned flags;
-	bool have_st;			/* st below is known (an EVENT_DESC arrived) */
-	uint64_t st;			/* sample_type of events without IDENTIFIER */
-	uint64_t default_id;		/* their id when the sample has no ID field */
-	struct sample_layout lay;	/* st's */
+	bool have_st;			/* lay below is known (an EVENT_DESC arrived) */
+	uint64_t default_id;		/* the first event's id: a sample's without ID fields */
+	struct sample_layout lay;	/* the first event's sample_type's (events
+					 * without IDENTIFIER share it) */
+	uint64_t values_st;		/* lay's sample_type if on_sample may read
+					 * its samples' values as they are; else
+					 * a sample_type no sample has (~0) */
 	bool oom;
 	session_sample_fn cb;		/* not NULL: samples go here, not into s->samples */
 	void *cb_ctx;
@@ -152,23 +181,13 @@ static void layout_of(uint64_t st, struct sample_layout *l)
 	uint8_t at = sizeof(struct bp_record_header);
 
 	memset(l, 0, sizeof(*l));
-	l->fixed = !(st & (BP_SAMPLE_IDENTIFIER | BP_SAMPLE_READ | ~BP_SAMPLE_SUPPORTED));
-	if (st & BP_SAMPLE_IP)
-		l->ip = at, at += 8;
-	if (st & BP_SAMPLE_TID)
-		l->tid = at, at += 8;
-	if (st & BP_SAMPLE_TIME)
-		l->time = at, at += 8;
-	if (st & BP_SAMPLE_ADDR)
-		at += 8;
-	if (st & BP_SAMPLE_ID)
-		l->id = at, at += 8;
-	if (st & BP_SAMPLE_CPU)
-		l->cpu = at, at += 8;
-	if (st & BP_SAMPLE_PERIOD)
-		l->period = at, at += 8;
-	if (st & BP_SAMPLE_CALLCHAIN)
-		l->chain = at;
+	l->st = st;
+	l->known = !(st & ~BP_SAMPLE_SUPPORTED);
+	for (int f = 0; f < NR_SAMPLE_FIELDS; f++)
+		if (st & sample_fields[f].bit) {
+			l->at[f] = at;
+			at += 8 * sample_fields[f].words;
+		}
 	l->size = at;
 }
 
@@ -188,143 +207,152 @@ static bool add_event(struct loader *L, const struct bp_record_header *h)
 	s->events[s->nevents++] = d;
 	if (!L->have_st) {
 		L->have_st = true;
-		L->st = d.sample_type;
 		L->default_id = d.id;
-		layout_of(L->st, &L->lay);
+		layout_of(d.sample_type, &L->lay);
+		if (!(d.sample_type & BP_SAMPLE_IDENTIFIER))
+			L->values_st = d.sample_type;
+	}
+	return true;
+}
+
+/*
+ * Read a SAMPLE of stream CPU cpu laid out as l says into r, *chain at its
+ * call chain's addresses (NULL if it has none); false if the record is
+ * not exactly that: another type, a size its fields do not add up to.
+ */
+static bool parse_laid_out(const struct session *s, const struct sample_layout *l,
+			   uint64_t default_id, uint32_t cpu, const struct bp_record_header *h,
+			   struct bp_sample_rec *r, const uint8_t **chain)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t size = l->size, group = 0;
+	uint64_t nr = 0, n;
+
+	if (!l->known || h->type != BP_RECORD_SAMPLE || h->size % BP_RECORD_ALIGN ||
+	    h->size < size)
+		return false;
+	if (l->at[F_READ]) {
+		n = ld64(p + l->at[F_READ]);
+		if (n > (h->size - size) / sizeof(struct bp_group_entry))
+			return false;
+		group = (size_t)n * sizeof(struct bp_group_entry);
+		size += group;
+	}
+	if (l->at[F_CALLCHAIN] ? (nr = ld64(p + l->at[F_CALLCHAIN] + group)) != (h->size - size) / 8u :
+				 h->size != size)
+		return false;
+	memset(r, 0, sizeof(*r));
+	r->misc = h->misc;
+	if (l->at[F_IP])
+		r->ip = ld64(p + l->at[F_IP]);
+	if (l->at[F_TID])
+		r->pid = ld32(p + l->at[F_TID]), r->tid = ld32(p + l->at[F_TID] + 4);
+	if (l->at[F_TIME])
+		r->time = ld64(p + l->at[F_TIME]);
+	r->id = l->at[F_ID] ? ld64(p + l->at[F_ID]) :
+		l->at[F_IDENTIFIER] ? ld64(p + l->at[F_IDENTIFIER]) : default_id;
+	r->cpu = l->at[F_CPU] ? ld32(p + l->at[F_CPU]) : cpu;
+	if (l->at[F_PERIOD]) {
+		r->period = ld64(p + l->at[F_PERIOD]);
+	} else {
+		const struct bp_record_event_desc *e = find_event(s, r->id);
+		r->period = e && e->sample_period ? e->sample_period : 1;
+	}
+	*chain = NULL;
+	if (l->at[F_CALLCHAIN]) {
+		r->nr_ips = (uint32_t)nr;
+		*chain = p + l->at[F_CALLCHAIN] + group + 8;
+		if (!l->at[F_IP] && nr)
+			r->ip = ld64(*chain);
 	}
 	return true;
 }
 
 /*
  * Parse one SAMPLE of stream CPU cpu by the sample_type of its event:
- * through IDENTIFIER if st has it, else st itself (events share it).
+ * l, the one all events share, unless l has IDENTIFIER: then the first
+ * field names the event, whose own sample_type says how to read the rest.
  */
-static bool parse_sample(const struct session *s, uint64_t st, uint64_t default_id,
-			 uint32_t cpu, const struct bp_record_header *h,
+static bool parse_sample(const struct session *s, const struct sample_layout *l,
+			 uint64_t default_id, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain)
 {
-	struct bp_sample b;
 	const struct bp_record_event_desc *e;
+	struct sample_layout el;
 
-	memset(r, 0, sizeof(*r));
-	*chain = NULL;
-	/* With IDENTIFIER the first field names the event, whose own
-	 * sample_type says how to read the rest. */
-	if (st & BP_SAMPLE_IDENTIFIER) {
+	if (l->at[F_IDENTIFIER]) {
 		if (h->size < sizeof(*h) + 8)
 			return false;
 		e = find_event(s, ld64((const uint8_t *)(h + 1)));
 		if (!e || !(e->sample_type & BP_SAMPLE_IDENTIFIER))
 			return false;
-		st = e->sample_type;
+		if (e->sample_type != l->st) {
+			layout_of(e->sample_type, &el);
+			l = &el;
+		}
 	}
-	/* The field layout is ringbuf's (perf's order), read by its parser. */
-	if (bp_sample_parse(st, h, &b))
-		return false;
-	r->misc = h->misc;
-	r->ip = b.ip;
-	r->pid = b.pid;
-	r->tid = b.tid;
-	r->time = b.time;
-	r->id = st & (BP_SAMPLE_ID | BP_SAMPLE_IDENTIFIER) ? b.id : default_id;
-	r->cpu = st & BP_SAMPLE_CPU ? b.cpu : cpu;
-	if (st & BP_SAMPLE_PERIOD) {
-		r->period = b.period;
-	} else {
-		e = find_event(s, r->id);
-		r->period = e && e->sample_period ? e->sample_period : 1;
-	}
-	if (st & BP_SAMPLE_CALLCHAIN) {
-		r->nr_ips = b.nr_ips;
-		*chain = (const uint8_t *)b.ips;
-		if (!(st & BP_SAMPLE_IP) && b.nr_ips)
-			r->ip = ld64(*chain);
-	}
-	return true;
-}
-
-/* parse_sample for a sample_type of a fixed layout l: the same fields,
- * the same records refused (those bp_sample_parse refuses). */
-static bool parse_laid_out(const struct session *s, const struct sample_layout *l,
-			   uint64_t default_id, uint32_t cpu, const struct bp_record_header *h,
-			   struct bp_sample_rec *r, const uint8_t **chain)
-{
-	const uint8_t *p = (const uint8_t *)h;
-	uint64_t nr = 0;
-
-	if (h->type != BP_RECORD_SAMPLE || h->size % BP_RECORD_ALIGN)
-		return false;
-	if (!l->chain ? h->size != l->size :
-	    h->size < l->size + 8 || (nr = ld64(p + l->chain)) != (h->size - l->size - 8) / 8u)
-		return false;
-	memset(r, 0, sizeof(*r));
-	r->misc = h->misc;
-	if (l->ip)
-		r->ip = ld64(p + l->ip);
-	if (l->tid)
-		r->pid = ld32(p + l->tid), r->tid = ld32(p + l->tid + 4);
-	if (l->time)
-		r->time = ld64(p + l->time);
-	r->id = l->id ? ld64(p + l->id) : default_id;
-	r->cpu = l->cpu ? ld32(p + l->cpu) : cpu;
-	if (l->period) {
-		r->period = ld64(p + l->period);
-	} else {
-		const struct bp_record_event_desc *e = find_event(s, r->id);
-		r->period = e && e->sample_period ? e->sample_period : 1;
-	}
-	*chain = NULL;
-	if (l->chain) {
-		r->nr_ips = (uint32_t)nr;
-		*chain = p + l->chain + 8;
-		if (!l->ip && nr)
-			r->ip = ld64(*chain);
-	}
-	return true;
+	return parse_laid_out(s, l, default_id, cpu, h, r, chain);
 }
 
 int session_parse_sample(const struct session *s, uint32_t cpu, const struct bp_record_header *h,
 			 struct bp_sample_rec *r, const uint8_t **chain)
 {
+	struct sample_layout l;
+
 	if (!s->nevents || h->type != BP_RECORD_SAMPLE)
 		return -1;
-	return parse_sample(s, s->events[0].sample_type, s->events[0].id, cpu, h, r, chain) ? 0 : -1;
+	layout_of(s->events[0].sample_type, &l);
+	return parse_sample(s, &l, s->events[0].id, cpu, h, r, chain) ? 0 : -1;
+}
+
+/* A sample read into r (its chain's addresses at chain) into s->samples. */
+static void store_sample(struct loader *L, struct bp_sample_rec *r, const uint8_t *chain)
+{
+	struct session *s = L->s;
+
+	if (r->nr_ips) {
+		if (!grow(L, (void **)&s->ips, &L->cap_ips, s->nips, 8, r->nr_ips))
+			return;		/* out of memory: reported by the loader */
+		memcpy(s->ips + s->nips, chain, (size_t)r->nr_ips * 8);
+		r->ips_off = s->nips;
+		s->nips += r->nr_ips;
+	}
+	if (!grow_samples(L))
+		return;
+	s->samples[s->nsamples++] = *r;
+	note_cpu(s, r->cpu);
+}
+
+/* A sample read into r into the session: to the caller's function, if
+ * it gave one, else into s->samples. */
+static inline void take_sample(struct loader *L, struct bp_sample_rec *r, const uint8_t *chain)
+{
+	struct session *s = L->s;
+
+	if (!L->cb) {
+		store_sample(L, r, chain);
+		return;
+	}
+	if (!s->nsamples++)
+		s->first_time = r->time;
+	if (r->time > s->last_time)
+		s->last_time = r->time;
+	if (r->time < s->first_time)
+		s->first_time = r->time;
+	note_cpu(s, r->cpu);
+	if (L->cb(L->cb_ctx, s, r, (const uint64_t *)(const void *)chain))
+		L->cb_failed = true;
 }
 
 /* One SAMPLE into the session; false if it cannot be parsed. */
 static bool add_sample(struct loader *L, uint32_t cpu, const struct bp_record_header *h)
 {
-	struct session *s = L->s;
 	struct bp_sample_rec r;
 	const uint8_t *chain;
 
-	if (!L->have_st ||
-	    !(L->lay.fixed ? parse_laid_out(s, &L->lay, L->default_id, cpu, h, &r, &chain) :
-			     parse_sample(s, L->st, L->default_id, cpu, h, &r, &chain)))
+	if (!L->have_st || !parse_sample(L->s, &L->lay, L->default_id, cpu, h, &r, &chain))
 		return false;
-	if (L->cb) {
-		if (!s->nsamples++)
-			s->first_time = r.time;
-		if (r.time > s->last_time)
-			s->last_time = r.time;
-		if (r.time < s->first_time)
-			s->first_time = r.time;
-		note_cpu(s, r.cpu);
-		if (L->cb(L->cb_ctx, s, &r, (const uint64_t *)(const void *)chain))
-			L->cb_failed = true;
-		return true;
-	}
-	if (r.nr_ips) {
-		if (!grow(L, (void **)&s->ips, &L->cap_ips, s->nips, 8, r.nr_ips))
-			return true;	/* out of memory: reported by the loader */
-		memcpy(s->ips + s->nips, chain, (size_t)r.nr_ips * 8);
-		r.ips_off = s->nips;
-		s->nips += r.nr_ips;
-	}
-	if (!grow_samples(L))
-		return true;
-	s->samples[s->nsamples++] = r;
-	note_cpu(s, r.cpu);
+	take_sample(L, &r, chain);
 	return true;
 }
 
@@ -770,6 +798,53 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 		L->tap->record(L->tap_ctx, s, f, h);
 }
 
+/*
+ * A SAMPLE the decoder expanded from a compact item, with its values v:
+ * read from them, not from the record, when they are what parse_sample
+ * would take out of it (v's sample_type is L->values_st); otherwise, and
+ * whenever the record itself is needed first (a repeat), as on_record
+ * reads it.
+ */
+static void on_sample(void *ctx, const struct wire_dec_frame *f, const struct bp_record_header *h,
+		      const struct wire_sample *v)
+{
+	struct loader *L = ctx;
+	uint64_t st = v->sample_type;
+	const struct bp_record_event_desc *e;
+
+	if (st != L->values_st || (f->flags & WIRE_F_REPEAT) || L->repeat_read) {
+		on_record(ctx, f, h);
+		return;
+	}
+	if (L->oom || L->cb_failed)
+		return;
+	note_cpu(L->s, f->cpu);
+	if (f->cpu < SESSION_MAX_CPUS)
+		L->since_ticks[f->cpu]++;
+	struct bp_sample_rec r = {
+		.time = v->time,
+		.ip = v->ip,
+		.period = v->period,
+		.id = st & BP_SAMPLE_ID ? v->id : L->default_id,
+		.cpu = st & BP_SAMPLE_CPU ? v->cpu : f->cpu,
+		.pid = st & BP_SAMPLE_TID ? v->pid : 0,
+		.tid = st & BP_SAMPLE_TID ? v->tid : 0,
+		.nr_ips = (uint32_t)v->nr_ips,
+		.misc = v->misc,
+	};
+	if (!(st & BP_SAMPLE_PERIOD)) {
+		e = find_event(L->s, r.id);
+		r.period = e && e->sample_period ? e->sample_period : 1;
+	}
+	if (!(st & BP_SAMPLE_IP) && r.nr_ips)
+		r.ip = ld64(v->ips);
+	take_sample(L, &r, v->ips);
+	if (!(L->flags & SESSION_NO_RECORDS))
+		keep_record(L, f, h);
+	if (L->tap && L->tap->record)
+		L->tap->record(L->tap_ctx, L->s, f, h);
+}
+
 static void add_console(struct loader *L, const uint8_t *p, size_t n)
 {
 	struct session *s = L->s;
@@ -936,8 +1011,9 @@ static int load(struct session *s, const char *path, unsigned flags, session_sam
 {
 	struct capture_reader r;
 	struct loader L = { .s = s, .flags = flags, .cb = cb, .cb_ctx = ctx, .tap = tap,
-			    .tap_ctx = tap_ctx };
-	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text };
+			    .tap_ctx = tap_ctx, .values_st = ~0ull };
+	const struct wire_dec_ops ops = { on_frame, on_record, on_data, on_unframed, on_text,
+					  on_sample };
 	struct wire_dec *d;
 	int rc;
 
