@@ -147,6 +147,7 @@ TESTS = [
     # make bench's soft_pmi_insn_per_sample figures can be taken (8-frame chains).
     dict(name="profile_cost", icount=True, append="events=none app=test_profile -- cost"),
     # A sample inside an interrupt's handler names the function interrupted.
+    dict(name="profile_unwind_frameless", append="events=none app=test_profile -- frameless"),
     dict(name="profile_irq_chain", icount=True, append="events=none app=test_profile -- irq"),
     dict(name="profile_smp", smp=2, append="events=none app=test_profile -- smp"),
     dict(name="profile_throttle", icount=True, append="events=none app=test_profile -- throttle"),
