@@ -43,6 +43,46 @@ u64 leaf_return_address(u64 rip, u64 rsp)
 	return leaf_return_of(rip, *(u64 *)rsp);
 }
 
+/* The kernel's text, or code with a symbol (a loaded program's). */
+static bool is_text(u64 pc)
+{
+	return (pc >= (u64)__text_start && pc < (u64)__text_end) || ksym_lookup(pc, NULL, NULL);
+}
+
+#define PUSH_RBP	0x55
+#define RET		0xc3
+#define PROLOGUE_MAX	64	/* bytes from a function's push %rbp to its mov %rsp, %rbp */
+
+/*
+ * An interrupt that hits a function before its frame is set up, or after
+ * it is taken down, finds RBP still (or again) its caller's frame: a walk
+ * from RBP goes from the function to its caller's caller, and the caller
+ * is missed. Its return address is then on the stack:
+ *   at the push %rbp (the first instruction, or a shrink-wrapped prologue's)
+ *   and at the ret: sp[0];
+ *   after the push, before the mov %rsp, %rbp (GCC schedules other
+ *   instructions between them): sp[1], above the pushed RBP, which is
+ *   then RBP itself (once the frame is set up RBP points at that slot).
+ * Otherwise, a frameless leaf called directly (leaf_return_of). The
+ * instruction is read only in the kernel's text or a program's.
+ */
+u64 frameless_return_of(u64 rip, const u64 *sp, u64 rbp)
+{
+	const u8 *ip = (const u8 *)rip;
+	u64 off, ret;
+
+	if (!is_text(rip))
+		return 0;
+	if (*ip == PUSH_RBP || *ip == RET)
+		ret = sp[0];
+	else if (sp[0] == rbp && ksym_lookup(rip, &off, NULL) && off <= PROLOGUE_MAX &&
+		 *(ip - off) == PUSH_RBP)
+		ret = sp[1];
+	else
+		return leaf_return_of(rip, sp[0]);
+	return ret != rip && is_text(ret) ? ret : 0;
+}
+
 /* The sampling NMI's path: the cheap tests first, then the one symbol
  * lookup (the function holding rip starts at the call's target, which is
  * then a symbol's start itself). */
@@ -58,12 +98,6 @@ u64 leaf_return_of(u64 rip, u64 ret)
 	if (target > rip || !ksym_lookup(rip, &func_off, NULL))
 		return 0;
 	return target == rip - func_off ? ret : 0;
-}
-
-/* The kernel's text, or code with a symbol (a loaded program's). */
-static bool is_text(u64 pc)
-{
-	return (pc >= (u64)__text_start && pc < (u64)__text_end) || ksym_lookup(pc, NULL, NULL);
 }
 
 void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
@@ -95,14 +129,14 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret)
 			/* A trap's entry frame, with isr_common's return
 			 * address just beneath it and the trap frame above,
 			 * holds the RIP the trap interrupted: an address to
-			 * print as it is, perhaps in a leaf (or a prologue)
-			 * whose caller is then at the interrupted RSP. */
+			 * print as it is, perhaps in a leaf, a prologue or at
+			 * a ret, whose caller is then on the interrupted stack. */
 			next_is_return = !va_mapped(rbp - 8, 8) ||
 					 ((u64 *)rbp)[-1] != (u64)isr_frame_return;
-			if (!next_is_return && next_pc &&
-			    va_mapped(rbp + 16, sizeof(struct trap_frame)))
-				next_leaf = leaf_return_address(
-					next_pc, ((const struct trap_frame *)(rbp + 16))->rsp);
+			const struct trap_frame *tf = (const struct trap_frame *)(rbp + 16);
+			if (!next_is_return && next_pc && va_mapped((u64)tf, sizeof(*tf)) &&
+			    !(tf->rsp & 7) && va_mapped(tf->rsp, 16))
+				next_leaf = frameless_return_of(next_pc, (const u64 *)tf->rsp, tf->rbp);
 		}
 		/* Runs of one frame (deep recursion) print once with a count. */
 		if (next_pc == pc && depth + 1 < BACKTRACE_MAX) {

@@ -73,6 +73,11 @@ void backtrace_print(u64 rip, u64 rbp, u64 leaf_ret);
 u64 leaf_return_address(u64 rip, u64 rsp);
 /* The same for ret, the word at the top of a stack known to be mapped. */
 u64 leaf_return_of(u64 rip, u64 ret);
+/* The return address of the function holding rip while RBP is not its
+ * frame (in its prologue before mov %rsp, %rbp, at its ret, or a leaf's
+ * as leaf_return_of), from the interrupted stack sp (two words mapped)
+ * and RBP; else 0. NMI-safe. */
+u64 frameless_return_of(u64 rip, const u64 *sp, u64 rbp);
 
 /* ksym.c — the built-in symbol table. NMI-safe. */
 /* Name, offset and size of the text symbol holding addr, or NULL. */

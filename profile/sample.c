@@ -46,12 +46,14 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const stru
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
 		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
 		/* A frameless leaf (GCC 12 gives leaves no frame despite
-		 * -mno-omit-leaf-frame-pointer) leaves its caller only at
-		 * [rsp]: put it back, as the fault report does, as the first
-		 * return address of the walk. A sample inside a handler walks
-		 * on past isr_common to the RIP the interrupt hit and its
-		 * callers: the trap's entry links them in (kernel/isr.asm). */
-		u64 ret = on_stack && !(f->rsp & 7) ? leaf_return_of(f->rip, *(u64 *)f->rsp) : 0;
+		 * -mno-omit-leaf-frame-pointer), or a function hit in its
+		 * prologue or at its ret, leaves its caller only on the stack:
+		 * put it back as the first return address of the walk. A
+		 * sample inside a handler walks on past isr_common to the RIP
+		 * the interrupt hit and its callers: the trap's entry links
+		 * them in (kernel/isr.asm). */
+		u64 ret = on_stack && !(f->rsp & 7) && pc->stack_hi - f->rsp >= 16 ?
+			  frameless_return_of(f->rip, (const u64 *)f->rsp, f->rbp) : 0;
 		s.ips = ips;
 		ips[0] = f->rip;
 		s.nr_ips = !on_stack ? 1 :

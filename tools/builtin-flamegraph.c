@@ -46,8 +46,9 @@ static void usage(FILE *f)
 	      "                       hot with --folded)\n"
 	      "      --countname TEXT what the counts are (default samples)\n"
 	      "      --folded         the input is folded stacks (\"a;b;c 12\" lines, as\n"
-	      "                       convert --to folded and stackcollapse-perf.pl write),\n"
-	      "                       -i FILE or standard input\n"
+	      "                       convert --to folded and stackcollapse-perf.pl write;\n"
+	      "                       a count may have a fraction, \"a;b 0.25\", kept to six\n"
+	      "                       decimals), -i FILE or standard input\n"
 	      "Open the SVG in a browser: hover for names and percentages, click to zoom,\n"
 	      "Ctrl-F or the Search button to highlight functions by regular expression.\n",
 	      f);
@@ -225,7 +226,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct session *s = NULL;
 	struct symtab *t = NULL;
 	const char *ev_name = NULL;
-	char subtitle[512], err[512];
+	char subtitle[512], err[512], num[32];
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
@@ -239,8 +240,9 @@ int cmd_flamegraph(int argc, char **argv)
 			goto done;
 		}
 	}
-	snprintf(subtitle, sizeof(subtitle), "%s%s%" PRIu64 " %s, %s%s", ev_name ? ev_name : "",
-		 ev_name ? ", " : "", tr.nodes[0].total, a.fo.countname ? a.fo.countname : "samples",
+	snprintf(subtitle, sizeof(subtitle), "%s%s%s %s, %s%s", ev_name ? ev_name : "",
+		 ev_name ? ", " : "", stack_count_text(&tr, tr.nodes[0].total, num, sizeof(num)),
+		 a.fo.countname ? a.fo.countname : "samples",
 		 a.in ? a.in : a.folded ? "stdin" : "capture.bpc", a.reverse ? ", stacks reversed" : "");
 	a.fo.subtitle = subtitle;
 	rc = write_svg(&a, a.reverse ? &rev : &tr);

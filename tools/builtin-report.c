@@ -6,6 +6,7 @@
  * tools/util/header.c; this file is the options and the table.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -342,7 +343,9 @@ static void usage(FILE *f)
 		"                          pid (the app run); e.g. --sort cpu,sym\n"
 		"  -F, --fields LIST       the columns, in order: overhead, sample, period and\n"
 		"                          sort keys; the keys among them sort the rows\n"
-		"  -g, --call-graph[=SPEC]  callers of each function, and inclusive cost\n"
+		"  -g, --call-graph[=SPEC]  callers of each function in any chain (those\n"
+		"                          without samples of their own too, as perf's\n"
+		"                          --children -g callee), and inclusive cost\n"
 		"                          (Children); needs call chains (record -g). SPEC,\n"
 		"                          perf's words in any order: graph (the default),\n"
 		"                          none (no tree drawn), callee (each function's\n"
@@ -522,6 +525,8 @@ static int call_graph_spec(const char *spec, struct out *o, struct report_opts *
 	}
 	return 0;
 }
+
+#define REPORT_DEFAULT_INPUT	"capture.bpc"
 
 /* The command's options and the buffers they point into. */
 struct report_cmd {
@@ -906,9 +911,29 @@ static int print_stats(const struct report_cmd *c)
 	return ferror(stdout) ? 1 : 0;
 }
 
+/*
+ * No capture at input, and no -i (input is the default, capture.bpc) or
+ * one naming a file that is not there: say which file was looked for and
+ * how to get one, as perf report does for a missing perf.data. True if
+ * so (said on stderr).
+ */
+static bool no_capture(const char *input)
+{
+	if (!strcmp(input, "-") || access(input, F_OK) == 0 || errno != ENOENT)
+		return false;
+	if (!strcmp(input, REPORT_DEFAULT_INPUT))
+		fprintf(stderr, "bareperf report: no %s here (the default input, in the current "
+			"directory): record one with 'bareperf record [-g] -- APP', or name a capture "
+			"with -i FILE\n", input);
+	else
+		fprintf(stderr, "bareperf report: %s: no such file (record one with 'bareperf "
+			"record -o %s -- APP')\n", input, input);
+	return true;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	struct report_cmd c = { .input = "capture.bpc", .ro = { .sort = REPORT_SORT_SYM },
+	struct report_cmd c = { .input = REPORT_DEFAULT_INPUT, .ro = { .sort = REPORT_SORT_SYM },
 				.o = { .f = stdout } };
 	struct session s;
 	struct symtab *t;
@@ -918,6 +943,8 @@ int cmd_report(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &c)) >= 0 || (rc = columns(&c)))
 		return rc;
 	if (cli_input("report", &c.input, c.stdin_tmp, sizeof(c.stdin_tmp)))
+		return 1;
+	if (no_capture(c.input))
 		return 1;
 	if (c.stats) {
 		rc = print_stats(&c);

@@ -3,9 +3,10 @@
 # loopnest (QEMU -icount, call chains, 1 and 2 CPUs): report's sort keys
 # (sym, dso, srcline, cpu, comm, pid), -F, -n, --no-children,
 # --header-only, --max-rows, a -C CPU not in the capture; stat -x SEP;
-# list WORD; -i - on every command that reads a capture; make run's call
-# chains (CALLCHAIN=); the top-level help; the man pages rendered from
-# each command's --help, and make install. Prints TAP.
+# list WORD; -i - on every command that reads a capture; report's hint
+# when there is no capture; make run's call chains (CALLCHAIN=); the
+# top-level help; the man pages rendered from each command's --help, and
+# make install. Prints TAP.
 #
 # Usage: sh test/e2e/cli.sh [BUILD_DIR]   (from the repository root)
 
@@ -115,6 +116,15 @@ rc=$?
 check "report -C 1,5: a warning for 5, the rows of 1" "$OUT/cpu15.err" \
 	sh -c "test $rc -eq 0 && grep -q 'warning: --cpu 5: not in this capture' '$OUT/cpu15.err' &&
 	       grep -q ' ap_idle\$' '$OUT/cpu15.txt'"
+
+# ---- no capture --------------------------------------------------------------------
+mkdir -p "$OUT/empty"
+ABP=$(cd "$(dirname "$BP")" && pwd)/$(basename "$BP")
+(cd "$OUT/empty" && "$ABP" report) > "$OUT/nocap.txt" 2>&1
+st=$?
+check "report with no -i and no capture.bpc here: names the default file, suggests record and -i, status 1" \
+	"$OUT/nocap.txt" sh -c "test $st -eq 1 && test \$(wc -l < '$OUT/nocap.txt') -eq 1 &&
+	grep -q \"no capture.bpc here (the default input, in the current directory): record one with 'bareperf record \[-g\] -- APP', or name a capture with -i FILE\" '$OUT/nocap.txt'"
 
 # ---- stdin ----------------------------------------------------------------------------
 R -i "$OUT/c1.bpc" > "$OUT/file.txt" 2>&1

@@ -27,6 +27,10 @@
  *   -- irq       (icount) a sample taken inside an interrupt's handler
  *                has in its call chain the function the interrupt hit,
  *                between the handler's frames and that function's callers
+ *   -- frameless a sample's call chain from a function hit before its
+ *                frame is set up (at its push %rbp, before its mov %rsp,
+ *                %rbp) or at its ret names its caller, on synthetic
+ *                stacks, as profile/sample.c builds it
  *   -- quiet asked=N done=N refused=N
  *                the run's metadata records what turbo=/prefetch= asked
  *                for, what every CPU has and what was refused (BP_QUIET_*)
@@ -739,6 +743,88 @@ static void check_quiet(int argc, char **argv)
 	       m->quiet_asked, m->quiet_done, m->quiet_refused, asked, done, refused);
 }
 
+/*
+ * A callee with its prologue's two instructions apart, as GCC schedules
+ * them, and a caller that calls it through a register (so that its return
+ * address is not found as a direct call's, leaf_return_of).
+ */
+asm(".pushsection .text\n"
+    ".globl frameless_callee\n"
+    ".type frameless_callee, @function\n"
+    "frameless_callee:\n"
+    "	push %rbp\n"			/* +0 */
+    "	nop\n"				/* +1 */
+    "	mov %rsp, %rbp\n"		/* +2 */
+    "	nop\n"				/* +5 */
+    "	pop %rbp\n"			/* +6 */
+    "	ret\n"				/* +7 */
+    ".size frameless_callee, . - frameless_callee\n"
+    ".globl frameless_caller\n"
+    ".type frameless_caller, @function\n"
+    "frameless_caller:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	lea frameless_callee(%rip), %rax\n"
+    "	call *%rax\n"
+    ".globl frameless_caller_ret\n"
+    "frameless_caller_ret:\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size frameless_caller, . - frameless_caller\n"
+    ".popsection\n");
+void frameless_callee(void);
+void frameless_caller(void);
+extern const char frameless_caller_ret[];
+
+/* The chain profile/sample.c records for an NMI at rip with sp and rbp,
+ * on a stack of [lo, hi). */
+static u32 sample_chain(u64 rip, u64 *sp, u64 rbp, u64 lo, u64 hi, u64 *ips, u32 max)
+{
+	u64 ret = frameless_return_of(rip, sp, rbp);
+
+	ips[0] = rip;
+	return ret ? 1 + bp_callchain_fp(ret, rbp, lo, hi, ips + 1, max - 1)
+		   : bp_callchain_fp(rip, rbp, lo, hi, ips, max);
+}
+
+static void check_frameless(void)
+{
+	static u64 stk[8] __attribute__((aligned(16)));
+	const u64 f = (u64)frameless_callee, ret_c = (u64)frameless_caller_ret;
+	const u64 ret_b = (u64)check_irq + 1, ret_a = (u64)check_quiet + 1;
+	const u64 lo = (u64)stk, hi = (u64)(stk + 8);
+	static const struct { const char *where; u32 off; u32 sp; u32 rbp; } cases[] = {
+		{ "at its push %rbp", 0, 2, 4 },
+		{ "after its push %rbp", 1, 1, 4 },
+		{ "at its mov %rsp, %rbp", 2, 1, 4 },
+		{ "with its frame set up", 5, 1, 1 },
+		{ "at its ret", 7, 2, 4 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		u64 ips[8];
+		/* The caller's frame at stk[4], its caller's at stk[6]; the
+		 * return address into the caller at stk[2], the pushed RBP
+		 * below it. */
+		memset(stk, 0, sizeof(stk));
+		stk[1] = (u64)&stk[4];
+		stk[2] = ret_c;
+		stk[4] = (u64)&stk[6];
+		stk[5] = ret_b;
+		stk[7] = ret_a;
+		u32 n = sample_chain(f + cases[i].off, &stk[cases[i].sp], (u64)&stk[cases[i].rbp],
+				     lo, hi, ips, ARRAY_SIZE(ips));
+		report(n == 4 && ips[0] == f + cases[i].off && ips[1] == ret_c && ips[2] == ret_b &&
+		       ips[3] == ret_a,
+		       "a sample %s: the chain is callee, caller, its callers (%u entries: %lx %lx "
+		       "%lx %lx; caller's return %lx)", cases[i].where, n, ips[0], n > 1 ? ips[1] : 0,
+		       n > 2 ? ips[2] : 0, n > 3 ? ips[3] : 0, ret_c);
+	}
+	/* What the NMI reads in a set-up frame is not taken for a return. */
+	report(frameless_return_of(f + 5, &stk[1], (u64)&stk[1]) == 0,
+	       "no return address taken from a frame that is set up");
+}
+
 static int test_profile_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "exact";
@@ -761,6 +847,8 @@ static int test_profile_main(int argc, char **argv)
 		check_lapic();
 	else if (!strcmp(what, "irq"))
 		check_irq();
+	else if (!strcmp(what, "frameless"))
+		check_frameless();
 	else if (!strcmp(what, "quiet"))
 		check_quiet(argc, argv);
 	else

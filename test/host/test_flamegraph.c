@@ -477,7 +477,7 @@ static void test_reverse(void **state)
 }
 
 /* Folded stacks read back: the same tree, written out the same; lines
- * without a whole count after the last blank are ignored and counted. */
+ * without a count after the last blank are ignored and counted. */
 static void test_read_folded(void **state)
 {
 	static const char text[] =
@@ -485,7 +485,7 @@ static void test_read_folded(void **state)
 		"kmain;loopnest_main;sieve\t3\r\n"
 		"kmain;loopnest_main 1\n"
 		"no count here\n"
-		"a;b 1.5\n"
+		"a;b 1e3\n"
 		"\n"
 		"kmain;loopnest_main;matmul 2  \n"
 		"op<a&b> x 4\n";
@@ -515,6 +515,60 @@ static void test_read_folded(void **state)
 			    "op<a&b> x 4\n");
 	free(out);
 	stack_tree_free(&tr);
+}
+
+/* Fractional counts, as flamegraph.pl takes them ("0.25", "3."): kept to
+ * six decimals, the seventh rounding; the tree, folded output and the
+ * SVG's titles say them as given; ".5" and "1e3" are no counts. */
+static void test_read_folded_fractions(void **state)
+{
+	static const char text[] =
+		"main;a 2\n"
+		"main;b 0.25\n"
+		"main;a 1.5\n"
+		"main;c 3.\n"
+		"main;d 0.0000004\n"
+		"main;e 0.00000051\n"
+		"main;f .5\n"
+		"main;g 1e3\n";
+	struct stack_tree tr;
+	size_t ignored;
+	char err[128], *out, num[32];
+	FILE *f = fopen(tmpdir_path("frac.folded"), "w");
+
+	(void)state;
+	fputs(text, f);
+	fclose(f);
+	f = fopen(tmpdir_path("frac.folded"), "r");
+	assert_int_equal(stack_tree_read_folded(&tr, f, &ignored, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(ignored, 2);
+	assert_int_equal(tr.unit, STACK_UNIT_FRACTION);
+	assert_string_equal(stack_count_text(&tr, tr.nodes[0].total, num, sizeof(num)),
+			    "6.750001");
+	assert_string_equal(stack_count_text(&tr, tr.nodes[find_child(&tr, find_child(&tr, 0,
+			    "main"), "a")].self, num, sizeof(num)), "3.5");
+	f = fopen(tmpdir_path("frac_out.folded"), "w");
+	assert_int_equal(stack_tree_write_folded(&tr, f), 0);
+	fclose(f);
+	out = slurp(tmpdir_path("frac_out.folded"));
+	assert_string_equal(out,
+			    "main;a 3.5\n"
+			    "main;b 0.25\n"
+			    "main;c 3\n"
+			    "main;e 0.000001\n");
+	free(out);
+	stack_tree_free(&tr);
+
+	char *fg[] = { "flamegraph", "--folded", "-i", NULL, "-o", NULL, NULL };
+	fg[3] = tmpdir_path("frac.folded");
+	fg[5] = tmpdir_path("frac.svg");
+	assert_int_equal(cmd_flamegraph(6, fg), 0);
+	out = slurp(tmpdir_path("frac.svg"));
+	assert_non_null(strstr(out, "<title>a (3.5 samples, 51.85%)</title>"));
+	assert_non_null(strstr(out, "<title>b (0.25 samples, 3.70%)</title>"));
+	assert_non_null(strstr(out, ">6.750001 samples, "));
+	free(out);
 }
 
 /* --inverted, --countname, --minwidth as a percentage, --colors. */
@@ -849,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_reverse),
 		cmocka_unit_test(test_read_folded),
+		cmocka_unit_test(test_read_folded_fractions),
 		cmocka_unit_test(test_svg_options),
 		cmocka_unit_test(test_flamegraph_folded_cmd),
 		cmocka_unit_test(test_pprof),

@@ -496,6 +496,59 @@ static void call_graph_inverted(void **state)
 	report_free(&r);
 }
 
+/* Every function in a chain has its tree, those without samples of their
+ * own too (perf's --children): -G, its chains from the outermost caller
+ * down to it; -g, its callers, innermost first. */
+static void call_graph_children(void **state)
+{
+	struct report r;
+	const uint64_t hot[3] = { A(fn_hot), A(fn_mid) + 5, A(fn_top) + 5 };
+	const uint64_t warm[2] = { A(fn_warm), A(fn_top) + 9 };
+
+	(void)state;
+	for (int inv = 0; inv < 2; inv++) {
+		struct report_opts o = { .sort = REPORT_SORT_SYM, .callgraph = true,
+					 .inverted = inv };
+		sess_init();
+		for (int i = 0; i < 7; i++)
+			add(hot[0], 1, 0, 1, 0, 3, hot);
+		for (int i = 0; i < 2; i++)
+			add(warm[0], 1, 0, 1, 0, 2, warm);
+		assert_int_equal(report_aggregate(&S, T, &o, &r, err, sizeof(err)), 0);
+		const struct report_row *m = row(&r.events[0], "fn_mid");
+		const struct report_row *top = row(&r.events[0], "fn_top");
+		assert_non_null(m);
+		assert_non_null(top);
+		assert_int_equal(m->samples, 0);
+		/* fn_mid: -G fn_top then fn_mid; -g fn_top. */
+		assert_int_not_equal(m->callers, 0);
+		size_t c = r.pool[m->callers].first_child;
+		assert_int_not_equal(c, 0);
+		assert_string_equal(r.pool[c].name, "fn_top");
+		assert_int_equal(r.pool[c].samples, 7);
+		assert_int_equal(r.pool[c].next_sibling, 0);
+		c = r.pool[c].first_child;
+		if (inv) {
+			assert_string_equal(r.pool[c].name, "fn_mid");
+			assert_int_equal(r.pool[c].first_child, 0);
+		} else {
+			assert_int_equal(c, 0);
+		}
+		/* fn_top, every sample's outermost caller: -G itself alone;
+		 * -g no callers. */
+		assert_int_not_equal(top->callers, 0);
+		c = r.pool[top->callers].first_child;
+		if (inv) {
+			assert_string_equal(r.pool[c].name, "fn_top");
+			assert_int_equal(r.pool[c].samples, 9);
+			assert_int_equal(r.pool[c].first_child, 0);
+		} else {
+			assert_int_equal(c, 0);
+		}
+		report_free(&r);
+	}
+}
+
 /* -g on samples without a chain: each still counts toward its own
  * function's inclusive cost, so Children is never below Self. */
 static void call_graph_chainless(void **state)
@@ -729,6 +782,7 @@ int main(void)
 		cmocka_unit_test(call_graph_batched),
 		cmocka_unit_test(script_interrupted),
 		cmocka_unit_test(call_graph_inverted),
+		cmocka_unit_test(call_graph_children),
 		cmocka_unit_test(by_line),
 		cmocka_unit_test(by_line_merges_functions),
 		cmocka_unit_test(time_window),

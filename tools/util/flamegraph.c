@@ -129,6 +129,7 @@ static int svg_pre(const struct stack_tree *tr, uint32_t n, void *vctx)
 	const struct stack_node *nd = &tr->nodes[n];
 	double w = nd->total * c->scale, x, y;
 	unsigned rgb[3];
+	char num[32];
 
 	/* Children start at their parent's left edge, one after the other. */
 	if (n == 0) {
@@ -154,11 +155,11 @@ static int svg_pre(const struct stack_tree *tr, uint32_t n, void *vctx)
 		frame_color(nd->name, nd->kind, c->palette, rgb);
 	fputs("<g class=\"f\"><title>", c->out);
 	xml_escape(c->out, nd->name);
-	fprintf(c->out, " (%" PRIu64 " ", nd->total);
+	fprintf(c->out, " (%s ", stack_count_text(tr, nd->total, num, sizeof(num)));
 	if (c->countname)
 		xml_escape(c->out, c->countname);
 	else
-		fputs(nd->total == 1 ? "sample" : "samples", c->out);
+		fputs(nd->total == tr->unit ? "sample" : "samples", c->out);
 	fprintf(c->out, ", %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" "
 		"width=\"%.1f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/>"
 		"<text x=\"%.1f\" y=\"%.1f\">", 100.0 * nd->total / c->total,

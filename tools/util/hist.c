@@ -435,6 +435,18 @@ static size_t node_child(struct report_agg *A, size_t parent, uint64_t key, cons
 	return c;
 }
 
+/* The child of parent with key, if there is one; else 0. */
+static size_t node_find(const struct report_agg *A, size_t parent, uint64_t key)
+{
+	if (!A->cm)
+		return 0;
+	for (size_t j = hash64(key ^ parent * 0x9e3779b97f4a7c15ull, A->cm_mask); A->cm[j].node;
+	     j = (j + 1) & A->cm_mask)
+		if (A->cm[j].parent == parent && A->cm[j].key == key)
+			return A->cm[j].node;
+	return 0;
+}
+
 #define MAX_CHAIN 128
 
 /* -g: a chain (its leaf ip, then nr_ips ips: ips[0] the leaf again, then
@@ -461,23 +473,26 @@ static int add_chain(struct report_agg *A, struct evstate *E, uint64_t ip, uint3
 				       &names[n]);
 		n++;
 	}
-	/* Under the root, the leaf; under it its callers, innermost first,
-	 * or (inverted) the chain from the outermost caller down to the leaf. */
-	node = E->root;
-	for (size_t k = 0; k < n + A->o.inverted; k++) {
-		size_t i = !A->o.inverted ? k : k ? n - k : 0;
-		node = node_child(A, node, keys[i], names[i]);
-		if (!node)
-			return -1;
-		r->pool[node].samples += samples;
-		r->pool[node].period += period;
-	}
-	/* Inclusive cost once per function, however often it recurs. */
-	for (size_t i = 0; i < n; i++) {
+	/* Under the root, every function of the chain, as perf's --children
+	 * has it, once however often it recurs (its innermost call); under
+	 * each its callers, innermost first, or (inverted) the chain from the
+	 * outermost caller down to it. Its inclusive cost likewise once. */
+	for (size_t j = 0; j < n; j++) {
 		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = keys[j] == keys[i];
-		if (!seen && iptab_add(&E->child, keys[i], 0, samples, period))
+		for (size_t i = 0; i < j && !seen; i++)
+			seen = keys[i] == keys[j];
+		if (seen)
+			continue;
+		node = E->root;
+		for (size_t k = 0; k < n - j + A->o.inverted; k++) {
+			size_t i = j + (!A->o.inverted ? k : k ? n - j - k : 0);
+			node = node_child(A, node, keys[i], names[i]);
+			if (!node)
+				return -1;
+			r->pool[node].samples += samples;
+			r->pool[node].period += period;
+		}
+		if (iptab_add(&E->child, keys[j], 0, samples, period))
 			return -1;
 	}
 	return 0;
@@ -775,9 +790,10 @@ static int build_rows(struct report_agg *A, size_t ev)
 			struct symbol sy = symtab_lookup(A->sc.t, x->ip);
 			rows[extra++] = (struct report_row){
 				.key = x->ip, .name = sy.name && sy.start == x->ip ? sy.name : NULL,
-				.child_samples = x->samples, .child_period = x->period };
+				.child_samples = x->samples, .child_period = x->period,
+				.callers = node_find(A, S->root, x->ip) };
 		}
-		/* Each leaf function's callers tree: the root's child with its key. */
+		/* Each function's callers tree: the root's child with its key. */
 		for (size_t c = A->r->pool[S->root].first_child; c; c = A->r->pool[c].next_sibling) {
 			size_t k = find_key(rows, n, A->r->pool[c].key);
 			if (k < n)

@@ -222,7 +222,24 @@ static int tree_init(struct stack_tree *tr)
 	tr->cap = 1024;
 	tr->nodes[0] = (struct stack_node){ .name = "all" };
 	tr->n = 1;
+	tr->unit = 1;
 	return 0;
+}
+
+const char *stack_count_text(const struct stack_tree *tr, uint64_t count, char *buf, size_t n)
+{
+	uint64_t unit = tr->unit ? tr->unit : 1, part = count % unit;
+	int len = snprintf(buf, n, "%" PRIu64, count / unit);
+
+	if (part && len > 0 && (size_t)len < n) {
+		int digits = 0;
+		for (uint64_t u = unit; u > 1; u /= 10)
+			digits++;
+		while (part % 10 == 0)
+			part /= 10, digits--;
+		snprintf(buf + len, n - (size_t)len, ".%0*" PRIu64, digits, part);
+	}
+	return buf;
 }
 
 int stack_tree_build(struct stack_tree *tr, const struct session *s, const struct symtab *t,
@@ -291,21 +308,73 @@ static const char *own_name(struct stack_map *m, const char *s, size_t n)
 	return copy;
 }
 
+/*
+ * A folded line's count as flamegraph.pl takes it: digits, then perhaps a
+ * point and more digits. *whole, and the fraction in millionths in *part
+ * (the seventh decimal rounds it, half up; further ones are dropped);
+ * *point if there was one. -1 if s is no such count, or too large.
+ */
+static int folded_count(const char *s, uint64_t *whole, uint64_t *part, bool *point)
+{
+	uint64_t scale = STACK_UNIT_FRACTION;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*whole = strtoull(s, &end, 10);
+	*part = 0;
+	*point = *end == '.';
+	if (errno)
+		return -1;
+	if (*point)
+		for (end++; *end >= '0' && *end <= '9'; end++) {
+			if (scale > 1)
+				*part += (uint64_t)(*end - '0') * (scale /= 10);
+			else if (scale == 1 && *end >= '5')
+				(*part)++, scale = 0;
+			else
+				scale = 0;
+		}
+	return *end ? -1 : 0;
+}
+
+/* The tree counts millionths of a sample from now on. 0, or -1 if its
+ * counts are too large for that. */
+static int tree_to_fractions(struct stack_tree *tr)
+{
+	if (tr->nodes[0].total > UINT64_MAX / STACK_UNIT_FRACTION)
+		return -1;
+	for (size_t i = 0; i < tr->n; i++) {
+		tr->nodes[i].total *= STACK_UNIT_FRACTION;
+		tr->nodes[i].self *= STACK_UNIT_FRACTION;
+	}
+	tr->unit = STACK_UNIT_FRACTION;
+	return 0;
+}
+
 /* One folded line, "a;b;c 12" (trailing white space gone), into the tree;
  * 1 if it is no such line. */
 static int folded_line(struct stack_tree *tr, char *line)
 {
-	char *sp = strrchr(line, ' '), *tab = strrchr(line, '\t'), *end;
+	char *sp = strrchr(line, ' '), *tab = strrchr(line, '\t');
 	uint32_t node = 0;
-	uint64_t count;
+	uint64_t count, whole, part;
+	bool point;
 
 	if (!sp || (tab && tab > sp))
 		sp = tab;
-	if (!sp || sp == line || sp[1] < '0' || sp[1] > '9')
+	if (!sp || sp == line || folded_count(sp + 1, &whole, &part, &point))
 		return 1;
-	errno = 0;
-	count = strtoull(sp + 1, &end, 10);
-	if (*end || errno)
+	if (point && tr->unit == 1 && tree_to_fractions(tr))
+		return 1;
+	if (tr->unit == 1)
+		count = whole;
+	else if (whole > (UINT64_MAX - part) / STACK_UNIT_FRACTION)
+		return 1;
+	else
+		count = whole * STACK_UNIT_FRACTION + part;
+	if (tr->nodes[0].total > UINT64_MAX - count)
 		return 1;
 	while (sp > line && (sp[-1] == ' ' || sp[-1] == '\t'))
 		sp--;
@@ -366,6 +435,7 @@ int stack_tree_reverse(const struct stack_tree *in, struct stack_tree *out, char
 {
 	if (tree_init(out))
 		goto oom;
+	out->unit = in->unit;
 	out->nodes[0].total = in->nodes[0].total;
 	for (size_t n = 1; n < in->n; n++) {
 		uint64_t self = in->nodes[n].self;
@@ -497,7 +567,8 @@ static int folded_pre(const struct stack_tree *tr, uint32_t n, void *vctx)
 				fputc(';', c->out);
 			put_folded_name(c->out, c->path[d]);
 		}
-		fprintf(c->out, " %" PRIu64 "\n", nd->self);
+		char num[32];
+		fprintf(c->out, " %s\n", stack_count_text(tr, nd->self, num, sizeof(num)));
 	}
 	return ferror(c->out) ? -1 : 0;
 }

@@ -62,6 +62,7 @@ struct stack_tree {
 	struct stack_node *nodes;
 	size_t n, cap;
 	uint32_t max_depth;
+	uint64_t unit;			/* what one sample counts: 1, or STACK_UNIT_FRACTION */
 	/* private: (parent, name) -> node and name interning */
 	struct stack_map *map;
 };
@@ -76,10 +77,14 @@ void stack_tree_free(struct stack_tree *tr);
 
 /*
  * The tree of folded stacks read back (flamegraph.pl's input: "a;b;c 12"
- * per line, root first, a whole count after the last space or tab); the
- * names are the tree's own copies, every frame of kind kernel (the text
- * does not say). Lines that are not of that form are counted in *ignored.
+ * per line, root first, a count after the last space or tab); the names
+ * are the tree's own copies, every frame of kind kernel (the text does not
+ * say). A count may have a fraction, as flamegraph.pl takes it ("0.25",
+ * "3."): the first one makes the tree count millionths of a sample
+ * (unit STACK_UNIT_FRACTION), kept exactly to six decimals, more rounded
+ * half up. Lines that are not of that form are counted in *ignored.
  */
+#define STACK_UNIT_FRACTION	1000000u
 int stack_tree_read_folded(struct stack_tree *tr, FILE *in, size_t *ignored, char *err,
 			   size_t errlen);
 
@@ -96,6 +101,10 @@ int stack_tree_reverse(const struct stack_tree *in, struct stack_tree *out, char
  * pre-order, until it returns nonzero (which it returns; -1 out of memory). */
 typedef int (*stack_visit_fn)(const struct stack_tree *tr, uint32_t node, void *ctx);
 int stack_tree_walk(const struct stack_tree *tr, stack_visit_fn visit, void *ctx);
+
+/* count (a node's total or self) in samples as text into buf: "12", or
+ * "3.5" in a tree of fractions (to six decimals, no trailing zeros). */
+const char *stack_count_text(const struct stack_tree *tr, uint64_t count, char *buf, size_t n);
 
 /* Folded stacks ("a;b;c 12" per line, root first, children in name order):
  * one line per frame where samples ended. */
