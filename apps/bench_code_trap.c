@@ -50,6 +50,7 @@ static void stop(struct trap_frame *f, int why, u64 rip)
 		run.gs.seen = f->gs_base;
 	unwind_frame(f, &run.at);
 	f->gs_base = run.gs.want;
+	f->cr3 = run.kernel_cr3;
 }
 
 bool bench_code_fault_fixup(struct trap_frame *f)
@@ -58,13 +59,18 @@ bool bench_code_fault_fixup(struct trap_frame *f)
 
 	if (!run.active || this_cpu_id() != run.cpu)
 		return false;
-	bool soft = soft_int(f);
+	bool soft = soft_int(f), on_code = f->cr3 == run.code_cr3;
 	/* A #DB in the harness is the code's too: only the code sets
 	 * breakpoints while it is active. So is a fault in a loaded
 	 * program's function the code called (not in a kernel function: the
-	 * harness calls those too). */
-	if (!soft && (v >= 32 || v == VEC_NMI || v == VEC_DF || v == VEC_MC ||
-		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB)))
+	 * harness calls those too), and whatever faulted on the code's page
+	 * tables, a kernel function it called included: the harness never
+	 * runs on them. So is a #DF there: an exception whose frame went to
+	 * a stack the code pointed at memory it may not write (SDM Vol. 3A
+	 * 6.15, interrupt 8: a #PF in delivering a #PF). */
+	if (!soft && (v >= 32 || v == VEC_NMI || (v == VEC_DF && !on_code) || v == VEC_MC ||
+		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB &&
+		       !on_code)))
 		return false;
 	bench_state_debug_off();
 	run.soft = soft;

@@ -30,6 +30,10 @@ struct bench_code_run {
 	 * nothing else): the generated code's exit puts them back before
 	 * returning to the harness, which uses SSE and GS. */
 	struct bench_code_kept { u64 want, seen; } gs, cr0, cr4;
+	/* The code's page tables (paging_code_cr3) and the kernel's: a trap
+	 * taken on the code's is the code's, and an unwind returns on the
+	 * kernel's. */
+	u64 code_cr3, kernel_cr3;
 	/* the code's layout, for naming an offset */
 	/* [0] and [1]: n and 2n copies; [2]: the one-time init */
 	u64 fn[3], body[3], body_end[3], init[3], init_end[3], late[3], late_end[3];
@@ -44,8 +48,9 @@ struct bench_code_cpu {
 };
 
 /* trap_set_fault_fixup's: unwinds a CPU exception the code raised, or an
- * INT n it ran, also in a loaded program's function it
- * called; false for all else (#DF and a real #MC never unwind). */
+ * INT n it ran, also in a loaded program's function it called, or
+ * anywhere while the code's page tables were on (a #DF too: its stack was
+ * not writable); false for all else (a real #MC never unwinds). */
 bool bench_code_fault_fixup(struct trap_frame *f);
 /* The HPET NMI (hpet_nmi_start): stops code that ran past the timeout. */
 void bench_code_watchdog(struct trap_frame *f, void *arg);
