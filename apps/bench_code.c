@@ -31,6 +31,7 @@ static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
 static u64 r14_maps, r14_maps_seen[MAX_CPUS];
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
 static u64 code_cr3;		/* the code's page tables (paging_code_cr3) */
+static u32 kernel_efer;		/* EFER as the kernel runs with it (its high half is 0) */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 /* The code area's first pages, read-only and executable: the last code
  * generated; the pages after them stay writable and not executable. */
@@ -45,6 +46,7 @@ static void cpu_said(const struct bench_code_cpu *was, const struct bench_code_c
 	static const struct { size_t off; const char *name; } regs[] = {
 		{ offsetof(struct bench_code_cpu, cr0), "CR0" },
 		{ offsetof(struct bench_code_cpu, cr4), "CR4" },
+		{ offsetof(struct bench_code_cpu, efer), "EFER" },
 		{ offsetof(struct bench_code_cpu, gs_base), "GS_BASE" },
 		{ offsetof(struct bench_code_cpu, kernel_gs_base), "KERNEL_GS_BASE" },
 	};
@@ -166,6 +168,18 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
 	static const u8 cr3_write[] = { 0x0f, 0x22, 0xd8 };		/* mov cr3, rax */
+	/* EFER back if the code changed it, what it was kept in R9 (0 if
+	 * not), then stored at RSI = &run.efer_seen if not 0. */
+	static const u8 efer_read[] = {
+		0xb9, 0x80, 0x00, 0x00, 0xc0, 0x0f, 0x32,		/* mov ecx, EFER; rdmsr */
+		0x45, 0x31, 0xc9, 0x3d,					/* xor r9d, r9d; cmp eax, */
+	}, efer_back[] = {
+		0x74, 0x0c, 0x41, 0x89, 0xc1, 0xb8,			/* je +12; mov r9d, eax; mov eax, */
+	}, efer_write[] = {
+		0x31, 0xd2, 0x0f, 0x30,					/* xor edx, edx; wrmsr */
+	}, efer_keep[] = {
+		0x45, 0x85, 0xc9, 0x74, 0x03, 0x4c, 0x89, 0x0e,		/* test r9d, r9d; jz +3; mov [rsi], r9 */
+	};
 	/* The kernel's GS base, CR0 and CR4 back if the code changed them
 	 * (SWAPGS; CR0.TS makes SSE fault), what was there instead kept in
 	 * run.*.seen: RSI = &run.gs, &run.cr0, &run.cr4. */
@@ -224,9 +238,19 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	}
 	if (drain)
 		emit_drain(g);
+	/* EFER first, before anything is read through the page tables: with
+	 * NXE clear an entry with NX set is a reserved-bit #PF (SDM Vol. 3A
+	 * 4.7), and the switch to the kernel's tables empties the TLB. */
+	emit(g, efer_read, sizeof(efer_read));
+	emit(g, &kernel_efer, 4);
+	emit(g, efer_back, sizeof(efer_back));
+	emit(g, &kernel_efer, 4);
+	emit(g, efer_write, sizeof(efer_write));
 	/* The kernel's page tables back before anything writes its memory. */
 	emit_imm64(g, mov_rax, run.kernel_cr3);
 	emit(g, cr3_write, sizeof(cr3_write));
+	emit_imm64(g, mov_rsi, (u64)&run.efer_seen);
+	emit(g, efer_keep, sizeof(efer_keep));
 	emit_imm64(g, mov_rsi, (u64)&run.cr4);
 	emit(g, cr4_read, sizeof(cr4_read));
 	emit(g, cr_back, sizeof(cr_back));
@@ -396,6 +420,7 @@ static const char *setup_memory(const struct code_req *r)
 		return "out of memory for the code's page tables";
 	run.code_cr3 = code_cr3;
 	run.kernel_cr3 = read_cr3();
+	kernel_efer = rdmsr(MSR_IA32_EFER);
 	if (!area) {
 		area = vmalloc_code(BENCH_CODE_AREA_PAGES);
 		if (!area)
@@ -787,6 +812,10 @@ void bench_code_serve(const u8 *v, size_t len)
 			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx%s, "
 				       "error code %#lx%s", text, run.cr2, named, run.error, changed);
 		}
+		else if (run.vector == VEC_DF)
+			control_replyf(WIRE_CTL_ERROR, "fault: #DF double fault %s: the CPU could "
+				       "not push an exception's frame (RSP at memory the code may not "
+				       "write?)%s", text, changed);
 		else
 			control_replyf(WIRE_CTL_ERROR, "fault: %s %s, error code %#lx%s",
 				       trap_name(run.vector), text, run.error, changed);

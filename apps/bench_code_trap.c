@@ -102,6 +102,7 @@ void bench_code_cpu_save(struct bench_code_cpu *s)
 	s->cr4 = read_cr4();
 	s->gs_base = rdmsr(MSR_IA32_GS_BASE);
 	s->kernel_gs_base = rdmsr(MSR_KERNEL_GS_BASE);
+	s->efer = rdmsr(MSR_IA32_EFER);
 }
 
 /* Noinline and after the unwind point: nothing here may use SSE. */
@@ -116,6 +117,10 @@ static void __attribute__((noinline)) put_back(const struct bench_code_cpu *s,
 		now->cr0 = run.cr0.seen;
 	if (run.cr4.seen != run.cr4.want)
 		now->cr4 = run.cr4.seen;
+	if (run.efer_seen)
+		now->efer = run.efer_seen;
+	if (now->efer != s->efer)
+		wrmsr(MSR_IA32_EFER, s->efer);
 	if (now->cr0 != s->cr0)
 		write_cr0(s->cr0);
 	if (now->cr4 != s->cr4)
@@ -132,6 +137,7 @@ void bench_code_guarded(void (*fn)(void *), void *arg, const struct bench_code_c
 	run.gs = (struct bench_code_kept){ before->gs_base, before->gs_base };
 	run.cr0 = (struct bench_code_kept){ before->cr0, before->cr0 };
 	run.cr4 = (struct bench_code_kept){ before->cr4, before->cr4 };
+	run.efer_seen = 0;
 	if (!unwind_save(&run.at)) {
 		run.t0 = hpet_read();
 		run.active = true;
