@@ -9,7 +9,8 @@
 
 /* Layout written by kernel/isr.asm: the GS base and the CR3 the trap
  * came with (put back on return; a handler that resumes kernel code
- * elsewhere sets them to the kernel's), the GPRs pushed in reverse, then
+ * elsewhere sets them to the kernel's; cr3 is 0 until code run on purpose
+ * has page tables of its own, paging_code_cr3), the GPRs pushed in reverse, then
  * the stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
  * 6.14.1). */
 struct trap_frame {
