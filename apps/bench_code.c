@@ -22,7 +22,7 @@
 
 
 /* The registers that point into memory areas of their own, nanoBench's:
- * each area's top (vmalloc_stack's), pages and middle. */
+ * each area's top, pages and middle. */
 enum { REG_R14, REG_RDI, REG_RSI, REG_RSP, REG_RBP, NREG_AREAS };
 static const char *const reg_name[NREG_AREAS] = { "R14", "RDI", "RSI", "RSP", "RBP" };
 static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
@@ -30,6 +30,8 @@ static struct reg_area { u64 top, pages, mid; } reg_area[NREG_AREAS];
  * dropped its translations. */
 static u64 r14_maps, r14_maps_seen[MAX_CPUS];
 static u64 saved_rsp;		/* the kernel RSP inside the generated function */
+static u64 code_cr3;		/* the code's page tables (paging_code_cr3) */
+static u32 kernel_efer;		/* EFER as the kernel runs with it (its high half is 0) */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 /* The code area's first pages, read-only and executable: the last code
  * generated; the pages after them stay writable and not executable. */
@@ -44,6 +46,7 @@ static void cpu_said(const struct bench_code_cpu *was, const struct bench_code_c
 	static const struct { size_t off; const char *name; } regs[] = {
 		{ offsetof(struct bench_code_cpu, cr0), "CR0" },
 		{ offsetof(struct bench_code_cpu, cr4), "CR4" },
+		{ offsetof(struct bench_code_cpu, efer), "EFER" },
 		{ offsetof(struct bench_code_cpu, gs_base), "GS_BASE" },
 		{ offsetof(struct bench_code_cpu, kernel_gs_base), "KERNEL_GS_BASE" },
 	};
@@ -164,6 +167,19 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	static const u8 mov_rax[] = { 0x48, 0xb8 }, mov_r15[] = { 0x49, 0xbf };
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
+	static const u8 cr3_write[] = { 0x0f, 0x22, 0xd8 };		/* mov cr3, rax */
+	/* EFER back if the code changed it, what it was kept in R9 (0 if
+	 * not), then stored at RSI = &run.efer_seen if not 0. */
+	static const u8 efer_read[] = {
+		0xb9, 0x80, 0x00, 0x00, 0xc0, 0x0f, 0x32,		/* mov ecx, EFER; rdmsr */
+		0x45, 0x31, 0xc9, 0x3d,					/* xor r9d, r9d; cmp eax, */
+	}, efer_back[] = {
+		0x74, 0x0c, 0x41, 0x89, 0xc1, 0xb8,			/* je +12; mov r9d, eax; mov eax, */
+	}, efer_write[] = {
+		0x31, 0xd2, 0x0f, 0x30,					/* xor edx, edx; wrmsr */
+	}, efer_keep[] = {
+		0x45, 0x85, 0xc9, 0x74, 0x03, 0x4c, 0x89, 0x0e,		/* test r9d, r9d; jz +3; mov [rsi], r9 */
+	};
 	/* The kernel's GS base, CR0 and CR4 back if the code changed them
 	 * (SWAPGS; CR0.TS makes SSE fault), what was there instead kept in
 	 * run.*.seen: RSI = &run.gs, &run.cr0, &run.cr4. */
@@ -189,6 +205,10 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	emit(g, save_rsp, sizeof(save_rsp));
 	for (int i = 0; i < NREG_AREAS; i++)
 		emit_imm64(g, mov_reg[i], reg_area[i].mid);
+	/* The code's page tables, once RSP is on the code's own stack: an
+	 * interrupt's frame goes there, writable in both. */
+	emit_imm64(g, mov_rax, code_cr3);
+	emit(g, cr3_write, sizeof(cr3_write));
 	if (r->loops)
 		emit_imm64(g, mov_r15, r->loops);
 	emit(g, zero, sizeof(zero));
@@ -218,6 +238,19 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	}
 	if (drain)
 		emit_drain(g);
+	/* EFER first, before anything is read through the page tables: with
+	 * NXE clear an entry with NX set is a reserved-bit #PF (SDM Vol. 3A
+	 * 4.7), and the switch to the kernel's tables empties the TLB. */
+	emit(g, efer_read, sizeof(efer_read));
+	emit(g, &kernel_efer, 4);
+	emit(g, efer_back, sizeof(efer_back));
+	emit(g, &kernel_efer, 4);
+	emit(g, efer_write, sizeof(efer_write));
+	/* The kernel's page tables back before anything writes its memory. */
+	emit_imm64(g, mov_rax, run.kernel_cr3);
+	emit(g, cr3_write, sizeof(cr3_write));
+	emit_imm64(g, mov_rsi, (u64)&run.efer_seen);
+	emit(g, efer_keep, sizeof(efer_keep));
 	emit_imm64(g, mov_rsi, (u64)&run.cr4);
 	emit(g, cr4_read, sizeof(cr4_read));
 	emit(g, cr_back, sizeof(cr_back));
@@ -357,12 +390,13 @@ static int parse(const u8 *p, size_t len, struct code_req *r)
 	return 0;
 }
 
-/* Map a register's area of `pages`: 0, or -1 (out of memory). */
+/* Map a register's area of `pages`, the code's to write: 0, or -1 (out
+ * of memory). */
 static int map_reg_area(struct reg_area *a, u64 pages)
 {
-	u64 top = vmalloc_stack(pages);
+	u64 base = vmalloc_code(pages), top = base + pages * PAGE_SIZE;
 
-	if (!top)
+	if (!base)
 		return -1;
 	*a = (struct reg_area){ top, pages, top - pages * PAGE_SIZE / 2 };
 	return 0;
@@ -380,6 +414,13 @@ static const char *setup_memory(const struct code_req *r)
 {
 	static char why[120];
 
+	/* The code's page tables: the kernel's (every CPU's) with what the
+	 * kernel writes read-only; what is mapped later reaches them too. */
+	if (!code_cr3 && !(code_cr3 = paging_code_cr3()))
+		return "out of memory for the code's page tables";
+	run.code_cr3 = code_cr3;
+	run.kernel_cr3 = read_cr3();
+	kernel_efer = rdmsr(MSR_IA32_EFER);
 	if (!area) {
 		area = vmalloc_code(BENCH_CODE_AREA_PAGES);
 		if (!area)
@@ -438,6 +479,35 @@ static void area_named(u64 addr, char *buf, size_t n)
 				  best, reg_name[i], lo, a->top);
 		}
 	}
+}
+
+#define PF_P	(1ul << 0)	/* #PF error code: a protection violation (SDM Vol. 3A 4.7) */
+#define PF_W	(1ul << 1)	/* ... on a write */
+
+/*
+ * addr, a store to which faulted, as the kernel memory it is: "the
+ * kernel's data, .bss+0x40" into buf; "" when it is not memory the kernel
+ * writes and the code's page tables keep read-only (paging_code_cr3).
+ */
+static void kernel_named(u64 addr, u64 error, char *buf, size_t n)
+{
+	static const struct { const char *lo, *hi, *name; } image[] = {
+		{ __text_start, __text_end, "the kernel's code, .text" },
+		{ __rodata_start, __rodata_end, "the kernel's read-only data, .rodata" },
+		{ __data_start, __bss_start, "the kernel's data, .data" },
+		{ __bss_start, __bss_end, "the kernel's data, .bss" },
+	};
+
+	buf[0] = 0;
+	if ((error & (PF_P | PF_W)) != (PF_P | PF_W) || !paging_code_readonly(addr))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(image); i++)
+		if (addr >= (u64)image[i].lo && addr < (u64)image[i].hi) {
+			ksnprintf(buf, n, "%s+%#lx", image[i].name, addr - (u64)image[i].lo);
+			return;
+		}
+	ksnprintf(buf, n, addr >> 63 ? "a kernel stack or other kernel memory" :
+		  "RAM by its physical address: the kernel's page tables, stacks and heap");
 }
 
 /* Where in the code rip is, as text. */
@@ -533,6 +603,14 @@ static void measure_job(void *arg)
 	}
 	bench_state_save(&before);
 	bench_code_cpu_save(&cpu);
+	/* Without CR0.WP the code's read-only tables stop no store at CPL 0
+	 * (SDM Vol. 3A 4.6.1); the put-back after each request sets it. */
+	if (!(cpu.cr0 & CR0_WP)) {
+		hpet_nmi_stop();
+		ksnprintf(j->errtext, sizeof(j->errtext), "CR0.WP is clear: the code's read-only "
+			  "page tables would not stop its stores");
+		return;
+	}
 	j->tables_was = tables_hash(&before);
 	run.why = STOP_NONE;
 	run.cpu = this_cpu_id();
@@ -723,10 +801,21 @@ void bench_code_serve(const u8 *v, size_t len)
 				       run.vector, text, changed);
 		else if (run.vector == VEC_PF) {
 			char named[120];
+			kernel_named(run.cr2, run.error, named, sizeof(named));
+			if (named[0]) {
+				control_replyf(WIRE_CTL_ERROR, "fault: #PF write to kernel memory "
+					       "(%s) %s, address %#lx, error code %#lx%s", named,
+					       text, run.cr2, run.error, changed);
+				return;
+			}
 			area_named(run.cr2, named, sizeof(named));
 			control_replyf(WIRE_CTL_ERROR, "fault: #PF page fault %s, address %#lx%s, "
 				       "error code %#lx%s", text, run.cr2, named, run.error, changed);
 		}
+		else if (run.vector == VEC_DF)
+			control_replyf(WIRE_CTL_ERROR, "fault: #DF double fault %s: the CPU could "
+				       "not push an exception's frame (RSP at memory the code may not "
+				       "write?)%s", text, changed);
 		else
 			control_replyf(WIRE_CTL_ERROR, "fault: %s %s, error code %#lx%s",
 				       trap_name(run.vector), text, run.error, changed);

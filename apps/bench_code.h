@@ -16,10 +16,12 @@
  *	  faults and the reply names the area and how far past it is
  *	RAX RBX RCX RDX R8-R13 = 0
  *	R15 = loop count (only with a loop; the body must not change it)
+ *	CR3 = the code's page tables (paging_code_cr3)
  *	init code, [drain], late-init code, [drain], NOPs up to the alignment
  *	  offset
  *	the body n times (2n times; 0 times in basic mode), in a loop
  *	  `dec r15; jnz` when the loop count is not 0, [drain]
+ *	CR3 = the kernel's
  *	CR4, CR0 and the GS base put back if the code changed them
  *	RSP, RFLAGS and the saved registers restored, ret
  *
@@ -46,7 +48,11 @@
  * data are hashed before the first request and after each: a write there
  * cannot be undone, so the reply is an ERROR "stopped: ..." and every
  * later request gets it too (the host reboots QEMU; a real machine needs
- * a reset). Writes to other kernel memory are not detected.
+ * a reset). On the code's page tables the kernel's memory is read-only
+ * (its image, its stacks, RAM by its physical address: kernel/paging.c),
+ * so a stray store there faults and is reported as the code's ("#PF
+ * write to kernel memory"); only code that clears CR0.WP or loads a CR3
+ * of its own gets past that.
  *
  * A CPU exception the code raises unwinds to the request (the fault
  * fix-up, apps/bench_code_trap.c, returning through an unwind point,
@@ -54,8 +60,8 @@
  * and so does the watchdog, an HPET NMI that stops code running longer
  * than the timeout: the reply is an ERROR naming the exception (or the
  * INT n the code ran, whatever its vector) and the offset in the snippet,
- * and the next request runs. #DF, a real #MC and a fault outside the
- * code's pages are the kernel's to report.
+ * and the next request runs. A real #MC, and a fault outside the code's
+ * pages and page tables (or a #DF there), are the kernel's to report.
  * The NMI is not masked by CLI; code that breaks its delivery (the IDT,
  * the HPET, the IOAPIC route) or hangs the CPU gets no reply at all, and
  * the host reports the silence in wall time.

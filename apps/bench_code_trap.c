@@ -50,6 +50,7 @@ static void stop(struct trap_frame *f, int why, u64 rip)
 		run.gs.seen = f->gs_base;
 	unwind_frame(f, &run.at);
 	f->gs_base = run.gs.want;
+	f->cr3 = run.kernel_cr3;
 }
 
 bool bench_code_fault_fixup(struct trap_frame *f)
@@ -58,13 +59,18 @@ bool bench_code_fault_fixup(struct trap_frame *f)
 
 	if (!run.active || this_cpu_id() != run.cpu)
 		return false;
-	bool soft = soft_int(f);
+	bool soft = soft_int(f), on_code = f->cr3 == run.code_cr3;
 	/* A #DB in the harness is the code's too: only the code sets
 	 * breakpoints while it is active. So is a fault in a loaded
 	 * program's function the code called (not in a kernel function: the
-	 * harness calls those too). */
-	if (!soft && (v >= 32 || v == VEC_NMI || v == VEC_DF || v == VEC_MC ||
-		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB)))
+	 * harness calls those too), and whatever faulted on the code's page
+	 * tables, a kernel function it called included: the harness never
+	 * runs on them. So is a #DF there: an exception whose frame went to
+	 * a stack the code pointed at memory it may not write (SDM Vol. 3A
+	 * 6.15, interrupt 8: a #PF in delivering a #PF). */
+	if (!soft && (v >= 32 || v == VEC_NMI || (v == VEC_DF && !on_code) || v == VEC_MC ||
+		      (!in_area(f->rip) && !program_text_holds(f->rip) && v != VEC_DB &&
+		       !on_code)))
 		return false;
 	bench_state_debug_off();
 	run.soft = soft;
@@ -96,6 +102,7 @@ void bench_code_cpu_save(struct bench_code_cpu *s)
 	s->cr4 = read_cr4();
 	s->gs_base = rdmsr(MSR_IA32_GS_BASE);
 	s->kernel_gs_base = rdmsr(MSR_KERNEL_GS_BASE);
+	s->efer = rdmsr(MSR_IA32_EFER);
 }
 
 /* Noinline and after the unwind point: nothing here may use SSE. */
@@ -110,6 +117,10 @@ static void __attribute__((noinline)) put_back(const struct bench_code_cpu *s,
 		now->cr0 = run.cr0.seen;
 	if (run.cr4.seen != run.cr4.want)
 		now->cr4 = run.cr4.seen;
+	if (run.efer_seen)
+		now->efer = run.efer_seen;
+	if (now->efer != s->efer)
+		wrmsr(MSR_IA32_EFER, s->efer);
 	if (now->cr0 != s->cr0)
 		write_cr0(s->cr0);
 	if (now->cr4 != s->cr4)
@@ -126,6 +137,7 @@ void bench_code_guarded(void (*fn)(void *), void *arg, const struct bench_code_c
 	run.gs = (struct bench_code_kept){ before->gs_base, before->gs_base };
 	run.cr0 = (struct bench_code_kept){ before->cr0, before->cr0 };
 	run.cr4 = (struct bench_code_kept){ before->cr4, before->cr4 };
+	run.efer_seen = 0;
 	if (!unwind_save(&run.at)) {
 		run.t0 = hpet_read();
 		run.active = true;

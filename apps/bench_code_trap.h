@@ -30,6 +30,13 @@ struct bench_code_run {
 	 * nothing else): the generated code's exit puts them back before
 	 * returning to the harness, which uses SSE and GS. */
 	struct bench_code_kept { u64 want, seen; } gs, cr0, cr4;
+	/* The code's page tables (paging_code_cr3) and the kernel's: a trap
+	 * taken on the code's is the code's, and an unwind returns on the
+	 * kernel's. */
+	u64 code_cr3, kernel_cr3;
+	/* EFER as the code left it when the generated code's exit put the
+	 * kernel's back (0: it had not changed it). */
+	u64 efer_seen;
 	/* the code's layout, for naming an offset */
 	/* [0] and [1]: n and 2n copies; [2]: the one-time init */
 	u64 fn[3], body[3], body_end[3], init[3], init_end[3], late[3], late_end[3];
@@ -40,19 +47,20 @@ extern u64 bench_code_area;	/* the generated code's pages, 0 until the first req
 
 /* The CPU state the kernel's own code needs, saved before code runs. */
 struct bench_code_cpu {
-	u64 cr0, cr4, gs_base, kernel_gs_base;
+	u64 cr0, cr4, gs_base, kernel_gs_base, efer;
 };
 
 /* trap_set_fault_fixup's: unwinds a CPU exception the code raised, or an
- * INT n it ran, also in a loaded program's function it
- * called; false for all else (#DF and a real #MC never unwind). */
+ * INT n it ran, also in a loaded program's function it called, or
+ * anywhere while the code's page tables were on (a #DF too: its stack was
+ * not writable); false for all else (a real #MC never unwinds). */
 bool bench_code_fault_fixup(struct trap_frame *f);
 /* The HPET NMI (hpet_nmi_start): stops code that ran past the timeout. */
 void bench_code_watchdog(struct trap_frame *f, void *arg);
 
 /* Run fn(arg) with the fix-up and the watchdog armed (the watchdog is
- * started by the caller). Whether it returned or was stopped, CR0, CR4
- * and both GS bases are then put back to *before before anything else
+ * started by the caller). Whether it returned or was stopped, CR0, CR4,
+ * EFER and both GS bases are then put back to *before before anything else
  * runs, and what was found in their place is stored in *found. */
 void bench_code_guarded(void (*fn)(void *), void *arg, const struct bench_code_cpu *before,
 			struct bench_code_cpu *found);

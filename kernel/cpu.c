@@ -118,8 +118,11 @@ void percpu_init(struct percpu *pc, u32 cpu, u32 apic_id)
 	pc->cpu = cpu;
 	pc->apic_id = apic_id;
 	pc->gdt[0] = 0;
-	pc->gdt[1] = 0x00af9a000000ffff;	/* 0x08: 64-bit code */
-	pc->gdt[2] = 0x00cf92000000ffff;	/* 0x10: data */
+	/* The accessed bits preset (type 0xb, 0x3): the CPU sets them when
+	 * it loads a descriptor (SDM Vol. 3A 3.4.5.1), CS on every interrupt,
+	 * a write the tables code runs on refuse (kernel/paging.c). */
+	pc->gdt[1] = 0x00af9b000000ffff;	/* 0x08: 64-bit code */
+	pc->gdt[2] = 0x00cf93000000ffff;	/* 0x10: data */
 	pc->gdt[3] = gdt_tss_low((u64)&pc->tss, sizeof(pc->tss) - 1);
 	pc->gdt[4] = (u64)&pc->tss >> 32;
 	pc->tss.iomap_base = sizeof(pc->tss);	/* no I/O bitmap */
@@ -154,7 +157,7 @@ void percpu_init(struct percpu *pc, u32 cpu, u32 apic_id)
 void percpu_alloc_stacks(struct percpu *pc)
 {
 	for (int i = 0; i < IST_COUNT; i++) {
-		u64 top = vmalloc_stack(IST_STACK_PAGES);
+		u64 top = vmalloc_cpu_stack(IST_STACK_PAGES);
 		if (!top)
 			panic("percpu_alloc_stacks: no memory for IST stacks");
 		pc->tss.ist[i] = top;

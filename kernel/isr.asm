@@ -21,6 +21,18 @@
 ; purpose may be running (kernel/trap.c); otherwise the base is the one
 ; its GDT gives.
 ;
+; Code run on purpose runs on page tables of its own, where what the
+; kernel writes is read-only (kernel/paging.c, code_pml4). Every entry
+; that finds CR3 on them moves to the kernel's (kernel_pml4) before the
+; handler writes anything but the stack it came in on (the code's own, or
+; an IST stack: writable in both), and keeps the CR3 it came with in
+; trap_frame.cr3; the exit goes back to the code's tables if that is
+; where the trap came from and the handler did not change its mind (a
+; fix-up that resumes the kernel elsewhere sets the kernel's). Until the
+; code's tables exist CR3 is not read (a trap costs no more): cr3 is 0.
+; An NMI may come at any instruction, this entry's and exit's included:
+; it does the same for itself and returns on the tables it found.
+;
 ; Around the call to trap_dispatch isr_common links one more frame into the
 ; chain the frame pointers make: [interrupted RBP, interrupted RIP], as a
 ; call from the interrupted code would have left. A walk from inside a
@@ -37,6 +49,8 @@
 extern trap_dispatch
 extern trap_entry_percpu
 extern trap_gs_check
+extern kernel_pml4
+extern code_pml4
 global isr_stubs
 global isr_frame_return
 
@@ -85,11 +99,21 @@ isr_common:
 	push	r13
 	push	r14
 	push	r15
-	sub	rsp, 16			; trap_frame.gs_base, .gdt_base
+	sub	rsp, 16			; trap_frame.gs_base, .cr3
 	cld
-	sgdt	[rsp + 6]		; limit at 6, base at 8: .gdt_base
+	sgdt	[rsp + 6]		; limit at 6, base at 8 (scratch)
 	mov	rbx, [rsp + 8]
 	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
+	xor	eax, eax		; 0: no code's tables in this boot, CR3 not read
+	cmp	qword [rel code_pml4], 0
+	je	.cr3_ok
+	mov	rax, cr3
+	cmp	rax, [rel code_pml4]
+	jne	.cr3_ok
+	mov	rdx, [rel kernel_pml4]	; the code's: the kernel's from here on
+	mov	cr3, rdx
+.cr3_ok:
+	mov	[rsp + 8], rax		; trap_frame.cr3: the tables we came with
 	cmp	dword [rel trap_gs_check], 0
 	jne	.gs_read
 	mov	[rsp], rbx		; the GS base is ours
@@ -129,7 +153,14 @@ isr_frame_return:
 	mov	ecx, MSR_GS_BASE
 	wrmsr
 .gs_back:
-	add	rsp, 32			; the walks' frame, trap_frame.gs_base, .gdt_base
+	mov	rax, [rsp + 24]		; trap_frame.cr3: back on the code's tables
+	test	rax, rax		; only if we came on them and still return there
+	jz	.cr3_back
+	cmp	rax, [rel code_pml4]
+	jne	.cr3_back
+	mov	cr3, rax
+.cr3_back:
+	add	rsp, 32			; the walks' frame, trap_frame.gs_base, .cr3
 	pop	r15
 	pop	r14
 	pop	r13

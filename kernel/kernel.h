@@ -132,6 +132,9 @@ size_t pmm_total_pages(void);
 /* Map npages of fresh memory at a new kernel address, with an unmapped
  * guard page below; returns the top (for stacks) or 0. */
 u64 vmalloc_stack(size_t npages);
+/* The same for a stack the CPU itself pushes on while code run on
+ * purpose runs (an IST stack): writable in paging_code_cr3's tables. */
+u64 vmalloc_cpu_stack(size_t npages);
 /* Unmap what vmalloc_stack(npages) returned top for and free its memory
  * (the addresses are not used again). Other CPUs may still hold the old
  * translations until their next CR3 write. */
@@ -143,6 +146,14 @@ u64 vmalloc_code(size_t npages);
 void paging_code_exec(u64 va, size_t npages, bool exec);
 /* The same pages read-only, no-execute (vfree_stack frees them all). */
 void paging_code_rodata(u64 va, size_t npages);
+/* The tables code run on purpose (apps/bench_code.c) runs on, built the
+ * first time (kernel/paging.c): the kernel's mappings, with what the
+ * kernel may write read-only but for the code's own pages (vmalloc_code's),
+ * the IST stacks (vmalloc_cpu_stack's) and MMIO. Their CR3, or 0 when out
+ * of memory. Later mappings reach both sets. */
+u64 paging_code_cr3(void);
+/* va is writable in the kernel's tables and read-only in the code's. */
+bool paging_code_readonly(u64 va);
 /* A hash of every entry of the kernel's page tables, the Accessed and
  * Dirty bits left out (the CPU sets them): a write to any entry changes it. */
 u64 paging_hash(void);

@@ -10,6 +10,17 @@
  *                       left unmapped.
  *   VMALLOC_BASE..      stacks with an unmapped guard page below each.
  *
+ * The code the host sends (apps/bench_code.c) runs on a second set of
+ * tables, code_pml4, built once by paging_code_cr3: the same entries,
+ * but a page the kernel can write is read-only there unless its entry
+ * says it is the code's too (PTE_CODE_RW: the code's own pages, the IST
+ * stacks the CPU pushes an NMI's frame on, MMIO). So the kernel's image,
+ * its stacks, its page tables and the rest of RAM by its physical address
+ * (the identity map) are read-only to the code: a stray store faults
+ * instead of writing them. Every entry is written through set_pte, which
+ * writes both sets of tables; one set serves every CPU (one address
+ * space, and code runs on one CPU at a time).
+ *
  * The entries' bits and the walk that only reads (va_mapped) are
  * kernel/pgtable.h and kernel/pgtable.c.
  */
@@ -38,23 +49,35 @@ static u64 *table_at(u64 *entry)
 	return (u64 *)(*entry & PTE_ADDR);
 }
 
-static u64 *pte_slot(u64 va, int level_stop)
+static u64 *slot_in(u64 *t, u64 va, int level_stop)
 {
-	u64 *t = kernel_pml4;
-
 	for (int level = 3; level > level_stop; level--)
 		t = table_at(&t[(va >> (12 + 9 * level)) & 511]);
 	return &t[(va >> (12 + 9 * level_stop)) & 511];
 }
 
+static u64 *pte_slot(u64 va, int level_stop)
+{
+	return slot_in(kernel_pml4, va, level_stop);
+}
+
+/* The entry at va's slot of the given level, in the kernel's tables and,
+ * once they exist, in the code's (pte_code_view). */
+static void set_pte(u64 va, int level, u64 e)
+{
+	*pte_slot(va, level) = e;
+	if (code_pml4)
+		*slot_in(code_pml4, va, level) = pte_code_view(e);
+}
+
 static void map_4k(u64 va, u64 pa, u64 flags)
 {
-	*pte_slot(va, 0) = pa | flags | PTE_P;
+	set_pte(va, 0, pa | flags | PTE_P);
 }
 
 static void map_2m(u64 va, u64 pa, u64 flags)
 {
-	*pte_slot(va, 1) = pa | flags | PTE_P | PTE_PS;
+	set_pte(va, 1, pa | flags | PTE_P | PTE_PS);
 }
 
 static bool is_ram(const struct boot_info *bi, u64 base, u64 len)
@@ -116,7 +139,9 @@ void paging_init(const struct boot_info *bi)
 		panic("paging_init: out of memory");
 
 	for (u64 pa = 0; pa < top; pa += SZ_2M) {
-		u64 cache = is_ram(bi, pa, SZ_2M) ? 0 : PTE_PCD | PTE_PWT;
+		/* MMIO stays writable to code run on purpose: it programs
+		 * the local APIC, as the kernel does. */
+		u64 cache = is_ram(bi, pa, SZ_2M) ? 0 : PTE_PCD | PTE_PWT | PTE_CODE_RW;
 		if (pa == 0) {
 			for (u64 p = PAGE_SIZE; p < SZ_2M; p += PAGE_SIZE)
 				map_4k(p, p, PTE_W | nx | cache);
@@ -136,7 +161,7 @@ void paging_init(const struct boot_info *bi)
 void paging_set_exec(u64 pa, bool exec)
 {
 	BUG_ON(pa >= SZ_2M || pa < PAGE_SIZE || (pa & (PAGE_SIZE - 1)));
-	*pte_slot(pa, 0) = pa | PTE_P | (exec ? 0 : PTE_W | nx);
+	set_pte(pa, 0, pa | PTE_P | (exec ? 0 : PTE_W | nx));
 	invlpg(pa);
 }
 
@@ -148,13 +173,14 @@ bool paging_map_wc(u64 pa, u64 len)
 		if (!(*pte_slot(p, 1) & PTE_PS))
 			return false;
 	for (u64 p = pa; p < pa + len; p += SZ_2M) {
-		map_2m(p, p, PTE_W | nx | PDE_PAT);
+		map_2m(p, p, PTE_W | nx | PDE_PAT | PTE_CODE_RW);
 		invlpg(p);
 	}
 	return true;
 }
 
-u64 vmalloc_stack(size_t npages)
+/* npages of fresh memory above an unmapped guard page, with these flags. */
+static u64 vmalloc_pages(size_t npages, u64 flags)
 {
 	u64 base = vmalloc_next + PAGE_SIZE;		/* guard page stays unmapped */
 
@@ -164,10 +190,20 @@ u64 vmalloc_stack(size_t npages)
 		u64 pa = pmm_alloc(1);
 		if (!pa)
 			return 0;
-		map_4k(base + i * PAGE_SIZE, pa, PTE_W | nx);
+		map_4k(base + i * PAGE_SIZE, pa, flags);
 	}
 	vmalloc_next = base + npages * PAGE_SIZE;
 	return vmalloc_next;
+}
+
+u64 vmalloc_stack(size_t npages)
+{
+	return vmalloc_pages(npages, PTE_W | nx);
+}
+
+u64 vmalloc_cpu_stack(size_t npages)
+{
+	return vmalloc_pages(npages, PTE_W | nx | PTE_CODE_RW);
 }
 
 void vfree_stack(u64 top, size_t npages)
@@ -179,7 +215,7 @@ void vfree_stack(u64 top, size_t npages)
 		u64 *e = pte_slot(base + i * PAGE_SIZE, 0);
 		BUG_ON(!(*e & PTE_P));
 		u64 pa = *e & PTE_ADDR;
-		*e = 0;
+		set_pte(base + i * PAGE_SIZE, 0, 0);
 		invlpg(base + i * PAGE_SIZE);
 		pmm_free(pa, 1);
 	}
@@ -187,8 +223,9 @@ void vfree_stack(u64 top, size_t npages)
 
 u64 vmalloc_code(size_t npages)
 {
-	/* Same region and guard page as the stacks: RW-, until flipped. */
-	u64 top = vmalloc_stack(npages);
+	/* Same region and guard page as the stacks: RW-, until flipped;
+	 * the code's to write too. */
+	u64 top = vmalloc_pages(npages, PTE_W | nx | PTE_CODE_RW);
 
 	return top ? top - npages * PAGE_SIZE : 0;
 }
@@ -200,7 +237,8 @@ void paging_code_exec(u64 va, size_t npages, bool exec)
 		u64 *e = pte_slot(va + i * PAGE_SIZE, 0);
 		BUG_ON(!(*e & PTE_P));
 		/* W^X: writable and no-execute, or read-only and executable. */
-		*e = (*e & PTE_ADDR) | PTE_P | (exec ? 0 : PTE_W | nx);
+		set_pte(va + i * PAGE_SIZE, 0, (*e & (PTE_ADDR | PTE_CODE_RW)) | PTE_P |
+			(exec ? 0 : PTE_W | nx));
 		invlpg(va + i * PAGE_SIZE);
 	}
 }
@@ -211,7 +249,7 @@ void paging_code_rodata(u64 va, size_t npages)
 	for (size_t i = 0; i < npages; i++) {
 		u64 *e = pte_slot(va + i * PAGE_SIZE, 0);
 		BUG_ON(!(*e & PTE_P));
-		*e = (*e & PTE_ADDR) | PTE_P | nx;
+		set_pte(va + i * PAGE_SIZE, 0, (*e & (PTE_ADDR | PTE_CODE_RW)) | PTE_P | nx);
 		invlpg(va + i * PAGE_SIZE);
 	}
 }
@@ -231,4 +269,57 @@ static u64 hash_table(const u64 *t, int level, u64 h)
 u64 paging_hash(void)
 {
 	return kernel_pml4 ? hash_table(kernel_pml4, 3, FNV1A_START) : 0;
+}
+
+/* ---- the tables code run on purpose runs on ---------------------------- */
+
+/* Give back a copy's tables: those below its first n entries, then it. */
+static void free_copy(u64 *c, int level, int n)
+{
+	for (int i = 0; i < n && level > 0; i++)
+		if ((c[i] & PTE_P) && !(c[i] & PTE_PS))
+			free_copy((u64 *)(c[i] & PTE_ADDR), level - 1, 512);
+	pmm_free((u64)c, 1);
+}
+
+/* A copy of the kernel's table t at this level, the tables below it
+ * copied too, its leaves as pte_code_view has them; NULL when out of
+ * memory. */
+static u64 *copy_table(const u64 *t, int level)
+{
+	u64 *c = (u64 *)pmm_alloc(1);
+
+	if (!c)
+		return NULL;
+	for (int i = 0; i < 512; i++) {
+		u64 e = t[i];
+		if (!(e & PTE_P) || level == 0 || (e & PTE_PS)) {
+			c[i] = pte_code_view(e);
+			continue;
+		}
+		u64 *below = copy_table((const u64 *)(e & PTE_ADDR), level - 1);
+		if (!below) {
+			free_copy(c, level, i);
+			return NULL;
+		}
+		c[i] = (u64)below | (e & ~PTE_ADDR);
+	}
+	return c;
+}
+
+u64 paging_code_cr3(void)
+{
+	/* Without CR0.WP a store at CPL 0 ignores the R/W bits (SDM Vol. 3A
+	 * 4.6.1): the copy would protect nothing. cpu_setup sets it. */
+	BUG_ON(!(read_cr0() & CR0_WP));
+	if (!code_pml4)
+		code_pml4 = copy_table(kernel_pml4, 3);
+	return (u64)code_pml4;
+}
+
+bool paging_code_readonly(u64 va)
+{
+	u64 k = pte_leaf(kernel_pml4, va), c = pte_leaf(code_pml4, va);
+
+	return (k & PTE_P) && (k & PTE_W) && !(c & PTE_W);
 }

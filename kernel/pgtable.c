@@ -8,6 +8,20 @@
 #include "kernel/pgtable.h"
 
 u64 *kernel_pml4;
+u64 *code_pml4;
+
+u64 pte_leaf(const u64 *pml4, u64 va)
+{
+	const u64 *t = pml4;
+
+	for (int level = 3; t; level--) {
+		u64 e = t[(va >> (12 + 9 * level)) & 511];
+		if (!(e & PTE_P) || level == 0 || (e & PTE_PS))
+			return e & PTE_P ? e : 0;
+		t = (const u64 *)(e & PTE_ADDR);
+	}
+	return 0;
+}
 
 bool va_mapped(u64 va, size_t len)
 {

@@ -7,13 +7,14 @@
 #include <stddef.h>
 #include "kernel/x86.h"
 
-/* Layout written by kernel/isr.asm: the GS base the trap came with (put
- * back on return; a handler that resumes kernel code elsewhere sets it to
- * the kernel's) and a scratch slot, the GPRs pushed in reverse, then the
- * stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
+/* Layout written by kernel/isr.asm: the GS base and the CR3 the trap
+ * came with (put back on return; a handler that resumes kernel code
+ * elsewhere sets them to the kernel's; cr3 is 0 until code run on purpose
+ * has page tables of its own, paging_code_cr3), the GPRs pushed in reverse, then
+ * the stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
  * 6.14.1). */
 struct trap_frame {
-	u64 gs_base, gdt_base;
+	u64 gs_base, cr3;
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;
 	u64 rbp, rdi, rsi, rdx, rcx, rbx, rax;
 	u64 vector, error;

@@ -9,8 +9,20 @@
 
 # A breakpoint on a harness function the measurement calls every
 # repetition; the TSS found from TR and the GDT, its IST1 (byte 0x24)
-# moved by 8 (the CPU aligns an IST stack to 16 bytes: harmless, but seen).
-tsc=$(nm "$B/kernel.elf" | sed -n 's/^\([0-9a-f]*\) . measure_tsc$/0x\1/p')
+# moved by 8: the TSS is read-only to a snippet, so the store faults.
+sym() { nm "$B/kernel.elf" | sed -n "s/^\([0-9a-f]*\) . $1\$/0x\1/p"; }
+tsc=$(sym measure_tsc)
+# Stray stores into the kernel's memory, each a #PF on the snippet's page
+# tables, after which the kernel runs on unharmed: a harness variable the
+# next request reads (the hash of the kernel's image it compares with: a
+# change there would stop every later snippet as "stopped"), the IDT's #UD gate (a later ud2 would jump to nowhere), the boot CPU's
+# struct percpu (its self pointer: this_cpu()), the return address of
+# the generated function on the kernel stack it runs from (saved_rsp),
+# and RSP pointed at kernel data: the push faults, the #PF's frame cannot
+# be pushed there either, a #DF (its own stack) that is the snippet's too.
+hash_ref=$(sym image_hash_ref)
+cpus=$(sym cpus)
+saved_rsp=$(sym saved_rsp)
 tss='sgdt [r14]; xor eax, eax; str ax; mov rbx, [r14+2]; add rbx, rax; mov eax, [rbx+2]; and eax, 0xffffff; movzx ecx, BYTE PTR [rbx+7]; shl ecx, 24; or eax, ecx; mov ecx, [rbx+8]; shl rcx, 32; or rax, rcx'
 add='add rax, rbx'
 cat >"$T/hostile.txt" <<EOF2
@@ -37,6 +49,18 @@ $add
 mov ecx, 0x2ff; mov eax, 0x806; xor edx, edx; wrmsr
 $add
 $tss; or QWORD PTR [rax+0x24], 8
+$add
+mov rax, $hash_ref; inc QWORD PTR [rax]
+$add
+sidt [r14]; mov rax, [r14+2]; mov QWORD PTR [rax+0x60], rbx
+$add
+ud2
+$add
+mov rax, $cpus; mov QWORD PTR [rax], rbx
+$add
+mov rax, $saved_rsp; mov rax, [rax]; mov QWORD PTR [rax+0x38], rbx
+$add
+mov rsp, $cpus; push rax
 $add
 jmp \$
 $add
@@ -96,10 +120,21 @@ check "MTRRdefType = 0x806: named, put back" \
 	grep -Eq '^IA32_MTRR_DEF_TYPE \(was (0x[0-9a-f]+|0), now 0x806\): put back$' <<EOF2
 $(note 'mov ecx, 0x2ff; mov eax, 0x806; xor edx, edx; wrmsr')
 EOF2
-check "a TSS IST pointer: named with both values, put back" \
-	grep -Eq '^TSS IST1 \(was 0x[0-9a-f]+, now 0x[0-9a-f]+8\): put back$' <<EOF2
-$(note "$tss; or QWORD PTR [rax+0x24], 8")
-EOF2
+kdata='fault: #PF write to kernel memory \(the kernel.s data, \.bss\+0x[0-9a-f]+\)'
+check "a TSS IST pointer: the store faults, the TSS is read-only to the snippet" \
+	grep -Eq "^\"sgdt .*; or QWORD PTR \[rax\+0x24\], 8\",,,\"$kdata at offset 0x[0-9a-f]+ of the snippet \(copy 0\), address 0x[0-9a-f]+, error code 0x3\"\$" "$T/out.csv"
+check "a harness variable the next request reads: the store faults, named" \
+	grep -Eq "^\"mov rax, $hash_ref; inc QWORD PTR \[rax\]\",,,\"$kdata at offset 0x7 of the snippet \(copy 0\), address $hash_ref, error code 0x3\"\$" "$T/out.csv"
+check "the IDT's #UD gate: the store faults, named" \
+	grep -Eq "^\"sidt .*\",,,\"$kdata at offset 0x8 of the snippet \(copy 0\), address 0x[0-9a-f]+, error code 0x3\"\$" "$T/out.csv"
+check "ud2 after it: the IDT's gate intact, #UD reported" \
+	has "$T/out.csv" '"ud2",,,"fault: #UD invalid opcode at offset 0 of the snippet (copy 0), error code 0"'
+check "the boot CPU's struct percpu: the store faults, named" \
+	grep -Eq "^\"mov rax, $cpus; mov QWORD PTR \[rax\], rbx\",,,\"$kdata at offset 0x7 of the snippet \(copy 0\), address $cpus, error code 0x3\"\$" "$T/out.csv"
+check "the kernel stack's return address: the store faults, named" \
+	grep -Eq "^\"mov rax, $saved_rsp; .*\",,,\"$kdata at offset 0xa of the snippet \(copy 0\), address 0x[0-9a-f]+, error code 0x3\"\$" "$T/out.csv"
+check "RSP at kernel data, a push: the #DF is the snippet's, reported" \
+	grep -Eq "^\"mov rsp, $cpus; push rax\",,,\"fault: #DF double fault at offset 0x7 of the snippet \(copy 0\)" "$T/out.csv"
 check "jmp \$ after it: the watchdog's NMI (IST1) stops it" \
 	has "$T/out.csv" '"jmp $",,,"timeout: the code ran longer than 300 ms, stopped by the watchdog at offset 0 of the snippet (copy 0)"'
 if has "$T/out.csv" '"vpcmpeqd ymm1, ymm1, ymm1; vaddps ymm0, ymm1, ymm2",,,"fault: #UD'; then

@@ -9,6 +9,7 @@
  *   marker=WORD       must arrive (the UEFI test sets it in bareperf.cfg)
  */
 #include "kernel/kernel.h"
+#include "kernel/percpu.h"
 #include "apps/app.h"
 #include "kernel/dev/pci.h"
 #include "test/guest/report.h"
@@ -80,6 +81,34 @@ static void check_boot_info(int argc, char **argv)
 	}
 }
 
+/* The tables code run on purpose runs on (kernel/paging.c,
+ * paging_code_cr3): what the kernel writes is read-only there, but for
+ * the code's own pages, the IST stacks and MMIO; what is mapped after
+ * they are built reaches them too. */
+static u64 code_tables_probe;
+
+static void check_code_tables(void)
+{
+	u64 cr3 = paging_code_cr3(), page = pmm_alloc(1);
+	u64 stack_before = vmalloc_stack(1), code_before = vmalloc_code(1);
+
+	report(cr3 && cr3 != read_cr3() && paging_code_cr3() == cr3,
+	       "the code's page tables: built once, at %#lx (the kernel's at %#lx)", cr3, read_cr3());
+	report(paging_code_readonly((u64)&code_tables_probe), "kernel data: read-only to code");
+	report(!paging_code_readonly((u64)&known_function), "kernel text: read-only to both");
+	report(paging_code_readonly(stack_before - 8), "a kernel stack: read-only to code");
+	report(paging_code_readonly(page) && paging_code_readonly(read_cr3()),
+	       "RAM by its physical address (a page, the PML4): read-only to code");
+	report(!paging_code_readonly(code_before) && !paging_code_readonly(this_cpu()->tss.ist[0] - 8),
+	       "the code's pages and an IST stack: writable to code");
+	report(!paging_code_readonly(0xfee00000), "the local APIC's MMIO: writable to code");
+	u64 stack_after = vmalloc_stack(1), code_after = vmalloc_code(1);
+	report(paging_code_readonly(stack_after - 8) && !paging_code_readonly(code_after) &&
+	       va_mapped(code_after, PAGE_SIZE),
+	       "mapped after they were built: a stack read-only, the code's pages writable");
+	pmm_free(page, 1);
+}
+
 static void check_memory(void)
 {
 	size_t before = pmm_free_pages();
@@ -108,6 +137,7 @@ static void check_memory(void)
 	report(stack && va_mapped(stack - 2 * PAGE_SIZE, 2 * PAGE_SIZE) &&
 	       !va_mapped(stack - 3 * PAGE_SIZE, 1), "vmalloc_stack: 2 pages with a guard page below");
 	check_big_range();
+	check_code_tables();
 }
 
 static void check_cpu(void)
