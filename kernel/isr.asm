@@ -91,29 +91,8 @@ isr_common:
 	mov	rbx, [rsp + 8]
 	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
 	cmp	dword [rel trap_gs_check], 0
-	jne	.gs_read
+	jne	.gs_read		; (out of line, below: the common case falls through)
 	mov	[rsp], rbx		; the GS base is ours
-	jmp	.gs_ok
-.gs_read:
-	mov	ecx, MSR_GS_BASE
-	rdmsr
-	shl	rdx, 32
-	or	rax, rdx
-	mov	[rsp], rax		; the GS base we came with
-	cmp	rax, rbx
-	je	.gs_ok
-	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
-	call	trap_entry_percpu	; one the interrupted code loaded)
-	test	rax, rax
-	jz	.gs_keep
-	mov	ecx, MSR_GS_BASE
-	mov	eax, ebx
-	mov	rdx, rbx
-	shr	rdx, 32
-	wrmsr
-	jmp	.gs_ok
-.gs_keep:
-	mov	rbx, [rsp]		; not ours to change: nothing to put back
 .gs_ok:
 	push	qword [rsp + TRAP_FRAME_RIP]	; a frame for the frame-pointer walks:
 	push	rbp			; the interrupted RIP as its return address,
@@ -121,19 +100,14 @@ isr_common:
 	lea	rdi, [rsp + 16]		; struct trap_frame *; rsp is 16-byte aligned here
 	call	trap_dispatch
 isr_frame_return:
-	mov	rax, [rsp + 16]		; rbx still holds the GS base the handler ran with
-	cmp	rax, rbx
-	je	.gs_back
-	mov	rdx, rax
-	shr	rdx, 32
-	mov	ecx, MSR_GS_BASE
-	wrmsr
-.gs_back:
-	add	rsp, 32			; the walks' frame, trap_frame.gs_base, .gdt_base
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
+	cmp	[rsp + 16], rbx		; rbx still holds the GS base the handler ran with
+	jne	.gs_back
+.gs_same:
+	; R12-R15 are not reloaded: isr_common leaves them alone, the C code
+	; preserves them, and no handler writes them into the frame (one that
+	; resumes elsewhere goes through kernel/unwind.c's unwind_to, which
+	; loads its own; kernel/trap.h). RBX and RBP the stub itself used.
+	add	rsp, 64			; the walks' frame, .gs_base, .gdt_base, R15-R12
 	pop	r11
 	pop	r10
 	pop	r9
@@ -147,5 +121,37 @@ isr_frame_return:
 	pop	rax
 	add	rsp, 16			; vector, error code
 	iretq
+
+; isr_common's paths for a GS base that may not be ours, out of the
+; common path's way.
+isr_common.gs_read:
+	mov	ecx, MSR_GS_BASE
+	rdmsr
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[rsp], rax		; the GS base we came with
+	cmp	rax, rbx
+	je	isr_common.gs_ok
+	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
+	call	trap_entry_percpu	; one the interrupted code loaded)
+	test	rax, rax
+	jz	isr_common.gs_keep
+	mov	ecx, MSR_GS_BASE
+	mov	eax, ebx
+	mov	rdx, rbx
+	shr	rdx, 32
+	wrmsr
+	jmp	isr_common.gs_ok
+isr_common.gs_keep:
+	mov	rbx, [rsp]		; not ours to change: nothing to put back
+	jmp	isr_common.gs_ok
+
+isr_frame_return.gs_back:
+	mov	rax, [rsp + 16]		; the handler's GS base differs: put it back
+	mov	rdx, rax
+	shr	rdx, 32
+	mov	ecx, MSR_GS_BASE
+	wrmsr
+	jmp	isr_frame_return.gs_same
 
 section .note.GNU-stack noalloc noexec nowrite progbits
