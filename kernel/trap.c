@@ -170,22 +170,15 @@ u64 trap_entry_percpu(u64 pc)
 	return (u64)((const struct percpu *)pc)->self == pc ? pc : 0;
 }
 
-void trap_dispatch(struct trap_frame *f);
-void trap_dispatch(struct trap_frame *f)
+/* Every vector but the NMI's. */
+static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsigned v)
 {
-	unsigned v = f->vector;
-
 	/* A probing instruction's fault reaches its fix-up first; then code
 	 * run on purpose gets its chance, at any vector (an INT n it ran). */
 	if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
 		return;
 	if (run_fixups(f))
 		return;
-	if (v == VEC_NMI) {
-		if (!nmi_dispatch(f))
-			fatal_trap(f, "NMI nested inside an NMI handler");
-		return;
-	}
 	if (this_cpu()->nmi_depth && v < 32)
 		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
 			   "CPU exception in NMI context");
@@ -197,6 +190,18 @@ void trap_dispatch(struct trap_frame *f)
 		fatal_trap(f, exc_names[v]);
 	if (stray_handler)
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
+}
+
+/* The NMI first, in a frame of its own: it is the sampling path, run on
+ * every sample. No probing instruction is an NMI, so the exception table
+ * has nothing for it; code run on purpose still sees it first. */
+void trap_dispatch(struct trap_frame *f);
+void trap_dispatch(struct trap_frame *f)
+{
+	if (f->vector != VEC_NMI)
+		dispatch_other(f, f->vector);
+	else if (!run_fixups(f) && !nmi_dispatch(f))
+		fatal_trap(f, "NMI nested inside an NMI handler");
 }
 
 static void print_pf_error(u64 err)
