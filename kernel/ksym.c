@@ -30,7 +30,7 @@ extern const u64 ksyms_addr[];
 extern const u32 ksyms_name_off[];
 extern const char ksyms_names[];
 
-#define KSYM_BUCKETS	4096		/* 8 KiB of index; 16-128-byte buckets for 64-512 KiB of text */
+#define KSYM_BUCKETS	8192		/* 16 KiB of index: 64-byte buckets up to 512 KiB of text */
 
 static u16 bucket_first[KSYM_BUCKETS];	/* the last symbol at or below each bucket's start */
 static u32 bucket_shift;		/* log2 of a bucket's bytes */
