@@ -20,6 +20,20 @@
  * sample costs no call layers: they run on every NMI of a run. */
 #define SAMPLE_STEP	static inline __attribute__((always_inline))
 
+/* A group run's counts, all its events read at time: into grp, their
+ * number returned. Out of line: only a group run has them, and the soft
+ * PMU's NMI path then keeps fewer values live across its SAMPLE. */
+static __attribute__((noinline)) u32 read_group(struct cpu_prof *cp, u64 time,
+						struct bp_group_entry *grp)
+{
+	for (int i = 0; i < prof_events_total(); i++) {
+		struct pmu_value v;
+		prof_event_value(cp, i, time, &v);
+		grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
+	}
+	return prof_events_total();
+}
+
 /* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
  * the CPU pc (this one); cp gives the group's counts (BP_SAMPLE_READ).
  * Returns the ring's verdict. NMI-safe. */
@@ -63,12 +77,7 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const stru
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
 	if (sample_type & BP_SAMPLE_READ) {
-		for (int i = 0; i < prof_events_total(); i++) {
-			struct pmu_value v;
-			prof_event_value(cp, i, s.time, &v);
-			grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
-		}
-		s.nr_group = prof_events_total();
+		s.nr_group = read_group(cp, s.time, grp);
 		s.group = grp;
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
