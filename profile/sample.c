@@ -20,6 +20,18 @@
  * sample costs no call layers: they run on every NMI of a run. */
 #define SAMPLE_STEP	static inline __attribute__((always_inline))
 
+/* &prof.cpus[cpu], as a pointer kept in a register: left to itself the
+ * compiler rebuilds the address from cpu (the array's address is a
+ * constant) at each use on the NMI path, a dozen instructions a sample.
+ * The empty asm hides where the pointer came from. */
+static inline struct cpu_prof *cpu_prof(u32 cpu)
+{
+	struct cpu_prof *cp = &prof.cpus[cpu];
+
+	asm("" : "+r"(cp));
+	return cp;
+}
+
 /* A group run's counts, all its events read at time: into grp, their
  * number returned. Out of line: only a group run has them, and the soft
  * PMU's NMI path then keeps fewer values live across its SAMPLE. */
@@ -138,8 +150,10 @@ SAMPLE_STEP void soft_sample(struct cpu_prof *cp, const struct percpu *pc, struc
 		cp->soft_throttled_ticks++;
 		return;
 	}
-	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
+	/* Set before the SAMPLE (nothing reads it in between): one value
+	 * fewer kept across the ring's call. */
 	cp->soft_last = tick;
+	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
 	prof_soft_took(cp, now);
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
@@ -151,7 +165,7 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 {
 	const struct percpu *pc = this_cpu();
 
-	soft_sample(&prof.cpus[pc->cpu], pc, f, tick);
+	soft_sample(cpu_prof(pc->cpu), pc, f, tick);
 }
 
 /* The HPET's NMI on CPU 0. It stands for every expiry since the last one
@@ -161,7 +175,7 @@ void prof_soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
 	const struct percpu *pc = this_cpu();
-	struct cpu_prof *cp = &prof.cpus[pc->cpu];
+	struct cpu_prof *cp = cpu_prof(pc->cpu);
 	u64 due = hpet_nmi_due(), n = due - prof.soft_posted;
 
 	prof.soft_ticks++;
@@ -200,7 +214,7 @@ static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 
 	(void)ctx;
 	if (!__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
-		(void)take_sample(&prof.cpus[pc->cpu], pc, arg, prof.hw_cfg[idx], period, rdtsc());
+		(void)take_sample(cpu_prof(pc->cpu), pc, arg, prof.hw_cfg[idx], period, rdtsc());
 }
 
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -270,7 +284,7 @@ static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32
 		claimed = floor_nmi(f);
 	if (!prof.active || cpu >= prof.ncpus)
 		return claimed;
-	struct cpu_prof *cp = &prof.cpus[cpu];
+	struct cpu_prof *cp = cpu_prof(cpu);
 	/* Ticks are posted only before the IPI and taken only here, on this
 	 * CPU: seen once, they are still there for soft_ipi's exchange. */
 	if (prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) {
@@ -294,10 +308,12 @@ static bool prof_nmi(struct trap_frame *f)
 {
 	u32 cpu = this_cpu()->cpu;
 
-	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
-	    (!prof.active || cpu >= prof.ncpus ||
-	     (!(prof.soft && __atomic_load_n(&prof.cpus[cpu].soft_pending, __ATOMIC_ACQUIRE)) &&
-	      !prof.cpus[cpu].pmu_on)))
+	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
+		return prof_nmi_sources(f, cpu);
+	if (!prof.active || cpu >= prof.ncpus)
+		return false;
+	const struct cpu_prof *cp = cpu_prof(cpu);
+	if (!(prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) && !cp->pmu_on)
 		return false;
 	return prof_nmi_sources(f, cpu);
 }
