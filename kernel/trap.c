@@ -115,8 +115,9 @@ void trap_set_fault_fixup(trap_fixup_t fn)
 
 /* Fix-ups take the slots in order and never leave them (as the NMI
  * handlers do, kernel/nmi.c): the first empty slot ends the list. Every
- * NMI comes through here first. */
-static bool run_fixups(struct trap_frame *f)
+ * NMI comes through here first. Out of line: mostly there are none
+ * (has_fixups), and the NMI's path then needs no frame of its own. */
+static __attribute__((noinline)) bool run_fixups(struct trap_frame *f)
 {
 	for (int i = 0; i < FIXUPS_MAX; i++) {
 		trap_fixup_t fix = __atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE);
@@ -126,6 +127,11 @@ static bool run_fixups(struct trap_frame *f)
 			return true;
 	}
 	return false;
+}
+
+static inline bool has_fixups(void)
+{
+	return __atomic_load_n(&fault_fixups[0], __ATOMIC_ACQUIRE);
 }
 
 void trap_gs_settled(void)
@@ -198,10 +204,17 @@ static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsig
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
-	if (f->vector != VEC_NMI)
+	if (f->vector != VEC_NMI) {
 		dispatch_other(f, f->vector);
-	else if (!run_fixups(f) && !nmi_dispatch(f))
+		return;
+	}
+	if (has_fixups() && run_fixups(f))
+		return;
+	/* Fatal, as an exception in NMI context is (dispatch_other): the
+	 * handler's iretq would have let it in (kernel/nmi.c). */
+	if (this_cpu()->nmi_depth)
 		fatal_trap(f, "NMI nested inside an NMI handler");
+	nmi_dispatch(f);
 }
 
 static void print_pf_error(u64 err)

@@ -74,9 +74,10 @@ const char *trap_name(unsigned vector);
  * taken; safe from any context. */
 typedef bool (*nmi_handler_t)(struct trap_frame *f);
 int nmi_register(nmi_handler_t h);
-/* trap_dispatch's, for vector 2: run the handlers. False (nothing run) for
- * an NMI nested inside a handler, which the caller reports as fatal. */
-bool nmi_dispatch(struct trap_frame *f);
+/* trap_dispatch's, for vector 2: run the handlers. Not for an NMI nested
+ * inside a handler (percpu.nmi_depth set), which the caller reports as
+ * fatal. */
+void nmi_dispatch(struct trap_frame *f);
 
 void idt_init(void);		/* builds the shared IDT (boot CPU) */
 void idt_load(void);		/* loads it (every CPU) */
