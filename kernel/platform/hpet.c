@@ -144,6 +144,14 @@ static inline u64 counter(void)
 	return (u64)hi << 32 | lo;
 }
 
+/* The main counter a little after an earlier read `near` (well within
+ * 2^32 ticks of it: 43 s at 100 MHz): its low half alone, one register
+ * read where counter() makes three. */
+static inline u64 counter_after(u64 near)
+{
+	return near + (u32)(rd32(HPET_MAIN_CNT) - (u32)near);
+}
+
 u64 hpet_read(void)
 {
 	return mmio ? counter() : 0;
@@ -204,22 +212,31 @@ static inline void set_comparator(u64 when)
  * merged (an expiry that produced no NMI of its own). The k-th retry aims
  * 2^k - 1 slots further still, so even a period shorter than one
  * write-and-check (the profiler refuses those) ends the loop in a few tries
- * instead of chasing the counter forever.
+ * instead of chasing the counter forever. then: the counter as the NMI
+ * read it, a moment ago (the check reads only its low half).
  */
-static inline void rearm(u64 next)
+static __attribute__((noinline)) void rearm_passed(u64 now, u64 then)
 {
 	for (u32 k = 0;; k++) {
-		set_comparator(next);
-		u64 now = counter();
-		if (now < next)
-			return;
 		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
 		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
 		nmi_echo_due = true;
 		nmi_due += skip;
 		nmi_merged += skip;
-		next = nmi_next = nmi_first + nmi_due * nmi_period;
+		nmi_next = nmi_first + nmi_due * nmi_period;
+		set_comparator(nmi_next);
+		now = counter_after(then);
+		if (now < nmi_next)
+			return;
 	}
+}
+
+static inline void rearm(u64 next, u64 then)
+{
+	set_comparator(next);
+	u64 now = counter_after(then);
+	if (now >= next)
+		rearm_passed(now, then);	/* out of line: rare */
 }
 
 /* hpet_nmi's, for an NMI with no expiry due: an echo, a 32-bit counter's
@@ -272,7 +289,7 @@ static bool hpet_nmi(struct trap_frame *f)
 	nmi_next = next;
 	__atomic_store_n(&nmi_due, due, __ATOMIC_RELAXED);
 	nmi_count++;
-	rearm(next);
+	rearm(next, now);
 	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
 	if (fn)
 		fn(f, nmi_arg);
