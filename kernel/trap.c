@@ -136,7 +136,7 @@ static inline bool has_fixups(void)
 
 void trap_gs_settled(void)
 {
-	if (!__atomic_load_n(&fault_fixups[0], __ATOMIC_ACQUIRE))
+	if (!has_fixups())
 		__atomic_store_n(&trap_gs_check, 0, __ATOMIC_RELEASE);
 }
 
@@ -198,9 +198,10 @@ static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsig
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }
 
-/* The NMI first, in a frame of its own: it is the sampling path, run on
- * every sample. No probing instruction is an NMI, so the exception table
- * has nothing for it; code run on purpose still sees it first. */
+/* The NMI first: it is the sampling path, run on every sample, and the
+ * other vectors' checks are dispatch_other's. No probing instruction is
+ * an NMI, so the exception table has nothing for it; code run on purpose
+ * still sees it first. */
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
