@@ -29,7 +29,8 @@
 ; trap_frame.cr3; the exit goes back to the code's tables if that is
 ; where the trap came from and the handler did not change its mind (a
 ; fix-up that resumes the kernel elsewhere sets the kernel's). Until the
-; code's tables exist CR3 is not read (a trap costs no more): cr3 is 0.
+; code's tables exist CR3 is not read (a trap costs no more); cr3 is 0
+; for a trap that did not come on them.
 ; An NMI may come at any instruction, this entry's and exit's included:
 ; it does the same for itself and returns on the tables it found.
 ;
@@ -104,40 +105,14 @@ isr_common:
 	sgdt	[rsp + 6]		; limit at 6, base at 8 (scratch)
 	mov	rbx, [rsp + 8]
 	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
-	xor	eax, eax		; 0: no code's tables in this boot, CR3 not read
+	xor	eax, eax		; 0: not on the code's tables
 	cmp	qword [rel code_pml4], 0
-	je	.cr3_ok
-	mov	rax, cr3
-	cmp	rax, [rel code_pml4]
-	jne	.cr3_ok
-	mov	rdx, [rel kernel_pml4]	; the code's: the kernel's from here on
-	mov	cr3, rdx
+	jne	.cr3_read		; (out of line, below)
 .cr3_ok:
-	mov	[rsp + 8], rax		; trap_frame.cr3: the tables we came with
+	mov	[rsp + 8], rax		; trap_frame.cr3
 	cmp	dword [rel trap_gs_check], 0
-	jne	.gs_read
+	jne	.gs_read		; (out of line, below: the common case falls through)
 	mov	[rsp], rbx		; the GS base is ours
-	jmp	.gs_ok
-.gs_read:
-	mov	ecx, MSR_GS_BASE
-	rdmsr
-	shl	rdx, 32
-	or	rax, rdx
-	mov	[rsp], rax		; the GS base we came with
-	cmp	rax, rbx
-	je	.gs_ok
-	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
-	call	trap_entry_percpu	; one the interrupted code loaded)
-	test	rax, rax
-	jz	.gs_keep
-	mov	ecx, MSR_GS_BASE
-	mov	eax, ebx
-	mov	rdx, rbx
-	shr	rdx, 32
-	wrmsr
-	jmp	.gs_ok
-.gs_keep:
-	mov	rbx, [rsp]		; not ours to change: nothing to put back
 .gs_ok:
 	push	qword [rsp + TRAP_FRAME_RIP]	; a frame for the frame-pointer walks:
 	push	rbp			; the interrupted RIP as its return address,
@@ -145,26 +120,17 @@ isr_common:
 	lea	rdi, [rsp + 16]		; struct trap_frame *; rsp is 16-byte aligned here
 	call	trap_dispatch
 isr_frame_return:
-	mov	rax, [rsp + 16]		; rbx still holds the GS base the handler ran with
-	cmp	rax, rbx
-	je	.gs_back
-	mov	rdx, rax
-	shr	rdx, 32
-	mov	ecx, MSR_GS_BASE
-	wrmsr
-.gs_back:
-	mov	rax, [rsp + 24]		; trap_frame.cr3: back on the code's tables
-	test	rax, rax		; only if we came on them and still return there
-	jz	.cr3_back
-	cmp	rax, [rel code_pml4]
+	cmp	[rsp + 16], rbx		; rbx still holds the GS base the handler ran with
+	jne	.gs_back
+.gs_same:
+	cmp	qword [rsp + 24], 0	; came on the code's tables?
 	jne	.cr3_back
-	mov	cr3, rax
-.cr3_back:
-	add	rsp, 32			; the walks' frame, trap_frame.gs_base, .cr3
-	pop	r15
-	pop	r14
-	pop	r13
-	pop	r12
+.cr3_same:
+	; R12-R15 are not reloaded: isr_common leaves them alone, the C code
+	; preserves them, and no handler writes them into the frame (one that
+	; resumes elsewhere goes through kernel/unwind.c's unwind_to, which
+	; loads its own; kernel/trap.h). RBX and RBP the stub itself used.
+	add	rsp, 64			; the walks' frame, .gs_base, .cr3, R15-R12
 	pop	r11
 	pop	r10
 	pop	r9
@@ -178,5 +144,55 @@ isr_frame_return:
 	pop	rax
 	add	rsp, 16			; vector, error code
 	iretq
+
+; isr_common's paths for a trap on the code's page tables and for a GS
+; base that may not be ours, out of the common path's way.
+isr_common.cr3_read:
+	mov	rax, cr3
+	cmp	rax, [rel code_pml4]
+	jne	isr_common.cr3_kernel
+	mov	rdx, [rel kernel_pml4]	; the code's: the kernel's from here on
+	mov	cr3, rdx
+	jmp	isr_common.cr3_ok
+isr_common.cr3_kernel:
+	xor	eax, eax
+	jmp	isr_common.cr3_ok
+
+isr_common.gs_read:
+	mov	ecx, MSR_GS_BASE
+	rdmsr
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[rsp], rax		; the GS base we came with
+	cmp	rax, rbx
+	je	isr_common.gs_ok
+	mov	rdi, rbx		; a struct percpu of ours? (not a boot GDT, nor
+	call	trap_entry_percpu	; one the interrupted code loaded)
+	test	rax, rax
+	jz	isr_common.gs_keep
+	mov	ecx, MSR_GS_BASE
+	mov	eax, ebx
+	mov	rdx, rbx
+	shr	rdx, 32
+	wrmsr
+	jmp	isr_common.gs_ok
+isr_common.gs_keep:
+	mov	rbx, [rsp]		; not ours to change: nothing to put back
+	jmp	isr_common.gs_ok
+
+isr_frame_return.gs_back:
+	mov	rax, [rsp + 16]		; the handler's GS base differs: put it back
+	mov	rdx, rax
+	shr	rdx, 32
+	mov	ecx, MSR_GS_BASE
+	wrmsr
+	jmp	isr_frame_return.gs_same
+
+isr_frame_return.cr3_back:
+	mov	rax, [rsp + 24]		; back on the code's tables, unless the
+	cmp	rax, [rel code_pml4]	; handler resumes the kernel elsewhere
+	jne	isr_frame_return.cr3_same
+	mov	cr3, rax
+	jmp	isr_frame_return.cr3_same
 
 section .note.GNU-stack noalloc noexec nowrite progbits

@@ -32,21 +32,23 @@ int nmi_register(nmi_handler_t h)
  * unblocks them, so an exception handled inside an NMI handler would let a
  * second NMI reuse the IST stack the first one is still on. We avoid that
  * by rule rather than by Linux's nested-NMI dance: an exception in NMI
- * context is fatal (trap_dispatch), so nothing irets before the NMI does.
+ * context is fatal (trap_dispatch), so nothing irets before the NMI does;
+ * so is an NMI in one, which trap_dispatch checks before it calls here.
  */
-bool nmi_dispatch(struct trap_frame *f)
+void nmi_dispatch(struct trap_frame *f)
 {
 	struct percpu *pc = this_cpu();
 	bool claimed = false;
 	nmi_handler_t h;
 
-	if (pc->nmi_depth++)
-		return false;		/* nmi_depth stays raised for the report */
+	pc->nmi_depth = 1;
 	pc->nmi_count++;
 	for (nmi_handler_t *p = nmi_handlers; (h = __atomic_load_n(p, __ATOMIC_ACQUIRE)); p++)
 		claimed |= h(f);
+	/* Read again rather than kept across the handlers' calls: one
+	 * load, against a register saved and restored. */
+	pc = this_cpu();
 	if (!claimed)
 		pc->nmi_unclaimed++;
-	pc->nmi_depth--;
-	return true;
+	pc->nmi_depth = 0;
 }

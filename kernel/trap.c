@@ -115,8 +115,9 @@ void trap_set_fault_fixup(trap_fixup_t fn)
 
 /* Fix-ups take the slots in order and never leave them (as the NMI
  * handlers do, kernel/nmi.c): the first empty slot ends the list. Every
- * NMI comes through here first. */
-static bool run_fixups(struct trap_frame *f)
+ * NMI comes through here first. Out of line: mostly there are none
+ * (has_fixups), and the NMI's path then needs no frame of its own. */
+static __attribute__((noinline)) bool run_fixups(struct trap_frame *f)
 {
 	for (int i = 0; i < FIXUPS_MAX; i++) {
 		trap_fixup_t fix = __atomic_load_n(&fault_fixups[i], __ATOMIC_ACQUIRE);
@@ -128,9 +129,14 @@ static bool run_fixups(struct trap_frame *f)
 	return false;
 }
 
+static inline bool has_fixups(void)
+{
+	return __atomic_load_n(&fault_fixups[0], __ATOMIC_ACQUIRE);
+}
+
 void trap_gs_settled(void)
 {
-	if (!__atomic_load_n(&fault_fixups[0], __ATOMIC_ACQUIRE))
+	if (!has_fixups())
 		__atomic_store_n(&trap_gs_check, 0, __ATOMIC_RELEASE);
 }
 
@@ -170,22 +176,15 @@ u64 trap_entry_percpu(u64 pc)
 	return (u64)((const struct percpu *)pc)->self == pc ? pc : 0;
 }
 
-void trap_dispatch(struct trap_frame *f);
-void trap_dispatch(struct trap_frame *f)
+/* Every vector but the NMI's. */
+static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsigned v)
 {
-	unsigned v = f->vector;
-
 	/* A probing instruction's fault reaches its fix-up first; then code
 	 * run on purpose gets its chance, at any vector (an INT n it ran). */
 	if ((v == VEC_GP || v == VEC_UD) && extable_fixup(f))
 		return;
 	if (run_fixups(f))
 		return;
-	if (v == VEC_NMI) {
-		if (!nmi_dispatch(f))
-			fatal_trap(f, "NMI nested inside an NMI handler");
-		return;
-	}
 	if (this_cpu()->nmi_depth && v < 32)
 		fatal_trap(f, v == VEC_PF ? "#PF page fault in NMI context" :
 			   "CPU exception in NMI context");
@@ -197,6 +196,26 @@ void trap_dispatch(struct trap_frame *f)
 		fatal_trap(f, exc_names[v]);
 	if (stray_handler)
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
+}
+
+/* The NMI first: it is the sampling path, run on every sample, and the
+ * other vectors' checks are dispatch_other's. No probing instruction is
+ * an NMI, so the exception table has nothing for it; code run on purpose
+ * still sees it first. */
+void trap_dispatch(struct trap_frame *f);
+void trap_dispatch(struct trap_frame *f)
+{
+	if (f->vector != VEC_NMI) {
+		dispatch_other(f, f->vector);
+		return;
+	}
+	if (has_fixups() && run_fixups(f))
+		return;
+	/* Fatal, as an exception in NMI context is (dispatch_other): the
+	 * handler's iretq would have let it in (kernel/nmi.c). */
+	if (this_cpu()->nmi_depth)
+		fatal_trap(f, "NMI nested inside an NMI handler");
+	nmi_dispatch(f);
 }
 
 static void print_pf_error(u64 err)

@@ -9,10 +9,12 @@
 
 /* Layout written by kernel/isr.asm: the GS base and the CR3 the trap
  * came with (put back on return; a handler that resumes kernel code
- * elsewhere sets them to the kernel's; cr3 is 0 until code run on purpose
- * has page tables of its own, paging_code_cr3), the GPRs pushed in reverse, then
- * the stub's vector and error code, then what the CPU pushed (SDM Vol. 3A
- * 6.14.1). */
+ * elsewhere sets them to the kernel's; cr3 is 0 unless the trap came on
+ * the page tables of code run on purpose, paging_code_cr3), the GPRs
+ * pushed in reverse, then the stub's vector and error code, then what the
+ * CPU pushed (SDM Vol. 3A 6.14.1). A handler may rewrite the frame to
+ * resume elsewhere, but not R12-R15: the return path does not reload them
+ * (the C code preserved them; kernel/unwind.c's unwind_to loads its own). */
 struct trap_frame {
 	u64 gs_base, cr3;
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;
@@ -73,9 +75,10 @@ const char *trap_name(unsigned vector);
  * taken; safe from any context. */
 typedef bool (*nmi_handler_t)(struct trap_frame *f);
 int nmi_register(nmi_handler_t h);
-/* trap_dispatch's, for vector 2: run the handlers. False (nothing run) for
- * an NMI nested inside a handler, which the caller reports as fatal. */
-bool nmi_dispatch(struct trap_frame *f);
+/* trap_dispatch's, for vector 2: run the handlers. Not for an NMI nested
+ * inside a handler (percpu.nmi_depth set), which the caller reports as
+ * fatal. */
+void nmi_dispatch(struct trap_frame *f);
 
 void idt_init(void);		/* builds the shared IDT (boot CPU) */
 void idt_load(void);		/* loads it (every CPU) */

@@ -36,8 +36,23 @@ void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg);
  * after each soft sample, with the TSC prof_soft_sample read at its start
  * (NMI-safe); prof_took_summary in the run's summary. */
 void prof_took_start(void);
-void prof_soft_took(struct cpu_prof *cp, u64 t0);
 void prof_took_summary(void);
+
+/* The average is over ~2^TOOK_SHIFT samples; one sample counts at most
+ * TOOK_SPIKE averages. Inline: it runs on every soft sample, and
+ * prof_took_lower (the average past its limit) almost never. */
+#define TOOK_SHIFT	7
+#define TOOK_SPIKE	4
+void prof_took_lower(struct cpu_prof *cp);
+
+static inline void prof_soft_took(struct cpu_prof *cp, u64 t0)
+{
+	u64 avg = cp->took >> TOOK_SHIFT, len = rdtsc() - t0;
+
+	cp->took += MIN(len, TOOK_SPIKE * avg) - avg;
+	if (cp->took > __atomic_load_n(&prof.took_limit, __ATOMIC_RELAXED))
+		prof_took_lower(cp);
+}
 
 /* records.c: each writes into this CPU's ring of the run (or rb), a
  * record that finds no room counted as dropped. NMI-safe unless said. */

@@ -20,6 +20,61 @@
  * sample costs no call layers: they run on every NMI of a run. */
 #define SAMPLE_STEP	static inline __attribute__((always_inline))
 
+/* &prof.cpus[cpu], as a pointer kept in a register: left to itself the
+ * compiler rebuilds the address from cpu (the array's address is a
+ * constant) at each use on the NMI path, a dozen instructions a sample.
+ * The empty asm hides where the pointer came from. */
+static inline struct cpu_prof *cpu_prof(u32 cpu)
+{
+	struct cpu_prof *cp = &prof.cpus[cpu];
+
+	asm("" : "+r"(cp));
+	return cp;
+}
+
+/* A group run's counts, all its events read at time: into grp, their
+ * number returned. Out of line: only a group run has them, and the soft
+ * PMU's NMI path then keeps fewer values live across its SAMPLE. */
+static __attribute__((noinline)) u32 read_group(struct cpu_prof *cp, u64 time,
+						struct bp_group_entry *grp)
+{
+	for (int i = 0; i < prof_events_total(); i++) {
+		struct pmu_value v;
+		prof_event_value(cp, i, time, &v);
+		grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
+	}
+	return prof_events_total();
+}
+
+/*
+ * The call chain by frame pointers, to ringbuf's bp_callchain_fp's rule
+ * (ringbuf/ringbuf.h): ips[0] = ip, then the return address of each frame
+ * from fp up, while the frame is 8-aligned and wholly inside [lo, hi),
+ * its return address is not 0 and the next frame is higher up the stack;
+ * at most max (>= 1) entries. Here inline, with its tests cheapened for
+ * the NMI that takes it on every sample: fp is checked against lo once,
+ * as each frame after the first is above the one before, and "inside"
+ * is one compare against hi - 16.
+ */
+SAMPLE_STEP u32 walk_frames(u64 ip, u64 fp, u64 lo, u64 hi, u64 *ips, u32 max)
+{
+	u64 *p = ips, *end = ips + max;
+
+	*p++ = ip;
+	if (fp < lo || hi < 16)
+		return 1;
+	for (u64 top = hi - 16; p < end;) {
+		const u64 *frame = (const u64 *)fp;
+		if (fp > top || (fp & 7) || !frame[1])
+			break;
+		*p++ = frame[1];
+		if (frame[0] <= fp)
+			break;
+		fp = frame[0];
+	}
+	return p - ips;
+}
+
 /* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
  * the CPU pc (this one); cp gives the group's counts (BP_SAMPLE_READ).
  * Returns the ring's verdict. NMI-safe. */
@@ -57,20 +112,15 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const stru
 		s.ips = ips;
 		ips[0] = f->rip;
 		s.nr_ips = !on_stack ? 1 :
-			   ret ? 1 + bp_callchain_fp(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
-						     MAX_CALLCHAIN - 1)
-			       : bp_callchain_fp(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
-						 MAX_CALLCHAIN);
+			   ret ? 1 + walk_frames(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
+						 MAX_CALLCHAIN - 1)
+			       : walk_frames(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
+					     MAX_CALLCHAIN);
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
 	if (sample_type & BP_SAMPLE_READ) {
-		for (int i = 0; i < prof_events_total(); i++) {
-			struct pmu_value v;
-			prof_event_value(cp, i, s.time, &v);
-			grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
-		}
-		s.nr_group = prof_events_total();
+		s.nr_group = read_group(cp, s.time, grp);
 		s.group = grp;
 		s.time_enabled = s.time_running = s.time - cp->t_start;
 	}
@@ -131,8 +181,10 @@ SAMPLE_STEP void soft_sample(struct cpu_prof *cp, const struct percpu *pc, struc
 		cp->soft_throttled_ticks++;
 		return;
 	}
-	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
+	/* Set before the SAMPLE (nothing reads it in between): one value
+	 * fewer kept across the ring's call. */
 	cp->soft_last = tick;
+	take_sample(cp, pc, f, 0, prof.soft_period_ns, now);
 	prof_soft_took(cp, now);
 	if (prof.max_per_tick && ++cp->thr_samples >= prof.max_per_tick) {
 		cp->soft_throttled = 1;
@@ -144,7 +196,7 @@ void prof_soft_sample(struct trap_frame *f, u64 tick)
 {
 	const struct percpu *pc = this_cpu();
 
-	soft_sample(&prof.cpus[pc->cpu], pc, f, tick);
+	soft_sample(cpu_prof(pc->cpu), pc, f, tick);
 }
 
 /* The HPET's NMI on CPU 0. It stands for every expiry since the last one
@@ -154,7 +206,7 @@ void prof_soft_tick(struct trap_frame *f, void *arg)
 {
 	(void)arg;
 	const struct percpu *pc = this_cpu();
-	struct cpu_prof *cp = &prof.cpus[pc->cpu];
+	struct cpu_prof *cp = cpu_prof(pc->cpu);
 	u64 due = hpet_nmi_due(), n = due - prof.soft_posted;
 
 	prof.soft_ticks++;
@@ -193,7 +245,7 @@ static void emit_sample(struct pmu_ctx *ctx, int idx, u64 period, void *arg)
 
 	(void)ctx;
 	if (!__atomic_load_n(&prof.quiesced, __ATOMIC_ACQUIRE))
-		(void)take_sample(&prof.cpus[pc->cpu], pc, arg, prof.hw_cfg[idx], period, rdtsc());
+		(void)take_sample(cpu_prof(pc->cpu), pc, arg, prof.hw_cfg[idx], period, rdtsc());
 }
 
 void prof_throttled(struct pmu_ctx *ctx, enum pmu_throttle_event ev, void *arg)
@@ -263,7 +315,7 @@ static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32
 		claimed = floor_nmi(f);
 	if (!prof.active || cpu >= prof.ncpus)
 		return claimed;
-	struct cpu_prof *cp = &prof.cpus[cpu];
+	struct cpu_prof *cp = cpu_prof(cpu);
 	/* Ticks are posted only before the IPI and taken only here, on this
 	 * CPU: seen once, they are still there for soft_ipi's exchange. */
 	if (prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) {
@@ -287,10 +339,12 @@ static bool prof_nmi(struct trap_frame *f)
 {
 	u32 cpu = this_cpu()->cpu;
 
-	if (!__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) &&
-	    (!prof.active || cpu >= prof.ncpus ||
-	     (!(prof.soft && __atomic_load_n(&prof.cpus[cpu].soft_pending, __ATOMIC_ACQUIRE)) &&
-	      !prof.cpus[cpu].pmu_on)))
+	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
+		return prof_nmi_sources(f, cpu);
+	if (!prof.active || cpu >= prof.ncpus)
+		return false;
+	const struct cpu_prof *cp = cpu_prof(cpu);
+	if (!(prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) && !cp->pmu_on)
 		return false;
 	return prof_nmi_sources(f, cpu);
 }

@@ -27,9 +27,6 @@
 #include "kernel/kernel.h"
 #include "profile/profile_internal.h"
 
-#define TOOK_SHIFT	7		/* the average is over ~2^7 samples */
-#define TOOK_SPIKE	4		/* a sample counts at most this many averages */
-
 /* The average's limit, fixed point, where at most n samples a tick
  * are taken: ~0 where nothing lower than n could be asked. */
 static u64 limit_for(u64 n)
@@ -56,8 +53,9 @@ void prof_took_start(void)
 		prof.cpus[i].took = MAX(prof_floor.sample_ticks, 1ul) << TOOK_SHIFT;
 }
 
-/* The average passed its limit: fewer samples a tick, as many as fit. */
-static void __attribute__((noinline)) lower(struct cpu_prof *cp)
+/* The average passed its limit (prof_soft_took, profile_internal.h):
+ * fewer samples a tick, as many as fit. */
+void prof_took_lower(struct cpu_prof *cp)
 {
 	u64 took = prof_floor.rest_ticks + (cp->took >> TOOK_SHIFT);
 	u32 n = MAX(prof.took_budget / took, 1ul);
@@ -72,15 +70,6 @@ static void __attribute__((noinline)) lower(struct cpu_prof *cp)
 			break;
 		}
 	__atomic_store_n(&prof.took_limit, limit_for(cur), __ATOMIC_RELAXED);
-}
-
-void prof_soft_took(struct cpu_prof *cp, u64 t0)
-{
-	u64 avg = cp->took >> TOOK_SHIFT, len = rdtsc() - t0;
-
-	cp->took += MIN(len, TOOK_SPIKE * avg) - avg;
-	if (cp->took > __atomic_load_n(&prof.took_limit, __ATOMIC_RELAXED))
-		lower(cp);
 }
 
 void prof_took_summary(void)

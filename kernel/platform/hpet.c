@@ -62,6 +62,7 @@ static bool counter32;
 static u64 ext_last;		/* the last extended value read */
 
 static int nmi_timer = -1;
+static volatile u32 *nmi_cmp;	/* its comparator's low half: the NMI's one write */
 static u32 nmi_gsi;
 static hpet_nmi_fn nmi_fn;	/* set once the start has succeeded */
 static void *nmi_arg;
@@ -143,6 +144,14 @@ static inline u64 counter(void)
 	return (u64)hi << 32 | lo;
 }
 
+/* The main counter a little after an earlier read `near` (well within
+ * 2^32 ticks of it: 43 s at 100 MHz): its low half alone, one register
+ * read where counter() makes three. */
+static inline u64 counter_after(u64 near)
+{
+	return near + (u32)(rd32(HPET_MAIN_CNT) - (u32)near);
+}
+
 u64 hpet_read(void)
 {
 	return mmio ? counter() : 0;
@@ -181,11 +190,12 @@ u64 hpet_nmi_expiries(u64 counter)
  * changes only every 2^32 ticks (43 s at 100 MHz), and then the comparator
  * is written with its interrupt off so no half-written value can fire.
  */
-static inline void set_comparator(int n, u64 when)
+static inline void set_comparator(u64 when)
 {
-	if (when >> 32 == nmi_armed >> 32) {
-		wr32(HPET_TN_CMP(n), (u32)when);
+	if (__builtin_expect(when >> 32 == nmi_armed >> 32, 1)) {
+		*nmi_cmp = (u32)when;
 	} else {
+		int n = nmi_timer;
 		wr32(HPET_TN_CONF(n), nmi_conf & ~TN_INT_ENB);
 		wr32(HPET_TN_CMP(n) + 4, when >> 32);
 		wr32(HPET_TN_CMP(n), (u32)when);
@@ -202,22 +212,50 @@ static inline void set_comparator(int n, u64 when)
  * merged (an expiry that produced no NMI of its own). The k-th retry aims
  * 2^k - 1 slots further still, so even a period shorter than one
  * write-and-check (the profiler refuses those) ends the loop in a few tries
- * instead of chasing the counter forever.
+ * instead of chasing the counter forever. then: the counter as the NMI
+ * read it, a moment ago (the check reads only its low half).
  */
-static inline void rearm(void)
+static __attribute__((noinline)) void rearm_passed(u64 now, u64 then)
 {
 	for (u32 k = 0;; k++) {
-		set_comparator(nmi_timer, nmi_next);
-		u64 now = counter();
-		if (now < nmi_next)
-			return;
 		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
 		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
 		nmi_echo_due = true;
 		nmi_due += skip;
 		nmi_merged += skip;
 		nmi_next = nmi_first + nmi_due * nmi_period;
+		set_comparator(nmi_next);
+		now = counter_after(then);
+		if (now < nmi_next)
+			return;
 	}
+}
+
+static inline void rearm(u64 next, u64 then)
+{
+	set_comparator(next);
+	u64 now = counter_after(then);
+	if (now >= next)
+		rearm_passed(now, then);	/* out of line: rare */
+}
+
+/* hpet_nmi's, for an NMI with no expiry due: an echo, a 32-bit counter's
+ * wrap, or not ours. Out of line: the expiry's path is the sampling one. */
+static __attribute__((noinline)) bool nothing_due(u64 now)
+{
+	/* A 32-bit comparator in one-shot mode also interrupts when the
+	 * main counter wraps (spec 2.3.9.2.3): ours, with nothing due, at
+	 * most once per wrap. */
+	if (counter32 && now >> 32 != nmi_epoch) {
+		nmi_epoch = now >> 32;
+		return true;
+	}
+	if (nmi_echo_due) {
+		nmi_echo_due = false;
+		nmi_echoes++;
+		return true;
+	}
+	return false;
 }
 
 static bool hpet_nmi(struct trap_frame *f)
@@ -233,37 +271,25 @@ static bool hpet_nmi(struct trap_frame *f)
 		nmi_echoes++;
 		return true;
 	}
-	u64 now = counter();
-	if (now < nmi_next) {
-		/* A 32-bit comparator in one-shot mode also interrupts when the
-		 * main counter wraps (spec 2.3.9.2.3): ours, with nothing due,
-		 * at most once per wrap. */
-		if (counter32 && now >> 32 != nmi_epoch) {
-			nmi_epoch = now >> 32;
-			return true;
-		}
-		if (nmi_echo_due) {
-			nmi_echo_due = false;
-			nmi_echoes++;
-			return true;
-		}
-		return false;
-	}
+	u64 now = counter(), next = nmi_next;
+	if (now < next)
+		return nothing_due(now);
 	nmi_epoch = now >> 32;
 	nmi_echo_due = false;
 	/* Mostly one expiry has passed, the one armed last, and the next is
 	 * a period on. An NMI that came later stands for all that passed
 	 * since (a divide, off the common path). */
-	u64 due = nmi_due + 1, next = nmi_next + nmi_period;
+	u64 due = nmi_due + 1;
+	next += nmi_period;
 	if (now >= next) {
 		due = (now - nmi_first) / nmi_period + 1;
 		next = nmi_first + due * nmi_period;
+		nmi_merged += due - nmi_due - 1;
 	}
-	nmi_merged += due - nmi_due - 1;
 	nmi_next = next;
 	__atomic_store_n(&nmi_due, due, __ATOMIC_RELAXED);
 	nmi_count++;
-	rearm();
+	rearm(next, now);
 	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
 	if (fn)
 		fn(f, nmi_arg);
@@ -319,6 +345,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 	nmi_dest = dest_apic_id;
 	nmi_gsi = gsi;
 	nmi_timer = n;
+	nmi_cmp = (volatile u32 *)(mmio + HPET_TN_CMP(n));
 
 	/* A 32-bit counter: the comparator is 32 bits too (32MODE makes a
 	 * 64-bit-capable timer compare that way; ignored where fixed). */
@@ -342,7 +369,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 		nmi_next = nmi_first;
 		nmi_epoch = nmi_first >> 32;
 		nmi_armed = ~nmi_first;		/* forces a two-half write */
-		set_comparator(n, nmi_first);
+		set_comparator(nmi_first);
 		wr32(HPET_TN_CONF(n), nmi_conf);
 		if (hpet_read() < nmi_first) {
 			__atomic_store_n(&nmi_fn, fn, __ATOMIC_RELEASE);
