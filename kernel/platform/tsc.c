@@ -259,8 +259,8 @@ static u64 error_ppm(u64 bracket, u64 ticks, u64 ref_ticks)
 }
 
 /*
- * The HPET calibration's whole window, from tsc_init to now (CAL_MS at
- * least: the rest is waited out). Where its first part (the boot's rate
+ * The HPET calibration's whole window, from tsc_window_open to now
+ * (CAL_MS at least: the rest is waited out). Where its first part (the boot's rate
  * so far) and the rest kept one rate, within CAL_AGREE_PPM beyond their
  * own errors, the whole window's rate is tsc_hz; otherwise the TSC is
  * calibrated anew (tsc_calibrate: three windows where one disagrees).
