@@ -236,7 +236,9 @@ static void open_timer_window(void)
 
 /* The window apic_init opened, closed after TIMER_CAL_MS (what is left
  * of it waited out), both ends read as pairs. The ratio is kept, not a
- * rate, so the rate follows tsc_hz if that is refined later (tsc_refine). */
+ * rate, so the rate follows tsc_hz if that is refined later (tsc_refine).
+ * A count that ran down to 0 (seconds at 1 GHz: a host that held the
+ * machine) measured nothing: a fresh window is taken then. */
 void apic_timer_calibrate(void)
 {
 	u64 t1;
@@ -244,14 +246,18 @@ void apic_timer_calibrate(void)
 
 	if (!timer_cal.open)
 		return;
-	timer_cal.open = false;
-	if (tsc_hz) {
+	for (int tries = 0; tsc_hz && tries < 2; tries++) {
 		while (rdtsc_ordered() - timer_cal.tsc < tsc_hz / 1000 * TIMER_CAL_MS)
 			cpu_relax();
 		timer_pair(&t1, &c1);
-		timer_counts = timer_cal.count - c1;
-		timer_tsc = t1 - timer_cal.tsc;
+		if (c1) {
+			timer_counts = timer_cal.count - c1;
+			timer_tsc = t1 - timer_cal.tsc;
+			break;
+		}
+		open_timer_window();
 	}
+	timer_cal.open = false;
 	ops->write(APIC_TMR_INIT, 0);
 	kprintf("apic: %s, id %u, version %#x, timer %lu kHz%s\n", ops->name, ops->id(),
 		ops->read(APIC_VERSION) & 0xff, apic_timer_hz() / 1000,
