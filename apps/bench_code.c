@@ -143,8 +143,9 @@ static void emit_drain(struct gen *g)
 		emit(g, nop15, sizeof(nop15));
 }
 
-/* One version of the function with `copies` copies; its layout in run. */
-static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
+/* A version's head, its entry (run.fn[k]) to the end of the late-init
+ * code and its drain: saves, the registers set, the init codes. */
+static void gen_head(struct gen *g, const struct code_req *r, int k)
 {
 	static const u8 pro[] = {
 		0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57,	/* push rbx..r15 */
@@ -155,17 +156,50 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 		0x45, 0x31, 0xc0, 0x45, 0x31, 0xc9, 0x45, 0x31, 0xd2, 0x45, 0x31, 0xdb,
 		0x45, 0x31, 0xe4, 0x45, 0x31, 0xed,				/* xor r32, r32 */
 	};
-	static const u8 epi[] = {
-		0x48, 0x8b, 0x20,						/* mov rsp, [rax] */
-		0x9d, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, /* popfq, pops */
-		0xc3,
-	};
 	/* mov REG, imm64 for R14 RDI RSI RSP RBP (reg_area's order) */
 	static const u8 mov_reg[NREG_AREAS][2] = {
 		{ 0x49, 0xbe }, { 0x48, 0xbf }, { 0x48, 0xbe }, { 0x48, 0xbc }, { 0x48, 0xbd },
 	};
 	static const u8 mov_rax[] = { 0x48, 0xb8 }, mov_r15[] = { 0x49, 0xbf };
 	static const u8 save_rsp[] = { 0x48, 0x89, 0x20 };		/* mov [rax], rsp */
+	static const u8 cr3_write[] = { 0x0f, 0x22, 0xd8 };		/* mov cr3, rax */
+	bool drain = r->flags & WIRE_CODEF_DRAIN;
+
+	run.fn[k] = (u64)g->p;
+	emit(g, pro, sizeof(pro));
+	emit_imm64(g, mov_rax, (u64)&saved_rsp);
+	emit(g, save_rsp, sizeof(save_rsp));
+	for (int i = 0; i < NREG_AREAS; i++)
+		emit_imm64(g, mov_reg[i], reg_area[i].mid);
+	/* The code's page tables, once RSP is on the code's own stack: an
+	 * interrupt's frame goes there, writable in both. */
+	emit_imm64(g, mov_rax, code_cr3);
+	emit(g, cr3_write, sizeof(cr3_write));
+	if (r->loops)
+		emit_imm64(g, mov_r15, r->loops);
+	emit(g, zero, sizeof(zero));
+	run.init[k] = (u64)g->p;
+	emit(g, r->init, r->init_len);
+	run.init_end[k] = (u64)g->p;
+	if (drain)
+		emit_drain(g);
+	run.late[k] = (u64)g->p;
+	emit(g, r->late, r->late_len);
+	run.late_end[k] = (u64)g->p;
+	if (drain)
+		emit_drain(g);
+}
+
+/* A version's tail: the body's `copies` copies from the alignment asked
+ * for (run.body[k]), the loop around them, the put-back and the return. */
+static void gen_tail(struct gen *g, const struct code_req *r, u64 copies, int k)
+{
+	static const u8 epi[] = {
+		0x48, 0x8b, 0x20,						/* mov rsp, [rax] */
+		0x9d, 0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b, /* popfq, pops */
+		0xc3,
+	};
+	static const u8 mov_rax[] = { 0x48, 0xb8 };
 	static const u8 dec_r15[] = { 0x49, 0xff, 0xcf }, nop = 0x90;
 	static const u8 cr3_write[] = { 0x0f, 0x22, 0xd8 };		/* mov cr3, rax */
 	/* EFER back if the code changed it, what it was kept in R9 (0 if
@@ -199,29 +233,6 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	}, cr0_write[] = { 0x0f, 0x22, 0xc0 }, cr4_write[] = { 0x0f, 0x22, 0xe0 };
 	bool drain = r->flags & WIRE_CODEF_DRAIN;
 
-	run.fn[k] = (u64)g->p;
-	emit(g, pro, sizeof(pro));
-	emit_imm64(g, mov_rax, (u64)&saved_rsp);
-	emit(g, save_rsp, sizeof(save_rsp));
-	for (int i = 0; i < NREG_AREAS; i++)
-		emit_imm64(g, mov_reg[i], reg_area[i].mid);
-	/* The code's page tables, once RSP is on the code's own stack: an
-	 * interrupt's frame goes there, writable in both. */
-	emit_imm64(g, mov_rax, code_cr3);
-	emit(g, cr3_write, sizeof(cr3_write));
-	if (r->loops)
-		emit_imm64(g, mov_r15, r->loops);
-	emit(g, zero, sizeof(zero));
-	run.init[k] = (u64)g->p;
-	emit(g, r->init, r->init_len);
-	run.init_end[k] = (u64)g->p;
-	if (drain)
-		emit_drain(g);
-	run.late[k] = (u64)g->p;
-	emit(g, r->late, r->late_len);
-	run.late_end[k] = (u64)g->p;
-	if (drain)
-		emit_drain(g);
 	while (!g->full && ((u64)g->p & 63) != r->align)
 		emit(g, &nop, 1);
 	run.body[k] = (u64)g->p;
@@ -266,6 +277,75 @@ static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
 	emit(g, epi, sizeof(epi));
 	while (!g->full && ((u64)g->p & 63))
 		emit(g, &nop, 1);
+}
+
+/* One version of the function with `copies` copies; its layout in run. */
+static void gen_fn(struct gen *g, const struct code_req *r, u64 copies, int k)
+{
+	gen_head(g, r, k);
+	gen_tail(g, r, copies, k);
+}
+
+/* A jmp rel32 to `to`, written at `at`. */
+static void put_jmp(u8 *at, u64 to)
+{
+	s32 rel = (s32)((s64)to - (s64)((u64)at + 5));
+
+	at[0] = 0xe9;
+	memcpy(at + 1, &rel, 4);
+}
+
+/*
+ * The two versions, a with copies_a copies and b with copies_b, into g;
+ * how many copies that wrote. Where a's copies can be the last copies_a
+ * of b's, at the alignment a would have of its own (nanoBench's: each
+ * version's first copy at the same offset from a 64-byte boundary), and
+ * no loop goes back to a first copy, a's head jumps into b's copies and
+ * b's head jumps to its first: the copies are written (and, under TCG,
+ * translated) once, both versions run one jmp more, and a's run is b's
+ * without its first copies_b - copies_a copies. Else each version has
+ * copies of its own.
+ */
+static u64 gen_versions(struct gen *g, const struct code_req *r, u64 copies_a, u64 copies_b)
+{
+	u64 skip = copies_b - copies_a;
+
+	if (r->loops || copies_b < copies_a || skip % 64 * (r->body_len % 64) % 64) {
+		gen_fn(g, r, copies_a, 0);
+		gen_fn(g, r, copies_b, 1);
+		return copies_a + copies_b;
+	}
+	u8 jmp[5] = { 0 }, *jmp_b;
+
+	gen_head(g, r, 1);
+	jmp_b = g->p;
+	emit(g, jmp, sizeof(jmp));
+	gen_tail(g, r, copies_b, 1);
+	gen_head(g, r, 0);
+	u8 *jmp_a = g->p;
+	emit(g, jmp, sizeof(jmp));
+	if (g->full)
+		return copies_b;
+	put_jmp(jmp_b, run.body[1]);
+	run.body[0] = run.body[1] + skip * r->body_len;
+	run.body_end[0] = run.body_end[1];
+	put_jmp(jmp_a, run.body[0]);
+	return copies_b;
+}
+
+/*
+ * Under TCG, a store to a page that holds translated code takes QEMU's
+ * slow path (dropping the translations it overlaps) for as long as any
+ * are left on the page: the last code's pages, written over eight bytes
+ * at a time, cost several times a fresh page. One store every 64 bytes
+ * first (each byte written back as it is) drops them with an eighth of
+ * the stores; a translation it misses costs only time. Elsewhere, a few
+ * hundred stores.
+ */
+static void drop_translations(u64 va, u64 pages)
+{
+	for (volatile u8 *p = (u8 *)va; p < (u8 *)va + pages * PAGE_SIZE; p += 64)
+		*p = *p;
 }
 
 /* ---- the request ------------------------------------------------------- */
@@ -725,17 +805,17 @@ void bench_code_serve(const u8 *v, size_t len)
 	/* W^X: writable (not executable) while written, then executable;
 	 * only the pages the code fills are flipped (each an INVLPG). */
 	paging_code_exec(area, area_exec_pages, false);
+	drop_translations(area, area_exec_pages);
 	area_exec_pages = 0;
 	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
 	run.len = r.body_len;
-	gen_fn(&g, &r, copies_a, 0);
-	gen_fn(&g, &r, copies_b, 1);
+	u64 written = gen_versions(&g, &r, copies_a, copies_b);
 	static struct code_req once;
 	once = (struct code_req){ .init = r.once, .init_len = r.once_len };
 	gen_fn(&g, &once, 0, 2);
 	if (g.full) {
 		control_replyf(WIRE_CTL_ERROR, "RUN_CODE: %lu copies of %lu bytes do not fit the "
-			       "%u KiB code area: lower the unroll count", copies_a + copies_b,
+			       "%u KiB code area: lower the unroll count", written,
 			       r.body_len, BENCH_CODE_AREA_PAGES * 4);
 		return;
 	}

@@ -27,10 +27,12 @@ int pvh_to_boot_info(const void *start_info, struct boot_info *bi, const char **
 void cpu_probe(void);
 void cpu_setup(void);
 
-/* platform/tsc.c: find the TSC's rate (tsc_hz, tsc_hz_source). */
+/* platform/tsc.c: find the TSC's rate (tsc_hz, tsc_hz_source). The
+ * windows it measures over open first, as soon as hpet_init has run. */
+bool tsc_window_open(void);
 void tsc_init(void);
 /* platform/tsc.c: a rate from CPUID checked against the HPET over the boot
- * so far; call once, at its end. */
+ * so far, or the HPET calibration's window closed; call once, at its end. */
 void tsc_refine(void);
 
 /* The AP trampoline (kernel/trampoline.asm): its bounds, and the labels

@@ -159,6 +159,11 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
 	acpi_init();
+	/* The clocks' calibration windows open as soon as the HPET is known;
+	 * the work up to tsc_init and apic_timer_calibrate fills them. */
+	hpet_init();
+	tsc_window_open();
+	apic_init();
 	/* The UART ACPI names is known only now; a bad command line is
 	 * reported after this, so it reaches that port too. */
 	serial_setup();
@@ -171,11 +176,10 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	}
 	print_cpu();
 	print_memory();
-	hpet_init();
 	tsc_init();
 	print_tsc();
 	print_first_writes();
-	apic_init();
+	apic_timer_calibrate();
 	ioapic_init();
 	boot_hooks_run(BOOT_PLATFORM);
 	start_cpus();

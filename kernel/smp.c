@@ -60,6 +60,22 @@ static void delay_us(u64 us)
 		cpu_relax();
 }
 
+/*
+ * The wait between INIT and the first SIPI. The SDM's MP start-up
+ * example (Vol. 3A 9.4.4.1) waits 10 ms; CPUs from Intel's family 6, AMD's
+ * family 0xf and Hygon's on take the SIPI at once (Linux waits only on
+ * older ones), and so do a hypervisor's virtual CPUs.
+ */
+static u64 init_wait_us(void)
+{
+	const struct cpu_features *f = &cpu_features;
+	bool modern = (!strcmp(f->vendor, "GenuineIntel") && f->family >= 6) ||
+		      (!strcmp(f->vendor, "AuthenticAMD") && f->family >= 0xf) ||
+		      !strcmp(f->vendor, "HygonGenuine");
+
+	return modern || f->hypervisor ? 0 : 10000;
+}
+
 static void call_ipi(struct trap_frame *f)
 {
 	(void)f;
@@ -148,7 +164,7 @@ static int start_ap(u8 *page, struct percpu *pc)
 	u32 sipi = APIC_DM_STARTUP | ((u64)page >> 12);
 	u64 t0 = rdtsc_ordered();
 	apic_send_ipi(pc->apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
-	delay_us(10000);
+	delay_us(init_wait_us());
 	for (int i = 0; i < 2 && __atomic_load_n(&ap_slot, __ATOMIC_ACQUIRE) != SLOT_CLAIMED; i++) {
 		apic_send_ipi(pc->apic_id, sipi);
 		delay_us(200);

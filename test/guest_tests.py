@@ -120,6 +120,12 @@ TESTS = [
          append="events=none app=test_timers -- deadclock",
          expect=[r"^tsc: the dead port did not advance 10 ms in 100 ms; not calibrating",
                  r"^ok 1 - calibration against a counter that never moves gives up"]),
+    # The HPET calibration's window closes at the end of the boot, 10 ms
+    # long at least, its error bound said; its first 2 ms were the boot's.
+    dict(name="tsc_window_reported", kind="expect", append="events=none app=test_boot",
+         expect=[r"^tsc: \d+\.\d{3} MHz \(HPET calibration\)$",
+                 r"^tsc: against the HPET over (\d{3,}|[1-9]\d) ms: \d+\.\d{3} MHz \(\+-\d+ ppm\), "
+                 r"the first 2 ms [+-]\d+ ppm from it$"], exit=0),
     # Periods and rates: one check for every source, a floor measured at
     # boot (the soft PMU's NMI handler at 25% of a CPU), a clear refusal.
     dict(name="period_floor_reported", kind="expect", append="events=none app=test_boot",

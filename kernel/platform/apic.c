@@ -33,6 +33,7 @@ struct apic_ops {
 static volatile u32 *xapic_mmio;
 static const struct apic_ops *ops;
 static u64 timer_counts, timer_tsc;	/* the calibration: counts per TSC ticks */
+static struct { u64 tsc; u32 count; bool open; } timer_cal;	/* its window's start */
 static u32 error_count;
 static u32 ipi_timeouts;		/* IPIs still pending after IPI_WAIT_MS */
 static u64 stray_count;
@@ -222,27 +223,45 @@ static void timer_pair(u64 *tsc, u32 *count)
 	}
 }
 
-/* Count the APIC timer's input clock against the TSC over TIMER_CAL_MS,
- * both ends read as pairs. The ratio is kept, not a rate, so the rate
- * follows tsc_hz if that is refined later (tsc_refine). */
-static void calibrate_timer(void)
+/* Start counting the APIC timer's input clock against the TSC, masked,
+ * from its largest count down: the window apic_timer_calibrate closes. */
+static void open_timer_window(void)
 {
-	const u32 start = 0xffffffffu;
-	u64 t0, t1;
-	u32 c0, c1;
-
-	if (!tsc_hz)
-		return;
 	ops->write(APIC_TMR_DIV, 0xb);			/* divide by 1 */
 	ops->write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_APIC_TIMER);
-	ops->write(APIC_TMR_INIT, start);
-	timer_pair(&t0, &c0);
-	while (rdtsc_ordered() - t0 < tsc_hz / 1000 * TIMER_CAL_MS)
-		cpu_relax();
-	timer_pair(&t1, &c1);
+	ops->write(APIC_TMR_INIT, 0xffffffffu);
+	timer_pair(&timer_cal.tsc, &timer_cal.count);
+	timer_cal.open = true;
+}
+
+/* The window apic_init opened, closed after TIMER_CAL_MS (what is left
+ * of it waited out), both ends read as pairs. The ratio is kept, not a
+ * rate, so the rate follows tsc_hz if that is refined later (tsc_refine).
+ * A count that ran down to 0 (seconds at 1 GHz: a host that held the
+ * machine) measured nothing: a fresh window is taken then. */
+void apic_timer_calibrate(void)
+{
+	u64 t1;
+	u32 c1;
+
+	if (!timer_cal.open)
+		return;
+	for (int tries = 0; tsc_hz && tries < 2; tries++) {
+		while (rdtsc_ordered() - timer_cal.tsc < tsc_hz / 1000 * TIMER_CAL_MS)
+			cpu_relax();
+		timer_pair(&t1, &c1);
+		if (c1) {
+			timer_counts = timer_cal.count - c1;
+			timer_tsc = t1 - timer_cal.tsc;
+			break;
+		}
+		open_timer_window();
+	}
+	timer_cal.open = false;
 	ops->write(APIC_TMR_INIT, 0);
-	timer_counts = c0 - c1;
-	timer_tsc = t1 - t0;
+	kprintf("apic: %s, id %u, version %#x, timer %lu kHz%s\n", ops->name, ops->id(),
+		ops->read(APIC_VERSION) & 0xff, apic_timer_hz() / 1000,
+		cpu_features.tsc_deadline ? ", TSC-deadline mode" : "");
 }
 
 void apic_init(void)
@@ -291,12 +310,10 @@ void apic_init(void)
 		kprintf("apic: cpu %u: %u vector%s left in service (EOI sent), %u requested "
 			"(taken as spurious)\n", this_cpu()->cpu, eois, eois == 1 ? "" : "s", irr);
 	this_cpu()->apic_id = ops->id();
-	if (bsp) {
-		calibrate_timer();
-		kprintf("apic: %s, id %u, version %#x, timer %lu kHz%s\n", ops->name, ops->id(),
-			ops->read(APIC_VERSION) & 0xff, apic_timer_hz() / 1000,
-			cpu_features.tsc_deadline ? ", TSC-deadline mode" : "");
-	}
+	/* The timer's calibration: once, the boot's (apic_timer_calibrate
+	 * closes the window once the TSC's rate is known). */
+	if (bsp && !timer_tsc && !timer_cal.open)
+		open_timer_window();
 }
 
 u64 apic_timer_hz(void)

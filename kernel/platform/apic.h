@@ -60,8 +60,12 @@
 #define   APIC_BASE_X2APIC	(1ul << 10)
 #define   APIC_BASE_ENABLE	(1ul << 11)
 
-/* Local APIC: bring up this CPU's APIC (boot CPU first, then each AP). */
+/* Local APIC: bring up this CPU's APIC (boot CPU first, then each AP).
+ * The boot CPU's first call opens the timer's calibration window, which
+ * apic_timer_calibrate closes once tsc_init has the TSC's rate (the two
+ * windows overlap). */
 void apic_init(void);
+void apic_timer_calibrate(void);
 bool apic_is_x2apic(void);
 u32 apic_id(void);
 u32 apic_read(u32 reg);

@@ -10,7 +10,11 @@
  *   5. calibration against PIT channel 2 (8254, 1.193182 MHz).
  * Call after acpi_init and hpet_init. A rate from CPUID is checked once
  * more against the HPET over the whole boot (tsc_refine, at its end):
- * kernel/platform/tsc_refine.h.
+ * kernel/platform/tsc_refine.h. The HPET calibration, too, ends there:
+ * the boot runs on the rate of its first CAL_FIRST_MS, and tsc_refine
+ * measures the whole window, CAL_MS at least. Both windows open at
+ * tsc_window_open, as soon as the HPET is known, so the boot's own work
+ * fills them.
  */
 #include "kernel/kernel.h"
 #include "kernel/console.h"
@@ -25,6 +29,8 @@
 #define PIT_CMD		0x43
 #define PIT_GATE	0x61		/* bit 0: gate 2, bit 1: speaker, bit 5: OUT2 */
 #define CAL_MS		10
+#define CAL_FIRST_MS	2		/* the HPET calibration's first part: the
+					 * boot's rate until tsc_refine */
 #define CAL_WAIT_MS	100		/* for one CAL_MS window: a clock that does
 					 * not move (clock-gated PIT, absent PM
 					 * timer) costs this, not a stalled boot */
@@ -36,10 +42,13 @@
 u64 tsc_hz;
 const char *tsc_hz_source = "unknown";
 
-/* The refinement's window: its first (TSC, HPET) pair, taken at tsc_init. */
+/* The refinement's window: its first (TSC, HPET) pair (started), taken at
+ * tsc_window_open; where tsc_hz is the HPET calibration's first part, the
+ * pair at its end (first.*) too. */
 static struct {
-	bool open;
+	bool started, open, calibrating;
 	u64 tsc, ref, bracket;
+	struct { u64 tsc, ref, bracket; } first;
 } refine;
 
 /*
@@ -61,6 +70,20 @@ static u64 read_pair(u64 (*read)(void), u64 *tsc, u64 *ref)
 		}
 	}
 	return best;
+}
+
+/*
+ * The window's first (TSC, HPET) pair, once; false without an HPET.
+ * Called as soon as the HPET is known, before the boot's work that needs
+ * no TSC rate, then again by tsc_init's sources.
+ */
+bool tsc_window_open(void)
+{
+	if (!refine.started && hpet_hz()) {
+		refine.bracket = read_pair(hpet_read, &refine.tsc, &refine.ref);
+		refine.started = true;
+	}
+	return refine.started;
 }
 
 static u64 from_cpuid(void)
@@ -94,23 +117,21 @@ static u64 from_cpuid(void)
 	u64 hz = tsc_hz_from_cpuid(&c, &how);
 	if (hz)
 		tsc_hz_source = tsc_cpuid_how_name(how);
-	if (hz && hpet_hz()) {
-		refine.bracket = read_pair(hpet_read, &refine.tsc, &refine.ref);
+	if (hz && tsc_window_open())
 		refine.open = true;
-	}
 	return hz;
 }
 
-/* Wait until the reference has moved `span` ticks past r0; false, with
- * the reason printed, if it has not within CAL_WAIT_MS. */
-static bool wait_ref(u64 (*read)(void), u64 mask, u64 r0, u64 span, const char *name)
+/* Wait until the reference has moved `span` ticks (`ms`) past r0; false,
+ * with the reason printed, if it has not within CAL_WAIT_MS. */
+static bool wait_ref(u64 (*read)(void), u64 mask, u64 r0, u64 span, u32 ms, const char *name)
 {
 	u64 t0 = rdtsc_ordered();
 
 	while (((read() - r0) & mask) < span)
 		if (tsc_since_ns(t0, CAL_WAIT_MS * 1000000ul)) {
 			kprintf("tsc: the %s did not advance %u ms in %u ms; not "
-				"calibrating against it\n", name, CAL_MS, CAL_WAIT_MS);
+				"calibrating against it\n", name, ms, CAL_WAIT_MS);
 			return false;
 		}
 	return true;
@@ -136,7 +157,7 @@ u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name)
 
 	read_pair(read, &t[0], &r[0]);
 	for (int i = 1; i < 3; i++) {
-		if (!wait_ref(read, mask, r[0], span * i / 2, name))
+		if (!wait_ref(read, mask, r[0], span * i / 2, CAL_MS, name))
 			return 0;
 		read_pair(read, &t[i], &r[i]);
 	}
@@ -148,7 +169,7 @@ u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name)
 		return hz[0];
 	for (int i = 1; i < 3; i++) {
 		read_pair(read, &t[0], &r[0]);
-		if (!wait_ref(read, mask, r[0], span, name))
+		if (!wait_ref(read, mask, r[0], span, CAL_MS, name))
 			return 0;
 		read_pair(read, &t[1], &r[1]);
 		hz[i] = pair_hz(t[0], r[0], t[1], r[1], mask, ref_hz);
@@ -161,13 +182,25 @@ u64 tsc_calibrate(u64 (*read)(void), u64 mask, u64 ref_hz, const char *name)
 static u16 pm_port;
 static u64 pm_read(void) { return inl(pm_port); }
 
+/*
+ * The HPET calibration's first part: the rate over CAL_FIRST_MS, the
+ * window left open for tsc_refine to close at the end of the boot. The
+ * boot until then takes this rate (timeouts, the soft PMU's floor); its
+ * own error, a read's bracket at each end over 2 ms, is five times a
+ * whole window's.
+ */
 static u64 from_hpet(void)
 {
-	u64 hz = hpet_hz() ? tsc_calibrate(hpet_read, ~0ul, hpet_hz(), "HPET") : 0;
+	u64 hz = hpet_hz(), span = hz * CAL_FIRST_MS / 1000;
 
-	if (hz)
-		tsc_hz_source = "HPET calibration";
-	return hz;
+	if (!tsc_window_open())
+		return 0;
+	if (!wait_ref(hpet_read, ~0ul, refine.ref, span, CAL_FIRST_MS, "HPET"))
+		return 0;
+	refine.first.bracket = read_pair(hpet_read, &refine.first.tsc, &refine.first.ref);
+	refine.open = refine.calibrating = true;
+	tsc_hz_source = "HPET calibration";
+	return pair_hz(refine.tsc, refine.ref, refine.first.tsc, refine.first.ref, ~0ul, hz);
 }
 
 static u64 from_pm_timer(void)
@@ -217,12 +250,61 @@ void tsc_init(void)
 	console_set_tsc_hz(tsc_hz);
 }
 
+/* A rate's error bound in ppm over `ticks` TSC ticks whose ends were
+ * read within `bracket` TSC ticks of each other, the reference counting
+ * `ref_ticks` whole ticks meanwhile. */
+static u64 error_ppm(u64 bracket, u64 ticks, u64 ref_ticks)
+{
+	return (bracket * 1000000ul + ticks - 1) / ticks + (2000000ul + ref_ticks - 1) / ref_ticks;
+}
+
+/*
+ * The HPET calibration's whole window, from tsc_window_open to now
+ * (CAL_MS at least: the rest is waited out). Where its first part (the boot's rate
+ * so far) and the rest kept one rate, within CAL_AGREE_PPM beyond their
+ * own errors, the whole window's rate is tsc_hz; otherwise the TSC is
+ * calibrated anew (tsc_calibrate: three windows where one disagrees).
+ */
+static void close_calibration(void)
+{
+	u64 hz = hpet_hz(), t, r;
+
+	wait_ref(hpet_read, ~0ul, refine.ref, hz * CAL_MS / 1000, CAL_MS, "HPET");
+	u64 bracket = read_pair(hpet_read, &t, &r);
+	u64 whole = pair_hz(refine.tsc, refine.ref, t, r, ~0ul, hz);
+	u64 rest = pair_hz(refine.first.tsc, refine.first.ref, t, r, ~0ul, hz);
+	u64 diff = tsc_hz > rest ? tsc_hz - rest : rest - tsc_hz;
+	u64 agree_ppm = CAL_AGREE_PPM +
+		error_ppm(refine.bracket + refine.first.bracket, refine.first.tsc - refine.tsc,
+			  refine.first.ref - refine.ref) +
+		error_ppm(refine.first.bracket + bracket, t - refine.first.tsc,
+			  r - refine.first.ref);
+
+	if (diff > whole / 1000000 * agree_ppm) {
+		u64 again = tsc_calibrate(hpet_read, ~0ul, hz, "HPET");
+		kprintf("tsc: against the HPET, the boot's first %u ms gave %lu Hz, the rest "
+			"%lu Hz (more than %lu ppm apart): calibrated again, %lu Hz\n",
+			CAL_FIRST_MS, tsc_hz, rest, agree_ppm, again);
+		whole = again ? again : tsc_hz;
+	} else {
+		kprintf("tsc: against the HPET over %lu ms: %lu.%03lu MHz (+-%lu ppm), the first "
+			"%u ms %+ld ppm from it\n", tsc_to_ns(t - refine.tsc) / 1000000,
+			whole / 1000000, whole / 1000 % 1000,
+			error_ppm(refine.bracket + bracket, t - refine.tsc, r - refine.ref),
+			CAL_FIRST_MS, ((s64)tsc_hz - (s64)whole) * 1000000 / (s64)whole);
+	}
+	tsc_hz = whole;
+	console_set_tsc_hz(tsc_hz);
+}
+
 /*
  * The rate CPUID gave, against the HPET over the window from from_cpuid
  * to now, the end of the boot: no boot time is spent waiting on it, and
  * the window lasts as long as the boot. Where the two disagree by more
  * than TSC_REFINE_PPM, the measured rate becomes tsc_hz; the APIC
- * timer's rate, kept as a ratio to the TSC, follows it.
+ * timer's rate, kept as a ratio to the TSC, follows it. A rate the HPET
+ * calibration's first part gave is replaced by the whole window's
+ * (close_calibration).
  */
 void tsc_refine(void)
 {
@@ -232,6 +314,10 @@ void tsc_refine(void)
 	if (!refine.open)
 		return;
 	refine.open = false;
+	if (refine.calibrating) {
+		close_calibration();
+		return;
+	}
 	u64 bracket = read_pair(hpet_read, &t, &r);
 	struct tsc_refine_in in = {
 		.cpuid_hz = tsc_hz, .tsc_ticks = t - refine.tsc, .ref_ticks = r - refine.ref,

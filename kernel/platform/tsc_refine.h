@@ -1,8 +1,8 @@
 /*
  * tsc_refine.h — whether a TSC rate CPUID gave (kernel/platform/tsc_cpuid.h)
  * gives way to the rate measured against a reference clock over a long
- * window: kernel/platform/tsc.c opens the window when it reads CPUID and
- * closes it at the end of the boot. A crystal CPUID states can be off by
+ * window: kernel/platform/tsc.c opens the window as soon as the HPET is
+ * known and closes it at the end of the boot. A crystal CPUID states can be off by
  * thousands of ppm (a 24 MHz crystal that runs at 23.913 MHz is 3600 ppm
  * slow), which no later step would notice. Pure arithmetic, so the host
  * tests run it against tables.
