@@ -130,10 +130,20 @@ int wire_frame_unpack(const uint8_t *src, size_t n, uint8_t *buf, size_t cap,
 #define WIRE_FRAME_TARGET	224u
 
 /*
+ * Payload bytes per frame on a line whose host asks for repeats and has
+ * reported no damage (uapi/wire.h §3): fewer frames, so fewer headers,
+ * CRCs and first samples in full. The first report of damage brings the
+ * frames back to WIRE_FRAME_TARGET.
+ */
+#define WIRE_FRAME_TARGET_CLEAN	1024u
+
+/*
  * An out buffer this large always has room for the leading delimiter and
  * one frame of any size, so every call makes progress.
  */
 #define WIRE_ENC_OUT_MIN	(WIRE_ENCODED_MAX + 1u)
+
+struct wire_descs;
 
 /* One sender's frame numbering (uapi/wire.h §2, §5). */
 struct wire_framer {
@@ -146,6 +156,10 @@ struct wire_framer {
 	uint64_t frames;		/* frames written */
 	uint64_t bytes;			/* bytes written, delimiters included */
 	uint8_t  flags;			/* WIRE_F_* every next frame carries (WIRE_F_REPEAT) */
+	/* The host asks for repeats (uapi/wire.h §3): RECORDS given to the
+	 * encoder while flags has WIRE_F_REPEAT are taken and not sent. */
+	bool     hold_repeats;
+	struct wire_descs *keep;	/* if set: the descriptors its RECORDS frames carried */
 };
 
 /* frame_target 0: WIRE_FRAME_TARGET; at most WIRE_PAYLOAD_MAX. */

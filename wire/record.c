@@ -325,12 +325,57 @@ static uint32_t record_size(const uint8_t *in, size_t left)
 	return size;
 }
 
+void wire_descs_keep(struct wire_descs *d, const void *records, size_t len)
+{
+	const uint8_t *in = records;
+	uint32_t size;
+
+	for (size_t at = 0; at < len && (size = record_size(in + at, len - at)); at += size) {
+		const struct bp_record_header *h = (const struct bp_record_header *)(in + at);
+		switch (h->type) {
+		case BP_RECORD_RUN_META:
+			d->len = 0;
+			/* fall through */
+		case BP_RECORD_CPU_INFO:
+		case BP_RECORD_PMU_CAPS:
+		case BP_RECORD_EVENT_DESC:
+		case BP_RECORD_APP_START:
+		case BP_RECORD_PROGRAM:
+			if (d->len + size > d->cap) {
+				d->dropped++;
+				break;
+			}
+			memcpy(d->buf + d->len, h, size);
+			d->len += size;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Whole records at records[0, len) taken without a frame (hold_repeats). */
+static size_t held(const uint8_t *in, size_t len)
+{
+	size_t done = 0;
+	uint32_t size;
+
+	while (done < len && (size = record_size(in + done, len - done)))
+		done += size;
+	return done;
+}
+
 size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap)
 {
+	struct wire_framer *l = wire_encoder_framer(e);
 	const uint8_t *in = records;
 	size_t done = 0, at = 0;
 
+	if (l->hold_repeats && (l->flags & WIRE_F_REPEAT)) {
+		*consumed = held(in, len);
+		return 0;
+	}
 	while (done < len) {
 		struct wire_writer w;
 		size_t fdone = done;
@@ -340,12 +385,12 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			e->stats.bad_input++;
 			break;
 		}
-		if (!wire_frame_open(wire_encoder_framer(e), &w, out, at, outcap, WIRE_CH_RECORDS))
+		if (!wire_frame_open(l, &w, out, at, outcap, WIRE_CH_RECORDS))
 			break;
 		memset(&e->pred, 0, sizeof(e->pred));	/* predictions restart per frame */
 		while (fdone < len && (size = record_size(in + fdone, len - fdone))) {
 			/* A record larger than the target gets a frame of its own. */
-			size_t limit = n ? wire_encoder_framer(e)->frame_target : WIRE_PAYLOAD_MAX;
+			size_t limit = n ? l->frame_target : WIRE_PAYLOAD_MAX;
 			if (!put_record(e, &w, in + fdone, size, limit))
 				break;
 			fdone += size;
@@ -353,11 +398,12 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 		}
 		if (!n)
 			break;		/* not even one record fits in out */
-		at = wire_frame_close(wire_encoder_framer(e), &w, WIRE_CH_RECORDS);
+		at = wire_frame_close(l, &w, WIRE_CH_RECORDS);
 		done = fdone;
 	}
-	wire_encoder_framer(e)->bytes += at;
+	l->bytes += at;
+	if (l->keep && !(l->flags & WIRE_F_REPEAT))
+		wire_descs_keep(l->keep, in, done);
 	*consumed = done;
 	return at;
 }
-
