@@ -277,6 +277,36 @@ static void learn_event(struct wire_enc *e, const uint8_t *rec, uint32_t size)
 }
 
 /*
+ * A record verbatim: as WIRE_ITEM_RAW_SPARSE (a mask of its nonzero bytes,
+ * then those bytes) when that is shorter, as most non-SAMPLE records are
+ * (names and reserved fields NUL-padded), else as WIRE_ITEM_RAW.
+ */
+static void put_raw(struct wire_writer *w, const uint8_t *rec, uint32_t size)
+{
+	uint32_t words = size / 8, nonzero = 0;
+	uint8_t tmp[10];
+
+	for (uint32_t i = 0; i < size; i++)
+		nonzero += rec[i] != 0;
+	if (1 + wire_put_uvarint(tmp, words) + words + nonzero >= 1 + size) {
+		wire_put_byte(w, WIRE_ITEM_RAW);
+		wire_put_bytes(w, rec, size);
+		return;
+	}
+	wire_put_byte(w, WIRE_ITEM_RAW_SPARSE);
+	wire_put_uvarint_w(w, words);
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint8_t mask = 0;
+		for (uint32_t b = 0; b < 8; b++)
+			mask |= (uint8_t)((rec[i + b] != 0) << b);
+		wire_put_byte(w, mask);
+	}
+	for (uint32_t i = 0; i < size; i++)
+		if (rec[i])
+			wire_put_byte(w, rec[i]);
+}
+
+/*
  * Write one record as an item. limit: the payload the frame may reach.
  * False (and w as it was) if it does not fit.
  */
@@ -298,8 +328,7 @@ static bool put_record(struct wire_enc *e, struct wire_writer *w, const uint8_t 
 		}
 		*w = save;
 	}
-	wire_put_byte(w, WIRE_ITEM_RAW);
-	wire_put_bytes(w, rec, size);
+	put_raw(w, rec, size);
 	if (w->full || wire_payload_len(w) > limit) {
 		*w = save;
 		return false;

@@ -90,6 +90,12 @@
  *
  *	WIRE_ITEM_RAW (0x01): one record verbatim (perf_ring.h), size from
  *	  its header: 8 <= size, size % 8 == 0.
+ *	WIRE_ITEM_RAW_SPARSE (0x00): one record, its zero bytes left out:
+ *	  uvarint w (the record's size / 8, 1 <= w <= BP_RECORD_MAX / 8),
+ *	  w mask bytes (mask byte j, bit b: byte 8j + b of the record is not
+ *	  zero), then the record's nonzero bytes in order (none of them 0);
+ *	  the size in the record's header must be 8w. A descriptor, mostly
+ *	  NUL-padded names and reserved fields, takes a third of its size.
  *	WIRE_ITEM_SAMPLE (0x80 | flags): one SAMPLE record, compacted.
  *	WIRE_ITEM_SAMPLE_IP (0x02 + z, z < WIRE_SAMPLE_IP_CODES): one SAMPLE
  *	  record, compacted, as a SAMPLE item without flags whose IP's
@@ -245,6 +251,7 @@ _Static_assert(sizeof(struct wire_frame_header) == 12, "wire_frame_header ABI");
 
 /* RECORDS items */
 #define WIRE_ITEM_RAW		0x01
+#define WIRE_ITEM_RAW_SPARSE	0x00		/* appended: an older decoder drops its frame */
 #define WIRE_ITEM_SAMPLE	0x80		/* | WIRE_S_* */
 #define WIRE_ITEM_SAMPLE_IP	0x02		/* + the IP's svarint code */
 #define WIRE_SAMPLE_IP_CODES	0x7e		/* tags 0x02..0x7f */
