@@ -12,9 +12,13 @@
  * Repeats on request (uapi/wire.h §3): while it sends, the stream listens
  * on the line for the host's WIRE_CTL_WILL_ASK and WIRE_CTL_REPEAT. Once
  * the host said it will ask, every framer holds the drain's periodic
- * repeats and frames grow to WIRE_FRAME_TARGET_CLEAN; a REPEAT sends the
- * descriptors the framers kept (struct wire_descs), on CPU 0's numbering,
- * and brings frames back to WIRE_FRAME_TARGET.
+ * repeats, records mostly zero go sparse, and frames grow to
+ * WIRE_FRAME_TARGET_CLEAN, each open across the
+ * drain's calls of the encoder (wire_framer.span) until it is full or
+ * the drain flushes (stream_flush closes it: records are released only
+ * after); a REPEAT sends the descriptors the framers kept (struct
+ * wire_descs), on CPU 0's numbering, and brings frames back to
+ * WIRE_FRAME_TARGET, closed within each call.
  *
  * Pacing (pace=BAUD) holds the UART to a real line's rate, 10 bits a byte,
  * so QEMU's otherwise instant 16550 behaves like a serial cable and ring
@@ -31,6 +35,9 @@
 #define REPEAT_GAP_US	100000u		/* at most one repeat on request per this */
 #define LINGER_US	200000u		/* listening before the last END */
 #define DESCS_SIZE	(32u << 10)	/* as the drain's copy: 64 CPUs' and a few events' */
+/* An open RECORDS frame of WIRE_FRAME_TARGET_CLEAN payload bytes, its last
+ * item and COBS: a larger record goes in a frame of its own. */
+#define SPAN_SIZE	(2u << 10)
 
 static enum stream_transport transport;
 static bool active;
@@ -54,6 +61,7 @@ static u8 descs_buf[DESCS_SIZE] __attribute__((aligned(8)));
 static struct wire_descs descs = { descs_buf, sizeof(descs_buf), 0, 0 };
 static struct wire_enc repeat_enc;
 static u8 repeat_out[WIRE_ENC_OUT_MIN];
+static u8 span[STREAM_MAX_CPUS][SPAN_SIZE];
 
 int stream_parse(const char *s, enum stream_transport *t)
 {
@@ -87,6 +95,15 @@ struct wire_framer *stream_framer(u32 cpu)
 static void serve_repeat(void);
 static void transport_send(const void *p, size_t n);
 
+/* The RECORDS frames open in the framers, closed and sent: before any
+ * other frame, and before the transport is flushed. */
+static void finish_open_frames(void)
+{
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+		if (framer[i].span_open)
+			transport_send(out, wire_framer_finish(&framer[i], out, sizeof(out)));
+}
+
 /* virtio is queued so a drain pass costs one notification round trip
  * (~100 us in QEMU), not one per frame. p holds whole frames: a repeat
  * asked for goes out after them. */
@@ -119,6 +136,7 @@ static void transport_send(const void *p, size_t n)
 
 void stream_flush(void)
 {
+	finish_open_frames();
 	if (transport == STREAM_VIRTIO) {
 		if (vcon_flush() < 0)
 			stats.write_errors++;
@@ -179,10 +197,14 @@ static void framers_follow_host(void)
 		return;
 	}
 	host_news = false;
+	finish_open_frames();
 	for (u32 i = 0; i < STREAM_MAX_CPUS; i++) {
+		bool clean = host_asks && !damage_seen;
 		framer[i].hold_repeats = host_asks;
-		framer[i].frame_target = host_asks && !damage_seen ? WIRE_FRAME_TARGET_CLEAN :
-					 WIRE_FRAME_TARGET;
+		framer[i].frame_target = clean ? WIRE_FRAME_TARGET_CLEAN : WIRE_FRAME_TARGET;
+		framer[i].sparse = clean;
+		framer[i].span = clean ? span[i] : NULL;
+		framer[i].span_cap = sizeof(span[i]);
 	}
 }
 
@@ -258,6 +280,7 @@ static void serve_repeat(void)
 
 	repeating = true;
 	repeat_wanted = false;
+	finish_open_frames();		/* framer 0's seq goes on from it */
 	l->flags = WIRE_F_REPEAT;
 	l->frame_target = 1;		/* a second record never fits */
 	l->hold_repeats = false;
@@ -314,6 +337,7 @@ static void stream_console(const char *s, size_t n)
 
 	if (!active)
 		return;
+	finish_open_frames();
 	while (done < n) {
 		size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONSOLE, s + done,
 					     n - done, &used, out, sizeof(out));
@@ -362,6 +386,7 @@ void stream_control_send(const void *msg, size_t len)
 
 	if (!console_lock_output())
 		return;				/* dropped: the console says why */
+	finish_open_frames();
 	size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
 				     out, sizeof(out));
 	stream_send(out, w);
@@ -399,6 +424,7 @@ void stream_end(u32 status, bool halt)
 		active = true;
 		console_set_sink(stream_console, transport != STREAM_UART);
 	}
+	finish_open_frames();
 	/* A host that asks for repeats has a last chance to (uapi/wire.h §3). */
 	if (halt && host_asks && listening && tsc_hz) {
 		u64 t0 = rdtsc(), linger = tsc_hz / 1000000 * LINGER_US;

@@ -145,6 +145,24 @@ int wire_frame_unpack(const uint8_t *src, size_t n, uint8_t *buf, size_t cap,
 
 struct wire_descs;
 
+/*
+ * Writing a frame's payload item by item (the record codec): bytes pass
+ * through the writer, which updates the CRC and fills in COBS code bytes
+ * straight into the caller's buffer. An item that does not fit sets
+ * `full`; the caller rolls back by restoring a copy of the writer (a few
+ * words) taken before the item.
+ */
+struct wire_writer {
+	uint8_t *out;
+	size_t pos;			/* next output byte */
+	size_t lim;			/* payload bytes may not start at or past this */
+	size_t code_pos;		/* where the open block's code byte goes */
+	uint32_t code;			/* 1 + bytes in the open block */
+	uint32_t crc;			/* running, inverted */
+	size_t raw;			/* frame bytes so far, header included */
+	bool full;			/* ran out of out: roll back */
+};
+
 /* One sender's frame numbering (uapi/wire.h §2, §5). */
 struct wire_framer {
 	uint16_t cpu;			/* goes into every frame */
@@ -159,11 +177,32 @@ struct wire_framer {
 	/* The host asks for repeats (uapi/wire.h §3): RECORDS given to the
 	 * encoder while flags has WIRE_F_REPEAT are taken and not sent. */
 	bool     hold_repeats;
+	/* Records mostly zero may go as WIRE_ITEM_RAW_SPARSE (a clean line
+	 * whose host asks for repeats: frames there pack more records, so a
+	 * damaged one costs more). */
+	bool     sparse;
 	struct wire_descs *keep;	/* if set: the descriptors its RECORDS frames carried */
+	/*
+	 * If set (span_cap bytes, the caller's): a RECORDS frame may span
+	 * calls of the encoder, open here until it reaches frame_target or
+	 * wire_framer_finish closes it. No other frame of this framer may
+	 * be written while one is open.
+	 */
+	uint8_t *span;
+	size_t   span_cap;
+	bool     span_open;
+	uint32_t span_records;		/* records in the open frame */
+	struct wire_writer span_w;	/* its writer, into span */
 };
 
 /* frame_target 0: WIRE_FRAME_TARGET; at most WIRE_PAYLOAD_MAX. */
 void wire_framer_init(struct wire_framer *l, uint16_t cpu, uint32_t boot, uint32_t frame_target);
+
+/*
+ * Close the RECORDS frame open in l->span, if any, into out (outcap >=
+ * span_cap): returns the bytes written.
+ */
+size_t wire_framer_finish(struct wire_framer *l, uint8_t *out, size_t outcap);
 
 /* Number every channel from 0 again, each next frame marked WIRE_F_START. */
 void wire_framer_restart(struct wire_framer *l);
@@ -185,24 +224,6 @@ size_t wire_framer_encode_bytes(struct wire_framer *l, enum wire_channel channel
  */
 size_t wire_framer_encode_aux(struct wire_framer *l, uint64_t aux_pos, const void *data,
 			    size_t len, size_t *consumed, uint8_t *out, size_t outcap);
-
-/*
- * Writing a frame's payload item by item (the record codec): bytes pass
- * through the writer, which updates the CRC and fills in COBS code bytes
- * straight into the caller's buffer. An item that does not fit sets
- * `full`; the caller rolls back by restoring a copy of the writer (a few
- * words) taken before the item.
- */
-struct wire_writer {
-	uint8_t *out;
-	size_t pos;			/* next output byte */
-	size_t lim;			/* payload bytes may not start at or past this */
-	size_t code_pos;		/* where the open block's code byte goes */
-	uint32_t code;			/* 1 + bytes in the open block */
-	uint32_t crc;			/* running, inverted */
-	size_t raw;			/* frame bytes so far, header included */
-	bool full;			/* ran out of out: roll back */
-};
 
 /* Open a frame of channel at out[at]: the stream's leading delimiter if
  * not sent yet, then the header. False if out has no room even for that. */

@@ -277,18 +277,19 @@ static void learn_event(struct wire_enc *e, const uint8_t *rec, uint32_t size)
 }
 
 /*
- * A record verbatim: as WIRE_ITEM_RAW_SPARSE (a mask of its nonzero bytes,
- * then those bytes) when that is shorter, as most non-SAMPLE records are
- * (names and reserved fields NUL-padded), else as WIRE_ITEM_RAW.
+ * A record verbatim: with sparse, as WIRE_ITEM_RAW_SPARSE (a mask of its
+ * nonzero bytes, then those bytes) when that is shorter, as most
+ * non-SAMPLE records are (names and reserved fields NUL-padded); else as
+ * WIRE_ITEM_RAW.
  */
-static void put_raw(struct wire_writer *w, const uint8_t *rec, uint32_t size)
+static void put_raw(struct wire_writer *w, const uint8_t *rec, uint32_t size, bool sparse)
 {
 	uint32_t words = size / 8, nonzero = 0;
 	uint8_t tmp[10];
 
-	for (uint32_t i = 0; i < size; i++)
+	for (uint32_t i = 0; sparse && i < size; i++)
 		nonzero += rec[i] != 0;
-	if (1 + wire_put_uvarint(tmp, words) + words + nonzero >= 1 + size) {
+	if (!sparse || 1 + wire_put_uvarint(tmp, words) + words + nonzero >= 1 + size) {
 		wire_put_byte(w, WIRE_ITEM_RAW);
 		wire_put_bytes(w, rec, size);
 		return;
@@ -328,7 +329,7 @@ static bool put_record(struct wire_enc *e, struct wire_writer *w, const uint8_t 
 		}
 		*w = save;
 	}
-	put_raw(w, rec, size);
+	put_raw(w, rec, size, wire_encoder_framer(e)->sparse);
 	if (w->full || wire_payload_len(w) > limit) {
 		*w = save;
 		return false;
@@ -394,17 +395,81 @@ static size_t held(const uint8_t *in, size_t len)
 	return done;
 }
 
+static size_t encode_closed(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			    size_t len, size_t *consumed, uint8_t *out, size_t outcap);
+
+/*
+ * Records into the frame open in l->span (opening one as needed); a frame
+ * that reaches frame_target is closed into out. A record that fits no
+ * frame of span_cap goes on its own through encode_closed.
+ */
+static size_t encode_spanning(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			      size_t len, size_t *consumed, uint8_t *out, size_t outcap)
+{
+	size_t done = 0, at = 0, used;
+	uint32_t size;
+
+	while (done < len) {
+		if (!(size = record_size(in + done, len - done))) {
+			e->stats.bad_input++;
+			break;
+		}
+		if (!l->span_open) {
+			if (!wire_frame_open(l, &l->span_w, l->span, 0, l->span_cap, WIRE_CH_RECORDS))
+				break;
+			memset(&e->pred, 0, sizeof(e->pred));	/* predictions restart per frame */
+			l->span_open = true;
+			l->span_records = 0;
+		}
+		size_t limit = l->span_records ? l->frame_target : WIRE_PAYLOAD_MAX;
+		if (put_record(e, &l->span_w, in + done, size, limit)) {
+			l->span_records++;
+			done += size;
+			continue;
+		}
+		if (outcap - at < l->span_cap)
+			break;			/* call again with the rest */
+		if (l->span_records) {
+			at += wire_framer_finish(l, out + at, outcap - at);
+			continue;		/* the record opens the next frame */
+		}
+		l->span_open = false;		/* too large for span: a frame of its own */
+		at += encode_closed(e, l, in + done, size, &used, out + at, outcap - at);
+		if (!used)
+			break;
+		done += used;
+	}
+	*consumed = done;
+	return at;
+}
+
 size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap)
 {
 	struct wire_framer *l = wire_encoder_framer(e);
 	const uint8_t *in = records;
-	size_t done = 0, at = 0;
+	size_t done, at;
 
 	if (l->hold_repeats && (l->flags & WIRE_F_REPEAT)) {
 		*consumed = held(in, len);
 		return 0;
 	}
+	if (l->span && !(l->flags & WIRE_F_REPEAT))
+		at = encode_spanning(e, l, in, len, &done, out, outcap);
+	else
+		at = encode_closed(e, l, in, len, &done, out, outcap);
+	if (l->keep && !(l->flags & WIRE_F_REPEAT))
+		wire_descs_keep(l->keep, in, done);
+	*consumed = done;
+	return at;
+}
+
+/* Records into frames closed within the call (the default). */
+static size_t encode_closed(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			    size_t len, size_t *consumed, uint8_t *out, size_t outcap)
+{
+	size_t done = 0, at = 0;
+
 	while (done < len) {
 		struct wire_writer w;
 		size_t fdone = done;
@@ -431,8 +496,6 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 		done = fdone;
 	}
 	l->bytes += at;
-	if (l->keep && !(l->flags & WIRE_F_REPEAT))
-		wire_descs_keep(l->keep, in, done);
 	*consumed = done;
 	return at;
 }

@@ -141,6 +141,11 @@ int wire_encoder_add_event(struct wire_enc *e, uint64_t id, uint64_t sample_type
  * *consumed then points at it, and stats.bad_input counts it.
  * outcap >= WIRE_ENC_OUT_MIN guarantees progress.
  *
+ * With the framer's span (a clean line, kernel/stream.c), the last frame
+ * stays open in it for the next call, until wire_framer_finish: the caller
+ * finishes it before its records may be released or another frame of the
+ * framer written.
+ *
  * With the framer's hold_repeats, records given while its flags have
  * WIRE_F_REPEAT are consumed and nothing is written. With its keep, the
  * descriptors among the records consumed into frames without

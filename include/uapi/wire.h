@@ -96,6 +96,8 @@
  *	  zero), then the record's nonzero bytes in order (none of them 0);
  *	  the size in the record's header must be 8w. A descriptor, mostly
  *	  NUL-padded names and reserved fields, takes a third of its size.
+ *	  The kernel sends it to a host that asks for repeats (§3) while the
+ *	  line is clean.
  *	WIRE_ITEM_SAMPLE (0x80 | flags): one SAMPLE record, compacted.
  *	WIRE_ITEM_SAMPLE_IP (0x02 + z, z < WIRE_SAMPLE_IP_CODES): one SAMPLE
  *	  record, compacted, as a SAMPLE item without flags whose IP's
@@ -117,13 +119,14 @@
  *	On request: a host that will ask says so with a CONTROL frame
  *	  WIRE_CTL_WILL_ASK (no value, no reply), at any time once it
  *	  listens; from then on the kernel sends no periodic repeats and none
- *	  at the run's end, and frames of WIRE_FRAME_TARGET_CLEAN (1 KiB)
- *	  payload bytes. When the host finds damage, a gap, or samples
+ *	  at the run's end, records mostly zero as WIRE_ITEM_RAW_SPARSE, and
+ *	  frames of WIRE_FRAME_TARGET_CLEAN (1 KiB) payload bytes, filled
+ *	  across the drain's passes over a ring. When the host finds damage, a gap, or samples
  *	  without their descriptors, it sends WIRE_CTL_REPEAT (no value, no
  *	  reply): the kernel sends the descriptors once after the frame it is
  *	  sending, at most once in 100 ms (requests meanwhile make one
- *	  more), and frames of WIRE_FRAME_TARGET (224 bytes) for the rest of
- *	  the boot. Before its last END the kernel listens for 200 ms for a
+ *	  more), and for the rest of the boot frames as on a line where the
+ *	  host cannot speak: WIRE_FRAME_TARGET (224 bytes), records raw. Before its last END the kernel listens for 200 ms for a
  *	  request about the end of the stream. The kernel hears these only
  *	  outside control=1 (which reads the line itself between requests);
  *	  there, repeats stay periodic.
