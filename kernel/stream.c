@@ -34,7 +34,7 @@
 
 #define REPEAT_GAP_US	100000u		/* at most one repeat on request per this */
 #define LINGER_US	200000u		/* listening before the last END */
-#define DESCS_SIZE	(32u << 10)	/* as the drain's copy: 64 CPUs' and a few events' */
+#define KEPT_SIZE	(32u << 10)	/* as the drain's copy: 64 CPUs' and a few events' */
 /* An open RECORDS frame of WIRE_FRAME_TARGET_CLEAN payload bytes, its last
  * item and COBS: a larger record goes in a frame of its own. */
 #define SPAN_SIZE	(2u << 10)
@@ -54,11 +54,11 @@ static bool damage_seen;		/* a WIRE_CTL_REPEAT came: small frames from now on */
 static bool host_news;			/* ... not yet applied to the framers */
 static bool repeat_wanted, repeating;
 static u64 repeat_last;			/* TSC of the last repeat sent on request */
-static u8 rx[64];			/* a frame from the host being received */
-static size_t rx_len;
-static bool rx_over;
-static u8 descs_buf[DESCS_SIZE] __attribute__((aligned(8)));
-static struct wire_descs descs = { descs_buf, sizeof(descs_buf), 0, 0 };
+static u8 host_bytes[64];			/* a frame from the host being received */
+static size_t host_len;
+static bool host_over;
+static u8 kept_buf[KEPT_SIZE] __attribute__((aligned(8)));
+static struct wire_descs kept = { kept_buf, sizeof(kept_buf), 0, 0 };
 static struct wire_enc repeat_enc;
 static u8 repeat_out[WIRE_ENC_OUT_MIN];
 static u8 span[STREAM_MAX_CPUS][SPAN_SIZE];
@@ -233,25 +233,26 @@ static void heard(const struct wire_frame *f)
 /* What the host sent since the last look, without waiting. */
 static void listen(void)
 {
-	u8 chunk[32], frame[sizeof(rx)];
+	u8 in[32], unpacked[sizeof(host_bytes)];
 	size_t got;
 
 	if (!listening)
 		return;
-	while ((got = stream_recv(chunk, sizeof(chunk)))) {
+	while ((got = stream_recv(in, sizeof(in)))) {
 		for (size_t i = 0; i < got; i++) {
 			struct wire_frame f;
-			if (chunk[i] != WIRE_DELIM) {
-				if (rx_len < sizeof(rx))
-					rx[rx_len++] = chunk[i];
+			if (in[i] != WIRE_DELIM) {
+				if (host_len < sizeof(host_bytes))
+					host_bytes[host_len++] = in[i];
 				else
-					rx_over = true;		/* longer than the host's words */
+					host_over = true;	/* longer than the host's words */
 				continue;
 			}
-			if (rx_len && !rx_over && !wire_frame_unpack(rx, rx_len, frame, sizeof(frame), &f))
+			if (host_len && !host_over &&
+			    !wire_frame_unpack(host_bytes, host_len, unpacked, sizeof(unpacked), &f))
 				heard(&f);
-			rx_len = 0;
-			rx_over = false;
+			host_len = 0;
+			host_over = false;
 		}
 	}
 }
@@ -269,7 +270,7 @@ static void serve_repeat(void)
 	listen();
 	if (host_news)
 		framers_follow_host();
-	if (!repeat_wanted || repeating || !descs.len ||
+	if (!repeat_wanted || repeating || !kept.len ||
 	    (repeat_last && rdtsc() - repeat_last < tsc_hz / 1000000 * REPEAT_GAP_US))
 		return;
 	/* Inside the drain's own repeat (held) framer 0 is set for it: put
@@ -284,8 +285,8 @@ static void serve_repeat(void)
 	l->flags = WIRE_F_REPEAT;
 	l->frame_target = 1;		/* a second record never fits */
 	l->hold_repeats = false;
-	for (size_t done = 0, used; done < descs.len; done += used) {
-		size_t w = wire_encode_records(&repeat_enc, descs.buf + done, descs.len - done, &used,
+	for (size_t done = 0, used; done < kept.len; done += used) {
+		size_t w = wire_encode_records(&repeat_enc, kept.buf + done, kept.len - done, &used,
 					       repeat_out, sizeof(repeat_out));
 		transport_send(repeat_out, w);
 		if (!used)
@@ -319,7 +320,7 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
 	for (u32 i = 0; i < STREAM_MAX_CPUS; i++) {
 		wire_framer_init(&framer[i], (u16)i, boot, 0);
-		framer[i].keep = &descs;
+		framer[i].keep = &kept;
 	}
 	struct wire_enc_config rc = { .cpu = 0 };
 	wire_encoder_init(&repeat_enc, &rc);
