@@ -550,6 +550,7 @@ struct rec {
 	/* Repeats on request (uapi/wire.h §3): where they are asked for (-1:
 	 * the kernel repeats periodically), the damage asked about, when. */
 	int ask_fd;
+	bool said_will_ask;
 	struct wire_enc ask_enc;
 	uint64_t damage_asked;
 	double asked_at;
@@ -750,20 +751,21 @@ static bool rec_say(struct rec *R, uint16_t type)
 
 /*
  * A recorder that can speak on the line (QEMU's UART, without --listen-only
- * or the control channel) says at the start that it will ask for the
- * run's descriptors again, and asks when the stream shows damage, or
- * brings RECORDS frames before any RUN_META: at most once in 0.1 s.
+ * or the control channel) says that it will ask for the run's descriptors
+ * again once the kernel's stream has begun (before, the firmware and the
+ * loader read the UART as keys), and asks when the stream shows damage,
+ * or brings RECORDS frames before any RUN_META: at most once in 0.1 s.
  */
-static void rec_ask(struct rec *R, bool start)
+static void rec_ask(struct rec *R)
 {
 	const struct wire_dec_stats *s = wire_dec_stats(R->d);
 	bool late = !R->L.meta_heard && wire_dec_stream(R->d, WIRE_CH_RECORDS, 0);
 	double t = now_s();
 
-	if (R->ask_fd < 0)
+	if (R->ask_fd < 0 || !R->L.frames_seen)
 		return;
-	if (start) {
-		rec_say(R, WIRE_CTL_WILL_ASK);
+	if (!R->said_will_ask) {
+		R->said_will_ask = rec_say(R, WIRE_CTL_WILL_ASK);
 		return;
 	}
 	if ((damage(s) == R->damage_asked && !late) || t - R->asked_at < 0.1)
@@ -787,7 +789,6 @@ static int rec_start(struct rec *R)
 		struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
 		wire_encoder_init(&R->ask_enc, &ec);
 		R->ask_fd = R->q.in_fd;
-		rec_ask(R, true);
 	}
 	if (o->control && o->tty && !o->quiet)
 		fprintf(stderr, "bareperf record: asking the machine on %s for the run "
@@ -947,7 +948,7 @@ static void rec_loop(struct rec *R)
 		}
 		if (R->io_error || (o->tty && R->eof_stream))
 			break;
-		rec_ask(R, false);
+		rec_ask(R);
 		if (o->control && ctl_client_tick(&R->ctl, R->ctl_fd, &L->ctl, now_s(), last_byte,
 						  L->frames_seen, R->err, sizeof(R->err))) {
 			fprintf(stderr, "bareperf record: %s: %s\n", o->tty, R->err);
