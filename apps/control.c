@@ -168,6 +168,7 @@ int control_serve(void)
 	}
 	kprintf("control: waiting for requests from the host\n");
 	stream_start();
+	stream_listen(false);		/* the requests are read here */
 	for (;;) {
 		size_t got = stream_recv(chunk, sizeof(chunk));
 		if (!got) {

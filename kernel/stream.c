@@ -9,6 +9,17 @@
  * One lock covers all output (the console's, kernel/console.c): frames
  * from the drain and console text never interleave on the wire.
  *
+ * Repeats on request (uapi/wire.h §3): while it sends, the stream listens
+ * on the line for the host's WIRE_CTL_WILL_ASK and WIRE_CTL_REPEAT. Once
+ * the host said it will ask, every framer holds the drain's periodic
+ * repeats, records mostly zero go sparse, and frames grow to
+ * WIRE_FRAME_TARGET_CLEAN, each open across the
+ * drain's calls of the encoder (wire_framer.span) until it is full or
+ * the drain flushes (stream_flush closes it: records are released only
+ * after); a REPEAT sends the descriptors the framers kept (struct
+ * wire_descs), on CPU 0's numbering, and brings frames back to
+ * WIRE_FRAME_TARGET, closed within each call.
+ *
  * Pacing (pace=BAUD) holds the UART to a real line's rate, 10 bits a byte,
  * so QEMU's otherwise instant 16550 behaves like a serial cable and ring
  * overflow (LOST records) can be exercised.
@@ -19,6 +30,14 @@
 #include "kernel/platform/uart.h"
 #include "kernel/dev/virtio.h"
 #include "wire/frame.h"
+#include "wire/record.h"
+
+#define REPEAT_GAP_US	100000u		/* at most one repeat on request per this */
+#define LINGER_US	200000u		/* listening before the last END */
+#define KEPT_SIZE	(32u << 10)	/* as the drain's copy: 64 CPUs' and a few events' */
+/* An open RECORDS frame of WIRE_FRAME_TARGET_CLEAN payload bytes, its last
+ * item and COBS: a larger record goes in a frame of its own. */
+#define SPAN_SIZE	(2u << 10)
 
 static enum stream_transport transport;
 static bool active;
@@ -28,6 +47,22 @@ static struct wire_framer framer[STREAM_MAX_CPUS];
 static struct stream_stats stats;
 
 static u8 out[WIRE_ENC_OUT_MIN];
+
+/* The host's side of repeats (uapi/wire.h §3). */
+static bool listening;			/* the line is ours to read (not control=1's) */
+static bool host_asks;			/* WIRE_CTL_WILL_ASK came */
+static bool damage_seen;		/* a WIRE_CTL_REPEAT came: small frames from now on */
+static bool host_news;			/* ... not yet applied to the framers */
+static bool repeat_wanted, repeating;
+static u64 repeat_last;			/* TSC of the last repeat sent on request */
+static u8 host_bytes[64];			/* a frame from the host being received */
+static size_t host_len;
+static bool host_over;
+static u8 kept_buf[KEPT_SIZE] __attribute__((aligned(8)));
+static struct wire_descs kept = { kept_buf, sizeof(kept_buf), 0, 0 };
+static struct wire_enc repeat_enc;
+static u8 repeat_out[WIRE_ENC_OUT_MIN];
+static u8 span[STREAM_MAX_CPUS][SPAN_SIZE];
 
 int stream_parse(const char *s, enum stream_transport *t)
 {
@@ -58,9 +93,28 @@ struct wire_framer *stream_framer(u32 cpu)
 	return cpu < STREAM_MAX_CPUS ? &framer[cpu] : NULL;
 }
 
+static void serve_repeat(void);
+static void transport_send(const void *p, size_t n);
+
+/* The RECORDS frames open in the framers, closed and sent: before any
+ * other frame, and before the transport is flushed. */
+static void finish_open_frames(void)
+{
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+		if (framer[i].span_open)
+			transport_send(out, wire_framer_finish(&framer[i], out, sizeof(out)));
+}
+
 /* virtio is queued so a drain pass costs one notification round trip
- * (~100 us in QEMU), not one per frame. */
+ * (~100 us in QEMU), not one per frame. p holds whole frames: a repeat
+ * asked for goes out after them. */
 void stream_send(const void *p, size_t n)
+{
+	transport_send(p, n);
+	serve_repeat();
+}
+
+static void transport_send(const void *p, size_t n)
 {
 	stats.bytes += n;
 	if (transport == STREAM_VIRTIO) {
@@ -83,6 +137,7 @@ void stream_send(const void *p, size_t n)
 
 void stream_flush(void)
 {
+	finish_open_frames();
 	if (transport == STREAM_VIRTIO) {
 		if (vcon_flush() < 0)
 			stats.write_errors++;
@@ -134,6 +189,123 @@ static u32 boot_id_make(void)
 	return (u32)(h ^ (h >> 32)) ? (u32)(h ^ (h >> 32)) : 1;
 }
 
+/* Every framer's frame size and hold, after what the host said; not while
+ * the drain sends its own repeat (it puts framer 0's back after). */
+static void framers_follow_host(void)
+{
+	if (framer[0].flags & WIRE_F_REPEAT) {
+		host_news = true;
+		return;
+	}
+	host_news = false;
+	finish_open_frames();
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++) {
+		bool clean = host_asks && !damage_seen;
+		framer[i].hold_repeats = host_asks;
+		framer[i].frame_target = clean ? WIRE_FRAME_TARGET_CLEAN : WIRE_FRAME_TARGET;
+		framer[i].sparse = clean;
+		framer[i].span = clean ? span[i] : NULL;
+		framer[i].span_cap = sizeof(span[i]);
+	}
+}
+
+/* One frame from the line: the host's word about repeats, or not ours. */
+static void heard(const struct wire_frame *f)
+{
+	struct wire_ctl_msg m;
+
+	if (f->channel != WIRE_CH_CONTROL || f->cpu != WIRE_CPU_HOST || f->len != sizeof(m))
+		return;
+	memcpy(&m, f->payload, sizeof(m));
+	if (m.len)
+		return;
+	if (m.type == WIRE_CTL_WILL_ASK && !host_asks) {
+		host_asks = true;
+		framers_follow_host();
+	} else if (m.type == WIRE_CTL_REPEAT) {
+		repeat_wanted = true;
+		if (!damage_seen) {
+			damage_seen = true;
+			framers_follow_host();
+		}
+	}
+}
+
+/* What the host sent since the last look, without waiting. */
+static void listen(void)
+{
+	u8 in[32], unpacked[sizeof(host_bytes)];
+	size_t got;
+
+	if (!listening)
+		return;
+	while ((got = stream_recv(in, sizeof(in)))) {
+		for (size_t i = 0; i < got; i++) {
+			struct wire_frame f;
+			if (in[i] != WIRE_DELIM) {
+				if (host_len < sizeof(host_bytes))
+					host_bytes[host_len++] = in[i];
+				else
+					host_over = true;	/* longer than the host's words */
+				continue;
+			}
+			if (host_len && !host_over &&
+			    !wire_frame_unpack(host_bytes, host_len, unpacked, sizeof(unpacked), &f))
+				heard(&f);
+			host_len = 0;
+			host_over = false;
+		}
+	}
+}
+
+/*
+ * The descriptors the framers kept, once, flagged WIRE_F_REPEAT, one
+ * record a frame on CPU 0's numbering: when the host asked, after the
+ * frames being sent, at most once in REPEAT_GAP_US. With the output lock
+ * held (every stream_send is).
+ */
+static void serve_repeat(void)
+{
+	struct wire_framer *l = &framer[0];
+
+	listen();
+	if (host_news)
+		framers_follow_host();
+	if (!repeat_wanted || repeating || !kept.len ||
+	    (repeat_last && rdtsc() - repeat_last < tsc_hz / 1000000 * REPEAT_GAP_US))
+		return;
+	/* Inside the drain's own repeat (held) framer 0 is set for it: put
+	 * that back after. */
+	u8 flags = l->flags;
+	u32 target = l->frame_target;
+	bool hold = l->hold_repeats;
+
+	repeating = true;
+	repeat_wanted = false;
+	finish_open_frames();		/* framer 0's seq goes on from it */
+	l->flags = WIRE_F_REPEAT;
+	l->frame_target = 1;		/* a second record never fits */
+	l->hold_repeats = false;
+	for (size_t done = 0, used; done < kept.len; done += used) {
+		size_t w = wire_encode_records(&repeat_enc, kept.buf + done, kept.len - done, &used,
+					       repeat_out, sizeof(repeat_out));
+		transport_send(repeat_out, w);
+		if (!used)
+			break;
+	}
+	l->flags = flags;
+	l->frame_target = target;
+	l->hold_repeats = hold;
+	repeat_last = rdtsc() | 1;
+	stats.repeats_asked++;
+	repeating = false;
+}
+
+void stream_listen(bool on)
+{
+	listening = on;
+}
+
 void stream_init(enum stream_transport t, u32 pace_baud)
 {
 	u32 boot = boot_id_make();
@@ -147,8 +319,13 @@ void stream_init(enum stream_transport t, u32 pace_baud)
 	}
 	if (pace_baud && tsc_hz)
 		pace_ticks_per_byte = tsc_hz * 10 / pace_baud;
-	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)
+	for (u32 i = 0; i < STREAM_MAX_CPUS; i++) {
 		wire_framer_init(&framer[i], (u16)i, boot, 0);
+		framer[i].keep = &kept;
+	}
+	struct wire_enc_config rc = { .cpu = 0 };
+	wire_encoder_init(&repeat_enc, &rc);
+	wire_encoder_use_framer(&repeat_enc, &framer[0]);
 	if (transport != STREAM_OFF)
 		kprintf("stream: %s%s, boot %08x\n", transport == STREAM_UART ?
 			"framed records on the UART" : "framed records on virtio-console",
@@ -162,6 +339,7 @@ static void stream_console(const char *s, size_t n)
 
 	if (!active)
 		return;
+	finish_open_frames();
 	while (done < n) {
 		size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONSOLE, s + done,
 					     n - done, &used, out, sizeof(out));
@@ -182,6 +360,7 @@ void stream_start(void)
 	uart_flush();
 	pace_next = rdtsc();
 	active = true;
+	listening = true;
 	console_set_sink(stream_console, transport != STREAM_UART);
 	/* The CONSOLE channel's first frame: the stream's leading 0x00 is
 	 * written by the encoder. On the virtio transport the UART keeps
@@ -209,6 +388,7 @@ void stream_control_send(const void *msg, size_t len)
 
 	if (!console_lock_output())
 		return;				/* dropped: the console says why */
+	finish_open_frames();
 	size_t w = wire_framer_encode_bytes(&framer[this_cpu_id()], WIRE_CH_CONTROL, msg, len, &used,
 				     out, sizeof(out));
 	stream_send(out, w);
@@ -251,6 +431,16 @@ void stream_end(u32 status, bool halt)
 		pace_next = rdtsc();
 		active = true;
 		console_set_sink(stream_console, transport != STREAM_UART);
+	}
+	finish_open_frames();
+	/* A host that asks for repeats has a last chance to (uapi/wire.h §3). */
+	if (halt && host_asks && listening && tsc_hz) {
+		u64 t0 = rdtsc(), linger = tsc_hz / 1000000 * LINGER_US;
+		while (rdtsc() - t0 < linger) {
+			serve_repeat();
+			cpu_relax();
+		}
+		stream_flush();
 	}
 	/* What each (channel, cpu) sent before this frame (uapi/wire.h §5). */
 	for (u32 i = 0; i < STREAM_MAX_CPUS; i++)

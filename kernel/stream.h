@@ -24,6 +24,7 @@ struct stream_stats {
 	u64 bytes;		/* bytes handed to the transport */
 	u64 frames;		/* frames of every CPU and channel */
 	u64 write_errors;	/* transport refused or timed out */
+	u64 repeats_asked;	/* descriptors sent again because the host asked */
 };
 
 /* Parse "off|uart|virtio" (kernel command line). */
@@ -40,6 +41,12 @@ bool stream_active(void);
 void stream_get_stats(struct stream_stats *out);
 /* Bytes the host sent on the transport, non-blocking: count or 0. */
 size_t stream_recv(void *buf, size_t cap);
+/*
+ * Read the line for the host's word about repeats (uapi/wire.h §3) while
+ * sending: on from stream_start; control=1 turns it off, as it reads the
+ * line itself.
+ */
+void stream_listen(bool on);
 /* Send one CONTROL message (struct wire_ctl_msg + value) as a frame. */
 void stream_control_send(const void *msg, size_t len);
 /*

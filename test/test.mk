@@ -37,6 +37,10 @@ HOST_TESTS += test/e2e/program.py
 # keep up (needs build/bareperf); its --bench mode measures the line's
 # lossless capacity in samples/s.
 HOST_TESTS += test/e2e/pacing.py
+# Repeats on request: a host that says it will ask gets no repeated
+# descriptors unasked, and gets them at once when it asks (needs
+# build/bareperf and build/kernel.elf).
+HOST_TESTS += test/e2e/repeat_ask.py
 # The soft PMU's tick account and the app's window, recorded and reported
 # (needs build/bareperf and build/kernel.elf).
 HOST_TESTS += $(BUILD)/host/e2e_coverage

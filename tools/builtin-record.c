@@ -62,6 +62,7 @@ struct opts {
 	uint64_t max_rate;
 	unsigned ring_pages, baud, smp, mem, pace;
 	bool callchain, uefi, icount, virtio, kvm, quiet;
+	bool listen_only;		/* --listen-only: write nothing to the line */
 	int verbose;
 	double timeout, quiet_s, wait_s;
 	uint64_t run_timeout_ms;	/* --run-timeout: the program's limit, 0: the kernel's */
@@ -172,6 +173,9 @@ static void usage(FILE *f)
 		"      --kvm             -enable-kvm -cpu host (a Linux host with a PMU)\n"
 		"      --virtio          stream on virtio-console; the UART keeps the console\n"
 		"      --pace BAUD       hold the UART stream to a real line's rate\n"
+		"      --listen-only     write nothing to the UART: the kernel repeats the\n"
+		"                        run's descriptors periodically, as for a receive-only\n"
+		"                        capture (else record asks for them when it sees damage)\n"
 		"      --timeout SEC     stop QEMU after SEC seconds (status 124)\n"
 		"  serial line to a real machine (see below for what goes with the run):\n"
 		"      --tty DEV         e.g. /dev/ttyUSB0; raw 8N1, no flow control\n"
@@ -234,7 +238,7 @@ static int parse_u(const char *opt, const char *s, uint64_t min, uint64_t max, u
 enum { OPT_RING = 256, OPT_QEMU, OPT_UEFI, OPT_KERNEL, OPT_BUILD, OPT_SMP, OPT_MEM, OPT_ICOUNT,
        OPT_KVM, OPT_VIRTIO, OPT_PACE, OPT_TIMEOUT, OPT_TTY, OPT_BAUD, OPT_QUIET_TIME, OPT_CPU,
        OPT_APPEND, OPT_COUNT, OPT_MAX_RATE, OPT_TRACE, OPT_WAIT, OPT_CALL_GRAPH,
-       OPT_RUN_TIMEOUT };
+       OPT_RUN_TIMEOUT, OPT_LISTEN_ONLY };
 
 /*
  * --call-graph MODE, perf's: fp, or fp,N (perf's stack depth, unused: the
@@ -328,6 +332,7 @@ static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *bau
 	case OPT_ICOUNT: o->icount = true; *qemu = true; break;
 	case OPT_KVM: o->kvm = true; *qemu = true; break;
 	case OPT_VIRTIO: o->virtio = true; *qemu = true; break;
+	case OPT_LISTEN_ONLY: o->listen_only = true; *qemu = true; break;
 	case OPT_PACE:
 		if (parse_u("--pace", optarg, 300, 10000000, &v))
 			return 2;
@@ -484,6 +489,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "icount", no_argument, NULL, OPT_ICOUNT },
 		{ "kvm", no_argument, NULL, OPT_KVM },
 		{ "virtio", no_argument, NULL, OPT_VIRTIO },
+		{ "listen-only", no_argument, NULL, OPT_LISTEN_ONLY },
 		{ "pace", required_argument, NULL, OPT_PACE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "run-timeout", required_argument, NULL, OPT_RUN_TIMEOUT },
@@ -541,6 +547,13 @@ struct rec {
 	int uart, vsock, ttyfd;		/* QEMU's stdout (UART), its virtio socket, the tty */
 	bool eof_uart, eof_stream, timed_out, io_error;
 	bool no_frame;			/* --tty: --wait went by without a frame */
+	/* Repeats on request (uapi/wire.h §3): where they are asked for (-1:
+	 * the kernel repeats periodically), the damage asked about, when. */
+	int ask_fd;
+	bool said_will_ask;
+	struct wire_enc ask_enc;
+	uint64_t damage_asked;
+	double asked_at;
 	uint8_t *buf;
 	char err[1024];
 };
@@ -604,7 +617,8 @@ static int rec_open(struct rec *R)
 			.kernel = o->kernel, .build = o->build, .cmdline = cmdline,
 			.smp = o->smp, .mem = o->mem,
 			.uefi = o->uefi, .virtio = o->virtio, .icount = o->icount, .kvm = o->kvm,
-			.serial_in = o->control,
+			/* the control channel's requests, or the word about repeats */
+			.serial_in = o->control || (!o->virtio && !o->listen_only),
 		};
 		int n = symtab_read_build_id(o->kernel, bid, sizeof(bid), R->err, sizeof(R->err));
 		build_cmdline(o, false, cmdline, sizeof(cmdline));
@@ -709,6 +723,60 @@ static int rec_qemu(struct rec *R)
 	return 0;
 }
 
+/*
+ * The stream's damage so far: frames that did not pass, and RECORDS
+ * frames missing from the numbering.
+ */
+static uint64_t damage(const struct wire_dec_stats *s)
+{
+	return s->cobs_errors + s->short_frames + s->crc_errors + s->bad_payload +
+	       s->lost_by_channel[WIRE_CH_RECORDS];
+}
+
+/* One word to the kernel about repeats (uapi/wire.h §3); false if the
+ * line refused it (the kernel then repeats as it would). */
+static bool rec_say(struct rec *R, uint16_t type)
+{
+	struct wire_ctl_msg m = { type, 0 };
+	char err[256];
+
+	if (!ctl_send(&R->ask_enc, R->ask_fd, (const uint8_t *)&m, sizeof(m), NULL, err,
+		      sizeof(err)))
+		return true;
+	if (R->o.verbose)
+		fprintf(stderr, "bareperf record: %s\n", err);
+	R->ask_fd = -1;
+	return false;
+}
+
+/*
+ * A recorder that can speak on the line (QEMU's UART, without --listen-only
+ * or the control channel) says that it will ask for the run's descriptors
+ * again once the kernel's stream has begun (before, the firmware and the
+ * loader read the UART as keys), and asks when the stream shows damage,
+ * or brings RECORDS frames before any RUN_META: at most once in 0.1 s.
+ */
+static void rec_ask(struct rec *R)
+{
+	const struct wire_dec_stats *s = wire_dec_stats(R->d);
+	bool late = !R->L.meta_heard && wire_dec_stream(R->d, WIRE_CH_RECORDS, 0);
+	double t = now_s();
+
+	if (R->ask_fd < 0 || !R->L.frames_seen)
+		return;
+	if (!R->said_will_ask) {
+		R->said_will_ask = rec_say(R, WIRE_CTL_WILL_ASK);
+		return;
+	}
+	if ((damage(s) == R->damage_asked && !late) || t - R->asked_at < 0.1)
+		return;
+	if (rec_say(R, WIRE_CTL_REPEAT) && R->o.verbose)
+		fprintf(stderr, "bareperf record: asked for the descriptors again (%s)\n",
+			late ? "records before the run's RUN_META" : "damage on the line");
+	R->damage_asked = damage(s);
+	R->asked_at = t;
+}
+
 /* Catch the stop signals and start QEMU. 0, or the exit status. */
 static int rec_start(struct rec *R)
 {
@@ -717,6 +785,11 @@ static int rec_start(struct rec *R)
 	rec_signals(R);
 	if (!o->tty && rec_qemu(R))
 		return 1;
+	if (!o->tty && !o->control && !o->virtio && !o->listen_only) {
+		struct wire_enc_config ec = { .cpu = WIRE_CPU_HOST };
+		wire_encoder_init(&R->ask_enc, &ec);
+		R->ask_fd = R->q.in_fd;
+	}
 	if (o->control && o->tty && !o->quiet)
 		fprintf(stderr, "bareperf record: asking the machine on %s for the run "
 			"(it must have booted with control=1%s stream=uart)\n", o->tty,
@@ -875,6 +948,7 @@ static void rec_loop(struct rec *R)
 		}
 		if (R->io_error || (o->tty && R->eof_stream))
 			break;
+		rec_ask(R);
 		if (o->control && ctl_client_tick(&R->ctl, R->ctl_fd, &L->ctl, now_s(), last_byte,
 						  L->frames_seen, R->err, sizeof(R->err))) {
 			fprintf(stderr, "bareperf record: %s: %s\n", o->tty, R->err);
@@ -1098,7 +1172,7 @@ int cmd_record(int argc, char **argv)
 	R->q.pid = -1;
 	R->q.err_fd = -1;
 	R->w.fd = -1;
-	R->uart = R->vsock = R->ttyfd = -1;
+	R->uart = R->vsock = R->ttyfd = R->ask_fd = -1;
 	L = &R->L;
 	L->w = &R->w;
 	L->show_console = !R->o.quiet && (R->o.verbose || isatty(2));

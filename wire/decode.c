@@ -346,6 +346,35 @@ static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struc
 }
 
 /*
+ * A WIRE_ITEM_RAW_SPARSE item's record into o (BP_RECORD_MAX bytes of
+ * room): its size, or 0 if malformed (the size in its header must be the
+ * item's).
+ */
+static uint32_t get_sparse(struct rd *r, uint8_t *o)
+{
+	uint64_t words;
+	size_t n = wire_get_uvarint(r->p, r->end, &words);
+	const uint8_t *mask;
+	uint16_t sz;
+
+	if (!n || !words || words > BP_RECORD_MAX / 8 || words > (size_t)(r->end - r->p - n))
+		return 0;
+	mask = r->p + n;
+	r->p = mask + words;
+	for (uint32_t i = 0; i < words * 8; i++) {
+		if (!(mask[i / 8] & (1u << (i % 8)))) {
+			o[i] = 0;
+			continue;
+		}
+		if (r->p >= r->end || !*r->p)
+			return 0;
+		o[i] = *r->p++;
+	}
+	memcpy(&sz, o + 6, 2);
+	return sz == words * 8 ? sz : 0;
+}
+
+/*
  * wire_dec_records, and if vals is not NULL (room for len entries: an
  * item takes a byte at least) the compact SAMPLEs' values there, their
  * count in *nvals.
@@ -376,6 +405,10 @@ static long expand(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
 				return WIRE_E_PAYLOAD;
 			memcpy(out + used, r.p, size);
 			r.p += size;
+		} else if (tag == WIRE_ITEM_RAW_SPARSE) {
+			size = get_sparse(&r, out + used);
+			if (!size)
+				return WIRE_E_PAYLOAD;
 		} else if (tag & WIRE_ITEM_SAMPLE) {
 			size = get_sample(&r, tag, NULL, &pred, out + used,
 					  vals ? &vals[nc].v : NULL);

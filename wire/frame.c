@@ -252,6 +252,23 @@ void wire_framer_init(struct wire_framer *l, uint16_t cpu, uint32_t boot, uint32
 		l->frame_target = WIRE_PAYLOAD_MAX;
 }
 
+size_t wire_framer_finish(struct wire_framer *l, uint8_t *out, size_t outcap)
+{
+	size_t n;
+
+	if (!l->span_open)
+		return 0;
+	l->span_open = false;
+	if (!l->span_records)
+		return 0;		/* opened, nothing in it: never numbered */
+	n = wire_frame_close(l, &l->span_w, WIRE_CH_RECORDS);
+	if (n > outcap)
+		return 0;		/* outcap < span_cap: the contract's, not reached */
+	memcpy(out, l->span, n);
+	l->bytes += n;
+	return n;
+}
+
 void wire_framer_restart(struct wire_framer *l)
 {
 	memset(l->seq, 0, sizeof(l->seq));

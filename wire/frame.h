@@ -130,10 +130,38 @@ int wire_frame_unpack(const uint8_t *src, size_t n, uint8_t *buf, size_t cap,
 #define WIRE_FRAME_TARGET	224u
 
 /*
+ * Payload bytes per frame on a line whose host asks for repeats and has
+ * reported no damage (uapi/wire.h §3): fewer frames, so fewer headers,
+ * CRCs and first samples in full. The first report of damage brings the
+ * frames back to WIRE_FRAME_TARGET.
+ */
+#define WIRE_FRAME_TARGET_CLEAN	1024u
+
+/*
  * An out buffer this large always has room for the leading delimiter and
  * one frame of any size, so every call makes progress.
  */
 #define WIRE_ENC_OUT_MIN	(WIRE_ENCODED_MAX + 1u)
+
+struct wire_descs;
+
+/*
+ * Writing a frame's payload item by item (the record codec): bytes pass
+ * through the writer, which updates the CRC and fills in COBS code bytes
+ * straight into the caller's buffer. An item that does not fit sets
+ * `full`; the caller rolls back by restoring a copy of the writer (a few
+ * words) taken before the item.
+ */
+struct wire_writer {
+	uint8_t *out;
+	size_t pos;			/* next output byte */
+	size_t lim;			/* payload bytes may not start at or past this */
+	size_t code_pos;		/* where the open block's code byte goes */
+	uint32_t code;			/* 1 + bytes in the open block */
+	uint32_t crc;			/* running, inverted */
+	size_t raw;			/* frame bytes so far, header included */
+	bool full;			/* ran out of out: roll back */
+};
 
 /* One sender's frame numbering (uapi/wire.h §2, §5). */
 struct wire_framer {
@@ -146,10 +174,35 @@ struct wire_framer {
 	uint64_t frames;		/* frames written */
 	uint64_t bytes;			/* bytes written, delimiters included */
 	uint8_t  flags;			/* WIRE_F_* every next frame carries (WIRE_F_REPEAT) */
+	/* The host asks for repeats (uapi/wire.h §3): RECORDS given to the
+	 * encoder while flags has WIRE_F_REPEAT are taken and not sent. */
+	bool     hold_repeats;
+	/* Records mostly zero may go as WIRE_ITEM_RAW_SPARSE (a clean line
+	 * whose host asks for repeats: frames there pack more records, so a
+	 * damaged one costs more). */
+	bool     sparse;
+	struct wire_descs *keep;	/* if set: the descriptors its RECORDS frames carried */
+	/*
+	 * If set (span_cap bytes, the caller's): a RECORDS frame may span
+	 * calls of the encoder, open here until it reaches frame_target or
+	 * wire_framer_finish closes it. No other frame of this framer may
+	 * be written while one is open.
+	 */
+	uint8_t *span;
+	size_t   span_cap;
+	bool     span_open;
+	uint32_t span_records;		/* records in the open frame */
+	struct wire_writer span_w;	/* its writer, into span */
 };
 
 /* frame_target 0: WIRE_FRAME_TARGET; at most WIRE_PAYLOAD_MAX. */
 void wire_framer_init(struct wire_framer *l, uint16_t cpu, uint32_t boot, uint32_t frame_target);
+
+/*
+ * Close the RECORDS frame open in l->span, if any, into out (outcap >=
+ * span_cap): returns the bytes written.
+ */
+size_t wire_framer_finish(struct wire_framer *l, uint8_t *out, size_t outcap);
 
 /* Number every channel from 0 again, each next frame marked WIRE_F_START. */
 void wire_framer_restart(struct wire_framer *l);
@@ -171,24 +224,6 @@ size_t wire_framer_encode_bytes(struct wire_framer *l, enum wire_channel channel
  */
 size_t wire_framer_encode_aux(struct wire_framer *l, uint64_t aux_pos, const void *data,
 			    size_t len, size_t *consumed, uint8_t *out, size_t outcap);
-
-/*
- * Writing a frame's payload item by item (the record codec): bytes pass
- * through the writer, which updates the CRC and fills in COBS code bytes
- * straight into the caller's buffer. An item that does not fit sets
- * `full`; the caller rolls back by restoring a copy of the writer (a few
- * words) taken before the item.
- */
-struct wire_writer {
-	uint8_t *out;
-	size_t pos;			/* next output byte */
-	size_t lim;			/* payload bytes may not start at or past this */
-	size_t code_pos;		/* where the open block's code byte goes */
-	uint32_t code;			/* 1 + bytes in the open block */
-	uint32_t crc;			/* running, inverted */
-	size_t raw;			/* frame bytes so far, header included */
-	bool full;			/* ran out of out: roll back */
-};
 
 /* Open a frame of channel at out[at]: the stream's leading delimiter if
  * not sent yet, then the header. False if out has no room even for that. */

@@ -277,6 +277,37 @@ static void learn_event(struct wire_enc *e, const uint8_t *rec, uint32_t size)
 }
 
 /*
+ * A record verbatim: with sparse, as WIRE_ITEM_RAW_SPARSE (a mask of its
+ * nonzero bytes, then those bytes) when that is shorter, as most
+ * non-SAMPLE records are (names and reserved fields NUL-padded); else as
+ * WIRE_ITEM_RAW.
+ */
+static void put_raw(struct wire_writer *w, const uint8_t *rec, uint32_t size, bool sparse)
+{
+	uint32_t words = size / 8, nonzero = 0;
+	uint8_t tmp[10];
+
+	for (uint32_t i = 0; sparse && i < size; i++)
+		nonzero += rec[i] != 0;
+	if (!sparse || 1 + wire_put_uvarint(tmp, words) + words + nonzero >= 1 + size) {
+		wire_put_byte(w, WIRE_ITEM_RAW);
+		wire_put_bytes(w, rec, size);
+		return;
+	}
+	wire_put_byte(w, WIRE_ITEM_RAW_SPARSE);
+	wire_put_uvarint_w(w, words);
+	for (uint32_t i = 0; i < size; i += 8) {
+		uint8_t mask = 0;
+		for (uint32_t b = 0; b < 8; b++)
+			mask |= (uint8_t)((rec[i + b] != 0) << b);
+		wire_put_byte(w, mask);
+	}
+	for (uint32_t i = 0; i < size; i++)
+		if (rec[i])
+			wire_put_byte(w, rec[i]);
+}
+
+/*
  * Write one record as an item. limit: the payload the frame may reach.
  * False (and w as it was) if it does not fit.
  */
@@ -298,8 +329,7 @@ static bool put_record(struct wire_enc *e, struct wire_writer *w, const uint8_t 
 		}
 		*w = save;
 	}
-	wire_put_byte(w, WIRE_ITEM_RAW);
-	wire_put_bytes(w, rec, size);
+	put_raw(w, rec, size, wire_encoder_framer(e)->sparse);
 	if (w->full || wire_payload_len(w) > limit) {
 		*w = save;
 		return false;
@@ -325,10 +355,119 @@ static uint32_t record_size(const uint8_t *in, size_t left)
 	return size;
 }
 
+void wire_descs_keep(struct wire_descs *d, const void *records, size_t len)
+{
+	const uint8_t *in = records;
+	uint32_t size;
+
+	for (size_t at = 0; at < len && (size = record_size(in + at, len - at)); at += size) {
+		const struct bp_record_header *h = (const struct bp_record_header *)(in + at);
+		switch (h->type) {
+		case BP_RECORD_RUN_META:
+			d->len = 0;
+			/* fall through */
+		case BP_RECORD_CPU_INFO:
+		case BP_RECORD_PMU_CAPS:
+		case BP_RECORD_EVENT_DESC:
+		case BP_RECORD_APP_START:
+		case BP_RECORD_PROGRAM:
+			if (d->len + size > d->cap) {
+				d->dropped++;
+				break;
+			}
+			memcpy(d->buf + d->len, h, size);
+			d->len += size;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Whole records at records[0, len) taken without a frame (hold_repeats). */
+static size_t held(const uint8_t *in, size_t len)
+{
+	size_t done = 0;
+	uint32_t size;
+
+	while (done < len && (size = record_size(in + done, len - done)))
+		done += size;
+	return done;
+}
+
+static size_t encode_closed(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			    size_t len, size_t *consumed, uint8_t *out, size_t outcap);
+
+/*
+ * Records into the frame open in l->span (opening one as needed); a frame
+ * that reaches frame_target is closed into out. A record that fits no
+ * frame of span_cap goes on its own through encode_closed.
+ */
+static size_t encode_spanning(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			      size_t len, size_t *consumed, uint8_t *out, size_t outcap)
+{
+	size_t done = 0, at = 0, used;
+	uint32_t size;
+
+	while (done < len) {
+		if (!(size = record_size(in + done, len - done))) {
+			e->stats.bad_input++;
+			break;
+		}
+		if (!l->span_open) {
+			if (!wire_frame_open(l, &l->span_w, l->span, 0, l->span_cap, WIRE_CH_RECORDS))
+				break;
+			memset(&e->pred, 0, sizeof(e->pred));	/* predictions restart per frame */
+			l->span_open = true;
+			l->span_records = 0;
+		}
+		size_t limit = l->span_records ? l->frame_target : WIRE_PAYLOAD_MAX;
+		if (put_record(e, &l->span_w, in + done, size, limit)) {
+			l->span_records++;
+			done += size;
+			continue;
+		}
+		if (outcap - at < l->span_cap)
+			break;			/* call again with the rest */
+		if (l->span_records) {
+			at += wire_framer_finish(l, out + at, outcap - at);
+			continue;		/* the record opens the next frame */
+		}
+		l->span_open = false;		/* too large for span: a frame of its own */
+		at += encode_closed(e, l, in + done, size, &used, out + at, outcap - at);
+		if (!used)
+			break;
+		done += used;
+	}
+	*consumed = done;
+	return at;
+}
+
 size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap)
 {
+	struct wire_framer *l = wire_encoder_framer(e);
 	const uint8_t *in = records;
+	size_t done, at;
+
+	if (l->hold_repeats && (l->flags & WIRE_F_REPEAT)) {
+		*consumed = held(in, len);
+		return 0;
+	}
+	if (l->span && !(l->flags & WIRE_F_REPEAT))
+		at = encode_spanning(e, l, in, len, &done, out, outcap);
+	else
+		at = encode_closed(e, l, in, len, &done, out, outcap);
+	if (l->keep && !(l->flags & WIRE_F_REPEAT))
+		wire_descs_keep(l->keep, in, done);
+	*consumed = done;
+	return at;
+}
+
+/* Records into frames closed within the call (the default). */
+static size_t encode_closed(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
+			    size_t len, size_t *consumed, uint8_t *out, size_t outcap)
+{
 	size_t done = 0, at = 0;
 
 	while (done < len) {
@@ -340,12 +479,12 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			e->stats.bad_input++;
 			break;
 		}
-		if (!wire_frame_open(wire_encoder_framer(e), &w, out, at, outcap, WIRE_CH_RECORDS))
+		if (!wire_frame_open(l, &w, out, at, outcap, WIRE_CH_RECORDS))
 			break;
 		memset(&e->pred, 0, sizeof(e->pred));	/* predictions restart per frame */
 		while (fdone < len && (size = record_size(in + fdone, len - fdone))) {
 			/* A record larger than the target gets a frame of its own. */
-			size_t limit = n ? wire_encoder_framer(e)->frame_target : WIRE_PAYLOAD_MAX;
+			size_t limit = n ? l->frame_target : WIRE_PAYLOAD_MAX;
 			if (!put_record(e, &w, in + fdone, size, limit))
 				break;
 			fdone += size;
@@ -353,11 +492,10 @@ size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 		}
 		if (!n)
 			break;		/* not even one record fits in out */
-		at = wire_frame_close(wire_encoder_framer(e), &w, WIRE_CH_RECORDS);
+		at = wire_frame_close(l, &w, WIRE_CH_RECORDS);
 		done = fdone;
 	}
-	wire_encoder_framer(e)->bytes += at;
+	l->bytes += at;
 	*consumed = done;
 	return at;
 }
-

@@ -140,9 +140,34 @@ int wire_encoder_add_event(struct wire_enc *e, uint64_t id, uint64_t sample_type
  * whose header is malformed (size < 8, not a multiple of 8, or past len):
  * *consumed then points at it, and stats.bad_input counts it.
  * outcap >= WIRE_ENC_OUT_MIN guarantees progress.
+ *
+ * With the framer's span (a clean line, kernel/stream.c), the last frame
+ * stays open in it for the next call, until wire_framer_finish: the caller
+ * finishes it before its records may be released or another frame of the
+ * framer written.
+ *
+ * With the framer's hold_repeats, records given while its flags have
+ * WIRE_F_REPEAT are consumed and nothing is written. With its keep, the
+ * descriptors among the records consumed into frames without
+ * WIRE_F_REPEAT are kept there (wire_descs_keep).
  */
 size_t wire_encode_records(struct wire_enc *e, const void *records, size_t len,
 			   size_t *consumed, uint8_t *out, size_t outcap);
+
+/*
+ * The run's descriptors as they went out (RUN_META, CPU_INFO, PMU_CAPS,
+ * EVENT_DESC, APP_START, PROGRAM: uapi/wire.h §3), for sending them again:
+ * a RUN_META starts a new set. buf (cap bytes, 8-aligned) is the caller's;
+ * a descriptor past its room is counted in dropped and not kept.
+ */
+struct wire_descs {
+	uint8_t *buf;
+	size_t cap, len;
+	uint64_t dropped;
+};
+
+/* Keep the descriptors among the whole records at records[0, len). */
+void wire_descs_keep(struct wire_descs *d, const void *records, size_t len);
 
 /* The byte channels (CONSOLE, CONTROL, AUX) through the encoder's framer:
  * wire_framer_encode_bytes / wire_framer_encode_aux (wire/frame.h). */

@@ -90,6 +90,14 @@
  *
  *	WIRE_ITEM_RAW (0x01): one record verbatim (perf_ring.h), size from
  *	  its header: 8 <= size, size % 8 == 0.
+ *	WIRE_ITEM_RAW_SPARSE (0x00): one record, its zero bytes left out:
+ *	  uvarint w (the record's size / 8, 1 <= w <= BP_RECORD_MAX / 8),
+ *	  w mask bytes (mask byte j, bit b: byte 8j + b of the record is not
+ *	  zero), then the record's nonzero bytes in order (none of them 0);
+ *	  the size in the record's header must be 8w. A descriptor, mostly
+ *	  NUL-padded names and reserved fields, takes a third of its size.
+ *	  The kernel sends it to a host that asks for repeats (§3) while the
+ *	  line is clean.
  *	WIRE_ITEM_SAMPLE (0x80 | flags): one SAMPLE record, compacted.
  *	WIRE_ITEM_SAMPLE_IP (0x02 + z, z < WIRE_SAMPLE_IP_CODES): one SAMPLE
  *	  record, compacted, as a SAMPLE item without flags whose IP's
@@ -100,10 +108,29 @@
  * descriptors (RUN_META, CPU_INFO, PMU_CAPS, EVENT_DESC, APP_START,
  * PROGRAM: perf_ring.h), which the kernel writes once, at the start of a
  * run. So that a receiver that lost them (a damaged frame) or joined late
- * can read what follows, the kernel sends them again during the run
- * (about every 16 KiB of RECORDS frames, and after the samples at the
- * run's end), as RECORDS frames flagged WIRE_F_REPEAT, one record a frame
- * (a damaged frame costs one), in their numbering like any other frame.
+ * can read what follows, the kernel sends them again, as RECORDS frames
+ * flagged WIRE_F_REPEAT, one record a frame (a damaged frame costs one),
+ * in their numbering like any other frame; when, depends on whether the
+ * host can speak on the line:
+ *
+ *	Periodic (the default: a receive-only capture, `record --tty`
+ *	  without the control channel, a file replayed later): about every
+ *	  16 KiB of RECORDS frames, and after the samples at the run's end.
+ *	On request: a host that will ask says so with a CONTROL frame
+ *	  WIRE_CTL_WILL_ASK (no value, no reply), at any time once it
+ *	  listens; from then on the kernel sends no periodic repeats and none
+ *	  at the run's end, records mostly zero as WIRE_ITEM_RAW_SPARSE, and
+ *	  frames of WIRE_FRAME_TARGET_CLEAN (1 KiB) payload bytes, filled
+ *	  across the drain's passes over a ring. When the host finds damage, a gap, or samples
+ *	  without their descriptors, it sends WIRE_CTL_REPEAT (no value, no
+ *	  reply): the kernel sends the descriptors once after the frame it is
+ *	  sending, at most once in 100 ms (requests meanwhile make one
+ *	  more), and for the rest of the boot frames as on a line where the
+ *	  host cannot speak: WIRE_FRAME_TARGET (224 bytes), records raw. Before its last END the kernel listens for 200 ms for a
+ *	  request about the end of the stream. The kernel hears these only
+ *	  outside control=1 (which reads the line itself between requests);
+ *	  there, repeats stay periodic.
+ *
  * Such a frame holds only records the stream sent before, unchanged. A
  * receiver reads a repeated record it does not have (its first sending
  * was lost) as if it were the first, and one equal to what it has not at
@@ -159,8 +186,9 @@
  * the tag holding an IP delta within +-62, a time delta-of-delta of one
  * or two;
  * the frame (header, CRC, COBS, delimiter) adds 18 bytes per frame
- * (the kernel's hold about 224 bytes of payload), and each frame's first
- * sample its fields in full.
+ * (the kernel's hold about 224 bytes of payload, 1 KiB for a host that
+ * asks for repeats and saw no damage), and each frame's first sample its
+ * fields in full.
  * An encoder may always send a SAMPLE as WIRE_ITEM_RAW instead (one it
  * cannot parse, or whose compact form would be longer).
  *
@@ -226,6 +254,7 @@ _Static_assert(sizeof(struct wire_frame_header) == 12, "wire_frame_header ABI");
 
 /* RECORDS items */
 #define WIRE_ITEM_RAW		0x01
+#define WIRE_ITEM_RAW_SPARSE	0x00		/* appended: an older decoder drops its frame */
 #define WIRE_ITEM_SAMPLE	0x80		/* | WIRE_S_* */
 #define WIRE_ITEM_SAMPLE_IP	0x02		/* + the IP's svarint code */
 #define WIRE_SAMPLE_IP_CODES	0x7e		/* tags 0x02..0x7f */
@@ -276,6 +305,8 @@ enum wire_ctl_type {
 	WIRE_CTL_START_RUN	= 0x0003,	/* value: WIRE_RUN_* triples */
 	WIRE_CTL_RUN_CODE	= 0x0004,	/* value: WIRE_CODE_* triples; needs code=1 */
 	WIRE_CTL_LOAD		= 0x0005,	/* value: WIRE_LOAD_* triples; needs code=1 */
+	WIRE_CTL_WILL_ASK	= 0x0006,	/* no value, no reply: repeats on request (§3) */
+	WIRE_CTL_REPEAT		= 0x0007,	/* no value, no reply: the descriptors again (§3) */
 	/* kernel -> host */
 	WIRE_CTL_OK		= 0x8001,	/* value: text, may be empty */
 	WIRE_CTL_ERROR		= 0x8002,	/* value: one line of text */

@@ -16,6 +16,9 @@ samples, from a run's measured wire bytes per sample (everything after the
 stream's first delimiter: frames, metadata, console frames; not the boot
 text): BENCH uart_samples_per_s_at_115200. The run is unpaced, under
 -icount (deterministic): pacing changes when bytes leave, not how many.
+Like every record --qemu, it says on the line that it will ask for the
+run's descriptors again (include/uapi/wire.h §3): none come unasked on a
+clean line, and frames are of 1 KiB.
 """
 import os
 import re

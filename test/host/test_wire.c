@@ -434,6 +434,204 @@ static void every_record_type(void **state)
 		round_trip(rec, n, &cfg, seed);
 }
 
+/* The first frame the encoder wrote to enc_out, unpacked into buf. */
+static void first_frame(uint8_t *buf, size_t cap, struct wire_frame *f)
+{
+	size_t at = enc_out.p[0] == WIRE_DELIM ? 1 : 0, end = at;
+
+	while (enc_out.p[end] != WIRE_DELIM)
+		end++;
+	assert_int_equal(wire_frame_unpack(enc_out.p + at, end - at, buf, cap, f), 0);
+}
+
+/*
+ * A record mostly zero goes as WIRE_ITEM_RAW_SPARSE, a third of its size
+ * here, and comes back exact; a dense one stays WIRE_ITEM_RAW; a sparse
+ * item whose mask or size lies is malformed.
+ */
+/* Encode with a framer that sends records sparse, decode, expect them all. */
+static void sparse_round_trip(const uint8_t *rec, size_t len)
+{
+	struct wire_enc_config cfg = { .cpu = 1 };
+	struct wg_collect c = { 0 };
+	struct wire_enc e;
+	struct wire_dec *d;
+
+	wire_encoder_init(&e, &cfg);
+	e.framer.sparse = true;
+	enc_out.len = 0;
+	wg_encode_records(&e, rec, len, &enc_out);
+	d = wg_decode(enc_out.p, enc_out.len, &c, 3);
+	assert_int_equal(c.blob.len, len);
+	assert_memory_equal(c.blob.p, rec, len);
+	assert_int_equal(wire_dec_stats(d)->bad_payload, 0);
+	wire_dec_free(d);
+	wg_collect_free(&c);
+}
+
+static void sparse_records(void **state)
+{
+	static uint8_t buf[WIRE_FRAME_MAX], rec[BP_RECORD_MAX], back[BP_RECORD_MAX + 64];
+	struct bp_record_header h = { BP_RECORD_CPU_INFO, 0, 160 };
+	struct wire_enc_config cfg = { .cpu = 1 };
+	struct wg_rng r = { 11 };
+	struct wire_frame f;
+	uint8_t bad[64];
+
+	(void)state;
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + 64, "AuthenticAMD", 12);
+	round_trip(rec, 160, &cfg, 0);
+	first_frame(buf, sizeof(buf), &f);
+	assert_int_equal(f.payload[0], WIRE_ITEM_RAW);	/* not sparse unless the framer says */
+	sparse_round_trip(rec, 160);
+	first_frame(buf, sizeof(buf), &f);
+	assert_int_equal(f.payload[0], WIRE_ITEM_RAW_SPARSE);
+	/* tag, varint 20, 20 mask bytes, 3 + 12 nonzero bytes */
+	assert_int_equal(f.len, 1 + 1 + 20 + 3 + 12);
+	sparse_round_trip(rec, wg_other_records(&r, rec));
+
+	memset(rec, 0, 160);
+	memcpy(rec, &h, sizeof(h));
+	for (int i = 8; i < 160; i++)
+		rec[i] = (uint8_t)(i | 1);
+	sparse_round_trip(rec, 160);
+	first_frame(buf, sizeof(buf), &f);
+	assert_int_equal(f.payload[0], WIRE_ITEM_RAW);
+
+	/* 8 bytes: type 1, size 8 at bytes 6-7: mask 0x41, then 1 and 8. */
+	const uint8_t good[] = { WIRE_ITEM_RAW_SPARSE, 1, 0x41, 1, 8 };
+	assert_int_equal(wire_dec_records(good, sizeof(good), back, sizeof(back), NULL), 8);
+	assert_int_equal(back[0], 1);
+	assert_int_equal(back[6], 8);
+	memcpy(bad, good, sizeof(good));
+	bad[4] = 16;			/* the header says 16 bytes, the item has 8 */
+	assert_true(wire_dec_records(bad, sizeof(good), back, sizeof(back), NULL) < 0);
+	memcpy(bad, good, sizeof(good));
+	bad[3] = 0;			/* a byte the mask says is not zero */
+	assert_true(wire_dec_records(bad, sizeof(good), back, sizeof(back), NULL) < 0);
+	assert_true(wire_dec_records(good, 4, back, sizeof(back), NULL) < 0);	/* cut short */
+	bad[1] = 0;			/* no words */
+	assert_true(wire_dec_records(bad, 2, back, sizeof(back), NULL) < 0);
+}
+
+/*
+ * Frames that span calls (wire_framer.span): records given 2 KiB at a time
+ * fill frames up to frame_target, the last one closed by
+ * wire_framer_finish; they decode to exactly the records, in fewer frames
+ * than when each call closes its own.
+ */
+static void frames_span_calls(void **state)
+{
+	static uint8_t span[2048], out[WIRE_ENC_OUT_MIN];
+	const uint64_t st = BP_SAMPLE_IP | BP_SAMPLE_TIME;
+	struct wire_enc_config cfg = { .cpu = 0, .sample_type = st, .frame_target = 1024 };
+	uint8_t *rec = malloc(64 << 10);
+	struct wg_rng r = { 9 };
+	struct wg_loop l;
+	uint64_t frames[2];
+	size_t n = 0;
+
+	(void)state;
+	n = wg_other_records(&r, rec);
+	wg_loop_init(&l, 77, 100000, 500);	/* a hot loop: 85 samples in 2 KiB, ~300 bytes */
+	while (n < (60 << 10))
+		n += wg_loop_sample(&l, rec + n, st, 0);
+	for (int spanning = 0; spanning < 2; spanning++) {
+		struct wg_collect c = { 0 };
+		struct wire_enc e;
+		wire_encoder_init(&e, &cfg);
+		if (spanning) {
+			e.framer.span = span;
+			e.framer.span_cap = sizeof(span);
+		}
+		enc_out.len = 0;
+		for (size_t done = 0, used; done < n; done += used) {
+			/* A piece may end inside a record: it comes again in the next. */
+			size_t piece = n - done < 2048 ? n - done : 2048;
+			size_t w = wire_encode_records(&e, rec + done, piece, &used, out, sizeof(out));
+			assert_true(used > 0);
+			wg_buf_put(&enc_out, out, w);
+		}
+		wg_buf_put(&enc_out, out, wire_framer_finish(&e.framer, out, sizeof(out)));
+		assert_false(e.framer.span_open);
+		struct wire_dec *d = wg_decode(enc_out.p, enc_out.len, &c, 7);
+		assert_int_equal(c.blob.len, n);
+		assert_memory_equal(c.blob.p, rec, n);
+		assert_int_equal(wire_dec_stats(d)->lost_frames, 0);
+		frames[spanning] = e.framer.frames;
+		wire_dec_free(d);
+		wg_collect_free(&c);
+	}
+	print_message("# %zu record bytes in 2 KiB calls: %llu frames closed per call, %llu spanning\n",
+		      n, (unsigned long long)frames[0], (unsigned long long)frames[1]);
+	assert_true(frames[1] * 2 < frames[0]);
+	free(rec);
+}
+
+/*
+ * A framer that keeps descriptors (the kernel's, for repeats on request)
+ * keeps those of the frames it sent, from the last RUN_META on, and none of
+ * a WIRE_F_REPEAT frame; one that holds repeats sends nothing of records
+ * given with WIRE_F_REPEAT, and takes them all.
+ */
+static void descs_kept_and_repeats_held(void **state)
+{
+	static uint8_t keep[4096], out[WIRE_ENC_OUT_MIN];
+	uint8_t rec[4096];
+	struct wire_descs d = { keep, sizeof(keep), 0, 0 };
+	struct wire_enc_config cfg = { .cpu = 0, .sample_type = BP_SAMPLE_IP | BP_SAMPLE_TIME };
+	struct wg_rng r = { 5 };
+	struct wire_enc e;
+	size_t n = 0, used, w;
+
+	(void)state;
+	memset(rec, 0, sizeof(rec));
+	const uint32_t types[] = { BP_RECORD_RUN_META, BP_RECORD_CPU_INFO, BP_RECORD_EVENT_DESC };
+	for (size_t i = 0; i < 3; i++) {
+		struct bp_record_header h = { types[i], 0, 64 };
+		memcpy(rec + n, &h, sizeof(h));
+		rec[n + 8] = (uint8_t)(i + 1);
+		n += 64;
+	}
+	size_t descs_len = n;
+	n += wg_random_sample(&r, rec + n, BP_SAMPLE_IP | BP_SAMPLE_TIME);
+	wire_encoder_init(&e, &cfg);
+	e.framer.keep = &d;
+	w = wire_encode_records(&e, rec, n, &used, out, sizeof(out));
+	assert_true(w > 0);
+	assert_int_equal(used, n);
+	assert_int_equal(d.len, descs_len);
+	assert_memory_equal(keep, rec, descs_len);
+
+	/* A repeat is not kept again; a new RUN_META starts a new set. */
+	e.framer.flags = WIRE_F_REPEAT;
+	w = wire_encode_records(&e, rec, 64, &used, out, sizeof(out));
+	assert_true(w > 0);
+	assert_int_equal(d.len, descs_len);
+	e.framer.flags = 0;
+	w = wire_encode_records(&e, rec, 64, &used, out, sizeof(out));
+	assert_int_equal(d.len, 64);
+
+	/* Held: nothing written, nothing numbered, everything taken. */
+	uint64_t frames = e.framer.frames;
+	uint32_t seq = e.framer.seq[WIRE_CH_RECORDS];
+	e.framer.hold_repeats = true;
+	e.framer.flags = WIRE_F_REPEAT;
+	w = wire_encode_records(&e, rec, descs_len, &used, out, sizeof(out));
+	assert_int_equal(w, 0);
+	assert_int_equal(used, descs_len);
+	assert_int_equal(e.framer.frames, frames);
+	assert_int_equal(e.framer.seq[WIRE_CH_RECORDS], seq);
+	/* Not held without the flag. */
+	e.framer.flags = 0;
+	w = wire_encode_records(&e, rec, descs_len, &used, out, sizeof(out));
+	assert_true(w > 0);
+	assert_int_equal(e.framer.seq[WIRE_CH_RECORDS], seq + 1);
+}
+
+
 /*
  * Every combination of the ten supported sample_type bits, with random
  * values (edges, wrap-arounds, READ groups and callchains longer than the
@@ -1178,6 +1376,9 @@ int main(void)
 		cmocka_unit_test(varint_edges),
 		cmocka_unit_test(frame_checks),
 		cmocka_unit_test(every_record_type),
+		cmocka_unit_test(sparse_records),
+		cmocka_unit_test(descs_kept_and_repeats_held),
+		cmocka_unit_test(frames_span_calls),
 		cmocka_unit_test(every_sample_type),
 		cmocka_unit_test(samples_raw_when_unknown),
 		cmocka_unit_test(sample_type_learned_or_set),

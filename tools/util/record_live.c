@@ -157,6 +157,8 @@ static void on_record(void *ctx, const struct wire_dec_frame *f, const struct bp
 	struct live *L = ctx;
 	uint32_t cpu = f->cpu < MAX_CPUS ? f->cpu : MAX_CPUS - 1;
 
+	if (h->type == BP_RECORD_RUN_META)
+		L->meta_heard = true;
 	if (f->flags & WIRE_F_REPEAT)
 		return;		/* descriptors sent again: the run is not new */
 	switch (h->type) {

@@ -42,6 +42,7 @@ struct live {
 	uint64_t samples[SESSION_MAX_CPUS], ring_lost[SESSION_MAX_CPUS], lost_samples[SESSION_MAX_CPUS];
 	uint64_t throttles;
 	bool have_meta;
+	bool meta_heard;		/* a RUN_META came, first or repeated */
 	uint32_t nr_cpus;
 	bool stopped[SESSION_MAX_CPUS];
 	uint32_t nstopped;
