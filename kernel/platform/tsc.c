@@ -346,6 +346,7 @@ void tsc_test_cpuid_hz(u64 hz)
 	console_set_tsc_hz(tsc_hz);
 	refine.bracket = read_pair(hpet_read, &refine.tsc, &refine.ref);
 	refine.open = true;
+	refine.calibrating = false;	/* a rate from CPUID: no HPET window to close */
 }
 
 u64 tsc_to_ns(u64 ticks)
