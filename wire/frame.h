@@ -192,6 +192,7 @@ struct wire_framer {
 	size_t   span_cap;
 	bool     span_open;
 	uint32_t span_records;		/* records in the open frame */
+	bool     span_descs;		/* ... the last of them a run's descriptor */
 	struct wire_writer span_w;	/* its writer, into span */
 };
 

@@ -355,6 +355,22 @@ static uint32_t record_size(const uint8_t *in, size_t left)
 	return size;
 }
 
+/* A record that describes the run (kept and repeated, wire_descs). */
+static bool is_descriptor(uint32_t type)
+{
+	switch (type) {
+	case BP_RECORD_RUN_META:
+	case BP_RECORD_CPU_INFO:
+	case BP_RECORD_PMU_CAPS:
+	case BP_RECORD_EVENT_DESC:
+	case BP_RECORD_APP_START:
+	case BP_RECORD_PROGRAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void wire_descs_keep(struct wire_descs *d, const void *records, size_t len)
 {
 	const uint8_t *in = records;
@@ -362,25 +378,16 @@ void wire_descs_keep(struct wire_descs *d, const void *records, size_t len)
 
 	for (size_t at = 0; at < len && (size = record_size(in + at, len - at)); at += size) {
 		const struct bp_record_header *h = (const struct bp_record_header *)(in + at);
-		switch (h->type) {
-		case BP_RECORD_RUN_META:
+		if (!is_descriptor(h->type))
+			continue;
+		if (h->type == BP_RECORD_RUN_META)
 			d->len = 0;
-			/* fall through */
-		case BP_RECORD_CPU_INFO:
-		case BP_RECORD_PMU_CAPS:
-		case BP_RECORD_EVENT_DESC:
-		case BP_RECORD_APP_START:
-		case BP_RECORD_PROGRAM:
-			if (d->len + size > d->cap) {
-				d->dropped++;
-				break;
-			}
-			memcpy(d->buf + d->len, h, size);
-			d->len += size;
-			break;
-		default:
-			break;
+		if (d->len + size > d->cap) {
+			d->dropped++;
+			continue;
 		}
+		memcpy(d->buf + d->len, h, size);
+		d->len += size;
 	}
 }
 
@@ -400,7 +407,9 @@ static size_t encode_closed(struct wire_enc *e, struct wire_framer *l, const uin
 
 /*
  * Records into the frame open in l->span (opening one as needed); a frame
- * that reaches frame_target is closed into out. A record that fits no
+ * that reaches frame_target is closed into out, and so is one whose
+ * records so far are the run's descriptors when other records follow: a
+ * capture cut anywhere after them still has them. A record that fits no
  * frame of span_cap goes on its own through encode_closed.
  */
 static size_t encode_spanning(struct wire_enc *e, struct wire_framer *l, const uint8_t *in,
@@ -421,9 +430,13 @@ static size_t encode_spanning(struct wire_enc *e, struct wire_framer *l, const u
 			l->span_open = true;
 			l->span_records = 0;
 		}
+		bool desc = is_descriptor(((const struct bp_record_header *)(in + done))->type);
 		size_t limit = l->span_records ? l->frame_target : WIRE_PAYLOAD_MAX;
+		if (l->span_records && l->span_descs && !desc)
+			limit = 0;		/* the descriptors' frame ends here */
 		if (put_record(e, &l->span_w, in + done, size, limit)) {
 			l->span_records++;
+			l->span_descs = desc;
 			done += size;
 			continue;
 		}
