@@ -27,22 +27,7 @@ label() { echo "$1" | awk '{ print ($1 >= 1e6) ? $1 / 1e6 "M" : $1 / 1e3 "k" }';
 timed() {
 	out=$1
 	shift
-	python3 -c '
-import os, sys
-out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-err = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-pid = os.fork()
-if pid == 0:
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    try:
-        os.execvp(sys.argv[3], sys.argv[3:])
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-print("%.6f %d" % (ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status) != 0)
-' "$out" "$D/err" "$@" || {
+	python3 tools/bench/cpu_time.py "$out" "$D/err" "$@" || {
 		cat "$D/err" >&2
 		exit 1
 	}

@@ -49,22 +49,8 @@ fi
 # print the seconds of CPU time (user + system) it and its threads took.
 # Fails if CMD fails.
 cpu_time() {
-	python3 -c '
-import os, sys
-out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-err = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-pid = os.fork()
-if pid == 0:
-    os.dup2(out, 1)
-    os.dup2(err, 2)
-    try:
-        os.execvp(sys.argv[3], sys.argv[3:])
-    finally:
-        os._exit(127)
-_, status, ru = os.wait4(pid, 0)
-print("%.6f" % (ru.ru_utime + ru.ru_stime))
-sys.exit(os.waitstatus_to_exitcode(status) != 0)
-' "$@"
+	r=$(python3 tools/bench/cpu_time.py "$@") || return 1
+	echo "${r% *}"
 }
 min() { echo "$1 $2" | awk '{ print ($2 == "" || $1 < $2) ? $1 : $2 }'; }
 
