@@ -499,24 +499,34 @@ static bool same_program(const struct session_program *a, const struct bp_record
 	       !memcmp(a->sec, sec, nsec * sizeof(*sec));
 }
 
+/* The PROGRAM record h's fixed part into r, its name ended and its
+ * build-id length bounded: the number of its sections that fit in the
+ * record, or -1 if h is too short to be one. */
+static long program_of(const struct bp_record_header *h, struct bp_record_program *r)
+{
+	uint32_t nsec;
+
+	if (h->size < sizeof(*r))
+		return -1;
+	copy_rec(r, sizeof(*r), h);
+	r->name[sizeof(r->name) - 1] = 0;
+	if (r->build_id_len > sizeof(r->build_id))
+		r->build_id_len = sizeof(r->build_id);
+	nsec = (uint32_t)((h->size - sizeof(*r)) / sizeof(struct bp_program_section));
+	return r->nr < nsec ? r->nr : nsec;
+}
+
 /* The PROGRAM record h is one the session has. */
 static bool have_program(const struct session *s, const struct bp_record_header *h)
 {
 	struct bp_record_program r;
-	uint32_t nsec;
+	long nsec = program_of(h, &r);
 
-	if (h->size < sizeof(r))
+	if (nsec < 0)
 		return false;
-	copy_rec(&r, sizeof(r), h);
-	r.name[sizeof(r.name) - 1] = 0;
-	if (r.build_id_len > sizeof(r.build_id))
-		r.build_id_len = sizeof(r.build_id);
-	nsec = (uint32_t)((h->size - sizeof(r)) / sizeof(struct bp_program_section));
-	if (r.nr < nsec)
-		nsec = r.nr;
 	for (size_t i = 0; i < s->nprograms; i++)
 		if (same_program(&s->programs[i], &r, (const void *)((const uint8_t *)h + sizeof(r)),
-				 nsec))
+				 (uint32_t)nsec))
 			return true;
 	return false;
 }
@@ -527,17 +537,11 @@ static void add_program(struct loader *L, const struct bp_record_header *h)
 	struct session *s = L->s;
 	struct bp_record_program r;
 	struct session_program *p;
-	uint32_t nsec;
+	long got = program_of(h, &r);
 
-	if (h->size < sizeof(r))
+	if (got < 0)
 		return;
-	copy_rec(&r, sizeof(r), h);
-	r.name[sizeof(r.name) - 1] = 0;
-	if (r.build_id_len > sizeof(r.build_id))
-		r.build_id_len = sizeof(r.build_id);
-	nsec = (uint32_t)((h->size - sizeof(r)) / sizeof(struct bp_program_section));
-	if (r.nr < nsec)
-		nsec = r.nr;
+	uint32_t nsec = (uint32_t)got;
 	struct bp_program_section *sec = malloc((nsec ? nsec : 1) * sizeof(*sec));
 	if (!sec) {
 		L->oom = true;
