@@ -44,6 +44,7 @@ class Results:
     def __init__(self, log_dir):
         self.passed = self.failed = self.skipped = 0
         self.log_dir = log_dir
+        self.failures = []
 
     def add(self, status, name, detail=""):
         line = f"{status} {name}" + (f": {detail}" if detail else "")
@@ -52,6 +53,7 @@ class Results:
             self.passed += 1
         elif status == "FAIL":
             self.failed += 1
+            self.failures.append(line)
         else:
             self.skipped += 1
 
@@ -359,6 +361,7 @@ def main():
     ap.add_argument("--kvm", action="store_true",
                     help="run the KVM_TESTS (real PMU) instead of the TCG guest tests")
     ap.add_argument("--only", help="regex: run the guest tests whose name matches")
+    ap.add_argument("--only-host", help="regex: run the host tests whose path matches")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     # e2e_bareperf took 178 s with both cores loaded; bench_code, many
     # boots in one script, took 529 s at load 30.
@@ -371,7 +374,8 @@ def main():
     t0 = time.monotonic()
 
     for b in a.host:
-        run_host(b, res, a.host_timeout)
+        if not a.only_host or re.search(a.only_host, b):
+            run_host(b, res, a.host_timeout)
 
     if a.guest or a.kvm:
         import guest_tests
@@ -398,6 +402,9 @@ def main():
                     print(f"# slow: guest/{t['name']} took {took:.0f} s of its "
                           f"{t['_timeout']} s timeout", flush=True)
 
+    # The failures again, last: a log read from its end shows them.
+    for line in res.failures:
+        print(f"# failed: {line}")
     print(f"# logs in {log_dir}; {time.monotonic() - t0:.0f} s")
     print(f"{res.passed} passed, {res.failed} failed, {res.skipped} skipped")
     return 1 if res.failed else 0

@@ -199,7 +199,7 @@ RUNNER := $(PYTHON) test/runner.py --build $(BUILD)
 # lists expand it a second time, once every fragment has been read.
 .SECONDEXPANSION:
 test-host: check-deps $$(HOST_TESTS)
-	$(Q)$(RUNNER) --host $(HOST_TESTS)
+	$(Q)$(RUNNER) --host $(HOST_TESTS) $(if $(ONLY),--only-host '$(ONLY)')
 
 test-guest: check-deps kernel esp
 	$(Q)$(RUNNER) --guest $(if $(ONLY),--only '$(ONLY)')
