@@ -5,6 +5,10 @@ Every check prints one line, PASS/FAIL/SKIP; the last line is
 "N passed, N failed, N skipped" and the exit status is 1 on any failure.
 A timeout is a failure; a skip is never a pass.
 
+The tests run --jobs at once (the host tests beside the guest tests), the
+longest of the last run first; each test's lines are printed together, in
+the order of the list. A test in ALONE runs last, with nothing beside it.
+
 Host tests: each binary prints TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP,
 or its own). Guest tests (test/guest_tests.py) boot kernel.elf in QEMU:
   kind "tap":    the guest prints TAP lines; each is a check, and the
@@ -13,7 +17,9 @@ or its own). Guest tests (test/guest_tests.py) boot kernel.elf in QEMU:
 """
 import argparse
 import concurrent.futures
+import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -32,6 +38,12 @@ import bpqemu  # noqa: E402
 # (uefi_missing_kernel). A test's own "timeout" can only raise its floor.
 GUEST_TIMEOUT_PVH = 60
 GUEST_TIMEOUT_SLOW = 150        # UEFI (OVMF) and -icount (one insn per tick)
+# Host tests that need the machine to themselves: they run last, one at a
+# time. uefi_coverage.py judges the soft PMU's coverage by PVH boots of the
+# same minute: beside other tests no boot covers 99% and it can only skip.
+ALONE = ("uefi_coverage.py",)
+# Each test's time in the last run (build/test/logs/): the longest start first.
+DURATIONS = "durations.json"
 # A check that took more than this share of its timeout is named on a
 # "# slow:" line, so a timeout creeping closer shows before it fails.
 SLOW_SHARE = 0.5
@@ -61,6 +73,29 @@ class Results:
         lines = text.splitlines()[-n:]
         print("    | " + "\n    | ".join(lines), flush=True)
 
+    def note(self, line):
+        print(line, flush=True)
+
+
+class Held:
+    """One test's lines, held while tests run at once and printed when its
+    turn comes: each test's lines stay together, in the order of the list."""
+    def __init__(self):
+        self.items = []
+
+    def add(self, status, name, detail=""):
+        self.items.append(("add", status, name, detail))
+
+    def tail(self, text, n=40):
+        self.items.append(("tail", text, n))
+
+    def note(self, line):
+        self.items.append(("note", line))
+
+    def replay(self, res):
+        for what, *args in self.items:
+            getattr(res, what)(*args)
+
 
 def parse_tap(text):
     """[(status, name, reason)] from TAP lines anywhere in text."""
@@ -79,7 +114,9 @@ def parse_tap(text):
     return out
 
 
-def run_host(binary, res, timeout):
+def run_host(binary, log_dir, timeout):
+    """Run one host test binary; returns its lines (a Held) and its time."""
+    res = Held()
     name = "host/" + os.path.basename(binary)
     env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
     t0 = time.monotonic()
@@ -89,12 +126,12 @@ def run_host(binary, res, timeout):
     except subprocess.TimeoutExpired as e:
         res.add("FAIL", name, f"timed out after {timeout} s")
         res.tail((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or ""))
-        return
+        return res, time.monotonic() - t0
     except OSError as e:
         res.add("FAIL", name, f"cannot run: {e}")
-        return
+        return res, time.monotonic() - t0
     out = p.stdout + p.stderr
-    with open(os.path.join(res.log_dir, os.path.basename(binary) + ".log"), "w") as f:
+    with open(os.path.join(log_dir, os.path.basename(binary) + ".log"), "w") as f:
         f.write(out)
     checks = parse_tap(p.stdout)
     for status, case, reason in checks:
@@ -110,9 +147,10 @@ def run_host(binary, res, timeout):
     elif nfail:
         res.tail(out, 60)
     took = time.monotonic() - t0
-    print(f"     ({name}: {took:.1f} s)", flush=True)
+    res.note(f"     ({name}: {took:.1f} s)")
     if took > SLOW_SHARE * timeout:
-        print(f"# slow: {name} took {took:.0f} s of its {timeout} s timeout", flush=True)
+        res.note(f"# slow: {name} took {took:.0f} s of its {timeout} s timeout")
+    return res, took
 
 
 def prepare_esp(build, t, workdir):
@@ -323,6 +361,51 @@ def run_guest(t, build, workdir, res_lines):
     return results, text, took
 
 
+def guest_job(t, build, workdir, log_dir):
+    """Run one guest test, its log written; returns its lines (a Held) and its time."""
+    out = Held()
+    results, text, took = run_guest(t, build, workdir, None)
+    with open(os.path.join(log_dir, t["name"] + ".log"), "w") as f:
+        f.write(text)
+    for r in results:
+        out.add(*r)
+    if any(r[0] == "FAIL" for r in results):
+        out.tail(text)
+    out.note(f"     (guest/{t['name']}: {took:.1f} s)")
+    if took > SLOW_SHARE * t.get("_timeout", took):
+        out.note(f"# slow: guest/{t['name']} took {took:.0f} s of its "
+                 f"{t['_timeout']} s timeout")
+    return out, took
+
+
+def run_all(jobs, workers, res, log_dir):
+    """Run the tests, [(name, function returning (Held, seconds))], and print
+    their lines in the list's order. Those named in ALONE run last, one at
+    a time, with nothing beside them; the others run `workers` at once, the
+    longest of the last run's (DURATIONS in log_dir) started first, so that
+    no long test starts when the others are nearly done."""
+    path = os.path.join(log_dir, DURATIONS)
+    try:
+        with open(path) as f:
+            took = json.load(f)
+    except (OSError, ValueError):
+        took = {}
+    alone = [j for j in jobs if j[0].rsplit("/", 1)[-1] in ALONE]
+    shared = [j for j in jobs if j[0].rsplit("/", 1)[-1] not in ALONE]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futs = [None] * len(shared)
+        for i in sorted(range(len(shared)), key=lambda i: -took.get(shared[i][0], 0)):
+            futs[i] = pool.submit(shared[i][1])
+        for (name, _), fut in zip(shared, futs):
+            held, took[name] = fut.result()
+            held.replay(res)
+    for name, fn in alone:
+        held, took[name] = fn()
+        held.replay(res)
+    with open(path, "w") as f:
+        json.dump({k: round(v, 1) for k, v in took.items()}, f, indent=0, sort_keys=True)
+
+
 def kvm_unusable():
     """Why `make test-kvm` cannot run here, or None."""
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
@@ -373,10 +456,9 @@ def main():
     res = Results(log_dir)
     t0 = time.monotonic()
 
-    for b in a.host:
-        if not a.only_host or re.search(a.only_host, b):
-            run_host(b, res, a.host_timeout)
-
+    jobs = [("host/" + os.path.basename(b), functools.partial(run_host, b, log_dir,
+                                                               a.host_timeout))
+            for b in a.host if not a.only_host or re.search(a.only_host, b)]
     if a.guest or a.kvm:
         import guest_tests
         tests = [t for t in (guest_tests.KVM_TESTS if a.kvm else guest_tests.TESTS)
@@ -387,20 +469,10 @@ def main():
                 res.add("SKIP", "guest/" + t["name"], why)
             tests = []
         workdir = os.path.join(a.build, "test")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-            futs = [(t, pool.submit(run_guest, t, a.build, workdir, None)) for t in tests]
-            for t, fut in futs:
-                results, text, took = fut.result()
-                with open(os.path.join(log_dir, t["name"] + ".log"), "w") as f:
-                    f.write(text)
-                for r in results:
-                    res.add(*r)
-                if any(r[0] == "FAIL" for r in results):
-                    res.tail(text)
-                print(f"     (guest/{t['name']}: {took:.1f} s)", flush=True)
-                if took > SLOW_SHARE * t.get("_timeout", took):
-                    print(f"# slow: guest/{t['name']} took {took:.0f} s of its "
-                          f"{t['_timeout']} s timeout", flush=True)
+        jobs += [("guest/" + t["name"], functools.partial(guest_job, t, a.build, workdir,
+                                                          log_dir))
+                 for t in tests]
+    run_all(jobs, a.jobs, res, log_dir)
 
     # The failures again, last: a log read from its end shows them.
     for line in res.failures:
