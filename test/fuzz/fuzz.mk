@@ -5,11 +5,12 @@
 # seeds and smokes use the same pieces.
 #
 #   make fuzz-cmd       fuzz_cmd for FUZZ_TIME seconds on build/fuzz/cmd-corpus
-#   make test           each target for FUZZ_SMOKE_TIME seconds (fuzz_*_smoke)
+#   make test           each target for FUZZ_SMOKE_TIME seconds (fuzz_*_smoke), a
+#                       few s: the long runs are make fuzz and fuzz-* (FUZZ_TIME)
 #
 # Included last: BAREPERF_SRCS is complete here.
 
-FUZZ_SMOKE_TIME ?= 10
+FUZZ_SMOKE_TIME ?= 3
 FUZZ_STREAM_MAX := 262144
 FUZZ_CAPTURES   := $(BUILD)/fuzz/captures
 
