@@ -12,6 +12,7 @@
 
 struct symtab {
 	struct fake_sym *syms;		/* sorted by start; names owned */
+	const struct fake_sym **by_name;	/* syms by name, then by start: symtab_value */
 	const char *files[64];		/* fake_symtab_file: per syms[i], or NULL */
 	uint8_t build_id[20];
 	size_t build_id_len;
@@ -32,6 +33,25 @@ static int cmp_sym(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	const struct fake_sym *const *x = a, *const *y = b;
+	int c = strcmp((*x)->name, (*y)->name);
+
+	return c ? c : (*x > *y) - (*x < *y);
+}
+
+/* The index symtab_value searches: syms by name, a name's first (by start)
+ * first. Tests build tables of thousands of symbols and the converters
+ * look names up for every frame. */
+static void index_names(struct symtab *t)
+{
+	t->by_name = calloc(t->n + 1, sizeof(*t->by_name));
+	for (size_t i = 0; i < t->n; i++)
+		t->by_name[i] = &t->syms[i];
+	qsort(t->by_name, t->n, sizeof(*t->by_name), cmp_name);
+}
+
 struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 			   const struct fake_seg *segs, size_t nseg)
 {
@@ -44,6 +64,7 @@ struct symtab *fake_symtab(const struct fake_sym *syms, size_t n,
 	}
 	t->n = n;
 	qsort(t->syms, n, sizeof(*t->syms), cmp_sym);
+	index_names(t);
 	for (size_t i = 0; i < nseg && i < 16; i++)
 		t->segs[t->nseg++] = segs[i];
 	return t;
@@ -57,16 +78,24 @@ void fake_symtab_label(struct symtab *t, const char *name, uint64_t value)
 
 bool symtab_value(const struct symtab *t, const char *name, uint64_t *value)
 {
+	size_t lo = 0, hi = t->n;
+
 	for (size_t i = 0; i < t->nlabels; i++)
 		if (!strcmp(t->labels[i].name, name)) {
 			*value = t->labels[i].start;
 			return true;
 		}
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->syms[i].name, name)) {
-			*value = t->syms[i].start;
-			return true;
-		}
+	while (lo < hi) {			/* the first of that name */
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(t->by_name[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->n && !strcmp(t->by_name[lo]->name, name)) {
+		*value = t->by_name[lo]->start;
+		return true;
+	}
 	return false;
 }
 
@@ -129,6 +158,7 @@ int symtab_load(struct symtab **out, const char *path, const uint8_t *build_id,
 	}
 	free(buf);
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	index_names(t);
 	memcpy(t->build_id, "fake-build-id-0123456", 20);
 	t->build_id_len = 20;
 	*out = t;
@@ -157,6 +187,7 @@ void symtab_free(struct symtab *t)
 		return;
 	for (size_t i = 0; i < t->n; i++)
 		free((char *)t->syms[i].name);
+	free(t->by_name);
 	for (size_t i = 0; i < t->nlabels; i++)
 		free((char *)t->labels[i].name);
 	free(t->syms);
