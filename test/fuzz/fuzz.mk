@@ -75,6 +75,11 @@ $(BUILD)/host/fuzz_session_smoke: test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_ses
 	$(call gen_script,sh test/fuzz/fuzz_smoke.sh $(BUILD)/fuzz/fuzz_session \
 		$(BUILD)/fuzz/session_corpus_seeds $(FUZZ_SMOKE_TIME) $(FUZZ_STREAM_MAX) test/fuzz/stream.dict)
 
+# Every smoke script holds FUZZ_SMOKE_TIME, set above: a new value writes
+# them again.
+$(BUILD)/host/fuzz_cmd_smoke $(BUILD)/host/fuzz_session_smoke $(BUILD)/host/fuzz_wire_smoke \
+		$(BUILD)/host/fuzz_trace_smoke: test/fuzz/fuzz.mk
+
 .PHONY: fuzz-cmd
 fuzz-cmd: $(BUILD)/fuzz/fuzz_cmd $(BUILD)/fuzz/cmd_seeds
 	@mkdir -p $(BUILD)/fuzz/cmd-corpus $(BUILD)/fuzz/cmd-artifacts
