@@ -39,7 +39,9 @@ same app in the same minute.
    line (QEMU's chardev write of every byte, the host tool waking to read
    it) at those moments. The screen console makes a UEFI run's output longer
    (a sixth of its samples draw), so more of its gaps start there, at the
-   same loss per second.
+   same loss per second: kernel/console.c draws a line before it sends it
+   on the UART, and a gap that starts in the drawing ends after the
+   sending.
 
 Prints TAP. Usage: uefi_coverage.py [BUILD_DIR] (from the repository root)
 """
