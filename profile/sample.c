@@ -11,6 +11,7 @@
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
 #include "profile/profile_internal.h"
+#include "ringbuf/callchain.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
@@ -44,35 +45,6 @@ static __attribute__((noinline)) u32 read_group(struct cpu_prof *cp, u64 time,
 		grp[i] = (struct bp_group_entry){ prof.cfg.attrs[i].config, v.count };
 	}
 	return prof_events_total();
-}
-
-/*
- * The call chain by frame pointers, to ringbuf's bp_callchain_fp's rule
- * (ringbuf/ringbuf.h): ips[0] = ip, then the return address of each frame
- * from fp up, while the frame is 8-aligned and wholly inside [lo, hi),
- * its return address is not 0 and the next frame is higher up the stack;
- * at most max (>= 1) entries. Here inline, with its tests cheapened for
- * the NMI that takes it on every sample: fp is checked against lo once,
- * as each frame after the first is above the one before, and "inside"
- * is one compare against hi - 16.
- */
-SAMPLE_STEP u32 walk_frames(u64 ip, u64 fp, u64 lo, u64 hi, u64 *ips, u32 max)
-{
-	u64 *p = ips, *end = ips + max;
-
-	*p++ = ip;
-	if (fp < lo || hi < 16)
-		return 1;
-	for (u64 top = hi - 16; p < end;) {
-		const u64 *frame = (const u64 *)fp;
-		if (fp > top || (fp & 7) || !frame[1])
-			break;
-		*p++ = frame[1];
-		if (frame[0] <= fp)
-			break;
-		fp = frame[0];
-	}
-	return p - ips;
 }
 
 /* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
@@ -112,10 +84,10 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const stru
 		s.ips = ips;
 		ips[0] = f->rip;
 		s.nr_ips = !on_stack ? 1 :
-			   ret ? 1 + walk_frames(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
-						 MAX_CALLCHAIN - 1)
-			       : walk_frames(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
-					     MAX_CALLCHAIN);
+			   ret ? 1 + bp_walk_frames(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
+						    MAX_CALLCHAIN - 1, 0, NULL)
+			       : bp_walk_frames(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
+						MAX_CALLCHAIN, 0, NULL);
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */

@@ -11,6 +11,7 @@
  * are those of include/uapi/perf_ring.h.
  */
 #include "ringbuf/ringbuf.h"
+#include "ringbuf/callchain.h"
 
 #define PAGE		BP_RING_PAGE_SIZE
 #define LOST_SIZE	((uint32_t)sizeof(struct bp_record_lost))
@@ -637,28 +638,7 @@ int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp
 uint32_t bp_callchain_fp(uint64_t ip, uint64_t fp, uint64_t stack_lo,
 			 uint64_t stack_hi, uint64_t *ips, uint32_t max)
 {
-	/* x86-64 with frame pointers: push rbp; mov rsp, rbp. */
-	enum { FRAME_SAVED_FP = 0, FRAME_RET = 1, FRAME_BYTES = 16 };
-	const uint64_t *frame;
-	uint32_t n = 0;
-
-	if (max == 0)
-		return 0;
-	ips[n++] = ip;
-	while (n < max) {
-		if (fp < stack_lo || fp >= stack_hi || stack_hi - fp < FRAME_BYTES ||
-		    fp % sizeof(uint64_t))
-			break;
-		frame = (const uint64_t *)(uintptr_t)fp;
-		if (!frame[FRAME_RET])
-			break;
-		ips[n++] = frame[FRAME_RET];
-		/* The caller's frame is higher up the stack; anything else is a loop or garbage. */
-		if (frame[FRAME_SAVED_FP] <= fp)
-			break;
-		fp = frame[FRAME_SAVED_FP];
-	}
-	return n;
+	return max ? bp_walk_frames(ip, fp, stack_lo, stack_hi, ips, max, 0, NULL) : 0;
 }
 
 /* ------------------------------------------------------------------ */
