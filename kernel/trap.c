@@ -201,21 +201,15 @@ static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsig
 /* The NMI first: it is the sampling path, run on every sample, and the
  * other vectors' checks are dispatch_other's. No probing instruction is
  * an NMI, so the exception table has nothing for it; code run on purpose
- * still sees it first. */
+ * still sees it first (out of line: mostly there is none, and the NMI's
+ * path then needs no frame here). */
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
-	if (f->vector != VEC_NMI) {
+	if (f->vector != VEC_NMI)
 		dispatch_other(f, f->vector);
-		return;
-	}
-	if (has_fixups() && run_fixups(f))
-		return;
-	/* Fatal, as an exception in NMI context is (dispatch_other): the
-	 * handler's iretq would have let it in (kernel/nmi.c). */
-	if (this_cpu()->nmi_depth)
-		fatal_trap(f, "NMI nested inside an NMI handler");
-	nmi_dispatch(f);
+	else if (!(__builtin_expect(has_fixups(), 0) && run_fixups(f)))
+		nmi_dispatch(f);
 }
 
 static void print_pf_error(u64 err)
