@@ -305,18 +305,18 @@ static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32
  * asked on every NMI, as separate handlers would be (NMIs that arrive
  * together merge into one), in one call instead of three. Most NMIs
  * bring none of them (the HPET's own on its CPU): those are told apart
- * here with a few loads and no frame.
+ * here with a few loads and no frame. The measuring self-NMI comes only
+ * at boot, before any run; ticks are posted only in a soft run (which
+ * prof_nmi_sources checks again) and emptied at each run's start.
  */
 static bool prof_nmi(struct trap_frame *f)
 {
 	u32 cpu = this_cpu()->cpu;
 
-	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
-		return prof_nmi_sources(f, cpu);
 	if (!prof.active || cpu >= prof.ncpus)
-		return false;
+		return __atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) && prof_nmi_sources(f, cpu);
 	const struct cpu_prof *cp = cpu_prof(cpu);
-	if (!(prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) && !cp->pmu_on)
+	if (!__atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE) && !cp->pmu_on)
 		return false;
 	return prof_nmi_sources(f, cpu);
 }
