@@ -107,8 +107,9 @@ struct bp_ring {
 	uint8_t *data;
 	struct bp_ring_ctl *ctl;
 	uint64_t wakeup_next;		/* local: data_head that posts the next wakeup */
-	uint64_t sample_size;		/* local: the last one-word sample_type written
-					 * and its SAMPLE's size, type << 32 | size */
+	uint64_t sample_size;		/* local: the last sample_type of one-word
+					 * fields (and perhaps CALLCHAIN) written and
+					 * its SAMPLE's fixed size, type << 32 | size */
 
 	uint64_t watermark;
 	uint64_t id;

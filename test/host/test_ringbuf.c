@@ -2000,6 +2000,70 @@ static void test_sample_words_every_offset(void **state)
 	}
 }
 
+/*
+ * SAMPLEs with a call chain (record -g: one-word fields, then the chain)
+ * of 1 to 32 addresses at every 8-aligned offset of the data area, so
+ * that some cross its end, read back whole; then into a full ring (the
+ * LOST record goes first once there is room) and a paused one.
+ */
+static void test_sample_chain_every_offset(void **state)
+{
+	const uint64_t type = BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID |
+			      BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN;
+	struct tr *t = tr_new(2, 0);
+	uint64_t ds = t->rb->data_size, k, crossed = 0, ips[32];
+	struct bp_sample smp = full_sample, got;
+	const struct bp_record_header *rec;
+	int n = 0;
+
+	(void)state;
+	for (k = 0; k < 32; k++)
+		ips[k] = 0x400000 + 0x10 * k;
+	smp.ips = ips;
+	for (k = 0; k < 3 * ds / 8; k++) {
+		uint64_t pos = t->rb->head;
+
+		smp.nr_ips = 1 + k % 32;
+		assert_int_equal(bp_ring_output_sample(t->rb, type, BP_MISC_KERNEL, &smp), 0);
+		crossed += (pos & (ds - 1)) + bp_sample_size(type, &smp) > ds;
+		bp_ring_read_begin(&t->rd);
+		assert_int_equal(next_rec(t, &rec), 1);
+		assert_int_equal(rec->type, BP_RECORD_SAMPLE);
+		assert_int_equal(rec->misc, BP_MISC_KERNEL);
+		assert_int_equal(rec->size, bp_sample_size(type, &smp));
+		assert_int_equal(bp_sample_parse(type, rec, &got), 0);
+		assert_int_equal(got.ip, smp.ip);
+		assert_int_equal(got.tid, smp.tid);
+		assert_int_equal(got.time, smp.time);
+		assert_int_equal(got.id, smp.id);
+		assert_int_equal(got.cpu, smp.cpu);
+		assert_int_equal(got.period, smp.period);
+		assert_int_equal(got.nr_ips, smp.nr_ips);
+		assert_memory_equal(got.ips, ips, smp.nr_ips * sizeof(*ips));
+		bp_ring_read_end(&t->rd);
+	}
+	assert_true(crossed > 0);
+	smp.nr_ips = 8;
+	while (bp_ring_output_sample(t->rb, type, 0, &smp) == 0)
+		n++;
+	assert_int_equal(n, ds / bp_sample_size(type, &smp));
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), BP_ERING_NOSPACE);
+	assert_int_equal(drain(t), n);
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), 0);
+	bp_ring_read_begin(&t->rd);
+	assert_int_equal(next_rec(t, &rec), 1);
+	assert_int_equal(rec->type, BP_RECORD_LOST);
+	assert_int_equal(((const struct bp_record_lost *)rec)->lost, 2);
+	assert_int_equal(next_rec(t, &rec), 1);
+	assert_int_equal(bp_sample_parse(type, rec, &got), 0);
+	assert_int_equal(got.nr_ips, 8);
+	assert_memory_equal(got.ips, ips, 8 * sizeof(*ips));
+	bp_ring_read_end(&t->rd);
+	bp_ring_pause(t->rb, true);
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), BP_ERING_PAUSED);
+	tr_free(t);
+}
+
 /* A stack of 8 frames laid out as x86-64 code with frame pointers builds it. */
 static void test_callchain_fp(void **state)
 {
@@ -2202,6 +2266,7 @@ int main(void)
 		cmocka_unit_test(test_sample_roundtrip),
 		cmocka_unit_test(test_sample_refused),
 		cmocka_unit_test(test_sample_words_every_offset),
+		cmocka_unit_test(test_sample_chain_every_offset),
 		cmocka_unit_test(test_callchain_fp),
 		cmocka_unit_test(test_callchain_generated),
 		cmocka_unit_test(test_strerror),
