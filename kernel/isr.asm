@@ -105,13 +105,10 @@ isr_common:
 	sgdt	[rsp + 6]		; limit at 6, base at 8 (scratch)
 	mov	rbx, [rsp + 8]
 	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
-	xor	eax, eax		; 0: not on the code's tables
-	cmp	qword [rel code_pml4], 0
-	jne	.cr3_read		; (out of line, below)
-.cr3_ok:
-	mov	[rsp + 8], rax		; trap_frame.cr3
-	cmp	dword [rel trap_gs_check], 0
-	jne	.gs_read		; (out of line, below: the common case falls through)
+	mov	eax, [rel trap_gs_check]	; neither the code's tables nor a GS
+	or	rax, [rel code_pml4]	; base to check: the common case, one test
+	jnz	.checks			; (out of line, below)
+	mov	[rsp + 8], rax		; trap_frame.cr3: 0, not on the code's tables
 	mov	[rsp], rbx		; the GS base is ours
 .gs_ok:
 	push	qword [rsp + TRAP_FRAME_RIP]	; a frame for the frame-pointer walks:
@@ -147,6 +144,17 @@ isr_frame_return:
 
 ; isr_common's paths for a trap on the code's page tables and for a GS
 ; base that may not be ours, out of the common path's way.
+isr_common.checks:
+	xor	eax, eax		; 0: not on the code's tables
+	cmp	qword [rel code_pml4], 0
+	jne	isr_common.cr3_read
+isr_common.cr3_ok:
+	mov	[rsp + 8], rax		; trap_frame.cr3
+	cmp	dword [rel trap_gs_check], 0
+	jne	isr_common.gs_read
+	mov	[rsp], rbx		; the GS base is ours
+	jmp	isr_common.gs_ok
+
 isr_common.cr3_read:
 	mov	rax, cr3
 	cmp	rax, [rel code_pml4]
