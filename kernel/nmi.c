@@ -33,7 +33,7 @@ int nmi_register(nmi_handler_t h)
  * second NMI reuse the IST stack the first one is still on. We avoid that
  * by rule rather than by Linux's nested-NMI dance: an exception in NMI
  * context is fatal (trap_dispatch), so nothing irets before the NMI does;
- * so is an NMI in one, checked here.
+ * so is an NMI in one, which trap_dispatch checks before it calls here.
  */
 void nmi_dispatch(struct trap_frame *f)
 {
@@ -41,10 +41,6 @@ void nmi_dispatch(struct trap_frame *f)
 	bool claimed = false;
 	nmi_handler_t h;
 
-	/* Fatal, as an exception in NMI context is (kernel/trap.c): the
-	 * handler's iretq would have let it in. */
-	if (pc->nmi_depth)
-		fatal_trap(f, "NMI nested inside an NMI handler");
 	pc->nmi_depth = 1;
 	pc->nmi_count++;
 	for (nmi_handler_t *p = nmi_handlers; (h = __atomic_load_n(p, __ATOMIC_ACQUIRE)); p++)

@@ -241,17 +241,32 @@ static void dispatch_to(struct trap_frame *f, unsigned v)
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }
 
+/* trap_dispatch's NMI where code run on purpose may claim it, or the NMI
+ * came inside an NMI handler. Out of line: with neither, the NMI's path
+ * goes straight on to its handlers, with no frame of its own here. */
+static __attribute__((noinline)) void dispatch_nmi_checked(struct trap_frame *f)
+{
+	if (has_fixups() && run_fixups_checked(f))
+		return;
+	/* Fatal, as an exception in NMI context is (dispatch_other): the
+	 * handler's iretq would have let it in (kernel/nmi.c). */
+	if (this_cpu()->nmi_depth)
+		fatal_trap(f, "NMI nested inside an NMI handler");
+	nmi_dispatch(f);
+}
+
 /* The NMI first: it is the sampling path, run on every sample, and the
  * other vectors' checks are dispatch_other's. No probing instruction is
  * an NMI, so the exception table has nothing for it; code run on purpose
- * still sees it first (out of line: mostly there is none, and the NMI's
- * path then needs no frame here). */
+ * still sees it first. */
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
 	if (f->vector != VEC_NMI)
 		dispatch_other(f, f->vector);
-	else if (!(__builtin_expect(has_fixups(), 0) && run_fixups_checked(f)))
+	else if (__builtin_expect(has_fixups() || this_cpu()->nmi_depth, 0))
+		dispatch_nmi_checked(f);
+	else
 		nmi_dispatch(f);
 }
 

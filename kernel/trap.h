@@ -77,8 +77,9 @@ const char *trap_name(unsigned vector);
  * taken; safe from any context. */
 typedef bool (*nmi_handler_t)(struct trap_frame *f);
 int nmi_register(nmi_handler_t h);
-/* trap_dispatch's, for vector 2: run the handlers. An NMI nested inside
- * a handler (percpu.nmi_depth set) is fatal. */
+/* trap_dispatch's, for vector 2: run the handlers. Not for an NMI nested
+ * inside a handler (percpu.nmi_depth set), which the caller reports as
+ * fatal. */
 void nmi_dispatch(struct trap_frame *f);
 
 void idt_init(void);		/* builds the shared IDT (boot CPU) */
