@@ -76,7 +76,7 @@ all: kernel esp tools
 # CALLCHAIN=1 (default) records frame-pointer call chains (record -g), so
 # report -g, perf report and the flame graph show who called what. Measured
 # on loopnest under -icount (7 frames deep): a chain adds ~9 bytes per
-# sample on the wire (4.4 -> 13.1); an 8-frame chain adds ~370 instructions
+# sample on the wire (4.4 -> 13.1); an 8-frame chain adds ~290 instructions
 # to the soft PMU's NMI path (make bench: soft_pmi_insn_per_sample and
 # soft_pmi_insn_per_sample_g8). CALLCHAIN=0 records the IP alone.
 UEFI ?= 1

@@ -18,8 +18,8 @@
 ; unless the handler changed its mind (trap_frame.gs_base). It reads the
 ; GS base (an rdmsr, slow on hardware) only while trap_gs_check says the
 ; base may not be ours: while the CPUs come up, and once code run on
-; purpose may be running (kernel/trap.c); otherwise the base is the one
-; its GDT gives.
+; purpose may be running (kernel/trap.c); otherwise the base is ours, and
+; the struct percpu it points at names itself (percpu.self, at %gs:0).
 ;
 ; Code run on purpose runs on page tables of its own, where what the
 ; kernel writes is read-only (kernel/paging.c, code_pml4). Every entry
@@ -45,6 +45,7 @@
 %define ISR_STUB_SIZE 16
 %define MSR_GS_BASE 0xc0000101
 %define PERCPU_GDT 96			; offsetof(struct percpu, gdt), checked in trap.c
+%define PERCPU_SELF 0			; offsetof(struct percpu, self), checked in percpu.h
 %define TRAP_FRAME_RIP 152		; offsetof(struct trap_frame, rip), checked in trap.h
 
 extern trap_dispatch
@@ -102,17 +103,12 @@ isr_common:
 	push	r15
 	sub	rsp, 16			; trap_frame.gs_base, .cr3
 	cld
-	sgdt	[rsp + 6]		; limit at 6, base at 8 (scratch)
-	mov	rbx, [rsp + 8]
-	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
-	xor	eax, eax		; 0: not on the code's tables
-	cmp	qword [rel code_pml4], 0
-	jne	.cr3_read		; (out of line, below)
-.cr3_ok:
-	mov	[rsp + 8], rax		; trap_frame.cr3
-	cmp	dword [rel trap_gs_check], 0
-	jne	.gs_read		; (out of line, below: the common case falls through)
-	mov	[rsp], rbx		; the GS base is ours
+	mov	eax, [rel trap_gs_check]	; neither the code's tables nor a GS
+	or	rax, [rel code_pml4]	; base to check: the common case, one test
+	jnz	.checks			; (out of line, below)
+	mov	rbx, [gs:PERCPU_SELF]	; this CPU's struct percpu: the GS base is ours
+	mov	[rsp + 8], rax		; trap_frame.cr3: 0, not on the code's tables
+	mov	[rsp], rbx
 .gs_ok:
 	push	qword [rsp + TRAP_FRAME_RIP]	; a frame for the frame-pointer walks:
 	push	rbp			; the interrupted RIP as its return address,
@@ -147,6 +143,20 @@ isr_frame_return:
 
 ; isr_common's paths for a trap on the code's page tables and for a GS
 ; base that may not be ours, out of the common path's way.
+isr_common.checks:
+	sgdt	[rsp + 6]		; limit at 6, base at 8 (scratch)
+	mov	rbx, [rsp + 8]
+	sub	rbx, PERCPU_GDT		; this CPU's struct percpu
+	xor	eax, eax		; 0: not on the code's tables
+	cmp	qword [rel code_pml4], 0
+	jne	isr_common.cr3_read
+isr_common.cr3_ok:
+	mov	[rsp + 8], rax		; trap_frame.cr3
+	cmp	dword [rel trap_gs_check], 0
+	jne	isr_common.gs_read
+	mov	[rsp], rbx		; the GS base is ours
+	jmp	isr_common.gs_ok
+
 isr_common.cr3_read:
 	mov	rax, cr3
 	cmp	rax, [rel code_pml4]

@@ -176,8 +176,51 @@ u64 trap_entry_percpu(u64 pc)
 	return (u64)((const struct percpu *)pc)->self == pc ? pc : 0;
 }
 
+/*
+ * R12-R15 as a trap frame holds them: isr.asm's exit does not reload
+ * them (kernel/trap.h), so a handler or fix-up that wrote them there
+ * would resume the code with registers other than it meant. Checked
+ * around every handler but the NMI's (whose path is the sampling one,
+ * run on every sample): a frame that changed is fatal.
+ */
+struct callee_saved {
+	u64 r12, r13, r14, r15;
+};
+
+static inline struct callee_saved callee_saved_of(const struct trap_frame *f)
+{
+	return (struct callee_saved){ f->r12, f->r13, f->r14, f->r15 };
+}
+
+static void check_callee_saved(const struct trap_frame *f, struct callee_saved was)
+{
+	if (f->r12 != was.r12 || f->r13 != was.r13 || f->r14 != was.r14 || f->r15 != was.r15)
+		panic("trap: the handler of vector %lu wrote R12-R15 into its trap frame (R12 "
+		      "%lx -> %lx, R13 %lx -> %lx, R14 %lx -> %lx, R15 %lx -> %lx); the return "
+		      "does not reload them", f->vector, was.r12, f->r12, was.r13, f->r13,
+		      was.r14, f->r14, was.r15, f->r15);
+}
+
+static bool run_fixups_checked(struct trap_frame *f)
+{
+	struct callee_saved was = callee_saved_of(f);
+	bool took = run_fixups(f);
+
+	check_callee_saved(f, was);
+	return took;
+}
+
 /* Every vector but the NMI's. */
+static void dispatch_to(struct trap_frame *f, unsigned v);
 static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsigned v)
+{
+	struct callee_saved was = callee_saved_of(f);
+
+	dispatch_to(f, v);
+	check_callee_saved(f, was);
+}
+
+static void dispatch_to(struct trap_frame *f, unsigned v)
 {
 	/* A probing instruction's fault reaches its fix-up first; then code
 	 * run on purpose gets its chance, at any vector (an INT n it ran). */
@@ -198,6 +241,20 @@ static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsig
 		stray_handler(f);	/* left by firmware, or an unclaimed device: not fatal */
 }
 
+/* trap_dispatch's NMI where code run on purpose may claim it, or the NMI
+ * came inside an NMI handler. Out of line: with neither, the NMI's path
+ * goes straight on to its handlers, with no frame of its own here. */
+static __attribute__((noinline)) void dispatch_nmi_checked(struct trap_frame *f)
+{
+	if (has_fixups() && run_fixups_checked(f))
+		return;
+	/* Fatal, as an exception in NMI context is (dispatch_other): the
+	 * handler's iretq would have let it in (kernel/nmi.c). */
+	if (this_cpu()->nmi_depth)
+		fatal_trap(f, "NMI nested inside an NMI handler");
+	nmi_dispatch(f);
+}
+
 /* The NMI first: it is the sampling path, run on every sample, and the
  * other vectors' checks are dispatch_other's. No probing instruction is
  * an NMI, so the exception table has nothing for it; code run on purpose
@@ -205,17 +262,12 @@ static __attribute__((noinline)) void dispatch_other(struct trap_frame *f, unsig
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
-	if (f->vector != VEC_NMI) {
+	if (f->vector != VEC_NMI)
 		dispatch_other(f, f->vector);
-		return;
-	}
-	if (has_fixups() && run_fixups(f))
-		return;
-	/* Fatal, as an exception in NMI context is (dispatch_other): the
-	 * handler's iretq would have let it in (kernel/nmi.c). */
-	if (this_cpu()->nmi_depth)
-		fatal_trap(f, "NMI nested inside an NMI handler");
-	nmi_dispatch(f);
+	else if (__builtin_expect(has_fixups() || this_cpu()->nmi_depth, 0))
+		dispatch_nmi_checked(f);
+	else
+		nmi_dispatch(f);
 }
 
 static void print_pf_error(u64 err)

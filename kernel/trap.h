@@ -14,7 +14,9 @@
  * pushed in reverse, then the stub's vector and error code, then what the
  * CPU pushed (SDM Vol. 3A 6.14.1). A handler may rewrite the frame to
  * resume elsewhere, but not R12-R15: the return path does not reload them
- * (the C code preserved them; kernel/unwind.c's unwind_to loads its own). */
+ * (the C code preserved them; kernel/unwind.c's unwind_to loads its own).
+ * trap.c panics where a handler or fix-up wrote them (NMI handlers, on
+ * the sampling path, are not checked). */
 struct trap_frame {
 	u64 gs_base, cr3;
 	u64 r15, r14, r13, r12, r11, r10, r9, r8;

@@ -150,6 +150,11 @@ u64 profile_soft_ticks(void);			/* soft PMU NMIs from the HPET so far */
 u64 profile_soft_merged(u32 cpu);		/* ticks that reached a CPU folded into a
 						 * later NMI (late), CPU 0's too */
 u64 profile_ticks(u32 cpu);			/* run ticks the CPU took */
+/* The call chain a SAMPLE records for a sample at frame f on the stack
+ * [lo, hi) (the NMI's walk, profile/sample.c): into ips, at most
+ * PROFILE_MAX_CALLCHAIN entries, their number returned. NMI-safe: yes. */
+#define PROFILE_MAX_CALLCHAIN	32
+u32 profile_callchain(const struct trap_frame *f, u64 lo, u64 hi, u64 *ips);
 /* Print the hottest functions from the rings (without consuming them), and
  * a "count:" line per counting event of the app's CPU. */
 void profile_summary(void);

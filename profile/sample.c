@@ -11,10 +11,11 @@
 #include "kernel/trap.h"
 #include "pmu/pmu.h"
 #include "profile/profile_internal.h"
+#include "ringbuf/callchain.h"
 #include "ringbuf/ringbuf.h"
 #include <uapi/perf_ring.h>
 
-#define MAX_CALLCHAIN	32
+#define MAX_CALLCHAIN	PROFILE_MAX_CALLCHAIN
 
 /* The steps of one sample are functions for reading's sake, inlined so a
  * sample costs no call layers: they run on every NMI of a run. */
@@ -46,33 +47,100 @@ static __attribute__((noinline)) u32 read_group(struct cpu_prof *cp, u64 time,
 	return prof_events_total();
 }
 
-/*
- * The call chain by frame pointers, to ringbuf's bp_callchain_fp's rule
- * (ringbuf/ringbuf.h): ips[0] = ip, then the return address of each frame
- * from fp up, while the frame is 8-aligned and wholly inside [lo, hi),
- * its return address is not 0 and the next frame is higher up the stack;
- * at most max (>= 1) entries. Here inline, with its tests cheapened for
- * the NMI that takes it on every sample: fp is checked against lo once,
- * as each frame after the first is above the one before, and "inside"
- * is one compare against hi - 16.
- */
-SAMPLE_STEP u32 walk_frames(u64 ip, u64 fp, u64 lo, u64 hi, u64 *ips, u32 max)
+/* The return address of the function holding rip, if it has no frame of
+ * its own there (kernel/kernel.h: frameless_return_of), from the stack at
+ * sp; 0 unless sp is 8-aligned with two words inside [lo, hi). */
+SAMPLE_STEP u64 caller_off_frame(u64 rip, u64 sp, u64 rbp, u64 lo, u64 hi)
 {
-	u64 *p = ips, *end = ips + max;
+	return sp >= lo && sp < hi && !(sp & 7) && hi - sp >= 16 ?
+	       frameless_return_of(rip, (const u64 *)sp, rbp) : 0;
+}
 
-	*p++ = ip;
-	if (fp < lo || hi < 16)
-		return 1;
-	for (u64 top = hi - 16; p < end;) {
-		const u64 *frame = (const u64 *)fp;
-		if (fp > top || (fp & 7) || !frame[1])
+/*
+ * The chain on from a trap's entry frame (kernel/isr.asm) at fp, which a
+ * walk from inside a handler met: ips holds n entries, the last of them
+ * the trap's return address, isr_frame_return. The entry frame holds the
+ * interrupted RIP and RBP, the trap frame lies above it: the RIP goes in,
+ * then its caller if the trap found it without a frame of its own, as
+ * callchain does for the sample's RIP, and the walk goes on from the
+ * interrupted RBP, to the next trap's entry frame if it meets one. The
+ * walk's rule is the same as without (the entry frame inside the stack,
+ * 8-aligned, its RIP not 0, each frame above the one before).
+ */
+static u32 chain_past_traps(u64 fp, u64 hi, u64 *ips, u32 n)
+{
+	while (n < MAX_CALLCHAIN) {
+		const struct trap_frame *tf = (const struct trap_frame *)(fp + BP_FRAME_BYTES);
+		const u64 *entry = (const u64 *)fp;
+		u64 next = 0, ret = 0, ip;
+
+		if (fp > hi || hi - fp < BP_FRAME_BYTES || (fp & 7) || !entry[1])
 			break;
-		*p++ = frame[1];
-		if (frame[0] <= fp)
+		if (hi - fp - BP_FRAME_BYTES >= sizeof(*tf))
+			ret = caller_off_frame(entry[1], tf->rsp, tf->rbp, fp, hi);
+		ip = entry[1];
+		if (ret) {
+			ips[n++] = ip;
+			ip = ret;
+			if (n == MAX_CALLCHAIN)
+				break;
+		}
+		n += bp_walk_frames(ip, entry[0], fp + 1, hi, ips + n, MAX_CALLCHAIN - n,
+				    (u64)isr_frame_return, &next);
+		if (!next)
 			break;
-		fp = frame[0];
+		fp = next;
 	}
-	return p - ips;
+	return n;
+}
+
+/* callchain's where the sampled code ran with interrupts off, perhaps in
+ * a handler: the same, and on past each trap's entry frame it meets. Out
+ * of line: most samples find interrupts on. */
+static __attribute__((noinline)) u32 chain_off(const struct trap_frame *f, u64 lo, u64 hi,
+					      u64 *ips)
+{
+	u64 ret = caller_off_frame(f->rip, f->rsp, f->rbp, lo, hi), next = 0;
+	u32 n;
+
+	ips[0] = f->rip;
+	n = ret ? 1 + bp_walk_frames(ret, f->rbp, f->rsp, hi, ips + 1, MAX_CALLCHAIN - 1,
+				     (u64)isr_frame_return, &next)
+		: bp_walk_frames(f->rip, f->rbp, f->rsp, hi, ips, MAX_CALLCHAIN,
+				 (u64)isr_frame_return, &next);
+	return next ? chain_past_traps(next, hi, ips, n) : n;
+}
+
+/*
+ * A sample's call chain by frame pointers, the walk's rule
+ * ringbuf/callchain.h's, from frame f on the stack [lo, hi): at most
+ * MAX_CALLCHAIN entries into ips, their number returned. A frameless
+ * leaf (GCC 12 gives leaves no frame despite
+ * -mno-omit-leaf-frame-pointer), or a function hit in its prologue or at
+ * its ret, leaves its caller only on the stack: it is put back as the
+ * first return address of the walk. A sample inside a handler walks on
+ * past isr_common to the RIP the interrupt hit and its callers: the
+ * trap's entry links them in (kernel/isr.asm), and chain_past_traps does
+ * for that RIP what is done here for the sample's. Handlers run with
+ * interrupts off (interrupt gates, kernel/trap.c): code that ran with
+ * them on was in none, and its walk looks for no entry frame.
+ */
+SAMPLE_STEP u32 callchain(const struct trap_frame *f, u64 lo, u64 hi, u64 *ips)
+{
+	bool on_stack = f->rsp >= lo && f->rsp < hi;
+
+	if (on_stack && !(f->rflags & RFLAGS_IF))
+		return chain_off(f, lo, hi, ips);
+	u64 ret = on_stack ? caller_off_frame(f->rip, f->rsp, f->rbp, lo, hi) : 0;
+	ips[0] = f->rip;
+	return !on_stack ? 1 :
+	       ret ? 1 + bp_walk_frames(ret, f->rbp, f->rsp, hi, ips + 1, MAX_CALLCHAIN - 1, 0, NULL)
+		   : bp_walk_frames(f->rip, f->rbp, f->rsp, hi, ips, MAX_CALLCHAIN, 0, NULL);
+}
+
+u32 profile_callchain(const struct trap_frame *f, u64 lo, u64 hi, u64 *ips)
+{
+	return callchain(f, lo, hi, ips);
 }
 
 /* One SAMPLE of sample_type from frame f into rb, taken at TSC time on
@@ -99,23 +167,8 @@ SAMPLE_STEP int write_sample(struct bp_ring *rb, struct cpu_prof *cp, const stru
 	s.period = period;
 
 	if (sample_type & BP_SAMPLE_CALLCHAIN) {
-		bool on_stack = f->rsp >= pc->stack_lo && f->rsp < pc->stack_hi;
-		/* A frameless leaf (GCC 12 gives leaves no frame despite
-		 * -mno-omit-leaf-frame-pointer), or a function hit in its
-		 * prologue or at its ret, leaves its caller only on the stack:
-		 * put it back as the first return address of the walk. A
-		 * sample inside a handler walks on past isr_common to the RIP
-		 * the interrupt hit and its callers: the trap's entry links
-		 * them in (kernel/isr.asm). */
-		u64 ret = on_stack && !(f->rsp & 7) && pc->stack_hi - f->rsp >= 16 ?
-			  frameless_return_of(f->rip, (const u64 *)f->rsp, f->rbp) : 0;
 		s.ips = ips;
-		ips[0] = f->rip;
-		s.nr_ips = !on_stack ? 1 :
-			   ret ? 1 + walk_frames(ret, f->rbp, f->rsp, pc->stack_hi, ips + 1,
-						 MAX_CALLCHAIN - 1)
-			       : walk_frames(f->rip, f->rbp, f->rsp, pc->stack_hi, ips,
-					     MAX_CALLCHAIN);
+		s.nr_ips = callchain(f, pc->stack_lo, pc->stack_hi, ips);
 	}
 	/* A group run: the counts of all its events, read now. A group does
 	 * not multiplex, so its time running is its time enabled. */
@@ -333,18 +386,18 @@ static __attribute__((noinline)) bool prof_nmi_sources(struct trap_frame *f, u32
  * asked on every NMI, as separate handlers would be (NMIs that arrive
  * together merge into one), in one call instead of three. Most NMIs
  * bring none of them (the HPET's own on its CPU): those are told apart
- * here with a few loads and no frame.
+ * here with a few loads and no frame. The measuring self-NMI comes only
+ * at boot, before any run; ticks are posted only in a soft run (which
+ * prof_nmi_sources checks again) and emptied at each run's start.
  */
 static bool prof_nmi(struct trap_frame *f)
 {
 	u32 cpu = this_cpu()->cpu;
 
-	if (__atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE))
-		return prof_nmi_sources(f, cpu);
 	if (!prof.active || cpu >= prof.ncpus)
-		return false;
+		return __atomic_load_n(&floor_armed, __ATOMIC_ACQUIRE) && prof_nmi_sources(f, cpu);
 	const struct cpu_prof *cp = cpu_prof(cpu);
-	if (!(prof.soft && __atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE)) && !cp->pmu_on)
+	if (!__atomic_load_n(&cp->soft_pending, __ATOMIC_ACQUIRE) && !cp->pmu_on)
 		return false;
 	return prof_nmi_sources(f, cpu);
 }

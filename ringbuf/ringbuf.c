@@ -11,6 +11,7 @@
  * are those of include/uapi/perf_ring.h.
  */
 #include "ringbuf/ringbuf.h"
+#include "ringbuf/callchain.h"
 
 #define PAGE		BP_RING_PAGE_SIZE
 #define LOST_SIZE	((uint32_t)sizeof(struct bp_record_lost))
@@ -505,6 +506,72 @@ static __attribute__((noinline)) int sample_words_slow(struct bp_ring *rb, uint6
 }
 
 /*
+ * output_sample_chain's record where its fast reservation failed, as
+ * sample_words_slow has it, the chain's addresses copied after the fixed
+ * part (size: the whole record's; fixed: its fixed part's).
+ */
+static __attribute__((noinline)) int sample_chain_slow(struct bp_ring *rb, uint64_t type,
+						       uint16_t misc, const struct bp_sample *s,
+						       uint32_t size, uint64_t pos, bool reserved)
+{
+	uint32_t fixed = sample_fixed_size(type);
+	struct bp_ring__rsv r = reserved ? bp_ring__reserve_slow(rb, pos, size)
+					 : bp_ring__begin_slow(rb, size);
+	uint64_t w[SAMPLE_FIXED_MAX];
+
+	if (r.err)
+		return r.err;
+	w[0] = sample_header(misc, size);
+	sample_fixed(type, s, w + 1);
+	bp_ring__copy_wrap(rb, r.pos & rb->mask, w, fixed);
+	bp_ring__copy_wrap(rb, (r.pos + fixed) & rb->mask, s->ips, size - fixed);
+	bp_ring__put(rb);
+	return 0;
+}
+
+/*
+ * The sampling NMI's SAMPLE with a call chain (record -g): one-word
+ * fields, the chain's count and its addresses. As bp_ring_output_sample
+ * does: the fixed part's size kept with the type, the reservation's fast
+ * path (anything else out of line, whole), the fixed part stored straight
+ * into the reserved bytes; the addresses follow in one copy. Apart from
+ * bp_ring_output_sample so that its path without a chain keeps its few
+ * values in registers.
+ */
+static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uint64_t type,
+							   uint16_t misc, const struct bp_sample *s)
+{
+	uint64_t known = bp_local_read(&rb->sample_size), limit, pos, *fix;
+	uint32_t fixed, size, n = s->nr_ips;
+
+	/* Known from the caller's test; said again so that the compiler
+	 * drops sample_fixed's test of READ. */
+	type &= SAMPLE_WORDS | BP_SAMPLE_CALLCHAIN;
+	if (bp_likely(known >> 32 == type)) {
+		fixed = (uint32_t)known;
+	} else {
+		fixed = sample_fixed_size(type);
+		bp_local_set(&rb->sample_size, type << 32 | fixed);
+	}
+	if (bp_unlikely(n > (BP_RECORD_MAX - fixed) / sizeof(uint64_t)))
+		return BP_ERING_SAMPLE;
+	size = fixed + n * (uint32_t)sizeof(uint64_t);
+	bp_local_inc32(&rb->nest);
+	limit = bp_local_read(&rb->limit);
+	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
+		return sample_chain_slow(rb, type, misc, s, size, 0, false);
+	pos = bp_local_fetch_add64(&rb->head, size);
+	if (bp_unlikely(pos + size > limit))
+		return sample_chain_slow(rb, type, misc, s, size, pos, true);
+	fix = (uint64_t *)(rb->data + (pos & rb->mask));
+	fix[0] = sample_header(misc, size);
+	sample_fixed(type, s, fix + 1);
+	__builtin_memcpy(fix + fixed / sizeof(uint64_t), s->ips, n * sizeof(*s->ips));
+	bp_ring__put(rb);
+	return 0;
+}
+
+/*
  * The NMI's usual SAMPLE has one-word fields only (no READ, no
  * CALLCHAIN): its size is the type's alone, and each field is stored
  * straight into the reserved bytes, in one pass. The reservation is
@@ -519,7 +586,8 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	uint32_t size;
 
 	if (bp_unlikely(type & ~SAMPLE_WORDS))
-		return output_sample_any(rb, type, misc, s);
+		return type & ~(SAMPLE_WORDS | BP_SAMPLE_CALLCHAIN) ?
+		       output_sample_any(rb, type, misc, s) : output_sample_chain(rb, type, misc, s);
 	/* Known from the test above; said again so that the compiler drops
 	 * sample_fixed's tests of READ and CALLCHAIN. */
 	type &= SAMPLE_WORDS;
@@ -637,28 +705,7 @@ int bp_sample_parse(uint64_t type, const struct bp_record_header *rec, struct bp
 uint32_t bp_callchain_fp(uint64_t ip, uint64_t fp, uint64_t stack_lo,
 			 uint64_t stack_hi, uint64_t *ips, uint32_t max)
 {
-	/* x86-64 with frame pointers: push rbp; mov rsp, rbp. */
-	enum { FRAME_SAVED_FP = 0, FRAME_RET = 1, FRAME_BYTES = 16 };
-	const uint64_t *frame;
-	uint32_t n = 0;
-
-	if (max == 0)
-		return 0;
-	ips[n++] = ip;
-	while (n < max) {
-		if (fp < stack_lo || fp >= stack_hi || stack_hi - fp < FRAME_BYTES ||
-		    fp % sizeof(uint64_t))
-			break;
-		frame = (const uint64_t *)(uintptr_t)fp;
-		if (!frame[FRAME_RET])
-			break;
-		ips[n++] = frame[FRAME_RET];
-		/* The caller's frame is higher up the stack; anything else is a loop or garbage. */
-		if (frame[FRAME_SAVED_FP] <= fp)
-			break;
-		fp = frame[FRAME_SAVED_FP];
-	}
-	return n;
+	return max ? bp_walk_frames(ip, fp, stack_lo, stack_hi, ips, max, 0, NULL) : 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -107,8 +107,9 @@ struct bp_ring {
 	uint8_t *data;
 	struct bp_ring_ctl *ctl;
 	uint64_t wakeup_next;		/* local: data_head that posts the next wakeup */
-	uint64_t sample_size;		/* local: the last one-word sample_type written
-					 * and its SAMPLE's size, type << 32 | size */
+	uint64_t sample_size;		/* local: the last sample_type of one-word
+					 * fields (and perhaps CALLCHAIN) written and
+					 * its SAMPLE's fixed size, type << 32 | size */
 
 	uint64_t watermark;
 	uint64_t id;
@@ -263,11 +264,11 @@ int bp_sample_parse(uint64_t sample_type, const struct bp_record_header *rec,
 		    struct bp_sample *s);
 
 /*
- * Frame-pointer backtrace for CALLCHAIN. ips[0] = ip, then the return
- * address of each frame starting at fp (x86-64 frame: [fp] = caller's fp,
- * [fp + 8] = return address). Reads only 8-aligned frames inside
- * [stack_lo, stack_hi), stops when the chain does not move up the stack.
- * Returns the number of entries written, at most max. NMI-safe: yes.
+ * Frame-pointer backtrace for CALLCHAIN, by ringbuf/callchain.h's
+ * bp_walk_frames: ips[0] = ip, then the return address of each frame
+ * starting at fp. Reads only 8-aligned frames inside [stack_lo, stack_hi),
+ * stops when the chain does not move up the stack. Returns the number of
+ * entries written, at most max (0 for max 0). NMI-safe: yes.
  */
 uint32_t bp_callchain_fp(uint64_t ip, uint64_t fp, uint64_t stack_lo,
 			 uint64_t stack_hi, uint64_t *ips, uint32_t max);

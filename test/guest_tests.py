@@ -68,6 +68,12 @@ TESTS = [
     dict(name="fault_in_irq", kind="expect", append="app=test_fault -- irq", exit=3,
          expect=FAULT_REPORT + [r"#UD invalid opcode", r"\] fault_in_handler\+0x",
                                 r"\] irq_landing\+0x0/", r"\] fault_irq\+0x"]),
+    # A handler that writes R12 into its frame: the return would not
+    # reload it, and the trap's check says so.
+    dict(name="fault_handler_r12", kind="expect", append="app=test_fault -- r12", exit=3,
+         expect=[r"PANIC on cpu 0: trap: the handler of vector 113 wrote R12-R15 into its "
+                 r"trap frame \(R12 ([0-9a-f]+) -> (?!\1 )[0-9a-f]+, R13",
+                 r"\] fault_r12\+0x"]),
     dict(name="panic", kind="expect", append="app=test_fault -- panic", exit=3,
          expect=[r"PANIC on cpu 0: test_fault: deliberate panic",
                  r"\] panic\+0x", r"\] test_fault_main\+0x"]),

@@ -12,6 +12,9 @@
  *   -- irq      ud2 in an interrupt's handler (#UD), the interrupt taken at
  *               the first instruction of irq_landing: the call trace goes
  *               on through irq_landing+0x0 to its callers
+ *   -- r12      a handler that writes R12 into its trap frame, which the
+ *               return does not reload (kernel/trap.h): trap.c's check
+ *               panics
  */
 #include "kernel/kernel.h"
 #include "apps/app.h"
@@ -19,6 +22,7 @@
 #include "kernel/trap.h"
 
 #define VEC_FAULT_IRQ	0x70
+#define VEC_FAULT_R12	0x71
 
 static volatile int sink;
 static volatile int depth_limit = 1 << 30;	/* never reached: the guard page is */
@@ -80,6 +84,17 @@ static void __attribute__((noinline)) fault_irq(void)
 		     "call %P0\n" : : "i"(irq_landing) : "memory");
 }
 
+static void write_r12(struct trap_frame *f)
+{
+	f->r12 = ~f->r12;
+}
+
+static void __attribute__((noinline)) fault_r12(void)
+{
+	trap_set_handler(VEC_FAULT_R12, write_r12);
+	asm volatile("int %0" : : "i"(VEC_FAULT_R12) : "memory");
+}
+
 static int test_fault_main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "null";
@@ -97,6 +112,8 @@ static int test_fault_main(int argc, char **argv)
 		sink = fault_stack(0);
 	else if (!strcmp(what, "irq"))
 		fault_irq();
+	else if (!strcmp(what, "r12"))
+		fault_r12();
 	else if (!strcmp(what, "panic"))
 		panic("test_fault: deliberate panic (%s)", what);
 	else {

@@ -787,6 +787,52 @@ static u32 sample_chain(u64 rip, u64 *sp, u64 rbp, u64 lo, u64 hi, u64 *ips, u32
 		   : bp_callchain_fp(rip, rbp, lo, hi, ips, max);
 }
 
+/*
+ * A sample inside a handler (interrupts off) whose trap hit the callee
+ * after its push %rbp: the walk goes through the handler's frame and
+ * trap_dispatch's to the trap's entry frame (kernel/isr.asm: the
+ * interrupted RBP and RIP, the trap frame above it), and from there the
+ * callee's caller must follow the callee as at a sample's own RIP, by
+ * profile_callchain, the NMI's own walk. The stack as the trap left it:
+ *   hs[0]   the handler's frame: hs[2], a return address into it
+ *   hs[2]   trap_dispatch's: hs[4], isr_frame_return
+ *   hs[4]   the entry frame: the interrupted RBP (hs[34]) and RIP
+ *   hs[6]   the trap frame, 24 words
+ *   hs[31]  the interrupted stack: the callee's pushed RBP, its return
+ *           address into the caller
+ *   hs[34]  the caller's frame, hs[36] its caller's, the last.
+ */
+static void check_frameless_trapped(void)
+{
+	static u64 hs[40] __attribute__((aligned(16)));
+	const u64 f = (u64)frameless_callee, ret_c = (u64)frameless_caller_ret;
+	const u64 ret_h = (u64)measure_cost + 1, ret_b = (u64)check_irq + 1;
+	const u64 ret_a = (u64)check_quiet + 1, isr_ret = (u64)isr_frame_return;
+	struct trap_frame *tf = (struct trap_frame *)&hs[6], in_handler = { 0 };
+	u64 ips[PROFILE_MAX_CALLCHAIN];
+
+	_Static_assert(6 + sizeof(struct trap_frame) / 8 <= 31, "the trap frame fits below hs[31]");
+	memset(hs, 0, sizeof(hs));
+	hs[0] = (u64)&hs[2], hs[1] = ret_h;
+	hs[2] = (u64)&hs[4], hs[3] = isr_ret;
+	hs[4] = (u64)&hs[34], hs[5] = f + 1;
+	tf->rip = f + 1, tf->rbp = (u64)&hs[34], tf->rsp = (u64)&hs[31], tf->rflags = RFLAGS_IF;
+	hs[31] = (u64)&hs[34], hs[32] = ret_c;
+	hs[34] = (u64)&hs[36], hs[35] = ret_b;
+	hs[37] = ret_a;
+	/* The handler's RIP: no push %rbp or ret there, and the stack's
+	 * top word no return address. */
+	in_handler.rip = ret_c;
+	in_handler.rsp = in_handler.rbp = (u64)&hs[0];
+	u32 n = profile_callchain(&in_handler, (u64)hs, (u64)(hs + 40), ips);
+	report(n == 7 && ips[0] == ret_c && ips[1] == ret_h && ips[2] == isr_ret && ips[3] == f + 1 &&
+	       ips[4] == ret_c && ips[5] == ret_b && ips[6] == ret_a,
+	       "a sample in a handler whose trap hit a prologue: the chain goes on through the "
+	       "trap to the callee, its caller, their callers (%u entries: %lx %lx %lx %lx %lx "
+	       "%lx %lx; caller's return %lx)", n, ips[0], ips[1], ips[2], ips[3],
+	       n > 4 ? ips[4] : 0, n > 5 ? ips[5] : 0, n > 6 ? ips[6] : 0, ret_c);
+}
+
 static void check_frameless(void)
 {
 	static u64 stk[8] __attribute__((aligned(16)));
@@ -823,6 +869,7 @@ static void check_frameless(void)
 	/* What the NMI reads in a set-up frame is not taken for a return. */
 	report(frameless_return_of(f + 5, &stk[1], (u64)&stk[1]) == 0,
 	       "no return address taken from a frame that is set up");
+	check_frameless_trapped();
 }
 
 static int test_profile_main(int argc, char **argv)

@@ -30,6 +30,7 @@
 #include <linux/perf_event.h>	/* the oracle for perf's numbers */
 
 #include "ringbuf/ringbuf.h"
+#include "ringbuf/callchain.h"
 
 #define PAGE		BP_RING_PAGE_SIZE
 #define TEST_RING_ID	0x1d
@@ -1999,6 +2000,70 @@ static void test_sample_words_every_offset(void **state)
 	}
 }
 
+/*
+ * SAMPLEs with a call chain (record -g: one-word fields, then the chain)
+ * of 1 to 32 addresses at every 8-aligned offset of the data area, so
+ * that some cross its end, read back whole; then into a full ring (the
+ * LOST record goes first once there is room) and a paused one.
+ */
+static void test_sample_chain_every_offset(void **state)
+{
+	const uint64_t type = BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID |
+			      BP_SAMPLE_CPU | BP_SAMPLE_PERIOD | BP_SAMPLE_CALLCHAIN;
+	struct tr *t = tr_new(2, 0);
+	uint64_t ds = t->rb->data_size, k, crossed = 0, ips[32];
+	struct bp_sample smp = full_sample, got;
+	const struct bp_record_header *rec;
+	int n = 0;
+
+	(void)state;
+	for (k = 0; k < 32; k++)
+		ips[k] = 0x400000 + 0x10 * k;
+	smp.ips = ips;
+	for (k = 0; k < 3 * ds / 8; k++) {
+		uint64_t pos = t->rb->head;
+
+		smp.nr_ips = 1 + k % 32;
+		assert_int_equal(bp_ring_output_sample(t->rb, type, BP_MISC_KERNEL, &smp), 0);
+		crossed += (pos & (ds - 1)) + bp_sample_size(type, &smp) > ds;
+		bp_ring_read_begin(&t->rd);
+		assert_int_equal(next_rec(t, &rec), 1);
+		assert_int_equal(rec->type, BP_RECORD_SAMPLE);
+		assert_int_equal(rec->misc, BP_MISC_KERNEL);
+		assert_int_equal(rec->size, bp_sample_size(type, &smp));
+		assert_int_equal(bp_sample_parse(type, rec, &got), 0);
+		assert_int_equal(got.ip, smp.ip);
+		assert_int_equal(got.tid, smp.tid);
+		assert_int_equal(got.time, smp.time);
+		assert_int_equal(got.id, smp.id);
+		assert_int_equal(got.cpu, smp.cpu);
+		assert_int_equal(got.period, smp.period);
+		assert_int_equal(got.nr_ips, smp.nr_ips);
+		assert_memory_equal(got.ips, ips, smp.nr_ips * sizeof(*ips));
+		bp_ring_read_end(&t->rd);
+	}
+	assert_true(crossed > 0);
+	smp.nr_ips = 8;
+	while (bp_ring_output_sample(t->rb, type, 0, &smp) == 0)
+		n++;
+	assert_int_equal(n, ds / bp_sample_size(type, &smp));
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), BP_ERING_NOSPACE);
+	assert_int_equal(drain(t), n);
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), 0);
+	bp_ring_read_begin(&t->rd);
+	assert_int_equal(next_rec(t, &rec), 1);
+	assert_int_equal(rec->type, BP_RECORD_LOST);
+	assert_int_equal(((const struct bp_record_lost *)rec)->lost, 2);
+	assert_int_equal(next_rec(t, &rec), 1);
+	assert_int_equal(bp_sample_parse(type, rec, &got), 0);
+	assert_int_equal(got.nr_ips, 8);
+	assert_memory_equal(got.ips, ips, 8 * sizeof(*ips));
+	bp_ring_read_end(&t->rd);
+	bp_ring_pause(t->rb, true);
+	assert_int_equal(bp_ring_output_sample(t->rb, type, 0, &smp), BP_ERING_PAUSED);
+	tr_free(t);
+}
+
 /* A stack of 8 frames laid out as x86-64 code with frame pointers builds it. */
 static void test_callchain_fp(void **state)
 {
@@ -2028,6 +2093,104 @@ static void test_callchain_fp(void **state)
 	/* Bounds cut the chain: only frames inside [lo, hi). */
 	stack[4 * 3] = (uintptr_t)&stack[16];
 	assert_int_equal(bp_callchain_fp(0x999, lo, lo, lo + 8 * 12, ips, 16), 4);
+}
+
+/* The walk's rule as plainly as it reads (ringbuf/callchain.h), checked
+ * at every frame: the reference bp_walk_frames must agree with. */
+static uint32_t walk_reference(uint64_t ip, uint64_t fp, uint64_t lo, uint64_t hi,
+			       uint64_t *ips, uint32_t max, uint64_t stop, uint64_t *next)
+{
+	uint32_t n = 0;
+
+	ips[n++] = ip;
+	while (n < max) {
+		if (fp < lo || fp >= hi || hi - fp < 16 || fp % 8)
+			break;
+		const uint64_t *frame = (const uint64_t *)(uintptr_t)fp;
+		if (frame[1] == 0)
+			break;
+		ips[n++] = frame[1];
+		if (frame[0] <= fp)
+			break;
+		if (stop && frame[1] == stop) {
+			*next = frame[0];
+			break;
+		}
+		fp = frame[0];
+	}
+	return n;
+}
+
+static uint64_t walk_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A frame pointer into stack[0..words) for a generated stack: mostly a
+ * frame higher up, sometimes the same one or one lower (a loop), 4 bytes
+ * off (misaligned), just below the stack or past its end, or 0. */
+static uint64_t walk_link(uint64_t *stack, uint32_t words, uint32_t at, uint64_t *x)
+{
+	uint64_t base = (uintptr_t)stack, r = walk_rand(x) % 100;
+	uint32_t up = at + 2 + (uint32_t)(walk_rand(x) % 6);
+
+	if (r < 60)
+		return up < words ? base + 8 * up : 0;
+	if (r < 66)
+		return base + 8 * at;
+	if (r < 72)
+		return base + 8 * (walk_rand(x) % (at + 1));
+	if (r < 78)
+		return base + 8 * (walk_rand(x) % words) + 4;
+	if (r < 84)
+		return base - 8 * (1 + walk_rand(x) % 4);
+	if (r < 90)
+		return base + 8 * (words - 1 + walk_rand(x) % 3);
+	return 0;
+}
+
+/* bp_walk_frames (and bp_callchain_fp over it) against the reference on
+ * many generated stacks: good chains, loops, misaligned frames, frames
+ * outside [lo, hi), zero return addresses, a stop address, every max. */
+static void test_callchain_generated(void **state)
+{
+	enum { WORDS = 48, MAXN = 20 };
+	uint64_t stack[WORDS + 8], x = 0x9e3779b97f4a7c15ull;
+	uint64_t got[MAXN + 1], want[MAXN + 1];
+	uint64_t *s = stack + 4;		/* words below it stay readable */
+	const uint64_t stop = 0x5700;
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		for (uint32_t i = 0; i < WORDS; i += 2) {
+			uint64_t r = walk_rand(&x) % 16;
+			s[i] = walk_link(s, WORDS, i, &x);
+			s[i + 1] = r == 0 ? 0 : r == 1 ? stop : 0x1000 + i;
+		}
+		for (uint32_t i = 0; i < 4; i++)
+			stack[i] = stack[WORDS + 4 + i] = walk_rand(&x);
+		uint64_t lo = (uintptr_t)(s + walk_rand(&x) % 4);
+		uint64_t hi = (uintptr_t)(s + WORDS - walk_rand(&x) % 6);
+		uint64_t fp = walk_rand(&x) % 8 ? (uintptr_t)(s + 2 * (walk_rand(&x) % 8))
+						: walk_link(s, WORDS, 0, &x);
+		uint32_t max = 1 + (uint32_t)(walk_rand(&x) % MAXN);
+		uint64_t want_next = 1, got_next = 1, use_stop = round % 2 ? stop : 0;
+		uint32_t nw = walk_reference(0x999, fp, lo, hi, want, max, use_stop, &want_next);
+		uint32_t ng = bp_walk_frames(0x999, fp, lo, hi, got, max, use_stop, &got_next);
+
+		assert_int_equal(ng, nw);
+		assert_memory_equal(got, want, nw * sizeof(*got));
+		assert_int_equal(got_next, want_next);
+		if (!use_stop) {
+			assert_int_equal(bp_callchain_fp(0x999, fp, lo, hi, got, max), nw);
+			assert_memory_equal(got, want, nw * sizeof(*got));
+		}
+	}
+	/* A stack under 16 bytes from 0 holds no frame. */
+	assert_int_equal(bp_walk_frames(0x999, 0, 0, 8, got, MAXN, 0, NULL), 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2103,7 +2266,9 @@ int main(void)
 		cmocka_unit_test(test_sample_roundtrip),
 		cmocka_unit_test(test_sample_refused),
 		cmocka_unit_test(test_sample_words_every_offset),
+		cmocka_unit_test(test_sample_chain_every_offset),
 		cmocka_unit_test(test_callchain_fp),
+		cmocka_unit_test(test_callchain_generated),
 		cmocka_unit_test(test_strerror),
 	};
 #endif
