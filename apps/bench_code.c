@@ -34,8 +34,9 @@ static u64 code_cr3;		/* the code's page tables (paging_code_cr3) */
 static u32 kernel_efer;		/* EFER as the kernel runs with it (its high half is 0) */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 /* The code area's first pages, read-only and executable: the last code
- * generated; the pages after them stay writable and not executable. */
-static u64 area_exec_pages;
+ * generated, up to area_code_end; the pages after them stay writable and
+ * not executable. */
+static u64 area_exec_pages, area_code_end;
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
 /* Name what bench_code_guarded found and put back at once: CR0, CR4 and
@@ -333,19 +334,37 @@ static u64 gen_versions(struct gen *g, const struct code_req *r, u64 copies_a, u
 	return copies_b;
 }
 
+/* How far the store after the one at va goes (drop_translations): 64
+ * bytes in the last code's copies of the body (run.body[k], versions 0
+ * and 1) but in a page's last 64, else 8. */
+static u64 drop_step(u64 va)
+{
+	if ((va & (PAGE_SIZE - 1)) >= PAGE_SIZE - 64)
+		return 8;
+	for (int k = 0; k < 2; k++)
+		if (va >= run.body[k] && va < run.body_end[k])
+			return 64;
+	return 8;
+}
+
 /*
  * Under TCG, a store to a page that holds translated code takes QEMU's
  * slow path (dropping the translations it overlaps) for as long as any
  * are left on the page: the last code's pages, written over eight bytes
- * at a time, cost several times a fresh page. One store every 64 bytes
- * first (each byte written back as it is) drops them with an eighth of
- * the stores; a translation it misses costs only time. Elsewhere, a few
- * hundred stores.
+ * at a time, cost several times a fresh page. A store into each
+ * translation first drops them all, each word written back as it was:
+ * around the copies (the entries, the registers set, the put-back), a
+ * translation is a few instructions, ended by a CR3 or MSR write, a jump
+ * or a page's end, and each aligned 8-byte word is written; in the
+ * copies one runs up to 512 instructions or to its page's end, and a
+ * store every 64 bytes, every 8 in a page's last 64, meets each. One a
+ * store misses (a body of branches) keeps its page on the slow path
+ * while the new code is written: it costs time only.
  */
-static void drop_translations(u64 va, u64 pages)
+static void drop_translations(u64 va, u64 end)
 {
-	for (volatile u8 *p = (u8 *)va; p < (u8 *)va + pages * PAGE_SIZE; p += 64)
-		*p = *p;
+	for (u64 p = va; p < end; p += drop_step(p))
+		*(volatile u64 *)p = *(volatile u64 *)p;
 }
 
 /* ---- the request ------------------------------------------------------- */
@@ -805,8 +824,8 @@ void bench_code_serve(const u8 *v, size_t len)
 	/* W^X: writable (not executable) while written, then executable;
 	 * only the pages the code fills are flipped (each an INVLPG). */
 	paging_code_exec(area, area_exec_pages, false);
-	drop_translations(area, area_exec_pages);
-	area_exec_pages = 0;
+	drop_translations(area, area_code_end);
+	area_exec_pages = area_code_end = 0;
 	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
 	run.len = r.body_len;
 	u64 written = gen_versions(&g, &r, copies_a, copies_b);
@@ -819,7 +838,8 @@ void bench_code_serve(const u8 *v, size_t len)
 			       r.body_len, BENCH_CODE_AREA_PAGES * 4);
 		return;
 	}
-	area_exec_pages = ((u64)g.p - area + PAGE_SIZE - 1) / PAGE_SIZE;
+	area_code_end = (u64)g.p;
+	area_exec_pages = (area_code_end - area + PAGE_SIZE - 1) / PAGE_SIZE;
 	paging_code_exec(area, area_exec_pages, true);
 
 	code = (struct bench_asm){ (bench_fn)run.fn[0], (bench_fn)run.fn[1],
