@@ -114,6 +114,28 @@ static void emit(struct gen *g, const void *b, size_t n)
 	g->p += n;
 }
 
+/* n copies of b: one emitted, then what is written so far copied after
+ * itself until there are n (a memcpy a doubling, not one per copy). */
+static void emit_copies(struct gen *g, const void *b, size_t len, u64 n)
+{
+	u8 *first = g->p;
+	u64 have = 1;
+
+	if (!n || !len)
+		return;
+	if ((size_t)(g->end - g->p) / len < n) {
+		g->full = true;
+		return;
+	}
+	emit(g, b, len);
+	while (have < n) {
+		u64 more = MIN(have, n - have);
+		memcpy(g->p, first, more * len);
+		g->p += more * len;
+		have += more;
+	}
+}
+
 static void emit_imm64(struct gen *g, const u8 *op, u64 imm)
 {
 	emit(g, op, 2);
@@ -237,8 +259,7 @@ static void gen_tail(struct gen *g, const struct code_req *r, u64 copies, int k)
 	while (!g->full && ((u64)g->p & 63) != r->align)
 		emit(g, &nop, 1);
 	run.body[k] = (u64)g->p;
-	for (u64 i = 0; i < copies && !g->full; i++)
-		emit(g, r->body, r->body_len);
+	emit_copies(g, r->body, r->body_len, copies);
 	run.body_end[k] = (u64)g->p;
 	if (r->loops) {
 		emit(g, dec_r15, sizeof(dec_r15));
