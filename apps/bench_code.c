@@ -818,7 +818,7 @@ static void send_readings(const struct bench_result *res, int n, u64 reps)
 	}
 }
 
-void bench_code_serve(const u8 *v, size_t len)
+static void serve(const u8 *v, size_t len)
 {
 	static struct code_req r;
 	static struct bench_asm code;
@@ -842,11 +842,9 @@ void bench_code_serve(const u8 *v, size_t len)
 	bool basic = r.flags & WIRE_CODEF_BASIC, norm = !(r.flags & WIRE_CODEF_NO_NORM);
 	u64 copies_a = basic ? 0 : r.unroll, copies_b = basic ? r.unroll : 2 * r.unroll;
 
-	/* W^X: writable (not executable) while written, then executable;
-	 * only the pages the code fills are flipped (each an INVLPG). */
-	paging_code_exec(area, area_exec_pages, false);
-	drop_translations(area, area_code_end);
-	area_exec_pages = area_code_end = 0;
+	/* W^X: writable (not executable) while written (area_release), then
+	 * executable; only the pages the code fills are flipped (each an
+	 * INVLPG). */
 	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
 	run.len = r.body_len;
 	u64 written = gen_versions(&g, &r, copies_a, copies_b);
@@ -961,6 +959,24 @@ void bench_code_serve(const u8 *v, size_t len)
 	if (b.readings)
 		send_readings(res, n, r.reps);
 	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
+}
+
+/* The code area writable again, not executable, its translations
+ * dropped: made ready for the next code once the reply has gone, while
+ * the host reads it and sends the next request. */
+static void area_release(void)
+{
+	if (!area_exec_pages)
+		return;
+	paging_code_exec(area, area_exec_pages, false);
+	drop_translations(area, area_code_end);
+	area_exec_pages = area_code_end = 0;
+}
+
+void bench_code_serve(const u8 *v, size_t len)
+{
+	serve(v, len);
+	area_release();
 }
 
 /* The control channel's RUN_CODE (apps/control.h): only with code=1. */
