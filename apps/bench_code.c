@@ -34,8 +34,9 @@ static u64 code_cr3;		/* the code's page tables (paging_code_cr3) */
 static u32 kernel_efer;		/* EFER as the kernel runs with it (its high half is 0) */
 static u64 image_hash_ref;	/* image_hash() before any code ran */
 /* The code area's first pages, read-only and executable: the last code
- * generated; the pages after them stay writable and not executable. */
-static u64 area_exec_pages;
+ * generated, up to area_code_end; the pages after them stay writable and
+ * not executable. */
+static u64 area_exec_pages, area_code_end;
 static char stopped[200];	/* what code did that stops code in this boot, or "" */
 
 /* Name what bench_code_guarded found and put back at once: CR0, CR4 and
@@ -62,20 +63,46 @@ static void cpu_said(const struct bench_code_cpu *was, const struct bench_code_c
 }
 
 /*
+ * FNV-1a (kernel/lib/hash.h) over the words [p, end) in four lanes, word
+ * i into lane i % 4, the lanes then folded into h: as with one lane a
+ * change to any one word changes the result (each step is a bijection of
+ * its lane, each fold of the running value), in fewer instructions a
+ * word: under QEMU's TCG the time is the instructions'.
+ */
+static u64 hash_words(u64 h, const u64 *p, const u64 *end)
+{
+	u64 l0 = h, l1 = h + 1, l2 = h + 2, l3 = h + 3;
+
+	for (; p + 4 <= end; p += 4) {
+		l0 = fnv1a(l0, p[0]);
+		l1 = fnv1a(l1, p[1]);
+		l2 = fnv1a(l2, p[2]);
+		l3 = fnv1a(l3, p[3]);
+	}
+	for (; p < end; p++)
+		l0 = fnv1a(l0, *p);
+	return fnv1a(fnv1a(fnv1a(fnv1a(h, l0), l1), l2), l3);
+}
+
+/* hash_words over [p, p + n), its last n % 8 bytes one at a time. */
+static u64 hash_bytes(u64 h, const u8 *p, size_t n)
+{
+	h = hash_words(h, (const u64 *)p, (const u64 *)p + n / 8);
+	for (size_t i = n & ~7ul; i < n; i++)
+		h = fnv1a(h, p[i]);
+	return h;
+}
+
+/*
  * The kernel's code and read-only data, hashed once before any snippet
  * runs and again after each: a change cannot be put back (nothing says
- * which bytes were right), so it stops code running in this boot. FNV-1a
- * over 64-bit words (kernel/lib/hash.h).
+ * which bytes were right), so it stops code running in this boot.
  */
 static u64 image_hash(void)
 {
-	u64 h = FNV1A_START;
+	u64 h = hash_words(FNV1A_START, (const u64 *)__text_start, (const u64 *)__text_end);
 
-	for (const u64 *p = (const u64 *)__text_start; p < (const u64 *)__text_end; p++)
-		h = fnv1a(h, *p);
-	for (const u64 *p = (const u64 *)__rodata_start; p < (const u64 *)__rodata_end; p++)
-		h = fnv1a(h, *p);
-	return h;
+	return hash_words(h, (const u64 *)__rodata_start, (const u64 *)__rodata_end);
 }
 
 /*
@@ -86,14 +113,10 @@ static u64 image_hash(void)
  */
 static u64 tables_hash(const struct sys_state *s)
 {
-	const u8 *gdt = (const u8 *)s->gdt.base, *idt = (const u8 *)s->idt.base;
 	u64 h = paging_hash();
 
-	for (u32 i = 0; i <= s->gdt.limit; i++)
-		h = fnv1a(h, gdt[i]);
-	for (u32 i = 0; i <= s->idt.limit; i++)
-		h = fnv1a(h, idt[i]);
-	return h;
+	h = hash_bytes(h, (const u8 *)s->gdt.base, (size_t)s->gdt.limit + 1);
+	return hash_bytes(h, (const u8 *)s->idt.base, (size_t)s->idt.limit + 1);
 }
 
 /* ---- code generation ---------------------------------------------------- */
@@ -111,6 +134,28 @@ static void emit(struct gen *g, const void *b, size_t n)
 	}
 	memcpy(g->p, b, n);
 	g->p += n;
+}
+
+/* n copies of b: one emitted, then what is written so far copied after
+ * itself until there are n (a memcpy a doubling, not one per copy). */
+static void emit_copies(struct gen *g, const void *b, size_t len, u64 n)
+{
+	u8 *first = g->p;
+	u64 have = 1;
+
+	if (!n || !len)
+		return;
+	if ((size_t)(g->end - g->p) / len < n) {
+		g->full = true;
+		return;
+	}
+	emit(g, b, len);
+	while (have < n) {
+		u64 more = MIN(have, n - have);
+		memcpy(g->p, first, more * len);
+		g->p += more * len;
+		have += more;
+	}
 }
 
 static void emit_imm64(struct gen *g, const u8 *op, u64 imm)
@@ -236,8 +281,7 @@ static void gen_tail(struct gen *g, const struct code_req *r, u64 copies, int k)
 	while (!g->full && ((u64)g->p & 63) != r->align)
 		emit(g, &nop, 1);
 	run.body[k] = (u64)g->p;
-	for (u64 i = 0; i < copies && !g->full; i++)
-		emit(g, r->body, r->body_len);
+	emit_copies(g, r->body, r->body_len, copies);
 	run.body_end[k] = (u64)g->p;
 	if (r->loops) {
 		emit(g, dec_r15, sizeof(dec_r15));
@@ -333,19 +377,37 @@ static u64 gen_versions(struct gen *g, const struct code_req *r, u64 copies_a, u
 	return copies_b;
 }
 
+/* How far the store after the one at va goes (drop_translations): 64
+ * bytes in the last code's copies of the body (run.body[k], versions 0
+ * and 1) but in a page's last 64, else 8. */
+static u64 drop_step(u64 va)
+{
+	if ((va & (PAGE_SIZE - 1)) >= PAGE_SIZE - 64)
+		return 8;
+	for (int k = 0; k < 2; k++)
+		if (va >= run.body[k] && va < run.body_end[k])
+			return 64;
+	return 8;
+}
+
 /*
  * Under TCG, a store to a page that holds translated code takes QEMU's
  * slow path (dropping the translations it overlaps) for as long as any
  * are left on the page: the last code's pages, written over eight bytes
- * at a time, cost several times a fresh page. One store every 64 bytes
- * first (each byte written back as it is) drops them with an eighth of
- * the stores; a translation it misses costs only time. Elsewhere, a few
- * hundred stores.
+ * at a time, cost several times a fresh page. A store into each
+ * translation first drops them all, each word written back as it was:
+ * around the copies (the entries, the registers set, the put-back), a
+ * translation is a few instructions, ended by a CR3 or MSR write, a jump
+ * or a page's end, and each aligned 8-byte word is written; in the
+ * copies one runs up to 512 instructions or to its page's end, and a
+ * store every 64 bytes, every 8 in a page's last 64, meets each. One a
+ * store misses (a body of branches) keeps its page on the slow path
+ * while the new code is written: it costs time only.
  */
-static void drop_translations(u64 va, u64 pages)
+static void drop_translations(u64 va, u64 end)
 {
-	for (volatile u8 *p = (u8 *)va; p < (u8 *)va + pages * PAGE_SIZE; p += 64)
-		*p = *p;
+	for (u64 p = va; p < end; p += drop_step(p))
+		*(volatile u64 *)p = *(volatile u64 *)p;
 }
 
 /* ---- the request ------------------------------------------------------- */
@@ -778,7 +840,7 @@ static void send_readings(const struct bench_result *res, int n, u64 reps)
 	}
 }
 
-void bench_code_serve(const u8 *v, size_t len)
+static void serve(const u8 *v, size_t len)
 {
 	static struct code_req r;
 	static struct bench_asm code;
@@ -802,11 +864,9 @@ void bench_code_serve(const u8 *v, size_t len)
 	bool basic = r.flags & WIRE_CODEF_BASIC, norm = !(r.flags & WIRE_CODEF_NO_NORM);
 	u64 copies_a = basic ? 0 : r.unroll, copies_b = basic ? r.unroll : 2 * r.unroll;
 
-	/* W^X: writable (not executable) while written, then executable;
-	 * only the pages the code fills are flipped (each an INVLPG). */
-	paging_code_exec(area, area_exec_pages, false);
-	drop_translations(area, area_exec_pages);
-	area_exec_pages = 0;
+	/* W^X: writable (not executable) while written (area_release), then
+	 * executable; only the pages the code fills are flipped (each an
+	 * INVLPG). */
 	struct gen g = { (u8 *)area, (u8 *)area + BENCH_CODE_AREA_PAGES * PAGE_SIZE, false };
 	run.len = r.body_len;
 	u64 written = gen_versions(&g, &r, copies_a, copies_b);
@@ -819,7 +879,8 @@ void bench_code_serve(const u8 *v, size_t len)
 			       r.body_len, BENCH_CODE_AREA_PAGES * 4);
 		return;
 	}
-	area_exec_pages = ((u64)g.p - area + PAGE_SIZE - 1) / PAGE_SIZE;
+	area_code_end = (u64)g.p;
+	area_exec_pages = (area_code_end - area + PAGE_SIZE - 1) / PAGE_SIZE;
 	paging_code_exec(area, area_exec_pages, true);
 
 	code = (struct bench_asm){ (bench_fn)run.fn[0], (bench_fn)run.fn[1],
@@ -920,6 +981,24 @@ void bench_code_serve(const u8 *v, size_t len)
 	if (b.readings)
 		send_readings(res, n, r.reps);
 	control_replyf(WIRE_CTL_OK, "%d events%s", n, changed);
+}
+
+/* The code area writable again, not executable, its translations
+ * dropped: made ready for the next code once the reply has gone, while
+ * the host reads it and sends the next request. */
+static void area_release(void)
+{
+	if (!area_exec_pages)
+		return;
+	paging_code_exec(area, area_exec_pages, false);
+	drop_translations(area, area_code_end);
+	area_exec_pages = area_code_end = 0;
+}
+
+void bench_code_serve(const u8 *v, size_t len)
+{
+	serve(v, len);
+	area_release();
 }
 
 /* The control channel's RUN_CODE (apps/control.h): only with code=1. */

@@ -450,6 +450,18 @@ static size_t put_u64(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64
 	return ctl_put(buf, at, cap, type, &v, sizeof(v));
 }
 
+/*
+ * A parameter the kernel takes as dflt when it is not sent (uapi/wire.h
+ * RUN_CODE): sent only when v is another value. The line's bytes are the
+ * request's time: a 16550 takes them 16 at a time, each chunk a turn of
+ * QEMU's main loop, and nanoBench's defaults were 96 of a request's 130.
+ */
+static size_t put_unless(uint8_t *buf, size_t at, size_t cap, uint16_t type, uint64_t v,
+			 uint64_t dflt)
+{
+	return v == dflt ? at : put_u64(buf, at, cap, type, v);
+}
+
 static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int group,
 			   uint8_t *buf, size_t cap)
 {
@@ -464,15 +476,15 @@ static size_t run_code_msg(const struct bopts *o, const struct snippet *s, int g
 		at = ctl_put(buf, at, cap, WIRE_CODE_ONE_TIME_INIT, s->once, s->once_len);
 	if (o->r14_mib)
 		at = put_u64(buf, at, cap, WIRE_CODE_R14_SIZE, o->r14_mib << 20);
-	at = put_u64(buf, at, cap, WIRE_CODE_UNROLL, o->unroll);
-	at = put_u64(buf, at, cap, WIRE_CODE_LOOPS, o->loops);
-	at = put_u64(buf, at, cap, WIRE_CODE_REPS, o->reps);
-	at = put_u64(buf, at, cap, WIRE_CODE_WARMUP, o->warmup);
-	at = put_u64(buf, at, cap, WIRE_CODE_INITIAL_WARMUP, o->initial);
-	at = put_u64(buf, at, cap, WIRE_CODE_FLAGS,
-		     o->flags | (o->verbose ? WIRE_CODEF_READINGS : 0));
-	at = put_u64(buf, at, cap, WIRE_CODE_TIMEOUT_MS, o->timeout_ms);
-	at = put_u64(buf, at, cap, WIRE_CODE_ALIGN, o->align);
+	at = put_unless(buf, at, cap, WIRE_CODE_UNROLL, o->unroll, 1000);
+	at = put_unless(buf, at, cap, WIRE_CODE_LOOPS, o->loops, 0);
+	at = put_unless(buf, at, cap, WIRE_CODE_REPS, o->reps, 10);
+	at = put_unless(buf, at, cap, WIRE_CODE_WARMUP, o->warmup, 5);
+	at = put_unless(buf, at, cap, WIRE_CODE_INITIAL_WARMUP, o->initial, 0);
+	at = put_unless(buf, at, cap, WIRE_CODE_FLAGS,
+			o->flags | (o->verbose ? WIRE_CODEF_READINGS : 0), 0);
+	at = put_unless(buf, at, cap, WIRE_CODE_TIMEOUT_MS, o->timeout_ms, 2000);
+	at = put_unless(buf, at, cap, WIRE_CODE_ALIGN, o->align, 0);
 	if (o->have_cpu)
 		at = put_u64(buf, at, cap, WIRE_CODE_CPU, o->cpu);
 	at = bench_events_put(&o->ev, group, buf, at, cap);
