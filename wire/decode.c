@@ -213,8 +213,9 @@ static inline uint64_t sv(struct rd *r)
  * malformed. The fields are written as they are decoded; the variable
  * parts (READ, CALLCHAIN) are bounded before they are written.
  */
-static uint32_t get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p,
-			   uint8_t *o, struct wire_sample *out)
+static inline __attribute__((always_inline)) uint32_t
+get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p, uint8_t *o,
+	   struct wire_sample *out)
 {
 	struct wire_sample own, *s = out ? out : &own;
 	uint8_t *q = o + sizeof(struct bp_record_header);
@@ -409,22 +410,16 @@ static long expand(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
 			size = get_sparse(&r, out + used);
 			if (!size)
 				return WIRE_E_PAYLOAD;
-		} else if (tag & WIRE_ITEM_SAMPLE) {
-			size = get_sample(&r, tag, NULL, &pred, out + used,
-					  vals ? &vals[nc].v : NULL);
-			if (!size)
-				return WIRE_E_PAYLOAD;
-			if (vals)
-				vals[nc].at = used;
-			nc++;
-		} else if (tag >= WIRE_ITEM_SAMPLE_IP &&
-			   tag < WIRE_ITEM_SAMPLE_IP + WIRE_SAMPLE_IP_CODES) {
-			/* Only after a SAMPLE item that had IP. */
+		} else if ((tag & WIRE_ITEM_SAMPLE) || (tag >= WIRE_ITEM_SAMPLE_IP &&
+			   tag < WIRE_ITEM_SAMPLE_IP + WIRE_SAMPLE_IP_CODES)) {
+			/* A SAMPLE item, or one whose tag holds the IP: only
+			 * after a SAMPLE item that had IP. */
 			uint64_t ipz = tag - WIRE_ITEM_SAMPLE_IP;
-			if (!pred.have_type || !(pred.sample_type & BP_SAMPLE_IP))
+			bool in_tag = !(tag & WIRE_ITEM_SAMPLE);
+			if (in_tag && (!pred.have_type || !(pred.sample_type & BP_SAMPLE_IP)))
 				return WIRE_E_PAYLOAD;
-			size = get_sample(&r, WIRE_ITEM_SAMPLE, &ipz, &pred, out + used,
-					  vals ? &vals[nc].v : NULL);
+			size = get_sample(&r, in_tag ? WIRE_ITEM_SAMPLE : tag, in_tag ? &ipz : NULL,
+					  &pred, out + used, vals ? &vals[nc].v : NULL);
 			if (!size)
 				return WIRE_E_PAYLOAD;
 			if (vals)

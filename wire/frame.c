@@ -135,18 +135,39 @@ long wire_cobs_decode(const uint8_t *src, size_t n, uint8_t *out, size_t cap)
 {
 	size_t i = 0, o = 0;
 
+	/*
+	 * With room for n bytes out, out needs no check: a block's bytes
+	 * and zero are fewer than its code and bytes, so o < i <= n. Most
+	 * blocks are short: one 16-byte move where src has the bytes (out
+	 * past o + run is not yet decoded), not a call; the zero is written
+	 * always and kept unless the block is 254 bytes (0xff) or the last
+	 * (whose zero is the delimiter).
+	 */
+	if (cap >= n) {
+		while (i < n) {
+			uint8_t code = src[i++];
+			size_t run = (size_t)code - 1;
+
+			if (code == 0 || run > n - i)
+				return WIRE_E_COBS;
+			if (run <= 16 && n - i >= 16)
+				memcpy(out + o, src + i, 16);
+			else
+				memcpy(out + o, src + i, run);
+			i += run;
+			o += run;
+			out[o] = 0;
+			o += code != 0xff && i < n;
+		}
+		return (long)o;
+	}
 	while (i < n) {
 		uint8_t code = src[i++];
 		size_t run = (size_t)code - 1;
 
 		if (code == 0 || run > n - i || run > cap - o)
 			return WIRE_E_COBS;
-		/* Most blocks are short: one 8-byte move where both sides
-		 * have room for it (out past o + run is not yet decoded). */
-		if (run <= 8 && n - i >= 8 && cap - o >= 8)
-			memcpy(out + o, src + i, 8);
-		else
-			memcpy(out + o, src + i, run);
+		memcpy(out + o, src + i, run);
 		i += run;
 		o += run;
 		/* A block shorter than 254 bytes stands for its bytes and a

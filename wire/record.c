@@ -210,44 +210,6 @@ static void put_sample(struct wire_writer *w, const struct wire_pred *p, const s
 	}
 }
 
-void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
-{
-	uint64_t st = v->sample_type;
-
-	p->sample_type = st;
-	p->have_type = true;
-	p->misc = v->misc;
-	if (st & BP_SAMPLE_IDENTIFIER)
-		p->identifier = v->identifier;
-	if (st & BP_SAMPLE_IP)
-		p->ip = v->ip;
-	if (st & BP_SAMPLE_TID)
-		p->pid = v->pid, p->tid = v->tid;
-	if (st & BP_SAMPLE_TIME) {
-		p->dtime = v->time - p->time;
-		p->time = v->time;
-	}
-	if (st & BP_SAMPLE_ADDR)
-		p->addr = v->addr;
-	if (st & BP_SAMPLE_ID)
-		p->id = v->id;
-	if (st & BP_SAMPLE_CPU)
-		p->cpu = v->cpu, p->res = v->res;
-	if (st & BP_SAMPLE_PERIOD)
-		p->period = v->period;
-	if (st & BP_SAMPLE_READ) {
-		p->time_enabled = v->time_enabled;
-		p->time_running = v->time_running;
-		for (uint64_t i = 0; i < v->nr_read && i < WIRE_PRED_READ; i++) {
-			p->read_config[i] = ld64(v->read + 16 * i);
-			p->read_count[i] = ld64(v->read + 16 * i + 8);
-		}
-	}
-	if (st & BP_SAMPLE_CALLCHAIN)
-		for (uint64_t i = 0; i < v->nr_ips && i < WIRE_PRED_CHAIN; i++)
-			p->chain[i] = ld64(v->ips + 8 * i);
-}
-
 /* The sample_type a SAMPLE record was written with, as far as we know. */
 static bool sample_view(const struct wire_enc *e, const uint8_t *rec, uint32_t size,
 			struct wire_sample *v)

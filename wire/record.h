@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/lib/unaligned.h"
 #include "wire/frame.h"
 #include "uapi/perf_ring.h"
 #include "uapi/wire.h"
@@ -61,9 +62,46 @@ struct wire_sample {
 
 /*
  * After a compact SAMPLE item is coded: what the next one predicts from
- * (uapi/wire.h §4). The one rule, shared by the encoder and the decoder.
+ * (uapi/wire.h §4). The one rule, shared by the encoder and the decoder;
+ * inline, as it runs once a sample on both ends.
  */
-void wire_pred_commit(struct wire_pred *p, const struct wire_sample *s);
+static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
+{
+	uint64_t st = v->sample_type;
+
+	p->sample_type = st;
+	p->have_type = true;
+	p->misc = v->misc;
+	if (st & BP_SAMPLE_IDENTIFIER)
+		p->identifier = v->identifier;
+	if (st & BP_SAMPLE_IP)
+		p->ip = v->ip;
+	if (st & BP_SAMPLE_TID)
+		p->pid = v->pid, p->tid = v->tid;
+	if (st & BP_SAMPLE_TIME) {
+		p->dtime = v->time - p->time;
+		p->time = v->time;
+	}
+	if (st & BP_SAMPLE_ADDR)
+		p->addr = v->addr;
+	if (st & BP_SAMPLE_ID)
+		p->id = v->id;
+	if (st & BP_SAMPLE_CPU)
+		p->cpu = v->cpu, p->res = v->res;
+	if (st & BP_SAMPLE_PERIOD)
+		p->period = v->period;
+	if (st & BP_SAMPLE_READ) {
+		p->time_enabled = v->time_enabled;
+		p->time_running = v->time_running;
+		for (uint64_t i = 0; i < v->nr_read && i < WIRE_PRED_READ; i++) {
+			p->read_config[i] = ld64(v->read + 16 * i);
+			p->read_count[i] = ld64(v->read + 16 * i + 8);
+		}
+	}
+	if (st & BP_SAMPLE_CALLCHAIN)
+		for (uint64_t i = 0; i < v->nr_ips && i < WIRE_PRED_CHAIN; i++)
+			p->chain[i] = ld64(v->ips + 8 * i);
+}
 
 struct wire_enc_config {
 	uint16_t cpu;			/* goes into every frame; one encoder per cpu */

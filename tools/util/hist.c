@@ -364,7 +364,9 @@ struct report_agg {
 	size_t last_ev;
 	uint32_t last_pid;		/* --app: the last pid checked, and its answer */
 	bool last_pid_ok, have_last_pid, app_found;
-	bool ctx_cpu, ctx_pid;		/* sort keys that split an IP's samples */
+	uint64_t ctx_mask;		/* of cpu << 32 | pid: the sort keys that
+					 * split an IP's samples */
+	bool filtering;			/* a filter is set: kept() says */
 	const struct session *s;	/* report_end's, for app names */
 	struct cment { uint64_t key; size_t parent, node; } *cm;	/* -g: (parent, key) -> node */
 	size_t cm_mask, cm_n;
@@ -823,9 +825,13 @@ int report_begin(struct report_agg **out, const struct symtab *t, const struct r
 		A->o.nkeys = 1;
 	}
 	for (size_t i = 0; i < A->o.nkeys; i++) {
-		A->ctx_cpu |= A->o.keys[i] == RK_CPU;
-		A->ctx_pid |= A->o.keys[i] == RK_COMM || A->o.keys[i] == RK_PID;
+		if (A->o.keys[i] == RK_CPU)
+			A->ctx_mask |= 0xffffffffull << 32;
+		if (A->o.keys[i] == RK_COMM || A->o.keys[i] == RK_PID)
+			A->ctx_mask |= 0xffffffffull;
 	}
+	A->filtering = o->filter.cpu_set || o->filter.app || o->filter.time_set ||
+		       o->filter.symbols;
 	A->last_id = UINT64_MAX;
 	if (symcache_init(&A->sc, t)) {
 		free(A);
@@ -884,6 +890,24 @@ static bool app_match(struct report_agg *A, const struct session *s, uint32_t pi
 	return A->last_pid_ok;
 }
 
+/* Does the filter keep x? (-C, --app, --time, -S) */
+static bool kept(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x)
+{
+	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu]))
+		return false;
+	if (A->o.filter.app && !app_match(A, s, x->pid))
+		return false;
+	if (!report_time_in(&A->o.filter, s, x->time))
+		return false;
+	if (A->o.filter.symbols) {
+		const char *name;
+		symcache_get(&A->sc, x->ip, &name);
+		if (!report_symbol_in(A->o.filter.symbols, name))
+			return false;
+	}
+	return true;
+}
+
 int report_add(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x,
 	       const uint64_t *ips)
 {
@@ -892,25 +916,9 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 
 	if (x->cpu < SESSION_MAX_CPUS)
 		r->cpu_seen[x->cpu] = true;
-	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu])) {
+	if (A->filtering && !kept(A, s, x)) {
 		r->filtered_out++;
 		return 0;
-	}
-	if (A->o.filter.app && !app_match(A, s, x->pid)) {
-		r->filtered_out++;
-		return 0;
-	}
-	if (!report_time_in(&A->o.filter, s, x->time)) {
-		r->filtered_out++;
-		return 0;
-	}
-	if (A->o.filter.symbols) {
-		const char *name;
-		symcache_get(&A->sc, x->ip, &name);
-		if (!report_symbol_in(A->o.filter.symbols, name)) {
-			r->filtered_out++;
-			return 0;
-		}
 	}
 	if (x->id == A->last_id) {
 		ev = A->last_ev;
@@ -921,8 +929,7 @@ int report_add(struct report_agg *A, const struct session *s, const struct bp_sa
 		A->last_ev = ev;
 	}
 	struct report_event *E = &r->events[ev];
-	if (iptab_add(&A->ev[ev].ipt, x->ip,
-		      (A->ctx_cpu ? (uint64_t)x->cpu << 32 : 0) | (A->ctx_pid ? x->pid : 0), 1,
+	if (iptab_add(&A->ev[ev].ipt, x->ip, A->ctx_mask & ((uint64_t)x->cpu << 32 | x->pid), 1,
 		      x->period))
 		return -1;
 	E->samples++;
