@@ -129,6 +129,10 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	percpu_init(smp_boot_cpu(), 0, 0);
 	idt_init();
 	cpu_probe();
+	/* The control registers before any other code runs: QEMU TCG
+	 * translates each block anew after a change of CR0.MP/EM/TS or
+	 * CR4.OSFXSR, so code run on both sides of it costs twice. */
+	cpu_setup();
 
 	const char *boot_err = boot_info_take(info, magic);
 	cmdline_defaults(&kopt);
@@ -152,7 +156,6 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	}
 	kprintf("cmdline: \"%s\"\n", boot_info->cmdline);
 
-	cpu_setup();
 	pmm_init(boot_info);
 	paging_init(boot_info);
 	percpu_alloc_stacks(smp_boot_cpu());
