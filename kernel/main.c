@@ -162,10 +162,13 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
 	acpi_init();
-	/* The clocks' calibration windows open as soon as the HPET is known;
-	 * the work up to tsc_init and apic_timer_calibrate fills them. */
-	hpet_init();
+	/* The clocks' calibration windows open as soon as the HPET is known,
+	 * before what was found is printed; the work up to tsc_init and
+	 * apic_timer_calibrate fills them. */
+	hpet_start();
 	tsc_window_open();
+	acpi_print_summary();
+	hpet_report();
 	apic_init();
 	/* The UART ACPI names is known only now; a bad command line is
 	 * reported after this, so it reaches that port too. */
