@@ -129,6 +129,10 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	percpu_init(smp_boot_cpu(), 0, 0);
 	idt_init();
 	cpu_probe();
+	/* The control registers before any other code runs: QEMU TCG
+	 * translates each block anew after a change of CR0.MP/EM/TS or
+	 * CR4.OSFXSR, so code run on both sides of it costs twice. */
+	cpu_setup();
 
 	const char *boot_err = boot_info_take(info, magic);
 	cmdline_defaults(&kopt);
@@ -152,17 +156,19 @@ void kmain(void *info, u32 magic, u64 entry_tsc)
 	}
 	kprintf("cmdline: \"%s\"\n", boot_info->cmdline);
 
-	cpu_setup();
 	pmm_init(boot_info);
 	paging_init(boot_info);
 	percpu_alloc_stacks(smp_boot_cpu());
 	smp_boot_cpu()->stack_lo = (u64)boot_stack;
 	smp_boot_cpu()->stack_hi = (u64)boot_stack_top;
 	acpi_init();
-	/* The clocks' calibration windows open as soon as the HPET is known;
-	 * the work up to tsc_init and apic_timer_calibrate fills them. */
-	hpet_init();
+	/* The clocks' calibration windows open as soon as the HPET is known,
+	 * before what was found is printed; the work up to tsc_init and
+	 * apic_timer_calibrate fills them. */
+	hpet_start();
 	tsc_window_open();
+	acpi_print_summary();
+	hpet_report();
 	apic_init();
 	/* The UART ACPI names is known only now; a bad command line is
 	 * reported after this, so it reaches that port too. */

@@ -175,8 +175,11 @@ static bool view_map(struct parser *ps, u64 phys, u32 len, struct view *v)
 	return v->p != NULL;
 }
 
-/* Little-endian read of n bytes at off; 0 if any of them lies outside. */
-static u64 rd(const struct view *v, u32 off, u32 n)
+/* Little-endian read of n bytes at off; 0 if any of them lies outside.
+ * One copy rather than a loop inlined at each field's call site: the
+ * parser runs once a boot, where code costs by its size (QEMU TCG
+ * translates each block the first time it runs). */
+static __attribute__((noinline)) u64 rd(const struct view *v, u32 off, u32 n)
 {
 	u64 x = 0;
 

@@ -276,10 +276,12 @@ bool acpi_hpet_gcap_sane(u64 cap);
 
 /*
  * kernel/platform/acpi_init.c: find and parse the tables (boot_info->acpi_rsdp,
- * else the BIOS-area scan), apply the fallbacks, print a summary and any
- * warnings. Call once, after paging_init. Not NMI-safe.
+ * else the BIOS-area scan), apply the fallbacks and print any warnings.
+ * Call once, after paging_init. acpi_print_summary prints what was found,
+ * later: the boot starts the HPET in between. Not NMI-safe.
  */
 void acpi_init(void);
+void acpi_print_summary(void);
 extern const struct acpi_info *acpi;	/* valid after acpi_init */
 
 #endif

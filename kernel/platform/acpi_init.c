@@ -79,7 +79,7 @@ static const char *inti_trigger(u16 flags)
 	}
 }
 
-static void print_summary(void)
+void acpi_print_summary(void)
 {
 	const struct acpi_madt *m = &info.madt;
 	const struct acpi_hpet *h = &info.hpet;
@@ -171,5 +171,4 @@ void acpi_init(void)
 	bool need_hpet = info.hpet.src == ACPI_SRC_NONE;
 	acpi_apply_defaults(&info, boot_apic_id(), need_ioapic ? probe_ioapic_version() : ~0u,
 			    need_hpet ? probe_hpet_gcap() : ~0ull);
-	print_summary();
 }

@@ -116,7 +116,11 @@ u32 ioapic_isa_gsi(u8 irq, u32 *flags);
 bool ioapic_has_gsi(u32 gsi);
 bool ioapic_gsi_is_isa(u32 gsi);		/* some ISA IRQ arrives there */
 
-/* HPET (kernel/platform/hpet.c). */
+/* HPET (kernel/platform/hpet.c). hpet_start: the counter on, once the
+ * ACPI tables are parsed; false without a usable HPET. hpet_report prints
+ * what it found. hpet_init: both. */
+bool hpet_start(void);
+void hpet_report(void);
 bool hpet_init(void);
 u64 hpet_read(void);				/* main counter, 64 bits; NMI-safe */
 /* For tests: treat the main counter as `bits` (32 or 64) wide — 32 reads

@@ -88,7 +88,9 @@ static u32 rd32(u32 reg) { return *(volatile u32 *)(mmio + reg); }
 static void wr(u32 reg, u64 v) { *(volatile u64 *)(mmio + reg) = v; }
 static void wr32(u32 reg, u32 v) { *(volatile u32 *)(mmio + reg) = v; }
 
-bool hpet_init(void)
+static u64 start_cap, start_conf;	/* GCAP_ID, and GEN_CONF as found */
+
+bool hpet_start(void)
 {
 	if (acpi->hpet.src == ACPI_SRC_NONE || !va_mapped(acpi->hpet.addr, 0x400))
 		return false;
@@ -111,9 +113,25 @@ bool hpet_init(void)
 	 * picks would never reach its NMI pin: firmware may leave it on. */
 	u64 conf = rd(HPET_GEN_CONF);
 	wr(HPET_GEN_CONF, (conf & ~CONF_LEG_RT) | CONF_ENABLE);
+	start_cap = cap;
+	start_conf = conf;
+	return true;
+}
+
+void hpet_report(void)
+{
+	if (!mmio)
+		return;
 	kprintf("hpet: %lu.%03lu MHz, %u comparators, %s counter%s\n", hz / 1000000,
-		hz / 1000 % 1000, ntimers, cap & GCAP_COUNT_64 ? "64-bit" : "32-bit",
-		conf & CONF_LEG_RT ? "; LegacyReplacement was on: turned off" : "");
+		hz / 1000 % 1000, ntimers, start_cap & GCAP_COUNT_64 ? "64-bit" : "32-bit",
+		start_conf & CONF_LEG_RT ? "; LegacyReplacement was on: turned off" : "");
+}
+
+bool hpet_init(void)
+{
+	if (!hpet_start())
+		return false;
+	hpet_report();
 	return true;
 }
 

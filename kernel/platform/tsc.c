@@ -8,7 +8,7 @@
  *   3. calibration against the HPET (ACPI HPET table),
  *   4. calibration against the ACPI PM timer (FADT, 3.579545 MHz),
  *   5. calibration against PIT channel 2 (8254, 1.193182 MHz).
- * Call after acpi_init and hpet_init. A rate from CPUID is checked once
+ * Call after acpi_init and hpet_start. A rate from CPUID is checked once
  * more against the HPET over the whole boot (tsc_refine, at its end):
  * kernel/platform/tsc_refine.h. The HPET calibration, too, ends there:
  * the boot runs on the rate of its first CAL_FIRST_MS, and tsc_refine
