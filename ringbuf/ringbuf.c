@@ -483,36 +483,15 @@ static __attribute__((noinline)) int output_sample_any(struct bp_ring *rb, uint6
 }
 
 /*
- * bp_ring_output_sample's record where its fast reservation failed: the
- * slow path reserves (reserved: head already moved to pos + size), and
- * the record, which may wrap, is laid out in w and copied.
+ * bp_ring_output_sample's and output_sample_chain's record where the fast
+ * reservation failed: the slow path reserves (reserved: head already moved
+ * to pos + size), and the record, which may wrap, is laid out in w and
+ * copied, a chain's addresses after the fixed part (size: the whole
+ * record's).
  */
-static __attribute__((noinline)) int sample_words_slow(struct bp_ring *rb, uint64_t type,
-						       uint16_t misc, const struct bp_sample *s,
-						       uint64_t pos, bool reserved)
-{
-	uint32_t size = sample_fixed_size(type);
-	struct bp_ring__rsv r = reserved ? bp_ring__reserve_slow(rb, pos, size)
-					 : bp_ring__begin_slow(rb, size);
-	uint64_t w[SAMPLE_FIXED_MAX];
-
-	if (r.err)
-		return r.err;
-	w[0] = sample_header(misc, size);
-	sample_fixed(type, s, w + 1);
-	bp_ring__copy_wrap(rb, r.pos & rb->mask, w, size);
-	bp_ring__put(rb);
-	return 0;
-}
-
-/*
- * output_sample_chain's record where its fast reservation failed, as
- * sample_words_slow has it, the chain's addresses copied after the fixed
- * part (size: the whole record's; fixed: its fixed part's).
- */
-static __attribute__((noinline)) int sample_chain_slow(struct bp_ring *rb, uint64_t type,
-						       uint16_t misc, const struct bp_sample *s,
-						       uint32_t size, uint64_t pos, bool reserved)
+static __attribute__((noinline)) int sample_slow(struct bp_ring *rb, uint64_t type,
+						 uint16_t misc, const struct bp_sample *s,
+						 uint32_t size, uint64_t pos, bool reserved)
 {
 	uint32_t fixed = sample_fixed_size(type);
 	struct bp_ring__rsv r = reserved ? bp_ring__reserve_slow(rb, pos, size)
@@ -524,7 +503,8 @@ static __attribute__((noinline)) int sample_chain_slow(struct bp_ring *rb, uint6
 	w[0] = sample_header(misc, size);
 	sample_fixed(type, s, w + 1);
 	bp_ring__copy_wrap(rb, r.pos & rb->mask, w, fixed);
-	bp_ring__copy_wrap(rb, (r.pos + fixed) & rb->mask, s->ips, size - fixed);
+	if (size > fixed)
+		bp_ring__copy_wrap(rb, (r.pos + fixed) & rb->mask, s->ips, size - fixed);
 	bp_ring__put(rb);
 	return 0;
 }
@@ -559,10 +539,10 @@ static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uin
 	bp_local_inc32(&rb->nest);
 	limit = bp_local_read(&rb->limit);
 	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
-		return sample_chain_slow(rb, type, misc, s, size, 0, false);
+		return sample_slow(rb, type, misc, s, size, 0, false);
 	pos = bp_local_fetch_add64(&rb->head, size);
 	if (bp_unlikely(pos + size > limit))
-		return sample_chain_slow(rb, type, misc, s, size, pos, true);
+		return sample_slow(rb, type, misc, s, size, pos, true);
 	fix = (uint64_t *)(rb->data + (pos & rb->mask));
 	fix[0] = sample_header(misc, size);
 	sample_fixed(type, s, fix + 1);
@@ -603,10 +583,10 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	bp_local_inc32(&rb->nest);
 	limit = bp_local_read(&rb->limit);
 	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
-		return sample_words_slow(rb, type, misc, s, 0, false);
+		return sample_slow(rb, type, misc, s, size, 0, false);
 	pos = bp_local_fetch_add64(&rb->head, size);
 	if (bp_unlikely(pos + size > limit))
-		return sample_words_slow(rb, type, misc, s, pos, true);
+		return sample_slow(rb, type, misc, s, size, pos, true);
 	fix = (uint64_t *)(rb->data + (pos & rb->mask));
 	fix[0] = sample_header(misc, size);
 	sample_fixed(type, s, fix + 1);
