@@ -510,6 +510,23 @@ static __attribute__((noinline)) int sample_slow(struct bp_ring *rb, uint64_t ty
 }
 
 /*
+ * A run writes one sample_type: the fixed part's size is worked out once
+ * and kept with the type in one word, which an NMI reads or replaces whole.
+ */
+static inline __attribute__((always_inline)) uint32_t sample_size_kept(struct bp_ring *rb,
+								       uint64_t type)
+{
+	uint64_t known = bp_local_read(&rb->sample_size);
+	uint32_t size;
+
+	if (bp_likely(known >> 32 == type))
+		return (uint32_t)known;
+	size = sample_fixed_size(type);
+	bp_local_set(&rb->sample_size, type << 32 | size);
+	return size;
+}
+
+/*
  * The sampling NMI's SAMPLE with a call chain (record -g): one-word
  * fields, the chain's count and its addresses. As bp_ring_output_sample
  * does: the fixed part's size kept with the type, the reservation's fast
@@ -521,18 +538,13 @@ static __attribute__((noinline)) int sample_slow(struct bp_ring *rb, uint64_t ty
 static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uint64_t type,
 							   uint16_t misc, const struct bp_sample *s)
 {
-	uint64_t known = bp_local_read(&rb->sample_size), limit, pos, *fix;
+	uint64_t limit, pos, *fix;
 	uint32_t fixed, size, n = s->nr_ips;
 
 	/* Known from the caller's test; said again so that the compiler
 	 * drops sample_fixed's test of READ. */
 	type &= SAMPLE_WORDS | BP_SAMPLE_CALLCHAIN;
-	if (bp_likely(known >> 32 == type)) {
-		fixed = (uint32_t)known;
-	} else {
-		fixed = sample_fixed_size(type);
-		bp_local_set(&rb->sample_size, type << 32 | fixed);
-	}
+	fixed = sample_size_kept(rb, type);
 	if (bp_unlikely(n > (BP_RECORD_MAX - fixed) / sizeof(uint64_t)))
 		return BP_ERING_SAMPLE;
 	size = fixed + n * (uint32_t)sizeof(uint64_t);
@@ -562,7 +574,7 @@ static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uin
 int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 			  const struct bp_sample *s)
 {
-	uint64_t known, limit, pos, *fix;
+	uint64_t limit, pos, *fix;
 	uint32_t size;
 
 	if (bp_unlikely(type & ~SAMPLE_WORDS))
@@ -571,15 +583,7 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 	/* Known from the test above; said again so that the compiler drops
 	 * sample_fixed's tests of READ and CALLCHAIN. */
 	type &= SAMPLE_WORDS;
-	/* A run writes one sample_type: its size is worked out once and kept
-	 * with it in one word, which an NMI reads or replaces whole. */
-	known = bp_local_read(&rb->sample_size);
-	if (bp_likely(known >> 32 == type)) {
-		size = (uint32_t)known;
-	} else {
-		size = sample_fixed_size(type);
-		bp_local_set(&rb->sample_size, type << 32 | size);
-	}
+	size = sample_size_kept(rb, type);
 	bp_local_inc32(&rb->nest);
 	limit = bp_local_read(&rb->limit);
 	if (bp_unlikely(bp_load_relaxed(&rb->slow)))
