@@ -282,20 +282,67 @@ void ctl_line_stop_qemu(struct ctl_line *L)
 	L->in = L->out = -1;
 }
 
+/* The CPU time (user and system, seconds) QEMU has used so far, or -1
+ * when the line is no QEMU or /proc does not say. */
+static double qemu_cpu_s(const struct ctl_line *L)
+{
+	char path[64], buf[1024];
+	unsigned long long ut, st;
+	FILE *f;
+
+	if (L->q.pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)L->q.pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* After the command's name in parentheses: state, then fields 4 to
+	 * 13, then utime and stime in clock ticks (proc(5)). */
+	const char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* How often a wait on a QEMU looks at its CPU time. */
+#define CPU_LOOK_S	0.5
+
 /* Feed what the machine sends to the decoder until *done, at most wait_s
- * seconds of wall time: CTL_LINE_OK, CTL_LINE_SILENT (time is up),
+ * seconds counted as control.h says (wall time on a tty; on a QEMU the
+ * CPU time it got since its last byte, within CTL_WAIT_CAP times wait_s
+ * of wall time): CTL_LINE_OK, CTL_LINE_SILENT (time is up),
  * CTL_LINE_CLOSED, or CTL_LINE_STOPPED (*L->stop). */
 static int pump(struct ctl_line *L, const bool *done, double wait_s)
 {
-	double t0 = now_s();
+	double t0 = now_s(), cpu0 = qemu_cpu_s(L);
+	double mark = t0, cpu_mark = cpu0;	/* the last byte's times */
+	bool qemu = cpu0 >= 0;
 
+	L->wait_wall = 0;
+	L->wait_cpu = -1;
+	L->wait_capped = false;
 	while (!*done) {
 		struct pollfd p = { L->in, POLLIN, 0 };
-		double left = wait_s - (now_s() - t0);
+		double t = now_s(), cpu = qemu ? qemu_cpu_s(L) : -1;
+		double spent = t - mark;
+		if (cpu >= 0 && cpu - cpu_mark < spent)
+			spent = cpu - cpu_mark;
+		L->wait_wall = t - t0;
+		L->wait_cpu = cpu >= 0 ? cpu - cpu0 : -1;
 		if (L->stop && *L->stop)
 			return CTL_LINE_STOPPED;
-		if (left <= 0)
+		if (qemu && t - t0 >= CTL_WAIT_CAP * wait_s) {
+			L->wait_capped = true;
 			return CTL_LINE_SILENT;
+		}
+		if (spent >= wait_s)
+			return CTL_LINE_SILENT;
+		double left = wait_s - spent;
+		if (qemu && left > CPU_LOOK_S)
+			left = CPU_LOOK_S;
 		int k = poll(&p, 1, (int)(left * 1000) + 1);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -305,18 +352,43 @@ static int pump(struct ctl_line *L, const bool *done, double wait_s)
 			if (got <= 0)
 				return CTL_LINE_CLOSED;
 			line_feed(L, buf, (size_t)got);
+			if (qemu) {
+				mark = now_s();
+				double c = qemu_cpu_s(L);
+				cpu_mark = c >= 0 ? c : cpu_mark;
+			}
 		}
 	}
 	return CTL_LINE_OK;
+}
+
+/* What a wait of wait_s that ran out measured (pump), for the errors:
+ * on a QEMU its wall and CPU time, and which bound ended it. */
+static const char *waited(const struct ctl_line *L, double wait_s, char *buf, size_t n)
+{
+	if (L->wait_cpu < 0)
+		snprintf(buf, n, "in %.0f s", wait_s);
+	else if (L->wait_capped)
+		snprintf(buf, n, "in %.0f s of wall time, the bound for a machine that keeps "
+			 "running (%d times the %.0f s a quiet host needs; QEMU had %.0f s of "
+			 "CPU time meanwhile)", L->wait_wall, CTL_WAIT_CAP, wait_s, L->wait_cpu);
+	else
+		snprintf(buf, n, "in %.0f s since its last byte, counting only the CPU time its "
+			 "QEMU got (%.0f s of wall time in all, %.0f s of CPU time)", wait_s,
+			 L->wait_wall, L->wait_cpu);
+	return buf;
 }
 
 /* Say in why what silence (after wait_s) or a closed line means, with
  * the console's text; returns k. */
 static int say_why(const struct ctl_line *L, int k, double wait_s, char *why, size_t why_n)
 {
+	char w[256];
+
 	if (k == CTL_LINE_SILENT)
-		snprintf(why, why_n, "no reply from the machine in %.0f s%s%s", wait_s,
-			 L->clen ? "; its console said:\n" : "", L->console);
+		snprintf(why, why_n, "no reply from the machine %s%s%s",
+			 waited(L, wait_s, w, sizeof(w)), L->clen ? "; its console said:\n" : "",
+			 L->console);
 	else if (k == CTL_LINE_CLOSED)
 		snprintf(why, why_n, "the machine's line closed%s%s",
 			 L->clen ? "; its console said:\n" : "", L->console);
@@ -388,10 +460,12 @@ int ctl_line_wait_end(struct ctl_line *L, double wait_s)
 
 int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n)
 {
+	char w[256];
 	int k = pump(L, &L->ready, wait_s);
 	if (k == CTL_LINE_SILENT)
-		snprintf(why, why_n, "the kernel did not say '%s' in %.0f s%s%s", READY_TEXT,
-			 wait_s, L->clen ? "; the machine said:\n" : "", L->console);
+		snprintf(why, why_n, "the kernel did not say '%s' %s%s%s", READY_TEXT,
+			 waited(L, wait_s, w, sizeof(w)), L->clen ? "; the machine said:\n" : "",
+			 L->console);
 	else if (k == CTL_LINE_CLOSED)
 		snprintf(why, why_n, "QEMU ended before the kernel was ready%s%s",
 			 L->clen ? "; the machine said:\n" : "", L->console);

@@ -151,6 +151,10 @@ struct ctl_line {
 	bool probing;			/* ctl_line_probe waits: probe_reply is its */
 	const char *probe_reply;	/* the probe's answer, not a later request's */
 	uint64_t tx, rx;		/* bytes written to and read from the line */
+	/* The last wait on a QEMU (pump): its wall time, QEMU's CPU time in
+	 * it, and whether it ended at the bound on wall time. */
+	double wait_wall, wait_cpu;
+	bool wait_capped;
 	const volatile sig_atomic_t *stop;	/* NULL, or nonzero: stop waiting */
 };
 
@@ -164,8 +168,18 @@ void ctl_line_codec(struct ctl_line *L);
 void ctl_line_stop_qemu(struct ctl_line *L);
 
 /*
+ * How the waits below count wait_s. On a tty: wall time. On a QEMU, the
+ * machine's progress: the time since its last byte, and of that only
+ * what QEMU got of the CPU (a loaded host stretches the wall time a boot
+ * or a run takes, not its work), so wait_s is what a quiet host needs
+ * with a margin; a machine that keeps running or talking without end is
+ * given up on after CTL_WAIT_CAP times wait_s of wall time.
+ */
+#define CTL_WAIT_CAP	4
+
+/*
  * Send one request (msg, len: a whole message) and wait for its OK or
- * ERROR, at most wait_s seconds of wall time, the replies in r:
+ * ERROR, at most wait_s seconds (counted as above), the replies in r:
  * CTL_LINE_OK, or why not (and the kernel's last console text) in why.
  */
 int ctl_line_request(struct ctl_line *L, const uint8_t *msg, size_t len, struct ctl_replies *r,
@@ -190,7 +204,8 @@ int ctl_line_probe(struct ctl_line *L, const uint8_t *msg, size_t len, const cha
 
 /*
  * QEMU: wait until the kernel says it reads requests (the control
- * channel's banner, apps/control.c), at most wait_s seconds:
+ * channel's banner, apps/control.c), at most wait_s seconds (counted as
+ * above: OVMF prints nothing for most of its boot, but works):
  * CTL_LINE_OK, or why not in why.
  */
 int ctl_line_wait_ready(struct ctl_line *L, double wait_s, char *why, size_t why_n);
