@@ -39,10 +39,14 @@
 #define MAX_EVENTS	CTL_ITEMS_MAX	/* per request: the kernel's BENCH_MAX_EVENTS */
 #define MAX_SNIPPETS	100000
 #define MAX_REPS	1001		/* -n_measurements: the kernel's BENCH_MAX_REPS */
+/* The waits for the boot and for replies count the machine's progress,
+ * not wall time (tools/util/control.h: the CPU time QEMU got since the
+ * machine's last byte, within 4 times as much wall time): OVMF prints
+ * nothing on the serial line for most of its boot, and a loaded host
+ * stretches it (11 s quiet, past 120 s of wall time at load 10). */
 #define BOOT_WAIT_S	120.0
 /* OVMF under -icount counts its instructions through the firmware: the
- * boot to READY took 60 s on a 2-core host at load average 4, and more
- * than 120 s on a busier one. */
+ * boot to READY takes 100 to 140 s of QEMU's CPU time. */
 #define BOOT_WAIT_UEFI_ICOUNT_S	600.0
 #define REPLY_WAIT_S	20.0
 #define AGG_MAX		(-1)	/* -max: the host's choice of the ITEM's fields */
@@ -599,7 +603,8 @@ static void csv_str(const char *s)
 }
 
 /*
- * How long a request may go unanswered, wall time. The watchdog stops code
+ * How long a request may go unanswered (counted as the boot's wait, above:
+ * on a tty, wall time). The watchdog stops code
  * after --timeout of HPET time (2x when the NMI lands outside the code), so
  * the kernel always answers unless the code took the machine down; the
  * margin is for a loaded host. Under -icount virtual time counts
