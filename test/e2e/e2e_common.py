@@ -83,6 +83,50 @@ def boot(cmdline, build="build"):
                             stderr=subprocess.DEVNULL)
 
 
+def cpu_s(pid):
+    """The CPU time (user and system, seconds) process pid has used, or
+    None when /proc does not say (proc(5): fields 14 and 15, in ticks)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Progress:
+    """A wait that counts a QEMU's progress, not wall time: the time since
+    its last output, and of that only the CPU time QEMU got (a loaded host
+    stretches the wall time its work takes, not the work), within CAP
+    times the bound in wall time for a machine that runs without end."""
+    CAP = 4
+
+    def __init__(self, proc, bound):
+        self.p, self.bound = proc, bound
+        self.t0 = time.monotonic()
+        self.cpu0 = cpu_s(proc.pid)
+        self.output()
+
+    def output(self):
+        """The machine said something: the wait starts again."""
+        self.mark, self.cpu_mark = time.monotonic(), cpu_s(self.p.pid)
+
+    def over(self):
+        """None while the wait goes on; else why it ended."""
+        now, cpu = time.monotonic(), cpu_s(self.p.pid)
+        spent = now - self.mark
+        if cpu is not None and self.cpu_mark is not None:
+            spent = min(spent, cpu - self.cpu_mark)
+        used = "" if cpu is None or self.cpu0 is None else f", {cpu - self.cpu0:.0f} s of CPU time"
+        if now - self.t0 >= self.CAP * self.bound:
+            return (f"{now - self.t0:.0f} s of wall time, the bound for a machine that keeps "
+                    f"running ({self.CAP} times {self.bound} s{used})")
+        if spent >= self.bound:
+            return (f"{self.bound} s since its last output, counting only the CPU time QEMU got "
+                    f"({now - self.t0:.0f} s of wall time in all{used})")
+        return None
+
+
 def crc32c(data, crc=0):
     crc ^= 0xFFFFFFFF
     for b in data:
