@@ -44,6 +44,10 @@ GUEST_TIMEOUT_SLOW = 150        # UEFI (OVMF) and -icount (one insn per tick)
 ALONE = ("uefi_coverage.py",)
 # Each test's time in the last run (build/test/logs/): the longest start first.
 DURATIONS = "durations.json"
+# A fresh build directory has no last run: then the times of a quiet run
+# kept beside this file order the tests (without them the longest might
+# start last, when the rest are done, and run alone).
+SEED_DURATIONS = os.path.join(HERE, "durations.json")
 # A check that took more than this share of its timeout is named on a
 # "# slow:" line, so a timeout creeping closer shows before it fails.
 SLOW_SHARE = 0.5
@@ -383,13 +387,16 @@ def run_all(jobs, workers, res, log_dir):
     their lines in the list's order. Those named in ALONE run last, one at
     a time, with nothing beside them; the others run `workers` at once, the
     longest of the last run's (DURATIONS in log_dir) started first, so that
-    no long test starts when the others are nearly done."""
+    no long test starts when the others are nearly done (SEED_DURATIONS
+    for a test the last run did not have)."""
     path = os.path.join(log_dir, DURATIONS)
-    try:
-        with open(path) as f:
-            took = json.load(f)
-    except (OSError, ValueError):
-        took = {}
+    took = {}
+    for p in (SEED_DURATIONS, path):	# the last run's times win
+        try:
+            with open(p) as f:
+                took.update(json.load(f))
+        except (OSError, ValueError):
+            pass
     alone = [j for j in jobs if j[0].rsplit("/", 1)[-1] in ALONE]
     shared = [j for j in jobs if j[0].rsplit("/", 1)[-1] not in ALONE]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
