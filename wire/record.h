@@ -63,12 +63,13 @@ struct wire_sample {
 /*
  * After a compact SAMPLE item is coded: what the next one predicts from
  * (uapi/wire.h §4). The one rule, shared by the encoder and the decoder;
- * inline, as it runs once a sample on both ends.
+ * inline, as it runs once a sample on both ends. st is v->sample_type,
+ * passed apart so that a caller knowing it as a constant gets code for
+ * that sample_type alone.
  */
-static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
+static inline void wire_pred_commit_st(struct wire_pred *p, const struct wire_sample *v,
+				       uint64_t st)
 {
-	uint64_t st = v->sample_type;
-
 	p->sample_type = st;
 	p->have_type = true;
 	p->misc = v->misc;
@@ -101,6 +102,11 @@ static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sampl
 	if (st & BP_SAMPLE_CALLCHAIN)
 		for (uint64_t i = 0; i < v->nr_ips && i < WIRE_PRED_CHAIN; i++)
 			p->chain[i] = ld64(v->ips + 8 * i);
+}
+
+static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
+{
+	wire_pred_commit_st(p, v, v->sample_type);
 }
 
 struct wire_enc_config {
