@@ -63,7 +63,7 @@ static int iptab_grow(struct iptab *h)
 
 /* A new entry for (ip, ctx) at its free slot j, the table grown first
  * when it is half full: -1 if out of memory. */
-static int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
+static __attribute__((noinline)) int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
 			uint64_t period)
 {
 	if (2 * (h->n + 1) > h->mask + 1) {
@@ -610,7 +610,7 @@ static bool same_ips(const uint64_t *a, const uint64_t *b, uint32_t n)
 
 /* -g: one sample's chain (see add_chain), counted with the same chain
  * of earlier samples until the next flush. */
-static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
+static __attribute__((noinline)) int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
 		      const uint64_t *ips)
 {
 	struct chains *p = &A->pend;
@@ -890,8 +890,10 @@ static bool app_match(struct report_agg *A, const struct session *s, uint32_t pi
 	return A->last_pid_ok;
 }
 
-/* Does the filter keep x? (-C, --app, --time, -S) */
-static bool kept(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x)
+/* Does the filter keep x? (-C, --app, --time, -S) Out of line, as the
+ * rest of report_add's rarer work: what stays in it is one sample's
+ * path without them. */
+static __attribute__((noinline)) bool kept(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x)
 {
 	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu]))
 		return false;
