@@ -348,7 +348,10 @@ get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p, 
 		memcpy(o, &h, sizeof(h));
 	}
 	/* The prediction rule is the encoder's own (wire/record.c). */
-	wire_pred_commit_st(p, s, st);
+	if (tag & (WIRE_S_TYPE | WIRE_S_MISC | WIRE_S_STICKY | WIRE_S_PERIOD))
+		wire_pred_commit_st(p, s, st);
+	else
+		wire_pred_commit_moved(p, s, st);
 	return (uint32_t)(q - o);
 }
 
