@@ -313,17 +313,25 @@ struct stream_ctx {
 	char used[4096], err[1024];
 };
 
+/* The first sample: the run's metadata has come, its symbols can load.
+ * Out of line, so that the other samples' path is a test and a jump. */
+static __attribute__((noinline)) int add_first(struct stream_ctx *c, const struct session *s,
+					       const struct bp_sample_rec *x, const uint64_t *ips)
+{
+	if (session_symtab(s, c->kernel, c->force, &c->t, c->used, sizeof(c->used),
+			   c->err, sizeof(c->err)))
+		return -1;
+	report_set_symtab(c->agg, c->t);
+	return report_add(c->agg, s, x, ips);
+}
+
 static int add_sample(void *ctx, const struct session *s, const struct bp_sample_rec *x,
 		      const uint64_t *ips)
 {
 	struct stream_ctx *c = ctx;
 
-	if (!c->t) {
-		if (session_symtab(s, c->kernel, c->force, &c->t, c->used, sizeof(c->used),
-				   c->err, sizeof(c->err)))
-			return -1;
-		report_set_symtab(c->agg, c->t);
-	}
+	if (!c->t)
+		return add_first(c, s, x, ips);
 	return report_add(c->agg, s, x, ips);
 }
 

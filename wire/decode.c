@@ -212,10 +212,14 @@ static inline uint64_t sv(struct rd *r)
  * item turns out malformed). Returns the record size, or 0 if the item is
  * malformed. The fields are written as they are decoded; the variable
  * parts (READ, CALLCHAIN) are bounded before they are written.
+ *
+ * shape, if not 0, is the item's sample_type, known to the caller: the
+ * predicted one, and the tag has no WIRE_S_TYPE. Given as a constant, it
+ * lets the compiler drop every test of a field the shape lacks.
  */
 static inline __attribute__((always_inline)) uint32_t
 get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p, uint8_t *o,
-	   struct wire_sample *out)
+	   struct wire_sample *out, uint64_t shape)
 {
 	struct wire_sample own, *s = out ? out : &own;
 	uint8_t *q = o + sizeof(struct bp_record_header);
@@ -223,7 +227,9 @@ get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p, 
 
 	if (tag & WIRE_S_RESERVED)
 		return 0;
-	if (tag & WIRE_S_TYPE)
+	if (shape)
+		st = shape;
+	else if (tag & WIRE_S_TYPE)
 		st = uv(r);
 	else if (p->have_type)
 		st = p->sample_type;
@@ -342,7 +348,10 @@ get_sample(struct rd *r, uint8_t tag, const uint64_t *ipz, struct wire_pred *p, 
 		memcpy(o, &h, sizeof(h));
 	}
 	/* The prediction rule is the encoder's own (wire/record.c). */
-	wire_pred_commit(p, s);
+	if (tag & (WIRE_S_TYPE | WIRE_S_MISC | WIRE_S_STICKY | WIRE_S_PERIOD))
+		wire_pred_commit_st(p, s, st);
+	else
+		wire_pred_commit_moved(p, s, st);
 	return (uint32_t)(q - o);
 }
 
@@ -374,6 +383,11 @@ static uint32_t get_sparse(struct rd *r, uint8_t *o)
 	memcpy(&sz, o + 6, 2);
 	return sz == words * 8 ? sz : 0;
 }
+
+/* The kernel's sample_type (profile/settings.c), with or without
+ * CALLCHAIN: what nearly every item has, expanded by code made for it. */
+#define ST_KERNEL	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
+			 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
 
 /*
  * wire_dec_records, and if vals is not NULL (room for len entries: an
@@ -416,10 +430,19 @@ static long expand(const uint8_t *payload, size_t len, uint8_t *out, size_t cap,
 			 * after a SAMPLE item that had IP. */
 			uint64_t ipz = tag - WIRE_ITEM_SAMPLE_IP;
 			bool in_tag = !(tag & WIRE_ITEM_SAMPLE);
+			uint8_t t = in_tag ? WIRE_ITEM_SAMPLE : tag;
+			const uint64_t *z = in_tag ? &ipz : NULL;
+			struct wire_sample *v = vals ? &vals[nc].v : NULL;
 			if (in_tag && (!pred.have_type || !(pred.sample_type & BP_SAMPLE_IP)))
 				return WIRE_E_PAYLOAD;
-			size = get_sample(&r, in_tag ? WIRE_ITEM_SAMPLE : tag, in_tag ? &ipz : NULL,
-					  &pred, out + used, vals ? &vals[nc].v : NULL);
+			if (pred.have_type && !(t & WIRE_S_TYPE) && pred.sample_type == ST_KERNEL)
+				size = get_sample(&r, t, z, &pred, out + used, v, ST_KERNEL);
+			else if (pred.have_type && !(t & WIRE_S_TYPE) &&
+				 pred.sample_type == (ST_KERNEL | BP_SAMPLE_CALLCHAIN))
+				size = get_sample(&r, t, z, &pred, out + used, v,
+						  ST_KERNEL | BP_SAMPLE_CALLCHAIN);
+			else
+				size = get_sample(&r, t, z, &pred, out + used, v, 0);
 			if (!size)
 				return WIRE_E_PAYLOAD;
 			if (vals)

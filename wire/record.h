@@ -63,33 +63,28 @@ struct wire_sample {
 /*
  * After a compact SAMPLE item is coded: what the next one predicts from
  * (uapi/wire.h §4). The one rule, shared by the encoder and the decoder;
- * inline, as it runs once a sample on both ends.
+ * inline, as it runs once a sample on both ends. st is v->sample_type,
+ * passed apart so that a caller knowing it as a constant gets code for
+ * that sample_type alone.
+ *
+ * wire_pred_commit_moved is the part of it for the fields an item always
+ * codes (the IP, the time, the address, READ, the chain); the rest (the
+ * sample_type, misc and the fields of WIRE_S_STICKY and WIRE_S_PERIOD)
+ * an item whose tag has none of WIRE_S_TYPE, MISC, STICKY and PERIOD
+ * takes from the prediction unchanged, so that committing them is
+ * writing back what is there: the decoder leaves that out.
  */
-static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
+static inline void wire_pred_commit_moved(struct wire_pred *p, const struct wire_sample *v,
+					  uint64_t st)
 {
-	uint64_t st = v->sample_type;
-
-	p->sample_type = st;
-	p->have_type = true;
-	p->misc = v->misc;
-	if (st & BP_SAMPLE_IDENTIFIER)
-		p->identifier = v->identifier;
 	if (st & BP_SAMPLE_IP)
 		p->ip = v->ip;
-	if (st & BP_SAMPLE_TID)
-		p->pid = v->pid, p->tid = v->tid;
 	if (st & BP_SAMPLE_TIME) {
 		p->dtime = v->time - p->time;
 		p->time = v->time;
 	}
 	if (st & BP_SAMPLE_ADDR)
 		p->addr = v->addr;
-	if (st & BP_SAMPLE_ID)
-		p->id = v->id;
-	if (st & BP_SAMPLE_CPU)
-		p->cpu = v->cpu, p->res = v->res;
-	if (st & BP_SAMPLE_PERIOD)
-		p->period = v->period;
 	if (st & BP_SAMPLE_READ) {
 		p->time_enabled = v->time_enabled;
 		p->time_running = v->time_running;
@@ -101,6 +96,30 @@ static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sampl
 	if (st & BP_SAMPLE_CALLCHAIN)
 		for (uint64_t i = 0; i < v->nr_ips && i < WIRE_PRED_CHAIN; i++)
 			p->chain[i] = ld64(v->ips + 8 * i);
+}
+
+static inline void wire_pred_commit_st(struct wire_pred *p, const struct wire_sample *v,
+				       uint64_t st)
+{
+	p->sample_type = st;
+	p->have_type = true;
+	p->misc = v->misc;
+	if (st & BP_SAMPLE_IDENTIFIER)
+		p->identifier = v->identifier;
+	if (st & BP_SAMPLE_TID)
+		p->pid = v->pid, p->tid = v->tid;
+	if (st & BP_SAMPLE_ID)
+		p->id = v->id;
+	if (st & BP_SAMPLE_CPU)
+		p->cpu = v->cpu, p->res = v->res;
+	if (st & BP_SAMPLE_PERIOD)
+		p->period = v->period;
+	wire_pred_commit_moved(p, v, st);
+}
+
+static inline void wire_pred_commit(struct wire_pred *p, const struct wire_sample *v)
+{
+	wire_pred_commit_st(p, v, v->sample_type);
 }
 
 struct wire_enc_config {

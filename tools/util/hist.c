@@ -63,7 +63,7 @@ static int iptab_grow(struct iptab *h)
 
 /* A new entry for (ip, ctx) at its free slot j, the table grown first
  * when it is half full: -1 if out of memory. */
-static int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
+static __attribute__((noinline)) int iptab_insert(struct iptab *h, size_t j, uint64_t ip, uint64_t ctx, uint64_t samples,
 			uint64_t period)
 {
 	if (2 * (h->n + 1) > h->mask + 1) {
@@ -336,11 +336,20 @@ struct evstate {
  * tree once (chains_flush), not once per sample. Put in that order, they
  * make the tree (its nodes, their order) that one sample at a time makes.
  */
+/*
+ * A chain of up to PCHAIN_INLINE addresses is kept in its entry too, and
+ * an entry is one cache line: a sample whose chain is short finds and
+ * counts it reading that line alone. Every chain's addresses are also at
+ * ips[off], where chains_flush reads them.
+ */
+#define PCHAIN_INLINE	3
+
 struct pchain {
-	uint64_t hash, ip, samples, period;
-	size_t ev, off;			/* event slot; its ips at ips[off] */
-	uint32_t nr;
-};
+	uint64_t ip, samples, period;
+	uint32_t ev, nr;		/* event slot; its nr ips at ips[off] */
+	uint32_t off;
+	uint64_t in[PCHAIN_INLINE];	/* nr <= PCHAIN_INLINE: the ips again */
+} __attribute__((aligned(64)));
 
 struct chains {
 	struct pchain *c;
@@ -544,7 +553,8 @@ static int chains_rehash(struct chains *p)
 	if (!slot)
 		return -1;
 	for (size_t i = 0; i < p->n; i++) {
-		size_t j = p->c[i].hash & (cap - 1);
+		const struct pchain *c = &p->c[i];
+		size_t j = chain_hash(c->ev, c->ip, c->nr, p->ips + c->off) & (cap - 1);
 		while (slot[j])
 			j = (j + 1) & (cap - 1);
 		slot[j] = (uint32_t)(i + 1);
@@ -568,9 +578,12 @@ static int chains_insert(struct report_agg *A, size_t j, uint64_t h, size_t ev,
 	}
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 1024;
-		struct pchain *c = realloc(p->c, cap * sizeof(*c));
+		struct pchain *c = aligned_alloc(_Alignof(struct pchain), cap * sizeof(*c));
 		if (!c)
 			return -1;
+		if (p->n)
+			memcpy(c, p->c, p->n * sizeof(*c));
+		free(p->c);
 		p->c = c;
 		p->cap = cap;
 	}
@@ -594,7 +607,10 @@ static int chains_insert(struct report_agg *A, size_t j, uint64_t h, size_t ev,
 			;
 	if (x->nr_ips)
 		memcpy(p->ips + p->nips, ips, x->nr_ips * sizeof(*ips));
-	p->c[p->n] = (struct pchain){ h, x->ip, 1, x->period, ev, p->nips, x->nr_ips };
+	p->c[p->n] = (struct pchain){ x->ip, 1, x->period, (uint32_t)ev, x->nr_ips,
+				      (uint32_t)p->nips, { 0 } };
+	if (x->nr_ips <= PCHAIN_INLINE && x->nr_ips)
+		memcpy(p->c[p->n].in, ips, x->nr_ips * sizeof(*ips));
 	p->nips += x->nr_ips;
 	p->slot[j] = (uint32_t)++p->n;
 	return 0;
@@ -610,7 +626,7 @@ static bool same_ips(const uint64_t *a, const uint64_t *b, uint32_t n)
 
 /* -g: one sample's chain (see add_chain), counted with the same chain
  * of earlier samples until the next flush. */
-static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
+static __attribute__((noinline)) int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_rec *x,
 		      const uint64_t *ips)
 {
 	struct chains *p = &A->pend;
@@ -620,8 +636,8 @@ static int chains_add(struct report_agg *A, size_t ev, const struct bp_sample_re
 	if (p->slot)
 		for (j = h & p->mask; p->slot[j]; j = (j + 1) & p->mask) {
 			struct pchain *c = &p->c[p->slot[j] - 1];
-			if (c->hash == h && c->ev == ev && c->ip == x->ip && c->nr == x->nr_ips &&
-			    (!c->nr || same_ips(p->ips + c->off, ips, c->nr))) {
+			if (c->ev == ev && c->ip == x->ip && c->nr == x->nr_ips &&
+			    same_ips(c->nr <= PCHAIN_INLINE ? c->in : p->ips + c->off, ips, c->nr)) {
 				c->samples++;
 				c->period += x->period;
 				return 0;
@@ -890,8 +906,10 @@ static bool app_match(struct report_agg *A, const struct session *s, uint32_t pi
 	return A->last_pid_ok;
 }
 
-/* Does the filter keep x? (-C, --app, --time, -S) */
-static bool kept(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x)
+/* Does the filter keep x? (-C, --app, --time, -S) Out of line, as the
+ * rest of report_add's rarer work: what stays in it is one sample's
+ * path without them. */
+static __attribute__((noinline)) bool kept(struct report_agg *A, const struct session *s, const struct bp_sample_rec *x)
 {
 	if (A->o.filter.cpu_set && (x->cpu >= SESSION_MAX_CPUS || !A->o.filter.cpus[x->cpu]))
 		return false;
