@@ -18,8 +18,9 @@
  * its stacks, its page tables and the rest of RAM by its physical address
  * (the identity map) are read-only to the code: a stray store faults
  * instead of writing them. Every entry is written through set_pte, which
- * writes both sets of tables; one set serves every CPU (one address
- * space, and code runs on one CPU at a time).
+ * writes both sets of tables (paging_init, before the code's exist, fills
+ * the kernel's directly); one set serves every CPU (one address space, and
+ * code runs on one CPU at a time).
  *
  * The entries' bits and the walk that only reads (va_mapped) are
  * kernel/pgtable.h and kernel/pgtable.c.
@@ -80,6 +81,26 @@ static void map_2m(u64 va, u64 pa, u64 flags)
 	set_pte(va, 1, pa | flags | PTE_P | PTE_PS);
 }
 
+/*
+ * The slots of one level in ascending order, as paging_init fills them
+ * before the code's tables exist: the walk from the root only where a
+ * table begins or a page was skipped, not for each of its 512 slots.
+ */
+struct slot_run {
+	u64 next_va;
+	u64 *slot;
+};
+
+static u64 *run_slot(struct slot_run *r, u64 va, int level)
+{
+	u64 size = PAGE_SIZE << (9 * level);
+
+	if (!r->slot || va != r->next_va || !(va & (size * 512 - 1)))
+		r->slot = pte_slot(va, level);
+	r->next_va = va + size;
+	return r->slot++;
+}
+
 static bool is_ram(const struct boot_info *bi, u64 base, u64 len)
 {
 	for (u32 i = 0; i < bi->mmap_count; i++) {
@@ -138,22 +159,27 @@ void paging_init(const struct boot_info *bi)
 	if (!kernel_pml4)
 		panic("paging_init: out of memory");
 
+	/* The code's tables do not exist yet: the entries go straight into
+	 * the kernel's (what map_4k and map_2m would write). */
+	BUG_ON(code_pml4);
+	struct slot_run pages = { 0 }, big = { 0 };
 	for (u64 pa = 0; pa < top; pa += SZ_2M) {
 		/* MMIO stays writable to code run on purpose: it programs
 		 * the local APIC, as the kernel does. */
 		u64 cache = is_ram(bi, pa, SZ_2M) ? 0 : PTE_PCD | PTE_PWT | PTE_CODE_RW;
 		if (pa == 0) {
 			for (u64 p = PAGE_SIZE; p < SZ_2M; p += PAGE_SIZE)
-				map_4k(p, p, PTE_W | nx | cache);
+				*run_slot(&pages, p, 0) = p | PTE_W | nx | cache | PTE_P;
 			continue;
 		}
-		map_2m(pa, pa, PTE_W | nx | cache);
+		*run_slot(&big, pa, 1) = pa | PTE_W | nx | cache | PTE_P | PTE_PS;
 	}
 
 	for (u64 va = (u64)__kernel_start; va < (u64)__kernel_end; va += PAGE_SIZE) {
 		if (va == (u64)boot_stack_guard)
 			continue;
-		map_4k(va, va - (u64)__kernel_start + bi->kernel_phys, image_flags(va));
+		*run_slot(&pages, va, 0) = (va - (u64)__kernel_start + bi->kernel_phys) |
+					   image_flags(va) | PTE_P;
 	}
 	write_cr3((u64)kernel_pml4);
 }
