@@ -17,12 +17,14 @@ same app in the same minute.
 
 2. The recorder leaves the host's CPUs to QEMU: `bareperf record` reads
    QEMU's pipe in batches (tools/builtin-record.c) and wakes at most WAKES
-   times a second of the app. Reading as the bytes came, it woke 10000 to
-   25000 times a second (the serial line brings one or two bytes per
-   write() of QEMU's vCPU thread: 67000 writes for a 110 KiB capture), ran
-   50-80 ms of the app's 0.5-1 s, and the vCPU thread was preempted 10000
-   to 30000 times; in batches it wakes about 50 times in the app and runs
-   3 ms. The figures come from /proc (Watch): the recorder's voluntary
+   times a second of the app. Reading as the bytes came, it woke 500 to
+   27000 times a second (QEMU's vCPU thread writes the serial line one
+   byte per writev(): 67463 of them for a 67463-byte capture) and ran
+   15-215 ms in the app (a median 6.6% of it), and the vCPU thread was
+   preempted a median 14600 times a second; in batches the recorder
+   wakes 46-96 times a second and runs 2.4-5.4 ms (0.4%), and the vCPU
+   thread is preempted 8900 times a second (34 runs against 21, load
+   5-7). The figures come from /proc (Watch): the recorder's voluntary
    context switches and CPU time, QEMU's threads' schedstat.
 
 3. The coverage: a UEFI run covers >= 99% of its ticks where the host
@@ -30,9 +32,10 @@ same app in the same minute.
    load average: a PVH boot of the same app just before and just after
    the UEFI one samples the same host's scheduling, and each run says how
    long QEMU's vCPU thread waited for a CPU during the app. The ticks lost
-   track that wait: ticks lost x 250 us came to 0.4 to 1.1 times the
-   vCPU thread's run-queue wait in 30 runs on a loaded 2-core host
-   (load 5-9), on both boot paths, before and after the batched reads.
+   track that wait: ticks lost x 250 us came to 0.1 to 1.3 times (median
+   0.8) the vCPU thread's run-queue wait in 55 runs on a loaded 2-core
+   host (load 5-7), on both boot paths, before and after the batched
+   reads.
    If a PVH run covers >= 99% and the UEFI run (and its one retry) does
    not and stays more than LEVEL points below it, the loss is the UEFI
    boot's own: a failure, with where the ticks went (the longest gaps
@@ -50,14 +53,13 @@ same app in the same minute.
    SCHED_FIFO, 2-core VM host): UEFI 96.5%, PVH 97.0%, UEFI with
    console=serial 95.8%, UEFI with -machine smm=off 96.0% (3-7 runs
    each); under --icount both cover 100%. The serial line's host cost is
-   QEMU's write() of every byte or two from the vCPU thread: 67000
-   writev() calls, 161 ms in all, 2.4 us each at most 0.11 ms (perf trace
-   -s, which inflates them), so no one write holds a tick; what cost the
-   ticks was the recorder woken by each of them. The screen console makes a UEFI run's output longer
-   (a sixth of its samples draw), so more of its gaps start there, at the
-   same loss per second: kernel/console.c draws a line before it sends it
-   on the UART, and a gap that starts in the drawing ends after the
-   sending.
+   QEMU's writev() of every byte from the vCPU thread: 1.7-2.4 us each,
+   at most 0.11 ms (perf trace -s, which inflates them), so no one write
+   holds a tick; the recorder it woke took a CPU. The screen console
+   makes a UEFI run's output longer (a sixth of its samples draw), so
+   more of its gaps start there, at the same loss per second:
+   kernel/console.c draws a line before it sends it on the UART, and a
+   gap that starts in the drawing ends after the sending.
 
 Prints TAP. Usage: uefi_coverage.py [BUILD_DIR] (from the repository root)
 """
@@ -75,11 +77,12 @@ from e2e_common import BP, BUILD, Tap, out_dir, run
 OUT = os.path.join(BUILD, "test", "uefi_coverage")
 GOOD = 99.0
 LEVEL = 1.0	# points below a 99% PVH run of the same minute that still count as level
-WAKES = 250	# the recorder's wakes a second of the app, at most (point 3 of the docstring)
+WAKES = 250	# the recorder's wakes a second of the app, at most (point 2 of the docstring)
 T = Tap()
 
 
 def proc(path):
+    """A /proc file's text, or None once the process is gone."""
     try:
         with open(path) as f:
             return f.read()
@@ -89,7 +92,8 @@ def proc(path):
 
 def thread_times(pid, tid):
     """(ns on a CPU, ns waiting for one, voluntary switches) of a thread, or None."""
-    sched, status = proc(f"/proc/{pid}/task/{tid}/schedstat"), proc(f"/proc/{pid}/task/{tid}/status")
+    sched = proc(f"/proc/{pid}/task/{tid}/schedstat")
+    status = proc(f"/proc/{pid}/task/{tid}/status")
     m = status and re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status, re.M)
     if not sched or not m:
         return None
