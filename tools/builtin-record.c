@@ -52,6 +52,20 @@
 #define EXIT_NO_CODE	125
 #define EXIT_INTERRUPT	130
 
+#define READ_SIZE	(1 << 16)	/* one read's buffer */
+
+/*
+ * QEMU's links are read in batches: after a read that left the buffer
+ * short, the recorder sleeps READ_BATCH_US before it polls again, and
+ * what QEMU writes meanwhile waits in the pipe (tools/util/qemu.c makes
+ * it hold a whole run) or the socket. It then wakes about 100 times a
+ * second instead of once every few bytes, 20000 times a second: on a
+ * 2-CPU host each wake took a CPU from QEMU's vCPU or main-loop thread,
+ * and a vCPU kept waiting past a period loses the soft PMU's ticks.
+ * A serial line to a real machine is read as it comes.
+ */
+#define READ_BATCH_US	10000
+
 struct opts {
 	const char *out, *events, *kernel, *build, *tty, *append, *cpu, *count, *trace;
 	bool control;			/* ask for the run over the control channel */
@@ -638,7 +652,7 @@ static int rec_open(struct rec *R)
 	if (o->program && (rc = rec_load(R)))
 		return rc;
 	R->ctl_fd = o->tty ? R->ttyfd : R->q.in_fd;
-	R->buf = malloc(1 << 16);
+	R->buf = malloc(READ_SIZE);
 	R->d = wire_dec_new(&live_dec_ops, &R->L);
 	if (!R->buf || !R->d || capture_create(&R->w, o->out, &meta, R->err, sizeof(R->err))) {
 		fprintf(stderr, "bareperf record: %s\n", R->buf && R->d ? R->err : "out of memory");
@@ -851,14 +865,15 @@ static int rec_load(struct rec *R)
 	return 0;
 }
 
-/* One read from pf, the link's descriptor is_stream or QEMU's UART beside virtio. */
-static void rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double *last_byte)
+/* One read from pf, the link's descriptor is_stream or QEMU's UART beside
+ * virtio. Returns the bytes read. */
+static size_t rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double *last_byte)
 {
 	const struct opts *o = &R->o;
-	ssize_t k = read(fd, R->buf, 1 << 16);
+	ssize_t k = read(fd, R->buf, READ_SIZE);
 
 	if (k < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
+		return 0;
 	if (k <= 0) {
 		/* EOF, or EIO: the pty master or the USB adapter went away. */
 		if (o->tty) {
@@ -874,7 +889,7 @@ static void rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double
 		} else {
 			R->eof_stream = true;
 		}
-		return;
+		return 0;
 	}
 	if (is_stream) {
 		*last_byte = now_s();
@@ -885,6 +900,7 @@ static void rec_read(struct rec *R, int fd, bool is_stream, bool is_uart, double
 	} else {
 		live_console_text(&R->L, R->buf, (size_t)k);	/* virtio: the UART's plain console */
 	}
+	return (size_t)k;
 }
 
 /* Receive until the run is over (see the comment at each exit), a stop
@@ -899,6 +915,7 @@ static void rec_loop(struct rec *R)
 	for (;;) {
 		struct pollfd pf[3];
 		int np = 0, stream_i = -1, uart_i = -1, err_i = -1, n;
+		size_t most = 0;
 
 		if (stop_signal)
 			break;
@@ -939,12 +956,17 @@ static void rec_loop(struct rec *R)
 			break;
 		}
 		for (int i = 0; n > 0 && i < np; i++) {
+			size_t got;
+
 			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (i == err_i)
+			if (i == err_i) {
 				qemu_err_read(&R->q, qemu_says, L);
-			else
-				rec_read(R, pf[i].fd, i == stream_i, i == uart_i, &last_byte);
+				continue;
+			}
+			got = rec_read(R, pf[i].fd, i == stream_i, i == uart_i, &last_byte);
+			if (got > most)
+				most = got;
 		}
 		if (R->io_error || (o->tty && R->eof_stream))
 			break;
@@ -967,6 +989,8 @@ static void rec_loop(struct rec *R)
 		if (!o->tty && R->eof_stream && (o->virtio ? R->eof_uart : true))
 			break;
 		live_draw_status(L, R->d, false);
+		if (!o->tty && most && most < READ_SIZE)
+			usleep(READ_BATCH_US);
 	}
 }
 

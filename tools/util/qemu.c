@@ -22,6 +22,12 @@
 #define TMP_PREFIX	"/tmp/bareperf-rec-"
 #define CONNECT_S	10.0	/* QEMU opens its chardev socket before the guest runs */
 #define STOP_S		2.0	/* after SIGTERM, before SIGKILL */
+/* QEMU's stdout pipe: room for a whole run's stream (a suite with call
+ * chains sends about 110 KiB), so that QEMU never waits on a recorder
+ * that reads in batches (tools/builtin-record.c). 1 MiB is the largest
+ * pipe Linux gives without privileges (fs.pipe-max-size); where it gives
+ * less, the pipe keeps its 64 KiB. */
+#define PIPE_SIZE	(1 << 20)
 
 static char *qs(struct qemu *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *qs(struct qemu *q, const char *fmt, ...)
@@ -182,6 +188,7 @@ int qemu_start(struct qemu *q, int *out, char *err, size_t errlen)
 		close_pair(in);
 		return fail(err, errlen, "pipe: %s", strerror(er));
 	}
+	fcntl(p[0], F_SETPIPE_SZ, PIPE_SIZE);
 	/* A stop signal waits until the child is registered (sigclean.h). */
 	sigemptyset(&stops);
 	sigaddset(&stops, SIGINT);
