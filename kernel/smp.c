@@ -202,9 +202,11 @@ void smp_init(const u32 *apic_ids, u32 n)
 
 	trap_set_handler(VEC_IPI_CALL, call_ipi);
 	trap_set_percpu(cpus, MAX_CPUS);
-	nmi_register(stop_nmi);
 	if (n <= 1)
 		return;
+	/* Only another CPU sends the stop NMI (smp_stop_others): alone, the
+	 * boot CPU needs no handler for it, and every NMI asks one fewer. */
+	nmi_register(stop_nmi);
 	u64 slot_pa = virt_to_phys(&ap_slot);
 	if (!pa || read_cr3() >= (1ul << 32) || slot_pa >= (1ul << 32)) {
 		kprintf("smp: no usable trampoline page below 1 MiB (or CR3 or the kernel above "
@@ -366,18 +368,17 @@ void smp_call_all(void (*fn)(void *), void *arg)
 	}
 }
 
-/* NMI from a panicking CPU: report where this CPU was, then stop. */
-static bool stop_nmi(struct trap_frame *f)
+/* stop_nmi's, once another CPU asked: report where this CPU was, then
+ * stop. Out of line: every NMI asks stop_nmi, and the answer is mostly no. */
+static __attribute__((noinline, noreturn)) void stop_here(struct trap_frame *f, u32 from)
 {
 	struct percpu *pc = this_cpu();
 
-	if (stop_from == ~0u || stop_from == pc->cpu)
-		return false;
 	/* Take turns, so each CPU's report is one block. Not in_fatal: that
 	 * would let the console lock be taken over mid-line. */
 	while (__atomic_exchange_n(&stop_report_lock, 1, __ATOMIC_ACQUIRE))
 		cpu_relax();
-	kprintf("cpu %u: stopped by cpu %u; it was at:\n", pc->cpu, stop_from);
+	kprintf("cpu %u: stopped by cpu %u; it was at:\n", pc->cpu, from);
 	kprintf("  RIP %016lx  RSP %016lx  RBP %016lx  RFLAGS %016lx\n",
 		f->rip, f->rsp, f->rbp, f->rflags);
 	backtrace_print(f->rip, f->rbp, leaf_return_address(f->rip, f->rsp));
@@ -386,6 +387,16 @@ static bool stop_nmi(struct trap_frame *f)
 	__atomic_add_fetch(&stopped, 1, __ATOMIC_RELEASE);
 	for (;;)
 		halt();
+}
+
+/* NMI from a panicking CPU: report where this CPU was, then stop. */
+static bool stop_nmi(struct trap_frame *f)
+{
+	u32 from = stop_from;
+
+	if (from == ~0u || from == this_cpu()->cpu)
+		return false;
+	stop_here(f, from);
 }
 
 /* NMI every other CPU, have each print where it was, and stop it. */

@@ -426,6 +426,26 @@ static inline __attribute__((always_inline)) void sample_fixed(uint64_t type,
 		*w = s->nr_ips;
 }
 
+/* The one-word fields perf record writes of a system-wide run (-a), and
+ * profile/'s SAMPLEs carry. */
+#define SAMPLE_USUAL	(BP_SAMPLE_IP | BP_SAMPLE_TID | BP_SAMPLE_TIME | BP_SAMPLE_ID | \
+			 BP_SAMPLE_CPU | BP_SAMPLE_PERIOD)
+
+/* sample_fixed for the NMI's fast paths (one-word fields, perhaps a
+ * call chain's count): the usual fields, known at compile time, are six
+ * stores without a test each; any other set is asked field by field. */
+static inline __attribute__((always_inline)) void sample_fixed_fast(uint64_t type,
+								      const struct bp_sample *s,
+								      uint64_t *w)
+{
+	if (bp_likely(type == SAMPLE_USUAL))
+		sample_fixed(SAMPLE_USUAL, s, w);
+	else if (bp_likely(type == (SAMPLE_USUAL | BP_SAMPLE_CALLCHAIN)))
+		sample_fixed(SAMPLE_USUAL | BP_SAMPLE_CALLCHAIN, s, w);
+	else
+		sample_fixed(type, s, w);
+}
+
 /* The fixed part's words at most: header, 8 one-word fields, READ's 3,
  * CALLCHAIN's count. */
 #define SAMPLE_FIXED_MAX	13
@@ -526,6 +546,14 @@ static inline __attribute__((always_inline)) uint32_t sample_size_kept(struct bp
 	return size;
 }
 
+/* n words from src to dst: rep movsq, inline. The chain's few addresses
+ * would cost the NMI more in memcpy's call and set-up than in the copy. */
+static inline __attribute__((always_inline)) void copy_words(uint64_t *dst, const uint64_t *src,
+							     uint64_t n)
+{
+	__asm__ __volatile__("rep movsq" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
 /*
  * The sampling NMI's SAMPLE with a call chain (record -g): one-word
  * fields, the chain's count and its addresses. As bp_ring_output_sample
@@ -542,8 +570,8 @@ static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uin
 	uint32_t fixed, size, n = s->nr_ips;
 
 	/* Known from the caller's test; said again so that the compiler
-	 * drops sample_fixed's test of READ. */
-	type &= SAMPLE_WORDS | BP_SAMPLE_CALLCHAIN;
+	 * drops sample_fixed's tests of READ and CALLCHAIN. */
+	type = (type & SAMPLE_WORDS) | BP_SAMPLE_CALLCHAIN;
 	fixed = sample_size_kept(rb, type);
 	if (bp_unlikely(n > (BP_RECORD_MAX - fixed) / sizeof(uint64_t)))
 		return BP_ERING_SAMPLE;
@@ -557,8 +585,8 @@ static __attribute__((noinline)) int output_sample_chain(struct bp_ring *rb, uin
 		return sample_slow(rb, type, misc, s, size, pos, true);
 	fix = (uint64_t *)(rb->data + (pos & rb->mask));
 	fix[0] = sample_header(misc, size);
-	sample_fixed(type, s, fix + 1);
-	__builtin_memcpy(fix + fixed / sizeof(uint64_t), s->ips, n * sizeof(*s->ips));
+	sample_fixed_fast(type, s, fix + 1);
+	copy_words(fix + fixed / sizeof(uint64_t), s->ips, n);
 	bp_ring__put(rb);
 	return 0;
 }
@@ -593,7 +621,7 @@ int bp_ring_output_sample(struct bp_ring *rb, uint64_t type, uint16_t misc,
 		return sample_slow(rb, type, misc, s, size, pos, true);
 	fix = (uint64_t *)(rb->data + (pos & rb->mask));
 	fix[0] = sample_header(misc, size);
-	sample_fixed(type, s, fix + 1);
+	sample_fixed_fast(type, s, fix + 1);
 	bp_ring__put(rb);
 	return 0;
 }

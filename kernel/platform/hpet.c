@@ -17,10 +17,10 @@
  * counter has passed an expiry not yet accounted for, and how many have
  * passed says how many one NMI stands for (NMIs arriving while one is being
  * handled merge; hpet_nmi_merged counts the extra ones). One NMI can
- * arrive with nothing due: when rearm() writes a comparator for a slot the
- * counter reaches during the write-and-check, the comparator matches (an
- * NMI, latched while we are still in the handler) and rearm() moves on to
- * a later slot. The same holds for the slot that passes while
+ * arrive with nothing due: when the re-arm writes a comparator for a slot
+ * the counter reaches during the write-and-check, the comparator matches
+ * (an NMI, latched while we are still in the handler) and rearm_passed()
+ * moves on to a later slot. The same holds for the slot that passes while
  * hpet_nmi_stop() turns the comparator off. That echo is ours and is
  * claimed, once per such write, and counted apart (hpet_nmi_echoes), so an
  * unclaimed NMI still means one nobody sent.
@@ -73,10 +73,11 @@ static u64 nmi_due;		/* expiries accounted for */
 static u64 nmi_next;		/* the next one's counter value: first + due * period */
 static u64 nmi_period;
 static u64 nmi_armed;		/* comparator value last written */
+static u64 nmi_armed_end;	/* the first value whose high half nmi_armed's is not */
 static u32 nmi_conf;		/* Tn_CONF with interrupts enabled */
 static u32 nmi_dest;		/* APIC id the NMIs go to */
 static u64 nmi_epoch;		/* 32-bit counter: the wraps seen by the handler */
-static bool nmi_echo_due;	/* rearm() skipped a slot it had written */
+static bool nmi_echo_due;	/* rearm_passed() skipped a slot it had written */
 static u64 arm_margin;		/* hpet_test_arm_margin: first try's margin, 0 = default */
 static u32 nmi_retries;		/* tries the last start undid */
 static u64 nmi_echoes;		/* NMIs claimed as such echoes */
@@ -207,10 +208,12 @@ u64 hpet_nmi_expiries(u64 counter)
  * Write the comparator. Registers are 32 bits wide to QEMU; the high half
  * changes only every 2^32 ticks (43 s at 100 MHz), and then the comparator
  * is written with its interrupt off so no half-written value can fire.
+ * From a start on, the values written only grow: below nmi_armed_end, the
+ * high half is the one written last (a start sets nmi_armed_end to 0).
  */
 static inline void set_comparator(u64 when)
 {
-	if (__builtin_expect(when >> 32 == nmi_armed >> 32, 1)) {
+	if (__builtin_expect(when < nmi_armed_end, 1)) {
 		*nmi_cmp = (u32)when;
 	} else {
 		int n = nmi_timer;
@@ -218,8 +221,29 @@ static inline void set_comparator(u64 when)
 		wr32(HPET_TN_CMP(n) + 4, when >> 32);
 		wr32(HPET_TN_CMP(n), (u32)when);
 		wr32(HPET_TN_CONF(n), nmi_conf);
+		nmi_armed_end = (when | 0xfffffffful) + 1;
 	}
 	nmi_armed = when;
+}
+
+/* Whether the main counter has reached when, which is less than 2^31
+ * ticks from it either way (an expiry at most a period on, 21 s at
+ * 100 MHz): its low half alone, one register read. */
+static inline bool counter_reached(u64 when)
+{
+	return (s32)(rd32(HPET_MAIN_CNT) - (u32)when) >= 0;
+}
+
+/* hpet_nmi's, once an expiry is accounted for and the next armed: fn's
+ * call. Out of line, so that hpet_nmi's own path needs no frame: it ends
+ * in a jump here. */
+static __attribute__((noinline)) bool expired(struct trap_frame *f)
+{
+	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
+
+	if (fn)
+		fn(f, nmi_arg);
+	return true;
 }
 
 /*
@@ -231,11 +255,13 @@ static inline void set_comparator(u64 when)
  * 2^k - 1 slots further still, so even a period shorter than one
  * write-and-check (the profiler refuses those) ends the loop in a few tries
  * instead of chasing the counter forever. then: the counter as the NMI
- * read it, a moment ago (the check reads only its low half).
+ * read it, a moment ago (the checks read only its low half). The NMI then
+ * goes on as after any expiry (expired).
  */
-static __attribute__((noinline)) void rearm_passed(u64 now, u64 then)
+static __attribute__((noinline)) bool rearm_passed(struct trap_frame *f, u64 then)
 {
 	for (u32 k = 0;; k++) {
+		u64 now = counter_after(then);
 		u64 passed = (now - nmi_first) / nmi_period + 1 - nmi_due;
 		u64 skip = passed + (1ul << MIN(k, 40u)) - 1;
 		nmi_echo_due = true;
@@ -243,18 +269,27 @@ static __attribute__((noinline)) void rearm_passed(u64 now, u64 then)
 		nmi_merged += skip;
 		nmi_next = nmi_first + nmi_due * nmi_period;
 		set_comparator(nmi_next);
-		now = counter_after(then);
-		if (now < nmi_next)
-			return;
+		if (!counter_reached(nmi_next))
+			return expired(f);
 	}
 }
 
-static inline void rearm(u64 next, u64 then)
+/* Arm the expiry next (the NMI read the counter at then), then fn's call:
+ * the slot checked after the write, and moved on if it has passed. */
+static inline __attribute__((always_inline)) bool rearm(struct trap_frame *f, u64 then, u64 next)
 {
 	set_comparator(next);
-	u64 now = counter_after(then);
-	if (now >= next)
-		rearm_passed(now, then);	/* out of line: rare */
+	if (__builtin_expect(counter_reached(next), 0))
+		return rearm_passed(f, then);	/* out of line: rare */
+	return expired(f);
+}
+
+/* rearm, where the comparator's high half changes (every 2^32 ticks): out
+ * of line, so that the NMI's usual path, a low half's write, needs no
+ * frame. */
+static __attribute__((noinline)) bool rearm_high(struct trap_frame *f, u64 then, u64 next)
+{
+	return rearm(f, then, next);
 }
 
 /* hpet_nmi's, for an NMI with no expiry due: an echo, a 32-bit counter's
@@ -307,11 +342,9 @@ static bool hpet_nmi(struct trap_frame *f)
 	nmi_next = next;
 	__atomic_store_n(&nmi_due, due, __ATOMIC_RELAXED);
 	nmi_count++;
-	rearm(next, now);
-	hpet_nmi_fn fn = __atomic_load_n(&nmi_fn, __ATOMIC_ACQUIRE);
-	if (fn)
-		fn(f, nmi_arg);
-	return true;
+	if (__builtin_expect(next >= nmi_armed_end, 0))
+		return rearm_high(f, now, next);
+	return rearm(f, now, next);
 }
 
 /* A comparator with a GSI it can drive that an IOAPIC serves and no ISA
@@ -386,7 +419,7 @@ int hpet_nmi_start(u64 ticks, u32 dest_apic_id, hpet_nmi_fn fn, void *arg)
 		nmi_first = hpet_read() + (arm_margin ? margin : MAX(ticks, margin));
 		nmi_next = nmi_first;
 		nmi_epoch = nmi_first >> 32;
-		nmi_armed = ~nmi_first;		/* forces a two-half write */
+		nmi_armed_end = 0;		/* forces a two-half write */
 		set_comparator(nmi_first);
 		wr32(HPET_TN_CONF(n), nmi_conf);
 		if (hpet_read() < nmi_first) {
