@@ -303,6 +303,11 @@ for m in dwarf lbr dwarf,4096; do
 		"$OUT/cg_$m.txt" sh -c "test $rc -eq 2 && test ! -e '$OUT/cg_$m.bpc' &&
 		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
 done
+record all -a --smp 2
+R -i "$OUT/all.bpc" --sort cpu > "$OUT/all.txt" 2>&1
+n=$(rows < "$OUT/all.txt" | wc -l)
+check "record -a (perf's system-wide mode, bareperf's only one): taken, both CPUs sampled" \
+	"$OUT/all.record.log" test "$n" -eq 2
 R -i "$OUT/c1.bpc" -g caller > "$OUT/g_caller.txt" 2>&1
 R -i "$OUT/c1.bpc" -G > "$OUT/g_inverted.txt" 2>&1
 R -i "$OUT/c1.bpc" -g fractal > "$OUT/g_fractal.txt" 2>&1
