@@ -164,6 +164,8 @@ static void usage(FILE *f)
 		"      --call-graph fp   the same, in perf's spelling (perf's fp,N is taken, N\n"
 		"                        unused: the kernel walks to its own depth); dwarf and\n"
 		"                        lbr are refused: the kernel unwinds by frame pointers\n"
+		"  -a, --all-cpus        perf's system-wide mode, bareperf's only one: every CPU\n"
+		"                        of the run is sampled, with or without it\n"
 		"      --count LIST      also count these events (count=; COUNTS records for\n"
 		"                        bareperf stat); no sampling then unless -e is given\n"
 		"      --max-rate N      samples/s per CPU before sampling is throttled\n"
@@ -303,6 +305,7 @@ static int take_option(int c, char **argv, struct opts *o, bool *qemu, bool *bau
 			return 2;
 		break;
 	case 'g': o->callchain = true; break;
+	case 'a': break;	/* every CPU of the run is sampled anyway */
 	case OPT_CALL_GRAPH:
 		if (call_graph_mode(optarg))
 			return 2;
@@ -488,6 +491,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "period", required_argument, NULL, 'c' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "ring-pages", required_argument, NULL, OPT_RING },
 		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "count", required_argument, NULL, OPT_COUNT },
@@ -531,7 +535,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	optind = 0;
 	opterr = 0;
 	/* '+': stop at the first word that is not an option (the app). */
-	while ((c = getopt_long(argc, argv, "+:o:e:c:F:gk:vqh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:e:c:F:gak:vqh", lo, NULL)) != -1) {
 		if ((rc = take_option(c, argv, o, &qemu, &baud_set)) >= 0)
 			return rc;
 	}

@@ -21,7 +21,7 @@ const struct bareperf_command bareperf_commands[] = {
 	{ "script", cmd_script, "every record of a capture, one line each (text, CSV, JSON); "
 	  "-g: perf script's layout" },
 	{ "convert", cmd_convert, "a capture to perf.data (kernel samples for perf report), "
-	  "folded stacks or Chrome/Perfetto JSON" },
+	  "folded stacks, Chrome/Perfetto JSON, speedscope JSON or pprof" },
 	{ "flamegraph", cmd_flamegraph, "a flame graph (SVG) of a capture's call chains" },
 	{ "list", cmd_list, "the events the kernel knows, with their raw encodings" },
 	{ "list-apps", cmd_list_apps, "the apps built into a kernel.elf" },

@@ -5,8 +5,8 @@
 # --header-only, --max-rows, a -C CPU not in the capture; stat -x SEP;
 # list WORD; -i - on every command that reads a capture; report's hint
 # when there is no capture; make run's call chains (CALLCHAIN=); the
-# top-level help; the man pages rendered from each command's --help, and
-# make install. Prints TAP.
+# top-level help (convert's line names every --to format); the man pages
+# rendered from each command's --help, and make install. Prints TAP.
 #
 # Usage: sh test/e2e/cli.sh [BUILD_DIR]   (from the repository root)
 
@@ -303,6 +303,11 @@ for m in dwarf lbr dwarf,4096; do
 		"$OUT/cg_$m.txt" sh -c "test $rc -eq 2 && test ! -e '$OUT/cg_$m.bpc' &&
 		grep -q 'call-graph ${m%%,*}: not supported: the kernel unwinds by frame pointers' '$OUT/cg_$m.txt'"
 done
+record all -a --smp 2
+R -i "$OUT/all.bpc" --sort cpu > "$OUT/all.txt" 2>&1
+n=$(rows < "$OUT/all.txt" | wc -l)
+check "record -a (perf's system-wide mode, bareperf's only one): taken, both CPUs sampled" \
+	"$OUT/all.record.log" test "$n" -eq 2
 R -i "$OUT/c1.bpc" -g caller > "$OUT/g_caller.txt" 2>&1
 R -i "$OUT/c1.bpc" -G > "$OUT/g_inverted.txt" 2>&1
 R -i "$OUT/c1.bpc" -g fractal > "$OUT/g_fractal.txt" 2>&1
@@ -375,6 +380,15 @@ check "bareperf reprot: no such command, did you mean 'report'? (help lsit: 'lis
 check "bareperf --help: stat counts (no 'estimated'), every command described" "$OUT/help.txt" \
 	sh -c "! grep -qi 'estimated from samples' '$OUT/help.txt' &&
 	       grep -q '^  stat  *counter tables per app run and CPU, counted by the kernel' '$OUT/help.txt'"
+"$BP" convert --help > "$OUT/convert_help.txt" 2>&1
+FORMATS=$(awk '/--to FORMAT/ { on = 1; sub(/.*--to FORMAT/, "") }
+	on && /^  -/ && !/--to FORMAT/ { on = 0 }
+	on && match($1, /^[a-z.]+:$/) { print substr($1, 1, RLENGTH - 1) }' "$OUT/convert_help.txt")
+awk '/^  convert / { on = 1; print; next } on && /^  [a-z]/ { on = 0 } on' "$OUT/help.txt" |
+	tr -s ' \n' ' ' > "$OUT/help_convert.txt"
+check "bareperf --help: convert's line names every --to format ($(echo $FORMATS))" \
+	"$OUT/help_convert.txt" sh -c "test -n '$FORMATS' &&
+	for f in $(echo $FORMATS); do grep -qi -- \"\$f\" '$OUT/help_convert.txt' || exit 1; done"
 CMDS=$(awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { on = 0 }' \
 	"$OUT/help.txt")
 missing=

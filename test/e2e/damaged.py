@@ -1,9 +1,9 @@
 """Captures damaged on purpose, and lines that carry no machine, through
 build/bareperf: a stream's first frame twice counts once (a duplicate);
-every reader says on stderr what report says about damage; a capture
-with a bit flipped in every 500 bytes still gives most of its samples
-(the kernel sends the run's descriptors again), and report says how many
-did not come or could not be read; -i - reads a
+every reader says on stderr what report says about damage, a cut or a
+missing END; a capture with a bit flipped in every 500 bytes still gives
+most of its samples (the kernel sends the run's descriptors again), and
+report says how many did not come or could not be read; -i - reads a
 pipe as a stream and refuses a non-capture from its first bytes; record
 --tty gives up on a silent or noisy line (--wait) and names a closed one;
 two records to one -o: the second is refused.
@@ -122,19 +122,24 @@ T.check(rc == 0 and total > 100 and repeats >= 5 and got * 2 > total * 5 and sai
         f"a bit flipped in every 500 bytes: {got} of 5 x {total} samples read, the rest said "
         f"(missing or unreadable); {repeats} repeated descriptors in the capture", rep0 + out)
 
-# 2. Readers on a capture without its END, and on a damaged frame.
+# 2. Readers on a capture without its END, on a damaged frame, and on one cut
+# in the middle.
 last_ctl = max(i for i, c in enumerate(chunks) if (frame(c) or (0,))[0] == 3)
 write(os.path.join(OUT, "endless.bpc"), header, chunks[:last_ctl] + chunks[last_ctl + 1:])
 hit = list(chunks)
 hit[first + 1] = hit[first + 1][:5] + bytes([hit[first + 1][5] ^ 0x55 or 1]) + hit[first + 1][6:]
 write(os.path.join(OUT, "hit.bpc"), header, hit)
-for name, says in (("endless", "the capture has no end"), ("hit", "damaged frames: 1 CRC error")):
+whole = open(CAP, "rb").read()
+open(os.path.join(OUT, "cut.bpc"), "wb").write(whole[:len(header) + (len(whole) - len(header)) // 2])
+for name, says in (("endless", "the capture has no end"), ("hit", "damaged frames: 1 CRC error"),
+                   ("cut", "capture truncated")):
     path = os.path.join(OUT, name + ".bpc")
     _, rep, _ = report(path)
     p = subprocess.run([BP, "script", "-i", path, "-k", K], capture_output=True, timeout=60)
     err = p.stderr.decode(errors="replace")
-    T.check(p.returncode == 0 and f"# WARNING: {says}" in rep and
-            f"bareperf script: warning: {says}" in err,
+    said = re.search(rf"^# WARNING: ({re.escape(says)}.*)$", rep, re.M)
+    T.check(p.returncode == 0 and said is not None and "truncated: truncated" not in rep and
+            f"bareperf script: warning: {said.group(1)}" in err,
             f"script -i {name}.bpc says on stderr what report says: {says}", rep + err)
 
 tmpdir = os.environ.get("TMPDIR") or "/tmp"

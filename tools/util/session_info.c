@@ -209,7 +209,12 @@ int session_print_losses(const struct session *s, FILE *out, const char *prefix)
 		lines++;
 	}
 	if (s->truncated) {
-		fprintf(out, "%scapture truncated: %s\n", prefix, s->state);
+		const char *how = s->state;
+
+		/* capture_describe's "truncated: N of M data bytes present" */
+		if (!strncmp(how, "truncated: ", 11))
+			how += 11;
+		fprintf(out, "%scapture truncated: %s\n", prefix, how);
 		lines++;
 	}
 	if (s->dec.foreign_frames) {
