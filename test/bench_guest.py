@@ -18,10 +18,12 @@
 The instruction counts do not depend on the host's load; the times do (the
 spread of the boots is printed). A boot's time under TCG is QEMU's work
 (translating code that runs once, mostly) plus whatever the host does
-meanwhile: a boot the host preempted, or whose timer wake-ups it delayed
-(the HPET's interrupts run on QEMU's main-loop thread), takes longer, never
-shorter, so the least of several boots is the kernel's figure.
-BENCH_QUICK=1 in the environment: fewer boots, fewer snippets. Exit status 1, with the guest's output, on any failure.
+meanwhile: at normal priority QEMU is preempted thousands of times a boot
+(the reader of its output, woken by each byte of the console, and any other
+task), at real-time priority hardly ever. A preempted boot takes longer,
+never shorter, so the least of several boots is the kernel's figure.
+BENCH_QUICK=1 in the environment: fewer boots, fewer snippets. Exit status
+1, with the guest's output, on any failure.
 """
 import argparse
 import os
