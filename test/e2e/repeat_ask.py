@@ -129,17 +129,28 @@ T.check(n > 0 and n == kernel_samples(console) and repeats == 0,
         f"a host that will ask and sees no damage: {n} of {kernel_samples(console)} samples, "
         f"{repeats} repeated descriptors (none asked for)", rep + console[-2000:])
 
-# 2. The descriptors cut, then asked for.
-path, frames, console, asked = record("cut", cut=True)
-n, rep = report(path)
-rep_at = [i for i, (c, fl, _, _) in enumerate(frames) if c == CH_RECORDS and fl & F_REPEAT]
-after = sum(1 for c, fl, _, item in frames[rep_at[0] if rep_at else len(frames):]
-            if c == CH_RECORDS and not fl & F_REPEAT and item not in (0, 1))
+# 2. The descriptors cut, then asked for. The kernel answers at its next
+# drain, after the frames that drain sends: on a host that kept the vCPU
+# from running, one drain can carry every sample of the run, and the
+# repeat then comes after the last of them (the kernel's linger). That
+# run shows nothing about the order, so it is run once more; a kernel
+# that holds a request back fails both.
+tries = []
+for attempt in (1, 2):
+    path, frames, console, asked = record("cut", cut=True)
+    n, rep = report(path)
+    rep_at = [i for i, (c, fl, _, _) in enumerate(frames) if c == CH_RECORDS and fl & F_REPEAT]
+    after = sum(1 for c, fl, _, item in frames[rep_at[0] if rep_at else len(frames):]
+                if c == CH_RECORDS and not fl & F_REPEAT and item not in (0, 1))
+    tries.append(f"{after} frames of samples after the repeat")
+    if not (asked and rep_at and after == 0):
+        break
 total = kernel_samples(console)
 T.check(asked and 5 <= len(rep_at) < 10 and after > 0,
         f"the first RECORDS frame cut, a REPEAT asked: {len(rep_at)} repeated descriptors came "
         f"(one sending of RUN_META, CPU_INFO, PMU_CAPS, EVENT_DESC, APP_START), {after} "
-        f"frames of samples after them", rep)
+        f"frames of samples after them (run {len(tries)} of at most 2: "
+        f"{'; '.join(tries)})", rep)
 missing = sum(int(m) for m in re.findall(r"samples missing: (\d+) of", rep))
 T.check(total > 0 and n > 0 and n + missing == total,
         f"... and the capture without them reads {n} of the run's {total} samples, "
